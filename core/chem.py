@@ -1,0 +1,138 @@
+"""Molecules to graphs: RDKit parsing with reasons, and a fixed, documented atom-feature vocabulary.
+
+The vocabulary never depends on the data, so a model trained on one compound file
+scores any other. Each atom (heavy atoms only; hydrogens are a count) becomes:
+
+========================  ==========================================================
+block                      values (one-hot unless said otherwise)
+========================  ==========================================================
+element                    ELEMENTS below, then one "other element" slot
+degree                     0, 1, 2, 3, 4, 5, 6 or more
+formal charge              -2 or less, -1, 0, +1, +2 or more
+total hydrogens            0, 1, 2, 3, 4 or more
+hybridisation              SP, SP2, SP3, SP3D, SP3D2, other
+aromatic                   1 flag
+in ring                    1 flag
+radical electrons          1 flag (any unpaired electron)
+========================  ==========================================================
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from rdkit import Chem, RDLogger
+from torch_geometric.data import Data
+
+RDLogger.DisableLog("rdApp.*")
+
+ELEMENTS: tuple[str, ...] = (
+    "C", "N", "O", "S", "F", "Cl", "Br", "I", "P", "B", "Si", "Se", "Na", "K", "Li", "Mg", "Ca",
+    "Zn", "Cu", "Fe", "Co", "Ni", "Mn", "Cr", "Pt", "Pd", "Au", "Ag", "Hg", "Sn", "As", "Ge", "Al",
+    "Bi", "Sb", "Te", "H",
+)
+DEGREES = 7
+CHARGES = (-2, -1, 0, 1, 2)
+HYDROGENS = 5
+HYBRIDISATIONS = (
+    Chem.HybridizationType.SP,
+    Chem.HybridizationType.SP2,
+    Chem.HybridizationType.SP3,
+    Chem.HybridizationType.SP3D,
+    Chem.HybridizationType.SP3D2,
+)
+
+FEATURE_NAMES: tuple[str, ...] = (
+    tuple(f"element={e}" for e in ELEMENTS)
+    + ("element=other",)
+    + tuple(f"degree={d}" for d in range(DEGREES - 1))
+    + (f"degree>={DEGREES - 1}",)
+    + ("charge<=-2", "charge=-1", "charge=0", "charge=+1", "charge>=+2")
+    + tuple(f"hydrogens={h}" for h in range(HYDROGENS - 1))
+    + (f"hydrogens>={HYDROGENS - 1}",)
+    + ("hybridisation=SP", "hybridisation=SP2", "hybridisation=SP3", "hybridisation=SP3D",
+       "hybridisation=SP3D2", "hybridisation=other")
+    + ("aromatic", "in_ring", "radical")
+)
+ATOM_FEATURE_DIM = len(FEATURE_NAMES)
+
+_ELEMENT_INDEX = {e: i for i, e in enumerate(ELEMENTS)}
+_OFF_DEGREE = len(ELEMENTS) + 1
+_OFF_CHARGE = _OFF_DEGREE + DEGREES
+_OFF_H = _OFF_CHARGE + len(CHARGES)
+_OFF_HYB = _OFF_H + HYDROGENS
+_OFF_FLAGS = _OFF_HYB + len(HYBRIDISATIONS) + 1
+
+
+def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
+    """Parse and sanitise a SMILES string; on failure return (None, the reason in plain words)."""
+    text = smiles.strip()
+    if not text:
+        return None, "empty SMILES"
+    mol = Chem.MolFromSmiles(text, sanitize=False)
+    if mol is None:
+        return None, f"invalid SMILES syntax: {_clip(text)}"
+    return _sanitised(mol, text)
+
+
+def parse_molblock(block: str) -> tuple[Chem.Mol | None, str]:
+    """Parse and sanitise an MDL molblock; on failure return (None, the reason)."""
+    try:
+        mol = Chem.MolFromMolBlock(block, sanitize=False, removeHs=False)
+    except Exception as exc:  # RDKit raises for some malformed blocks
+        return None, f"broken molblock: {exc}"
+    if mol is None:
+        return None, "broken molblock (RDKit could not read the atom or bond block)"
+    mol, reason = _sanitised(mol, "")
+    if mol is not None:
+        mol = Chem.RemoveHs(mol, sanitize=False)
+    return mol, reason
+
+
+def _sanitised(mol: Chem.Mol, text: str) -> tuple[Chem.Mol | None, str]:
+    try:
+        Chem.SanitizeMol(mol)
+    except Exception as exc:  # Chem.rdchem.MolSanitizeException and kin
+        return None, f"chemistry error: {str(exc).strip()}"
+    if mol.GetNumAtoms() == 0:
+        return None, "molecule has no atoms"
+    return mol, ""
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def atom_features(mol: Chem.Mol) -> np.ndarray:
+    """The fixed-vocabulary feature matrix of a molecule's atoms, shape (atoms, ATOM_FEATURE_DIM)."""
+    x = np.zeros((mol.GetNumAtoms(), ATOM_FEATURE_DIM), dtype=np.float32)
+    for atom in mol.GetAtoms():
+        i = atom.GetIdx()
+        x[i, _ELEMENT_INDEX.get(atom.GetSymbol(), len(ELEMENTS))] = 1.0
+        x[i, _OFF_DEGREE + min(atom.GetDegree(), DEGREES - 1)] = 1.0
+        charge = min(max(atom.GetFormalCharge(), CHARGES[0]), CHARGES[-1])
+        x[i, _OFF_CHARGE + CHARGES.index(charge)] = 1.0
+        x[i, _OFF_H + min(atom.GetTotalNumHs(), HYDROGENS - 1)] = 1.0
+        hyb = atom.GetHybridization()
+        x[i, _OFF_HYB + (HYBRIDISATIONS.index(hyb) if hyb in HYBRIDISATIONS else len(HYBRIDISATIONS))] = 1.0
+        x[i, _OFF_FLAGS] = float(atom.GetIsAromatic())
+        x[i, _OFF_FLAGS + 1] = float(atom.IsInRing())
+        x[i, _OFF_FLAGS + 2] = float(atom.GetNumRadicalElectrons() > 0)
+    return x
+
+
+def mol_to_graph(mol: Chem.Mol) -> Data:
+    """A molecule as a torch-geometric graph: atom features in ``x``, bonds both ways in ``edge_index``."""
+    x = torch.from_numpy(atom_features(mol))
+    bonds = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds()]
+    if bonds:
+        pairs = torch.tensor(bonds, dtype=torch.long).t()
+        edge_index = torch.cat([pairs, pairs.flip(0)], dim=1)
+    else:
+        edge_index = torch.empty((2, 0), dtype=torch.long)
+    return Data(x=x, edge_index=edge_index, num_nodes=x.shape[0])
+
+
+def atom_symbols(smiles: str) -> list[str]:
+    """Element symbols of the atoms of a SMILES string, in graph node order."""
+    mol, _ = parse_smiles(smiles)
+    return [a.GetSymbol() for a in mol.GetAtoms()] if mol is not None else []

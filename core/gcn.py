@@ -1,0 +1,61 @@
+"""The GCN encoder shared by the target and predictor networks (the paper's Eqs. 5-9)."""
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import nn
+from torch_geometric.nn import GCNConv
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
+from torch_geometric.utils import to_torch_csr_tensor
+
+warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled")
+
+
+def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """D^-1/2 (A + I) D^-1/2 as a sparse CSR matrix (transposed, as torch-geometric's spmm wants)."""
+    ei, w = gcn_norm(edge_index, None, num_nodes, add_self_loops=True)
+    return to_torch_csr_tensor(ei.flip(0), w, size=(num_nodes, num_nodes))
+
+
+class GCNEncoder(nn.Module):
+    """``num_layers`` GCN layers, ReLU between them; Kaiming-uniform weights, zero biases.
+
+    The output layer is linear. The paper writes a ReLU there too, but then every output
+    dimension the predictor's ReLU has switched off for a node type can never be learned
+    (zero gradient) while the target's is positive: training stalls. The authors' released
+    code has no activation there either.
+
+    With ``normalize`` each layer's node embeddings are scaled to unit L2 norm, as the
+    authors' released code does (the paper's equations leave it out); it keeps the
+    distillation targets on one scale whatever the raw feature magnitudes are.
+    Returns node embeddings; the graph embedding is their max-pool (done by the caller).
+    """
+
+    def __init__(self, in_dim: int, hidden_dim: int = 512, out_dim: int = 256, num_layers: int = 3,
+                 normalize: bool = False):
+        super().__init__()
+        self.normalize = normalize
+        if num_layers < 1:
+            raise ValueError("num_layers must be at least 1")
+        dims = [in_dim] + [hidden_dim] * (num_layers - 1) + [out_dim]
+        self.convs = nn.ModuleList(
+            GCNConv(a, b, normalize=False, bias=True) for a, b in zip(dims[:-1], dims[1:])
+        )
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for conv in self.convs:
+            nn.init.kaiming_uniform_(conv.lin.weight, nonlinearity="relu")
+            nn.init.zeros_(conv.bias)
+
+    def forward(self, x: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
+        last = len(self.convs) - 1
+        for i, conv in enumerate(self.convs):
+            x = conv(x, adj)
+            if i < last:
+                x = torch.relu(x)
+            if self.normalize:
+                x = nn.functional.normalize(x, p=2.0, dim=1)
+        return x

@@ -1,0 +1,53 @@
+"""Scores: what scoring a set of graphs returns (graph scores, their two terms, per-node errors)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Scores:
+    """Anomaly scores of N graphs; higher means more anomalous.
+
+    ``score = graph_term + lam * node_term``; ``graph_term`` is the squared error between
+    the predictor's and the target's max-pooled graph embeddings, ``node_term`` the mean of
+    the graph's per-node squared errors. ``node_errors[node_ptr[i]:node_ptr[i+1]]`` are the
+    errors of graph i's nodes, in the graph's node order (RDKit atom order for molecules).
+    """
+
+    score: np.ndarray
+    graph_term: np.ndarray
+    node_term: np.ndarray
+    node_errors: np.ndarray
+    node_ptr: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+    def node_errors_of(self, i: int) -> np.ndarray:
+        return self.node_errors[self.node_ptr[i]: self.node_ptr[i + 1]]
+
+    def ranking(self) -> np.ndarray:
+        """Graph indices from the most to the least anomalous (ties keep input order)."""
+        return np.argsort(-self.score, kind="stable")
+
+    def top_nodes(self, i: int, k: int = 5) -> list[tuple[int, float]]:
+        """The k nodes of graph i with the largest errors, as (node index, error)."""
+        errors = self.node_errors_of(i)
+        order = np.argsort(-errors, kind="stable")[:k]
+        return [(int(j), float(errors[j])) for j in order]
+
+    @staticmethod
+    def concat(parts: list["Scores"]) -> "Scores":
+        if not parts:
+            empty = np.zeros(0, dtype=np.float32)
+            return Scores(empty, empty, empty, empty, np.zeros(1, dtype=np.int64))
+        offsets = np.cumsum([0] + [p.node_ptr[-1] for p in parts[:-1]])
+        return Scores(
+            score=np.concatenate([p.score for p in parts]),
+            graph_term=np.concatenate([p.graph_term for p in parts]),
+            node_term=np.concatenate([p.node_term for p in parts]),
+            node_errors=np.concatenate([p.node_errors for p in parts]),
+            node_ptr=np.concatenate([[0]] + [p.node_ptr[1:] + o for p, o in zip(parts, offsets)]).astype(np.int64),
+        )

@@ -1,0 +1,81 @@
+"""Shared fixtures: small graph collections and molecule files made on the fly."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parents[1]
+RESOURCES = ROOT / "resources"
+
+
+def write_tu(folder: Path, name: str, graphs: list[tuple[int, list[tuple[int, int]], int]],
+             node_labels: bool = True, attributes: bool = False) -> Path:
+    """Write a TU collection: each graph is (number of nodes, undirected edges, graph label)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    a, ind, glab, nlab, attr = [], [], [], [], []
+    offset = 0
+    for g, (n, edges, label) in enumerate(graphs, start=1):
+        for u, v in edges:
+            a.append(f"{u + offset + 1}, {v + offset + 1}")
+            a.append(f"{v + offset + 1}, {u + offset + 1}")
+        for j in range(n):
+            ind.append(str(g))
+            nlab.append(str(j % 3))
+            attr.append(f"{j * 0.5}, {g * 0.1}")
+        glab.append(str(label))
+        offset += n
+    (folder / f"{name}_A.txt").write_text("\n".join(a) + "\n")
+    (folder / f"{name}_graph_indicator.txt").write_text("\n".join(ind) + "\n")
+    (folder / f"{name}_graph_labels.txt").write_text("\n".join(glab) + "\n")
+    if node_labels:
+        (folder / f"{name}_node_labels.txt").write_text("\n".join(nlab) + "\n")
+    if attributes:
+        (folder / f"{name}_node_attributes.txt").write_text("\n".join(attr) + "\n")
+    return folder
+
+
+def ring(n: int) -> list[tuple[int, int]]:
+    return [(i, (i + 1) % n) for i in range(n)]
+
+
+def path(n: int) -> list[tuple[int, int]]:
+    return [(i, i + 1) for i in range(n - 1)]
+
+
+@pytest.fixture
+def tu_folder(tmp_path: Path) -> Path:
+    """12 graphs: rings (label 1) and paths with an isolated node (label 0)."""
+    graphs = [(5 + i % 3, ring(5 + i % 3), 1) for i in range(8)]
+    graphs += [(6, path(5), 0) for _ in range(4)]  # node 5 is isolated
+    return write_tu(tmp_path / "TOY", "TOY", graphs, node_labels=True, attributes=True)
+
+
+@pytest.fixture
+def smiles_file(tmp_path: Path) -> Path:
+    path_ = tmp_path / "mols.smi"
+    path_.write_text(
+        "smiles name\n"
+        "CCO ethanol\n"
+        "# a comment\n"
+        "\n"
+        "c1ccccc1 benzene\n"
+        "C1CC broken_ring\n"
+        "CC(=O)O acetic acid\n"
+        "N(C)(C)(C)(C)C bad_valence\n"
+        "CCN\n"
+    )
+    return path_
+
+
+@pytest.fixture
+def herg_path() -> Path:
+    return RESOURCES / "herg.tab"
+
+
+@pytest.fixture
+def aids_zip() -> Path:
+    return RESOURCES / "AIDS.zip"

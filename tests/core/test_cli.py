@@ -1,0 +1,37 @@
+import csv
+import subprocess
+import sys
+
+from core.cli import main
+from tests.conftest import ROOT
+
+
+def test_train_then_score_writes_a_ranked_report(tu_folder, tmp_path, capsys):
+    model = tmp_path / "m.pt"
+    assert main(["train", str(tu_folder), "-o", str(model), "--epochs", "3", "--hidden", "16",
+                 "--out-dim", "8", "--normal-label", "1", "--device", "cpu"]) == 0
+    assert "training on the 8 graphs labelled 1" in capsys.readouterr().err
+    report = tmp_path / "r.csv"
+    assert main(["score", str(model), str(tu_folder), "-o", str(report)]) == 0
+    rows = list(csv.DictReader(open(report)))
+    assert len(rows) == 12 and rows[0]["rank"] == "1"
+    assert sorted(float(r["score"]) for r in rows) == sorted((float(r["score"]) for r in rows))
+
+
+def test_bad_input_is_one_line_and_nonzero(tmp_path, capsys):
+    bad = tmp_path / "x.csv"
+    bad.write_text("a,b\n1,2\n")
+    assert main(["train", str(bad), "-o", str(tmp_path / "m.pt")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("glocalkd: error: ") and "no SMILES column" in err and "\n" not in err
+    (tmp_path / "m.pt").write_text("not a model")
+    assert main(["score", str(tmp_path / "m.pt"), str(bad), "-o", str(tmp_path / "r.csv")]) == 2
+    assert "not a GLocalKD Studio model file" in capsys.readouterr().err
+
+
+def test_python_dash_m_core_runs_as_a_program(smiles_file):
+    done = subprocess.run([sys.executable, "-m", "core", "info", str(smiles_file)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0
+    assert "4 graphs (smiles)" in done.stdout and "2 rows rejected" in done.stdout
+    assert "line 6: invalid SMILES syntax" in done.stdout

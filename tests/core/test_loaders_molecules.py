@@ -1,0 +1,101 @@
+import gzip
+
+import pytest
+
+from core import DataError, load
+from core.chem import ATOM_FEATURE_DIM
+
+
+def test_smiles_file_scores_good_rows_and_lists_bad_ones(smiles_file):
+    graphs = load(smiles_file)
+    assert [m.name for m in graphs.meta] == ["ethanol", "benzene", "acetic acid", ""]
+    assert [m.line for m in graphs.meta] == [2, 5, 7, 9]
+    assert graphs.meta[3].id == "9"  # no name: the line number identifies the row
+    assert {(r.line, r.id) for r in graphs.rejects} == {(6, "broken_ring"), (8, "bad_valence")}
+    reasons = {r.line: r.reason for r in graphs.rejects}
+    assert "SMILES syntax" in reasons[6] and "valence" in reasons[8]
+    assert graphs.graphs[1].x.shape == (6, ATOM_FEATURE_DIM)
+    assert graphs.graphs[1].edge_index.shape == (2, 12)
+
+
+def test_herg_table_columns_are_found_by_name(herg_path):
+    graphs = load(herg_path)
+    assert len(graphs) == 655 and not graphs.rejects
+    assert graphs.label_counts() == {"0": 204, "1": 451}
+    assert graphs.meta[0].id == "DEMETHYLASTEMIZOLE"
+    assert graphs.meta[0].smiles.startswith("Oc1ccc(")
+    assert graphs.kind == "molecule" and graphs.is_molecular
+
+
+def test_csv_named_columns_gzip_bom_and_crlf(tmp_path):
+    text = '\ufeffcompound,structure,activity\r\nA1,CCO,1\r\n"B, 2",c1ccccc1,0\r\nC3,not_a_smiles,1\r\n'
+    plain = tmp_path / "x.csv"
+    plain.write_text(text, encoding="utf-8")
+    zipped = tmp_path / "x.csv.gz"
+    zipped.write_bytes(gzip.compress(text.encode("utf-8")))
+    for f in (plain, zipped):
+        graphs = load(f, id_column="compound")
+        assert [m.id for m in graphs.meta] == ["A1", "B, 2"]
+        assert [m.label for m in graphs.meta] == ["1", "0"]
+        assert graphs.rejects[0].line == 4 and graphs.rejects[0].id == "C3"
+
+
+def test_missing_smiles_column_is_a_clear_error(tmp_path):
+    f = tmp_path / "x.csv"
+    f.write_text("a,b\n1,2\n")
+    with pytest.raises(DataError, match=r"x.csv:1: no SMILES column found \(columns: a, b\)"):
+        load(f)
+    with pytest.raises(DataError, match="no SMILES column named 'smi'"):
+        load(f, smiles_column="smi")
+
+
+def test_cp1252_text_and_quoted_newline(tmp_path):
+    f = tmp_path / "x.tsv"
+    f.write_bytes('id\tsmiles\n"caf\xe9\nline two"\tCCO\nz\tCCN\n'.encode("cp1252"))
+    graphs = load(f)
+    assert graphs.meta[0].id == "café\nline two" and graphs.meta[0].line == 2
+    assert graphs.meta[1].line == 4
+
+
+SDF_GOOD = """ethanol
+  RDKit          2D
+
+  3  2  0  0  0  0  0  0  0  0999 V2000
+    0.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
+    1.2990    0.7500    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
+    2.5981   -0.0000    0.0000 O   0  0  0  0  0  0  0  0  0  0  0  0
+  1  2  1  0
+  2  3  1  0
+M  END
+> <label>
+1
+
+$$$$
+"""
+SDF_BROKEN = """broken
+  RDKit          2D
+
+  2  1  0  0  0  0  0  0  0  0999 V2000
+    0.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
+  1  2  1  0
+M  END
+$$$$
+"""
+
+
+def test_sdf_broken_record_among_good_ones(tmp_path):
+    f = tmp_path / "x.sdf"
+    f.write_text(SDF_GOOD + SDF_BROKEN + SDF_GOOD.replace("ethanol", "second"))
+    graphs = load(f)
+    assert [m.id for m in graphs.meta] == ["ethanol", "second"]
+    assert graphs.meta[0].smiles == "CCO" and graphs.meta[0].label == "1"
+    assert len(graphs.rejects) == 1
+    reject = graphs.rejects[0]
+    assert reject.id == "broken" and reject.line == 15 and "record 2" in reject.reason
+
+
+def test_unknown_extension(tmp_path):
+    f = tmp_path / "x.xyz"
+    f.write_text("x")
+    with pytest.raises(DataError, match="unknown file type"):
+        load(f)

@@ -1,0 +1,62 @@
+import csv
+
+import numpy as np
+
+from core import GLocalKD, REPORT_COLUMNS, load, write_report
+from core.graphset import Reject
+from core.report import safe_cell
+from core.scores import Scores
+
+
+def _read(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_report_is_ranked_with_rejects_last(smiles_file, tmp_path):
+    graphs = load(smiles_file)
+    model = GLocalKD(epochs=2, hidden_dim=16, out_dim=8, seed=0, device="cpu").fit(graphs)
+    scores = model.score(graphs)
+    out = tmp_path / "r.csv"
+    assert write_report(out, graphs, scores) == len(graphs) + len(graphs.rejects)
+    rows = _read(out)
+    assert list(rows[0].keys()) == list(REPORT_COLUMNS)
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert [r["rank"] for r in ok] == ["1", "2", "3", "4"]
+    values = [float(r["score"]) for r in ok]
+    assert values == sorted(values, reverse=True)
+    assert {r["id"] for r in ok} == {m.id for m in graphs.meta}
+    top = ok[0]["top_nodes"].split(";")[0]
+    assert top[0] in "CNO" and float(top.split(":")[1]) > 0
+    rejected = rows[len(ok):]
+    assert [r["id"] for r in rejected] == ["broken_ring", "bad_valence"]
+    assert rejected[0]["status"].startswith("rejected: line 6: invalid SMILES")
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_formula_text_is_neutralised_and_awkward_text_round_trips(tmp_path, smiles_file):
+    graphs = load(smiles_file).subset([0, 1])
+    graphs.meta[0].id = "=HYPERLINK(\"x\")"
+    graphs.meta[1].id = 'a, "quoted"\nname'
+    graphs.rejects.append(Reject(line=3, id="@SUM(A1)", reason="bad"))
+    graphs.meta[0].label = "-1"
+    scores = Scores(np.array([2.0, 1.0]), np.array([1.0, 0.5]), np.array([1.0, 0.5]),
+                    np.ones(graphs.num_nodes, dtype=np.float32),
+                    np.array([0, graphs.graphs[0].num_nodes, graphs.num_nodes]))
+    out = tmp_path / "r.csv"
+    write_report(out, graphs, scores)
+    rows = _read(out)
+    assert rows[0]["id"] == "'=HYPERLINK(\"x\")" and rows[0]["label"] == "-1"
+    assert rows[1]["id"] == 'a, "quoted"\nname'
+    assert rows[2]["id"] == "'@SUM(A1)"
+    assert safe_cell("+1.5") == "+1.5" and safe_cell("-x") == "'-x"
+
+
+def test_tu_molecules_name_nodes_by_element(aids_zip, tmp_path):
+    graphs = load(aids_zip).subset(range(5))
+    model = GLocalKD(epochs=1, hidden_dim=16, out_dim=8, seed=0, device="cpu").fit(graphs)
+    out = tmp_path / "r.csv"
+    write_report(out, graphs, model.score(graphs), top_k=2)
+    rows = _read(out)
+    assert all(r["top_nodes"][0] in "CONS" for r in rows)
+    assert all(len(r["top_nodes"].split(";")) == 2 for r in rows)
