@@ -1,0 +1,1 @@
+"""GLocalKD Studio desktop app (PySide6): thin Qt views over the headless ``core`` package."""

@@ -1,0 +1,99 @@
+"""The training settings form: hyper-parameters, device and which graphs count as normal."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget)
+
+ALL_GRAPHS = "All graphs"
+
+
+class TrainSettings(QWidget):
+    """Form over GLocalKD's constructor parameters (defaults: the paper's)."""
+
+    def __init__(self):
+        super().__init__()
+        form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.normal = QComboBox()
+        self.normal.setToolTip("Train only on graphs with this label (the normal class), or on all graphs")
+        self.epochs = _spin(1, 100000, 150)
+        self.lr = QDoubleSpinBox()
+        self.lr.setDecimals(6)
+        self.lr.setRange(1e-6, 1.0)
+        self.lr.setSingleStep(1e-4)
+        self.lr.setValue(1e-4)
+        self.batch = _spin(1, 100000, 300)
+        self.hidden = _spin(1, 8192, 512)
+        self.out_dim = _spin(1, 8192, 256)
+        self.layers = _spin(1, 10, 3)
+        self.lam = QDoubleSpinBox()
+        self.lam.setRange(0.0, 100.0)
+        self.lam.setSingleStep(0.1)
+        self.lam.setValue(1.0)
+        self.seed = _spin(0, 2**31 - 1, 0)
+        self.features = QComboBox()
+        self.features.addItems(["auto", "attributes", "labels", "both", "degree", "atom"])
+        self.normalize = QCheckBox("L2-normalise embeddings (authors' code)")
+        self.device = QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda"])
+        self.device_note = QLabel("")
+        self.device_note.setStyleSheet("color: #666;")
+        form.addRow("Normal graphs", self.normal)
+        form.addRow("Epochs", self.epochs)
+        form.addRow("Learning rate", self.lr)
+        form.addRow("Batch size", self.batch)
+        form.addRow("Hidden width", self.hidden)
+        form.addRow("Embedding width", self.out_dim)
+        form.addRow("GCN layers", self.layers)
+        form.addRow("λ (node term)", self.lam)
+        form.addRow("Seed", self.seed)
+        form.addRow("Node features", self.features)
+        form.addRow("", self.normalize)
+        form.addRow("Device", self.device)
+        form.addRow("", self.device_note)
+        self.set_labels([])
+
+    def set_labels(self, labels: list[str], preferred: str | None = None) -> None:
+        """Offer 'All graphs' and each label; pick ``preferred`` (e.g. the majority label) when given."""
+        self.normal.clear()
+        self.normal.addItem(ALL_GRAPHS)
+        for label in labels:
+            self.normal.addItem(f"Label {label}", label)
+        if preferred is not None and preferred in labels:
+            self.normal.setCurrentIndex(labels.index(preferred) + 1)
+
+    def normal_label(self) -> str | None:
+        return self.normal.currentData()
+
+    def set_device_note(self, text: str) -> None:
+        self.device_note.setText(text)
+
+    def params(self) -> dict:
+        return dict(epochs=self.epochs.value(), lr=self.lr.value(), batch_size=self.batch.value(),
+                    hidden_dim=self.hidden.value(), out_dim=self.out_dim.value(), num_layers=self.layers.value(),
+                    lam=self.lam.value(), normalize=self.normalize.isChecked(), features=self.features.currentText(),
+                    seed=self.seed.value(), device=self.device.currentText())
+
+    def set_params(self, p: dict) -> None:
+        """Restore saved values; unknown or malformed entries are ignored."""
+        setters = {"epochs": self.epochs.setValue, "lr": self.lr.setValue, "batch_size": self.batch.setValue,
+                   "hidden_dim": self.hidden.setValue, "out_dim": self.out_dim.setValue,
+                   "num_layers": self.layers.setValue, "lam": self.lam.setValue, "seed": self.seed.setValue}
+        for key, setter in setters.items():
+            try:
+                if key in p:
+                    setter(type(setter.__self__.value())(p[key]))
+            except (TypeError, ValueError):
+                pass
+        if "normalize" in p:
+            self.normalize.setChecked(str(p["normalize"]).lower() in ("true", "1"))
+        for key, combo in (("features", self.features), ("device", self.device)):
+            if key in p and combo.findText(str(p[key])) >= 0:
+                combo.setCurrentText(str(p[key]))
+
+
+def _spin(lo: int, hi: int, value: int) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(lo, hi)
+    box.setValue(value)
+    box.setGroupSeparatorShown(True)
+    return box

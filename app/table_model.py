@@ -1,0 +1,181 @@
+"""The ranked results table: a Qt model over numpy arrays, sorted and filtered with numpy,
+so a million rows cost no more than the rows on screen."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from core import GraphSet, Scores
+
+COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "Graph term", "Node term", "Nodes", "Label", "Flag")
+NUMERIC = {"Rank", "Score", "Graph term", "Node term", "Nodes", "Flag"}
+_FLAG_BRUSH = QBrush(QColor(255, 228, 220))
+
+
+class ResultsModel(QAbstractTableModel):
+    """Rows are graphs of a GraphSet; score columns are empty until the set is scored."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.graphs: GraphSet | None = None
+        self.scores: Scores | None = None
+        self.threshold: float | None = None
+        self._view = np.zeros(0, dtype=np.int64)
+        self._text_mask: np.ndarray | None = None
+        self._smarts_mask: np.ndarray | None = None
+        self._sort = (0, Qt.SortOrder.AscendingOrder)
+
+    # ---------------------------------------------------------------- content
+    def set_data(self, graphs: GraphSet, scores: Scores | None, threshold: float | None = None) -> None:
+        self.beginResetModel()
+        self.graphs, self.scores, self.threshold = graphs, scores, threshold
+        n = len(graphs)
+        self._ids = np.array([m.id for m in graphs.meta], dtype=object)
+        self._names = np.array([m.name for m in graphs.meta], dtype=object)
+        self._smiles = np.array([m.smiles for m in graphs.meta], dtype=object)
+        self._labels = np.array([m.label or "" for m in graphs.meta], dtype=object)
+        self._nodes = np.array([int(g.num_nodes) for g in graphs.graphs], dtype=np.int64)
+        self._rank = np.zeros(n, dtype=np.int64)
+        if scores is not None:
+            self._rank[scores.ranking()] = np.arange(1, n + 1)
+        self._text_mask = None
+        self._smarts_mask = None
+        self._refresh()
+        self.endResetModel()
+
+    def set_threshold(self, threshold: float | None) -> None:
+        self.threshold = threshold
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(COLUMNS) - 1))
+
+    def flagged(self) -> np.ndarray:
+        if self.scores is None or self.threshold is None:
+            return np.zeros(len(self._nodes) if self.graphs else 0, dtype=bool)
+        return self.scores.score > self.threshold
+
+    def graph_index(self, row: int) -> int:
+        return int(self._view[row])
+
+    def row_of(self, graph_index: int) -> int | None:
+        hits = np.nonzero(self._view == graph_index)[0]
+        return int(hits[0]) if hits.size else None
+
+    def visible_count(self) -> int:
+        return int(self._view.size)
+
+    # ---------------------------------------------------------------- filtering
+    def set_text_filter(self, text: str) -> None:
+        text = text.strip().lower()
+        if not text or self.graphs is None:
+            self._text_mask = None
+        else:
+            hay = [f"{i}\t{n}\t{s}\t{lab}".lower() for i, n, s, lab in
+                   zip(self._ids, self._names, self._smiles, self._labels)]
+            self._text_mask = np.fromiter((text in h for h in hay), dtype=bool, count=len(hay))
+        self._apply()
+
+    def set_smarts_mask(self, mask: np.ndarray | None) -> None:
+        self._smarts_mask = mask
+        self._apply()
+
+    def _apply(self) -> None:
+        self.beginResetModel()
+        self._refresh()
+        self.endResetModel()
+
+    def _refresh(self) -> None:
+        n = len(self._nodes) if self.graphs is not None else 0
+        keep = np.ones(n, dtype=bool)
+        for mask in (self._text_mask, self._smarts_mask):
+            if mask is not None:
+                keep &= mask
+        self._view = self._ordered(np.nonzero(keep)[0])
+
+    # ---------------------------------------------------------------- sorting
+    def _key(self, column: int) -> np.ndarray:
+        name = COLUMNS[column]
+        s = self.scores
+        if name == "Rank":
+            return self._rank if s is not None else np.arange(len(self._nodes))
+        if name in ("Score", "Graph term", "Node term", "Flag") and s is None:
+            return np.zeros(len(self._nodes))
+        return {
+            "Score": s.score if s is not None else None,
+            "Graph term": s.graph_term if s is not None else None,
+            "Node term": s.node_term if s is not None else None,
+            "Flag": self.flagged().astype(np.int8),
+            "Nodes": self._nodes,
+            "ID": self._ids, "Name": self._names, "SMILES": self._smiles, "Label": self._labels,
+        }[name]
+
+    def _ordered(self, rows: np.ndarray) -> np.ndarray:
+        column, order = self._sort
+        if self.graphs is None or rows.size == 0:
+            return rows
+        key = self._key(column)[rows]
+        if key.dtype == object:
+            key = key.astype(str)
+        idx = np.argsort(key, kind="stable")
+        if order == Qt.SortOrder.DescendingOrder:
+            idx = idx[::-1]
+        return rows[idx]
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.layoutAboutToBeChanged.emit()
+        self._sort = (column, order)
+        self._view = self._ordered(self._view)
+        self.layoutChanged.emit()
+
+    # ---------------------------------------------------------------- Qt model API
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else int(self._view.size)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        i = int(self._view[index.row()])
+        name = COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(i, name)
+        if role == Qt.ItemDataRole.TextAlignmentRole and name in NUMERIC:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole and self.scores is not None and self.threshold is not None:
+            return _FLAG_BRUSH if self.scores.score[i] > self.threshold else None
+        if role == Qt.ItemDataRole.ToolTipRole and name in ("SMILES", "ID", "Name"):
+            return self._display(i, name)
+        return None
+
+    def _display(self, i: int, name: str) -> str:
+        s = self.scores
+        if name == "ID":
+            return str(self._ids[i])
+        if name == "Name":
+            return str(self._names[i])
+        if name == "SMILES":
+            return str(self._smiles[i])
+        if name == "Label":
+            return str(self._labels[i])
+        if name == "Nodes":
+            return str(self._nodes[i])
+        if s is None:
+            return ""
+        if name == "Rank":
+            return str(self._rank[i])
+        if name == "Score":
+            return f"{s.score[i]:.4g}"
+        if name == "Graph term":
+            return f"{s.graph_term[i]:.4g}"
+        if name == "Node term":
+            return f"{s.node_term[i]:.4g}"
+        if name == "Flag":
+            return "▲ flagged" if self.threshold is not None and s.score[i] > self.threshold else ""
+        return ""

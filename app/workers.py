@@ -1,0 +1,108 @@
+"""Background work: QObject workers moved to QThreads, reporting through signals.
+
+Long work (loading, training, scoring) never runs on the GUI thread, so the window
+stays responsive; Stop sets a flag that core polls between batches.
+"""
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+
+class Task(QObject):
+    """Runs ``fn(task)`` in a thread; ``fn`` may call ``task.report(...)`` and poll ``task.stopped``."""
+
+    progress = Signal(object)
+    finished = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, fn: Callable[["Task"], Any]):
+        super().__init__()
+        self._fn = fn
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def report(self, value: object) -> None:
+        self.progress.emit(value)
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self._fn(self)
+        except MemoryError:
+            self.failed.emit("Out of memory. Try a smaller batch size or narrower layers.")
+        except Exception as exc:  # every failure becomes a message; the app stays usable
+            from core import GLocalKDError
+
+            if isinstance(exc, GLocalKDError):
+                self.failed.emit(str(exc))
+            elif "out of memory" in str(exc).lower():
+                self.failed.emit("Out of memory. Try a smaller batch size or narrower layers.\n\n" + str(exc))
+            else:
+                self.failed.emit(f"Unexpected error: {exc}\n\n{traceback.format_exc(limit=6)}")
+        else:
+            self.finished.emit(result)
+
+
+class Runner(QObject):
+    """Owns at most one running Task per name, each on its own QThread.
+
+    Callbacks must be bound methods of QObjects living in the GUI thread (so Qt queues
+    them there); a Task's signals then never touch widgets from the worker thread.
+    """
+
+    changed = Signal()  # a task started or its thread ended
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._running: dict[str, tuple[QThread, Task]] = {}
+
+    def busy(self, name: str | None = None) -> bool:
+        return bool(self._running) if name is None else name in self._running
+
+    def start(self, name: str, fn: Callable[[Task], Any], on_done: Callable[[object], None],
+              on_fail: Callable[[str], None], on_progress: Callable[[object], None] | None = None) -> Task:
+        thread = QThread()
+        task = Task(fn)
+        task.moveToThread(thread)
+        thread.started.connect(task.run)
+        if on_progress is not None:
+            task.progress.connect(on_progress)
+        task.finished.connect(on_done)
+        task.failed.connect(on_fail)
+        task.finished.connect(thread.quit)
+        task.failed.connect(thread.quit)
+        thread.finished.connect(self._thread_finished)
+        self._running[name] = (thread, task)
+        thread.start()
+        self.changed.emit()
+        return task
+
+    @Slot()
+    def _thread_finished(self) -> None:
+        thread = self.sender()
+        for name, (t, task) in list(self._running.items()):
+            if t is thread:
+                del self._running[name]
+                task.deleteLater()
+                t.deleteLater()
+        self.changed.emit()
+
+    def stop(self, name: str) -> None:
+        if name in self._running:
+            self._running[name][1].stop()
+
+    def stop_all(self, wait_ms: int = 10000) -> None:
+        """Ask every task to stop and wait for its thread (used when the window closes)."""
+        for thread, task in list(self._running.values()):
+            task.stop()
+        for thread, _ in list(self._running.values()):
+            thread.wait(wait_ms)

@@ -1,0 +1,72 @@
+"""Make the README screenshot: open a demo, train, select the top-ranked row, grab the window.
+
+    python docs/screenshot.py [--data resources/herg.tab] [--normal 1] [--epochs 40] [--out docs/screenshot.png]
+
+Runs on any Qt platform (offscreen included); under Xvfb it shows what a user sees.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from PySide6.QtCore import QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--data", default="resources/herg.tab")
+    p.add_argument("--normal", default="1", help="label of the normal graphs ('' for all)")
+    p.add_argument("--epochs", type=int, default=40)
+    p.add_argument("--tab", type=int, default=0, help="bottom tab to show: 0 heatmap, 1 loss, 2 evaluation")
+    p.add_argument("--row", type=int, default=0, help="table row to select")
+    p.add_argument("--out", default="docs/screenshot.png")
+    args = p.parse_args()
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    from app.main_window import MainWindow
+
+    settings = QSettings(str(Path(args.out).with_suffix(".ini")), QSettings.Format.IniFormat)
+    settings.clear()
+    window = MainWindow(settings)
+    window.resize(1560, 960)
+    window.show()
+    window.open_path(args.data)
+
+    def when(condition, then, every=200):
+        def poll():
+            if condition():
+                then()
+            else:
+                QTimer.singleShot(every, poll)
+        QTimer.singleShot(every, poll)
+
+    def train():
+        if args.normal:
+            index = window.form.normal.findData(args.normal)
+            window.form.normal.setCurrentIndex(index)
+        window.form.epochs.setValue(args.epochs)
+        window.train()
+        when(lambda: window.scores is not None and not window.runner.busy(), shoot)
+
+    def shoot():
+        window.tabs.setCurrentIndex(args.tab)
+        window.table.selectRow(args.row)
+        QTimer.singleShot(1500, save)
+
+    def save():
+        window.grab().save(args.out)
+        print(f"wrote {args.out}")
+        Path(args.out).with_suffix(".ini").unlink(missing_ok=True)
+        window.close()
+        app.quit()
+
+    when(lambda: window.graphs is not None and not window.runner.busy(), train)
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
