@@ -9,8 +9,8 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QListWidget, QP
 
 
 class Canvas(FigureCanvasQTAgg):
-    def __init__(self, width: float = 5, height: float = 3.5):
-        super().__init__(Figure(figsize=(width, height), layout="constrained"))
+    def __init__(self, width: float = 5, height: float = 3.5, constrained: bool = True):
+        super().__init__(Figure(figsize=(width, height), layout="constrained" if constrained else None))
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(200, 160)
 
@@ -79,7 +79,7 @@ class HeatmapPanel(QWidget):
 
     def __init__(self):
         super().__init__()
-        self.canvas = Canvas(6, 4.5)
+        self.canvas = Canvas(6, 4.5, constrained=False)  # draw_heatmap places its own axes
         self.title = QLabel("Select a row to see which nodes drive its score.")
         self.title.setWordWrap(True)
         self.top = QListWidget()

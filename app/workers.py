@@ -9,7 +9,7 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 
 class Task(QObject):
@@ -78,8 +78,9 @@ class Runner(QObject):
             task.progress.connect(on_progress)
         task.finished.connect(on_done)
         task.failed.connect(on_fail)
-        task.finished.connect(thread.quit)
-        task.failed.connect(thread.quit)
+        # quit() directly from the worker thread: the GUI thread may be blocked in wait() (closing)
+        task.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
+        task.failed.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.finished.connect(self._thread_finished)
         self._running[name] = (thread, task)
         thread.start()

@@ -1,0 +1,190 @@
+"""The desktop app driven as a user would (pytest-qt, offscreen)."""
+import csv
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+from app.main_window import MainWindow
+from core import GLocalKD, load
+
+SMALL = {"hidden_dim": 16, "out_dim": 8, "epochs": 3, "batch_size": 64}
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, settings):
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.runner.stop_all()
+
+
+def _idle(window):
+    return not window.runner.busy()
+
+
+def open_and_wait(qtbot, window, path, **options):
+    window.open_path(str(path), options or None)
+    qtbot.waitUntil(lambda: _idle(window) and window.graphs is not None, timeout=60000)
+
+
+def train_and_wait(qtbot, window, normal=None, **params):
+    p = {**SMALL, **params}
+    window.form.epochs.setValue(p["epochs"])
+    window.form.hidden.setValue(p["hidden_dim"])
+    window.form.out_dim.setValue(p["out_dim"])
+    window.form.batch.setValue(p["batch_size"])
+    window.form.normal.setCurrentIndex(window.form.normal.findData(normal) if normal else 0)
+    window.train()
+    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=120000)
+
+
+def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path):
+    assert window.stack.currentIndex() == 0  # the welcome page offers the demos
+    open_and_wait(qtbot, window, herg_path)
+    assert window.stack.currentIndex() == 1
+    assert window.model_table.rowCount() == 655
+    assert "Labels: 0: 204, 1: 451" in window.summary.text()
+    assert "RDKit atom features" in window.summary.text()
+
+    train_and_wait(qtbot, window, normal="1")
+    assert len(window.model.loss_history_) == 3
+
+    # the table is ranked: rank 1 first, scores descending
+    m = window.model_table
+    score_col = m.headerData(4, Qt.Orientation.Horizontal)
+    assert score_col == "Score"
+    shown = [float(m.data(m.index(r, 4))) for r in range(50)]
+    assert shown == sorted(shown, reverse=True)
+    assert m.data(m.index(0, 0)) == "1"
+
+    # the top row is selected and drawn as a molecule with its top atoms listed
+    qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
+    assert window.heatmap.top.count() > 0
+    assert window.heatmap.top.item(0).text()[0].isalpha()
+
+    # the evaluation tab has an AUC for the labelled data (anomalous class 0 = the minority)
+    assert window.anomaly_class.currentData() == "0"
+    assert window.auc_label.text().startswith("ROC-AUC")
+
+    # the exported report matches the core's ranking
+    out = tmp_path / "report.csv"
+    window.export_report(str(out))
+    rows = list(csv.DictReader(open(out, encoding="utf-8")))
+    ranking = window.scores.ranking()
+    assert [r["id"] for r in rows] == [window.graphs.meta[i].id for i in ranking]
+    assert all(r["status"] == "ok" for r in rows)
+
+
+def test_sorting_and_filters(qtbot, window, herg_path):
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window)
+    m = window.model_table
+    window.table.sortByColumn(4, Qt.SortOrder.AscendingOrder)
+    scores = [float(m.data(m.index(r, 4))) for r in range(m.rowCount())]
+    assert scores == sorted(scores)
+    m.set_text_filter("ASTEMIZOLE")
+    assert 1 <= m.rowCount() < 10
+    assert all("astemizole" in m.data(m.index(r, 1)).lower() for r in range(m.rowCount()))
+    m.set_text_filter("")
+    window.smarts_edit.setText("[Cl]")
+    window.apply_smarts()
+    assert 0 < m.rowCount() < 655
+    assert all("Cl" in m.data(m.index(r, 3)) for r in range(m.rowCount()))
+    window.smarts_edit.setText("[[bad")
+    window.apply_smarts()
+    assert "SMARTS" in window._last_warning
+
+
+def test_flag_threshold_follows_the_percentile(qtbot, window, herg_path):
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window, normal="1")
+    window.percentile.setValue(99.0)
+    few = int(window.model_table.flagged().sum())
+    window.percentile.setValue(60.0)
+    many = int(window.model_table.flagged().sum())
+    assert few < many
+    assert many == int((window.scores.score > np.percentile(window.model.train_scores_, 60.0)).sum())
+
+
+def test_stop_ends_training_and_keeps_a_usable_model(qtbot, window, herg_path):
+    open_and_wait(qtbot, window, herg_path)
+    window.form.epochs.setValue(100000)
+    window.form.hidden.setValue(16)
+    window.form.out_dim.setValue(8)
+    window.train()
+    qtbot.waitUntil(lambda: len(window._losses) >= 2, timeout=60000)
+    assert window.stop_button.isEnabled()
+    window.stop()
+    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=15000)
+    assert window.model.stopped_early_ and len(window.model.loss_history_) < 100000
+    assert window.model_table.rowCount() == 655
+    assert window.train_button.isEnabled()
+
+
+def test_bad_file_shows_a_message_and_keeps_what_is_on_screen(qtbot, window, herg_path, tmp_path):
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window)
+    before = window.scores
+    bad = tmp_path / "broken.zip"
+    bad.write_bytes(b"this is not a zip archive")
+    window.open_path(str(bad))
+    qtbot.waitUntil(lambda: _idle(window), timeout=20000)
+    assert "broken.zip" in window._last_warning
+    assert window.scores is before and len(window.graphs) == 655
+    assert window.model_table.rowCount() == 655
+
+
+def test_rejected_rows_are_listed(qtbot, window, smiles_file):
+    open_and_wait(qtbot, window, smiles_file)
+    assert len(window.graphs) == 4
+    assert window.rejects_button.isEnabled() and "(2)" in window.rejects_button.text()
+    assert "Rejected rows: 2" in window.summary.text()
+
+
+def test_score_another_file_and_model_round_trip(qtbot, window, herg_path, smiles_file, tmp_path):
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window, normal="1")
+    path = tmp_path / "m.pt"
+    window.model.save(path)
+    open_and_wait(qtbot, window, smiles_file)  # scored with the current model as soon as it is read
+    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=30000)
+    expected = GLocalKD.load(path, device="cpu").score(load(smiles_file)).score
+    assert np.allclose(window.scores.score, expected, rtol=1e-5)
+    window.load_model(str(tmp_path / "missing.pt"))
+    assert "no such model file" in window._last_warning
+
+
+def test_settings_persist_between_runs(qtbot, settings, herg_path):
+    first = MainWindow(settings)
+    qtbot.addWidget(first)
+    first.form.epochs.setValue(77)
+    first.form.lr.setValue(0.003)
+    first.percentile.setValue(90.0)
+    first.close()
+    second = MainWindow(settings)
+    qtbot.addWidget(second)
+    assert second.form.epochs.value() == 77
+    assert second.form.lr.value() == pytest.approx(0.003)
+    assert second.percentile.value() == 90.0
+
+
+def test_closing_the_window_while_training_stops_the_worker(qtbot, settings, herg_path):
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    open_and_wait(qtbot, w, herg_path)
+    w.form.epochs.setValue(100000)
+    w.form.hidden.setValue(16)
+    w.form.out_dim.setValue(8)
+    w.train()
+    qtbot.waitUntil(lambda: len(w._losses) >= 1, timeout=60000)
+    threads = [t for t, _ in w.runner._running.values()]
+    w.close()
+    assert threads and all(t.isFinished() for t in threads)
