@@ -49,6 +49,7 @@ class MainWindow(QMainWindow):
         self.model: GLocalKD | None = None
         self.data_path: str = ""
         self._train_started = 0.0
+        self._trained_on_shown = 0  # how many of the shown graphs the model was trained on
         self._losses: list[float] = []
         self._build_actions()
         self._build_ui()
@@ -365,6 +366,7 @@ class MainWindow(QMainWindow):
         self.data_path = path
         self.graphs = graphs
         self.scores = None
+        self._trained_on_shown = 0
         self._add_recent(path)
         counts = graphs.label_counts()
         majority = max(counts, key=counts.get) if counts else None
@@ -383,6 +385,9 @@ class MainWindow(QMainWindow):
     def _show_data(self) -> None:
         g = self.graphs
         self.model_table.set_data(g, self.scores, self._threshold())
+        no_smiles = not any(m.smiles for m in g.meta)
+        self.table.setColumnHidden(COLUMNS.index("SMILES"), no_smiles)
+        self.smarts_edit.setEnabled(not no_smiles)
         self.heatmap.clear()
         self._update_summary()
         self._update_evaluation_classes()
@@ -454,6 +459,7 @@ class MainWindow(QMainWindow):
         self._idle()
         self.model = model
         self.scores = scores
+        self._trained_on_shown = n_train
         epochs = len(model.loss_history_)
         note = f" (stopped after {epochs} epochs)" if model.stopped_early_ else ""
         self.progress_label.setText(f"Trained on {n_train:,} graphs in "
@@ -622,8 +628,10 @@ class MainWindow(QMainWindow):
         scores = s.score[known]
         auc = roc_auc(is_anomaly, scores)
         fpr, tpr, _ = roc_curve(is_anomaly, scores)
+        note = (f"; includes the {self._trained_on_shown:,} training graphs, so it is optimistic: score a "
+                "held-out file for a fair figure" if self._trained_on_shown else "")
         self.auc_label.setText(f"ROC-AUC {auc:.3f} on {int(known.sum()):,} labelled graphs "
-                               f"({int(is_anomaly.sum()):,} anomalous)")
+                               f"({int(is_anomaly.sum()):,} anomalous){note}")
         self.eval_plot.show(scores, is_anomaly, auc, fpr, tpr, f"label {chosen}", self._threshold())
 
     # ================================================================ state, messages

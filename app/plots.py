@@ -57,7 +57,13 @@ class EvaluationPlot(Canvas):
              anomaly_name: str, threshold: float | None) -> None:
         self.figure.clear()
         hist, roc = self.figure.subplots(1, 2)
-        bins = np.histogram_bin_edges(scores, bins=40)
+        positive = scores[scores > 0]
+        log = positive.size == scores.size and scores.size > 1 and positive.max() > 100 * np.median(positive)
+        if log:  # heavy-tailed scores: log-spaced bins on a log axis keep both classes readable
+            bins = np.geomspace(positive.min(), positive.max(), 41)
+            hist.set_xscale("log")
+        else:
+            bins = np.histogram_bin_edges(scores, bins=40)
         hist.hist(scores[~is_anomaly], bins=bins, alpha=0.6, label="normal", color="#2e86c1")
         hist.hist(scores[is_anomaly], bins=bins, alpha=0.6, label=f"anomalous ({anomaly_name})", color="#c0392b")
         if threshold is not None:

@@ -35,7 +35,10 @@ class ResultsModel(QAbstractTableModel):
         self._names = np.array([m.name for m in graphs.meta], dtype=object)
         self._smiles = np.array([m.smiles for m in graphs.meta], dtype=object)
         self._labels = np.array([m.label or "" for m in graphs.meta], dtype=object)
-        self._nodes = np.array([int(g.num_nodes) for g in graphs.graphs], dtype=np.int64)
+        if scores is not None:  # node counts are in the scores already: no pass over the graphs
+            self._nodes = np.diff(scores.node_ptr).astype(np.int64)
+        else:
+            self._nodes = np.array([int(g.num_nodes) for g in graphs.graphs], dtype=np.int64)
         self._rank = np.zeros(n, dtype=np.int64)
         if scores is not None:
             self._rank[scores.ranking()] = np.arange(1, n + 1)

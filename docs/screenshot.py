@@ -60,8 +60,8 @@ def main() -> int:
     def save():
         window.grab().save(args.out)
         print(f"wrote {args.out}")
-        Path(args.out).with_suffix(".ini").unlink(missing_ok=True)
         window.close()
+        Path(args.out).with_suffix(".ini").unlink(missing_ok=True)  # after close(), which saves settings
         app.quit()
 
     when(lambda: window.graphs is not None and not window.runner.busy(), train)

@@ -188,3 +188,39 @@ def test_closing_the_window_while_training_stops_the_worker(qtbot, settings, her
     threads = [t for t, _ in w.runner._running.values()]
     w.close()
     assert threads and all(t.isFinished() for t in threads)
+
+
+def test_dropping_a_file_opens_it(qtbot, window, smiles_file):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(smiles_file))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: _idle(window) and window.graphs is not None, timeout=20000)
+    assert len(window.graphs) == 4
+    assert str(smiles_file) in window._recent()
+
+
+def test_unclear_columns_are_asked_for(qtbot, window, tmp_path, monkeypatch):
+    table = tmp_path / "odd.csv"
+    table.write_text("compound,struct,y_value\nA,CCO,1\nB,c1ccccc1,0\n")
+    from app import main_window as mw
+
+    asked = {}
+
+    def fake_exec(dialog):
+        asked["header"] = [dialog.smiles.itemText(i) for i in range(dialog.smiles.count())]
+        dialog.smiles.setCurrentText("struct")
+        dialog.ident.setCurrentText("compound")
+        dialog.label.setCurrentText("y_value")
+        return mw.ColumnDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(mw.ColumnDialog, "exec", fake_exec)
+    window.open_path(str(table))
+    qtbot.waitUntil(lambda: _idle(window) and window.graphs is not None, timeout=20000)
+    assert asked["header"] == ["compound", "struct", "y_value"]
+    assert [m.id for m in window.graphs.meta] == ["A", "B"]
+    assert window.graphs.label_counts() == {"0": 1, "1": 1}
