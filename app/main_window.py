@@ -18,6 +18,7 @@ from core.loaders.columns import is_table, table_columns
 from core.metrics import roc_auc
 
 from .dialogs import ColumnDialog, RejectsDialog
+from .map_view import MapView
 from .plots import EvaluationPlot, HeatmapPanel, LossPlot
 from .settings_form import TrainSettings
 from .table_model import COLUMNS, ResultsModel
@@ -198,11 +199,23 @@ class MainWindow(QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         self.model_table.modelReset.connect(self._update_counts)
 
-        results = QWidget()
+
+        # --- the chemical-space map, beside the table
+        self.map_view = MapView()
+        self.map_view.compute_requested.connect(self.compute_map)
+        self.map_view.graph_clicked.connect(self.select_graph)
+        self._map_cache: dict = {}
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.setObjectName("top_splitter")
+        top.addWidget(self.table)
+        top.addWidget(self.map_view)
+        top.setSizes([760, 440])
+        self.top_splitter = top
+        results = QWidget()  # the filter bar spans the table and the map
         results_layout = QVBoxLayout(results)
         results_layout.setContentsMargins(0, 0, 0, 0)
         results_layout.addLayout(bar)
-        results_layout.addWidget(self.table)
+        results_layout.addWidget(top, 1)
 
         # --- bottom tabs: heatmap, loss, evaluation
         self.heatmap = HeatmapPanel()
@@ -279,9 +292,10 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
-        sizes = self.settings.value("window/splitter")
-        if sizes is not None:
-            self.splitter.restoreState(sizes)
+        for key, widget in (("window/splitter", self.splitter), ("window/top_splitter", self.top_splitter)):
+            sizes = self.settings.value(key)
+            if sizes is not None:
+                widget.restoreState(sizes)
         self.form.set_params({k: self.settings.value(f"train/{k}") for k in self.form.params()
                               if self.settings.value(f"train/{k}") is not None})
         try:
@@ -294,6 +308,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.setValue("window/splitter", self.splitter.saveState())
+        self.settings.setValue("window/top_splitter", self.top_splitter.saveState())
         for key, value in self.form.params().items():
             self.settings.setValue(f"train/{key}", value)
         self.settings.setValue("view/percentile", self.percentile.value())
@@ -389,6 +404,9 @@ class MainWindow(QMainWindow):
         self.table.setColumnHidden(COLUMNS.index("SMILES"), no_smiles)
         self.smarts_edit.setEnabled(not no_smiles)
         self.heatmap.clear()
+        self._map_cache = {}
+        self.map_view.clear("Compute the map to see where the graphs sit in the model's embedding space."
+                            if self.model is not None else "Train or load a model to map its graph embeddings.")
         self._update_summary()
         self._update_evaluation_classes()
         self._update_state()
@@ -572,6 +590,8 @@ class MainWindow(QMainWindow):
 
     def _threshold_changed(self) -> None:
         self.model_table.set_threshold(self._threshold())
+        if self.map_view.map is not None:
+            self.map_view.set_flagged(self.model_table.flagged())
         self._update_counts()
         self._update_evaluation()
 
@@ -589,6 +609,7 @@ class MainWindow(QMainWindow):
         if not current.isValid() or self.graphs is None:
             return
         i = self.model_table.graph_index(current.row())
+        self.map_view.highlight(i)
         if self.scores is None:
             self.heatmap.clear("Train or load a model to see node errors for this graph.")
             return
@@ -596,6 +617,53 @@ class MainWindow(QMainWindow):
             self.heatmap.show_graph(self.graphs, i, self.scores)
         except Exception as exc:  # a drawing failure must not take the table down
             self.heatmap.clear(f"Could not draw this graph: {exc}")
+
+    # ================================================================ chemical-space map
+    @Slot(str, str)
+    def compute_map(self, space: str, method: str) -> None:
+        if self.model is None or self.graphs is None or self.scores is None:
+            self._warn("No map yet", "Train or load a model and score a data set first.")
+            return
+        key = (space, method)
+        if key in self._map_cache:
+            self._map_ready(self._map_cache[key])
+            return
+        if self.runner.busy():
+            return
+        from core.chemical_space import space_map
+
+        model, graphs, seed = self.model, self.graphs, self.form.params()["seed"]
+        self._busy(f"Computing the {space} map ({method})…")
+        self.runner.start("map", lambda task: (key, space_map(model, graphs, space, method, seed=seed)),
+                          self._map_computed, self._failed)
+
+    @Slot(object)
+    def _map_computed(self, result) -> None:
+        key, space_map = result
+        self._idle()
+        self.progress_label.setText("Map ready.")
+        self._map_cache[key] = space_map
+        self._map_ready(space_map)
+
+    def _map_ready(self, space_map) -> None:
+        self.map_view.set_map(space_map, self.graphs, self.scores, self.model_table.flagged())
+        current = self.table.currentIndex()
+        if current.isValid():
+            self.map_view.highlight(self.model_table.graph_index(current.row()))
+
+    @Slot(int)
+    def select_graph(self, graph_index: int) -> None:
+        """Select a graph's row in the table (clicked on the map), clearing filters that hide it."""
+        row = self.model_table.row_of(graph_index)
+        if row is None:
+            self.filter_edit.clear()
+            self.smarts_edit.clear()
+            self.model_table.set_text_filter("")
+            self.model_table.set_smarts_mask(None)
+            row = self.model_table.row_of(graph_index)
+        if row is not None:
+            self.table.selectRow(row)
+            self.table.scrollTo(self.model_table.index(row, 0))
 
     # ================================================================ evaluation
     def _update_evaluation_classes(self) -> None:

@@ -208,6 +208,26 @@ class GLocalKD:
                 on_progress(done, len(data))
         return Scores.concat(parts)
 
+    @torch.no_grad()
+    def graph_embeddings(self, graphs: GraphSet, network: str = "predictor", batch_size: int = 2048) -> np.ndarray:
+        """Max-pooled graph embeddings, shape (graphs, out_dim), from the ``predictor`` or the
+        frozen ``target`` network, or their ``difference`` (predictor - target: the error vector)."""
+        self._check_fitted()
+        if network not in ("predictor", "target", "difference"):
+            raise GLocalKDError(f"network must be 'predictor', 'target' or 'difference', not {network!r}")
+        parts = []
+        for batch in DataLoader(self.schema_.apply(graphs), batch_size=batch_size):
+            batch = batch.to(self.device_)
+            adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
+            emb = {}
+            for name in ("predictor", "target"):
+                if network in (name, "difference"):
+                    net = self.predictor_ if name == "predictor" else self.target_
+                    emb[name] = self._embed(net, batch, adj)[1]
+            out = emb["predictor"] - emb["target"] if network == "difference" else emb[network]
+            parts.append(out.cpu().numpy())
+        return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
+
     def decision_function(self, graphs: GraphSet) -> np.ndarray:
         """Graph anomaly scores only (PyOD's name for it)."""
         return self.score(graphs).score

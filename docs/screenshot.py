@@ -1,4 +1,4 @@
-"""Make the README screenshot: open a demo, train, select the top-ranked row, grab the window.
+"""Make the README screenshot: open a demo, train, map, select the top-ranked row, grab the window.
 
     python docs/screenshot.py [--data resources/herg.tab] [--normal 1] [--epochs 40] [--out docs/screenshot.png]
 
@@ -23,6 +23,9 @@ def main() -> int:
     p.add_argument("--epochs", type=int, default=40)
     p.add_argument("--tab", type=int, default=0, help="bottom tab to show: 0 heatmap, 1 loss, 2 evaluation")
     p.add_argument("--row", type=int, default=0, help="table row to select")
+    p.add_argument("--map", default="predictor", help="chemical-space map to compute ('' for none)")
+    p.add_argument("--method", default="tsne", help="map method: tsne or pca")
+    p.add_argument("--colour", type=int, default=0, help="map colouring: 0 score, 1 label")
     p.add_argument("--out", default="docs/screenshot.png")
     args = p.parse_args()
 
@@ -54,6 +57,14 @@ def main() -> int:
 
     def shoot():
         window.tabs.setCurrentIndex(args.tab)
+        window.map_view.colour.setCurrentIndex(args.colour)
+        if args.map:
+            window.compute_map(args.map, args.method)
+            when(lambda: window.map_view.map is not None, select)
+        else:
+            select()
+
+    def select():
         window.table.selectRow(args.row)
         QTimer.singleShot(1500, save)
 

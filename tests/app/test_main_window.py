@@ -224,3 +224,32 @@ def test_unclear_columns_are_asked_for(qtbot, window, tmp_path, monkeypatch):
     assert asked["header"] == ["compound", "struct", "y_value"]
     assert [m.id for m in window.graphs.meta] == ["A", "B"]
     assert window.graphs.label_counts() == {"0": 1, "1": 1}
+
+
+def test_map_and_table_selection_stay_in_sync(qtbot, window, herg_path):
+    from PySide6.QtCore import QPoint
+
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window, normal="1")
+    window.compute_map("predictor", "pca")
+    qtbot.waitUntil(lambda: window.map_view.map is not None and _idle(window), timeout=60000)
+    view = window.map_view
+    assert view.map.coords.shape == (655, 2)
+
+    # selecting a row in the table rings its point on the map
+    window.table.selectRow(5)
+    assert view.selected == window.model_table.graph_index(5)
+
+    # clicking a point on the map selects its row in the table
+    view.canvas.draw()
+    target = int(window.scores.ranking()[-1])  # the lowest-ranked graph, far down the table
+    k = int(np.nonzero(view.map.indices == target)[0][0])
+    x, y = view._xy_display[k]
+    ratio = view.canvas.device_pixel_ratio
+    clicked = []
+    view.graph_clicked.connect(clicked.append)
+    qtbot.mouseClick(view.canvas, Qt.MouseButton.LeftButton,
+                     pos=QPoint(int(round(x / ratio)), int(round(view.canvas.height() - y / ratio))))
+    assert clicked and window.model_table.graph_index(window.table.currentIndex().row()) == clicked[0]
+    assert np.hypot(*(view.map.coords[np.nonzero(view.map.indices == clicked[0])[0][0]] - view.map.coords[k])) < \
+        0.05 * np.ptp(view.map.coords[:, 0])
