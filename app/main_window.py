@@ -457,6 +457,8 @@ class MainWindow(QMainWindow):
             if len(train) == 0:
                 raise GLocalKDError(f"no graphs have label {normal}")
             model = GLocalKD(**params).fit(train, on_epoch=task.report, should_stop=task.stopped)
+            if task.abandoned():  # the window is closing: no one will look at the scores
+                return None
             return model, model.score(graphs), len(train)
 
         self.runner.start("train", work, self._trained, self._failed, self._epoch)
@@ -473,6 +475,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _trained(self, result) -> None:
+        if result is None:
+            return
         model, scores, n_train = result
         self._idle()
         self.model = model

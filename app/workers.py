@@ -23,9 +23,18 @@ class Task(QObject):
         super().__init__()
         self._fn = fn
         self._stop = threading.Event()
+        self._abandon = threading.Event()
 
     def stop(self) -> None:
         self._stop.set()
+
+    def abandon(self) -> None:
+        """Stop, and skip any work after the stop too: nobody will read the result (the window closes)."""
+        self._abandon.set()
+        self._stop.set()
+
+    def abandoned(self) -> bool:
+        return self._abandon.is_set()
 
     def stopped(self) -> bool:
         return self._stop.is_set()
@@ -101,9 +110,9 @@ class Runner(QObject):
         if name in self._running:
             self._running[name][1].stop()
 
-    def stop_all(self, wait_ms: int = 10000) -> None:
-        """Ask every task to stop and wait for its thread (used when the window closes)."""
+    def stop_all(self, wait_ms: int = 30000) -> None:
+        """Abandon every task and wait for its thread (used when the window closes)."""
         for thread, task in list(self._running.values()):
-            task.stop()
+            task.abandon()
         for thread, _ in list(self._running.values()):
             thread.wait(wait_ms)

@@ -68,6 +68,9 @@ def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
     text = smiles.strip()
     if not text:
         return None, "empty SMILES"
+    parts = text.split(None, 1)
+    if len(parts) > 1 and not parts[1].startswith("|"):  # RDKit would read only the first part
+        return None, f"SMILES contains a space or line break (is a name in the SMILES field?): {_clip(text)}"
     mol = Chem.MolFromSmiles(text, sanitize=False)
     if mol is None:
         return None, f"invalid SMILES syntax: {_clip(text)}"

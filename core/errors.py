@@ -3,7 +3,21 @@ from __future__ import annotations
 
 
 class GLocalKDError(Exception):
-    """Base class of every error this package raises on purpose (bad input, bad model file)."""
+    """Base class of every error this package raises on purpose (bad input, bad model file).
+
+    Its text is always one line (line breaks and other control characters from the input
+    are shown escaped), so a command line or a status bar can show it as it is.
+    """
+
+    def __str__(self) -> str:
+        return one_line(super().__str__())
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks, tabs and other control characters written as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 class DataError(GLocalKDError):

@@ -20,7 +20,7 @@ from torch_geometric.nn import global_max_pool
 from torch_geometric.utils import scatter
 
 from .errors import DataError, GLocalKDError, ModelFileError
-from .features import FeatureSchema
+from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder, normalized_adjacency
 from .graphset import GraphSet
 from .scores import Scores
@@ -45,9 +45,14 @@ def resolve_device(device: str) -> torch.device:
     """``auto`` is CUDA when torch sees a GPU, else CPU; ``cpu``/``cuda`` force one."""
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not isinstance(device, str):
+        raise GLocalKDError(f"device must be 'auto', 'cpu' or 'cuda', not {device!r}")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise GLocalKDError("device 'cuda' asked for, but torch sees no CUDA GPU (use 'auto' or 'cpu')")
-    return torch.device(device)
+    try:
+        return torch.device(device)
+    except (RuntimeError, ValueError):
+        raise GLocalKDError(f"unknown device {device!r} (use 'auto', 'cpu' or 'cuda')") from None
 
 
 class GLocalKD:
@@ -85,10 +90,41 @@ class GLocalKD:
 
         ``on_epoch`` is called after each epoch; ``should_stop`` is polled between batches
         and ends training cleanly (the model stays usable, ``stopped_early_`` is True).
+
+        Anything that goes wrong while training (a loss that becomes NaN or infinite, torch
+        running out of memory, an internal torch error) raises :class:`GLocalKDError`, and the
+        model is left untrained; an exception raised by ``on_epoch`` or ``should_stop``
+        themselves is passed on unchanged (the model is left untrained too).
         """
         self._check_params()
         if len(graphs) == 0:
             raise DataError("no graphs to train on", graphs.source)
+        self._forget()
+        try:
+            return self._fit(graphs, on_epoch, should_stop)
+        except GLocalKDError:
+            self._forget()
+            raise
+        except _Callback as wrapped:
+            self._forget()
+            raise wrapped.error from None
+        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
+            self._forget()
+            raise GLocalKDError(f"training failed ({_describe(exc)})") from exc
+        except BaseException:
+            self._forget()
+            raise
+
+    _FITTED = ("device_", "schema_", "target_", "predictor_", "loss_history_", "stopped_early_",
+               "train_scores_")
+
+    def _forget(self) -> None:
+        """Drop fitted state, so a failed ``fit`` never leaves a half-trained model that looks trained."""
+        for name in self._FITTED:
+            self.__dict__.pop(name, None)
+
+    def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
+             should_stop: Callable[[], bool] | None) -> "GLocalKD":
         device = resolve_device(self.device)
         self.device_ = device
         self.schema_ = FeatureSchema.fit(graphs, self.features)
@@ -111,7 +147,7 @@ class GLocalKD:
             start = time.perf_counter()
             total, count = 0.0, 0
             for batch in loader:
-                if should_stop is not None and should_stop():
+                if should_stop is not None and _call(should_stop):
                     self.stopped_early_ = True
                     break
                 batch = batch.to(device)
@@ -123,6 +159,10 @@ class GLocalKD:
                         t_node, t_graph = self._embed(self.target_, batch, adj)
                 graph_err, node_term, _ = self._errors(batch, adj, t_node, t_graph)
                 loss = (graph_err + self.lam * node_term).mean()
+                if not torch.isfinite(loss):
+                    raise GLocalKDError(
+                        f"training diverged: the loss became {float(loss.detach())} in epoch {epoch}; lower the "
+                        "learning rate, or scale the node attributes (very large values overflow)")
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
@@ -132,18 +172,30 @@ class GLocalKD:
                 break
             self.loss_history_.append(total / max(count, 1))
             if on_epoch is not None:
-                on_epoch(EpochInfo(epoch, self.epochs, self.loss_history_[-1], time.perf_counter() - start))
+                _call(on_epoch, EpochInfo(epoch, self.epochs, self.loss_history_[-1],
+                                          time.perf_counter() - start))
         self.predictor_.eval()
         self.train_scores_ = self.score(graphs).score
+        if not np.all(np.isfinite(self.train_scores_)):
+            raise GLocalKDError("training diverged: some training graphs score NaN or infinite; lower the "
+                                "learning rate, or scale the node attributes (very large values overflow)")
         return self
 
     def _encoder(self) -> GCNEncoder:
         return GCNEncoder(self.schema_.dim, self.hidden_dim, self.out_dim, self.num_layers, self.normalize)
 
     def _check_params(self) -> None:
-        checks = {"epochs": self.epochs >= 1, "lr": self.lr > 0, "batch_size": self.batch_size >= 1,
-                  "hidden_dim": self.hidden_dim >= 1, "out_dim": self.out_dim >= 1,
-                  "num_layers": self.num_layers >= 1, "lam": self.lam >= 0}
+        def whole(v):
+            return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
+
+        def real(v, low):
+            return isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and \
+                bool(np.isfinite(v)) and v >= low
+
+        checks = {"epochs": whole(self.epochs), "lr": real(self.lr, 0) and self.lr > 0,
+                  "batch_size": whole(self.batch_size), "hidden_dim": whole(self.hidden_dim),
+                  "out_dim": whole(self.out_dim), "num_layers": whole(self.num_layers),
+                  "lam": real(self.lam, 0), "features": self.features in MODES}
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
             raise GLocalKDError("invalid setting: " + ", ".join(f"{k}={getattr(self, k)!r}" for k in bad))
@@ -191,22 +243,46 @@ class GLocalKD:
         data = self.schema_.apply(graphs)
         parts = []
         done = 0
-        for batch in DataLoader(data, batch_size=batch_size):
-            batch = batch.to(device)
-            adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
-            t_node, t_graph = self._embed(self.target_, batch, adj)
-            graph_err, node_term, node_err = self._errors(batch, adj, t_node, t_graph)
-            parts.append(Scores(
-                score=(graph_err + self.lam * node_term).cpu().numpy(),
-                graph_term=graph_err.cpu().numpy(),
-                node_term=node_term.cpu().numpy(),
-                node_errors=node_err.cpu().numpy(),
-                node_ptr=batch.ptr.cpu().numpy().astype(np.int64),
-            ))
-            done += batch.num_graphs
-            if on_progress is not None:
-                on_progress(done, len(data))
+        try:
+            for batch in DataLoader(data, batch_size=batch_size):
+                parts.append(self._score_batch(batch.to(device)))
+                done += batch.num_graphs
+                if on_progress is not None:
+                    _call(on_progress, done, len(data))
+        except _Callback as wrapped:
+            raise wrapped.error from None
+        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
+            raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
         return Scores.concat(parts)
+
+    def _score_batch(self, batch: Batch) -> Scores:
+        adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
+        t_node, t_graph = self._embed(self.target_, batch, adj)
+        graph_err, node_term, node_err = self._errors(batch, adj, t_node, t_graph)
+        return Scores(
+            score=(graph_err + self.lam * node_term).cpu().numpy(),
+            graph_term=graph_err.cpu().numpy(),
+            node_term=node_term.cpu().numpy(),
+            node_errors=node_err.cpu().numpy(),
+            node_ptr=batch.ptr.cpu().numpy().astype(np.int64),
+        )
+
+    @torch.no_grad()
+    def score_arrays(self, x: torch.Tensor, edge_index: torch.Tensor, num_nodes: torch.Tensor) -> Scores:
+        """Score graphs given as one block: node features ``x`` already made by this model's
+        schema (graphs one after another), ``edge_index`` over those global node ids (both
+        directions), and each graph's node count. The fast path for screening large libraries."""
+        self._check_fitted()
+        counts = num_nodes.to(torch.long)
+        if x.shape[1] != self.schema_.dim:
+            raise GLocalKDError(f"features have width {x.shape[1]}, the model expects {self.schema_.dim}")
+        ptr = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+        batch = Batch(x=x.float(), edge_index=edge_index.long(),
+                      batch=torch.repeat_interleave(torch.arange(len(counts)), counts), ptr=ptr)
+        try:
+            return self._score_batch(batch.to(self.device_))
+        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
+            raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
 
     @torch.no_grad()
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor", batch_size: int = 2048) -> np.ndarray:
@@ -254,8 +330,12 @@ class GLocalKD:
             "stopped_early": bool(self.stopped_early_),
         }
         tmp = path.with_name(path.name + ".tmp")
-        torch.save(state, tmp)
-        tmp.replace(path)
+        try:
+            torch.save(state, tmp)
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     @classmethod
     def load(cls, path: str | Path, device: str = "auto") -> "GLocalKD":
@@ -270,26 +350,72 @@ class GLocalKD:
                                  f"({type(exc).__name__})") from None
         if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT:
             raise ModelFileError(f"{path}: not a GLocalKD Studio model file")
-        if state.get("version") != MODEL_VERSION:
-            raise ModelFileError(f"{path}: model file version {state.get('version')} is not supported "
-                                 f"by this version (it reads version {MODEL_VERSION}); retrain the model")
+        version = state.get("version")
+        if version != MODEL_VERSION:
+            if isinstance(version, int) and version > MODEL_VERSION:
+                raise ModelFileError(f"{path}: model file version {version} was written by a newer "
+                                     f"GLocalKD Studio (this one reads version {MODEL_VERSION}); update "
+                                     "GLocalKD Studio")
+            raise ModelFileError(f"{path}: model file version {version!r} is not supported by this "
+                                 f"version (it reads version {MODEL_VERSION}); retrain the model")
+        model_device = resolve_device(device)
         try:
             params = dict(state["params"])
             params["device"] = device
             model = cls(**params)
-            model.device_ = resolve_device(device)
+            model._check_params()
+            model.device_ = model_device
             model.schema_ = FeatureSchema.from_dict(state["schema"])
+            if model.schema_.mode not in MODES[1:] or model.schema_.dim < 1:
+                raise ValueError(f"unknown feature schema {state['schema']!r}")
             nets = []
             for key in ("target", "predictor"):
+                weights = state[key]
+                expected = _expected_shapes(model.schema_.dim, model.hidden_dim, model.out_dim,
+                                            model.num_layers)
+                found = {k: tuple(v.shape) for k, v in weights.items()}
+                if found != expected:  # checked before building, so a bad file cannot allocate much
+                    raise ValueError(f"{key} weights do not match the saved settings")
                 net = model._encoder()
-                net.load_state_dict(state[key])
+                net.load_state_dict(weights)
                 nets.append(net.to(model.device_).eval())
             model.target_, model.predictor_ = nets
             model.target_.requires_grad_(False)
             model.train_scores_ = state["train_scores"].numpy()
             model.loss_history_ = list(state["loss_history"])
             model.stopped_early_ = bool(state.get("stopped_early", False))
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        except (GLocalKDError, KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
             raise ModelFileError(f"{path}: damaged model file ({exc})") from None
         return model
+
+
+def _expected_shapes(in_dim: int, hidden_dim: int, out_dim: int, num_layers: int) -> dict[str, tuple]:
+    """Parameter shapes of a :class:`GCNEncoder` with these sizes, without building one."""
+    dims = [in_dim] + [hidden_dim] * (num_layers - 1) + [out_dim]
+    shapes = {}
+    for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
+        shapes[f"convs.{i}.bias"] = (b,)
+        shapes[f"convs.{i}.lin.weight"] = (b, a)
+    return shapes
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError) or "out of memory" in str(exc):
+        return "out of memory"
+    return f"{type(exc).__name__}: {str(exc).strip() or 'no details'}"
+
+
+class _Callback(Exception):
+    """Carries an exception raised by a caller's callback through fit's error handling."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(error)
+        self.error = error
+
+
+def _call(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as exc:
+        raise _Callback(exc) from exc
 

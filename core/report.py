@@ -75,8 +75,18 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
             for row in report_rows(graphs, scores, top_k):
                 writer.writerow([safe_cell(cell) for cell in row])
                 rows += 1
+        _set_mode(tmp, path)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return rows
+
+
+def _set_mode(tmp: str, path: Path) -> None:
+    """Give the new report the old one's permissions, or 0644 (a temporary file starts as 0600)."""
+    try:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        os.chmod(tmp, mode)
+    except OSError:
+        pass

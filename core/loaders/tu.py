@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,10 @@ class _Files:
             self.names = {p.name: p for p in path.iterdir() if p.is_file()}
             self._zip = None
         elif zipfile.is_zipfile(path):
-            self._zip = zipfile.ZipFile(path)
+            try:
+                self._zip = zipfile.ZipFile(path)
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+                raise DataError(f"damaged zip archive: {exc}", path) from None
             self.names = {Path(n).name: n for n in self._zip.namelist() if not n.endswith("/")}
         else:
             raise DataError("not a folder or a zip archive of a TU graph collection", path)
@@ -48,11 +52,20 @@ class _Files:
 
     def text(self, name: str) -> str:
         ref = self.names[name]
-        raw = self._zip.read(ref) if self._zip is not None else Path(ref).read_bytes()
-        return raw.decode("utf-8", errors="replace")
+        try:
+            raw = self._zip.read(ref) if self._zip is not None else Path(ref).read_bytes()
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError,
+                zlib.error) as exc:
+            raise DataError(f"cannot read file (damaged?): {exc}", self.display(name)) from None
+        return raw.decode("utf-8-sig", errors="replace")
 
-    def table(self, suffix: str, dtype: type, columns: int | None = None) -> np.ndarray:
-        """Parse ``DS_suffix`` as a comma/space separated numeric table, naming the bad line."""
+    def table(self, suffix: str, dtype: type, columns: int | None = None,
+              allow_empty: bool = False) -> np.ndarray:
+        """Parse ``DS_suffix`` as a comma/space separated numeric table, naming the bad line.
+
+        Whole numbers must fit comfortably in 64 bits (|v| < 2**53); an empty file is an error
+        unless ``allow_empty`` (then a (0, columns) table).
+        """
         name = f"{self.ds}_{suffix}"
         if name not in self.names:
             raise DataError(f"required file {name} is missing", self.path)
@@ -72,9 +85,11 @@ class _Files:
             try:
                 values = [float(p) for p in parts]
             except ValueError:
-                raise DataError(f"not a number: {line.strip()!r}", self.display(name), number) from None
+                raise DataError(f"not a number: {_clip(line)}", self.display(name), number) from None
             if dtype is int and not all(math.isfinite(v) and v.is_integer() for v in values):
-                raise DataError(f"not a whole number: {line.strip()!r}", self.display(name), number)
+                raise DataError(f"not a whole number: {_clip(line)}", self.display(name), number)
+            if dtype is int and not all(abs(v) < _MAX_INT for v in values):
+                raise DataError(f"number too large: {_clip(line)}", self.display(name), number)
             if width is None:
                 width = len(values)
                 if columns is not None and width != columns:
@@ -85,6 +100,8 @@ class _Files:
                                 self.display(name), number)
             rows.append(values)
         if not rows:
+            if allow_empty:
+                return np.zeros((0, columns or 1), dtype=np.int64 if dtype is int else np.float32)
             raise DataError("file is empty", self.display(name))
         return np.asarray(rows, dtype=np.int64 if dtype is int else np.float32)
 
@@ -115,10 +132,19 @@ def _fast_table(lines: list[str], dtype: type, columns: int | None) -> np.ndarra
     except ValueError:
         return None
     if dtype is int:
-        if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
+        if not np.all(np.isfinite(values)) or np.any(values != np.round(values)) \
+                or np.any(np.abs(values) >= _MAX_INT):
             return None
         return values.astype(np.int64).reshape(len(lines), width)
     return values.astype(np.float32).reshape(len(lines), width)
+
+
+_MAX_INT = 2.0 ** 53
+
+
+def _clip(line: str, limit: int = 60) -> str:
+    text = line.strip()
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def _readme_map(text: str, heading: str) -> dict[int, str] | None:
@@ -153,8 +179,17 @@ def load_tu(path: str | Path) -> GraphSet:
         raise DataError("graph ids must not decrease (nodes of one graph must be contiguous)",
                         files.display(f"{ds}_graph_indicator.txt"), bad)
     num_graphs = int(indicator.max())
+    graph_labels = None
+    if files.has("graph_labels.txt"):
+        graph_labels = files.table("graph_labels.txt", int, columns=1)[:, 0]
+    if num_graphs > n and (graph_labels is None or num_graphs > len(graph_labels)):
+        raise DataError(f"graph id {num_graphs} is larger than the number of nodes ({n}): graph ids "
+                        "must be 1, 2, 3, ... (one per graph)",
+                        files.display(f"{ds}_graph_indicator.txt"), int(np.argmax(indicator)) + 1)
+    if graph_labels is not None:
+        _check_count(files, "graph_labels.txt", len(graph_labels), num_graphs, "graphs")
 
-    edges = files.table("A.txt", int, columns=2) - 1
+    edges = files.table("A.txt", int, columns=2, allow_empty=True) - 1
     bad = np.nonzero((edges < 0) | (edges >= n))[0]
     if bad.size:
         raise DataError(f"node id out of range (the graph indicator lists {n} nodes)",
@@ -164,10 +199,6 @@ def load_tu(path: str | Path) -> GraphSet:
         raise DataError("edge joins nodes of two different graphs",
                         files.display(f"{ds}_A.txt"), int(crossing[0]) + 1)
 
-    graph_labels = None
-    if files.has("graph_labels.txt"):
-        graph_labels = files.table("graph_labels.txt", int, columns=1)[:, 0]
-        _check_count(files, "graph_labels.txt", len(graph_labels), num_graphs, "graphs")
     node_labels = None
     if files.has("node_labels.txt"):
         node_labels = files.table("node_labels.txt", int)[:, 0]
@@ -176,6 +207,11 @@ def load_tu(path: str | Path) -> GraphSet:
     if files.has("node_attributes.txt"):
         node_attr = files.table("node_attributes.txt", float)
         _check_count(files, "node_attributes.txt", len(node_attr), n, "nodes")
+    # Non-finite attributes reject their graph (not the whole file): it cannot be trained on or scored.
+    bad_attr_rows = np.nonzero(~np.isfinite(node_attr).all(axis=1))[0] if node_attr is not None else []
+    bad_attr = {}
+    for row in bad_attr_rows:
+        bad_attr.setdefault(int(indicator[row]) - 1, int(row) + 1)
     edge_labels = None
     if files.has("edge_labels.txt"):
         edge_labels = files.table("edge_labels.txt", int)[:, 0]
@@ -198,6 +234,10 @@ def load_tu(path: str | Path) -> GraphSet:
             rejects.append(Reject(line=g + 1, id=str(g + 1), reason=f"graph {g + 1} has no nodes "
                                   "(its id does not occur in the graph indicator)"))
             continue
+        if g in bad_attr:
+            rejects.append(Reject(line=g + 1, id=str(g + 1), reason=f"graph {g + 1} has a NaN or infinite "
+                                  f"node attribute ({ds}_node_attributes.txt line {bad_attr[g]})"))
+            continue
         e_lo, e_hi = edge_ptr[g], edge_ptr[g + 1]
         data = Data(edge_index=torch.from_numpy(edges[e_lo:e_hi].T - lo).contiguous(), num_nodes=int(hi - lo))
         if node_labels is not None:
@@ -210,12 +250,18 @@ def load_tu(path: str | Path) -> GraphSet:
         label = normalize_label(graph_labels[g]) if graph_labels is not None else None
         meta.append(GraphMeta(id=str(g + 1), name=f"{ds} #{g + 1}", label=label, line=g + 1))
 
+    if not graphs:
+        raise DataError(f"no graph could be read: all {len(rejects)} graphs were rejected "
+                        f"(first: {rejects[0].reason})", path)
     node_names, edge_names = files.label_names()
     return GraphSet(graphs=graphs, meta=meta, rejects=rejects, source=str(path), format="tu", kind="graph",
                     node_label_names=node_names, edge_label_names=edge_names)
 
 
 def _check_count(files: _Files, suffix: str, found: int, expected: int, what: str) -> None:
+    """One line per graph/node/edge; too many lines names the first extra one."""
     if found != expected:
-        raise DataError(f"has {found} lines but the collection has {expected} {what}",
-                        files.display(f"{files.ds}_{suffix}"))
+        source = "A.txt" if what == "edges" else "graph_indicator.txt"
+        raise DataError(f"has {found} lines but the collection has {expected} {what} "
+                        f"(from {files.ds}_{source}); one line per {what[:-1]}",
+                        files.display(f"{files.ds}_{suffix}"), expected + 1 if found > expected else None)

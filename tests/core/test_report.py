@@ -60,3 +60,72 @@ def test_tu_molecules_name_nodes_by_element(aids_zip, tmp_path):
     rows = _read(out)
     assert all(r["top_nodes"][0] in "CONS" for r in rows)
     assert all(len(r["top_nodes"].split(";")) == 2 for r in rows)
+
+
+def _tiny(smiles_file):
+    graphs = load(smiles_file).subset([0, 1])
+    scores = Scores(np.array([2.0, 1.0]), np.array([1.0, 0.5]), np.array([1.0, 0.5]),
+                    np.ones(graphs.num_nodes, dtype=np.float32),
+                    np.array([0, graphs.graphs[0].num_nodes, graphs.num_nodes]))
+    return graphs, scores
+
+
+def test_a_failure_mid_write_keeps_the_old_report_and_leaves_no_partial_file(tmp_path, smiles_file,
+                                                                            monkeypatch):
+    import core.report
+
+    graphs, scores = _tiny(smiles_file)
+    out = tmp_path / "r.csv"
+    write_report(out, graphs, scores)
+    before = out.read_bytes()
+    real_rows = core.report.report_rows
+
+    def failing_rows(*args, **kwargs):
+        rows = real_rows(*args, **kwargs)
+        yield next(rows)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(core.report, "report_rows", failing_rows)
+    try:
+        write_report(out, graphs, scores)
+    except OSError as exc:
+        assert "disk full" in str(exc)
+    else:
+        raise AssertionError("the failure was swallowed")
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mols.smi", "r.csv"]
+    fresh = tmp_path / "new.csv"
+    try:
+        write_report(fresh, graphs, scores)
+    except OSError:
+        pass
+    assert not fresh.exists() and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_new_report_is_readable_by_others_and_an_old_one_keeps_its_mode(tmp_path, smiles_file):
+    import os
+
+    graphs, scores = _tiny(smiles_file)
+    out = tmp_path / "r.csv"
+    write_report(out, graphs, scores)
+    assert os.stat(out).st_mode & 0o777 == 0o644  # not the 0600 of a temporary file
+    os.chmod(out, 0o640)
+    write_report(out, graphs, scores)
+    assert os.stat(out).st_mode & 0o777 == 0o640
+
+
+def test_every_text_column_is_neutralised_and_awkward_text_round_trips(tmp_path, smiles_file):
+    graphs, scores = _tiny(smiles_file)
+    graphs.meta[0].id, graphs.meta[0].name, graphs.meta[0].label = "+cmd", "=2+3", "@x"
+    graphs.meta[1].id, graphs.meta[1].name = 'x, "y"\r\nz', "\tTAB"
+    graphs.rejects.append(Reject(line=7, id="-2+3", reason="bad", text="=cmd|' /C calc'!A0"))
+    graphs.rejects.append(Reject(line=8, id='a,b\n"c"', reason="bad, \"quoted\"\nreason", text="C,C"))
+    out = tmp_path / "r.csv"
+    write_report(out, graphs, scores)
+    rows = _read(out)
+    assert (rows[0]["id"], rows[0]["name"], rows[0]["label"]) == ("'+cmd", "'=2+3", "'@x")
+    assert (rows[1]["id"], rows[1]["name"]) == ('x, "y"\r\nz', "'\tTAB")
+    assert (rows[2]["id"], rows[2]["smiles"]) == ("'-2+3", "'=cmd|' /C calc'!A0")
+    assert (rows[3]["id"], rows[3]["smiles"]) == ('a,b\n"c"', "C,C")
+    assert rows[3]["status"] == 'rejected: line 8: bad, "quoted"\nreason'
+    assert all(not v.startswith(("=", "+", "-", "@")) for r in rows for v in r.values())

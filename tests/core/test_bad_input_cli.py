@@ -1,0 +1,108 @@
+"""Every bad input ends the command with exit status 2 and one line naming the problem; no traceback."""
+import gzip
+
+import pytest
+import torch
+
+from core.cli import main
+from tests.conftest import ring, write_tu
+
+TRAIN = ["--epochs", "1", "--hidden", "8", "--out-dim", "4", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("m")
+    data = folder / "train.smi"
+    data.write_text("CCO a\nCCN b\nc1ccccc1 c\n")
+    assert main(["train", str(data), "-o", str(folder / "mol.pt"), *TRAIN]) == 0
+    return folder / "mol.pt"
+
+
+def _one_line_error(capsys, code, *needles):
+    err = capsys.readouterr().err
+    assert code == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("glocalkd: error: "), err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in last, (needle, last)
+    return last
+
+
+def _bad_files(tmp_path):
+    tu = write_tu(tmp_path / "T", "T", [(3, ring(3), 1)] * 2)
+    (tu / "T_A.txt").write_text("1, 2\n2, x\n")
+    files = {
+        "empty.smi": b"", "empty.csv": b"", "header.csv": b"id,smiles\n", "comments.smi": b"# x\n\n",
+        "binary.csv": bytes(range(256)) * 4, "nocol.csv": b"id,name\n1,x\n",
+        "allbad.smi": b"C1CC a\nXyz b\n", "broken.sdf": b"x\nnot a molblock\nM  END\n$$$$\n",
+        "damaged.smi.gz": gzip.compress(b"".join(b"C" * (i % 9 + 1) + b" m%d\n" % i for i in range(3000)))[:900],
+        "utf16junk.csv": b"\xff\xfe" + bytes(40),
+    }
+    paths = {}
+    for name, data in files.items():
+        paths[name] = tmp_path / name
+        paths[name].write_bytes(data)
+    paths["tu"] = tu
+    paths["missing.smi"] = tmp_path / "missing.smi"
+    paths["unknown.xyz"] = tmp_path / "unknown.xyz"
+    paths["unknown.xyz"].write_text("CCO\n")
+    return paths
+
+
+def test_bad_data_for_every_command(tmp_path, capsys, model_file):
+    for name, path in _bad_files(tmp_path).items():
+        shown = "T_A.txt:2" if name == "tu" else name
+        _one_line_error(capsys, main(["info", str(path)]), shown)
+        _one_line_error(capsys, main(["train", str(path), "-o", str(tmp_path / "m.pt"), *TRAIN]), shown)
+        _one_line_error(capsys, main(["score", str(model_file), str(path), "-o", str(tmp_path / "r.csv")]),
+                        shown)
+    assert not (tmp_path / "m.pt").exists() and not (tmp_path / "r.csv").exists()
+
+
+def test_bad_model_files(tmp_path, capsys, model_file):
+    data = tmp_path / "x.smi"
+    data.write_text("CCO a\n")
+    trunc = tmp_path / "trunc.pt"
+    trunc.write_bytes(model_file.read_bytes()[:500])
+    newer = tmp_path / "newer.pt"
+    torch.save({**torch.load(model_file, weights_only=True), "version": 99}, newer)
+    tu_model = tmp_path / "tu.pt"
+    folder = write_tu(tmp_path / "T", "T", [(3, ring(3), 1)] * 3)
+    assert main(["train", str(folder), "-o", str(tu_model), *TRAIN]) == 0
+    capsys.readouterr()
+    for model, needle in ((trunc, "trunc.pt: not a GLocalKD Studio model file"),
+                          (newer, "written by a newer GLocalKD Studio"), (data, "x.smi: not a GLocalKD"),
+                          (tmp_path / "none.pt", "no such model file")):
+        _one_line_error(capsys, main(["score", str(model), str(data), "-o", str(tmp_path / "r.csv")]), needle)
+    _one_line_error(capsys, main(["score", str(tu_model), str(data), "-o", str(tmp_path / "r.csv")]),
+                    "the model expects node labels")
+    _one_line_error(capsys, main(["score", str(model_file), str(folder), "-o", str(tmp_path / "r.csv")]),
+                    "trained on molecules")
+
+
+def test_bad_settings_and_outputs(tmp_path, capsys, model_file):
+    data = tmp_path / "x.csv"
+    data.write_text("id,smiles,label\nA,CCO,1\nB,CCN,1\n")
+    _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), "--normal-label", "0",
+                                  *TRAIN]), "no graphs have label '0'")
+    _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--epochs", "0"]),
+                    "invalid setting: epochs=0")
+    _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--device", "tpu"]),
+                    "unknown device 'tpu'")
+    _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN,
+                                  "--features", "labels"]), "features 'labels' asked for")
+    _one_line_error(capsys, main(["score", str(model_file), str(data), "-o", str(tmp_path / "no" / "r.csv")]),
+                    "No such file or directory")
+
+
+def test_rejected_rows_are_listed_and_the_rest_scored(tmp_path, capsys, model_file):
+    data = tmp_path / "x.smi"
+    data.write_text("CCO a\nC1CC b\n\nCCN c\n")
+    report = tmp_path / "r.csv"
+    assert main(["score", str(model_file), str(data), "-o", str(report)]) == 0
+    err = capsys.readouterr().err
+    assert "1 rows rejected" in err and "line 2: invalid SMILES syntax" in err
+    assert "2 graphs scored, 1 rejected; 3 rows written" in err
+    assert report.read_text().splitlines()[-1].endswith("rejected: line 2: invalid SMILES syntax: C1CC")
