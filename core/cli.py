@@ -75,7 +75,71 @@ def _parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="summarise a data file: graphs, nodes, labels, rejected rows")
     i.add_argument("data")
     _add_data_options(i)
+    _add_evaluate_parser(sub)
+    _add_screen_parser(sub)
+    _add_explanations_parser(sub)
     return parser
+
+
+def _add_screen_parser(sub) -> None:
+    s = sub.add_parser("screen", help="score a large SMILES library in bounded memory (streamed, parallel parsing)")
+    s.add_argument("model", help="model file trained on molecules")
+    s.add_argument("data", help="SMILES list (.smi) or table (.csv/.tsv/.tab), optionally gzipped")
+    s.add_argument("-o", "--output", required=True, help="ranked report CSV to write")
+    s.add_argument("--chunk-size", type=int, default=20000, help="molecules per chunk")
+    s.add_argument("--workers", type=int, help="parsing processes (default: one per CPU core)")
+    s.add_argument("--top-nodes", type=int, default=5)
+    s.add_argument("--device", default="auto")
+    s.add_argument("--smiles-column")
+    s.add_argument("--id-column")
+
+
+def _add_explanations_parser(sub) -> None:
+    x = sub.add_parser("evaluate-explanations",
+                       help="do node errors point at planted anomalous atoms? (graph- and node-level AUC)")
+    x.add_argument("data", help="normal molecules: SMILES list or table (e.g. a MOSES file)")
+    x.add_argument("--train", type=int, default=2000, help="normal molecules to train on")
+    x.add_argument("--normal", type=int, default=500, help="held-out normal molecules")
+    x.add_argument("--local", type=int, default=400, help="locally-anomalous copies (planted atoms)")
+    x.add_argument("--global", dest="global_", type=int, default=300, help="globally-anomalous copies")
+    x.add_argument("--epochs", type=int, default=150)
+    x.add_argument("--seed", type=int, default=0)
+    x.add_argument("--device", default="auto")
+    x.add_argument("--json", help="write the results as JSON here")
+
+
+def _add_evaluate_parser(sub) -> None:
+    e = sub.add_parser("evaluate", help="reproduce the paper's protocols: ROC-AUC per fold or seed, mean ± std")
+    e.add_argument("data", help="labelled TU collection or molecule file (the training file for --protocol split)")
+    e.add_argument("--protocol", choices=("cv", "split"), default="cv",
+                   help="cv: stratified k-fold CV; split: train on DATA, score --test (Tox21)")
+    e.add_argument("--test", help="testing file of the split protocol (e.g. Tox21_HSE_testing)")
+    e.add_argument("--anomaly", default="minority",
+                   help="anomalous class: minority (paper's text), first-label (authors' loader) or a label value")
+    e.add_argument("--folds", type=int, default=5)
+    e.add_argument("--cv-seed", type=int, default=1, help="seed of the fold shuffle (the paper's: 1)")
+    e.add_argument("--seeds", type=int, default=5, help="split protocol: number of model seeds")
+    e.add_argument("--seed", type=int, default=0, help="model seed (the first one for split)")
+    e.add_argument("--epochs", type=int, default=150)
+    e.add_argument("--lr", type=float, help="learning rate (default: the paper's for this data set, else 1e-4)")
+    e.add_argument("--batch-size", type=int, help="batch size (default: the paper's, 300 or 2000 for Tox21)")
+    e.add_argument("--hidden", type=int, default=512, help="hidden width")
+    e.add_argument("--out-dim", type=int, default=256, help="embedding width")
+    e.add_argument("--layers", type=int, default=3)
+    e.add_argument("--lam", type=float, default=1.0, help="weight of the node term")
+    e.add_argument("--normalize", action="store_true", help="L2-normalise each layer's node embeddings")
+    e.add_argument("--features", choices=MODES, default="auto")
+    e.add_argument("--contamination", type=float, default=0.0,
+                   help="share of anomalies in the training set (paper: 0 to 0.16)")
+    e.add_argument("--train-fraction", type=float, default=1.0, help="share of the normal training graphs kept")
+    e.add_argument("--score", choices=("both", "graph", "node"), default="both",
+                   help="primary score: both terms, graph term only or node term only (all are recorded)")
+    e.add_argument("--ensemble", type=int, default=1, help="average this many models with independent targets")
+    e.add_argument("--standardize", action="store_true", help="z-score TU node attributes (training statistics)")
+    e.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    e.add_argument("--device", default="auto")
+    e.add_argument("--json", help="write the full results as JSON (updated after every fold)")
+    e.add_argument("--markdown", help="write a Markdown table with the paper's values")
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -120,13 +184,59 @@ def _score(args: argparse.Namespace) -> None:
           f"{args.output}", file=sys.stderr)
 
 
+def _screen(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from .model import GLocalKD
+    from .screening import screen
+
+    model = GLocalKD.load(args.model, device=args.device)
+    with tqdm(unit="mol", file=sys.stderr, disable=None) as bar:
+        summary = screen(model, args.data, args.output, chunk_size=args.chunk_size, workers=args.workers,
+                         smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
+                         on_progress=lambda read, scored: bar.update(read - bar.n))
+    print(f"{summary.rows:,} rows: {summary.scored:,} scored, {summary.rejected:,} rejected, in "
+          f"{summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s); ranked report written to "
+          f"{summary.report}", file=sys.stderr)
+
+
+def _explanations(args: argparse.Namespace) -> None:
+    import json
+    from itertools import islice
+
+    from .explanations import evaluate_explanations, make_planted
+    from .model import GLocalKD
+    from .screening import iter_smiles_rows
+
+    need = args.train + args.normal + 4 * (args.local + args.global_)
+    smiles = [s for _, _, s in islice(iter_smiles_rows(args.data), need)]
+    planted = make_planted(smiles, args.train, args.normal, args.local, args.global_, seed=args.seed)
+    results = evaluate_explanations(planted, GLocalKD(epochs=args.epochs, seed=args.seed, device=args.device))
+    for r in results:
+        print(f"node errors {r.node_error}: graph AUC local {r.graph_auc_local:.3f}, global {r.graph_auc_global:.3f}; "
+              f"node AUC {r.node_auc:.3f}, top-k hit rate {r.topk_hit_rate:.3f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"command": "glocalkd evaluate-explanations " + " ".join(sys.argv[2:]),
+                       "results": [r.to_dict() for r in results]}, fh, indent=2)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "train":
             _train(args)
+        elif args.command == "evaluate":
+            from .evaluate import run_from_args
+
+            args.argv = list(sys.argv[1:] if argv is None else argv)
+            run_from_args(args)
         elif args.command == "score":
             _score(args)
+        elif args.command == "screen":
+            _screen(args)
+        elif args.command == "evaluate-explanations":
+            _explanations(args)
         else:
             print(_summary(_load_quiet(args)))
     except GLocalKDError as exc:

@@ -9,14 +9,14 @@ from torch_geometric.nn import GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import to_torch_csr_tensor
 
-warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled")
 
 
 def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
     """D^-1/2 (A + I) D^-1/2 as a sparse CSR matrix (transposed, as torch-geometric's spmm wants)."""
     ei, w = gcn_norm(edge_index, None, num_nodes, add_self_loops=True)
-    return to_torch_csr_tensor(ei.flip(0), w, size=(num_nodes, num_nodes))
+    with warnings.catch_warnings():  # torch calls sparse CSR "beta"; the SpMM it serves is stable
+        warnings.simplefilter("ignore", UserWarning)
+        return to_torch_csr_tensor(ei.flip(0), w, size=(num_nodes, num_nodes))
 
 
 class GCNEncoder(nn.Module):

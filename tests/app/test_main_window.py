@@ -253,3 +253,20 @@ def test_map_and_table_selection_stay_in_sync(qtbot, window, herg_path):
     assert clicked and window.model_table.graph_index(window.table.currentIndex().row()) == clicked[0]
     assert np.hypot(*(view.map.coords[np.nonzero(view.map.indices == clicked[0])[0][0]] - view.map.coords[k])) < \
         0.05 * np.ptp(view.map.coords[:, 0])
+
+
+def test_a_failure_inside_the_worker_is_reported_and_the_app_stays_usable(qtbot, window, herg_path, monkeypatch):
+    open_and_wait(qtbot, window, herg_path)
+
+    def broken_fit(self, *args, **kwargs):
+        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(GLocalKD, "fit", broken_fit)
+    window.train()
+    qtbot.waitUntil(lambda: _idle(window) and hasattr(window, "_last_warning"), timeout=20000)
+    assert "Out of memory" in window._last_warning
+    assert window.model is None and window.model_table.rowCount() == 655
+    assert window.train_button.isEnabled()
+    monkeypatch.undo()
+    train_and_wait(qtbot, window)  # and training works again afterwards
+    assert window.scores is not None

@@ -46,3 +46,17 @@ def test_tiny_benchmark_runs_end_to_end(smiles):
         assert 0 <= r.node_auc <= 1 and 0 <= r.topk_hit_rate <= 1
         assert set(r.by_kind) == {f"local:{k}" for k in LOCAL_PLANTERS} | {f"global:{k}" for k in GLOBAL_MAKERS}
     assert raw.graph_auc_local == z.graph_auc_local and raw.node_error == "raw" and z.node_error == "zscore"
+
+
+def test_cli_evaluate_explanations(tmp_path, capsys):
+    import json
+
+    from core.cli import main
+
+    out = tmp_path / "x.json"
+    assert main(["evaluate-explanations", str(RESOURCES / "moses_sample.csv.gz"), "--train", "120", "--normal", "30",
+                 "--local", "12", "--global", "9", "--epochs", "2", "--device", "cpu", "--json", str(out)]) == 0
+    assert "node errors raw: graph AUC local" in capsys.readouterr().out
+    saved = json.loads(out.read_text())
+    assert [r["node_error"] for r in saved["results"]] == ["raw", "zscore"]
+    assert saved["results"][0]["sizes"] == {"train": 120, "normal": 30, "local": 12, "global": 9}

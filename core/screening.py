@@ -1,0 +1,286 @@
+"""Screening large SMILES libraries with a trained model, in bounded memory.
+
+The library is streamed in chunks; worker processes parse and featurize molecules
+(RDKit) while the main process scores the previous chunk (torch). Each scored chunk is
+written, sorted by score, to its own temporary file at once, so an interrupted run keeps
+every row already scored. The ranked report is an external k-way merge of those files
+(rejected rows last), so memory does not grow with the library. Scoring a chunk is a pure
+function of the model file and the chunk: the same code shards across machines.
+"""
+from __future__ import annotations
+
+import csv
+import heapq
+import multiprocessing as mp
+import os
+import shutil
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .errors import DataError
+from .loaders.text import read_lines, strip_compression
+from .report import COLUMNS, safe_cell
+
+MERGE_FAN_IN = 128
+
+
+@dataclass
+class ScreenSummary:
+    """What a screening run did: rows read, scored and rejected, time, and whether it was stopped."""
+
+    rows: int
+    scored: int
+    rejected: int
+    seconds: float
+    report: str
+    stopped: bool = False
+    last_line: int = 0
+
+    @property
+    def molecules_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+
+# ---------------------------------------------------------------------------- reading rows
+def iter_smiles_rows(path: str | Path, smiles_column: str | None = None,
+                     id_column: str | None = None) -> Iterator[tuple[int, str, str]]:
+    """Stream (line number, id, SMILES) from a .smi list or a CSV/TSV table (optionally gzipped)."""
+    from .loaders import MOLECULE_TABLE_SUFFIXES, SMILES_SUFFIXES
+    from .loaders.columns import table_columns
+
+    path = Path(path)
+    suffix = Path(strip_compression(path.name)).suffix.lower()
+    if suffix in SMILES_SUFFIXES:
+        first = True
+        for number, line in read_lines(path):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            parts = text.split(None, 1)
+            if first and parts[0].lower() in ("smiles", "smi"):
+                first = False
+                continue
+            first = False
+            yield number, (parts[1].strip() if len(parts) > 1 else str(number)), parts[0]
+        return
+    if suffix not in MOLECULE_TABLE_SUFFIXES:
+        raise DataError("screening reads SMILES lists (.smi) and tables (.csv, .tsv, .tab)", path)
+    cols = table_columns(path)
+    smiles = smiles_column or cols.smiles
+    ident = id_column or cols.id
+    if smiles not in cols.header:
+        raise DataError(f"no SMILES column found (columns: {', '.join(cols.header)})", path, 1)
+    if ident is not None and ident not in cols.header:
+        raise DataError(f"no id column named {ident!r}", path, 1)
+    s_col = cols.header.index(smiles)
+    i_col = cols.header.index(ident) if ident is not None else None
+    delimiter = _delimiter(path)
+    header_seen = False
+    for number, line in read_lines(path):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not header_seen:
+            header_seen = True
+            continue
+        row = next(csv.reader([line], delimiter=delimiter)) if '"' in line else line.split(delimiter)
+        smi = row[s_col] if s_col < len(row) else ""
+        yield number, (row[i_col].strip() if i_col is not None and i_col < len(row) else str(number)), smi
+
+
+def _delimiter(path: Path) -> str:
+    from .loaders.molecules import _sniff_delimiter
+
+    for _, line in read_lines(path):
+        if line.strip() and not line.lstrip().startswith("#"):
+            return _sniff_delimiter(line, Path(strip_compression(path.name)).suffix.lower())
+    return ","
+
+
+def _chunks(rows: Iterator[tuple[int, str, str]], size: int) -> Iterator[list[tuple[int, str, str]]]:
+    chunk: list[tuple[int, str, str]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+# ---------------------------------------------------------------------------- worker side
+def featurize_chunk(rows: list[tuple[int, str, str]]) -> dict:
+    """Parse and featurize a chunk into compact arrays (runs in a worker process)."""
+    from .chem import ATOM_FEATURE_DIM, atom_features, parse_smiles
+
+    lines, ids, smiles, counts, edge_counts, symbols = [], [], [], [], [], []
+    xs, edges, rejects = [], [], []
+    for line, ident, smi in rows:
+        mol, reason = parse_smiles(smi)
+        if mol is None:
+            rejects.append((line, ident, smi, reason))
+            continue
+        xs.append(atom_features(mol).astype(np.uint8))  # features are 0/1: a quarter of the bytes
+        pairs = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds()]
+        edges.append(np.asarray(pairs, dtype=np.int32).reshape(-1, 2))
+        lines.append(line)
+        ids.append(ident)
+        smiles.append(smi.strip())
+        counts.append(mol.GetNumAtoms())
+        edge_counts.append(len(pairs))
+        symbols.append(" ".join(a.GetSymbol() for a in mol.GetAtoms()))
+    return {
+        "lines": np.asarray(lines, dtype=np.int64), "ids": ids, "smiles": smiles, "symbols": symbols,
+        "counts": np.asarray(counts, dtype=np.int64), "edge_counts": np.asarray(edge_counts, dtype=np.int64),
+        "x": np.concatenate(xs) if xs else np.zeros((0, ATOM_FEATURE_DIM), dtype=np.uint8),
+        "edges": np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int32),
+        "rejects": rejects,
+    }
+
+
+# ---------------------------------------------------------------------------- main side
+def _score_chunk(model, chunk: dict, batch_graphs: int) -> tuple[np.ndarray, ...]:
+    """Scores of a featurized chunk: (score, graph term, node term, node errors, node ptr)."""
+    import torch
+
+    counts = chunk["counts"]
+    node_ptr = np.concatenate([[0], np.cumsum(counts)])
+    edge_ptr = np.concatenate([[0], np.cumsum(chunk["edge_counts"])])
+    # bonds both ways, renumbered to the chunk's global node ids
+    offsets = np.repeat(node_ptr[:-1], chunk["edge_counts"])
+    e = chunk["edges"].astype(np.int64) + offsets[:, None]
+    x_all = torch.from_numpy(chunk["x"])
+    parts = []
+    for lo in range(0, len(counts), batch_graphs):
+        hi = min(lo + batch_graphs, len(counts))
+        n_lo, n_hi = node_ptr[lo], node_ptr[hi]
+        ee = e[edge_ptr[lo]:edge_ptr[hi]] - n_lo
+        edge_index = torch.from_numpy(np.concatenate([ee, ee[:, ::-1]]).T.copy())
+        x = x_all[n_lo:n_hi].float()
+        parts.append(model.score_arrays(x, edge_index, torch.from_numpy(counts[lo:hi])))
+    from .scores import Scores
+
+    s = Scores.concat(parts)
+    return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
+
+
+def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int) -> None:
+    score, graph_term, node_term, node_errors, node_ptr = scored
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        for i in np.argsort(-score, kind="stable"):
+            errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
+            names = chunk["symbols"][i].split(" ")
+            top = np.argsort(-errors, kind="stable")[:top_k]
+            writer.writerow([f"{score[i]:.6g}", chunk["ids"][i], "", chunk["smiles"][i], f"{score[i]:.6g}",
+                             f"{graph_term[i]:.6g}", f"{node_term[i]:.6g}", int(node_ptr[i + 1] - node_ptr[i]), "",
+                             ";".join(f"{names[j]}{j}:{errors[j]:.4g}" for j in top), "ok"])
+
+
+def _merge(files: list[Path], out: Path, tmp: Path) -> None:
+    """K-way merge of files sorted by descending first column, fanning in at most MERGE_FAN_IN at once."""
+    level = 0
+    while len(files) > MERGE_FAN_IN:
+        merged = []
+        for k in range(0, len(files), MERGE_FAN_IN):
+            target = tmp / f"merge{level}_{k}.csv"
+            _merge_group(files[k:k + MERGE_FAN_IN], target, with_rank=False)
+            for f in files[k:k + MERGE_FAN_IN]:
+                f.unlink()
+            merged.append(target)
+        files, level = merged, level + 1
+    _merge_group(files, out, with_rank=True)
+
+
+def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
+    handles = [open(f, newline="", encoding="utf-8") for f in files]
+    try:
+        streams = [csv.reader(h) for h in handles]
+        merged = heapq.merge(*streams, key=lambda row: -float(row[0]))
+        with open(out, "a" if with_rank else "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            for rank, row in enumerate(merged, start=1):
+                if with_rank:
+                    writer.writerow([str(rank)] + [safe_cell(c) for c in row[1:]])
+                else:
+                    writer.writerow(row)
+    finally:
+        for h in handles:
+            h.close()
+
+
+def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
+           smiles_column: str | None = None, id_column: str | None = None, top_k: int = 5,
+           batch_graphs: int = 4096, on_progress: Callable[[int, int], None] | None = None,
+           should_stop: Callable[[], bool] | None = None) -> ScreenSummary:
+    """Score every SMILES of ``path`` with ``model`` and write the ranked report to ``report``.
+
+    ``workers`` processes parse and featurize (default: one per CPU core, at least one);
+    ``on_progress(rows read, rows scored)`` is called after each chunk; ``should_stop`` is
+    polled between chunks: a stopped run still writes the ranked report of every row
+    scored so far (``stopped`` is True and ``last_line`` says where it got to).
+    """
+    if model.schema_.mode != "atom":
+        raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
+    start = time.perf_counter()
+    report = Path(report)
+    workers = max(1, workers if workers is not None else (os.cpu_count() or 2))
+    tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=report.parent or "."))
+    rejects_file = tmp / "rejects.csv"
+    chunk_files: list[Path] = []
+    rows = scored_rows = rejected = last_line = 0
+    stopped = False
+    try:
+        # fork where there is one (Linux, like torch's DataLoader workers): no re-import of the caller's
+        # main module, which breaks under `python -` and in frozen apps; the workers touch no torch state
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        with ctx.Pool(workers) as pool, open(rejects_file, "w", newline="", encoding="utf-8") as rej_fh:
+            rej_writer = csv.writer(rej_fh)
+            pending: deque = deque()
+            chunks = _chunks(iter_smiles_rows(path, smiles_column, id_column), chunk_size)
+            exhausted = False
+            while True:
+                while not exhausted and not stopped and len(pending) < workers + 1:  # bounded read-ahead
+                    if should_stop is not None and should_stop():
+                        stopped = True
+                        break
+                    nxt = next(chunks, None)
+                    if nxt is None:
+                        exhausted = True
+                        break
+                    pending.append((nxt[-1][0], len(nxt), pool.apply_async(featurize_chunk, (nxt,))))
+                if not pending:
+                    break
+                chunk_last, n_rows, result = pending.popleft()
+                chunk = result.get()
+                if len(chunk["counts"]):
+                    target = tmp / f"chunk{len(chunk_files):06d}.csv"
+                    _write_sorted_chunk(target, chunk, _score_chunk(model, chunk, batch_graphs), top_k)
+                    chunk_files.append(target)
+                for line, ident, smi, reason in chunk["rejects"]:
+                    rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
+                                         f"rejected: line {line}: {reason}"])
+                rows += n_rows
+                scored_rows += len(chunk["counts"])
+                rejected += len(chunk["rejects"])
+                last_line = chunk_last
+                if on_progress is not None:
+                    on_progress(rows, scored_rows)
+                if should_stop is not None and should_stop():
+                    stopped = True
+        partial = tmp / "report.csv"
+        with open(partial, "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerow(COLUMNS)
+        _merge(chunk_files, partial, tmp)
+        with open(partial, "a", newline="", encoding="utf-8") as out, open(rejects_file, encoding="utf-8") as rej:
+            shutil.copyfileobj(rej, out)
+        os.replace(partial, report)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
+                         report=str(report), stopped=stopped, last_line=last_line)

@@ -1,0 +1,167 @@
+"""The evaluation harness: protocols, anomaly-class rules, training-set options, writers, CLI."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from core import load
+from core.cli import main
+from core.errors import DataError, GLocalKDError
+from core.evaluate import (EvaluationResult, choose_anomaly_label, dataset_name, evaluate, markdown_table,
+                           paper_settings, read_json, write_json, write_markdown)
+from tests.conftest import ring, write_tu
+
+TINY = dict(epochs=2, hidden_dim=8, out_dim=4, num_layers=2, device="cpu")
+
+
+def _label_file(folder: Path, name: str, labels: list[int]) -> None:
+    (folder / f"{name}_node_labels.txt").write_text("\n".join(map(str, labels)) + "\n")
+
+
+@pytest.fixture
+def easy_tu(tmp_path: Path) -> Path:
+    """9 anomalous rings (graph label 0, every node labelled 9) then 30 normal rings (label 5, node labels 0-2).
+
+    Label 0 is both the minority and the first label; node label 9 never occurs in a normal graph,
+    so a trained model must rank the anomalies first.
+    """
+    graphs = [(6, ring(6), 0) for _ in range(9)] + [(5 + i % 3, ring(5 + i % 3), 5) for i in range(30)]
+    folder = write_tu(tmp_path / "EASY", "EASY", graphs)
+    labels = [9] * (9 * 6) + [j % 3 for n, _, _ in graphs[9:] for j in range(n)]
+    _label_file(folder, "EASY", labels)
+    return folder
+
+
+def test_anomaly_rules_minority_first_label_and_explicit(tu_folder, herg_path):
+    toy = load(tu_folder)  # 8 rings labelled 1 listed first, then 4 paths labelled 0
+    assert choose_anomaly_label(toy, "minority") == "0"
+    assert choose_anomaly_label(toy, "first-label") == "1"
+    assert choose_anomaly_label(toy, "1") == "1"
+    with pytest.raises(DataError, match="no graph has that label"):
+        choose_anomaly_label(toy, "7")
+    herg = load(herg_path)  # 451 blockers (Y=1, first row) and 204 non-blockers
+    assert choose_anomaly_label(herg, "minority") == "0"
+    assert choose_anomaly_label(herg, "first-label") == "1"
+    assert choose_anomaly_label(herg, "0.0") == "0"
+
+
+def test_minority_ties_go_to_the_first_appearing_label(tmp_path):
+    folder = write_tu(tmp_path / "TIE", "TIE", [(4, ring(4), 2), (4, ring(4), 1), (4, ring(4), 1), (4, ring(4), 2)])
+    assert choose_anomaly_label(load(folder), "minority") == "2"
+
+
+def test_cv_trains_on_normal_graphs_only_and_scores_every_held_out_graph(tu_folder):
+    result = evaluate(tu_folder, protocol="cv", folds=4, model_params=TINY)
+    assert result.complete and len(result.folds) == 4
+    assert (result.anomaly_rule, result.anomaly_label, result.normal_labels) == ("minority", "0", ["1"])
+    assert sum(f.n_test for f in result.folds) == 12            # every graph is held out exactly once
+    assert sum(f.n_test_anomalies for f in result.folds) == 4
+    for f in result.folds:
+        assert f.n_train_anomalies == 0
+        assert f.n_train == 8 - (f.n_test - f.n_test_anomalies)   # the training folds' normal graphs
+        assert f.n_test_anomalies == 1                           # stratified
+        assert 0.0 <= f.auc <= 1.0 and 0.0 <= f.auc_graph <= 1.0 and 0.0 <= f.auc_node <= 1.0
+        assert f.epochs_run == 2
+    assert result.std() >= 0 and math.isfinite(result.mean())
+
+
+def test_cv_ranks_anomalies_with_unseen_node_labels_first(easy_tu):
+    result = evaluate(easy_tu, folds=3, model_params=dict(epochs=40, lr=1e-2, hidden_dim=16, out_dim=8,
+                                                          num_layers=2, device="cpu"))
+    assert result.anomaly_label == "0"
+    assert result.mean("auc") > 0.95
+    assert result.mean("auc_node") > 0.95
+
+
+def test_same_seeds_give_the_same_aucs_and_folds_follow_cv_seed(easy_tu):
+    a = evaluate(easy_tu, folds=3, model_params=TINY)
+    b = evaluate(easy_tu, folds=3, model_params=TINY)
+    assert [f.auc for f in a.folds] == [f.auc for f in b.folds]
+    assert a.options["cv_seed"] == 1
+
+
+def test_first_label_rule_makes_the_other_class_normal(tu_folder):
+    result = evaluate(tu_folder, folds=4, anomaly="first-label", model_params=TINY)
+    assert (result.anomaly_rule, result.anomaly_label) == ("first-label", "1")
+    assert sum(f.n_test_anomalies for f in result.folds) == 8
+    assert all(f.n_train == 4 - (f.n_test - f.n_test_anomalies) for f in result.folds)
+
+
+def test_contamination_and_train_fraction_shape_the_training_set(easy_tu):
+    clean = evaluate(easy_tu, folds=3, model_params=TINY)
+    dirty = evaluate(easy_tu, folds=3, contamination=0.1, model_params=TINY)
+    for c, d in zip(clean.folds, dirty.folds):
+        assert d.n_train_anomalies == round(0.1 / 0.9 * c.n_train) > 0
+        assert d.n_train == c.n_train + d.n_train_anomalies
+        assert d.n_test == c.n_test                                # the held-out fold is unchanged
+    half = evaluate(easy_tu, folds=3, train_fraction=0.5, model_params=TINY)
+    assert [f.n_train for f in half.folds] == [round(0.5 * c.n_train) for c in clean.folds]
+
+
+def test_split_protocol_repeats_over_seeds_on_the_testing_file(tmp_path):
+    train = write_tu(tmp_path / "Tox21_X_training", "Tox21_X_training",
+                     [(5, ring(5), 0)] * 10 + [(4, ring(4), 1)] * 3)
+    test = write_tu(tmp_path / "Tox21_X_testing", "Tox21_X_testing", [(5, ring(5), 0)] * 4 + [(4, ring(4), 1)] * 2)
+    result = evaluate(train, protocol="split", test=test, seeds=[0, 1, 2], model_params=TINY)
+    assert result.dataset == "Tox21 X" and result.anomaly_label == "1"
+    assert [f.seed for f in result.folds] == [0, 1, 2]
+    assert all((f.n_train, f.n_train_anomalies, f.n_test, f.n_test_anomalies) == (10, 0, 6, 2)
+               for f in result.folds)
+    assert len({f.auc for f in result.folds} | {f.final_loss for f in result.folds}) > 1  # seeds differ
+    with pytest.raises(GLocalKDError, match="needs a testing file"):
+        evaluate(train, protocol="split", model_params=TINY)
+
+
+def test_molecule_file_cv_with_explicit_anomaly_class(herg_path):
+    result = evaluate(herg_path, folds=3, anomaly="0", model_params=dict(TINY, epochs=1))
+    assert result.dataset == "hERG"
+    assert (result.anomaly_rule, result.anomaly_label, result.normal_labels) == ("explicit", "0", ["1"])
+    assert sum(f.n_test for f in result.folds) == 655
+    assert sum(f.n_train for f in result.folds) == 2 * 451      # each blocker trains in 2 of 3 folds
+
+
+def test_ablation_score_ensemble_and_standardize_options(easy_tu):
+    graph = evaluate(easy_tu, folds=3, score="graph", ensemble=2, standardize=True,
+                     model_params=dict(TINY, epochs=1))
+    assert graph.primary_key == "auc_graph"
+    assert graph.options["ensemble"] == 2 and graph.options["standardize"]
+    assert "graph term only" in markdown_table([graph])
+
+
+def test_json_round_trip_and_markdown_with_paper_values(tu_folder, tmp_path):
+    result = evaluate(tu_folder, folds=4, model_params=TINY)
+    result.dataset = "AIDS"
+    write_json(result, tmp_path / "r.json")
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["paper"]["auc"] == 0.992 and len(data["folds"]) == 4
+    assert data["summary"]["auc"]["mean"] == pytest.approx(result.mean())
+    back = read_json(tmp_path / "r.json")
+    assert isinstance(back, EvaluationResult) and back.mean() == pytest.approx(result.mean())
+    write_markdown(back, tmp_path / "r.md", pending=["NCI1"])
+    text = (tmp_path / "r.md").read_text()
+    assert "0.992 ± 0.004" in text and "InfoGraph-LESINN" in text
+    assert "| NCI1 |" in text and "not run yet" in text
+
+
+def test_dataset_names_and_paper_settings():
+    assert dataset_name("/x/Tox21_HSE_training/") == "Tox21 HSE"
+    assert dataset_name("data/herg.tab") == "hERG" and dataset_name("resources/AIDS.zip") == "AIDS"
+    assert paper_settings("AIDS") == {"lr": 1e-5, "batch_size": 300}
+    assert paper_settings("Tox21 p53") == {"lr": 1e-5, "batch_size": 2000}
+    assert paper_settings("PROTEINS_full")["lr"] == 1e-2 and paper_settings("NCI1")["lr"] == 1e-4
+
+
+def test_cli_evaluate_prints_the_rule_and_writes_json(tu_folder, tmp_path, capsys):
+    out = tmp_path / "res.json"
+    assert main(["evaluate", str(tu_folder), "--folds", "4", "--epochs", "2", "--hidden", "8", "--out-dim", "4",
+                 "--layers", "2", "--anomaly", "first-label", "--device", "cpu", "--json", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "anomaly rule 'first-label' -> anomalous class '1'" in captured.err
+    assert "ROC-AUC" in captured.out
+    data = json.loads(out.read_text())
+    assert data["complete"] and len(data["folds"]) == 4 and data["command"].startswith("glocalkd evaluate")
+    assert main(["evaluate", str(tu_folder), "--protocol", "split", "--epochs", "1"]) == 2
+    assert "needs a testing file" in capsys.readouterr().err

@@ -1,0 +1,87 @@
+import csv
+
+import numpy as np
+import pytest
+
+from core import GLocalKD, load, write_report
+from core import screening
+from core.screening import screen
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    """A SMILES library with bad rows among good ones."""
+    from tests.conftest import RESOURCES
+    import gzip
+
+    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
+        smiles = [line.strip() for line in fh][1:301]
+    smiles[10] = "C1CC"  # unclosed ring
+    smiles[200] = "not_a_molecule"
+    path = tmp_path_factory.mktemp("lib") / "lib.smi"
+    path.write_text("smiles name\n" + "\n".join(f"{s} mol{k}" for k, s in enumerate(smiles)) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def model(library):
+    graphs = load(library)
+    return GLocalKD(epochs=2, hidden_dim=32, out_dim=16, device="cpu", seed=0).fit(graphs)
+
+
+def _rows(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_screening_matches_scoring_in_memory(library, model, tmp_path):
+    summary = screen(model, library, tmp_path / "screen.csv", chunk_size=37, workers=2)
+    assert (summary.rows, summary.scored, summary.rejected, summary.stopped) == (300, 298, 2, False)
+    graphs = load(library)
+    write_report(tmp_path / "memory.csv", graphs, model.score(graphs))
+    streamed, in_memory = _rows(tmp_path / "screen.csv"), _rows(tmp_path / "memory.csv")
+    assert [r["id"] for r in streamed] == [r["id"] for r in in_memory]
+    assert [r["rank"] for r in streamed[:298]] == [str(k) for k in range(1, 299)]
+    a = np.array([float(r["score"]) for r in streamed[:298]])
+    b = np.array([float(r["score"]) for r in in_memory[:298]])
+    assert np.allclose(a, b, rtol=1e-4)
+    assert [r["top_nodes"].split(";")[0].split(":")[0] for r in streamed[:20]] == \
+        [r["top_nodes"].split(";")[0].split(":")[0] for r in in_memory[:20]]
+    assert {r["status"] for r in streamed[298:]} == {"rejected: line 12: invalid SMILES syntax: C1CC",
+                                                     "rejected: line 202: invalid SMILES syntax: not_a_molecule"}
+
+
+def test_multi_level_merge(library, model, tmp_path, monkeypatch):
+    monkeypatch.setattr(screening, "MERGE_FAN_IN", 3)
+    screen(model, library, tmp_path / "a.csv", chunk_size=20, workers=1)
+    rows = _rows(tmp_path / "a.csv")
+    scores = [float(r["score"]) for r in rows if r["status"] == "ok"]
+    assert len(scores) == 298 and scores == sorted(scores, reverse=True)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
+
+
+def test_a_stopped_run_keeps_every_row_already_scored(library, model, tmp_path):
+    calls = []
+    summary = screen(model, library, tmp_path / "s.csv", chunk_size=50, workers=1,
+                     on_progress=lambda read, scored: calls.append(read), should_stop=lambda: len(calls) >= 2)
+    assert summary.stopped and 100 <= summary.rows < 300
+    rows = _rows(tmp_path / "s.csv")
+    assert len(rows) == summary.rows and summary.last_line >= 101
+
+
+def test_screening_needs_a_molecule_model(tu_folder, library, tmp_path):
+    from core import DataError
+
+    tu_model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(tu_folder))
+    with pytest.raises(DataError, match="molecules"):
+        screen(tu_model, library, tmp_path / "x.csv")
+
+
+def test_cli_screen(library, model, tmp_path, capsys):
+    from core.cli import main
+
+    model.save(tmp_path / "m.pt")
+    assert main(["screen", str(tmp_path / "m.pt"), str(library), "-o", str(tmp_path / "r.csv"),
+                 "--chunk-size", "100", "--workers", "1", "--device", "cpu"]) == 0
+    assert "300 rows: 298 scored, 2 rejected" in capsys.readouterr().err
+    assert len(_rows(tmp_path / "r.csv")) == 300
