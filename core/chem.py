@@ -105,21 +105,34 @@ def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def atom_features(mol: Chem.Mol) -> np.ndarray:
-    """The fixed-vocabulary feature matrix of a molecule's atoms, shape (atoms, ATOM_FEATURE_DIM)."""
-    x = np.zeros((mol.GetNumAtoms(), ATOM_FEATURE_DIM), dtype=np.float32)
-    for atom in mol.GetAtoms():
-        i = atom.GetIdx()
-        x[i, _ELEMENT_INDEX.get(atom.GetSymbol(), len(ELEMENTS))] = 1.0
-        x[i, _OFF_DEGREE + min(atom.GetDegree(), DEGREES - 1)] = 1.0
+_HYB_INDEX = {h: k for k, h in enumerate(HYBRIDISATIONS)}
+
+
+def atom_features(mol: Chem.Mol, dtype: type = np.float32) -> np.ndarray:
+    """The fixed-vocabulary feature matrix of a molecule's atoms, shape (atoms, ATOM_FEATURE_DIM).
+
+    Reads each atom once into column indices and sets them all with one fancy-index
+    assignment (featurizing is on the screening hot path).
+    """
+    n = mol.GetNumAtoms()
+    cols = np.empty((n, 8), dtype=np.int64)
+    flags = np.zeros((n, 3), dtype=bool)
+    other_element, other_hyb = len(ELEMENTS), len(HYBRIDISATIONS)
+    for i in range(n):
+        atom = mol.GetAtomWithIdx(i)
         charge = min(max(atom.GetFormalCharge(), CHARGES[0]), CHARGES[-1])
-        x[i, _OFF_CHARGE + CHARGES.index(charge)] = 1.0
-        x[i, _OFF_H + min(atom.GetTotalNumHs(), HYDROGENS - 1)] = 1.0
-        hyb = atom.GetHybridization()
-        x[i, _OFF_HYB + (HYBRIDISATIONS.index(hyb) if hyb in HYBRIDISATIONS else len(HYBRIDISATIONS))] = 1.0
-        x[i, _OFF_FLAGS] = float(atom.GetIsAromatic())
-        x[i, _OFF_FLAGS + 1] = float(atom.IsInRing())
-        x[i, _OFF_FLAGS + 2] = float(atom.GetNumRadicalElectrons() > 0)
+        cols[i, 0] = _ELEMENT_INDEX.get(atom.GetSymbol(), other_element)
+        cols[i, 1] = _OFF_DEGREE + min(atom.GetDegree(), DEGREES - 1)
+        cols[i, 2] = _OFF_CHARGE + charge - CHARGES[0]
+        cols[i, 3] = _OFF_H + min(atom.GetTotalNumHs(), HYDROGENS - 1)
+        cols[i, 4] = _OFF_HYB + _HYB_INDEX.get(atom.GetHybridization(), other_hyb)
+        flags[i] = (atom.GetIsAromatic(), atom.IsInRing(), atom.GetNumRadicalElectrons() > 0)
+    cols[:, 5:] = np.arange(_OFF_FLAGS, _OFF_FLAGS + 3)
+    x = np.zeros((n, ATOM_FEATURE_DIM), dtype=dtype)
+    rows = np.repeat(np.arange(n), 8).reshape(n, 8)
+    values = np.ones((n, 8), dtype=dtype)
+    values[:, 5:] = flags
+    x[rows, cols] = values
     return x
 
 

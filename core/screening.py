@@ -41,6 +41,7 @@ class ScreenSummary:
     report: str
     stopped: bool = False
     last_line: int = 0
+    nodes: int = 0
 
     @property
     def molecules_per_second(self) -> float:
@@ -116,8 +117,9 @@ def _chunks(rows: Iterator[tuple[int, str, str]], size: int) -> Iterator[list[tu
 # ---------------------------------------------------------------------------- worker side
 def featurize_chunk(rows: list[tuple[int, str, str]]) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process)."""
-    from .chem import ATOM_FEATURE_DIM, atom_features, parse_smiles
+    from .chem import ATOM_FEATURE_DIM, ELEMENTS, atom_features, parse_smiles
 
+    n_elements = len(ELEMENTS)
     lines, ids, smiles, counts, edge_counts, symbols = [], [], [], [], [], []
     xs, edges, rejects = [], [], []
     for line, ident, smi in rows:
@@ -125,15 +127,22 @@ def featurize_chunk(rows: list[tuple[int, str, str]]) -> dict:
         if mol is None:
             rejects.append((line, ident, smi, reason))
             continue
-        xs.append(atom_features(mol).astype(np.uint8))  # features are 0/1: a quarter of the bytes
-        pairs = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds()]
-        edges.append(np.asarray(pairs, dtype=np.int32).reshape(-1, 2))
+        x = atom_features(mol, dtype=np.uint8)  # features are 0/1: a quarter of the bytes to pass on
+        element = x[:, :n_elements + 1].argmax(axis=1)
+        symbols.append(" ".join(ELEMENTS[e] if e < n_elements else mol.GetAtomWithIdx(k).GetSymbol()
+                                for k, e in enumerate(element.tolist())))
+        n_bonds = mol.GetNumBonds()
+        pairs = np.empty((n_bonds, 2), dtype=np.int32)
+        for k in range(n_bonds):
+            bond = mol.GetBondWithIdx(k)
+            pairs[k] = (bond.GetBeginAtomIdx(), bond.GetEndAtomIdx())
+        xs.append(x)
+        edges.append(pairs)
         lines.append(line)
         ids.append(ident)
         smiles.append(smi.strip())
-        counts.append(mol.GetNumAtoms())
-        edge_counts.append(len(pairs))
-        symbols.append(" ".join(a.GetSymbol() for a in mol.GetAtoms()))
+        counts.append(x.shape[0])
+        edge_counts.append(n_bonds)
     return {
         "lines": np.asarray(lines, dtype=np.int64), "ids": ids, "smiles": smiles, "symbols": symbols,
         "counts": np.asarray(counts, dtype=np.int64), "edge_counts": np.asarray(edge_counts, dtype=np.int64),
@@ -233,7 +242,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=report.parent or "."))
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
-    rows = scored_rows = rejected = last_line = 0
+    rows = scored_rows = rejected = last_line = nodes = 0
     stopped = False
     try:
         # fork where there is one (Linux, like torch's DataLoader workers): no re-import of the caller's
@@ -267,6 +276,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                                          f"rejected: line {line}: {reason}"])
                 rows += n_rows
                 scored_rows += len(chunk["counts"])
+                nodes += int(chunk["counts"].sum())
                 rejected += len(chunk["rejects"])
                 last_line = chunk_last
                 if on_progress is not None:
@@ -283,4 +293,4 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
-                         report=str(report), stopped=stopped, last_line=last_line)
+                         report=str(report), stopped=stopped, last_line=last_line, nodes=nodes)

@@ -1,0 +1,121 @@
+"""Speed and memory benchmark (not a test): each figure printed beside its arithmetic bound.
+
+    python benchmarks/bench.py [--data ../shared/datasets] [--out benchmarks/results.json]
+                               [--parts matmul,train,reddit,screen] [--screen-rows 100000]
+
+The bound of a GCN workload is its floating-point operations divided by this machine's
+own dense matmul throughput (measured first). Writes everything as JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process and its finished children, in MB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + kids) / 1024.0
+
+
+def matmul_gflops(n: int = 2048, repeats: int = 20) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        torch.mm(a, b)
+    return 2 * n**3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def gcn_flops_per_node(in_dim: int, hidden: int = 512, out: int = 256, layers: int = 3) -> float:
+    """Dense FLOPs of one network's forward pass per node (the sparse propagation is far smaller)."""
+    dims = [in_dim] + [hidden] * (layers - 1) + [out]
+    return float(sum(2 * a * b for a, b in zip(dims[:-1], dims[1:])))
+
+
+def train_epoch_seconds(graphs, epochs: int = 5, **params) -> tuple[float, object]:
+    from core import GLocalKD
+
+    times: list[float] = []
+    model = GLocalKD(epochs=epochs + 1, device="cpu", seed=0, **params)
+    model.fit(graphs, on_epoch=lambda e: times.append(e.seconds))
+    return float(np.median(times[1:])), model  # the first epoch warms caches up
+
+
+def bench_train(data: Path, gflops: float, dataset: str, epochs: int) -> dict:
+    from sklearn.model_selection import StratifiedKFold
+
+    from core import load
+
+    graphs = load(data / dataset)
+    counts = graphs.label_counts()
+    anomaly = min(counts, key=counts.get)
+    y = np.array([label == anomaly for label in graphs.labels])
+    train_idx, _ = next(StratifiedKFold(5, shuffle=True, random_state=1).split(y, y))
+    normal = graphs.subset([i for i in train_idx if not y[i]])
+    start = time.perf_counter()
+    seconds, model = train_epoch_seconds(normal, epochs=epochs)
+    nodes = normal.num_nodes
+    per_node = gcn_flops_per_node(model.schema_.dim)
+    bound_cached = nodes * per_node * 3 / (gflops * 1e9)  # predictor forward + backward (2x)
+    bound_recomputed = nodes * per_node * 4 / (gflops * 1e9)  # + the target's forward
+    return {"dataset": dataset, "train_graphs": len(normal), "train_nodes": nodes, "features": model.schema_.dim,
+            "seconds_per_epoch": seconds, "bound_seconds_target_cached": bound_cached,
+            "bound_seconds_target_recomputed": bound_recomputed, "ratio_to_bound": seconds / bound_cached,
+            "wall_seconds": time.perf_counter() - start, "peak_rss_mb": peak_rss_mb()}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results.json"))
+    p.add_argument("--parts", default="matmul,train,reddit,screen")
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--screen-rows", type=int, default=100_000)
+    p.add_argument("--screen-file", default="moses/train.csv.gz")
+    args = p.parse_args()
+    parts = set(args.parts.split(","))
+    data = Path(args.data)
+    out: dict = {"machine": {"cpus": torch.get_num_threads(), "torch": torch.__version__,
+                             "python": platform.python_version()}}
+    gflops = matmul_gflops()
+    out["matmul_gflops"] = gflops
+    print(f"dense fp32 matmul: {gflops:.1f} GFLOP/s on {torch.get_num_threads()} threads", flush=True)
+    if "train" in parts:
+        r = bench_train(data, gflops, "AIDS", args.epochs)
+        out["train_aids"] = r
+        print(f"AIDS training: {r['seconds_per_epoch']:.3f} s/epoch ({r['train_nodes']:,} nodes); bound "
+              f"{r['bound_seconds_target_cached']:.3f} s -> {r['ratio_to_bound']:.2f}x the bound", flush=True)
+    if "reddit" in parts:
+        r = bench_train(data, gflops, "REDDIT-BINARY", max(1, args.epochs // 2))
+        out["train_reddit"] = r
+        print(f"REDDIT-BINARY training: {r['seconds_per_epoch']:.2f} s/epoch ({r['train_nodes']:,} nodes); bound "
+              f"{r['bound_seconds_target_cached']:.2f} s -> {r['ratio_to_bound']:.2f}x; peak RSS "
+              f"{r['peak_rss_mb']:.0f} MB", flush=True)
+    if "screen" in parts:
+        from benchmarks.screening_bench import bench_screen
+
+        r = bench_screen(data / args.screen_file, args.screen_rows, gflops)
+        out["screen"] = r
+        print(f"screening {r['rows']:,} SMILES: {r['molecules_per_second']:.0f} molecules/s end to end; bound "
+              f"{r['bound_molecules_per_second']:.0f}/s -> {r['fraction_of_bound']:.2f} of it; peak RSS "
+              f"{r['peak_rss_mb']:.0f} MB", flush=True)
+    Path(args.out).write_text(json.dumps(out, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
