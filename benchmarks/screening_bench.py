@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench import gcn_flops_per_node, peak_rss_mb
+from benchmarks.bench import MemorySampler, gcn_flops_per_node, peak_rss_mb
 
 
 def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = None) -> dict:
@@ -30,9 +30,10 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
         with open(lib) as src, open(train, "w") as dst:
             dst.writelines(itertools.islice(src, 2000))
         model = GLocalKD(epochs=1, device="cpu", seed=0).fit(load(train))
-        start = time.perf_counter()
-        summary = screen(model, lib, tmp / "report.csv", workers=workers)
-        seconds = time.perf_counter() - start
+        with MemorySampler() as memory:
+            start = time.perf_counter()
+            summary = screen(model, lib, tmp / "report.csv", workers=workers)
+            seconds = time.perf_counter() - start
         with open(tmp / "report.csv") as fh:
             report_rows = sum(1 for _ in fh) - 1
     nodes_per_mol = summary.nodes / max(summary.scored, 1)
@@ -42,4 +43,5 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
     return {"rows": summary.rows, "scored": summary.scored, "rejected": summary.rejected,
             "report_rows": report_rows, "seconds": seconds, "molecules_per_second": rate,
             "nodes_per_molecule": nodes_per_mol, "bound_molecules_per_second": bound,
-            "fraction_of_bound": rate / bound, "peak_rss_mb": peak_rss_mb()}
+            "fraction_of_bound": rate / bound, "peak_memory_mb_pss": memory.peak_mb,
+            "peak_rss_mb_max_process": peak_rss_mb()}
