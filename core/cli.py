@@ -195,6 +195,9 @@ def _screen(args: argparse.Namespace) -> None:
         summary = screen(model, args.data, args.output, chunk_size=args.chunk_size, workers=args.workers,
                          smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
                          on_progress=lambda read, scored: bar.update(read - bar.n))
+    if summary.stopped:
+        print(f"stopped after line {summary.last_line:,}: the report holds every row read up to there",
+              file=sys.stderr)
     print(f"{summary.rows:,} rows: {summary.scored:,} scored, {summary.rejected:,} rejected, in "
           f"{summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s); ranked report written to "
           f"{summary.report}", file=sys.stderr)

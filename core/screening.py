@@ -253,36 +253,40 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
             pending: deque = deque()
             chunks = _chunks(iter_smiles_rows(path, smiles_column, id_column), chunk_size)
             exhausted = False
-            while True:
-                while not exhausted and not stopped and len(pending) < workers + 1:  # bounded read-ahead
+            try:
+                while True:
+                    while not exhausted and not stopped and len(pending) < workers + 1:  # bounded read-ahead
+                        if should_stop is not None and should_stop():
+                            stopped = True
+                            break
+                        nxt = next(chunks, None)
+                        if nxt is None:
+                            exhausted = True
+                            break
+                        pending.append((nxt[-1][0], len(nxt), pool.apply_async(featurize_chunk, (nxt,))))
+                    if not pending:
+                        break
+                    chunk_last, n_rows, result = pending.popleft()
+                    chunk = result.get()
+                    if len(chunk["counts"]):
+                        target = tmp / f"chunk{len(chunk_files):06d}.csv"
+                        _write_sorted_chunk(target, chunk, _score_chunk(model, chunk, batch_graphs), top_k)
+                        chunk_files.append(target)
+                    for line, ident, smi, reason in chunk["rejects"]:
+                        rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
+                                             f"rejected: line {line}: {reason}"])
+                    rows += n_rows
+                    scored_rows += len(chunk["counts"])
+                    nodes += int(chunk["counts"].sum())
+                    rejected += len(chunk["rejects"])
+                    last_line = chunk_last
+                    if on_progress is not None:
+                        on_progress(rows, scored_rows)
                     if should_stop is not None and should_stop():
                         stopped = True
-                        break
-                    nxt = next(chunks, None)
-                    if nxt is None:
-                        exhausted = True
-                        break
-                    pending.append((nxt[-1][0], len(nxt), pool.apply_async(featurize_chunk, (nxt,))))
-                if not pending:
-                    break
-                chunk_last, n_rows, result = pending.popleft()
-                chunk = result.get()
-                if len(chunk["counts"]):
-                    target = tmp / f"chunk{len(chunk_files):06d}.csv"
-                    _write_sorted_chunk(target, chunk, _score_chunk(model, chunk, batch_graphs), top_k)
-                    chunk_files.append(target)
-                for line, ident, smi, reason in chunk["rejects"]:
-                    rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                         f"rejected: line {line}: {reason}"])
-                rows += n_rows
-                scored_rows += len(chunk["counts"])
-                nodes += int(chunk["counts"].sum())
-                rejected += len(chunk["rejects"])
-                last_line = chunk_last
-                if on_progress is not None:
-                    on_progress(rows, scored_rows)
-                if should_stop is not None and should_stop():
-                    stopped = True
+            except KeyboardInterrupt:  # Ctrl+C: keep every chunk already scored, report them below
+                stopped = True
+                pool.terminate()
         partial = tmp / "report.csv"
         with open(partial, "w", newline="", encoding="utf-8") as fh:
             csv.writer(fh).writerow(COLUMNS)
