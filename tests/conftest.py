@@ -38,6 +38,25 @@ def write_tu(folder: Path, name: str, graphs: list[tuple[int, list[tuple[int, in
     return folder
 
 
+def sdf_ethanol(title: str = "ethanol", field: str = "label", value: str = "1") -> str:
+    """One SDF record of ethanol (3 heavy atoms) with one data field; 14 lines."""
+    return f"""{title}
+  RDKit          2D
+
+  3  2  0  0  0  0  0  0  0  0999 V2000
+    0.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
+    1.2990    0.7500    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
+    2.5981   -0.0000    0.0000 O   0  0  0  0  0  0  0  0  0  0  0  0
+  1  2  1  0
+  2  3  1  0
+M  END
+> <{field}>
+{value}
+
+$$$$
+"""
+
+
 def ring(n: int) -> list[tuple[int, int]]:
     return [(i, (i + 1) % n) for i in range(n)]
 

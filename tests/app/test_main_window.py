@@ -45,6 +45,16 @@ def train_and_wait(qtbot, window, normal=None, **params):
     qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=120000)
 
 
+def start_endless_training(qtbot, window, path, epochs_seen):
+    """Open ``path`` and train a tiny model for 100,000 epochs; return once some epochs are done."""
+    open_and_wait(qtbot, window, path)
+    window.form.epochs.setValue(100000)
+    window.form.hidden.setValue(16)
+    window.form.out_dim.setValue(8)
+    window.train()
+    qtbot.waitUntil(lambda: len(window._losses) >= epochs_seen, timeout=60000)
+
+
 def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path):
     assert window.stack.currentIndex() == 0  # the welcome page offers the demos
     open_and_wait(qtbot, window, herg_path)
@@ -114,12 +124,7 @@ def test_flag_threshold_follows_the_percentile(qtbot, window, herg_path):
 
 
 def test_stop_ends_training_and_keeps_a_usable_model(qtbot, window, herg_path):
-    open_and_wait(qtbot, window, herg_path)
-    window.form.epochs.setValue(100000)
-    window.form.hidden.setValue(16)
-    window.form.out_dim.setValue(8)
-    window.train()
-    qtbot.waitUntil(lambda: len(window._losses) >= 2, timeout=60000)
+    start_endless_training(qtbot, window, herg_path, epochs_seen=2)
     assert window.stop_button.isEnabled()
     window.stop()
     qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=15000)
@@ -179,12 +184,7 @@ def test_closing_the_window_while_training_stops_the_worker(qtbot, settings, her
     w = MainWindow(settings)
     qtbot.addWidget(w)
     w.show()
-    open_and_wait(qtbot, w, herg_path)
-    w.form.epochs.setValue(100000)
-    w.form.hidden.setValue(16)
-    w.form.out_dim.setValue(8)
-    w.train()
-    qtbot.waitUntil(lambda: len(w._losses) >= 1, timeout=60000)
+    start_endless_training(qtbot, w, herg_path, epochs_seen=1)
     threads = [t for t, _ in w.runner._running.values()]
     w.close()
     assert threads and all(t.isFinished() for t in threads)

@@ -7,6 +7,7 @@ import pytest
 
 from core import DataError, GLocalKD, load, write_report
 from core.chem import ATOM_FEATURE_DIM, ELEMENTS, FEATURE_NAMES
+from tests.conftest import sdf_ethanol
 
 TINY = dict(epochs=1, hidden_dim=8, out_dim=4, seed=0, device="cpu")
 OTHER = FEATURE_NAMES.index("element=other")
@@ -195,21 +196,7 @@ def test_duplicate_ids_are_kept_apart_by_line(tmp_path):
     assert write_report(out, graphs, GLocalKD(**TINY).fit(graphs).score(graphs)) == 4
 
 
-SDF_ETHANOL = """ethanol
-  RDKit          2D
-
-  3  2  0  0  0  0  0  0  0  0999 V2000
-    0.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
-    1.2990    0.7500    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
-    2.5981   -0.0000    0.0000 O   0  0  0  0  0  0  0  0  0  0  0  0
-  1  2  1  0
-  2  3  1  0
-M  END
-> <id>
-E-1
-
-$$$$
-"""
+SDF_ETHANOL = sdf_ethanol(field="id", value="E-1")
 
 
 def test_sdf_broken_records_among_good_ones_with_crlf(tmp_path):

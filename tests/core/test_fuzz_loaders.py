@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import GLocalKDError, load
+from tests.conftest import sdf_ethanol
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow],
                 derandomize=True)
@@ -119,21 +120,6 @@ def test_near_valid_tables(table, suffix):
     _check(_write("x" + suffix, text.encode("utf-8", errors="replace")))
 
 
-SDF_RECORD = """{title}
-  RDKit          2D
-
-  3  2  0  0  0  0  0  0  0  0999 V2000
-    0.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
-    1.2990    0.7500    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
-    2.5981   -0.0000    0.0000 O   0  0  0  0  0  0  0  0  0  0  0  0
-  1  2  1  0
-  2  3  1  0
-M  END
-> <label>
-{label}
-
-$$$$
-"""
 
 
 @FUZZ
@@ -141,7 +127,7 @@ $$$$
                         max_size=4),
        data=st.data())
 def test_near_valid_sdf(records, data):
-    text = "".join(SDF_RECORD.format(title=t, label=label) for t, label in records)
+    text = "".join(sdf_ethanol(title=t, value=label) for t, label in records)
     _check(_write("x.sdf", data.draw(mutated(text)).encode("utf-8", errors="replace")))
 
 

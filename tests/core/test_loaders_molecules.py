@@ -4,6 +4,7 @@ import pytest
 
 from core import DataError, load
 from core.chem import ATOM_FEATURE_DIM
+from tests.conftest import sdf_ethanol
 
 
 def test_smiles_file_scores_good_rows_and_lists_bad_ones(smiles_file):
@@ -57,21 +58,7 @@ def test_cp1252_text_and_quoted_newline(tmp_path):
     assert graphs.meta[1].line == 4
 
 
-SDF_GOOD = """ethanol
-  RDKit          2D
-
-  3  2  0  0  0  0  0  0  0  0999 V2000
-    0.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
-    1.2990    0.7500    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
-    2.5981   -0.0000    0.0000 O   0  0  0  0  0  0  0  0  0  0  0  0
-  1  2  1  0
-  2  3  1  0
-M  END
-> <label>
-1
-
-$$$$
-"""
+SDF_GOOD = sdf_ethanol()
 SDF_BROKEN = """broken
   RDKit          2D
 
