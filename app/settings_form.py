@@ -37,19 +37,12 @@ class TrainSettings(QWidget):
         self.device.addItems(["auto", "cpu", "cuda"])
         self.device_note = QLabel("")
         self.device_note.setStyleSheet("color: #666;")
-        form.addRow("Normal graphs", self.normal)
-        form.addRow("Epochs", self.epochs)
-        form.addRow("Learning rate", self.lr)
-        form.addRow("Batch size", self.batch)
-        form.addRow("Hidden width", self.hidden)
-        form.addRow("Embedding width", self.out_dim)
-        form.addRow("GCN layers", self.layers)
-        form.addRow("λ (node term)", self.lam)
-        form.addRow("Seed", self.seed)
-        form.addRow("Node features", self.features)
-        form.addRow("", self.normalize)
-        form.addRow("Device", self.device)
-        form.addRow("", self.device_note)
+        for label, widget in (("Normal graphs", self.normal), ("Epochs", self.epochs), ("Learning rate", self.lr),
+                              ("Batch size", self.batch), ("Hidden width", self.hidden),
+                              ("Embedding width", self.out_dim), ("GCN layers", self.layers),
+                              ("λ (node term)", self.lam), ("Seed", self.seed), ("Node features", self.features),
+                              ("", self.normalize), ("Device", self.device), ("", self.device_note)):
+            form.addRow(label, widget)
         self.set_labels([])
 
     def set_labels(self, labels: list[str], preferred: str | None = None) -> None:
