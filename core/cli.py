@@ -7,6 +7,7 @@ import time
 from typing import Sequence
 
 from . import __version__
+from .detectors import DETECTORS
 from .errors import GLocalKDError
 from .features import MODES
 from .graphset import GraphSet
@@ -134,6 +135,8 @@ def _add_evaluate_parser(sub) -> None:
     e.add_argument("--train-fraction", type=float, default=1.0, help="share of the normal training graphs kept")
     e.add_argument("--score", choices=("both", "graph", "node"), default="both",
                    help="primary score: both terms, graph term only or node term only (all are recorded)")
+    e.add_argument("--method", default="glocalkd", type=str.lower, choices=list(DETECTORS),
+                   help="detector: GLocalKD or one of the paper's competitors (same folds and metrics)")
     e.add_argument("--ensemble", type=int, default=1, help="average this many models with independent targets")
     e.add_argument("--standardize", action="store_true", help="z-score TU node attributes (training statistics)")
     e.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")

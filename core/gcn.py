@@ -30,25 +30,28 @@ class GCNEncoder(nn.Module):
     With ``normalize`` each layer's node embeddings are scaled to unit L2 norm, as the
     authors' released code does (the paper's equations leave it out); it keeps the
     distillation targets on one scale whatever the raw feature magnitudes are.
-    Returns node embeddings; the graph embedding is their max-pool (done by the caller).
+    ``bias=False`` is for one-class objectives (Deep SVDD), where biases let the network map
+    everything to the centre. Returns node embeddings; the graph embedding is their max-pool
+    (done by the caller).
     """
 
     def __init__(self, in_dim: int, hidden_dim: int = 512, out_dim: int = 256, num_layers: int = 3,
-                 normalize: bool = False):
+                 normalize: bool = False, bias: bool = True):
         super().__init__()
         self.normalize = normalize
         if num_layers < 1:
             raise ValueError("num_layers must be at least 1")
         dims = [in_dim] + [hidden_dim] * (num_layers - 1) + [out_dim]
         self.convs = nn.ModuleList(
-            GCNConv(a, b, normalize=False, bias=True) for a, b in zip(dims[:-1], dims[1:])
+            GCNConv(a, b, normalize=False, bias=bias) for a, b in zip(dims[:-1], dims[1:])
         )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         for conv in self.convs:
             nn.init.kaiming_uniform_(conv.lin.weight, nonlinearity="relu")
-            nn.init.zeros_(conv.bias)
+            if conv.bias is not None:
+                nn.init.zeros_(conv.bias)
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
         last = len(self.convs) - 1

@@ -64,6 +64,9 @@ class GLocalKD:
     ``train_scores_`` (the training graphs' scores, for thresholds) and ``stopped_early_``.
     """
 
+    name = "glocalkd"
+    has_node_scores = True
+
     def __init__(self, epochs: int = 150, lr: float = 1e-4, batch_size: int = 300, hidden_dim: int = 512,
                  out_dim: int = 256, num_layers: int = 3, lam: float = 1.0, normalize: bool = False,
                  features: str = "auto", seed: int = 0, device: str = "auto"):

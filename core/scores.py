@@ -14,6 +14,9 @@ class Scores:
     the predictor's and the target's max-pooled graph embeddings, ``node_term`` the mean of
     the graph's per-node squared errors. ``node_errors[node_ptr[i]:node_ptr[i+1]]`` are the
     errors of graph i's nodes, in the graph's node order (RDKit atom order for molecules).
+
+    Detectors without node scores (OCGCN, the two-step kernel methods) fill the two terms
+    and the node errors with NaN (see :meth:`graph_only`); ``has_node_scores`` tells which.
     """
 
     score: np.ndarray
@@ -25,6 +28,19 @@ class Scores:
     def __len__(self) -> int:
         return int(self.score.shape[0])
 
+    @staticmethod
+    def graph_only(score: np.ndarray, node_ptr: np.ndarray) -> "Scores":
+        """Scores of a detector that scores whole graphs only: terms and node errors are NaN."""
+        score = np.asarray(score, dtype=np.float32)
+        node_ptr = np.asarray(node_ptr, dtype=np.int64)
+        nan = np.full(len(score), np.nan, dtype=np.float32)
+        return Scores(score, nan, nan.copy(), np.full(int(node_ptr[-1]), np.nan, dtype=np.float32), node_ptr)
+
+    @property
+    def has_node_scores(self) -> bool:
+        """True when the node errors (and the two score terms) are real numbers, not NaN."""
+        return bool(len(self.score) == 0 or np.isfinite(self.graph_term).any())
+
     def node_errors_of(self, i: int) -> np.ndarray:
         return self.node_errors[self.node_ptr[i]: self.node_ptr[i + 1]]
 
@@ -34,6 +50,8 @@ class Scores:
 
     def top_nodes(self, i: int, k: int = 5) -> list[tuple[int, float]]:
         """The k nodes of graph i with the largest errors, as (node index, error)."""
+        if not self.has_node_scores:
+            return []
         errors = self.node_errors_of(i)
         order = np.argsort(-errors, kind="stable")[:k]
         return [(int(j), float(errors[j])) for j in order]

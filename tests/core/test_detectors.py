@@ -1,0 +1,153 @@
+"""The paper's competing detectors: LESINN, the WL/PK two-step methods, OCGCN and the registry."""
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from core import load, write_report
+from core.detectors import DETECTORS, accepted_params, detector_info, make_detector
+from core.errors import GLocalKDError
+from core.evaluate import evaluate, paper_value
+from core.gcn import GCNEncoder
+from core.graph_kernels import GraphKernel, kernel_distance, node_labels
+from core.lesinn import LESINN
+from core.metrics import roc_auc
+from tests.conftest import path, ring, write_tu
+
+SMALL_GCN = dict(epochs=30, lr=1e-2, batch_size=16, hidden_dim=16, out_dim=8, num_layers=2, device="cpu")
+
+
+@pytest.fixture
+def odd_rings(tmp_path: Path):
+    """40 normal rings of 5-12 nodes with random node labels 0-2 (graph label 5) and 6 anomalous
+    paths whose nodes carry label 9, which no normal graph has: every detector should rank the
+    paths first. 30 of the rings are the training set."""
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(5, 13, size=40).tolist()
+    graphs = [(n, ring(n), 5) for n in sizes] + [(6, path(6), 0) for _ in range(6)]
+    folder = write_tu(tmp_path / "ODD", "ODD", graphs)
+    labels = rng.integers(0, 3, size=sum(sizes)).tolist() + [9] * 36
+    (folder / "ODD_node_labels.txt").write_text("\n".join(map(str, labels)) + "\n")
+    data = load(folder)
+    is_anom = np.array([lab == "0" for lab in data.labels])
+    train = data.subset(list(range(30)))
+    return data, is_anom, train
+
+
+def test_lesinn_scores_far_points_higher_and_precomputed_matches_vectors():
+    rng = np.random.default_rng(0)
+    normal = rng.normal(size=(300, 2))
+    test = np.vstack([rng.normal(size=(50, 2)), rng.normal(size=(10, 2)) + 8.0])
+    a = LESINN(ensemble_size=20, subsample_size=16, seed=3).fit(normal)
+    scores = a.decision_function(test)
+    assert scores[50:].min() > scores[:50].max()
+    from sklearn.metrics import pairwise_distances
+
+    b = LESINN(ensemble_size=20, subsample_size=16, metric="precomputed", seed=3).fit(pairwise_distances(normal))
+    assert np.allclose(b.decision_function(pairwise_distances(test, normal)), scores)
+    assert np.allclose(b.train_scores_, a.train_scores_)
+
+
+def test_lesinn_training_points_are_not_their_own_nearest_neighbour():
+    x = np.array([[0.0], [1.0], [3.0]])
+    model = LESINN(ensemble_size=4, subsample_size=3, seed=0).fit(x)
+    # every member holds all three points: nearest other point is 1, 1 and 2 away
+    assert np.allclose(model.train_scores_, [1.0, 1.0, 2.0])
+    assert np.allclose(model.decision_function(x), [0.0, 0.0, 0.0])
+
+
+def test_kernels_are_normalised_and_distances_follow():
+    rings = [(5, ring(5), 1), (6, ring(6), 1), (7, path(7), 0)]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data = load(write_tu(Path(tmp) / "K", "K", rings))
+    for kind in ("wl", "pk"):
+        kernel = GraphKernel(kind, seed=0)
+        k = kernel.fit(data)
+        assert k.shape == (3, 3) and np.allclose(np.diag(k), 1.0)
+        assert np.allclose(kernel.transform(data.subset([2])), k[2:3])
+        assert np.allclose(np.diag(kernel_distance(k)), 0.0)
+
+
+def test_node_labels_for_tu_molecules_and_plain_graphs(tmp_path, herg_path):
+    plain = load(write_tu(tmp_path / "P", "P", [(4, path(4), 1)], node_labels=False))
+    assert node_labels(plain.graphs[0]).tolist() == [1, 2, 2, 1]  # degrees
+    mol = load(herg_path)
+    from core.chem import ELEMENTS
+
+    carbon = ELEMENTS.index("C")
+    assert carbon in node_labels(mol.graphs[0]).tolist()
+
+
+@pytest.mark.parametrize("name", ["wl-iforest", "wl-lesinn", "pk-iforest", "pk-lesinn", "ocgcn"])
+def test_every_competitor_ranks_unseen_structures_first(odd_rings, name):
+    data, is_anom, train = odd_rings
+    params = SMALL_GCN if name == "ocgcn" else {}
+    model = make_detector(name, **params).fit(train)
+    scores = model.score(data)
+    assert roc_auc(is_anom, scores.score) > 0.9
+    assert not scores.has_node_scores and not model.has_node_scores
+    assert len(model.train_scores_) == len(train)
+    assert model.threshold(50) <= model.threshold(99)
+    assert model.graph_embeddings(data).shape[0] == len(data)
+
+
+def test_ocgcn_follows_deep_svdd(odd_rings):
+    _, _, train = odd_rings
+    model = make_detector("ocgcn", **SMALL_GCN).fit(train)
+    assert all(p.dim() == 2 for p in model.net_.parameters())  # no biases: no collapse onto the centre
+    assert (model.center_.abs() >= model.eps - 1e-7).all()
+    assert model.loss_history_[-1] < model.loss_history_[0]
+    again = make_detector("ocgcn", **SMALL_GCN).fit(train)
+    assert np.allclose(again.train_scores_, model.train_scores_)
+
+
+def test_graph_only_scores_leave_node_columns_empty_in_the_report(odd_rings, tmp_path):
+    data, _, train = odd_rings
+    scores = make_detector("wl-iforest").fit(train).score(data)
+    assert scores.top_nodes(0) == [] and math.isnan(scores.graph_term[0])
+    out = tmp_path / "r.csv"
+    write_report(out, data, scores)
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == len(data)
+    assert all(r["graph_score"] == "" and r["node_score"] == "" and r["top_nodes"] == "" for r in rows)
+    assert all(float(r["score"]) == pytest.approx(float(v), rel=1e-5)
+               for r, v in zip(rows, np.sort(scores.score)[::-1]))
+
+
+def test_registry_builds_each_detector_and_refuses_unknown_names_and_settings():
+    assert set(DETECTORS) == {"glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "pk-iforest", "pk-lesinn"}
+    assert detector_info("GLocalKD").has_node_scores
+    assert "lam" in accepted_params("glocalkd") and "lam" not in accepted_params("ocgcn")
+    assert make_detector("pk-lesinn").get_params()["kernel"] == "pk"
+    with pytest.raises(GLocalKDError, match="unknown detector"):
+        make_detector("svm")
+    with pytest.raises(GLocalKDError, match="does not take epochs"):
+        make_detector("wl-iforest", epochs=3)
+    with pytest.raises(GLocalKDError, match="not trained"):
+        make_detector("wl-lesinn").score(None)
+
+
+def test_encoder_without_bias_has_weights_only():
+    net = GCNEncoder(3, 4, 2, 2, bias=False)
+    assert all(name.endswith("weight") for name, _ in net.named_parameters())
+    assert net(torch.ones(2, 3), torch.eye(2).to_sparse_csr()).shape == (2, 2)
+
+
+def test_evaluate_runs_a_competitor_on_the_same_folds(odd_rings, tmp_path):
+    data, _, _ = odd_rings
+    a = evaluate(data, folds=3, method="wl-lesinn")
+    b = evaluate(data, folds=3, model_params=dict(SMALL_GCN, epochs=2))
+    assert a.method == "wl-lesinn" and b.method == "glocalkd"
+    assert [f.n_test_anomalies for f in a.folds] == [f.n_test_anomalies for f in b.folds]
+    assert a.mean("auc") > 0.9 and math.isnan(a.mean("auc_graph"))
+    assert "graph term" not in a.summary()
+    with pytest.raises(GLocalKDError, match="two score terms"):
+        evaluate(data, folds=3, method="ocgcn", score="graph", model_params=SMALL_GCN)
+    assert paper_value("AIDS", "wl-lesinn") == (0.584, 0.016)
