@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QDoubl
                                QMessageBox, QProgressBar, QPushButton, QScrollArea, QSplitter,
                                QStackedWidget, QTableView, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from core import GLocalKD, GLocalKDError, GraphSet, Scores, load
+from core import GLocalKD, GLocalKDError, GraphSet, Scores, detector_info, load, make_detector
 from core.features import FeatureSchema
 from core.loaders.columns import is_table, table_columns
 from core.metrics import roc_auc
@@ -47,7 +47,7 @@ class MainWindow(QMainWindow):
         self.runner.changed.connect(self._update_state)
         self.graphs: GraphSet | None = None
         self.scores: Scores | None = None
-        self.model: GLocalKD | None = None
+        self.model = None  # the trained detector: GLocalKD or a competitor (core.detectors)
         self.data_path: str = ""
         self._train_started = 0.0
         self._trained_on_shown = 0  # how many of the shown graphs the model was trained on
@@ -429,7 +429,7 @@ class MainWindow(QMainWindow):
                  f"Node features: {getattr(self, '_schema_text', '')}", f"Labels: {label_text}",
                  f"Rejected rows: {len(g.rejects):,}"]
         if self.model is not None:
-            lines.append(f"Model: {self.model.schema_.describe()}, {len(self.model.loss_history_)} epochs")
+            lines.append(f"Model: {_describe_model(self.model)}")
         self.summary.setText("<br>".join(lines))
 
     # ================================================================ training
@@ -439,25 +439,29 @@ class MainWindow(QMainWindow):
             return
         if self.runner.busy():
             return
-        params = self.form.params()
+        info = detector_info(self.form.detector_name())
+        params = self.form.detector_params()
         normal = self.form.normal_label()
         graphs = self.graphs
         self._losses = []
         self.loss_plot.show_losses([])
-        self.tabs.setCurrentWidget(self.loss_plot)
-        self.progress.setRange(0, params["epochs"])
-        self.progress.setValue(0)
-        self.progress.setFormat("epoch %v / %m")
         self._train_started = time.perf_counter()
-        self._busy("Training…", indeterminate=False)
-        self.stop_button.setEnabled(True)
-        self.act_stop.setEnabled(True)
+        if info.trains_by_epoch:
+            self.tabs.setCurrentWidget(self.loss_plot)
+            self.progress.setRange(0, params["epochs"])
+            self.progress.setValue(0)
+            self.progress.setFormat("epoch %v / %m")
+            self._busy(f"Training {info.label}…", indeterminate=False)
+        else:  # a kernel and a shallow detector: one step, no epochs to count
+            self._busy(f"Fitting {info.label}…")
+        self.stop_button.setEnabled(info.trains_by_epoch)
+        self.act_stop.setEnabled(info.trains_by_epoch)
 
         def work(task: Task):
             train = graphs if normal is None else graphs.with_label(normal)
             if len(train) == 0:
                 raise GLocalKDError(f"no graphs have label {normal}")
-            model = GLocalKD(**params).fit(train, on_epoch=task.report, should_stop=task.stopped)
+            model = make_detector(info.name, **params).fit(train, on_epoch=task.report, should_stop=task.stopped)
             if task.abandoned():  # the window is closing: no one will look at the scores
                 return None
             return model, model.score(graphs), len(train)
@@ -485,6 +489,7 @@ class MainWindow(QMainWindow):
         self._trained_on_shown = n_train
         epochs = len(model.loss_history_)
         note = f" (stopped after {epochs} epochs)" if model.stopped_early_ else ""
+        self._show_detector(model)
         self.progress_label.setText(f"Trained on {n_train:,} graphs in "
                                     f"{_duration(time.perf_counter() - self._train_started)}{note}.")
         self.loss_plot.show_losses(list(model.loss_history_))
@@ -544,6 +549,7 @@ class MainWindow(QMainWindow):
             self._warn("Cannot load model", str(exc))
             return
         self.model = model
+        self._show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
         self.statusBar().showMessage(f"Model loaded from {path}", 8000)
         if self.graphs is not None and len(self.graphs):
@@ -622,6 +628,14 @@ class MainWindow(QMainWindow):
             self.heatmap.show_graph(self.graphs, i, self.scores)
         except Exception as exc:  # a drawing failure must not take the table down
             self.heatmap.clear(f"Could not draw this graph: {exc}")
+
+    def _show_detector(self, model) -> None:
+        """Adapt the views to the detector: score-term columns, map spaces and heatmaps need node scores."""
+        terms = model.has_node_scores
+        for column in ("Graph term", "Node term"):
+            self.table.setColumnHidden(COLUMNS.index(column), not terms)
+        self.map_view.set_spaces_enabled(terms)
+        self.tabs.setTabText(self.tabs.indexOf(self.heatmap), "Node heatmap" if terms else "Graph")
 
     # ================================================================ chemical-space map
     @Slot(str, str)
@@ -735,7 +749,11 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(training)
         self.act_score_file.setEnabled(self.model is not None and not busy)
         self.act_export.setEnabled(self.scores is not None and not busy)
-        self.act_save_model.setEnabled(self.model is not None and not busy)
+        savable = self.model is not None and hasattr(self.model, "save")
+        self.act_save_model.setEnabled(savable and not busy)
+        self.act_save_model.setToolTip("Save the trained model" if savable or self.model is None else
+                                       "Model files hold GLocalKD models; this detector retrains in the time "
+                                       "a file would take to load")
         self.act_load_model.setEnabled(not busy)
         self.rejects_button.setEnabled(self.graphs is not None and bool(self.graphs.rejects))
         self.rejects_button.setText(f"Show rejected rows ({len(self.graphs.rejects):,})…"
@@ -793,3 +811,14 @@ def _device_note() -> str:
     if torch.cuda.is_available():
         return f"torch sees GPU: {torch.cuda.get_device_name(0)}"
     return "torch sees no GPU: training runs on the CPU"
+
+
+def _describe_model(model) -> str:
+    """One line on the trained detector: its name, features and epochs where it has them."""
+    parts = [detector_info(model.name).label]
+    schema = getattr(model, "schema_", None)
+    if schema is not None:
+        parts.append(schema.describe())
+    if model.loss_history_:
+        parts.append(f"{len(model.loss_history_)} epochs")
+    return ", ".join(parts)

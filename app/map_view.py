@@ -61,6 +61,12 @@ class MapView(QWidget):
         self.set_map(None, None, None, None)
 
     # ---------------------------------------------------------------- content
+    def set_spaces_enabled(self, enabled: bool) -> None:
+        """GLocalKD has three embedding spaces; other detectors have one representation."""
+        self.space.setEnabled(enabled)
+        if not enabled:
+            self.space.setCurrentIndex(0)
+
     def set_map(self, space_map, graphs, scores, flagged) -> None:
         self.map, self.graphs, self.scores, self.flagged = space_map, graphs, scores, flagged
         self.selected = None
@@ -120,7 +126,8 @@ class MapView(QWidget):
                 ax.scatter([p[0]], [p[1]], s=220, facecolors="none", edgecolors="#e74c3c", linewidths=2.2)
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_title(f"{SPACE_LABELS[self.map.space]} · {METHOD_LABELS[self.map.method]}", fontsize=10)
+        space = SPACE_LABELS[self.map.space] if self.space.isEnabled() else "Detector's representation"
+        ax.set_title(f"{space} · {METHOD_LABELS[self.map.method]}", fontsize=10)
         self.canvas.draw_idle()
 
     # ---------------------------------------------------------------- interaction

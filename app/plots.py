@@ -118,11 +118,22 @@ class HeatmapPanel(QWidget):
         from core.heatmap import draw_heatmap
 
         meta = graphs.meta[i]
+        label = f", label {meta.label}" if meta.label is not None else ""
+        if not scores.has_node_scores:  # OCGCN and the kernel methods score whole graphs only
+            self.kind = draw_heatmap(self.canvas.figure, graphs, i, None)
+            self._current = (graphs, i, None)
+            self.canvas.draw_idle()
+            self.top.clear()
+            self.save_button.setEnabled(True)
+            self.title.setText(f"<b>{meta.id}</b> {meta.name if meta.name != meta.id else ''} — score "
+                               f"{scores.score[i]:.4g}{label}<br><tt>{meta.smiles}</tt><br><i>This detector "
+                               "scores whole graphs and has no per-node errors; train GLocalKD to see which "
+                               "nodes drive a score.</i>")
+            return
         errors = scores.node_errors_of(i)
         self.kind = draw_heatmap(self.canvas.figure, graphs, i, errors)
         self._current = (graphs, i, errors)
         self.canvas.draw_idle()
-        label = f", label {meta.label}" if meta.label is not None else ""
         self.title.setText(f"<b>{meta.id}</b> {meta.name if meta.name != meta.id else ''} — score "
                            f"{scores.score[i]:.4g} (graph {scores.graph_term[i]:.4g} + node "
                            f"{scores.node_term[i]:.4g}){label}<br><tt>{meta.smiles}</tt>")

@@ -1,18 +1,31 @@
-"""The training settings form: hyper-parameters, device and which graphs count as normal."""
+"""The training settings form: the detector, its hyper-parameters, device and which graphs count as normal."""
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget)
+
+from core import DETECTORS, accepted_params, detector_info
 
 ALL_GRAPHS = "All graphs"
 
 
 class TrainSettings(QWidget):
-    """Form over GLocalKD's constructor parameters (defaults: the paper's)."""
+    """Form over a detector's constructor parameters (defaults: the paper's); rows a detector
+    does not use are hidden."""
 
     def __init__(self):
         super().__init__()
         form = QFormLayout(self)
+        self._form = form
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.detector = QComboBox()
+        for info in DETECTORS.values():
+            self.detector.addItem(info.label, info.name)
+            self.detector.setItemData(self.detector.count() - 1, info.summary, Qt.ItemDataRole.ToolTipRole)
+        self.detector.setToolTip("GLocalKD, or one of the competing methods of the paper (graph scores only)")
+        self.detector_note = QLabel("")
+        self.detector_note.setWordWrap(True)
+        self.detector_note.setStyleSheet("color: #666;")
         self.normal = QComboBox()
         self.normal.setToolTip("Train only on graphs with this label (the normal class), or on all graphs")
         self.epochs = _spin(1, 100000, 150)
@@ -37,13 +50,37 @@ class TrainSettings(QWidget):
         self.device.addItems(["auto", "cpu", "cuda"])
         self.device_note = QLabel("")
         self.device_note.setStyleSheet("color: #666;")
-        for label, widget in (("Normal graphs", self.normal), ("Epochs", self.epochs), ("Learning rate", self.lr),
+        for label, widget in (("Detector", self.detector), ("", self.detector_note),
+                              ("Normal graphs", self.normal), ("Epochs", self.epochs), ("Learning rate", self.lr),
                               ("Batch size", self.batch), ("Hidden width", self.hidden),
                               ("Embedding width", self.out_dim), ("GCN layers", self.layers),
                               ("λ (node term)", self.lam), ("Seed", self.seed), ("Node features", self.features),
                               ("", self.normalize), ("Device", self.device), ("", self.device_note)):
             form.addRow(label, widget)
+        # which constructor parameter each row sets (rows of other detectors are hidden)
+        self._rows = {"epochs": self.epochs, "lr": self.lr, "batch_size": self.batch, "hidden_dim": self.hidden,
+                      "out_dim": self.out_dim, "num_layers": self.layers, "lam": self.lam,
+                      "features": self.features, "normalize": self.normalize, "device": self.device}
+        self.detector.currentIndexChanged.connect(self._detector_changed)
+        self._detector_changed()
         self.set_labels([])
+
+    def detector_name(self) -> str:
+        return self.detector.currentData()
+
+    def _detector_changed(self) -> None:
+        info = detector_info(self.detector_name())
+        used = accepted_params(info.name)
+        for key, widget in self._rows.items():
+            self._form.setRowVisible(widget, key in used)
+        self._form.setRowVisible(self.device_note, "device" in used)
+        nodes = "per-node errors for the heatmap" if info.has_node_scores else "graph scores only, no heatmap"
+        self.detector_note.setText(f"{info.summary}; {nodes}.")
+
+    def detector_params(self) -> dict:
+        """The constructor parameters of the chosen detector (the rows it uses)."""
+        used = accepted_params(self.detector_name())
+        return {k: v for k, v in self.params().items() if k in used}
 
     def set_labels(self, labels: list[str], preferred: str | None = None) -> None:
         """Offer 'All graphs' and each label; pick ``preferred`` (e.g. the majority label) when given."""
@@ -64,7 +101,7 @@ class TrainSettings(QWidget):
         return dict(epochs=self.epochs.value(), lr=self.lr.value(), batch_size=self.batch.value(),
                     hidden_dim=self.hidden.value(), out_dim=self.out_dim.value(), num_layers=self.layers.value(),
                     lam=self.lam.value(), normalize=self.normalize.isChecked(), features=self.features.currentText(),
-                    seed=self.seed.value(), device=self.device.currentText())
+                    seed=self.seed.value(), device=self.device.currentText(), detector=self.detector_name())
 
     def set_params(self, p: dict) -> None:
         """Restore saved values; unknown or malformed entries are ignored."""
@@ -82,6 +119,8 @@ class TrainSettings(QWidget):
         for key, combo in (("features", self.features), ("device", self.device)):
             if key in p and combo.findText(str(p[key])) >= 0:
                 combo.setCurrentText(str(p[key]))
+        if "detector" in p and self.detector.findData(str(p["detector"])) >= 0:
+            self.detector.setCurrentIndex(self.detector.findData(str(p["detector"])))
 
 
 def _spin(lo: int, hi: int, value: int) -> QSpinBox:

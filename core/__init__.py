@@ -19,10 +19,11 @@ from .loaders import load  # noqa: E402
 from .features import FeatureSchema  # noqa: E402
 from .scores import Scores  # noqa: E402
 from .model import EpochInfo, GLocalKD, resolve_device  # noqa: E402
+from .detectors import DETECTORS, accepted_params, detector_info, make_detector  # noqa: E402
 from .report import COLUMNS as REPORT_COLUMNS, node_names, write_report  # noqa: E402
 
 __all__ = [
     "__version__", "load", "GraphSet", "GraphMeta", "Reject", "normalize_label", "FeatureSchema",
-    "GLocalKD", "EpochInfo", "Scores", "resolve_device", "write_report", "node_names", "REPORT_COLUMNS",
+    "GLocalKD", "EpochInfo", "DETECTORS", "accepted_params", "detector_info", "make_detector", "Scores", "resolve_device", "write_report", "node_names", "REPORT_COLUMNS",
     "GLocalKDError", "DataError", "ModelFileError", "SchemaMismatchError",
 ]

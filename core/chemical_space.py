@@ -66,11 +66,19 @@ def project(embeddings: np.ndarray, method: str = "tsne", seed: int = 0,
     return coords, indices, note
 
 
+# what a detector without GLocalKD's three spaces maps (its graph_embeddings)
+_REPRESENTATION = {"ocgcn": "OCGCN graph embeddings", "wl-iforest": "WL kernel values against the training graphs",
+                   "wl-lesinn": "WL kernel values against the training graphs",
+                   "pk-iforest": "PK kernel values against the training graphs",
+                   "pk-lesinn": "PK kernel values against the training graphs"}
+
+
 def space_map(model, graphs: GraphSet, space: str = "predictor", method: str = "tsne", seed: int = 0,
               max_points: int = TSNE_MAX_POINTS) -> SpaceMap:
     """Map ``graphs`` by a trained model's graph embeddings (``predictor``, ``target`` or ``difference``)."""
     if space not in SPACES:
         raise GLocalKDError(f"space must be one of {', '.join(SPACES)}, not {space!r}")
     coords, indices, note = project(model.graph_embeddings(graphs, space), method, seed, max_points)
+    what = f"{space} embeddings" if model.has_node_scores else _REPRESENTATION.get(model.name, "representation")
     return SpaceMap(coords=coords.astype(np.float32), indices=indices, method=method, space=space,
-                    note=f"{note}, {space} embeddings")
+                    note=f"{note}, {what}")

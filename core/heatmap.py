@@ -64,15 +64,21 @@ def _colours(errors: np.ndarray) -> tuple[Normalize, list[tuple[float, float, fl
     return norm, [tuple(cmap(norm(e))[:3]) for e in errors]
 
 
-def molecule_image(mol, errors: np.ndarray, size: tuple[int, int] = (560, 460), svg: bool = False) -> bytes:
-    """RDKit drawing of ``mol`` with each atom highlighted in its error's colour (PNG or SVG bytes)."""
+def molecule_image(mol, errors: np.ndarray | None, size: tuple[int, int] = (560, 460), svg: bool = False) -> bytes:
+    """RDKit drawing of ``mol`` with each atom highlighted in its error's colour (PNG or SVG bytes);
+    ``errors=None`` draws the plain structure (detectors without node scores)."""
     from rdkit.Chem.Draw import rdMolDraw2D
 
-    _, colours = _colours(errors)
     drawer = rdMolDraw2D.MolDraw2DSVG(*size) if svg else rdMolDraw2D.MolDraw2DCairo(*size)
     opts = drawer.drawOptions()
     opts.addAtomIndices = True
     opts.clearBackground = True
+    if errors is None:
+        rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol)
+        drawer.FinishDrawing()
+        data = drawer.GetDrawingText()
+        return data.encode() if isinstance(data, str) else data
+    _, colours = _colours(errors)
     atoms = list(range(mol.GetNumAtoms()))
     radii = {a: 0.3 + 0.25 * float(errors[a] / errors.max()) if errors.max() > 0 else 0.3 for a in atoms}
     rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol, highlightAtoms=atoms,
@@ -83,16 +89,20 @@ def molecule_image(mol, errors: np.ndarray, size: tuple[int, int] = (560, 460), 
     return data.encode() if isinstance(data, str) else data
 
 
-def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray, title: str = "") -> str:
-    """Draw graph i's node-error heatmap on ``fig`` (cleared first); returns 'molecule' or 'graph'."""
+def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | None, title: str = "") -> str:
+    """Draw graph i's node-error heatmap on ``fig`` (cleared first); returns 'molecule' or 'graph'.
+    ``errors=None`` draws the plain structure, without colours or colour bar."""
     fig.clear()
+    plain = errors is None
     ax = fig.add_axes((0.02, 0.02, 0.80, 0.90))
-    cax = fig.add_axes((0.86, 0.12, 0.03, 0.70))
     ax.set_axis_off()
-    norm, colours = _colours(errors)
+    n = int(graphs.graphs[i].num_nodes)
+    norm, colours = _colours(np.zeros(n) if plain else errors)
+    if plain:
+        colours = ["#d5dbdb"] * n
     mol = graph_molecule(graphs, i)
     kind = "graph"
-    if mol is not None and mol.GetNumAtoms() == len(errors):
+    if mol is not None and mol.GetNumAtoms() == n:
         png = molecule_image(mol, errors)
         ax.imshow(matplotlib.image.imread(io.BytesIO(png), format="png"))
         kind = "molecule"
@@ -109,7 +119,9 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray, titl
                                node_size=max(20, 300 - int(g.num_nodes)))
         if g.num_nodes <= 60:
             nx.draw_networkx_labels(nxg, pos, ax=ax, font_size=7)
-    fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=CMAP), cax=cax, label="node error")
+    if not plain:
+        cax = fig.add_axes((0.86, 0.12, 0.03, 0.70))
+        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=CMAP), cax=cax, label="node error")
     if title:
         ax.set_title(title, fontsize=10)
     return kind

@@ -6,6 +6,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from app.main_window import MainWindow
+from app.table_model import COLUMNS
 from core import GLocalKD, load
 
 SMALL = {"hidden_dim": 16, "out_dim": 8, "epochs": 3, "batch_size": 64}
@@ -270,3 +271,42 @@ def test_a_failure_inside_the_worker_is_reported_and_the_app_stays_usable(qtbot,
     monkeypatch.undo()
     train_and_wait(qtbot, window)  # and training works again afterwards
     assert window.scores is not None
+
+
+def test_competing_detectors_train_rank_and_say_they_have_no_heatmap(qtbot, window, herg_path, tmp_path):
+    open_and_wait(qtbot, window, herg_path)
+    form = window.form
+    form.detector.setCurrentIndex(form.detector.findData("wl-lesinn"))
+    assert not form._form.isRowVisible(form.epochs) and not form._form.isRowVisible(form.lam)
+    assert "no heatmap" in form.detector_note.text()
+    form.normal.setCurrentIndex(form.normal.findData("1"))
+    window.train()
+    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=120000)
+    assert window.model.name == "wl-lesinn" and not window.scores.has_node_scores
+    assert "WL-LESINN" in window.summary.text()
+    m = window.model_table
+    shown = [float(m.data(m.index(r, 4))) for r in range(20)]
+    assert shown == sorted(shown, reverse=True)
+    assert window.table.isColumnHidden(COLUMNS.index("Graph term"))
+    assert window.tabs.tabText(window.tabs.indexOf(window.heatmap)) == "Graph"
+    assert "no per-node errors" in window.heatmap.title.text() and window.heatmap.top.count() == 0
+    assert window.heatmap.kind == "molecule"  # the plain structure, no colours
+    assert not window.act_save_model.isEnabled()
+    window.compute_map("predictor", "pca")
+    qtbot.waitUntil(lambda: _idle(window) and window.map_view.map is not None, timeout=60000)
+    assert "WL kernel values" in window.map_view.map.note
+    out = tmp_path / "wl.csv"
+    window.export_report(str(out))
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 655 and rows[0]["top_nodes"] == "" and rows[0]["graph_score"] == ""
+
+    # OCGCN trains by epochs (the loss curve fills), GLocalKD again brings the heatmap back
+    form.detector.setCurrentIndex(form.detector.findData("ocgcn"))
+    assert form._form.isRowVisible(form.epochs) and not form._form.isRowVisible(form.lam)
+    train_and_wait(qtbot, window, normal="1", epochs=2)
+    assert window.model.name == "ocgcn" and len(window.model.loss_history_) == 2
+    form.detector.setCurrentIndex(form.detector.findData("glocalkd"))
+    train_and_wait(qtbot, window, normal="1")
+    qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
+    assert window.tabs.tabText(window.tabs.indexOf(window.heatmap)) == "Node heatmap"
+    assert window.act_save_model.isEnabled()
