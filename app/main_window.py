@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QDoubl
 from core import GLocalKD, GLocalKDError, GraphSet, Scores, detector_info, load, make_detector
 from core.features import FeatureSchema
 from core.loaders.columns import is_table, table_columns
+from core.ranked_report import is_report
 from core.metrics import roc_auc
 
 from .dialogs import ColumnDialog, RejectsDialog
@@ -52,6 +53,7 @@ class MainWindow(QMainWindow):
         self._train_started = 0.0
         self._trained_on_shown = 0  # how many of the shown graphs the model was trained on
         self._losses: list[float] = []
+        self.report_windows: list = []  # ranked reports opened beside the main window
         self._build_actions()
         self._build_ui()
         self._restore()
@@ -353,6 +355,9 @@ class MainWindow(QMainWindow):
         if self.runner.busy():
             self._warn("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
             return
+        if options is None and is_report(path):  # a ranked report (e.g. a screening result): its own window
+            self.open_report(path)
+            return
         if options is None and is_table(path):
             try:
                 cols = table_columns(path)
@@ -374,6 +379,32 @@ class MainWindow(QMainWindow):
             return path, graphs, schema
 
         self.runner.start("load", work, self._loaded, self._failed)
+
+    def open_report(self, path: str) -> None:
+        """Read a ranked CSV report in the background and show it in a report window."""
+        from core.ranked_report import read_report
+
+        self._busy(f"Reading report {Path(path).name}…")
+
+        def work(task: Task):
+            return read_report(path, on_progress=task.report)
+
+        self.runner.start("load", work, self._report_loaded, self._failed, self._report_progress)
+
+    @Slot(object)
+    def _report_progress(self, rows: int) -> None:
+        self.progress_label.setText(f"Reading report: {rows:,} rows…")
+
+    @Slot(object)
+    def _report_loaded(self, report) -> None:
+        from .report_view import ReportWindow
+
+        self._idle()
+        self._add_recent(report.source)
+        window = ReportWindow(report, lambda: self.model, self)
+        self.report_windows.append(window)
+        window.show()
+        self.progress_label.setText(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
 
     @Slot(object)
     def _loaded(self, result) -> None:

@@ -14,7 +14,8 @@ _FLAG_BRUSH = QBrush(QColor(255, 228, 220))
 
 
 class ResultsModel(QAbstractTableModel):
-    """Rows are graphs of a GraphSet; score columns are empty until the set is scored."""
+    """Rows are graphs of a GraphSet (score columns empty until it is scored) or the rows of a
+    ranked report read back from CSV."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -22,28 +23,39 @@ class ResultsModel(QAbstractTableModel):
         self.scores: Scores | None = None
         self.threshold: float | None = None
         self._view = np.zeros(0, dtype=np.int64)
+        self._hay: list[str] | None = None
         self._text_mask: np.ndarray | None = None
         self._smarts_mask: np.ndarray | None = None
         self._sort = (0, Qt.SortOrder.AscendingOrder)
 
     # ---------------------------------------------------------------- content
     def set_data(self, graphs: GraphSet, scores: Scores | None, threshold: float | None = None) -> None:
-        self.beginResetModel()
-        self.graphs, self.scores, self.threshold = graphs, scores, threshold
-        n = len(graphs)
-        self._ids = np.array([m.id for m in graphs.meta], dtype=object)
-        self._names = np.array([m.name for m in graphs.meta], dtype=object)
-        self._smiles = np.array([m.smiles for m in graphs.meta], dtype=object)
-        self._labels = np.array([m.label or "" for m in graphs.meta], dtype=object)
+        """Rows are the graphs of ``graphs``, scored by ``scores`` (or not yet)."""
+        meta = graphs.meta
         if scores is not None:  # node counts are in the scores already: no pass over the graphs
-            self._nodes = np.diff(scores.node_ptr).astype(np.int64)
+            nodes = np.diff(scores.node_ptr).astype(np.int64)
         else:
-            self._nodes = np.array([int(g.num_nodes) for g in graphs.graphs], dtype=np.int64)
+            nodes = np.array([int(g.num_nodes) for g in graphs.graphs], dtype=np.int64)
+        self._set_columns(graphs, scores, threshold, _objects([m.id for m in meta]), _objects([m.name for m in meta]),
+                          _objects([m.smiles for m in meta]), _objects([m.label or "" for m in meta]), nodes)
+
+    def set_report(self, report, threshold: float | None = None) -> None:
+        """Rows are the scored rows of a ranked report (:class:`core.ranked_report.RankedReport`)."""
+        scores = _ReportScores(report.score, report.graph_score, report.node_score)
+        self._set_columns(report, scores, threshold, report.ids, report.names, report.smiles, report.labels,
+                          report.num_nodes)
+
+    def _set_columns(self, source, scores, threshold, ids, names, smiles, labels, nodes) -> None:
+        self.beginResetModel()
+        self.graphs, self.scores, self.threshold = source, scores, threshold
+        self._ids, self._names, self._smiles, self._labels, self._nodes = ids, names, smiles, labels, nodes
+        n = len(nodes)
         self._rank = np.zeros(n, dtype=np.int64)
         if scores is not None:
             self._rank[scores.ranking()] = np.arange(1, n + 1)
         self._text_mask = None
         self._smarts_mask = None
+        self._hay = None
         self._refresh()
         self.endResetModel()
 
@@ -73,8 +85,10 @@ class ResultsModel(QAbstractTableModel):
         if not text or self.graphs is None:
             self._text_mask = None
         else:
-            hay = [f"{i}\t{n}\t{s}\t{lab}".lower() for i, n, s, lab in
-                   zip(self._ids, self._names, self._smiles, self._labels)]
+            if self._hay is None:  # built once per data set: a million rows take about a second
+                self._hay = [f"{i}\t{n}\t{s}\t{lab}".lower() for i, n, s, lab in
+                             zip(self._ids, self._names, self._smiles, self._labels)]
+            hay = self._hay
             self._text_mask = np.fromiter((text in h for h in hay), dtype=bool, count=len(hay))
         self._apply()
 
@@ -176,9 +190,30 @@ class ResultsModel(QAbstractTableModel):
         if name == "Score":
             return f"{s.score[i]:.4g}"
         if name == "Graph term":
-            return f"{s.graph_term[i]:.4g}"
+            return _number(s.graph_term[i])
         if name == "Node term":
-            return f"{s.node_term[i]:.4g}"
+            return _number(s.node_term[i])
         if name == "Flag":
             return "▲ flagged" if self.threshold is not None and s.score[i] > self.threshold else ""
         return ""
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}" if np.isfinite(value) else ""
+
+
+def _objects(values: list) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+class _ReportScores:
+    """The score columns of a ranked report, shaped like :class:`core.Scores` for the table."""
+
+    def __init__(self, score: np.ndarray, graph_term: np.ndarray, node_term: np.ndarray):
+        self.score, self.graph_term, self.node_term = score, graph_term, node_term
+        self.has_node_scores = bool(len(score) == 0 or np.isfinite(graph_term).any())
+
+    def ranking(self) -> np.ndarray:
+        return np.argsort(-self.score, kind="stable")

@@ -310,3 +310,44 @@ def test_competing_detectors_train_rank_and_say_they_have_no_heatmap(qtbot, wind
     qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
     assert window.tabs.tabText(window.tabs.indexOf(window.heatmap)) == "Node heatmap"
     assert window.act_save_model.isEnabled()
+
+
+def test_a_ranked_report_opens_in_its_own_window_and_is_rescored_with_the_open_model(qtbot, window, herg_path,
+                                                                                    tmp_path):
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window, normal="1")
+    report = tmp_path / "ranked.csv"
+    window.export_report(str(report))
+    with report.open("a") as fh:  # a rejected row, as glocalkd screen writes them
+        fh.write(",bad1,,C1CC,,,,,,,rejected: line 9: unclosed ring\n")
+    window.open_path(str(report))
+    qtbot.waitUntil(lambda: _idle(window) and bool(window.report_windows), timeout=60000)
+    view = window.report_windows[-1]
+    assert view.model_table.rowCount() == 655 and len(view.report.rejects) == 1
+    assert view.report.rejects[0].reason == "line 9: unclosed ring"
+    m = view.model_table
+    assert [m.data(m.index(r, 0)) for r in range(3)] == ["1", "2", "3"]
+    assert np.allclose(view.report.score, np.sort(window.scores.score)[::-1], rtol=1e-5)
+    # the top row is rescored with the open model: every atom coloured, same score as the report
+    qtbot.waitUntil(lambda: view.heatmap.kind == "molecule", timeout=10000)
+    assert "Rescored with the open model" in view.heatmap.title.text()
+    assert view.heatmap.top.count() > 0
+    view.filter.setText(str(view.report.ids[5]))
+    view._filter()
+    assert 1 <= view.model_table.visible_count() < 655
+    # without a model the structure is drawn plain and the report's top atoms are listed
+    window.model = None
+    view.show_row(0)
+    assert "the report lists its top atoms" in view.heatmap.title.text()
+    assert view.heatmap.top.count() == 5
+
+
+def test_a_damaged_report_says_which_line(qtbot, window, tmp_path):
+    from core import REPORT_COLUMNS
+
+    bad = tmp_path / "bad_report.csv"
+    bad.write_text(",".join(REPORT_COLUMNS) + "\n1,a,,CCO,0.5,0.2,0.3,3,,,ok\n2,b,,CCN,high,,,3,,,ok\n")
+    window.open_path(str(bad))
+    qtbot.waitUntil(lambda: _idle(window) and bool(getattr(window, "_last_warning", "")), timeout=30000)
+    assert "bad_report.csv:3:" in window._last_warning and "not a number" in window._last_warning
+    assert not window.report_windows

@@ -1,0 +1,112 @@
+"""A window over a ranked CSV report (e.g. a million-compound screening result from
+``glocalkd screen``): the rows as a sortable, filterable table, and the selected molecule
+drawn beside it. The report is read in a worker thread; nothing per row is built but the
+table's numpy columns. With a GLocalKD model open in the main window, the selected
+molecule is scored again so every atom's error is drawn; otherwise the structure is drawn
+plain and the report's top nodes are listed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QSplitter,
+                               QTableView, QVBoxLayout, QWidget)
+
+from core import GLocalKDError, Scores
+from core.ranked_report import RankedReport, row_graphs
+
+from .plots import HeatmapPanel
+from .table_model import COLUMNS, ResultsModel
+
+
+class ReportWindow(QMainWindow):
+    """One ranked report: table on the left, the selected molecule on the right."""
+
+    def __init__(self, report: RankedReport, model_getter=lambda: None, parent=None):
+        super().__init__(parent)
+        self.report = report
+        self._model_getter = model_getter  # the main window's current detector, if any
+        self.setWindowTitle(f"Ranked report — {Path(report.source).name}")
+        self.setObjectName("report_window")
+        self.model_table = ResultsModel(self)
+        self.model_table.set_report(report)
+        self.table = QTableView()
+        self.table.setModel(self.model_table)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
+        for column in ("Flag",) + (() if self.model_table.scores.has_node_scores else ("Graph term", "Node term")):
+            self.table.setColumnHidden(COLUMNS.index(column), True)
+        self.table.selectionModel().currentRowChanged.connect(self._row_selected)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter by id, name, SMILES or label…")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.returnPressed.connect(self._filter)
+        self.filter.textChanged.connect(lambda text: None if text else self._filter())
+        self.count = QLabel()
+        self.heatmap = HeatmapPanel()
+        bar = QHBoxLayout()
+        bar.addWidget(self.filter, 1)
+        bar.addWidget(self.count)
+        left = QWidget()
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(bar)
+        column.addWidget(self.table, 1)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(self.heatmap)
+        split.setSizes([700, 600])
+        self.setCentralWidget(split)
+        rejected = f" · {len(report.rejects):,} rejected rows (listed at the end of the file)" if report.rejects else ""
+        self.statusBar().showMessage(f"{len(report):,} scored rows{rejected}")
+        self._update_count()
+        self.resize(1400, 800)
+        if len(report):
+            self.table.selectRow(0)
+
+    @Slot()
+    def _filter(self) -> None:
+        self.model_table.set_text_filter(self.filter.text())
+        self._update_count()
+
+    def _update_count(self) -> None:
+        self.count.setText(f"{self.model_table.visible_count():,} of {len(self.report):,} shown")
+
+    @Slot()
+    def _row_selected(self, current, _previous=None) -> None:
+        if not current.isValid():
+            return
+        self.show_row(self.model_table.graph_index(current.row()))
+
+    def show_row(self, i: int) -> None:
+        """Draw row i: rescored atom by atom with the open GLocalKD model, else plain."""
+        report = self.report
+        try:
+            graphs = row_graphs(report, i)
+        except GLocalKDError as exc:
+            self.heatmap.clear(f"Row {i + 1} cannot be drawn: {exc}")
+            return
+        model = self._model_getter()
+        try:
+            if model is not None and model.has_node_scores and model.schema_.mode == "atom":
+                scores = model.score(graphs)
+                self.heatmap.show_graph(graphs, 0, scores)
+                self.heatmap.title.setText(self.heatmap.title.text() + f"<br><i>Rescored with the open model; the "
+                                           f"report says {report.score[i]:.4g}.</i>")
+                return
+            counts = np.array([0, int(graphs.graphs[0].num_nodes)], dtype=np.int64)
+            self.heatmap.show_graph(graphs, 0, Scores.graph_only(np.array([report.score[i]]), counts))
+        except Exception as exc:  # a drawing failure must not take the window down
+            self.heatmap.clear(f"Could not draw row {i + 1}: {exc}")
+            return
+        top = report.top_nodes_of(i)
+        if top:
+            self.heatmap.title.setText(f"<b>{report.ids[i]}</b> — score {report.score[i]:.4g}<br>"
+                                       f"<tt>{report.smiles[i]}</tt><br><i>Open the model that wrote this "
+                                       "report to see every atom's error; the report lists its top atoms.</i>")
+            for name, error in top:
+                self.heatmap.top.addItem(f"{name}   {error:.4g}")

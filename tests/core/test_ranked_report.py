@@ -1,0 +1,47 @@
+"""Reading ranked reports back (the GUI's view of a screening result)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import GLocalKD, REPORT_COLUMNS, load, write_report
+from core.errors import DataError
+from core.ranked_report import is_report, read_report, row_graphs
+
+
+def test_a_written_report_reads_back_row_for_row(tmp_path, smiles_file):
+    graphs = load(smiles_file)
+    model = GLocalKD(epochs=2, hidden_dim=8, out_dim=4, device="cpu").fit(graphs)
+    scores = model.score(graphs)
+    path = tmp_path / "r.csv"
+    write_report(path, graphs, scores, top_k=3)
+    assert is_report(path) and not is_report(smiles_file)
+    report = read_report(path)
+    order = scores.ranking()
+    assert len(report) == len(graphs)
+    assert list(report.ids) == [graphs.meta[i].id for i in order]
+    assert np.allclose(report.score, scores.score[order], rtol=1e-5)
+    assert np.allclose(report.node_score, scores.node_term[order], rtol=1e-5)
+    assert list(report.num_nodes) == [int(graphs.graphs[i].num_nodes) for i in order]
+    assert [r.reason for r in report.rejects] == [f"line {r.line}: {r.reason}" for r in graphs.rejects]
+    top = report.top_nodes_of(0)
+    assert len(top) == 3 and top[0][1] >= top[1][1] >= top[2][1]
+    one = row_graphs(report, 0)
+    assert one.meta[0].smiles == report.smiles[0]
+    assert np.isclose(model.score(one).score[0], report.score[0], rtol=1e-4)
+
+
+def test_formula_guard_is_undone_and_bad_rows_name_their_line(tmp_path):
+    head = ",".join(REPORT_COLUMNS) + "\n"
+    path = tmp_path / "r.csv"
+    path.write_text(head + "1,'=cmd,,CCO,0.5,,,3,,,ok\n")
+    assert read_report(path).ids[0] == "=cmd"
+    path.write_text(head + "1,a,,CCO,0.5,,,3,,ok\n")
+    with pytest.raises(DataError, match=r"r\.csv:2: 10 fields"):
+        read_report(path)
+    path.write_text("rank,id,score\n1,a,0.5\n")
+    with pytest.raises(DataError, match="not a ranked report"):
+        read_report(path)
+    path.write_text(head + "1,x,,C1CC,0.5,,,3,,,ok\n")
+    with pytest.raises(DataError, match="row 1 \\(x\\)"):
+        row_graphs(read_report(path), 0)
