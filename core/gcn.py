@@ -54,15 +54,22 @@ class GCNEncoder(nn.Module):
                 nn.init.zeros_(conv.bias)
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
+        """Node embeddings. Each layer is Â X W + b, computed as (Â X) W when that is narrower
+        (the first layer), else Â (X W); the bias is fused into the dense product where it can
+        be, and without autograd the ReLU runs in place: fewer passes over large tensors."""
         last = len(self.convs) - 1
+        inplace = not torch.is_grad_enabled()
         for i, conv in enumerate(self.convs):
+            weight, bias = conv.lin.weight, conv.bias
             if conv.in_channels < conv.out_channels:
-                # Â(XW) = (ÂX)W: propagate on the narrower side (the same GCN layer, fewer bytes to move)
-                x = nn.functional.linear(conv.propagate(adj, x=x, edge_weight=None), conv.lin.weight, conv.bias)
+                h = torch.sparse.mm(adj, x)
+                x = h @ weight.t() if bias is None else torch.addmm(bias, h, weight.t())
             else:
-                x = conv(x, adj)
+                x = torch.sparse.mm(adj, x @ weight.t())
+                if bias is not None:
+                    x = x.add_(bias) if inplace else x + bias
             if i < last:
-                x = torch.relu(x)
+                x = x.relu_() if inplace else torch.relu(x)
             if self.normalize:
                 x = nn.functional.normalize(x, p=2.0, dim=1)
         return x

@@ -238,7 +238,7 @@ class GLocalKD:
             raise GLocalKDError("this model is not trained yet: call fit() or load a model file")
 
     @torch.no_grad()
-    def score(self, graphs: GraphSet, batch_size: int = 2048,
+    def score(self, graphs: GraphSet, batch_size: int = 512,
               on_progress: Callable[[int, int], None] | None = None) -> Scores:
         """Anomaly scores of ``graphs`` (higher = more anomalous), with both terms and per-node errors."""
         self._check_fitted()

@@ -147,7 +147,7 @@ class OCGCN:
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
 
     @torch.no_grad()
-    def score(self, graphs: GraphSet, batch_size: int = 2048,
+    def score(self, graphs: GraphSet, batch_size: int = 512,
               on_progress: Callable[[int, int], None] | None = None) -> Scores:
         """Squared distance of each graph's embedding to the centre (higher = more anomalous)."""
         self._check_fitted()

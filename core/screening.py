@@ -225,7 +225,7 @@ def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
 
 def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
            smiles_column: str | None = None, id_column: str | None = None, top_k: int = 5,
-           batch_graphs: int = 1024, on_progress: Callable[[int, int], None] | None = None,
+           batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
            should_stop: Callable[[], bool] | None = None) -> ScreenSummary:
     """Score every SMILES of ``path`` with ``model`` and write the ranked report to ``report``.
 
