@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_data_options(i)
     _add_evaluate_parser(sub)
     _add_screen_parser(sub)
+    _add_merge_parser(sub)
     _add_explanations_parser(sub)
     return parser
 
@@ -90,9 +91,17 @@ def _add_screen_parser(sub) -> None:
     s.add_argument("--chunk-size", type=int, default=20000, help="molecules per chunk")
     s.add_argument("--workers", type=int, help="parsing processes (default: one per CPU core)")
     s.add_argument("--top-nodes", type=int, default=5)
-    s.add_argument("--device", default="auto")
+    s.add_argument("--device", default="auto", help="auto (CUDA when torch sees a GPU), cpu or cuda")
+    s.add_argument("--batch-graphs", type=int, default=256,
+                   help="molecules per forward pass (CPU: 256 keeps tensors in cache; a GPU wants 4096 or more)")
     s.add_argument("--smiles-column")
     s.add_argument("--id-column")
+
+
+def _add_merge_parser(sub) -> None:
+    m = sub.add_parser("merge-reports", help="merge the ranked reports of library shards into one ranked report")
+    m.add_argument("reports", nargs="+", help="ranked reports written by 'glocalkd screen' with one model file")
+    m.add_argument("-o", "--output", required=True, help="merged ranked report CSV to write")
 
 
 def _add_explanations_parser(sub) -> None:
@@ -197,7 +206,7 @@ def _screen(args: argparse.Namespace) -> None:
     with tqdm(unit="mol", file=sys.stderr, disable=None) as bar:
         summary = screen(model, args.data, args.output, chunk_size=args.chunk_size, workers=args.workers,
                          smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
-                         on_progress=lambda read, scored: bar.update(read - bar.n))
+                         batch_graphs=args.batch_graphs, on_progress=lambda read, scored: bar.update(read - bar.n))
     if summary.stopped:
         print(f"stopped after line {summary.last_line:,}: the report holds every row read up to there",
               file=sys.stderr)
@@ -241,6 +250,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             _score(args)
         elif args.command == "screen":
             _screen(args)
+        elif args.command == "merge-reports":
+            from .screening import merge_reports
+
+            rows = merge_reports(args.reports, args.output)
+            print(f"{rows:,} rows from {len(args.reports)} reports merged into {args.output}", file=sys.stderr)
         elif args.command == "evaluate-explanations":
             _explanations(args)
         else:

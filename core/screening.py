@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import heapq
+import math
 import multiprocessing as mp
 import os
 import shutil
@@ -23,7 +24,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, GLocalKDError
 from .loaders.text import read_lines, strip_compression
 from .report import COLUMNS, safe_cell
 
@@ -223,6 +224,57 @@ def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
             h.close()
 
 
+def merge_reports(reports: list[str | Path], out: str | Path) -> int:
+    """Merge ranked reports of shards of one library, all scored with one model file, into one
+    ranked report (ranks renumbered; every shard's rejected rows at the end). Memory stays flat:
+    each shard is streamed and the shards are merged k-way. Returns the number of rows written.
+    """
+    from .ranked_report import is_report
+
+    out = Path(out)
+    tmp = Path(tempfile.mkdtemp(prefix=".glocalkd-merge-", dir=out.parent))
+    rows = 0
+    try:
+        sorted_files, rejects_file = [], tmp / "rejects.csv"
+        with open(rejects_file, "w", newline="", encoding="utf-8") as rej:
+            rej_writer = csv.writer(rej)
+            for k, report in enumerate(reports):
+                if not is_report(report):
+                    raise DataError(f"not a ranked report (the header must be {','.join(COLUMNS)})", report, 1)
+                target = tmp / f"shard{k}.csv"
+                with open(target, "w", newline="", encoding="utf-8") as fh:
+                    writer = csv.writer(fh)
+                    lines = (line for _, line in read_lines(report))
+                    next(lines)
+                    last = math.inf
+                    for n, row in enumerate(csv.reader(lines), start=2):
+                        if len(row) != len(COLUMNS):
+                            raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", report, n)
+                        rows += 1
+                        if row[10] != "ok":
+                            rej_writer.writerow(row)
+                            continue
+                        try:
+                            score = float(row[4])
+                        except ValueError:
+                            raise DataError(f"the score {row[4]!r} is not a number", report, n) from None
+                        if score > last:
+                            raise DataError("rows are not in rank order (was the report edited?)", report, n)
+                        last = score
+                        writer.writerow([row[4]] + row[1:])
+                sorted_files.append(target)
+        partial = tmp / "report.csv"
+        with open(partial, "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerow(COLUMNS)
+        _merge(sorted_files, partial, tmp)
+        with open(partial, "a", newline="", encoding="utf-8") as dst, open(rejects_file, encoding="utf-8") as rej:
+            shutil.copyfileobj(rej, dst)
+        os.replace(partial, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
+
 def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
            smiles_column: str | None = None, id_column: str | None = None, top_k: int = 5,
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
@@ -236,6 +288,9 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
     """
     if model.schema_.mode != "atom":
         raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
+    if chunk_size < 1 or batch_graphs < 1 or (workers is not None and workers < 1):
+        raise GLocalKDError(f"chunk size, batch size and workers must be at least 1 (got {chunk_size}, "
+                            f"{batch_graphs}, {workers})")
     start = time.perf_counter()
     report = Path(report)
     workers = max(1, workers if workers is not None else (os.cpu_count() or 2))

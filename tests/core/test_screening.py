@@ -85,3 +85,41 @@ def test_cli_screen(library, model, tmp_path, capsys):
                  "--chunk-size", "100", "--workers", "1", "--device", "cpu"]) == 0
     assert "300 rows: 298 scored, 2 rejected" in capsys.readouterr().err
     assert len(_rows(tmp_path / "r.csv")) == 300
+
+
+def test_screen_refuses_sizes_below_one(tmp_path, smiles_file):
+    from core import GLocalKD, GLocalKDError, load
+    from core.screening import screen
+
+    model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(smiles_file))
+    for bad in (dict(batch_graphs=0), dict(chunk_size=0), dict(workers=0)):
+        with pytest.raises(GLocalKDError, match="at least 1"):
+            screen(model, smiles_file, tmp_path / "r.csv", **bad)
+
+
+def test_shards_screened_apart_merge_into_the_whole_librarys_ranking(tmp_path, smiles_file):
+    from core.ranked_report import read_report
+    from core.screening import merge_reports
+
+    model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(smiles_file))
+    lines = smiles_file.read_text().splitlines()
+    header, body = lines[0], lines[1:]
+    shards = []
+    for k, part in enumerate((body[: len(body) // 2], body[len(body) // 2:])):
+        shard = tmp_path / f"shard{k}.smi"
+        shard.write_text("\n".join([header] + part) + "\n")
+        screen(model, shard, tmp_path / f"shard{k}.csv", chunk_size=2, workers=1)
+        shards.append(tmp_path / f"shard{k}.csv")
+    screen(model, smiles_file, tmp_path / "whole.csv", chunk_size=3, workers=1)
+    rows = merge_reports(shards, tmp_path / "merged.csv")
+    merged, whole = read_report(tmp_path / "merged.csv"), read_report(tmp_path / "whole.csv")
+    assert rows == len(whole) + len(whole.rejects) and len(whole.rejects) >= 1
+    assert list(merged.smiles) == list(whole.smiles)  # same ranking (ids of unnamed rows are shard lines)
+    assert np.allclose(merged.score, whole.score)
+    assert [line.split(",")[0] for line in (tmp_path / "merged.csv").read_text().splitlines()[1:4]] == ["1", "2", "3"]
+    assert sorted(r.reason.split(": ", 1)[1] for r in merged.rejects) == \
+        sorted(r.reason.split(": ", 1)[1] for r in whole.rejects)
+    from core.errors import DataError
+
+    with pytest.raises(DataError, match="not a ranked report"):
+        merge_reports([smiles_file], tmp_path / "x.csv")
