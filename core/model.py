@@ -14,8 +14,7 @@ from typing import Callable
 
 import numpy as np
 import torch
-from torch_geometric.data import Batch, Data
-from torch_geometric.loader import DataLoader
+from torch_geometric.data import Batch
 from torch_geometric.nn import global_max_pool
 from torch_geometric.utils import scatter
 
@@ -23,6 +22,7 @@ from .errors import DataError, GLocalKDError, ModelFileError
 from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder, normalized_adjacency
 from .graphset import GraphSet
+from .packed import PackedGraphs
 from .scores import Scores
 
 MODEL_FORMAT = "glocalkd-studio/model"
@@ -137,26 +137,26 @@ class GLocalKD:
             self.target_ = self._encoder().to(device)
             self.predictor_ = self._encoder().to(device)
         self.target_.requires_grad_(False).eval()
-        cache = sum(d.num_nodes for d in data) * self.out_dim * 4 <= TARGET_CACHE_BYTES
+        packed = PackedGraphs(data)
+        del data
+        cache = packed.num_nodes * self.out_dim * 4 <= TARGET_CACHE_BYTES
         if cache:
-            data = self._attach_targets(data, device)
+            self._attach_targets(packed, device)
         optimizer = torch.optim.Adam(self.predictor_.parameters(), lr=self.lr)
-        loader = DataLoader(data, batch_size=self.batch_size, shuffle=True,
-                            generator=torch.Generator().manual_seed(self.seed))
+        shuffle = torch.Generator().manual_seed(self.seed)
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
         self.predictor_.train()
         for epoch in range(1, self.epochs + 1):
             start = time.perf_counter()
             total, count = 0.0, 0
-            for batch in loader:
+            for batch in packed.batches(self.batch_size, device, shuffle):
                 if should_stop is not None and _call(should_stop):
                     self.stopped_early_ = True
                     break
-                batch = batch.to(device)
-                adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
+                adj = batch.adj
                 if cache:
-                    t_node, t_graph = batch.t_node, batch.t_graph
+                    t_node, t_graph = batch.node_extra["t_node"], batch.graph_extra["t_graph"]
                 else:
                     with torch.no_grad():
                         t_node, t_graph = self._embed(self.target_, batch, adj)
@@ -203,21 +203,17 @@ class GLocalKD:
         if bad:
             raise GLocalKDError("invalid setting: " + ", ".join(f"{k}={getattr(self, k)!r}" for k in bad))
 
-    def _attach_targets(self, data: list[Data], device: torch.device) -> list[Data]:
-        """Compute the frozen target's node and graph embeddings once; they never change."""
-        out = []
-        for batch in DataLoader(data, batch_size=max(self.batch_size, 1024)):
-            batch = batch.to(device)
-            adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
-            with torch.no_grad():
-                t_node, t_graph = self._embed(self.target_, batch, adj)
-            t_node, t_graph = t_node.cpu(), t_graph.cpu()
-            ptr = batch.ptr.cpu()
-            for i in range(batch.num_graphs):
-                out.append(Data(x=data[len(out)].x, edge_index=data[len(out)].edge_index,
-                                num_nodes=data[len(out)].num_nodes,
-                                t_node=t_node[ptr[i]:ptr[i + 1]], t_graph=t_graph[i:i + 1]))
-        return out
+    def _attach_targets(self, packed: PackedGraphs, device: torch.device) -> None:
+        """Compute the frozen target's node and graph embeddings once (they never change) and
+        keep them beside the packed graphs, so each batch picks its rows."""
+        nodes, graphs = [], []
+        with torch.no_grad():
+            for batch in packed.batches(max(self.batch_size, 1024), device):
+                t_node, t_graph = self._embed(self.target_, batch, batch.adj)
+                nodes.append(t_node.cpu())
+                graphs.append(t_graph.cpu())
+        packed.node_extra["t_node"] = torch.cat(nodes)
+        packed.graph_extra["t_graph"] = torch.cat(graphs)
 
     @staticmethod
     def _embed(net: GCNEncoder, batch: Batch, adj: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -243,23 +239,25 @@ class GLocalKD:
         """Anomaly scores of ``graphs`` (higher = more anomalous), with both terms and per-node errors."""
         self._check_fitted()
         device = self.device_
-        data = self.schema_.apply(graphs)
+        packed = PackedGraphs(self.schema_.apply(graphs))
         parts = []
         done = 0
         try:
-            for batch in DataLoader(data, batch_size=batch_size):
-                parts.append(self._score_batch(batch.to(device)))
+            for batch in packed.batches(batch_size, device):
+                parts.append(self._score_batch(batch, batch.adj))
                 done += batch.num_graphs
                 if on_progress is not None:
-                    _call(on_progress, done, len(data))
+                    _call(on_progress, done, len(packed))
         except _Callback as wrapped:
             raise wrapped.error from None
         except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
             raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
         return Scores.concat(parts)
 
-    def _score_batch(self, batch: Batch) -> Scores:
-        adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
+    def _score_batch(self, batch, adj: torch.Tensor | None = None) -> Scores:
+        """Scores of one batch (a torch-geometric ``Batch`` or a :class:`PackedBatch`)."""
+        if adj is None:
+            adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
         t_node, t_graph = self._embed(self.target_, batch, adj)
         graph_err, node_term, node_err = self._errors(batch, adj, t_node, t_graph)
         return Scores(
@@ -295,9 +293,8 @@ class GLocalKD:
         if network not in ("predictor", "target", "difference"):
             raise GLocalKDError(f"network must be 'predictor', 'target' or 'difference', not {network!r}")
         parts = []
-        for batch in DataLoader(self.schema_.apply(graphs), batch_size=batch_size):
-            batch = batch.to(self.device_)
-            adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
+        for batch in PackedGraphs(self.schema_.apply(graphs)).batches(batch_size, self.device_):
+            adj = batch.adj
             emb = {}
             for name in ("predictor", "target"):
                 if network in (name, "difference"):
