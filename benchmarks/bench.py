@@ -1,7 +1,8 @@
 """Speed and memory benchmark (not a test): each figure printed beside its arithmetic bound.
 
     python benchmarks/bench.py [--data ../shared/datasets] [--out benchmarks/results.json]
-                               [--parts matmul,train,reddit,screen] [--screen-rows 100000]
+                               [--parts matmul,train,reddit,screen,report]
+                               [--screen-rows 10000,100000,0]   (0: the whole library)
 
 The bound of a GCN workload is its floating-point operations divided by this machine's
 own dense matmul throughput (measured first). Writes everything as JSON.
@@ -123,7 +124,10 @@ def main() -> int:
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results.json"))
     p.add_argument("--parts", default="matmul,train,reddit,screen")
     p.add_argument("--epochs", type=int, default=5)
-    p.add_argument("--screen-rows", type=int, default=100_000)
+    p.add_argument("--screen-rows", default="100000",
+                   help="comma-separated library sizes to screen (0: the whole file); one row each")
+    p.add_argument("--keep-report", default="", help="keep the largest screening report here (the 'report' part "
+                   "opens it)")
     p.add_argument("--screen-file", default="moses/train.csv.gz")
     args = p.parse_args()
     parts = set(args.parts.split(","))
@@ -147,11 +151,25 @@ def main() -> int:
     if "screen" in parts:
         from benchmarks.screening_bench import bench_screen
 
-        r = bench_screen(data / args.screen_file, args.screen_rows, gflops)
-        out["screen"] = r
-        print(f"screening {r['rows']:,} SMILES: {r['molecules_per_second']:.0f} molecules/s end to end; bound "
-              f"{r['bound_molecules_per_second']:.0f}/s -> {r['fraction_of_bound']:.2f} of it; peak memory "
-              f"{r['peak_memory_mb_pss']:.0f} MB (PSS, all processes)", flush=True)
+        sizes = [int(v) for v in args.screen_rows.split(",")]
+        largest = max(sizes, key=lambda v: float("inf") if v == 0 else v)
+        out["screen"] = []
+        for rows in sizes:
+            keep = Path(args.keep_report) if args.keep_report and rows == largest else None
+            r = bench_screen(data / args.screen_file, rows, gflops, keep_report=keep)
+            out["screen"].append(r)
+            print(f"screening {r['rows']:,} SMILES: {r['seconds']:.1f} s, {r['molecules_per_second']:.0f} molecules/s "
+                  f"end to end; bound {r['bound_molecules_per_second']:.0f}/s -> {r['fraction_of_bound']:.2f} of it; "
+                  f"peak memory {r['peak_memory_mb_pss']:.0f} MB (PSS, all processes); {r['scored']:,} scored + "
+                  f"{r['rejected']:,} rejected = {r['report_rows']:,} report rows", flush=True)
+    if "report" in parts and args.keep_report:
+        from benchmarks.report_bench import bench_report_open
+
+        r = bench_report_open(Path(args.keep_report))
+        out["report_open"] = r
+        print(f"opening the {r['rows']:,}-row report in the app's report window: read {r['read_seconds']:.1f} s, "
+              f"window {r['window_seconds']:.1f} s, sort by id {r['sort_seconds']:.2f} s, text filter "
+              f"{r['filter_seconds']:.1f} s; peak RSS {r['peak_rss_mb']:.0f} MB", flush=True)
     Path(args.out).write_text(json.dumps(out, indent=2))
     print(f"wrote {args.out}")
     return 0

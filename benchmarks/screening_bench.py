@@ -10,31 +10,39 @@ from pathlib import Path
 from benchmarks.bench import MemorySampler, gcn_flops_per_node, peak_rss_mb
 
 
-def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = None) -> dict:
+def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = None,
+                 keep_report: Path | None = None) -> dict:
     """Train a paper-width model briefly on 2,000 molecules of ``library`` (speed does not depend
-    on how well it is trained), then screen its first ``rows`` SMILES end to end."""
+    on how well it is trained), then screen its first ``rows`` SMILES end to end (``rows`` 0:
+    the whole library file as it is, gzipped or not). ``keep_report`` keeps the ranked report."""
     from core import GLocalKD, load
     from core.screening import screen
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        lib = tmp / "library.smi"
         opener = gzip.open if str(library).endswith(".gz") else open
-        with opener(library, "rt") as src, open(lib, "w") as dst:
-            header = next(src)
-            if header.strip().lower() != "smiles":
-                dst.write(header)
-            for line in itertools.islice(src, rows):
-                dst.write(line)
+        lib = library if rows == 0 else tmp / "library.smi"
         train = tmp / "train.smi"
-        with open(lib) as src, open(train, "w") as dst:
-            dst.writelines(itertools.islice(src, 2000))
+        with opener(library, "rt") as src:
+            header = next(src)
+            head = header if header.strip().lower() != "smiles" else ""
+            if rows:
+                with open(lib, "w") as dst:
+                    dst.write(head)
+                    for line in itertools.islice(src, rows):
+                        dst.write(line)
+                src.seek(0)
+                next(src)
+            with open(train, "w") as dst:
+                dst.write(head)
+                dst.writelines(itertools.islice(src, 2000))
         model = GLocalKD(epochs=1, device="cpu", seed=0).fit(load(train))
+        report = keep_report or tmp / "report.csv"
         with MemorySampler() as memory:
             start = time.perf_counter()
-            summary = screen(model, lib, tmp / "report.csv", workers=workers)
+            summary = screen(model, lib, report, workers=workers)
             seconds = time.perf_counter() - start
-        with open(tmp / "report.csv") as fh:
+        with open(report) as fh:
             report_rows = sum(1 for _ in fh) - 1
     nodes_per_mol = summary.nodes / max(summary.scored, 1)
     flops_per_mol = 2 * gcn_flops_per_node(model.schema_.dim) * nodes_per_mol  # target + predictor forward
