@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QDoubleSpinBox, QFileDialog,
-                               QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
-                               QMessageBox, QProgressBar, QPushButton, QScrollArea, QSplitter,
-                               QStackedWidget, QTableView, QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QDoubleSpinBox, QFileDialog, QGroupBox, QHBoxLayout,
+                               QLabel, QLineEdit, QMainWindow, QMessageBox, QProgressBar, QPushButton,
+                               QScrollArea, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
+                               QWidget)
 
 from core import GLocalKD, GLocalKDError, GraphSet, Scores, detector_info, load, make_detector
 from core.features import FeatureSchema
@@ -22,7 +22,7 @@ from .dialogs import ColumnDialog, RejectsDialog
 from .map_view import MapView
 from .plots import EvaluationPlot, HeatmapPanel, LossPlot
 from .settings_form import TrainSettings
-from .table_model import COLUMNS, ResultsModel
+from .table_model import COLUMNS, ResultsModel, results_view
 from .workers import Runner, Task
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
@@ -187,17 +187,7 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.count_label, 1)
 
         self.model_table = ResultsModel(self)
-        self.table = QTableView()
-        self.table.setModel(self.model_table)
-        self.table.setSortingEnabled(True)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(22)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        for col, width in zip(range(len(COLUMNS)), (55, 150, 150, 320, 80, 80, 80, 55, 55, 80)):
-            self.table.setColumnWidth(col, width)
+        self.table = results_view(self.model_table)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         self.model_table.modelReset.connect(self._update_counts)
 

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QSplitter,
-                               QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from core import GLocalKDError, Scores
 from core.ranked_report import RankedReport, row_graphs
 
 from .plots import HeatmapPanel
-from .table_model import COLUMNS, ResultsModel
+from .table_model import COLUMNS, ResultsModel, results_view
 
 
 class ReportWindow(QMainWindow):
@@ -31,14 +30,11 @@ class ReportWindow(QMainWindow):
         self.setObjectName("report_window")
         self.model_table = ResultsModel(self)
         self.model_table.set_report(report)
-        self.table = QTableView()
-        self.table.setModel(self.model_table)
-        self.table.setSortingEnabled(True)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().setVisible(False)
+        self.table = results_view(self.model_table)
         self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
-        for column in ("Flag",) + (() if self.model_table.scores.has_node_scores else ("Graph term", "Node term")):
+        hidden = ["Flag"] + ([] if self.model_table.scores.has_node_scores else ["Graph term", "Node term"])
+        hidden += [name for name, values in (("Name", report.names), ("Label", report.labels)) if not any(values)]
+        for column in hidden:  # no flag threshold without training scores; empty columns say nothing
             self.table.setColumnHidden(COLUMNS.index(column), True)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         self.filter = QLineEdit()

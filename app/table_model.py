@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from core import GraphSet, Scores
 
@@ -196,6 +197,24 @@ class ResultsModel(QAbstractTableModel):
         if name == "Flag":
             return "▲ flagged" if self.threshold is not None and s.score[i] > self.threshold else ""
         return ""
+
+
+def results_view(model: "ResultsModel") -> QTableView:
+    """A table view over ``model`` as both windows show it: one row per line (no wrapping), sortable,
+    whole-row single selection, columns sized for ids, SMILES and scores."""
+    table = QTableView()
+    table.setModel(model)
+    table.setSortingEnabled(True)
+    table.setWordWrap(False)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(22)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    table.horizontalHeader().setStretchLastSection(True)
+    for col, width in zip(range(len(COLUMNS)), (55, 150, 150, 320, 80, 80, 80, 55, 55, 80)):
+        table.setColumnWidth(col, width)
+    return table
 
 
 def _number(value: float) -> str:

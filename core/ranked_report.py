@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import DataError
+from .graphset import GraphMeta, GraphSet
 from .report import COLUMNS
 from .loaders.text import read_lines
 
@@ -146,11 +147,10 @@ def _unsafe(text: str) -> str:
     return text[1:] if text.startswith("'") and text[1:2] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def row_graphs(report: RankedReport, i: int) -> "GraphSet":
+def row_graphs(report: RankedReport, i: int) -> GraphSet:
     """Row i's molecule as a one-graph GraphSet, to draw it or score it again with a model
     (a report keeps only the top nodes' errors; rescoring gives every atom's)."""
     from .chem import mol_to_graph, parse_smiles
-    from .graphset import GraphMeta, GraphSet
 
     smiles = str(report.smiles[i])
     mol, problem = parse_smiles(smiles)

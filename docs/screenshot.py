@@ -27,6 +27,7 @@ def main() -> int:
     p.add_argument("--map", default="predictor", help="chemical-space map to compute ('' for none)")
     p.add_argument("--method", default="tsne", help="map method: tsne or pca")
     p.add_argument("--colour", type=int, default=0, help="map colouring: 0 score, 1 label")
+    p.add_argument("--report", default="", help="after training, open this ranked report and grab its window")
     p.add_argument("--out", default="docs/screenshot.png")
     args = p.parse_args()
 
@@ -58,6 +59,10 @@ def main() -> int:
         when(lambda: window.scores is not None and not window.runner.busy(), shoot)
 
     def shoot():
+        if args.report:
+            window.open_path(args.report)
+            when(lambda: bool(window.report_windows) and not window.runner.busy(), shoot_report)
+            return
         window.tabs.setCurrentIndex(args.tab)
         window.map_view.colour.setCurrentIndex(args.colour)
         if args.map:
@@ -70,8 +75,14 @@ def main() -> int:
         window.table.selectRow(args.row)
         QTimer.singleShot(1500, save)
 
-    def save():
-        window.grab().save(args.out)
+    def shoot_report():
+        view = window.report_windows[-1]
+        view.resize(1560, 960)
+        view.table.selectRow(args.row)
+        QTimer.singleShot(1500, lambda: save(view))
+
+    def save(target=None):
+        (target or window).grab().save(args.out)
         print(f"wrote {args.out}")
         window.close()
         Path(args.out).with_suffix(".ini").unlink(missing_ok=True)  # after close(), which saves settings
