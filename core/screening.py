@@ -224,6 +224,18 @@ def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
             h.close()
 
 
+def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path) -> None:
+    """The ranked report: header, the k-way merge of the sorted files with ranks, the rejected rows
+    last; written in ``tmp`` and renamed into place, so ``out`` is never half-written."""
+    partial = tmp / "report.csv"
+    with open(partial, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerow(COLUMNS)
+    _merge(sorted_files, partial, tmp)
+    with open(partial, "a", newline="", encoding="utf-8") as dst, open(rejects_file, encoding="utf-8") as rej:
+        shutil.copyfileobj(rej, dst)
+    os.replace(partial, out)
+
+
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     """Merge ranked reports of shards of one library, all scored with one model file, into one
     ranked report (ranks renumbered; every shard's rejected rows at the end). Memory stays flat:
@@ -263,13 +275,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                         last = score
                         writer.writerow([row[4]] + row[1:])
                 sorted_files.append(target)
-        partial = tmp / "report.csv"
-        with open(partial, "w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh).writerow(COLUMNS)
-        _merge(sorted_files, partial, tmp)
-        with open(partial, "a", newline="", encoding="utf-8") as dst, open(rejects_file, encoding="utf-8") as rej:
-            shutil.copyfileobj(rej, dst)
-        os.replace(partial, out)
+        _write_ranked(sorted_files, rejects_file, out, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return rows
@@ -342,13 +348,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
             except KeyboardInterrupt:  # Ctrl+C: keep every chunk already scored, report them below
                 stopped = True
                 pool.terminate()
-        partial = tmp / "report.csv"
-        with open(partial, "w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh).writerow(COLUMNS)
-        _merge(chunk_files, partial, tmp)
-        with open(partial, "a", newline="", encoding="utf-8") as out, open(rejects_file, encoding="utf-8") as rej:
-            shutil.copyfileobj(rej, out)
-        os.replace(partial, report)
+        _write_ranked(chunk_files, rejects_file, report, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
