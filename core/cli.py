@@ -146,6 +146,8 @@ def _add_evaluate_parser(sub) -> None:
                    help="primary score: both terms, graph term only or node term only (all are recorded)")
     e.add_argument("--method", default="glocalkd", type=str.lower, choices=list(DETECTORS),
                    help="detector: GLocalKD or one of the paper's competitors (same folds and metrics)")
+    e.add_argument("--resume", action="store_true",
+                   help="keep the folds already in --json (same settings) and run only the missing ones")
     e.add_argument("--ensemble", type=int, default=1, help="average this many models with independent targets")
     e.add_argument("--standardize", action="store_true", help="z-score TU node attributes (training statistics)")
     e.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")

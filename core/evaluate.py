@@ -259,7 +259,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
              anomaly: str = "minority", folds: int = 5, cv_seed: int = 1, seeds: Sequence[int] = (0, 1, 2, 3, 4),
              model_params: Mapping | None = None, contamination: float = 0.0, train_fraction: float = 1.0,
              score: str = "both", ensemble: int = 1, standardize: bool = False, method: str = "glocalkd",
-             on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
+             resume: "EvaluationResult | None" = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
              on_fold: Callable[[EvaluationResult], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> EvaluationResult:
     """Run one protocol and return per-fold metrics with means and stds.
@@ -274,6 +274,9 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     averages the scores of that many models with independent random targets (each member's
     scores divided by its mean training score). ``standardize`` z-scores TU node attributes
     with the training graphs' mean and std. ``on_fold`` sees the partial result after each fold.
+    ``resume`` is an unfinished earlier result of the same evaluation: its folds are kept and only
+    the missing ones run (each fold's split and seeds do not depend on the others, so the result
+    is the one an uninterrupted run gives).
     """
     from .loaders import load
 
@@ -343,7 +346,21 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         say(f"testing file {test_graphs.source}: {len(test_set)} graphs, {int(test_anom.sum())} anomalous")
         runs = [(k, s, np.arange(len(labels)), None) for k, s in enumerate(seeds, start=1)]
 
+    done: set[int] = set()
+    earlier = 0.0
+    if resume is not None:
+        mine = (result.dataset, result.protocol, result.method, result.anomaly_label, result.params, result.options)
+        theirs = (resume.dataset, resume.protocol, resume.method, resume.anomaly_label, resume.params, resume.options)
+        if mine != theirs:
+            raise GLocalKDError("cannot resume: the earlier result was made with other settings "
+                                "(data set, protocol, method, anomaly class, model parameters or options)")
+        result.folds = list(resume.folds)
+        done = {f.fold for f in resume.folds}
+        earlier = resume.wall_seconds
+        say(f"resuming: {len(done)} of {len(runs)} {'folds' if protocol == 'cv' else 'seed runs'} already done")
     for k, seed, train_idx, test_idx in runs:
+        if k in done:
+            continue
         if should_stop is not None and should_stop():
             break
         rng = np.random.default_rng(seed + 7919 * k)
@@ -393,17 +410,19 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
                         n_test=len(fold_test), n_test_anomalies=int(fold_anom.sum()),
                         auc=roc_auc(fold_anom, total),
                         auc_graph=roc_auc(fold_anom, graph_t) if s.has_node_scores else math.nan,
-                        auc_node=roc_auc(fold_anom, node_t) if s.has_node_scores else math.nan, ap=average_precision(fold_anom, total),
+                        auc_node=roc_auc(fold_anom, node_t) if s.has_node_scores else math.nan,
+                        ap=average_precision(fold_anom, total),
                         fpr95=fpr_at_tpr(fold_anom, total), train_seconds=train_s, score_seconds=score_s,
                         final_loss=float(np.mean(losses)), epochs_run=epochs_run)
         result.folds.append(fr)
-        result.wall_seconds = time.perf_counter() - start_wall
+        result.wall_seconds = earlier + time.perf_counter() - start_wall
         terms = f" (graph term {fr.auc_graph:.4f}, node term {fr.auc_node:.4f})" if s.has_node_scores else ""
         say(f"  AUC {fr.auc:.4f}{terms}, AP {fr.ap:.4f}; train {train_s:.1f} s, score {score_s:.2f} s")
         if on_fold is not None:
             on_fold(result)
+    result.folds.sort(key=lambda f: f.fold)
     result.complete = len(result.folds) == len(runs)
-    result.wall_seconds = time.perf_counter() - start_wall
+    result.wall_seconds = earlier + time.perf_counter() - start_wall
     return result
 
 
@@ -531,7 +550,8 @@ def run_from_args(args) -> EvaluationResult:
                   device=args.device)
     params = {k: v for k, v in params.items() if k in accepted}  # e.g. WL-iForest has no epochs
     seeds = list(range(args.seed, args.seed + args.seeds)) if args.protocol == "split" else [args.seed]
-    command = "glocalkd " + " ".join(shlex.quote(a) for a in args.argv) if getattr(args, "argv", None) else None
+    argv = [a for a in getattr(args, "argv", None) or [] if a != "--resume"]  # a resumed run is the same run
+    command = "glocalkd " + " ".join(shlex.quote(a) for a in argv) if argv else None
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     every = max(1, args.epochs // 10)
 
@@ -544,10 +564,13 @@ def run_from_args(args) -> EvaluationResult:
         if args.json:
             write_json(partial, args.json)
 
+    resume = None
+    if getattr(args, "resume", False) and args.json and Path(args.json).exists():
+        resume = read_json(args.json)
     result = evaluate(args.data, protocol=args.protocol, test=args.test, anomaly=args.anomaly, folds=args.folds,
                       cv_seed=args.cv_seed, seeds=seeds, model_params=params, contamination=args.contamination,
                       train_fraction=args.train_fraction, score=args.score, ensemble=args.ensemble,
-                      standardize=args.standardize, method=method, on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
+                      standardize=args.standardize, method=method, resume=resume, on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
     result.command = command
     print(result.summary())
     if args.json:

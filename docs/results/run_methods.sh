@@ -20,6 +20,6 @@ for item in ${@:-$all}; do
     *) args=("$data/$name" --anomaly "$rule") ;;
   esac
   echo "$(date -u +%H:%M:%S) $name ($rule) $method" >&2
-  glocalkd evaluate "${args[@]}" --method "$method" --threads 1 --json "$out" > "$log" 2>&1 \
+  glocalkd evaluate "${args[@]}" --method "$method" --threads 1 --json "$out" --resume >> "$log" 2>&1 \
     || echo "  failed: see $log" >&2
 done

@@ -151,3 +151,19 @@ def test_evaluate_runs_a_competitor_on_the_same_folds(odd_rings, tmp_path):
     with pytest.raises(GLocalKDError, match="two score terms"):
         evaluate(data, folds=3, method="ocgcn", score="graph", model_params=SMALL_GCN)
     assert paper_value("AIDS", "wl-lesinn") == (0.584, 0.016)
+
+
+def test_a_resumed_evaluation_runs_only_the_missing_folds_and_equals_a_whole_run(odd_rings):
+    data, _, _ = odd_rings
+    whole = evaluate(data, folds=3, method="wl-iforest")
+    folds_done = {"n": 0}
+    partial = evaluate(data, folds=3, method="wl-iforest", on_fold=lambda r: folds_done.update(n=len(r.folds)),
+                       should_stop=lambda: folds_done["n"] >= 1)
+    assert len(partial.folds) == 1 and not partial.complete
+    seen: list[str] = []
+    resumed = evaluate(data, folds=3, method="wl-iforest", resume=partial, on_progress=seen.append)
+    assert any("1 of 3 folds already done" in m for m in seen)
+    assert resumed.complete and [f.auc for f in resumed.folds] == [f.auc for f in whole.folds]
+    with pytest.raises(GLocalKDError, match="cannot resume"):
+        evaluate(data, folds=3, method="wl-lesinn", resume=partial)
+
