@@ -44,7 +44,7 @@ def main() -> None:
         # the main run, then variants such as NAME__first-label.json (another anomaly rule)
         for path in [path] * path.exists() + sorted(RESULTS.glob(f"{name}__*.json")):
             r = read_json(path)
-            unit = "folds" if r.protocol == "cv" else "seeds"
+            unit = ("fold" if r.protocol == "cv" else "seed") + ("s" if len(r.folds) != 1 else "")
             state = "" if r.complete else f" (unfinished: {len(r.folds)} {unit} done)"
             rows.append(f"| {key} | {r.protocol}, {len(r.folds)} {unit} | {r.anomaly_label} ({r.anomaly_rule}) | "
                         f"**{pm(r)}**{state} | {pm(r, 'auc_graph')} | {pm(r, 'auc_node')} | {p} | {b} | "
