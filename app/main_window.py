@@ -392,7 +392,10 @@ class MainWindow(QMainWindow):
         self._idle()
         self._add_recent(report.source)
         window = ReportWindow(report, lambda: self.model, self)
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a closed report frees its rows
         self.report_windows.append(window)
+        window.destroyed.connect(lambda _=None, w=window: self.report_windows.remove(w)
+                                 if w in self.report_windows else None)
         window.show()
         self.progress_label.setText(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
 

@@ -340,6 +340,8 @@ def test_a_ranked_report_opens_in_its_own_window_and_is_rescored_with_the_open_m
     view.show_row(0)
     assert "the report lists its top atoms" in view.heatmap.title.text()
     assert view.heatmap.top.count() == 5
+    view.close()  # closing a report window lets its rows go
+    qtbot.waitUntil(lambda: not window.report_windows, timeout=10000)
 
 
 def test_a_damaged_report_says_which_line(qtbot, window, tmp_path):
