@@ -49,7 +49,7 @@ def _two_step(kernel: str, scorer: str) -> Callable[..., object]:
 
 DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
     DetectorInfo("glocalkd", "GLocalKD", "glocal knowledge distillation from a frozen random GCN (the paper's "
-                 "method); per-node errors", True, True, _glocalkd),
+                 "method)", True, True, _glocalkd),
     DetectorInfo("ocgcn", "OCGCN", "the same GCN trained with the Deep SVDD one-class objective", False, True,
                  _ocgcn),
     DetectorInfo("wl-iforest", "WL-iForest", "Weisfeiler-Lehman subtree kernel (3 iterations) + isolation forest",
