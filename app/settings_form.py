@@ -46,6 +46,12 @@ class TrainSettings(QWidget):
         self.features = QComboBox()
         self.features.addItems(["auto", "attributes", "labels", "both", "degree", "atom"])
         self.normalize = QCheckBox("L2-normalise embeddings (authors' code)")
+        self.node_max = QCheckBox("Add the largest node error to the node term")
+        self.node_max.setToolTip("A few unusual atoms in a large molecule are not averaged away "
+                                 "(same trained model; see docs/explanations.md)")
+        self.size_term = QCheckBox("Add the size term to the graph term")
+        self.size_term.setToolTip("Error of the summed embeddings: finds graphs made of many normal parts, "
+                                  "which max-pooling cannot tell from one part (see docs/explanations.md)")
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda"])
         self.device_note = QLabel("")
@@ -55,12 +61,14 @@ class TrainSettings(QWidget):
                               ("Batch size", self.batch), ("Hidden width", self.hidden),
                               ("Embedding width", self.out_dim), ("GCN layers", self.layers),
                               ("λ (node term)", self.lam), ("Seed", self.seed), ("Node features", self.features),
-                              ("", self.normalize), ("Device", self.device), ("", self.device_note)):
+                              ("", self.normalize), ("Score readouts", self.node_max), ("", self.size_term),
+                              ("Device", self.device), ("", self.device_note)):
             form.addRow(label, widget)
         # which constructor parameter each row sets (rows of other detectors are hidden)
         self._rows = {"epochs": self.epochs, "lr": self.lr, "batch_size": self.batch, "hidden_dim": self.hidden,
                       "out_dim": self.out_dim, "num_layers": self.layers, "lam": self.lam,
-                      "features": self.features, "normalize": self.normalize, "device": self.device}
+                      "features": self.features, "normalize": self.normalize, "device": self.device,
+                      "node_max": self.node_max, "size_term": self.size_term}
         self.detector.currentIndexChanged.connect(self._detector_changed)
         self._detector_changed()
         self.set_labels([])
@@ -100,7 +108,8 @@ class TrainSettings(QWidget):
     def params(self) -> dict:
         return dict(epochs=self.epochs.value(), lr=self.lr.value(), batch_size=self.batch.value(),
                     hidden_dim=self.hidden.value(), out_dim=self.out_dim.value(), num_layers=self.layers.value(),
-                    lam=self.lam.value(), normalize=self.normalize.isChecked(), features=self.features.currentText(),
+                    lam=self.lam.value(), normalize=self.normalize.isChecked(), node_max=self.node_max.isChecked(),
+                    size_term=self.size_term.isChecked(), features=self.features.currentText(),
                     seed=self.seed.value(), device=self.device.currentText(), detector=self.detector_name())
 
     def set_params(self, p: dict) -> None:
@@ -114,8 +123,9 @@ class TrainSettings(QWidget):
                     setter(type(setter.__self__.value())(p[key]))
             except (TypeError, ValueError):
                 pass
-        if "normalize" in p:
-            self.normalize.setChecked(str(p["normalize"]).lower() in ("true", "1"))
+        for key, box in (("normalize", self.normalize), ("node_max", self.node_max), ("size_term", self.size_term)):
+            if key in p:
+                box.setChecked(str(p[key]).lower() in ("true", "1"))
         for key, combo in (("features", self.features), ("device", self.device)):
             if key in p and combo.findText(str(p[key])) >= 0:
                 combo.setCurrentText(str(p[key]))

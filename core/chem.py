@@ -14,7 +14,13 @@ hybridisation              SP, SP2, SP3, SP3D, SP3D2, other
 aromatic                   1 flag
 in ring                    1 flag
 radical electrons          1 flag (any unpaired electron)
+ring sizes                 in a 3-, 4-, 5-, 6-, 7-, 8-or-more-membered ring (flags;
+                           fused atoms have several; SSSR rings)
 ========================  ==========================================================
+
+The ring sizes came in version 2 of the vocabulary (a cyclopropane or cyclobutane is
+otherwise just "in ring"); they are the last block, so the first ``ATOM_FEATURE_DIMS[1]``
+columns are exactly version 1 and models trained on it keep working.
 """
 from __future__ import annotations
 
@@ -52,8 +58,12 @@ FEATURE_NAMES: tuple[str, ...] = (
     + ("hybridisation=SP", "hybridisation=SP2", "hybridisation=SP3", "hybridisation=SP3D",
        "hybridisation=SP3D2", "hybridisation=other")
     + ("aromatic", "in_ring", "radical")
+    + ("ring_size=3", "ring_size=4", "ring_size=5", "ring_size=6", "ring_size=7", "ring_size>=8")
 )
 ATOM_FEATURE_DIM = len(FEATURE_NAMES)
+RING_SIZES = (3, 4, 5, 6, 7, 8)  # the last one means "8 or more"
+ATOM_FEATURE_VERSION = 2
+ATOM_FEATURE_DIMS = {1: ATOM_FEATURE_DIM - len(RING_SIZES), 2: ATOM_FEATURE_DIM}  # version -> leading columns
 
 _ELEMENT_INDEX = {e: i for i, e in enumerate(ELEMENTS)}
 _OFF_DEGREE = len(ELEMENTS) + 1
@@ -61,6 +71,7 @@ _OFF_CHARGE = _OFF_DEGREE + DEGREES
 _OFF_H = _OFF_CHARGE + len(CHARGES)
 _OFF_HYB = _OFF_H + HYDROGENS
 _OFF_FLAGS = _OFF_HYB + len(HYBRIDISATIONS) + 1
+_OFF_RINGS = _OFF_FLAGS + 3
 
 
 def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
@@ -133,6 +144,8 @@ def atom_features(mol: Chem.Mol, dtype: type = np.float32) -> np.ndarray:
     values = np.ones((n, 8), dtype=dtype)
     values[:, 5:] = flags
     x[rows, cols] = values
+    for ring in mol.GetRingInfo().AtomRings():
+        x[list(ring), _OFF_RINGS + min(len(ring), RING_SIZES[-1]) - RING_SIZES[0]] = 1
     return x
 
 

@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--lam", type=float, default=1.0, help="weight of the node term")
     t.add_argument("--normalize", action="store_true",
                    help="L2-normalise each layer's node embeddings (the authors' code; off in the paper)")
+    _add_readout_options(t)
     t.add_argument("--features", choices=MODES, default="auto")
     t.add_argument("--normal-label", help="train only on graphs with this label")
     t.add_argument("--seed", type=int, default=0)
@@ -113,6 +114,7 @@ def _add_explanations_parser(sub) -> None:
     x.add_argument("--local", type=int, default=400, help="locally-anomalous copies (planted atoms)")
     x.add_argument("--global", dest="global_", type=int, default=300, help="globally-anomalous copies")
     x.add_argument("--epochs", type=int, default=150)
+    _add_readout_options(x)
     x.add_argument("--seed", type=int, default=0)
     x.add_argument("--device", default="auto")
     x.add_argument("--json", help="write the results as JSON here")
@@ -138,6 +140,7 @@ def _add_evaluate_parser(sub) -> None:
     e.add_argument("--layers", type=int, default=3)
     e.add_argument("--lam", type=float, default=1.0, help="weight of the node term")
     e.add_argument("--normalize", action="store_true", help="L2-normalise each layer's node embeddings")
+    _add_readout_options(e)
     e.add_argument("--features", choices=MODES, default="auto")
     e.add_argument("--contamination", type=float, default=0.0,
                    help="share of anomalies in the training set (paper: 0 to 0.16)")
@@ -156,6 +159,15 @@ def _add_evaluate_parser(sub) -> None:
     e.add_argument("--markdown", help="write a Markdown table with the paper's values")
 
 
+def _add_readout_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--node-max", action="store_true",
+                        help="add each graph's largest node error to the node term (finds a few odd atoms "
+                             "in a large molecule)")
+    parser.add_argument("--size-term", action="store_true",
+                        help="add the sum-pooled embedding error to the graph term (finds graphs made of many "
+                             "normal parts)")
+
+
 def _train(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
@@ -170,7 +182,7 @@ def _train(args: argparse.Namespace) -> None:
     model = GLocalKD(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, hidden_dim=args.hidden,
                      out_dim=args.out_dim, num_layers=args.layers, lam=args.lam,
                      normalize=args.normalize, features=args.features, seed=args.seed,
-                     device=args.device)
+                     device=args.device, node_max=args.node_max, size_term=args.size_term)
     start = time.perf_counter()
     with tqdm(total=args.epochs, unit="epoch", file=sys.stderr, disable=None) as bar:
         def on_epoch(info):
@@ -228,10 +240,14 @@ def _explanations(args: argparse.Namespace) -> None:
     need = args.train + args.normal + 4 * (args.local + args.global_)
     smiles = [s for _, _, s in islice(iter_smiles_rows(args.data), need)]
     planted = make_planted(smiles, args.train, args.normal, args.local, args.global_, seed=args.seed)
-    results = evaluate_explanations(planted, GLocalKD(epochs=args.epochs, seed=args.seed, device=args.device))
+    model = GLocalKD(epochs=args.epochs, seed=args.seed, device=args.device, node_max=args.node_max,
+                     size_term=args.size_term)
+    results = evaluate_explanations(planted, model)
     for r in results:
         print(f"node errors {r.node_error}: graph AUC local {r.graph_auc_local:.3f}, global {r.graph_auc_global:.3f}; "
               f"node AUC {r.node_auc:.3f}, top-k hit rate {r.topk_hit_rate:.3f}")
+    for name, row in results[0].readouts.items():
+        print(f"readout {name}: graph AUC local {row['local']:.3f}, global {row['global']:.3f}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"command": "glocalkd evaluate-explanations " + " ".join(sys.argv[2:]),

@@ -37,6 +37,7 @@ from sklearn.model_selection import StratifiedKFold
 from .errors import DataError, GLocalKDError
 from .graphset import GraphSet, normalize_label
 from .metrics import average_precision, fpr_at_tpr, roc_auc
+from .scores import READOUTS, combine_readouts
 
 PROTOCOLS = ("cv", "split")
 SCORE_TERMS = ("both", "graph", "node")
@@ -138,6 +139,8 @@ class FoldResult:
     score_seconds: float
     final_loss: float
     epochs_run: int
+    # ROC-AUC of each of GLocalKD's readout combinations (core.scores.READOUTS) of the same model
+    auc_readouts: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -194,6 +197,10 @@ class EvaluationResult:
                 continue  # a detector without score terms
             lines.append(f"  {name}: {self.mean(key):.4f} ± {self.std(key):.4f}  "
                          f"[{', '.join(f'{v:.4f}' for v in self.values(key))}]")
+        readouts = sorted({n for f in self.folds for n in f.auc_readouts})
+        for name in readouts:
+            v = np.array([f.auc_readouts.get(name, math.nan) for f in self.folds], dtype=np.float64)
+            lines.append(f"  ROC-AUC with readout {name!r}: {np.nanmean(v):.4f} ± {np.nanstd(v):.4f}")
         paper, same = self.paper, paper_value(self.dataset, self.method)
         if same and self.method != "glocalkd":
             lines.append(f"  paper: {self.method} {same[0]:.3f} ± {same[1]:.3f}")
@@ -209,13 +216,19 @@ class EvaluationResult:
         d["summary"] = {k: {"mean": _num(self.mean(k)), "std": _num(self.std(k))}
                         for k in ("auc", "auc_graph", "auc_node", "ap", "fpr95", "train_seconds", "score_seconds")}
         d["paper"] = self.paper
-        d["folds"] = [{k: _num(v) for k, v in asdict(f).items()} for f in self.folds]
+        d["folds"] = [{k: ({n: _num(a) for n, a in v.items()} if isinstance(v, dict) else _num(v))
+                       for k, v in asdict(f).items()} for f in self.folds]
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "EvaluationResult":
         d = dict(d)
-        folds = [FoldResult(**{k: (math.nan if v is None else v) for k, v in f.items()}) for f in d.pop("folds", [])]
+        def value(v):
+            if isinstance(v, dict):
+                return {n: (math.nan if a is None else a) for n, a in v.items()}
+            return math.nan if v is None else v
+
+        folds = [FoldResult(**{k: value(v) for k, v in f.items()}) for f in d.pop("folds", [])]
         d.pop("summary", None)
         d.pop("paper", None)
         return cls(folds=folds, **d)
@@ -350,7 +363,11 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     earlier = 0.0
     if resume is not None:
         mine = (result.dataset, result.protocol, result.method, result.anomaly_label, result.params, result.options)
-        theirs = (resume.dataset, resume.protocol, resume.method, resume.anomaly_label, resume.params, resume.options)
+        # parameters added since the earlier run was written count as their defaults
+        defaults = make_detector(method).get_params()
+        earlier_params = {**{k: v for k, v in defaults.items() if k not in resume.params}, **resume.params}
+        theirs = (resume.dataset, resume.protocol, resume.method, resume.anomaly_label, earlier_params,
+                  resume.options)
         if mine != theirs:
             raise GLocalKDError("cannot resume: the earlier result was made with other settings "
                                 "(data set, protocol, method, anomaly class, model parameters or options)")
@@ -385,7 +402,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         say(f"{'fold' if protocol == 'cv' else 'seed run'} {k}/{len(runs)} (model seed {seed}): training on "
             f"{len(train_set)} graphs ({len(anom_idx)} anomalous), scoring {len(fold_test)} "
             f"({int(fold_anom.sum())} anomalous)")
-        total, graph_t, node_t = 0.0, 0.0, 0.0
+        total, graph_t, node_t, parts = 0.0, 0.0, 0.0, {}
         train_s = score_s = 0.0
         losses, epochs_run = [], 0
         for member in range(ensemble):
@@ -400,6 +417,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             total = total + s.score.astype(np.float64) * scale
             graph_t = graph_t + s.graph_term.astype(np.float64) * scale
             node_t = node_t + s.node_term.astype(np.float64) * scale
+            for name, values in s.parts.items():
+                parts[name] = parts.get(name, 0.0) + values.astype(np.float64) * scale
             losses.append(model.loss_history_[-1] if model.loss_history_ else math.nan)  # no epochs: NaN
             epochs_run = len(model.loss_history_)
             if model.stopped_early_:
@@ -413,7 +432,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
                         auc_node=roc_auc(fold_anom, node_t) if s.has_node_scores else math.nan,
                         ap=average_precision(fold_anom, total),
                         fpr95=fpr_at_tpr(fold_anom, total), train_seconds=train_s, score_seconds=score_s,
-                        final_loss=float(np.mean(losses)), epochs_run=epochs_run)
+                        final_loss=float(np.mean(losses)), epochs_run=epochs_run,
+                        auc_readouts=_readout_aucs(fold_anom, parts, full_params.get("lam", 1.0)))
         result.folds.append(fr)
         result.wall_seconds = earlier + time.perf_counter() - start_wall
         terms = f" (graph term {fr.auc_graph:.4f}, node term {fr.auc_node:.4f})" if s.has_node_scores else ""
@@ -424,6 +444,13 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     result.complete = len(result.folds) == len(runs)
     result.wall_seconds = earlier + time.perf_counter() - start_wall
     return result
+
+
+def _readout_aucs(anomalous: np.ndarray, parts: dict[str, np.ndarray], lam: float) -> dict[str, float]:
+    """ROC-AUC of every readout combination of one trained GLocalKD (none for other detectors)."""
+    if not {"graph", "node_mean", "node_max", "size"} <= set(parts):
+        return {}
+    return {name: roc_auc(anomalous, combine_readouts(parts, lam, *flags)) for name, flags in READOUTS.items()}
 
 
 def _standardize(train: GraphSet, test: GraphSet) -> tuple[GraphSet, GraphSet]:
@@ -547,7 +574,7 @@ def run_from_args(args) -> EvaluationResult:
         print(f"{name}: using the paper's settings lr={lr:g}, batch size={batch}", file=sys.stderr)
     params = dict(epochs=args.epochs, lr=lr, batch_size=batch, hidden_dim=args.hidden, out_dim=args.out_dim,
                   num_layers=args.layers, lam=args.lam, normalize=args.normalize, features=args.features,
-                  device=args.device)
+                  device=args.device, node_max=args.node_max, size_term=args.size_term)
     params = {k: v for k, v in params.items() if k in accepted}  # e.g. WL-iForest has no epochs
     seeds = list(range(args.seed, args.seed + args.seeds)) if args.protocol == "split" else [args.seed]
     argv = [a for a in getattr(args, "argv", None) or [] if a != "--resume"]  # a resumed run is the same run

@@ -22,6 +22,7 @@ from rdkit import Chem
 from .chem import mol_to_graph, parse_smiles
 from .graphset import GraphMeta, GraphSet
 from .metrics import roc_auc
+from .scores import READOUTS, combine_readouts
 
 # Local edits: each takes a molecule and a random generator; returns (new molecule, planted atom indices)
 # or None when the molecule offers no site for it.
@@ -264,6 +265,9 @@ class ExplanationResult:
     sizes: dict = field(default_factory=dict)
     seconds_train: float = 0.0
     node_error: str = "raw"
+    # graph-level ROC-AUCs of each GLocalKD readout combination (core.scores.READOUTS) of the
+    # same model: {"readout": {"local": .., "global": .., "local:ring": .., ...}}
+    readouts: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -308,6 +312,7 @@ def evaluate_explanations(planted: PlantedSet, model, node_errors: Sequence[str]
                 "graph_auc": roc_auc(np.r_[np.zeros(len(s_norm)), np.ones(mask.sum())],
                                      np.r_[s_norm.score, scores.score[mask]]),
                 "count": int(mask.sum())}
+    readouts = _readout_aucs(planted, model, s_norm, s_local, s_glob)
     results = []
     for mode in node_errors:
         errors = [s_local.node_errors_of(i) for i in range(len(s_local))]
@@ -328,8 +333,27 @@ def evaluate_explanations(planted: PlantedSet, model, node_errors: Sequence[str]
             node_auc=float(np.nanmean(node_aucs)), topk_hit_rate=float(np.mean(hits)), by_kind=by_kind,
             sizes={"train": len(planted.train), "normal": len(planted.normal), "local": len(planted.local),
                    "global": len(planted.global_)},
-            seconds_train=seconds, node_error=mode))
+            seconds_train=seconds, node_error=mode, readouts=readouts))
     return results
+
+
+def _readout_aucs(planted: PlantedSet, model, s_norm, s_local, s_glob) -> dict:
+    """Graph-level AUCs (local, global, by kind) of every readout combination of one trained model."""
+    if not all({"graph", "node_mean", "node_max", "size"} <= set(s.parts) for s in (s_norm, s_local, s_glob)):
+        return {}
+    out = {}
+    for name, flags in READOUTS.items():
+        norm, local, glob = (combine_readouts(s.parts, model.lam, *flags) for s in (s_norm, s_local, s_glob))
+        row = {}
+        for tag, kinds, scores in (("local", planted.local_kinds, local), ("global", planted.global_kinds, glob)):
+            row[tag] = roc_auc(np.r_[np.zeros(len(norm)), np.ones(len(scores))], np.r_[norm, scores])
+            kinds = np.array(kinds)
+            for kind in sorted(set(kinds.tolist())):
+                mask = kinds == kind
+                row[f"{tag}:{kind}"] = roc_auc(np.r_[np.zeros(len(norm)), np.ones(mask.sum())],
+                                               np.r_[norm, scores[mask]])
+        out[name] = row
+    return out
 
 
 def _atom_type_zscores(model, planted: PlantedSet, errors: list[np.ndarray]) -> list[np.ndarray]:

@@ -11,7 +11,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import degree
 
-from .chem import ATOM_FEATURE_DIM
+from .chem import ATOM_FEATURE_DIMS, ATOM_FEATURE_VERSION
 from .errors import DataError, SchemaMismatchError
 from .graphset import GraphSet
 
@@ -23,7 +23,8 @@ MAX_DEGREE_CAP = 64
 class FeatureSchema:
     """Node-feature recipe.
 
-    ``atom``: RDKit atom features (molecules; fixed vocabulary). ``labels``: one-hot TU node
+    ``atom``: RDKit atom features (molecules; fixed vocabulary, ``atom_version`` of it: a
+    model trained on version 1 sees only version 1's columns). ``labels``: one-hot TU node
     labels over the training vocabulary plus one "unseen label" slot. ``attributes``: TU node
     attributes. ``both``: attributes then labels. ``degree``: one-hot node degree up to the
     largest training degree (capped at 64), the last slot meaning "that or more" (the paper's
@@ -34,11 +35,12 @@ class FeatureSchema:
     label_values: list[int] = field(default_factory=list)
     attr_dim: int = 0
     max_degree: int = 0
+    atom_version: int = ATOM_FEATURE_VERSION
 
     @property
     def dim(self) -> int:
         if self.mode == "atom":
-            return ATOM_FEATURE_DIM
+            return ATOM_FEATURE_DIMS[self.atom_version]
         if self.mode == "degree":
             return self.max_degree + 1
         width = 0
@@ -93,7 +95,7 @@ class FeatureSchema:
             if "x" not in data:
                 raise SchemaMismatchError("the model was trained on molecules (atom features) but "
                                           "this data is a graph collection without them")
-            return data.x.float()
+            return data.x[:, :self.dim].float()
         if self.mode == "degree":
             deg = _degrees(data).clamp(max=self.max_degree)
             return torch.nn.functional.one_hot(deg, self.max_degree + 1).float()
@@ -135,8 +137,13 @@ class FeatureSchema:
 
     @classmethod
     def from_dict(cls, d: dict) -> "FeatureSchema":
+        version = int(d.get("atom_version", 1))  # files from before versions were version 1
+        if version not in ATOM_FEATURE_DIMS:
+            raise ValueError(f"atom feature version {version} is not one this GLocalKD Studio knows "
+                             f"({', '.join(map(str, ATOM_FEATURE_DIMS))}); update it")
         return cls(mode=str(d["mode"]), label_values=[int(v) for v in d.get("label_values", [])],
-                   attr_dim=int(d.get("attr_dim", 0)), max_degree=int(d.get("max_degree", 0)))
+                   attr_dim=int(d.get("attr_dim", 0)), max_degree=int(d.get("max_degree", 0)),
+                   atom_version=version)
 
 
 def _degrees(data: Data) -> torch.Tensor:

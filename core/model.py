@@ -4,6 +4,13 @@ A predictor GCN learns to reproduce the node embeddings and the max-pooled graph
 embedding of a frozen, randomly initialised target GCN on normal graphs. A graph's
 anomaly score is its graph-embedding error plus lambda times its mean node-embedding
 error; each node's own error says which nodes drive the score.
+
+Two optional readouts of the same trained networks (training is unchanged) cover what the
+paper's score misses (measured in ``docs/explanations.md``): ``node_max`` adds the largest
+node error to the node term, so a few anomalous atoms are not averaged away in a large
+molecule; ``size_term`` adds the error of the sum-pooled embeddings (divided by the mean
+training graph size) to the graph term, so a graph made of many normal parts, which the
+max-pool and the mean cannot tell from one part, scores high.
 """
 from __future__ import annotations
 
@@ -26,7 +33,8 @@ from .packed import PackedGraphs
 from .scores import Scores
 
 MODEL_FORMAT = "glocalkd-studio/model"
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # 2: the readouts node_max and size_term, and the training graphs' mean size
+READABLE_VERSIONS = (1, 2)
 # Cache the frozen target's outputs when they fit in this many bytes (else recompute per batch).
 TARGET_CACHE_BYTES = 4 * 1024**3
 
@@ -59,9 +67,11 @@ class GLocalKD:
     """Graph-level anomaly detector in the scikit-learn / PyOD style: ``fit`` then ``score``.
 
     Parameters are the paper's defaults (``normalize``: per-layer L2 normalisation of node
-    embeddings as in the authors' code, off by default; see :class:`core.gcn.GCNEncoder`). Fitted state lives in trailing-underscore
-    attributes: ``schema_``, ``target_``, ``predictor_``, ``loss_history_``,
-    ``train_scores_`` (the training graphs' scores, for thresholds) and ``stopped_early_``.
+    embeddings as in the authors' code, off by default; see :class:`core.gcn.GCNEncoder`;
+    ``node_max`` and ``size_term``: the extra readouts of the module docstring, off by
+    default). Fitted state lives in trailing-underscore attributes: ``schema_``, ``target_``,
+    ``predictor_``, ``loss_history_``, ``train_scores_`` (the training graphs' scores, for
+    thresholds), ``mean_nodes_`` (the training graphs' mean node count) and ``stopped_early_``.
     """
 
     name = "glocalkd"
@@ -69,7 +79,8 @@ class GLocalKD:
 
     def __init__(self, epochs: int = 150, lr: float = 1e-4, batch_size: int = 300, hidden_dim: int = 512,
                  out_dim: int = 256, num_layers: int = 3, lam: float = 1.0, normalize: bool = False,
-                 features: str = "auto", seed: int = 0, device: str = "auto"):
+                 features: str = "auto", seed: int = 0, device: str = "auto", node_max: bool = False,
+                 size_term: bool = False):
         self.epochs = epochs
         self.lr = lr
         self.batch_size = batch_size
@@ -81,10 +92,13 @@ class GLocalKD:
         self.features = features
         self.seed = seed
         self.device = device
+        self.node_max = node_max
+        self.size_term = size_term
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("epochs", "lr", "batch_size", "hidden_dim", "out_dim",
-                                              "num_layers", "lam", "normalize", "features", "seed", "device")}
+                                              "num_layers", "lam", "normalize", "features", "seed", "device",
+                                              "node_max", "size_term")}
 
     # ------------------------------------------------------------------ training
     def fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None = None,
@@ -119,7 +133,7 @@ class GLocalKD:
             raise
 
     _FITTED = ("device_", "schema_", "target_", "predictor_", "loss_history_", "stopped_early_",
-               "train_scores_")
+               "train_scores_", "mean_nodes_")
 
     def _forget(self) -> None:
         """Drop fitted state, so a failed ``fit`` never leaves a half-trained model that looks trained."""
@@ -131,6 +145,7 @@ class GLocalKD:
         device = resolve_device(self.device)
         self.device_ = device
         self.schema_ = FeatureSchema.fit(graphs, self.features)
+        self.mean_nodes_ = max(graphs.num_nodes / len(graphs), 1.0)
         data = self.schema_.apply(graphs)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
@@ -160,7 +175,7 @@ class GLocalKD:
                 else:
                     with torch.no_grad():
                         t_node, t_graph = self._embed(self.target_, batch, adj)
-                graph_err, node_term, _ = self._errors(batch, adj, t_node, t_graph)
+                graph_err, node_term, _, _ = self._errors(batch, adj, t_node, t_graph)
                 loss = (graph_err + self.lam * node_term).mean()
                 if not torch.isfinite(loss):
                     raise GLocalKDError(
@@ -198,7 +213,8 @@ class GLocalKD:
         checks = {"epochs": whole(self.epochs), "lr": real(self.lr, 0) and self.lr > 0,
                   "batch_size": whole(self.batch_size), "hidden_dim": whole(self.hidden_dim),
                   "out_dim": whole(self.out_dim), "num_layers": whole(self.num_layers),
-                  "lam": real(self.lam, 0), "features": self.features in MODES}
+                  "lam": real(self.lam, 0), "features": self.features in MODES,
+                  "node_max": isinstance(self.node_max, bool), "size_term": isinstance(self.size_term, bool)}
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
             raise GLocalKDError("invalid setting: " + ", ".join(f"{k}={getattr(self, k)!r}" for k in bad))
@@ -221,12 +237,14 @@ class GLocalKD:
         return h, global_max_pool(h, batch.batch, size=batch.num_graphs)
 
     def _errors(self, batch: Batch, adj: torch.Tensor, t_node: torch.Tensor, t_graph: torch.Tensor):
-        """Per-graph squared graph-embedding error, per-graph mean node error, per-node errors."""
+        """Per-graph squared graph-embedding error, per-graph mean node error, per-node errors,
+        and the per-node error vectors (predictor - target)."""
         h, h_graph = self._embed(self.predictor_, batch, adj)
-        node_err = (h - t_node).pow(2).sum(dim=1)
+        diff = h - t_node
+        node_err = diff.pow(2).sum(dim=1)
         node_term = scatter(node_err, batch.batch, dim=0, dim_size=batch.num_graphs, reduce="mean")
         graph_err = (h_graph - t_graph).pow(2).sum(dim=1)
-        return graph_err, node_term, node_err
+        return graph_err, node_term, node_err, diff
 
     # ------------------------------------------------------------------ scoring
     def _check_fitted(self) -> None:
@@ -259,13 +277,20 @@ class GLocalKD:
         if adj is None:
             adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
         t_node, t_graph = self._embed(self.target_, batch, adj)
-        graph_err, node_term, node_err = self._errors(batch, adj, t_node, t_graph)
+        graph_err, node_mean, node_err, diff = self._errors(batch, adj, t_node, t_graph)
+        index, size = batch.batch, batch.num_graphs
+        node_max = scatter(node_err, index, dim=0, dim_size=size, reduce="max")
+        size_err = scatter(diff, index, dim=0, dim_size=size, reduce="sum").pow(2).sum(dim=1) / self.mean_nodes_ ** 2
+        graph_term = graph_err + size_err if self.size_term else graph_err
+        node_term = node_mean + node_max if self.node_max else node_mean
+        parts = {"graph": graph_err, "node_mean": node_mean, "node_max": node_max, "size": size_err}
         return Scores(
-            score=(graph_err + self.lam * node_term).cpu().numpy(),
-            graph_term=graph_err.cpu().numpy(),
+            score=(graph_term + self.lam * node_term).cpu().numpy(),
+            graph_term=graph_term.cpu().numpy(),
             node_term=node_term.cpu().numpy(),
             node_errors=node_err.cpu().numpy(),
             node_ptr=batch.ptr.cpu().numpy().astype(np.int64),
+            parts={k: v.cpu().numpy() for k, v in parts.items()},
         )
 
     @torch.no_grad()
@@ -326,6 +351,7 @@ class GLocalKD:
             "target": {k: v.cpu() for k, v in self.target_.state_dict().items()},
             "predictor": {k: v.cpu() for k, v in self.predictor_.state_dict().items()},
             "train_scores": torch.from_numpy(np.asarray(self.train_scores_, dtype=np.float32)),
+            "mean_nodes": float(self.mean_nodes_),
             "loss_history": [float(v) for v in self.loss_history_],
             "stopped_early": bool(self.stopped_early_),
         }
@@ -351,7 +377,7 @@ class GLocalKD:
         if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT:
             raise ModelFileError(f"{path}: not a GLocalKD Studio model file")
         version = state.get("version")
-        if version != MODEL_VERSION:
+        if version not in READABLE_VERSIONS:
             if isinstance(version, int) and version > MODEL_VERSION:
                 raise ModelFileError(f"{path}: model file version {version} was written by a newer "
                                      f"GLocalKD Studio (this one reads version {MODEL_VERSION}); update "
@@ -382,6 +408,10 @@ class GLocalKD:
             model.target_, model.predictor_ = nets
             model.target_.requires_grad_(False)
             model.train_scores_ = state["train_scores"].numpy()
+            # version 1 files have no mean size, and no size term to use it
+            model.mean_nodes_ = float(state.get("mean_nodes", 1.0))
+            if not (np.isfinite(model.mean_nodes_) and model.mean_nodes_ >= 1.0):
+                raise ValueError(f"mean training graph size {model.mean_nodes_!r}")
             model.loss_history_ = list(state["loss_history"])
             model.stopped_early_ = bool(state.get("stopped_early", False))
         except (GLocalKDError, KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:

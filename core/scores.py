@@ -1,7 +1,7 @@
 """Scores: what scoring a set of graphs returns (graph scores, their two terms, per-node errors)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,6 +15,11 @@ class Scores:
     the graph's per-node squared errors. ``node_errors[node_ptr[i]:node_ptr[i+1]]`` are the
     errors of graph i's nodes, in the graph's node order (RDKit atom order for molecules).
 
+    ``parts`` holds GLocalKD's readouts by name, whichever of them the score uses: ``graph``
+    (max-pooled embedding error), ``node_mean``, ``node_max`` (largest node error) and
+    ``size`` (sum-pooled embedding error over the squared mean training size); the
+    evaluation harness measures each of them from one trained model.
+
     Detectors without node scores (OCGCN, the two-step kernel methods) fill the two terms
     and the node errors with NaN (see :meth:`graph_only`); ``has_node_scores`` tells which.
     """
@@ -24,6 +29,7 @@ class Scores:
     node_term: np.ndarray
     node_errors: np.ndarray
     node_ptr: np.ndarray
+    parts: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
@@ -68,4 +74,18 @@ class Scores:
             node_term=np.concatenate([p.node_term for p in parts]),
             node_errors=np.concatenate([p.node_errors for p in parts]),
             node_ptr=np.concatenate([[0]] + [p.node_ptr[1:] + o for p, o in zip(parts, offsets)]).astype(np.int64),
+            parts={k: np.concatenate([p.parts[k] for p in parts]) for k in set.intersection(
+                *(set(p.parts) for p in parts))},
         )
+
+
+READOUTS: dict[str, tuple[bool, bool]] = {  # name -> (node_max, size_term)
+    "paper": (False, False), "node_max": (True, False), "size": (False, True), "node_max+size": (True, True)}
+
+
+def combine_readouts(parts: dict[str, np.ndarray], lam: float, node_max: bool, size_term: bool) -> np.ndarray:
+    """A GLocalKD score from its named readouts (see :class:`Scores`): the graph term (plus the
+    size term) plus ``lam`` times the node term (mean node error, plus the largest one)."""
+    graph = parts["graph"] + (parts["size"] if size_term else 0.0)
+    node = parts["node_mean"] + (parts["node_max"] if node_max else 0.0)
+    return graph + lam * node

@@ -164,7 +164,7 @@ def _score_chunk(model, chunk: dict, batch_graphs: int) -> tuple[np.ndarray, ...
     # bonds both ways, renumbered to the chunk's global node ids
     offsets = np.repeat(node_ptr[:-1], chunk["edge_counts"])
     e = chunk["edges"].astype(np.int64) + offsets[:, None]
-    x_all = torch.from_numpy(chunk["x"])
+    x_all = torch.from_numpy(chunk["x"][:, :model.schema_.dim])  # an older model reads fewer columns
     parts = []
     for lo in range(0, len(counts), batch_graphs):
         hi = min(lo + batch_graphs, len(counts))

@@ -165,3 +165,26 @@ def test_cli_evaluate_prints_the_rule_and_writes_json(tu_folder, tmp_path, capsy
     assert data["complete"] and len(data["folds"]) == 4 and data["command"].startswith("glocalkd evaluate")
     assert main(["evaluate", str(tu_folder), "--protocol", "split", "--epochs", "1"]) == 2
     assert "needs a testing file" in capsys.readouterr().err
+
+
+def test_every_readout_of_the_same_model_is_measured_and_kept_in_json(easy_tu, tmp_path):
+    result = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=5))
+    for fold in result.folds:
+        assert set(fold.auc_readouts) == {"paper", "node_max", "size", "node_max+size"}
+        assert fold.auc_readouts["paper"] == pytest.approx(fold.auc)  # the model's own score is the paper's
+    both = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=5, node_max=True, size_term=True))
+    assert [f.auc for f in both.folds] == pytest.approx([f.auc_readouts["node_max+size"] for f in result.folds])
+    write_json(result, tmp_path / "r.json")
+    back = read_json(tmp_path / "r.json")
+    assert [f.auc_readouts for f in back.folds] == [f.auc_readouts for f in result.folds]
+    assert "readout 'size'" in back.summary()
+
+
+def test_a_run_written_before_the_readout_settings_existed_can_be_resumed(easy_tu, tmp_path):
+    partial = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=2))
+    partial.folds = partial.folds[:1]
+    for key in ("node_max", "size_term"):
+        del partial.params[key]
+    write_json(partial, tmp_path / "old.json")
+    resumed = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=2), resume=read_json(tmp_path / "old.json"))
+    assert resumed.complete and len(resumed.folds) == 3
