@@ -117,48 +117,78 @@ def _clip(text: str, limit: int = 60) -> str:
 
 
 _HYB_INDEX = {h: k for k, h in enumerate(HYBRIDISATIONS)}
+_TABLE = Chem.GetPeriodicTable()
+_SYMBOL_BY_Z = [_TABLE.GetElementSymbol(z) for z in range(119)]
+_ELEMENT_BY_Z = [_ELEMENT_INDEX.get(sym, len(ELEMENTS)) for sym in _SYMBOL_BY_Z] + [len(ELEMENTS)]
+_LAST_Z = len(_ELEMENT_BY_Z) - 1  # atomic numbers past the table are "other element"
+# RDKit's SMARTS hybridisation primitives ^1..^5, in the order of HYBRIDISATIONS
+_HYB_PATTERNS = [Chem.MolFromSmarts(f"[^{k}]") for k in range(1, 6)]
+_DENSE_ADJACENCY_ATOMS = 128
 
 
 def atom_features(mol: Chem.Mol, dtype: type = np.float32) -> np.ndarray:
-    """The fixed-vocabulary feature matrix of a molecule's atoms, shape (atoms, ATOM_FEATURE_DIM).
+    """The fixed-vocabulary feature matrix of a molecule's atoms, shape (atoms, ATOM_FEATURE_DIM)."""
+    return mol_arrays(mol, dtype)[0]
 
-    Reads each atom once into column indices and sets them all with one fancy-index
-    assignment (featurizing is on the screening hot path).
+
+def mol_arrays(mol: Chem.Mol, dtype: type = np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A molecule as arrays: atom features (atoms, ATOM_FEATURE_DIM), bonds as (bonds, 2) int32
+    atom-index pairs, and atomic numbers (atoms,).
+
+    Featurizing is on the screening hot path, and each RDKit call from Python costs about a
+    microsecond (``GetHybridization`` five): so bonds and degrees come from one adjacency
+    matrix, hybridisations from one SMARTS match per kind, ring membership and sizes from the
+    ring info, and only five calls per atom remain. The one-hot entries are collected as
+    flat indices and set at once.
     """
     n = mol.GetNumAtoms()
-    cols = np.empty((n, 8), dtype=np.int64)
-    flags = np.zeros((n, 3), dtype=bool)
-    other_element, other_hyb = len(ELEMENTS), len(HYBRIDISATIONS)
-    for i in range(n):
-        atom = mol.GetAtomWithIdx(i)
-        charge = min(max(atom.GetFormalCharge(), CHARGES[0]), CHARGES[-1])
-        cols[i, 0] = _ELEMENT_INDEX.get(atom.GetSymbol(), other_element)
-        cols[i, 1] = _OFF_DEGREE + min(atom.GetDegree(), DEGREES - 1)
-        cols[i, 2] = _OFF_CHARGE + charge - CHARGES[0]
-        cols[i, 3] = _OFF_H + min(atom.GetTotalNumHs(), HYDROGENS - 1)
-        cols[i, 4] = _OFF_HYB + _HYB_INDEX.get(atom.GetHybridization(), other_hyb)
-        flags[i] = (atom.GetIsAromatic(), atom.IsInRing(), atom.GetNumRadicalElectrons() > 0)
-    cols[:, 5:] = np.arange(_OFF_FLAGS, _OFF_FLAGS + 3)
-    x = np.zeros((n, ATOM_FEATURE_DIM), dtype=dtype)
-    rows = np.repeat(np.arange(n), 8).reshape(n, 8)
-    values = np.ones((n, 8), dtype=dtype)
-    values[:, 5:] = flags
-    x[rows, cols] = values
+    if n <= _DENSE_ADJACENCY_ATOMS:
+        adj = Chem.GetAdjacencyMatrix(mol)
+        degree = adj.sum(axis=1).tolist()
+        pairs = np.argwhere(np.triu(adj)).astype(np.int32)
+    else:  # a dense matrix would be large
+        pairs = np.array([(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds()],
+                         dtype=np.int32).reshape(-1, 2)
+        degree = np.bincount(pairs.ravel(), minlength=n).tolist()
+    hyb = [_OFF_HYB + len(HYBRIDISATIONS)] * n  # "other" unless a pattern below matches
+    for k, pattern in enumerate(_HYB_PATTERNS):
+        for (a,) in mol.GetSubstructMatches(pattern, uniquify=False, maxMatches=max(n, 1)):
+            hyb[a] = _OFF_HYB + k
+    lo, hi = CHARGES[0], CHARGES[-1]
+    z_list, hot, base = [], [], 0
+    atom_at = mol.GetAtomWithIdx  # faster than iterating mol.GetAtoms()
+    for a in range(n):
+        atom = atom_at(a)
+        z = atom.GetAtomicNum()
+        z_list.append(z)
+        c = min(max(atom.GetFormalCharge(), lo), hi)
+        hot += (base + _ELEMENT_BY_Z[min(z, _LAST_Z)], base + _OFF_DEGREE + min(degree[a], DEGREES - 1),
+                base + _OFF_CHARGE + c - lo, base + _OFF_H + min(atom.GetTotalNumHs(), HYDROGENS - 1), base + hyb[a])
+        if atom.GetIsAromatic():
+            hot.append(base + _OFF_FLAGS)
+        if atom.GetNumRadicalElectrons():
+            hot.append(base + _OFF_FLAGS + 2)
+        base += ATOM_FEATURE_DIM
     for ring in mol.GetRingInfo().AtomRings():
-        x[list(ring), _OFF_RINGS + min(len(ring), RING_SIZES[-1]) - RING_SIZES[0]] = 1
-    return x
+        col = _OFF_RINGS + min(len(ring), RING_SIZES[-1]) - RING_SIZES[0]
+        for a in ring:
+            hot += (a * ATOM_FEATURE_DIM + _OFF_FLAGS + 1, a * ATOM_FEATURE_DIM + col)  # in a ring; its size
+    x = np.zeros(n * ATOM_FEATURE_DIM, dtype=dtype)
+    x[hot] = 1
+    return x.reshape(n, ATOM_FEATURE_DIM), pairs, np.asarray(z_list, dtype=np.int64)
+
+
+def element_symbols(atomic_numbers: np.ndarray) -> list[str]:
+    """Element symbols for atomic numbers ("*" for a dummy atom)."""
+    return [_SYMBOL_BY_Z[z] if 0 <= z < len(_SYMBOL_BY_Z) else "?" for z in atomic_numbers.tolist()]
 
 
 def mol_to_graph(mol: Chem.Mol) -> Data:
     """A molecule as a torch-geometric graph: atom features in ``x``, bonds both ways in ``edge_index``."""
-    x = torch.from_numpy(atom_features(mol))
-    bonds = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds()]
-    if bonds:
-        pairs = torch.tensor(bonds, dtype=torch.long).t()
-        edge_index = torch.cat([pairs, pairs.flip(0)], dim=1)
-    else:
-        edge_index = torch.empty((2, 0), dtype=torch.long)
-    return Data(x=x, edge_index=edge_index, num_nodes=x.shape[0])
+    x, bonds, _ = mol_arrays(mol)
+    pairs = torch.from_numpy(bonds.astype(np.int64)).t()
+    edge_index = torch.cat([pairs, pairs.flip(0)], dim=1)
+    return Data(x=torch.from_numpy(x), edge_index=edge_index, num_nodes=x.shape[0])
 
 
 def atom_symbols(smiles: str) -> list[str]:

@@ -95,6 +95,9 @@ def _add_screen_parser(sub) -> None:
     s.add_argument("--device", default="auto", help="auto (CUDA when torch sees a GPU), cpu or cuda")
     s.add_argument("--batch-graphs", type=int, default=256,
                    help="molecules per forward pass (CPU: 256 keeps tensors in cache; a GPU wants 4096 or more)")
+    s.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                   help="bfloat16: dense products in bfloat16, faster on CPUs with AMX/AVX-512 BF16 and on GPUs; "
+                        "the ranking agrees closely with float32 (docs/scaling.md)")
     s.add_argument("--smiles-column")
     s.add_argument("--id-column")
 
@@ -220,7 +223,8 @@ def _screen(args: argparse.Namespace) -> None:
     with tqdm(unit="mol", file=sys.stderr, disable=None) as bar:
         summary = screen(model, args.data, args.output, chunk_size=args.chunk_size, workers=args.workers,
                          smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
-                         batch_graphs=args.batch_graphs, on_progress=lambda read, scored: bar.update(read - bar.n))
+                         batch_graphs=args.batch_graphs, precision=args.precision,
+                         on_progress=lambda read, scored: bar.update(read - bar.n))
     if summary.stopped:
         print(f"stopped after line {summary.last_line:,}: the report holds every row read up to there",
               file=sys.stderr)

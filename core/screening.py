@@ -118,9 +118,8 @@ def _chunks(rows: Iterator[tuple[int, str, str]], size: int) -> Iterator[list[tu
 # ---------------------------------------------------------------------------- worker side
 def featurize_chunk(rows: list[tuple[int, str, str]]) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process)."""
-    from .chem import ATOM_FEATURE_DIM, ELEMENTS, atom_features, parse_smiles
+    from .chem import ATOM_FEATURE_DIM, element_symbols, mol_arrays, parse_smiles
 
-    n_elements = len(ELEMENTS)
     lines, ids, smiles, counts, edge_counts, symbols = [], [], [], [], [], []
     xs, edges, rejects = [], [], []
     for line, ident, smi in rows:
@@ -128,15 +127,9 @@ def featurize_chunk(rows: list[tuple[int, str, str]]) -> dict:
         if mol is None:
             rejects.append((line, ident, smi, reason))
             continue
-        x = atom_features(mol, dtype=np.uint8)  # features are 0/1: a quarter of the bytes to pass on
-        element = x[:, :n_elements + 1].argmax(axis=1)
-        symbols.append(" ".join(ELEMENTS[e] if e < n_elements else mol.GetAtomWithIdx(k).GetSymbol()
-                                for k, e in enumerate(element.tolist())))
-        n_bonds = mol.GetNumBonds()
-        pairs = np.empty((n_bonds, 2), dtype=np.int32)
-        for k in range(n_bonds):
-            bond = mol.GetBondWithIdx(k)
-            pairs[k] = (bond.GetBeginAtomIdx(), bond.GetEndAtomIdx())
+        x, pairs, z = mol_arrays(mol, dtype=np.uint8)  # features are 0/1: a quarter of the bytes to pass on
+        symbols.append(" ".join(element_symbols(z)))
+        n_bonds = len(pairs)
         xs.append(x)
         edges.append(pairs)
         lines.append(line)
@@ -154,7 +147,7 @@ def featurize_chunk(rows: list[tuple[int, str, str]]) -> dict:
 
 
 # ---------------------------------------------------------------------------- main side
-def _score_chunk(model, chunk: dict, batch_graphs: int) -> tuple[np.ndarray, ...]:
+def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32") -> tuple[np.ndarray, ...]:
     """Scores of a featurized chunk: (score, graph term, node term, node errors, node ptr)."""
     import torch
 
@@ -172,7 +165,7 @@ def _score_chunk(model, chunk: dict, batch_graphs: int) -> tuple[np.ndarray, ...
         ee = e[edge_ptr[lo]:edge_ptr[hi]] - n_lo
         edge_index = torch.from_numpy(np.concatenate([ee, ee[:, ::-1]]).T.copy())
         x = x_all[n_lo:n_hi].float()
-        parts.append(model.score_arrays(x, edge_index, torch.from_numpy(counts[lo:hi])))
+        parts.append(model.score_arrays(x, edge_index, torch.from_numpy(counts[lo:hi]), precision=precision))
     from .scores import Scores
 
     s = Scores.concat(parts)
@@ -284,16 +277,21 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
 def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
            smiles_column: str | None = None, id_column: str | None = None, top_k: int = 5,
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
-           should_stop: Callable[[], bool] | None = None) -> ScreenSummary:
+           should_stop: Callable[[], bool] | None = None, precision: str = "float32") -> ScreenSummary:
     """Score every SMILES of ``path`` with ``model`` and write the ranked report to ``report``.
 
     ``workers`` processes parse and featurize (default: one per CPU core, at least one);
     ``on_progress(rows read, rows scored)`` is called after each chunk; ``should_stop`` is
     polled between chunks: a stopped run still writes the ranked report of every row
-    scored so far (``stopped`` is True and ``last_line`` says where it got to).
+    scored so far (``stopped`` is True and ``last_line`` says where it got to). ``precision``
+    ``bfloat16`` runs the dense products in bfloat16 (see :meth:`GLocalKD.score_arrays`).
     """
     if model.schema_.mode != "atom":
         raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
+    from .model import PRECISIONS
+
+    if precision not in PRECISIONS:
+        raise GLocalKDError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     if chunk_size < 1 or batch_graphs < 1 or (workers is not None and workers < 1):
         raise GLocalKDError(f"chunk size, batch size and workers must be at least 1 (got {chunk_size}, "
                             f"{batch_graphs}, {workers})")
@@ -331,7 +329,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                     chunk = result.get()
                     if len(chunk["counts"]):
                         target = tmp / f"chunk{len(chunk_files):06d}.csv"
-                        _write_sorted_chunk(target, chunk, _score_chunk(model, chunk, batch_graphs), top_k)
+                        _write_sorted_chunk(target, chunk, _score_chunk(model, chunk, batch_graphs, precision), top_k)
                         chunk_files.append(target)
                     for line, ident, smi, reason in chunk["rejects"]:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",

@@ -123,3 +123,25 @@ def test_shards_screened_apart_merge_into_the_whole_librarys_ranking(tmp_path, s
 
     with pytest.raises(DataError, match="not a ranked report"):
         merge_reports([smiles_file], tmp_path / "x.csv")
+
+
+def test_bfloat16_screening_ranks_like_float32(tmp_path, herg_path):
+    """bfloat16 dense products change scores a little, never the bookkeeping: every row is
+    scored, and the ranking agrees closely with float32."""
+    from scipy.stats import spearmanr
+
+    from core import GLocalKDError
+    from core.ranked_report import read_report
+
+    graphs = load(herg_path)
+    model = GLocalKD(epochs=3, hidden_dim=64, out_dim=32, batch_size=64, device="cpu").fit(graphs)
+    a = read_report(screen(model, herg_path, tmp_path / "f32.csv", workers=1).report)
+    b = read_report(screen(model, herg_path, tmp_path / "bf16.csv", workers=1, precision="bfloat16").report)
+    assert len(a) == len(b) == len(graphs) and len(a.rejects) == len(b.rejects)
+    order_a, order_b = np.argsort(a.ids), np.argsort(b.ids)
+    assert not np.array_equal(a.score[order_a], b.score[order_b])  # it really ran in another precision
+    assert spearmanr(a.score[order_a], b.score[order_b])[0] > 0.97
+    k = len(a) // 10
+    assert len(set(a.ids[:k]) & set(b.ids[:k])) >= 0.8 * k  # the top tenth is nearly the same molecules
+    with pytest.raises(GLocalKDError, match="precision"):
+        screen(model, herg_path, tmp_path / "x.csv", workers=1, precision="float16")
