@@ -411,6 +411,7 @@ class MainWindow(QMainWindow):
         counts = graphs.label_counts()
         majority = max(counts, key=counts.get) if counts else None
         self.form.set_labels(list(counts), preferred=majority)
+        self.form.suggest_readouts(graphs.kind == "molecule")
         self._schema_text = schema
         if self.model is not None and len(graphs):
             self._score_current("Scoring with the current model…")
@@ -845,4 +846,8 @@ def _describe_model(model) -> str:
         parts.append(schema.describe())
     if model.loss_history_:
         parts.append(f"{len(model.loss_history_)} epochs")
+    readouts = [text for flag, text in (("node_max", "largest node error"), ("size_term", "size term"))
+                if getattr(model, flag, False)]
+    if readouts:
+        parts.append("score + " + " + ".join(readouts))
     return ", ".join(parts)

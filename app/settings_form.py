@@ -99,6 +99,12 @@ class TrainSettings(QWidget):
         if preferred is not None and preferred in labels:
             self.normal.setCurrentIndex(labels.index(preferred) + 1)
 
+    def suggest_readouts(self, molecules: bool) -> None:
+        """Tick the node_max and size readouts for molecules, where they were measured to help
+        (docs/explanations.md); leave the paper's score for other graphs until measured there."""
+        self.node_max.setChecked(molecules)
+        self.size_term.setChecked(molecules)
+
     def normal_label(self) -> str | None:
         return self.normal.currentData()
 
