@@ -41,25 +41,31 @@ class MemorySampler:
         import psutil
 
         self.peak_mb = 0.0
+        self.peak_main_mb = 0.0  # this process alone (the scoring side of screening)
+        self.peak_children_mb = 0.0  # its children together (the parsing workers)
         self._every = every
         self._psutil = psutil
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _total_mb(self) -> float:
+    def _sample(self) -> tuple[float, float]:
+        """PSS of this process and the sum over its children, in MB."""
         me = self._psutil.Process()
-        total = 0
+        sizes = []
         for p in [me] + me.children(recursive=True):
             try:
                 info = p.memory_full_info()
-                total += getattr(info, "pss", info.rss)
+                sizes.append(getattr(info, "pss", info.rss))
             except (self._psutil.NoSuchProcess, self._psutil.AccessDenied):
-                pass
-        return total / 2**20
+                sizes.append(0)
+        return sizes[0] / 2**20, sum(sizes[1:]) / 2**20
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak_mb = max(self.peak_mb, self._total_mb())
+            main, children = self._sample()
+            self.peak_mb = max(self.peak_mb, main + children)
+            self.peak_main_mb = max(self.peak_main_mb, main)
+            self.peak_children_mb = max(self.peak_children_mb, children)
             self._stop.wait(self._every)
 
     def __enter__(self) -> "MemorySampler":
@@ -71,8 +77,8 @@ class MemorySampler:
         self._thread.join()
 
 
-def matmul_gflops(n: int = 2048, repeats: int = 20) -> float:
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def matmul_gflops(n: int = 2048, repeats: int = 20, dtype: torch.dtype = torch.float32) -> float:
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     torch.mm(a, b)
     start = time.perf_counter()
     for _ in range(repeats):
@@ -129,6 +135,8 @@ def main() -> int:
     p.add_argument("--keep-report", default="", help="keep the largest screening report here (the 'report' part "
                    "opens it)")
     p.add_argument("--screen-file", default="moses/train.csv.gz")
+    p.add_argument("--screen-precision", default="float32",
+                   help="comma-separated precisions to screen with (float32, bfloat16); one row each")
     args = p.parse_args()
     parts = set(args.parts.split(","))
     data = Path(args.data)
@@ -137,6 +145,10 @@ def main() -> int:
     gflops = matmul_gflops()
     out["matmul_gflops"] = gflops
     print(f"dense fp32 matmul: {gflops:.1f} GFLOP/s on {torch.get_num_threads()} threads", flush=True)
+    precisions = args.screen_precision.split(",")
+    if "bfloat16" in precisions:
+        out["matmul_gflops_bfloat16"] = matmul_gflops(dtype=torch.bfloat16)
+        print(f"dense bf16 matmul: {out['matmul_gflops_bfloat16']:.1f} GFLOP/s", flush=True)
     if "train" in parts:
         r = bench_train(data, gflops, "AIDS", args.epochs)
         out["train_aids"] = r
@@ -155,13 +167,16 @@ def main() -> int:
         largest = max(sizes, key=lambda v: float("inf") if v == 0 else v)
         out["screen"] = []
         for rows in sizes:
-            keep = Path(args.keep_report) if args.keep_report and rows == largest else None
-            r = bench_screen(data / args.screen_file, rows, gflops, keep_report=keep)
-            out["screen"].append(r)
-            print(f"screening {r['rows']:,} SMILES: {r['seconds']:.1f} s, {r['molecules_per_second']:.0f} molecules/s "
-                  f"end to end; bound {r['bound_molecules_per_second']:.0f}/s -> {r['fraction_of_bound']:.2f} of it; "
-                  f"peak memory {r['peak_memory_mb_pss']:.0f} MB (PSS, all processes); {r['scored']:,} scored + "
-                  f"{r['rejected']:,} rejected = {r['report_rows']:,} report rows", flush=True)
+            for precision in precisions:
+                keep = Path(args.keep_report) if args.keep_report and rows == largest else None
+                r = bench_screen(data / args.screen_file, rows, gflops, keep_report=keep, precision=precision)
+                out["screen"].append(r)
+                print(f"screening {r['rows']:,} SMILES ({precision}): {r['seconds']:.1f} s, "
+                      f"{r['molecules_per_second']:.0f} molecules/s end to end; fp32 bound "
+                      f"{r['bound_molecules_per_second']:.0f}/s -> {r['fraction_of_bound']:.2f} of it; peak memory "
+                      f"{r['peak_memory_mb_pss']:.0f} MB (PSS, all processes; main {r['peak_main_mb_pss']:.0f}, "
+                      f"workers {r['peak_workers_mb_pss']:.0f}); {r['scored']:,} scored + {r['rejected']:,} "
+                      f"rejected = {r['report_rows']:,} report rows", flush=True)
     if "report" in parts and args.keep_report:
         from benchmarks.report_bench import bench_report_open
 

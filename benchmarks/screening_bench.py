@@ -11,7 +11,7 @@ from benchmarks.bench import MemorySampler, gcn_flops_per_node, peak_rss_mb
 
 
 def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = None,
-                 keep_report: Path | None = None) -> dict:
+                 keep_report: Path | None = None, precision: str = "float32") -> dict:
     """Train a paper-width model briefly on 2,000 molecules of ``library`` (speed does not depend
     on how well it is trained), then screen its first ``rows`` SMILES end to end (``rows`` 0:
     the whole library file as it is, gzipped or not). ``keep_report`` keeps the ranked report."""
@@ -40,7 +40,7 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
         report = keep_report or tmp / "report.csv"
         with MemorySampler() as memory:
             start = time.perf_counter()
-            summary = screen(model, lib, report, workers=workers)
+            summary = screen(model, lib, report, workers=workers, precision=precision)
             seconds = time.perf_counter() - start
         with open(report) as fh:
             report_rows = sum(1 for _ in fh) - 1
@@ -48,8 +48,9 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
     flops_per_mol = 2 * gcn_flops_per_node(model.schema_.dim) * nodes_per_mol  # target + predictor forward
     bound = gflops * 1e9 / flops_per_mol
     rate = summary.rows / seconds
-    return {"rows": summary.rows, "scored": summary.scored, "rejected": summary.rejected,
+    return {"precision": precision, "rows": summary.rows, "scored": summary.scored, "rejected": summary.rejected,
             "report_rows": report_rows, "seconds": seconds, "molecules_per_second": rate,
             "nodes_per_molecule": nodes_per_mol, "bound_molecules_per_second": bound,
             "fraction_of_bound": rate / bound, "peak_memory_mb_pss": memory.peak_mb,
+            "peak_main_mb_pss": memory.peak_main_mb, "peak_workers_mb_pss": memory.peak_children_mb,
             "peak_rss_mb_max_process": peak_rss_mb()}
