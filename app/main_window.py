@@ -411,7 +411,6 @@ class MainWindow(QMainWindow):
         counts = graphs.label_counts()
         majority = max(counts, key=counts.get) if counts else None
         self.form.set_labels(list(counts), preferred=majority)
-        self.form.suggest_readouts(graphs.kind == "molecule")
         self._schema_text = schema
         if self.model is not None and len(graphs):
             self._score_current("Scoring with the current model…")

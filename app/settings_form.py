@@ -44,7 +44,10 @@ class TrainSettings(QWidget):
         self.lam.setValue(1.0)
         self.seed = _spin(0, 2**31 - 1, 0)
         self.features = QComboBox()
-        self.features.addItems(["auto", "attributes", "labels", "both", "degree", "atom"])
+        self.features.addItems(["auto", "attributes", "labels", "both", "degree", "atom", "atom-rings"])
+        self.features.setToolTip("auto: what the data has (molecules: RDKit atom features). atom-rings: atom "
+                                 "features plus the sizes of each atom's rings (finds strained rings; see "
+                                 "docs/explanations.md)")
         self.normalize = QCheckBox("L2-normalise embeddings (authors' code)")
         self.node_max = QCheckBox("Add the largest node error to the node term")
         self.node_max.setToolTip("A few unusual atoms in a large molecule are not averaged away "
@@ -98,12 +101,6 @@ class TrainSettings(QWidget):
             self.normal.addItem(f"Label {label}", label)
         if preferred is not None and preferred in labels:
             self.normal.setCurrentIndex(labels.index(preferred) + 1)
-
-    def suggest_readouts(self, molecules: bool) -> None:
-        """Tick the node_max and size readouts for molecules, where they were measured to help
-        (docs/explanations.md); leave the paper's score for other graphs until measured there."""
-        self.node_max.setChecked(molecules)
-        self.size_term.setChecked(molecules)
 
     def normal_label(self) -> str | None:
         return self.normal.currentData()

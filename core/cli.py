@@ -117,6 +117,8 @@ def _add_explanations_parser(sub) -> None:
     x.add_argument("--local", type=int, default=400, help="locally-anomalous copies (planted atoms)")
     x.add_argument("--global", dest="global_", type=int, default=300, help="globally-anomalous copies")
     x.add_argument("--epochs", type=int, default=150)
+    x.add_argument("--features", choices=("atom", "atom-rings"), default="atom",
+                   help="atom-rings: add the sizes of each atom's rings to the atom features")
     _add_readout_options(x)
     x.add_argument("--seed", type=int, default=0)
     x.add_argument("--device", default="auto")
@@ -245,7 +247,7 @@ def _explanations(args: argparse.Namespace) -> None:
     smiles = [s for _, _, s in islice(iter_smiles_rows(args.data), need)]
     planted = make_planted(smiles, args.train, args.normal, args.local, args.global_, seed=args.seed)
     model = GLocalKD(epochs=args.epochs, seed=args.seed, device=args.device, node_max=args.node_max,
-                     size_term=args.size_term)
+                     size_term=args.size_term, features=args.features)
     results = evaluate_explanations(planted, model)
     for r in results:
         print(f"node errors {r.node_error}: graph AUC local {r.graph_auc_local:.3f}, global {r.graph_auc_global:.3f}; "

@@ -15,7 +15,7 @@ from .chem import ATOM_FEATURE_DIMS, ATOM_FEATURE_VERSION
 from .errors import DataError, SchemaMismatchError
 from .graphset import GraphSet
 
-MODES = ("auto", "attributes", "labels", "both", "degree", "atom")
+MODES = ("auto", "attributes", "labels", "both", "degree", "atom", "atom-rings")
 MAX_DEGREE_CAP = 64
 
 
@@ -23,8 +23,10 @@ MAX_DEGREE_CAP = 64
 class FeatureSchema:
     """Node-feature recipe.
 
-    ``atom``: RDKit atom features (molecules; fixed vocabulary, ``atom_version`` of it: a
-    model trained on version 1 sees only version 1's columns). ``labels``: one-hot TU node
+    ``atom``: RDKit atom features (molecules; fixed vocabulary, the ``atom_version`` of it
+    decides the columns: 1, the default, without ring sizes; 2, asked for as ``atom-rings``,
+    with them). Ring sizes find strained rings planted in drug-like molecules
+    (docs/explanations.md) but cost AUC on hERG (docs/results.md), so they are an option. ``labels``: one-hot TU node
     labels over the training vocabulary plus one "unseen label" slot. ``attributes``: TU node
     attributes. ``both``: attributes then labels. ``degree``: one-hot node degree up to the
     largest training degree (capped at 64), the last slot meaning "that or more" (the paper's
@@ -35,7 +37,7 @@ class FeatureSchema:
     label_values: list[int] = field(default_factory=list)
     attr_dim: int = 0
     max_degree: int = 0
-    atom_version: int = ATOM_FEATURE_VERSION
+    atom_version: int = 1
 
     @property
     def dim(self) -> int:
@@ -52,7 +54,7 @@ class FeatureSchema:
 
     def describe(self) -> str:
         return {
-            "atom": f"RDKit atom features ({self.dim})",
+            "atom": f"RDKit atom features ({self.dim}{', with ring sizes' if self.atom_version >= 2 else ''})",
             "labels": f"one-hot node labels ({len(self.label_values)} values + unseen)",
             "attributes": f"node attributes ({self.attr_dim})",
             "both": f"node attributes ({self.attr_dim}) + one-hot labels ({len(self.label_values)} + unseen)",
@@ -73,11 +75,14 @@ class FeatureSchema:
         if mode == "auto":
             mode = ("atom" if has_x else "both" if has_labels and has_attr else "labels" if has_labels
                     else "attributes" if has_attr else "degree")
+        rings = mode == "atom-rings"
+        if rings:
+            mode = "atom"
         need = {"atom": has_x, "labels": has_labels, "attributes": has_attr, "both": has_labels and has_attr}
         if not need.get(mode, True):
             raise DataError(f"features {mode!r} asked for, but the data has no "
                             f"{'atom features' if mode == 'atom' else 'node ' + mode}", graphs.source)
-        schema = cls(mode=mode)
+        schema = cls(mode=mode, atom_version=ATOM_FEATURE_VERSION if rings else 1)
         if mode in ("labels", "both"):
             values = torch.unique(torch.cat([g.node_label for g in graphs.graphs]))
             schema.label_values = [int(v) for v in values]

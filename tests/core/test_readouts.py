@@ -6,6 +6,7 @@ from rdkit import Chem
 from torch_geometric.data import Data
 
 from core import GLocalKD, load
+from core.errors import DataError
 from core.chem import ATOM_FEATURE_DIMS, FEATURE_NAMES, atom_features
 from core.features import FeatureSchema
 from core.graphset import GraphMeta, GraphSet
@@ -94,20 +95,12 @@ def test_ring_size_flags():
     assert macro[:, names.index("ring_size>=8")].all()
 
 
-def test_models_of_the_first_atom_vocabulary_still_load_and_score(smiles_file, tmp_path, monkeypatch):
-    """A model file written before ring sizes existed (file version 1, atom features version 1,
-    no readouts) reads the first columns only and scores as before."""
+def test_models_of_the_first_atom_vocabulary_still_load_and_score(smiles_file, tmp_path):
+    """A model file written before ring sizes and readouts existed (file version 1, no
+    ``atom_version``, no readout settings) reads the first columns only and scores as before."""
     mols = load(smiles_file)
-    real_fit = FeatureSchema.fit
-
-    def old_fit(graphs, mode="auto"):
-        schema = real_fit(graphs, mode)
-        schema.atom_version = 1
-        return schema
-
-    monkeypatch.setattr(FeatureSchema, "fit", staticmethod(old_fit))
     model = GLocalKD(epochs=2, **SMALL).fit(mols)
-    assert model.schema_.dim == ATOM_FEATURE_DIMS[1] < ATOM_FEATURE_DIMS[2]
+    assert model.schema_.atom_version == 1 and model.schema_.dim == ATOM_FEATURE_DIMS[1]  # the default
     expected = model.score(mols).score
     model.save(tmp_path / "m.pt")
     state = torch.load(tmp_path / "m.pt", weights_only=True)
@@ -121,3 +114,19 @@ def test_models_of_the_first_atom_vocabulary_still_load_and_score(smiles_file, t
     report = read_report(screen(old, smiles_file, tmp_path / "r.csv", workers=1).report)
     assert len(report) == len(mols)
     assert np.allclose(np.sort(report.score), np.sort(expected), rtol=1e-4)
+
+
+def test_ring_sizes_are_an_option_kept_in_the_model_file(smiles_file, tu_folder, tmp_path):
+    mols = load(smiles_file)
+    model = GLocalKD(epochs=2, features="atom-rings", **SMALL).fit(mols)
+    assert model.schema_.atom_version == 2 and model.schema_.dim == ATOM_FEATURE_DIMS[2]
+    assert "ring sizes" in model.schema_.describe()
+    model.save(tmp_path / "m.pt")
+    again = GLocalKD.load(tmp_path / "m.pt", device="cpu")
+    assert again.schema_ == model.schema_
+    expected = model.score(mols).score
+    assert np.array_equal(again.score(mols).score, expected)
+    report = read_report(screen(again, smiles_file, tmp_path / "r.csv", workers=1).report)
+    assert np.allclose(np.sort(report.score), np.sort(expected), rtol=1e-4)
+    with pytest.raises(DataError, match="atom features"):
+        FeatureSchema.fit(load(tu_folder), "atom-rings")
