@@ -161,7 +161,7 @@ def main() -> int:
               f"{r['bound_seconds_target_cached']:.2f} s -> {r['ratio_to_bound']:.2f}x; peak RSS "
               f"{r['peak_rss_mb']:.0f} MB", flush=True)
     if "screen" in parts:
-        from benchmarks.screening_bench import bench_screen
+        from benchmarks.screening_bench import bench_screen_fresh
 
         sizes = [int(v) for v in args.screen_rows.split(",")]
         largest = max(sizes, key=lambda v: float("inf") if v == 0 else v)
@@ -169,7 +169,7 @@ def main() -> int:
         for rows in sizes:
             for precision in precisions:
                 keep = Path(args.keep_report) if args.keep_report and rows == largest else None
-                r = bench_screen(data / args.screen_file, rows, gflops, keep_report=keep, precision=precision)
+                r = bench_screen_fresh(data / args.screen_file, rows, gflops, keep_report=keep, precision=precision)
                 out["screen"].append(r)
                 print(f"screening {r['rows']:,} SMILES ({precision}): {r['seconds']:.1f} s, "
                       f"{r['molecules_per_second']:.0f} molecules/s end to end; fp32 bound "

@@ -1,8 +1,16 @@
-"""End-to-end screening benchmark: SMILES text in, ranked CSV out (used by bench.py)."""
+"""End-to-end screening benchmark: SMILES text in, ranked CSV out (used by bench.py).
+
+bench.py runs each library size in a fresh interpreter (``python -m benchmarks.screening_bench``),
+so one size's memory peak is not raised by the heap an earlier size or part left behind.
+"""
 from __future__ import annotations
 
+import argparse
 import gzip
 import itertools
+import json
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -54,3 +62,32 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
             "fraction_of_bound": rate / bound, "peak_memory_mb_pss": memory.peak_mb,
             "peak_main_mb_pss": memory.peak_main_mb, "peak_workers_mb_pss": memory.peak_children_mb,
             "peak_rss_mb_max_process": peak_rss_mb()}
+
+
+def bench_screen_fresh(library: Path, rows: int, gflops: float, keep_report: Path | None = None,
+                       precision: str = "float32") -> dict:
+    """:func:`bench_screen` in a fresh Python process; returns its result."""
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "benchmarks.screening_bench", str(library), "--rows", str(rows),
+           "--gflops", str(gflops), "--precision", precision]
+    if keep_report is not None:
+        cmd += ["--keep-report", str(keep_report)]
+    done = subprocess.run(cmd, cwd=root, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description="one end-to-end screening run; prints its result as JSON")
+    p.add_argument("library", type=Path)
+    p.add_argument("--rows", type=int, default=100000, help="0: the whole file")
+    p.add_argument("--gflops", type=float, required=True, help="the machine's fp32 matmul GFLOP/s (for the bound)")
+    p.add_argument("--precision", default="float32")
+    p.add_argument("--keep-report", type=Path)
+    args = p.parse_args()
+    print(json.dumps(bench_screen(args.library, args.rows, args.gflops, keep_report=args.keep_report,
+                                  precision=args.precision)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
