@@ -116,7 +116,6 @@ def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-_HYB_INDEX = {h: k for k, h in enumerate(HYBRIDISATIONS)}
 _TABLE = Chem.GetPeriodicTable()
 _SYMBOL_BY_Z = [_TABLE.GetElementSymbol(z) for z in range(119)]
 _ELEMENT_BY_Z = [_ELEMENT_INDEX.get(sym, len(ELEMENTS)) for sym in _SYMBOL_BY_Z] + [len(ELEMENTS)]
