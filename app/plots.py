@@ -135,8 +135,7 @@ class HeatmapPanel(QWidget):
         self._current = (graphs, i, errors)
         self.canvas.draw_idle()
         self.title.setText(f"<b>{meta.id}</b> {meta.name if meta.name != meta.id else ''} — score "
-                           f"{scores.score[i]:.4g} (graph {scores.graph_term[i]:.4g} + node "
-                           f"{scores.node_term[i]:.4g}){label}<br><tt>{meta.smiles}</tt>")
+                           f"{scores.score[i]:.4g} ({_terms(scores, i)}){label}<br><tt>{meta.smiles}</tt>")
         names = node_names(graphs, i)
         self.top.clear()
         for j, err in scores.top_nodes(i, 15):
@@ -155,3 +154,15 @@ class HeatmapPanel(QWidget):
                 fh.write(molecule_image(graph_molecule(graphs, i), errors, svg=True))
         else:
             self.canvas.figure.savefig(path, dpi=150)
+
+
+def _terms(scores, i: int) -> str:
+    """'graph G + node N', each split into its readouts when the score uses the extra ones."""
+    graph, node = f"graph {scores.graph_term[i]:.4g}", f"node {scores.node_term[i]:.4g}"
+    parts = scores.parts
+    if {"graph", "size", "node_mean", "node_max"} <= set(parts):
+        if not np.isclose(scores.graph_term[i], parts["graph"][i]):  # the size term is in
+            graph += f" [max-pool {parts['graph'][i]:.4g} + size {parts['size'][i]:.4g}]"
+        if not np.isclose(scores.node_term[i], parts["node_mean"][i]):  # the largest node error is in
+            node += f" [mean {parts['node_mean'][i]:.4g} + largest {parts['node_max'][i]:.4g}]"
+    return f"{graph} + {node}"

@@ -28,6 +28,8 @@ def main() -> int:
     p.add_argument("--method", default="tsne", help="map method: tsne or pca")
     p.add_argument("--colour", type=int, default=0, help="map colouring: 0 score, 1 label")
     p.add_argument("--report", default="", help="after training, open this ranked report and grab its window")
+    p.add_argument("--features", default="auto", help="node features, e.g. atom-rings")
+    p.add_argument("--readouts", action="store_true", help="tick both extra score readouts (node_max, size)")
     p.add_argument("--out", default="docs/screenshot.png")
     args = p.parse_args()
 
@@ -54,6 +56,9 @@ def main() -> int:
             index = window.form.normal.findData(args.normal)
             window.form.normal.setCurrentIndex(index)
         window.form.epochs.setValue(args.epochs)
+        window.form.features.setCurrentText(args.features)
+        window.form.node_max.setChecked(args.readouts)
+        window.form.size_term.setChecked(args.readouts)
         window.form.detector.setCurrentIndex(window.form.detector.findData(args.detector))
         window.train()
         when(lambda: window.scores is not None and not window.runner.busy(), shoot)

@@ -74,6 +74,8 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     assert window.model.node_max and window.model.size_term and window.model.schema_.atom_version == 2
     assert "score + largest node error + size term" in window.summary.text()
     assert "with ring sizes" in window.summary.text()
+    qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
+    assert "+ size " in window.heatmap.title.text() and "+ largest " in window.heatmap.title.text()
 
     # the table is ranked: rank 1 first, scores descending
     m = window.model_table
