@@ -50,7 +50,7 @@ def main() -> None:
                         f"**{pm(r)}**{state} | {pm(r, 'auc_graph')} | {pm(r, 'auc_node')} | {p} | {b} | "
                         f"{duration(r.wall_seconds)} | `{r.command}` |")
     cand_rows = []
-    cands = sorted(c for c in (RESULTS / "candidates").glob("*.json") if not c.stem.endswith("__readouts")) \
+    cands = sorted(c for c in (RESULTS / "candidates").glob("*.json") if not c.stem.endswith("readouts")) \
         if (RESULTS / "candidates").exists() else []
     if cands:
         cand_rows = ["| data set | candidate | ours: ROC-AUC mean ± std | paper-settings run | paper GLocalKD | "
@@ -85,7 +85,7 @@ GLocalKD at paper settings, each fold's model scored with the paper's score and 
 extra readouts of `docs/explanations.md` (`node_max`: the largest node error added to the node
 term; `size`: the sum-pooled embedding error, over the squared mean training size, added to the
 graph term); the training is the paper's, so the "paper" column repeats the paper-settings run
-(hERG differs: it also has the ring-size atom features). Mean ± std ROC-AUC over the same
+(the "ring sizes" row also has `--features atom-rings`). Mean ± std ROC-AUC over the same
 folds; "paper-settings run" is the row of the first table. Command: `glocalkd evaluate DATA
 --node-max --size-term ...` (in each JSON).
 
@@ -98,14 +98,14 @@ def readouts_table() -> list[str]:
     """One row per ``candidates/<NAME>[__first-label]__readouts.json``: the AUC of every readout."""
     import numpy as np
 
-    paths = sorted((RESULTS / "candidates").glob("*__readouts.json")) if (RESULTS / "candidates").exists() else []
+    paths = sorted((RESULTS / "candidates").glob("*readouts.json")) if (RESULTS / "candidates").exists() else []
     if not paths:
         return []
     rows = ["| data set (rule) | " + " | ".join(READOUT_NAMES) + " | paper-settings run | paper GLocalKD | "
             "wall time |", "|---" * (len(READOUT_NAMES) + 4) + "|"]
     for path in paths:
         r = read_json(path)
-        base = RESULTS / f"{path.stem.removesuffix('__readouts')}.json"
+        base = RESULTS / f"{path.stem.split('__')[0]}{'__first-label' if '__first-label' in path.stem else ''}.json"
         b = pm(read_json(base)) if base.exists() else "not run"
         cells = []
         for name in READOUT_NAMES:
@@ -115,7 +115,8 @@ def readouts_table() -> list[str]:
         cells[best] = f"**{cells[best]}**"
         p = f"{r.paper['auc']:.3f}" if r.paper else "—"
         state = "" if r.complete else f", {len(r.folds)} folds only"
-        rows.append(f"| {r.dataset} ({r.anomaly_label}, {r.anomaly_rule}{state}) | " + " | ".join(cells)
+        rings = ", ring sizes" if r.params.get("features") == "atom-rings" else ""
+        rows.append(f"| {r.dataset} ({r.anomaly_label}, {r.anomaly_rule}{rings}{state}) | " + " | ".join(cells)
                     + f" | {b} | {p} | {duration(r.wall_seconds)} |")
     return rows
 
