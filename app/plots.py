@@ -158,9 +158,11 @@ class HeatmapPanel(QWidget):
 
 def _terms(scores, i: int) -> str:
     """'graph G + node N', each split into its readouts when the score uses the extra ones."""
+    from core.scores import READOUT_PARTS
+
     graph, node = f"graph {scores.graph_term[i]:.4g}", f"node {scores.node_term[i]:.4g}"
     parts = scores.parts
-    if {"graph", "size", "node_mean", "node_max"} <= set(parts):
+    if READOUT_PARTS <= set(parts):
         if not np.isclose(scores.graph_term[i], parts["graph"][i]):  # the size term is in
             graph += f" [max-pool {parts['graph'][i]:.4g} + size {parts['size'][i]:.4g}]"
         if not np.isclose(scores.node_term[i], parts["node_mean"][i]):  # the largest node error is in

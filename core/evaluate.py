@@ -37,7 +37,7 @@ from sklearn.model_selection import StratifiedKFold
 from .errors import DataError, GLocalKDError
 from .graphset import GraphSet, normalize_label
 from .metrics import average_precision, fpr_at_tpr, roc_auc
-from .scores import READOUTS, combine_readouts
+from .scores import READOUT_PARTS, READOUTS, combine_readouts
 
 PROTOCOLS = ("cv", "split")
 SCORE_TERMS = ("both", "graph", "node")
@@ -448,7 +448,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
 
 def _readout_aucs(anomalous: np.ndarray, parts: dict[str, np.ndarray], lam: float) -> dict[str, float]:
     """ROC-AUC of every readout combination of one trained GLocalKD (none for other detectors)."""
-    if not {"graph", "node_mean", "node_max", "size"} <= set(parts):
+    if not READOUT_PARTS <= set(parts):
         return {}
     return {name: roc_auc(anomalous, combine_readouts(parts, lam, *flags)) for name, flags in READOUTS.items()}
 

@@ -22,7 +22,7 @@ from rdkit import Chem
 from .chem import mol_to_graph, parse_smiles
 from .graphset import GraphMeta, GraphSet
 from .metrics import roc_auc
-from .scores import READOUTS, combine_readouts
+from .scores import READOUT_PARTS, READOUTS, combine_readouts
 
 # Local edits: each takes a molecule and a random generator; returns (new molecule, planted atom indices)
 # or None when the molecule offers no site for it.
@@ -339,7 +339,7 @@ def evaluate_explanations(planted: PlantedSet, model, node_errors: Sequence[str]
 
 def _readout_aucs(planted: PlantedSet, model, s_norm, s_local, s_glob) -> dict:
     """Graph-level AUCs (local, global, by kind) of every readout combination of one trained model."""
-    if not all({"graph", "node_mean", "node_max", "size"} <= set(s.parts) for s in (s_norm, s_local, s_glob)):
+    if not all(READOUT_PARTS <= set(s.parts) for s in (s_norm, s_local, s_glob)):
         return {}
     out = {}
     for name, flags in READOUTS.items():

@@ -79,6 +79,7 @@ class Scores:
         )
 
 
+READOUT_PARTS = frozenset({"graph", "node_mean", "node_max", "size"})  # what combine_readouts needs
 READOUTS: dict[str, tuple[bool, bool]] = {  # name -> (node_max, size_term)
     "paper": (False, False), "node_max": (True, False), "size": (False, True), "node_max+size": (True, True)}
 
