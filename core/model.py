@@ -305,7 +305,7 @@ class GLocalKD:
         ``precision="bfloat16"`` runs the dense products in bfloat16 (faster where the hardware
         has it; the ranking agrees closely with float32, see ``docs/scaling.md``)."""
         self._check_fitted()
-        matmul_dtype = _matmul_dtype(precision)
+        dtype = matmul_dtype(precision)
         counts = num_nodes.to(torch.long)
         if x.shape[1] != self.schema_.dim:
             raise GLocalKDError(f"features have width {x.shape[1]}, the model expects {self.schema_.dim}")
@@ -313,7 +313,7 @@ class GLocalKD:
         batch = Batch(x=x.float(), edge_index=edge_index.long(),
                       batch=torch.repeat_interleave(torch.arange(len(counts)), counts), ptr=ptr)
         try:
-            return self._score_batch(batch.to(self.device_), matmul_dtype=matmul_dtype)
+            return self._score_batch(batch.to(self.device_), matmul_dtype=dtype)
         except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
             raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
 
@@ -439,7 +439,7 @@ def _expected_shapes(in_dim: int, hidden_dim: int, out_dim: int, num_layers: int
 PRECISIONS = ("float32", "bfloat16")
 
 
-def _matmul_dtype(precision: str) -> torch.dtype | None:
+def matmul_dtype(precision: str) -> torch.dtype | None:
     """None (float32 throughout) or the dtype of the dense products for ``precision``."""
     if precision not in PRECISIONS:
         raise GLocalKDError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")

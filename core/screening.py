@@ -288,10 +288,9 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
     """
     if model.schema_.mode != "atom":
         raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
-    from .model import PRECISIONS
+    from .model import matmul_dtype
 
-    if precision not in PRECISIONS:
-        raise GLocalKDError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    matmul_dtype(precision)  # a bad precision fails here, before any worker starts
     if chunk_size < 1 or batch_graphs < 1 or (workers is not None and workers < 1):
         raise GLocalKDError(f"chunk size, batch size and workers must be at least 1 (got {chunk_size}, "
                             f"{batch_graphs}, {workers})")
