@@ -89,8 +89,25 @@ class PackedGraphs:
             node_extra={k: v[nodes].to(device) for k, v in self.node_extra.items()},
             graph_extra={k: v[graphs].to(device) for k, v in self.graph_extra.items()})
 
-    def batches(self, batch_size: int, device: torch.device | str = "cpu", generator: torch.Generator | None = None):
-        """All graphs in batches of ``batch_size``: shuffled when ``generator`` is given, else in order."""
+    def batch_ids(self, batch_size: int, generator: torch.Generator | None = None):
+        """Graph numbers in groups of ``batch_size``: shuffled when ``generator`` is given, else in order."""
         order = torch.randperm(len(self), generator=generator) if generator is not None else torch.arange(len(self))
-        for part in order.split(batch_size):
-            yield self.batch(part, device)
+        yield from order.split(batch_size)
+
+    def split_by_nodes(self, graphs: torch.Tensor, max_nodes: int) -> tuple[torch.Tensor, ...]:
+        """``graphs`` cut, in order, into runs of about ``max_nodes`` nodes: a run starts at the
+        first graph whose first node passes the next multiple of ``max_nodes``, so a run exceeds
+        it by less than one graph (a graph larger than ``max_nodes`` is a run of its own)."""
+        counts = self.node_ptr[graphs + 1] - self.node_ptr[graphs]
+        start = counts.cumsum(0) - counts  # node offset of each graph within the group
+        _, sizes = torch.unique_consecutive(torch.div(start, max(max_nodes, 1), rounding_mode="floor"),
+                                            return_counts=True)
+        return graphs.split(sizes.tolist())
+
+    def batches(self, batch_size: int, device: torch.device | str = "cpu", generator: torch.Generator | None = None,
+                max_nodes: int | None = None):
+        """All graphs in batches of ``batch_size``: shuffled when ``generator`` is given, else in
+        order; with ``max_nodes`` a batch is further cut into runs of about that many nodes."""
+        for part in self.batch_ids(batch_size, generator):
+            for run in (self.split_by_nodes(part, max_nodes) if max_nodes else (part,)):
+                yield self.batch(run, device)

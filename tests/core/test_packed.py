@@ -1,4 +1,5 @@
 """Packed mini-batches equal torch-geometric's collation plus the GCN-normalised adjacency."""
+import pytest
 import torch
 from torch_geometric.loader import DataLoader
 
@@ -23,3 +24,38 @@ def test_any_batch_of_packed_graphs_matches_the_collated_batch(tmp_path):
         assert b.graph_extra["tag"].tolist() == [10 * i for i in order]
     seen = torch.cat([b.graph_extra["tag"] for b in packed.batches(4, generator=torch.Generator().manual_seed(0))])
     assert sorted(seen.tolist()) == [0, 10, 20, 30, 40, 50]
+
+
+def test_runs_by_node_count_keep_order_and_stay_near_the_budget(tmp_path):
+    sizes = [3, 5, 2, 10, 1, 4, 4, 4]
+    graphs = load(write_tu(tmp_path / "R", "R", [(n, path(n), i % 2) for i, n in enumerate(sizes)]))
+    packed = PackedGraphs(GLocalKD(epochs=1, hidden_dim=4, out_dim=2, device="cpu").fit(graphs).schema_.apply(graphs))
+    for order in (torch.arange(8), torch.tensor([7, 3, 0, 5, 1]), torch.tensor([3])):
+        for budget in (1, 4, 6, 100):
+            runs = packed.split_by_nodes(order, budget)
+            assert torch.equal(torch.cat(runs), order)  # every graph once, in order
+            for run in runs:
+                nodes = [sizes[i] for i in run.tolist()]
+                assert len(run) == 1 or sum(nodes) - nodes[-1] < budget  # over budget by less than its last graph
+    assert len(packed.split_by_nodes(torch.arange(8), 100)) == 1
+    assert len(packed.split_by_nodes(torch.arange(8), 1)) == 8
+
+
+def test_training_in_runs_of_nodes_takes_the_same_steps_as_whole_batches(tmp_path, monkeypatch):
+    """Cutting each batch into runs (to keep activations in cache) must not change training:
+    the gradient of the batch's mean loss is the sum of the runs' parts."""
+    import core.model as model_module
+
+    shapes = [(n, ring(n), i % 2) for i, n in enumerate([3, 4, 5, 6, 7, 8, 9, 10] * 3)]
+    graphs = load(write_tu(tmp_path / "S", "S", shapes))
+    fitted = {}
+    for budget in (10, 10**6):
+        monkeypatch.setitem(model_module.BATCH_NODES, "cpu", budget)
+        m = GLocalKD(epochs=4, batch_size=8, hidden_dim=16, out_dim=8, lr=1e-2, device="cpu", seed=3).fit(graphs)
+        fitted[budget] = m
+    small, whole = fitted[10], fitted[10**6]
+    for a, b in zip(small.predictor_.parameters(), whole.predictor_.parameters()):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert small.loss_history_ == pytest.approx(whole.loss_history_, rel=1e-5)
+    assert small.train_scores_ == pytest.approx(whole.train_scores_, rel=1e-4)
+    assert small.loss_history_[-1] < small.loss_history_[0]  # it did train
