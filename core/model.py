@@ -29,7 +29,7 @@ from .errors import DataError, GLocalKDError, ModelFileError
 from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder, normalized_adjacency
 from .graphset import GraphSet
-from .packed import PackedGraphs
+from .packed import PackedGraphs, max_batch_nodes, step_in_runs
 from .scores import Scores
 
 MODEL_FORMAT = "glocalkd-studio/model"
@@ -37,8 +37,6 @@ MODEL_VERSION = 2  # 2: the readouts node_max and size_term, and the training gr
 READABLE_VERSIONS = (1, 2)
 # Cache the frozen target's outputs when they fit in this many bytes (else recompute per batch).
 TARGET_CACHE_BYTES = 4 * 1024**3
-# Batches are processed in runs of about this many nodes (see ``max_batch_nodes``).
-BATCH_NODES = {"cpu": 4096, "cuda": 65536}
 
 
 @dataclass
@@ -63,14 +61,6 @@ def resolve_device(device: str) -> torch.device:
         return torch.device(device)
     except (RuntimeError, ValueError):
         raise GLocalKDError(f"unknown device {device!r} (use 'auto', 'cpu' or 'cuda')") from None
-
-
-def max_batch_nodes(device: torch.device) -> int:
-    """Nodes per forward pass. On a CPU, runs of about 4096 nodes keep a layer's activations
-    (4096 x 512 floats, 8 MB) in cache: a Tox21 training epoch took 5.4 s in runs of ~4,000
-    nodes against 7.7 s in the paper's batches of 2000 graphs (~33,000 nodes). A GPU wants
-    large kernels, so it gets large runs (not measured: no GPU here)."""
-    return BATCH_NODES.get(device.type, BATCH_NODES["cuda"])
 
 
 class GLocalKD:
@@ -179,7 +169,12 @@ class GLocalKD:
                 if should_stop is not None and _call(should_stop):
                     self.stopped_early_ = True
                     break
-                total += self._step(packed, ids, optimizer, cache, epoch)
+                loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache), device)
+                if not np.isfinite(loss):
+                    raise GLocalKDError(
+                        f"training diverged: the loss became {loss} in epoch {epoch}; lower the learning rate, "
+                        "or scale the node attributes (very large values overflow)")
+                total += loss
                 count += len(ids)
             if self.stopped_early_:
                 break
@@ -194,32 +189,15 @@ class GLocalKD:
                                 "learning rate, or scale the node attributes (very large values overflow)")
         return self
 
-    def _step(self, packed: PackedGraphs, ids: torch.Tensor, optimizer: torch.optim.Optimizer, cache: bool,
-              epoch: int) -> float:
-        """One optimizer step on the graphs numbered ``ids``; returns their summed loss.
-
-        The gradient is summed over runs of about ``max_batch_nodes`` nodes: the same step as
-        one pass over the whole batch, with activations small enough to stay in cache."""
-        device = self.device_
-        optimizer.zero_grad(set_to_none=True)
-        summed = 0.0
-        for run in packed.split_by_nodes(ids, max_batch_nodes(device)):
-            batch = packed.batch(run, device)
-            if cache:
-                t_node, t_graph = batch.node_extra["t_node"], batch.graph_extra["t_graph"]
-            else:
-                with torch.no_grad():
-                    t_node, t_graph = self._embed(self.target_, batch, batch.adj)
-            graph_err, node_term, _, _ = self._errors(batch, batch.adj, t_node, t_graph)
-            loss = (graph_err + self.lam * node_term).sum()
-            if not torch.isfinite(loss):
-                raise GLocalKDError(
-                    f"training diverged: the loss became {float(loss.detach())} in epoch {epoch}; lower the "
-                    "learning rate, or scale the node attributes (very large values overflow)")
-            (loss / len(ids)).backward()  # the batch's mean loss, summed over its runs
-            summed += float(loss.detach())
-        optimizer.step()
-        return summed
+    def _graph_losses(self, batch, cache: bool) -> torch.Tensor:
+        """Each graph's training loss: graph-embedding error + lambda x mean node error."""
+        if cache:
+            t_node, t_graph = batch.node_extra["t_node"], batch.graph_extra["t_graph"]
+        else:
+            with torch.no_grad():
+                t_node, t_graph = self._embed(self.target_, batch, batch.adj)
+        graph_err, node_term, _, _ = self._errors(batch, batch.adj, t_node, t_graph)
+        return graph_err + self.lam * node_term
 
     def _encoder(self) -> GCNEncoder:
         return GCNEncoder(self.schema_.dim, self.hidden_dim, self.out_dim, self.num_layers, self.normalize)

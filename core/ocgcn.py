@@ -16,14 +16,14 @@ from typing import Callable
 
 import numpy as np
 import torch
-from torch_geometric.loader import DataLoader
 from torch_geometric.nn import global_max_pool
 
 from .errors import DataError, GLocalKDError
 from .features import MODES, FeatureSchema
-from .gcn import GCNEncoder, normalized_adjacency
+from .gcn import GCNEncoder
 from .graphset import GraphSet
 from .model import EpochInfo, _call, _Callback, _describe, resolve_device
+from .packed import PackedBatch, PackedGraphs, max_batch_nodes, step_in_runs
 from .scores import Scores
 
 
@@ -79,34 +79,29 @@ class OCGCN:
     def _fit(self, graphs, on_epoch, should_stop) -> "OCGCN":
         self.device_ = device = resolve_device(self.device)
         self.schema_ = FeatureSchema.fit(graphs, self.features)
-        data = self.schema_.apply(graphs)
+        packed = PackedGraphs(self.schema_.apply(graphs))
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             net = GCNEncoder(self.schema_.dim, self.hidden_dim, self.out_dim, self.num_layers, bias=False).to(device)
         self.net_ = net
-        self.center_ = self._initial_center(data)
+        self.center_ = self._initial_center(packed)
         optimizer = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
-        loader = DataLoader(data, batch_size=self.batch_size, shuffle=True,
-                            generator=torch.Generator().manual_seed(self.seed))
+        shuffle = torch.Generator().manual_seed(self.seed)
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
         net.train()
         for epoch in range(1, self.epochs + 1):
             start, total, count = time.perf_counter(), 0.0, 0
-            for batch in loader:
+            for ids in packed.batch_ids(self.batch_size, shuffle):
                 if should_stop is not None and _call(should_stop):
                     self.stopped_early_ = True
                     break
-                batch = batch.to(device)
-                loss = self._distances(batch).mean()
-                if not torch.isfinite(loss):
-                    raise GLocalKDError(f"training diverged: the loss became {float(loss.detach())} in epoch "
-                                        f"{epoch}; lower the learning rate")
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                total += float(loss.detach()) * batch.num_graphs
-                count += batch.num_graphs
+                loss = step_in_runs(packed, ids, optimizer, self._distances, device)
+                if not np.isfinite(loss):
+                    raise GLocalKDError(f"training diverged: the loss became {loss} in epoch {epoch}; lower the "
+                                        "learning rate")
+                total += loss
+                count += len(ids)
             if self.stopped_early_:
                 break
             self.loss_history_.append(total / max(count, 1))
@@ -116,20 +111,22 @@ class OCGCN:
         self.train_scores_ = self.score(graphs).score
         return self
 
-    def _embed(self, batch) -> torch.Tensor:
-        adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
-        return global_max_pool(self.net_(batch.x, adj), batch.batch, size=batch.num_graphs)
+    def _embed(self, batch: PackedBatch) -> torch.Tensor:
+        return global_max_pool(self.net_(batch.x, batch.adj), batch.batch, size=batch.num_graphs)
 
-    def _distances(self, batch) -> torch.Tensor:
+    def _distances(self, batch: PackedBatch) -> torch.Tensor:
         return (self._embed(batch) - self.center_).pow(2).sum(dim=1)
 
+    def _batches(self, packed: PackedGraphs, batch_size: int):
+        return packed.batches(batch_size, self.device_, max_nodes=max_batch_nodes(self.device_))
+
     @torch.no_grad()
-    def _initial_center(self, data) -> torch.Tensor:
+    def _initial_center(self, packed: PackedGraphs) -> torch.Tensor:
         """Deep SVDD's centre: the mean initial embedding, coordinates kept at least ``eps`` from 0."""
         total = torch.zeros(self.out_dim, device=self.device_)
-        for batch in DataLoader(data, batch_size=2048):
-            total += self._embed(batch.to(self.device_)).sum(dim=0)
-        c = total / len(data)
+        for batch in self._batches(packed, 2048):
+            total += self._embed(batch).sum(dim=0)
+        c = total / len(packed)
         c[(c.abs() < self.eps) & (c < 0)] = -self.eps
         c[(c.abs() < self.eps) & (c >= 0)] = self.eps
         return c
@@ -142,8 +139,8 @@ class OCGCN:
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor", batch_size: int = 2048) -> np.ndarray:
         """Max-pooled graph embeddings of the trained network (``network`` is ignored: there is one)."""
         self._check_fitted()
-        parts = [self._embed(b.to(self.device_)).cpu().numpy()
-                 for b in DataLoader(self.schema_.apply(graphs), batch_size=batch_size)]
+        parts = [self._embed(b).cpu().numpy()
+                 for b in self._batches(PackedGraphs(self.schema_.apply(graphs)), batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
 
     @torch.no_grad()
@@ -153,8 +150,8 @@ class OCGCN:
         self._check_fitted()
         values, done = [], 0
         try:
-            for batch in DataLoader(self.schema_.apply(graphs), batch_size=batch_size):
-                values.append(self._distances(batch.to(self.device_)).cpu().numpy())
+            for batch in self._batches(PackedGraphs(self.schema_.apply(graphs)), batch_size):
+                values.append(self._distances(batch).cpu().numpy())
                 done += batch.num_graphs
                 if on_progress is not None:
                     on_progress(done, len(graphs))

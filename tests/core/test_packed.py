@@ -44,13 +44,13 @@ def test_runs_by_node_count_keep_order_and_stay_near_the_budget(tmp_path):
 def test_training_in_runs_of_nodes_takes_the_same_steps_as_whole_batches(tmp_path, monkeypatch):
     """Cutting each batch into runs (to keep activations in cache) must not change training:
     the gradient of the batch's mean loss is the sum of the runs' parts."""
-    import core.model as model_module
+    import core.packed as packed_module
 
     shapes = [(n, ring(n), i % 2) for i, n in enumerate([3, 4, 5, 6, 7, 8, 9, 10] * 3)]
     graphs = load(write_tu(tmp_path / "S", "S", shapes))
     fitted = {}
     for budget in (10, 10**6):
-        monkeypatch.setitem(model_module.BATCH_NODES, "cpu", budget)
+        monkeypatch.setitem(packed_module.BATCH_NODES, "cpu", budget)
         m = GLocalKD(epochs=4, batch_size=8, hidden_dim=16, out_dim=8, lr=1e-2, device="cpu", seed=3).fit(graphs)
         fitted[budget] = m
     small, whole = fitted[10], fitted[10**6]
