@@ -234,7 +234,7 @@ class GLocalKD:
     @staticmethod
     def _embed(net: GCNEncoder, batch: Batch, adj: torch.Tensor,
                matmul_dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        h = net(batch.x, adj, matmul_dtype)
+        h = net(batch.x, adj, matmul_dtype, adj_symmetric=getattr(batch, "symmetric", False))
         return h, global_max_pool(h, batch.batch, size=batch.num_graphs)
 
     def _errors(self, batch: Batch, adj: torch.Tensor, t_node: torch.Tensor, t_graph: torch.Tensor,

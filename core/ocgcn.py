@@ -112,7 +112,7 @@ class OCGCN:
         return self
 
     def _embed(self, batch: PackedBatch) -> torch.Tensor:
-        return global_max_pool(self.net_(batch.x, batch.adj), batch.batch, size=batch.num_graphs)
+        return global_max_pool(self.net_(batch.x, batch.adj, adj_symmetric=batch.symmetric), batch.batch, size=batch.num_graphs)
 
     def _distances(self, batch: PackedBatch) -> torch.Tensor:
         return (self._embed(batch) - self.center_).pow(2).sum(dim=1)

@@ -44,6 +44,7 @@ class PackedBatch:
     ptr: torch.Tensor
     node_extra: dict[str, torch.Tensor]
     graph_extra: dict[str, torch.Tensor]
+    symmetric: bool = False  # adj equals its transpose (every edge is listed both ways)
 
     @property
     def num_graphs(self) -> int:
@@ -66,6 +67,9 @@ class PackedGraphs:
         src, dst = edge_index
         order = torch.argsort(dst * max(total, 1) + src)  # CSR order: by destination, then source
         self.src, self.dst, self.weight = src[order], dst[order], weight[order]
+        transposed = torch.argsort(self.src * max(total, 1) + self.dst, stable=True)
+        self.symmetric = bool(torch.equal(self.src[transposed], self.dst) and torch.equal(self.dst[transposed], self.src)
+                              and torch.allclose(self.weight[transposed], self.weight))
         graph_of_edge = torch.searchsorted(self.node_ptr, self.dst, right=True) - 1
         self.edge_ptr = torch.cat([counts.new_zeros(1), torch.bincount(graph_of_edge, minlength=len(data)).cumsum(0)])
         self.node_extra: dict[str, torch.Tensor] = {}
@@ -102,7 +106,8 @@ class PackedGraphs:
             batch=torch.repeat_interleave(torch.arange(len(graphs)), counts, output_size=n).to(device),
             ptr=ptr.to(device),
             node_extra={k: v[nodes].to(device) for k, v in self.node_extra.items()},
-            graph_extra={k: v[graphs].to(device) for k, v in self.graph_extra.items()})
+            graph_extra={k: v[graphs].to(device) for k, v in self.graph_extra.items()},
+            symmetric=self.symmetric)
 
     def batch_ids(self, batch_size: int, generator: torch.Generator | None = None):
         """Graph numbers in groups of ``batch_size``: shuffled when ``generator`` is given, else in order."""

@@ -59,3 +59,17 @@ def test_training_in_runs_of_nodes_takes_the_same_steps_as_whole_batches(tmp_pat
     assert small.loss_history_ == pytest.approx(whole.loss_history_, rel=1e-5)
     assert small.train_scores_ == pytest.approx(whole.train_scores_, rel=1e-4)
     assert small.loss_history_[-1] < small.loss_history_[0]  # it did train
+
+
+def test_packing_knows_whether_every_edge_is_listed_both_ways():
+    from torch_geometric.data import Data
+
+    def graph(edges, n):
+        return Data(x=torch.ones(n, 2), edge_index=torch.tensor(edges, dtype=torch.long).t().reshape(2, -1), num_nodes=n)
+
+    square = graph([(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2), (3, 0), (0, 3)], 4)
+    assert PackedGraphs([square, graph([(0, 1), (1, 0)], 3)]).symmetric
+    packed = PackedGraphs([square, graph([(0, 1), (1, 2)], 3)])  # the second graph is directed
+    assert not packed.symmetric and not packed.batch(torch.tensor([0])).symmetric
+    dense = packed.batch(torch.tensor([1])).adj.to_dense()
+    assert not torch.equal(dense, dense.t())
