@@ -176,7 +176,9 @@ def main() -> int:
                       f"{r['bound_molecules_per_second']:.0f}/s -> {r['fraction_of_bound']:.2f} of it; peak memory "
                       f"{r['peak_memory_mb_pss']:.0f} MB (PSS, all processes; main {r['peak_main_mb_pss']:.0f}, "
                       f"workers {r['peak_workers_mb_pss']:.0f}); {r['scored']:,} scored + {r['rejected']:,} "
-                      f"rejected = {r['report_rows']:,} report rows", flush=True)
+                      f"rejected = {r['report_rows']:,} report rows; CPU per molecule {r['cpu_us_per_molecule_main']:.0f} "
+                      f"µs scoring + {r['cpu_us_per_molecule_workers']:.0f} µs parsing -> at most "
+                      f"{r['cpu_limited_molecules_per_second']:.0f}/s on {r['cores']} cores of our own", flush=True)
     if "report" in parts and args.keep_report:
         from benchmarks.report_bench import bench_report_open
 

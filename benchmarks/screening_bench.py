@@ -9,6 +9,8 @@ import argparse
 import gzip
 import itertools
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -47,9 +49,11 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
         model = GLocalKD(epochs=1, device="cpu", seed=0).fit(load(train))
         report = keep_report or tmp / "report.csv"
         with MemorySampler() as memory:
+            cpu_before = _cpu_seconds()
             start = time.perf_counter()
             summary = screen(model, lib, report, workers=workers, precision=precision)
             seconds = time.perf_counter() - start
+            cpu_main, cpu_workers = (after - before for after, before in zip(_cpu_seconds(), cpu_before))
         with open(report) as fh:
             report_rows = sum(1 for _ in fh) - 1
     nodes_per_mol = summary.nodes / max(summary.scored, 1)
@@ -61,7 +65,19 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
             "nodes_per_molecule": nodes_per_mol, "bound_molecules_per_second": bound,
             "fraction_of_bound": rate / bound, "peak_memory_mb_pss": memory.peak_mb,
             "peak_main_mb_pss": memory.peak_main_mb, "peak_workers_mb_pss": memory.peak_children_mb,
-            "peak_rss_mb_max_process": peak_rss_mb()}
+            "peak_rss_mb_max_process": peak_rss_mb(),
+            "cpu_us_per_molecule_main": cpu_main / summary.rows * 1e6,
+            "cpu_us_per_molecule_workers": cpu_workers / summary.rows * 1e6,
+            "cores": os.cpu_count(),
+            # the rate the CPU time spent allows on the machine's cores, were they ours alone and
+            # the work perfectly overlapped: unlike the wall-clock rate, other tenants do not lower it
+            "cpu_limited_molecules_per_second": (os.cpu_count() or 1) * summary.rows / max(cpu_main + cpu_workers, 1e-9)}
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU seconds (user + system) used so far by this process and by its finished children."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def bench_screen_fresh(library: Path, rows: int, gflops: float, keep_report: Path | None = None,
