@@ -38,6 +38,12 @@ def _ocgcn(**params):
     return OCGCN(**params)
 
 
+def _size(**params):
+    from .size_baseline import SizeBaseline
+
+    return SizeBaseline(**params)
+
+
 def _two_step(kernel: str, scorer: str) -> Callable[..., object]:
     def make(**params):
         from .two_step import TwoStepDetector
@@ -60,6 +66,8 @@ DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
                  _two_step("pk", "iforest")),
     DetectorInfo("pk-lesinn", "PK-LESINN", "propagation kernel + LESINN nearest-neighbour ensemble", False, False,
                  _two_step("pk", "lesinn")),
+    DetectorInfo("size", "Graph size", "a sanity baseline: how unusual a graph's node and edge counts are "
+                 "against the training graphs", False, False, _size),
 )}
 
 

@@ -136,12 +136,15 @@ two InfoGraph columns are not reproduced: torch-geometric 2.8 has no InfoGraph m
 Graph Infomax, a node-level method); the official code is research code "tested on pytorch 1.6.0
 and pytorch_geometric 1.6.1" (its README); the PyPI packages that include it (dive-into-graphs
 1.1.0, PyGCL 0.1.2) were not tried here, as their maintenance beside torch 2.13 is unknown.
+The last column is not in the paper: a sanity baseline (`--method size`, `core/size_baseline.py`)
+that scores each graph by how unusual its node and edge counts are against the training graphs
+(squared z-scores of their logs), with no structure and no features.
 Command per cell: `docs/results/run_methods.sh METHOD DATASET` (it prints the `glocalkd evaluate
 ... --method METHOD` line it runs; the exact command is in each JSON file).
 
 """
 
-METHODS = ["glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "pk-iforest", "pk-lesinn"]
+METHODS = ["glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "pk-iforest", "pk-lesinn", "size"]
 
 
 def methods_table() -> list[str]:
