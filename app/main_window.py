@@ -52,6 +52,10 @@ class MainWindow(QMainWindow):
         self.data_path: str = ""
         self._train_started = 0.0
         self._trained_on_shown = 0  # how many of the shown graphs the model was trained on
+        # the graph-size baseline fitted on the same training graphs, and its scores of the shown
+        # graphs: the evaluation tab shows its AUC beside the detector's, as a sanity reference
+        self.size_model = None
+        self.size_scores = None
         self._losses: list[float] = []
         self.report_windows: list = []  # ranked reports opened beside the main window
         self._build_actions()
@@ -216,6 +220,7 @@ class MainWindow(QMainWindow):
         self.anomaly_class = QComboBox()
         self.anomaly_class.currentIndexChanged.connect(self._update_evaluation)
         self.auc_label = QLabel("")
+        self.auc_label.setWordWrap(True)  # a long note must wrap, not widen the window and squeeze the form
         eval_page = QWidget()
         eval_layout = QVBoxLayout(eval_page)
         eval_top = QHBoxLayout()
@@ -406,6 +411,7 @@ class MainWindow(QMainWindow):
         self.data_path = path
         self.graphs = graphs
         self.scores = None
+        self.size_scores = None
         self._trained_on_shown = 0
         self._add_recent(path)
         counts = graphs.label_counts()
@@ -488,7 +494,8 @@ class MainWindow(QMainWindow):
             model = make_detector(info.name, **params).fit(train, on_epoch=task.report, should_stop=task.stopped)
             if task.abandoned():  # the window is closing: no one will look at the scores
                 return None
-            return model, model.score(graphs), len(train)
+            size = make_detector("size").fit(train)
+            return model, model.score(graphs), len(train), size, size.score(graphs).score
 
         self.runner.start("train", work, self._trained, self._failed, self._epoch)
 
@@ -506,7 +513,7 @@ class MainWindow(QMainWindow):
     def _trained(self, result) -> None:
         if result is None:
             return
-        model, scores, n_train = result
+        model, scores, n_train, self.size_model, self.size_scores = result
         self._idle()
         self.model = model
         self.scores = scores
@@ -536,14 +543,16 @@ class MainWindow(QMainWindow):
             self.open_path(path)  # a loaded file is scored with the current model as soon as it is read
 
     def _score_current(self, message: str) -> None:
-        model, graphs = self.model, self.graphs
+        model, size, graphs = self.model, self.size_model, self.graphs
         self._busy(message)
-        self.runner.start("score", lambda task: model.score(graphs), self._scored, self._failed)
+        self.runner.start("score", lambda task: (model.score(graphs), size.score(graphs).score if size else None),
+                          self._scored, self._failed)
 
     @Slot(object)
-    def _scored(self, scores) -> None:
+    def _scored(self, result) -> None:
         self._idle()
-        self.scores = scores
+        self.scores, self.size_scores = result
+        scores = self.scores
         self._show_data()
         self.statusBar().showMessage(f"{len(scores):,} graphs scored.", 8000)
 
@@ -573,6 +582,7 @@ class MainWindow(QMainWindow):
             self._warn("Cannot load model", str(exc))
             return
         self.model = model
+        self.size_model = self.size_scores = None  # a model file does not keep its training graphs' sizes
         self._show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
         self.statusBar().showMessage(f"Model loaded from {path}", 8000)
@@ -739,11 +749,21 @@ class MainWindow(QMainWindow):
         scores = s.score[known]
         auc = roc_auc(is_anomaly, scores)
         fpr, tpr, _ = roc_curve(is_anomaly, scores)
+        reference, size_text = None, ""
+        if self.size_scores is not None and getattr(self.model, "name", "") != "size":
+            size_scores = self.size_scores[known]
+            size_auc = roc_auc(is_anomaly, size_scores)
+            size_fpr, size_tpr, _ = roc_curve(is_anomaly, size_scores)
+            reference = (f"graph size alone ({size_auc:.3f})", size_fpr, size_tpr)
+            size_text = f"; graph size alone: {size_auc:.3f}"
         note = (f"; includes the {self._trained_on_shown:,} training graphs, so it is optimistic: score a "
                 "held-out file for a fair figure" if self._trained_on_shown else "")
         self.auc_label.setText(f"ROC-AUC {auc:.3f} on {int(known.sum()):,} labelled graphs "
-                               f"({int(is_anomaly.sum()):,} anomalous){note}")
-        self.eval_plot.show(scores, is_anomaly, auc, fpr, tpr, f"label {chosen}", self._threshold())
+                               f"({int(is_anomaly.sum()):,} anomalous){size_text}{note}")
+        self.auc_label.setToolTip("Graph size alone: the AUC of scoring each graph by how unusual its node and "
+                                  "edge counts are against the training graphs. A detector that does not beat it "
+                                  "has learned little beyond size." if reference else "")
+        self.eval_plot.show(scores, is_anomaly, auc, fpr, tpr, f"label {chosen}", self._threshold(), reference)
 
     # ================================================================ state, messages
     def _busy(self, text: str, indeterminate: bool = True) -> None:

@@ -54,7 +54,10 @@ class EvaluationPlot(Canvas):
         self.draw_idle()
 
     def show(self, scores: np.ndarray, is_anomaly: np.ndarray, auc: float, fpr: np.ndarray, tpr: np.ndarray,
-             anomaly_name: str, threshold: float | None) -> None:
+             anomaly_name: str, threshold: float | None,
+             reference: tuple[str, np.ndarray, np.ndarray] | None = None) -> None:
+        """Histograms of the scores by class and the ROC curve; ``reference`` (name, fpr, tpr) is
+        another ranking's ROC curve drawn beside it (the graph-size baseline)."""
         self.figure.clear()
         hist, roc = self.figure.subplots(1, 2)
         positive = scores[scores > 0]
@@ -71,7 +74,11 @@ class EvaluationPlot(Canvas):
         hist.set_xlabel("anomaly score")
         hist.set_ylabel("graphs")
         hist.legend(fontsize=8)
-        roc.plot(fpr, tpr, color="#c0392b")
+        roc.plot(fpr, tpr, color="#c0392b", label="this detector")
+        if reference is not None:
+            name, ref_fpr, ref_tpr = reference
+            roc.plot(ref_fpr, ref_tpr, color="#7f8c8d", linestyle="--", linewidth=1, label=name)
+            roc.legend(fontsize=7, loc="lower right")
         roc.plot([0, 1], [0, 1], color="#999999", linestyle=":")
         roc.set_xlabel("false-positive rate")
         roc.set_ylabel("true-positive rate")

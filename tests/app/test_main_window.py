@@ -93,6 +93,13 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     # the evaluation tab has an AUC for the labelled data (anomalous class 0 = the minority)
     assert window.anomaly_class.currentData() == "0"
     assert window.auc_label.text().startswith("ROC-AUC")
+    # beside it, the AUC of the graph-size baseline fitted on the same training graphs
+    from core import make_detector
+    from core.metrics import roc_auc
+
+    size = make_detector("size").fit(window.graphs.with_label("1")).score(window.graphs).score
+    expected = roc_auc(np.array([lab == "0" for lab in window.graphs.labels]), size)
+    assert f"graph size alone: {expected:.3f}" in window.auc_label.text()
 
     # the exported report matches the core's ranking
     out = tmp_path / "report.csv"
