@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+import numpy as np
 from torch_geometric.data import Data
 
 
@@ -96,6 +97,10 @@ class GraphSet:
     @property
     def num_nodes(self) -> int:
         return sum(int(g.num_nodes) for g in self.graphs)
+
+    def node_ptr(self) -> np.ndarray:
+        """Where each graph's nodes start when all graphs' nodes are laid end to end (and the total)."""
+        return np.concatenate([[0], np.cumsum([int(g.num_nodes) for g in self.graphs], dtype=np.int64)])
 
 
 def normalize_label(value: object) -> str | None:

@@ -25,6 +25,7 @@ from torch_geometric.data import Batch
 from torch_geometric.nn import global_max_pool
 from torch_geometric.utils import scatter
 
+from .detector_base import Detector
 from .errors import DataError, GLocalKDError, ModelFileError
 from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder, normalized_adjacency
@@ -63,7 +64,7 @@ def resolve_device(device: str) -> torch.device:
         raise GLocalKDError(f"unknown device {device!r} (use 'auto', 'cpu' or 'cuda')") from None
 
 
-class GLocalKD:
+class GLocalKD(Detector):
     """Graph-level anomaly detector in the scikit-learn / PyOD style: ``fit`` then ``score``.
 
     Parameters are the paper's defaults (``normalize``: per-layer L2 normalisation of node
@@ -335,15 +336,6 @@ class GLocalKD:
             out = emb["predictor"] - emb["target"] if network == "difference" else emb[network]
             parts.append(out.cpu().numpy())
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
-
-    def decision_function(self, graphs: GraphSet) -> np.ndarray:
-        """Graph anomaly scores only (PyOD's name for it)."""
-        return self.score(graphs).score
-
-    def threshold(self, percentile: float = 95.0) -> float:
-        """The given percentile of the training graphs' scores: a natural cut-off for flagging."""
-        self._check_fitted()
-        return float(np.percentile(self.train_scores_, percentile))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:

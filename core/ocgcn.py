@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch_geometric.nn import global_max_pool
 
+from .detector_base import Detector
 from .errors import DataError, GLocalKDError
 from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder
@@ -27,7 +28,7 @@ from .packed import PackedBatch, PackedGraphs, max_batch_nodes, step_in_runs
 from .scores import Scores
 
 
-class OCGCN:
+class OCGCN(Detector):
     """One-class GCN in the scikit-learn / PyOD style. Fitted state: ``schema_``, ``net_``,
     ``center_``, ``loss_history_``, ``train_scores_``, ``stopped_early_``."""
 
@@ -157,14 +158,5 @@ class OCGCN:
                     on_progress(done, len(graphs))
         except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
             raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
-        counts = [int(g.num_nodes) for g in graphs.graphs]
         score = np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
-        return Scores.graph_only(score, np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]))
-
-    def decision_function(self, graphs: GraphSet) -> np.ndarray:
-        return self.score(graphs).score
-
-    def threshold(self, percentile: float = 95.0) -> float:
-        """The given percentile of the training graphs' scores."""
-        self._check_fitted()
-        return float(np.percentile(self.train_scores_, percentile))
+        return Scores.graph_only(score, graphs.node_ptr())

@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 
+from .detector_base import Detector
 from .errors import DataError, GLocalKDError
 from .graphset import GraphSet
 from .scores import Scores
@@ -22,7 +23,7 @@ def graph_sizes(graphs: GraphSet) -> np.ndarray:
     return np.log1p(np.asarray(sizes, dtype=np.float64).reshape(-1, 2))
 
 
-class SizeBaseline:
+class SizeBaseline(Detector):
     """Size-deviation detector in the scikit-learn / PyOD style. Fitted state: ``mean_`` and
     ``std_`` of the training graphs' log sizes, ``train_scores_``."""
 
@@ -68,13 +69,4 @@ class SizeBaseline:
         values = self._values(graph_sizes(graphs))
         if on_progress is not None:
             on_progress(len(graphs), len(graphs))
-        counts = [int(g.num_nodes) for g in graphs.graphs]
-        return Scores.graph_only(values, np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]))
-
-    def decision_function(self, graphs: GraphSet) -> np.ndarray:
-        return self.score(graphs).score
-
-    def threshold(self, percentile: float = 95.0) -> float:
-        """The given percentile of the training graphs' scores."""
-        self._check_fitted()
-        return float(np.percentile(self.train_scores_, percentile))
+        return Scores.graph_only(values, graphs.node_ptr())

@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 from sklearn.ensemble import IsolationForest
 
+from .detector_base import Detector
 from .errors import DataError, GLocalKDError
 from .graph_kernels import GraphKernel, kernel_distance
 from .graphset import GraphSet
@@ -22,7 +23,7 @@ from .scores import Scores
 SCORERS = ("iforest", "lesinn")
 
 
-class TwoStepDetector:
+class TwoStepDetector(Detector):
     """Graph kernel (``kernel``: ``wl`` or ``pk``) + ``scorer`` (``iforest`` or ``lesinn``).
 
     iForest: ``n_estimators`` trees on subsamples of ``max_samples`` (the paper: 100, 256;
@@ -96,13 +97,4 @@ class TwoStepDetector:
             values = self.scorer_.decision_function(kernel_distance(k))
         if on_progress is not None:
             on_progress(len(graphs), len(graphs))
-        counts = [int(g.num_nodes) for g in graphs.graphs]
-        return Scores.graph_only(values, np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]))
-
-    def decision_function(self, graphs: GraphSet) -> np.ndarray:
-        return self.score(graphs).score
-
-    def threshold(self, percentile: float = 95.0) -> float:
-        """The given percentile of the training graphs' scores."""
-        self._check_fitted()
-        return float(np.percentile(self.train_scores_, percentile))
+        return Scores.graph_only(values, graphs.node_ptr())
