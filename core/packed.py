@@ -6,7 +6,9 @@ the whole set is packed once: node features end to end, the edges with their GCN
 (D^-1/2 (A + I) D^-1/2, which only depends on each graph's own degrees) sorted by
 (destination, source). Because each graph's nodes are contiguous, any list of graphs, in any
 order, gives edges that are already in CSR order once renumbered: a batch is a handful of
-index operations, with no sort and no per-graph Python.
+index operations, with no sort and no per-graph Python. A batch is processed in runs of
+about ``max_batch_nodes`` nodes (the gradient summed over them: ``step_in_runs``), so that on a
+CPU each layer's activations stay in cache whatever the batch size.
 """
 from __future__ import annotations
 
@@ -68,7 +70,8 @@ class PackedGraphs:
         order = torch.argsort(dst * max(total, 1) + src)  # CSR order: by destination, then source
         self.src, self.dst, self.weight = src[order], dst[order], weight[order]
         transposed = torch.argsort(self.src * max(total, 1) + self.dst, stable=True)
-        self.symmetric = bool(torch.equal(self.src[transposed], self.dst) and torch.equal(self.dst[transposed], self.src)
+        self.symmetric = bool(torch.equal(self.src[transposed], self.dst)  # every edge listed both ways
+                              and torch.equal(self.dst[transposed], self.src)
                               and torch.allclose(self.weight[transposed], self.weight))
         graph_of_edge = torch.searchsorted(self.node_ptr, self.dst, right=True) - 1
         self.edge_ptr = torch.cat([counts.new_zeros(1), torch.bincount(graph_of_edge, minlength=len(data)).cumsum(0)])
