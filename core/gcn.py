@@ -21,8 +21,8 @@ def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tens
 
 class _SymmetricSpMM(torch.autograd.Function):
     """Â X for a symmetric sparse Â, whose backward is Â G again: torch's own backward for
-    a CSR product builds Âᵀ (a conversion and a sort) on every call, which made the product's
-    forward plus backward twice as slow as two products."""
+    a CSR product builds Âᵀ (a conversion, a sort and copies) on every call. In a profiled AIDS
+    epoch this cut the self CPU time from 3.30 s to 2.69 s."""
 
     @staticmethod
     def forward(ctx, adj: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
