@@ -141,7 +141,9 @@ def main() -> int:
     parts = set(args.parts.split(","))
     data = Path(args.data)
     out: dict = {"machine": {"cpus": torch.get_num_threads(), "torch": torch.__version__,
-                             "python": platform.python_version()}}
+                             "python": platform.python_version()},
+                 "command": "python " + " ".join(sys.argv),
+                 "started_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     gflops = matmul_gflops()
     out["matmul_gflops"] = gflops
     print(f"dense fp32 matmul: {gflops:.1f} GFLOP/s on {torch.get_num_threads()} threads", flush=True)
