@@ -156,12 +156,28 @@ def _add_evaluate_parser(sub) -> None:
                    help="detector: GLocalKD or one of the paper's competitors (same folds and metrics)")
     e.add_argument("--resume", action="store_true",
                    help="keep the folds already in --json (same settings) and run only the missing ones")
+    e.add_argument("--resume-from", action="append", default=[], metavar="JSON",
+                   help="also keep the folds of this partial result (repeatable): merges runs made side by side")
+    e.add_argument("--only", type=_fold_numbers, metavar="K[,K...]",
+                   help="run only these folds (split: seed runs), numbered from 1, e.g. 2,3 here and 4,5 in "
+                        "another process; merge them afterwards with --resume-from")
     e.add_argument("--ensemble", type=int, default=1, help="average this many models with independent targets")
     e.add_argument("--standardize", action="store_true", help="z-score TU node attributes (training statistics)")
     e.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     e.add_argument("--device", default="auto")
     e.add_argument("--json", help="write the full results as JSON (updated after every fold)")
     e.add_argument("--markdown", help="write a Markdown table with the paper's values")
+
+
+def _fold_numbers(text: str) -> list[int]:
+    """``2,3`` -> [2, 3] for --only."""
+    try:
+        numbers = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected fold numbers such as 2,3, not {text!r}") from None
+    if not numbers or min(numbers) < 1:
+        raise argparse.ArgumentTypeError(f"expected fold numbers from 1, such as 2,3, not {text!r}")
+    return numbers
 
 
 def _add_readout_options(parser: argparse.ArgumentParser) -> None:

@@ -272,7 +272,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
              anomaly: str = "minority", folds: int = 5, cv_seed: int = 1, seeds: Sequence[int] = (0, 1, 2, 3, 4),
              model_params: Mapping | None = None, contamination: float = 0.0, train_fraction: float = 1.0,
              score: str = "both", ensemble: int = 1, standardize: bool = False, method: str = "glocalkd",
-             resume: "EvaluationResult | None" = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
+             resume: "EvaluationResult | Sequence[EvaluationResult] | None" = None,
+             only: Sequence[int] | None = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
              on_fold: Callable[[EvaluationResult], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> EvaluationResult:
     """Run one protocol and return per-fold metrics with means and stds.
@@ -289,7 +290,9 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     with the training graphs' mean and std. ``on_fold`` sees the partial result after each fold.
     ``resume`` is an unfinished earlier result of the same evaluation: its folds are kept and only
     the missing ones run (each fold's split and seeds do not depend on the others, so the result
-    is the one an uninterrupted run gives).
+    is the one an uninterrupted run gives); several partial results, e.g. from processes that ran
+    different ``only`` folds side by side, are merged. ``only`` runs just those fold (or seed-run)
+    numbers, counted from 1; the result stays incomplete until every fold is in.
     """
     from .loaders import load
 
@@ -361,6 +364,13 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
 
     done: set[int] = set()
     earlier = 0.0
+    if only is not None:
+        unknown = sorted(set(only) - {k for k, *_ in runs})
+        if unknown:
+            raise GLocalKDError(f"no {'fold' if protocol == 'cv' else 'seed run'} {unknown[0]}: there are "
+                                f"{len(runs)}, numbered from 1")
+    if resume is not None and not isinstance(resume, EvaluationResult):
+        resume = merge_results(resume) if len(resume) else None
     if resume is not None:
         mine = (result.dataset, result.protocol, result.method, result.anomaly_label, result.params, result.options)
         # parameters added since the earlier run was written count as their defaults
@@ -376,7 +386,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         earlier = resume.wall_seconds
         say(f"resuming: {len(done)} of {len(runs)} {'folds' if protocol == 'cv' else 'seed runs'} already done")
     for k, seed, train_idx, test_idx in runs:
-        if k in done:
+        if k in done or (only is not None and k not in only):
             continue
         if should_stop is not None and should_stop():
             break
@@ -444,6 +454,36 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     result.complete = len(result.folds) == len(runs)
     result.wall_seconds = earlier + time.perf_counter() - start_wall
     return result
+
+
+def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
+    """One result from partial results of the same evaluation (same data, method, anomaly class,
+    parameters and options) that hold different folds, e.g. from processes run side by side.
+    Wall seconds add up (the machine time spent); a fold present twice must agree."""
+    if not results:
+        raise GLocalKDError("nothing to merge")
+    first = results[0]
+    key = lambda r: (r.dataset, r.protocol, r.method, r.anomaly_label, r.params, r.options)  # noqa: E731
+    folds: dict[int, FoldResult] = {}
+    for r in results:
+        if key(r) != key(first):
+            raise GLocalKDError("cannot merge results made with other settings "
+                                "(data set, protocol, method, anomaly class, model parameters or options)")
+        for f in r.folds:
+            if f.fold in folds and not _same_fold(folds[f.fold], f):
+                raise GLocalKDError(f"cannot merge: fold {f.fold} differs between the results")
+            folds.setdefault(f.fold, f)
+    merged = EvaluationResult.from_dict(first.to_dict())
+    merged.folds = [folds[k] for k in sorted(folds)]
+    merged.wall_seconds = float(sum(r.wall_seconds for r in results))
+    merged.complete = any(r.complete for r in results)
+    return merged
+
+
+def _same_fold(a: FoldResult, b: FoldResult) -> bool:
+    """Two records of one fold agree on what it measured (timings may differ)."""
+    return (a.seed, a.n_train, a.n_test) == (b.seed, b.n_train, b.n_test) and (
+        a.auc == b.auc or (math.isnan(a.auc) and math.isnan(b.auc)))
 
 
 def _readout_aucs(anomalous: np.ndarray, parts: dict[str, np.ndarray], lam: float) -> dict[str, float]:
@@ -556,6 +596,22 @@ def write_markdown(results: EvaluationResult | Sequence[EvaluationResult], path:
 
 
 # ---------------------------------------------------------------------------- command line
+def _reproducing_argv(argv: Sequence[str]) -> list[str]:
+    """The command line without what only says how a run was split up or resumed: the
+    recorded command reproduces the whole evaluation."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--resume":
+            continue
+        elif a in ("--resume-from", "--only"):
+            skip = True
+        elif not a.startswith(("--resume-from=", "--only=")):
+            out.append(a)
+    return out
+
+
 def run_from_args(args) -> EvaluationResult:
     """What ``glocalkd evaluate`` does with its parsed arguments (kept here so cli.py only parses)."""
     import torch
@@ -577,7 +633,7 @@ def run_from_args(args) -> EvaluationResult:
                   device=args.device, node_max=args.node_max, size_term=args.size_term)
     params = {k: v for k, v in params.items() if k in accepted}  # e.g. WL-iForest has no epochs
     seeds = list(range(args.seed, args.seed + args.seeds)) if args.protocol == "split" else [args.seed]
-    argv = [a for a in getattr(args, "argv", None) or [] if a != "--resume"]  # a resumed run is the same run
+    argv = _reproducing_argv(getattr(args, "argv", None) or [])
     command = "glocalkd " + " ".join(shlex.quote(a) for a in argv) if argv else None
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     every = max(1, args.epochs // 10)
@@ -591,13 +647,18 @@ def run_from_args(args) -> EvaluationResult:
         if args.json:
             write_json(partial, args.json)
 
-    resume = None
+    earlier = list(getattr(args, "resume_from", None) or [])
     if getattr(args, "resume", False) and args.json and Path(args.json).exists():
-        resume = read_json(args.json)
+        earlier.insert(0, args.json)
+    for path in earlier:
+        if not Path(path).exists():
+            raise GLocalKDError(f"{path}: no such result file to resume from")
+    resume = [read_json(path) for path in earlier] or None
     result = evaluate(args.data, protocol=args.protocol, test=args.test, anomaly=args.anomaly, folds=args.folds,
                       cv_seed=args.cv_seed, seeds=seeds, model_params=params, contamination=args.contamination,
                       train_fraction=args.train_fraction, score=args.score, ensemble=args.ensemble,
-                      standardize=args.standardize, method=method, resume=resume, on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
+                      standardize=args.standardize, method=method, resume=resume,
+                      only=getattr(args, "only", None), on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
     result.command = command
     print(result.summary())
     if args.json:

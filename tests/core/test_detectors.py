@@ -168,6 +168,26 @@ def test_a_resumed_evaluation_runs_only_the_missing_folds_and_equals_a_whole_run
         evaluate(data, folds=3, method="wl-lesinn", resume=partial)
 
 
+def test_folds_run_in_separate_processes_merge_into_the_whole_run(odd_rings):
+    """``only`` splits one evaluation between processes; resuming from all parts gives the result
+    an uninterrupted run gives, and parts of different evaluations refuse to merge."""
+    data, _, _ = odd_rings
+    whole = evaluate(data, folds=3, method="wl-iforest")
+    first = evaluate(data, folds=3, method="wl-iforest", only=[1, 3])
+    second = evaluate(data, folds=3, method="wl-iforest", only=[2])
+    assert [f.fold for f in first.folds] == [1, 3] and not first.complete
+    seen: list[str] = []
+    merged = evaluate(data, folds=3, method="wl-iforest", resume=[first, second], on_progress=seen.append)
+    assert any("3 of 3 folds already done" in m for m in seen)
+    assert merged.complete and [f.auc for f in merged.folds] == [f.auc for f in whole.folds]
+    assert merged.wall_seconds >= first.wall_seconds + second.wall_seconds
+    with pytest.raises(GLocalKDError, match="no fold 4"):
+        evaluate(data, folds=3, method="wl-iforest", only=[4])
+    other = evaluate(data, folds=3, method="wl-lesinn", only=[2])
+    with pytest.raises(GLocalKDError, match="cannot merge"):
+        evaluate(data, folds=3, method="wl-iforest", resume=[first, other])
+
+
 
 def test_size_baseline_scores_how_far_a_graph_size_is_from_the_training_sizes(tmp_path):
     """Rings of 8-10 nodes train it; a ring of 9 is normal, rings of 3 or 30 nodes are not, and

@@ -167,6 +167,26 @@ def test_cli_evaluate_prints_the_rule_and_writes_json(tu_folder, tmp_path, capsy
     assert "needs a testing file" in capsys.readouterr().err
 
 
+def test_cli_runs_folds_side_by_side_and_merges_them(tu_folder, tmp_path, capsys):
+    """--only in two runs, then --resume-from both: the merged JSON is complete and records the
+    command of the whole evaluation, not of its parts."""
+    base = ["evaluate", str(tu_folder), "--folds", "3", "--method", "size"]
+    assert main([*base, "--only", "1,2", "--json", str(tmp_path / "a.json")]) == 0
+    assert main([*base, "--only", "3", "--json", str(tmp_path / "b.json")]) == 0
+    assert not json.loads((tmp_path / "a.json").read_text())["complete"]
+    out = tmp_path / "all.json"
+    assert main([*base, "--resume-from", str(tmp_path / "a.json"), "--resume-from", str(tmp_path / "b.json"),
+                 "--json", str(out)]) == 0
+    merged = json.loads(out.read_text())
+    assert merged["complete"] and [f["fold"] for f in merged["folds"]] == [1, 2, 3]
+    assert "--only" not in merged["command"] and "--resume-from" not in merged["command"]
+    capsys.readouterr()
+    assert main([*base, "--resume-from", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json: no such result file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*base, "--only", "0"])
+
+
 def test_every_readout_of_the_same_model_is_measured_and_kept_in_json(easy_tu, tmp_path):
     result = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=5))
     for fold in result.folds:
