@@ -5,12 +5,18 @@ as a three-layer GCN) and PK ("the recommended setting in GraKeL") from GraKeL. 
 discrete node labels: a TU collection's node labels, a molecule's element, or, for graphs
 without labels (IMDB, REDDIT), the node degree, the usual choice for WL on plain graphs.
 Kernels are normalised (k(x, x) = 1), so ``sqrt(2 - 2 k)`` is a distance in feature space.
+
+GraKeL computes the propagation kernel pair by pair in Python (about 45 s for 1,000 Tox21
+molecules, quadratic in their number). Its value is a sum of dot products of per-iteration
+hashed label counts, so we take GraKeL's own features (its hashing and propagation, its random
+state) and do the dot products as one sparse matrix product: the same kernel, in seconds.
 """
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .chem import ELEMENTS
 from .errors import GLocalKDError
@@ -71,14 +77,51 @@ class GraphKernel:
             raise GLocalKDError("a graph kernel needs training graphs")
         self.kernel_ = self._make()
         self.n_train_ = len(graphs)
-        return self._clean(self.kernel_.fit_transform(to_grakel(graphs)))
+        if self.kind == "wl":
+            return self._clean(self.kernel_.fit_transform(to_grakel(graphs)))
+        self.kernel_.fit(to_grakel(graphs))  # GraKeL hashes and propagates the labels
+        self.columns_: dict[tuple[int, int], int] = {}
+        self.train_features_, self.train_squares_ = self._pk_features(self.kernel_.X, grow=True)
+        return self._pk_kernel(self.train_features_, self.train_squares_)
 
     def transform(self, graphs: GraphSet) -> np.ndarray:
         if not hasattr(self, "kernel_"):
             raise GLocalKDError("the graph kernel is not fitted yet")
         if len(graphs) == 0:
             return np.zeros((0, self.n_train_))
-        return self._clean(self.kernel_.transform(to_grakel(graphs)))
+        if self.kind == "wl":
+            return self._clean(self.kernel_.transform(to_grakel(graphs)))
+        self.kernel_._method_calling = 3  # what GraKeL's transform sets before parsing new graphs
+        features, squares = self._pk_features(self.kernel_.parse_input(to_grakel(graphs)), grow=False)
+        return self._pk_kernel(features, squares)
+
+    def _pk_features(self, phi: list[dict], grow: bool) -> tuple[sp.csr_matrix, np.ndarray]:
+        """GraKeL's per-graph features (iteration -> Counter of hashed labels) as a sparse matrix
+        over the training graphs' (iteration, hash) columns, and each graph's own k(x, x) (which
+        also counts hashes no training graph has, as GraKeL's diagonal does)."""
+        rows, cols, vals = [], [], []
+        squares = np.zeros(len(phi))
+        for i, per_iteration in enumerate(phi):
+            square = 0.0
+            for t, counts in per_iteration.items():
+                for h, c in counts.items():
+                    square += float(c) * c
+                    col = self.columns_.get((t, h))
+                    if col is None and grow:
+                        col = self.columns_[(t, h)] = len(self.columns_)
+                    if col is not None:
+                        rows.append(i)
+                        cols.append(col)
+                        vals.append(float(c))
+            squares[i] = square
+        shape = (len(phi), max(len(self.columns_), 1))
+        return sp.csr_matrix((vals, (rows, cols)), shape=shape), squares
+
+    def _pk_kernel(self, features: sp.csr_matrix, squares: np.ndarray) -> np.ndarray:
+        """Kernel of ``features`` against the training graphs', normalised as GraKeL does."""
+        k = (features @ self.train_features_.T).toarray()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self._clean(k / np.sqrt(np.outer(squares, self.train_squares_)))
 
     @staticmethod
     def _clean(k) -> np.ndarray:

@@ -75,6 +75,20 @@ def test_kernels_are_normalised_and_distances_follow():
         assert np.allclose(np.diag(kernel_distance(k)), 0.0)
 
 
+def test_propagation_kernel_equals_grakels_own_computation(odd_rings):
+    """The sparse product gives GraKeL's pairwise kernel, also for new graphs whose node label
+    (9) no training graph has, which GraKeL hashes with fresh random directions."""
+    from grakel.kernels import Propagation
+
+    from core.graph_kernels import to_grakel
+
+    data, _, train = odd_rings
+    ours = GraphKernel("pk", seed=3)
+    theirs = Propagation(normalize=True, random_state=3)
+    assert np.allclose(ours.fit(train), theirs.fit_transform(to_grakel(train)), atol=1e-12)
+    assert np.allclose(ours.transform(data), np.nan_to_num(theirs.transform(to_grakel(data))), atol=1e-12)
+
+
 def test_node_labels_for_tu_molecules_and_plain_graphs(tmp_path, herg_path):
     plain = load(write_tu(tmp_path / "P", "P", [(4, path(4), 1)], node_labels=False))
     assert node_labels(plain.graphs[0]).tolist() == [1, 2, 2, 1]  # degrees
