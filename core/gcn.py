@@ -19,6 +19,16 @@ def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tens
         return to_torch_csr_tensor(ei.flip(0), w, size=(num_nodes, num_nodes))
 
 
+def spmm(adj: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Â X for a sparse CSR Â, outside autograd. On a CPU, ``torch.sparse.mm`` fills a zero
+    matrix, copies it into the result and only then multiplies; writing straight into an empty
+    result (beta = 0, so its contents are never read) was 2-3x faster for a 512-wide product
+    over 256 molecules, and is the same product."""
+    if adj.device.type == "cpu" and adj.layout == torch.sparse_csr and x.dtype == adj.dtype:
+        return torch.empty(adj.shape[0], x.shape[1], dtype=x.dtype).addmm_(adj, x, beta=0)
+    return torch.sparse.mm(adj, x)
+
+
 class _SymmetricSpMM(torch.autograd.Function):
     """Â X for a symmetric sparse Â, whose backward is Â G again: torch's own backward for
     a CSR product builds Âᵀ (a conversion, a sort and copies) on every call. In a profiled AIDS
@@ -27,16 +37,18 @@ class _SymmetricSpMM(torch.autograd.Function):
     @staticmethod
     def forward(ctx, adj: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         ctx.adj = adj
-        return torch.sparse.mm(adj, x)
+        return spmm(adj, x)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        return None, torch.sparse.mm(ctx.adj, grad)
+        return None, spmm(ctx.adj, grad.contiguous())
 
 
 def propagate(adj: torch.Tensor, x: torch.Tensor, adj_symmetric: bool = False) -> torch.Tensor:
     """Â X; ``adj_symmetric`` (Â equals its transpose) lets the backward pass reuse Â."""
-    if adj_symmetric and x.requires_grad and torch.is_grad_enabled():
+    if not (x.requires_grad and torch.is_grad_enabled()):
+        return spmm(adj, x)
+    if adj_symmetric:
         return _SymmetricSpMM.apply(adj, x)
     return torch.sparse.mm(adj, x)
 
@@ -93,9 +105,9 @@ class GCNEncoder(nn.Module):
             if matmul_dtype is not None:
                 w = weight.t().to(matmul_dtype)
                 if conv.in_channels < conv.out_channels:
-                    x = (torch.sparse.mm(adj, x).to(matmul_dtype) @ w).float()
+                    x = (propagate(adj, x).to(matmul_dtype) @ w).float()
                 else:
-                    x = torch.sparse.mm(adj, (x.to(matmul_dtype) @ w).float())
+                    x = propagate(adj, (x.to(matmul_dtype) @ w).float())
                 if bias is not None:
                     x = x.add_(bias) if inplace else x + bias
             elif conv.in_channels < conv.out_channels:

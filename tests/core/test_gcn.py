@@ -1,7 +1,7 @@
 """The GCN encoder computes exactly torch-geometric's GCNConv layers, with and without autograd."""
 import torch
 
-from core.gcn import GCNEncoder, normalized_adjacency
+from core.gcn import GCNEncoder, normalized_adjacency, spmm
 
 
 def test_encoder_matches_pyg_gcnconv_layers_with_and_without_grad():
@@ -42,3 +42,18 @@ def test_symmetric_propagation_gives_torchs_gradients():
         grads.append([p.grad.clone() for p in net.parameters()])
     for a, b in zip(*grads):
         assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_spmm_is_the_dense_product_for_any_layout_of_x():
+    """The fast CPU product writes into an uninitialised result: it must still be exactly Â X,
+    for contiguous, transposed and sliced X, and for graphs with isolated nodes."""
+    torch.manual_seed(3)
+    edges = torch.tensor([[0, 1, 1, 2, 4, 5], [1, 0, 2, 1, 5, 4]])  # node 3 is isolated
+    adj = normalized_adjacency(edges, 6)
+    dense = adj.to_dense()
+    x = torch.randn(6, 9)
+    for operand in (x, x.t().contiguous().t(), x[:, 2:7]):
+        assert torch.allclose(spmm(adj, operand), dense @ operand, atol=1e-6)
+    # beta = 0: whatever the result's memory held is never read
+    filled = torch.full((6, 9), float("nan")).addmm_(adj, x, beta=0)
+    assert torch.allclose(filled, dense @ x, atol=1e-6)
