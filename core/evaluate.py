@@ -372,13 +372,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     if resume is not None and not isinstance(resume, EvaluationResult):
         resume = merge_results(resume) if len(resume) else None
     if resume is not None:
-        mine = (result.dataset, result.protocol, result.method, result.anomaly_label, result.params, result.options)
-        # parameters added since the earlier run was written count as their defaults
-        defaults = make_detector(method).get_params()
-        earlier_params = {**{k: v for k, v in defaults.items() if k not in resume.params}, **resume.params}
-        theirs = (resume.dataset, resume.protocol, resume.method, resume.anomaly_label, earlier_params,
-                  resume.options)
-        if mine != theirs:
+        if _settings(result) != _settings(resume):
             raise GLocalKDError("cannot resume: the earlier result was made with other settings "
                                 "(data set, protocol, method, anomaly class, model parameters or options)")
         result.folds = list(resume.folds)
@@ -463,10 +457,9 @@ def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
     if not results:
         raise GLocalKDError("nothing to merge")
     first = results[0]
-    key = lambda r: (r.dataset, r.protocol, r.method, r.anomaly_label, r.params, r.options)  # noqa: E731
     folds: dict[int, FoldResult] = {}
     for r in results:
-        if key(r) != key(first):
+        if _settings(r) != _settings(first):
             raise GLocalKDError("cannot merge results made with other settings "
                                 "(data set, protocol, method, anomaly class, model parameters or options)")
         for f in r.folds:
@@ -478,6 +471,16 @@ def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
     merged.wall_seconds = float(sum(r.wall_seconds for r in results))
     merged.complete = any(r.complete for r in results)
     return merged
+
+
+def _settings(r: EvaluationResult) -> tuple:
+    """What must agree for two results to be parts of one evaluation. Parameters added to the
+    detector since a result was written count as their defaults."""
+    from .detectors import make_detector
+
+    defaults = make_detector(r.method).get_params()
+    params = {**{k: v for k, v in defaults.items() if k not in r.params}, **r.params}
+    return r.dataset, r.protocol, r.method, r.anomaly_label, params, r.options
 
 
 def _same_fold(a: FoldResult, b: FoldResult) -> bool:
