@@ -100,9 +100,11 @@ class HeatmapPanel(QWidget):
         self.save_button = QPushButton("Save picture…")
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self.save_picture)
-        side = QVBoxLayout()
-        side.addWidget(QLabel("Top nodes (error)"))
-        side.addWidget(self.top)
+        self.top_label = QLabel("Top nodes (error)")
+        side = self._side = QVBoxLayout()
+        side.addWidget(self.top_label)
+        side.addWidget(self.top, 1)
+        side.addStretch(0)  # takes the list's place when it is hidden, so the button stays at the bottom
         side.addWidget(self.save_button)
         row = QHBoxLayout()
         row.addWidget(self.canvas, 1)
@@ -130,7 +132,7 @@ class HeatmapPanel(QWidget):
             self.kind = draw_heatmap(self.canvas.figure, graphs, i, None)
             self._current = (graphs, i, None)
             self.canvas.draw_idle()
-            self.top.clear()
+            self.set_top_nodes([])
             self.save_button.setEnabled(True)
             self.title.setText(f"<b>{meta.id}</b> {meta.name if meta.name != meta.id else ''} — score "
                                f"{scores.score[i]:.4g}{label}<br><tt>{meta.smiles}</tt><br><i>This detector "
@@ -144,10 +146,18 @@ class HeatmapPanel(QWidget):
         self.title.setText(f"<b>{meta.id}</b> {meta.name if meta.name != meta.id else ''} — score "
                            f"{scores.score[i]:.4g} ({_terms(scores, i)}){label}<br><tt>{meta.smiles}</tt>")
         names = node_names(graphs, i)
-        self.top.clear()
-        for j, err in scores.top_nodes(i, 15):
-            self.top.addItem(f"{names[j]}   {err:.4g}")
+        self.set_top_nodes([(names[j], err) for j, err in scores.top_nodes(i, 15)])
         self.save_button.setEnabled(True)
+
+    def set_top_nodes(self, nodes: list[tuple[str, float]]) -> None:
+        """List the nodes with the largest errors; the list is hidden when there are none (a
+        detector without node scores)."""
+        self.top.clear()
+        for name, error in nodes:
+            self.top.addItem(f"{name}   {error:.4g}")
+        self.top_label.setVisible(bool(nodes))
+        self.top.setVisible(bool(nodes))
+        self._side.setStretch(2, 0 if nodes else 1)
 
     def save_picture(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save picture", "heatmap.png", "PNG image (*.png);;SVG image (*.svg)")

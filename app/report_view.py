@@ -104,5 +104,4 @@ class ReportWindow(QMainWindow):
             self.heatmap.title.setText(f"<b>{report.ids[i]}</b> — score {report.score[i]:.4g}<br>"
                                        f"<tt>{report.smiles[i]}</tt><br><i>Open the model that wrote this "
                                        "report to see every atom's error; the report lists its top atoms.</i>")
-            for name, error in top:
-                self.heatmap.top.addItem(f"{name}   {error:.4g}")
+            self.heatmap.set_top_nodes(top)

@@ -307,6 +307,7 @@ def test_competing_detectors_train_rank_and_say_they_have_no_heatmap(qtbot, wind
     assert window.table.isColumnHidden(COLUMNS.index("Graph term"))
     assert window.tabs.tabText(window.tabs.indexOf(window.heatmap)) == "Graph"
     assert "no per-node errors" in window.heatmap.title.text() and window.heatmap.top.count() == 0
+    assert window.heatmap.top.isHidden() and window.heatmap.top_label.isHidden()  # no empty node list
     assert window.heatmap.kind == "molecule"  # the plain structure, no colours
     assert not window.act_save_model.isEnabled()
     window.compute_map("predictor", "pca")
@@ -356,7 +357,7 @@ def test_a_ranked_report_opens_in_its_own_window_and_is_rescored_with_the_open_m
     window.model = None
     view.show_row(0)
     assert "the report lists its top atoms" in view.heatmap.title.text()
-    assert view.heatmap.top.count() == 5
+    assert view.heatmap.top.count() == 5 and not view.heatmap.top.isHidden()
     view.close()  # closing a report window lets its rows go
     qtbot.waitUntil(lambda: not window.report_windows, timeout=10000)
 
