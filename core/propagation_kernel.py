@@ -62,18 +62,18 @@ class PropagationFeatures:
             self.offsets_.append(self.bin_width * self.random_state_.rand())
         transition, ptr, p = self._setup(graphs, self.labels_)
         graph_of = np.repeat(np.arange(len(graphs)), np.diff(ptr))
-        self.hashes_: list[np.ndarray] = []
+        self.hashes_: list[np.ndarray] = []  # per step, the training hashes in column order
         rows, cols, counts, squares = [], [], [], np.zeros(len(graphs))
+        start = 0
         for t in range(self.t_max):
-            hashes = self._hash(p, t)
-            seen, column = np.unique(hashes, return_inverse=True)
-            start = sum(len(h) for h in self.hashes_)
+            seen, column = np.unique(self._hash(p, t), return_inverse=True)
             self.hashes_.append(seen)
             g, c, n = _count(graph_of, column.ravel())
             rows.append(g)
             cols.append(c + start)
             counts.append(n)
             np.add.at(squares, g, n * n)
+            start += len(seen)
             if t < self.t_max - 1:
                 p = transition @ p
         return _matrix(rows, cols, counts, len(graphs), self.n_columns_), squares
@@ -92,9 +92,9 @@ class PropagationFeatures:
         n_nodes, n_graphs, known = int(ptr[-1]), len(graphs), len(self.labels_)
         graph_of = np.repeat(np.arange(n_graphs), np.diff(ptr))
         if new:  # GraKeL's inclusive end: node ptr[k + 1] also counts for graph k
-            extra = ptr[1:][ptr[1:] < n_nodes]
-            graph_of = np.concatenate([graph_of, np.searchsorted(ptr[1:], extra, side="left")])
-            node_of = np.concatenate([np.arange(n_nodes), extra])
+            before = np.flatnonzero(ptr[1:] < n_nodes)
+            graph_of = np.concatenate([graph_of, before])
+            node_of = np.concatenate([np.arange(n_nodes), ptr[1:][before]])
         else:
             node_of = np.arange(n_nodes)
         random_state = copy.deepcopy(self.random_state_)
