@@ -66,6 +66,7 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
             "fraction_of_bound": rate / bound, "peak_memory_mb_pss": memory.peak_mb,
             "peak_main_mb_pss": memory.peak_main_mb, "peak_workers_mb_pss": memory.peak_children_mb,
             "peak_rss_mb_max_process": peak_rss_mb(),
+            "peak_pss_mb_by_tenth_of_run": memory.peaks_by_part(10),
             "cpu_us_per_molecule_main": cpu_main / summary.rows * 1e6,
             "cpu_us_per_molecule_workers": cpu_workers / summary.rows * 1e6,
             "cores": os.cpu_count(),
