@@ -35,3 +35,22 @@ def test_python_dash_m_core_runs_as_a_program(smiles_file):
     assert done.returncode == 0
     assert "4 graphs (smiles)" in done.stdout and "2 rows rejected" in done.stdout
     assert "line 6: invalid SMILES syntax" in done.stdout
+
+
+def test_threads_option_sets_torch_threads_and_rejects_negatives(tu_folder, tmp_path, capsys):
+    import pytest
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert main(["train", str(tu_folder), "-o", str(tmp_path / "m.pt"), "--epochs", "1", "--hidden", "8",
+                     "--out-dim", "4", "--device", "cpu", "--threads", "1"]) == 0
+        assert torch.get_num_threads() == 1
+        assert main(["score", str(tmp_path / "m.pt"), str(tu_folder), "-o", str(tmp_path / "r.csv")]) == 0
+        assert torch.get_num_threads() == 1  # 0 (the default) leaves torch's setting alone
+        with pytest.raises(SystemExit):
+            main(["score", str(tmp_path / "m.pt"), str(tu_folder), "-o", str(tmp_path / "r.csv"), "--threads", "-1"])
+        assert "must be 0 or more" in capsys.readouterr().err
+    finally:
+        torch.set_num_threads(before)
