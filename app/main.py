@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,10 +27,15 @@ def main(argv: list[str] | None = None) -> int:
 
     def build() -> None:
         from .main_window import DEMOS, MainWindow  # imports torch, torch-geometric and RDKit
+        from .qt_check import emit_bug_message
 
         window = MainWindow()
         window.show()
         splash.close()
+        problem = emit_bug_message()
+        if problem:
+            print(f"glocalkd-studio: warning: {problem}", file=sys.stderr)
+            QMessageBox.warning(window, "Qt library problem", problem)
         holder["window"] = window
         if opts.file:
             window.open_path(opts.file)

@@ -101,6 +101,9 @@ class Runner(QObject):
         thread = self.sender()
         for name, (t, task) in list(self._running.items()):
             if t is thread:
+                # finished() is emitted just before the thread exits, and Python owns the QThread:
+                # wait for the exit, so it is never freed while its thread still runs.
+                t.wait()
                 del self._running[name]
                 task.deleteLater()
                 t.deleteLater()
