@@ -68,8 +68,6 @@ class MemorySampler:
         return sizes[0] / 2**20, sum(sizes[1:]) / 2**20
 
     def _run(self) -> None:
-        import time
-
         start = time.perf_counter()
         while not self._stop.is_set():
             main, children = self._sample()

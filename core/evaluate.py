@@ -617,10 +617,6 @@ def _reproducing_argv(argv: Sequence[str]) -> list[str]:
 
 def run_from_args(args) -> EvaluationResult:
     """What ``glocalkd evaluate`` does with its parsed arguments (kept here so cli.py only parses)."""
-    import torch
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
     name = dataset_name(args.data)
     paper = paper_settings(name)
     lr = args.lr if args.lr is not None else paper["lr"]
