@@ -63,10 +63,56 @@ def test_multi_level_merge(library, model, tmp_path, monkeypatch):
 def test_a_stopped_run_keeps_every_row_already_scored(library, model, tmp_path):
     calls = []
     summary = screen(model, library, tmp_path / "s.csv", chunk_size=50, workers=1,
-                     on_progress=lambda read, scored: calls.append(read), should_stop=lambda: len(calls) >= 2)
-    assert summary.stopped and 100 <= summary.rows < 300
+                     on_progress=lambda read, scored: calls.append(read), should_stop=lambda: len(calls) >= 3)
+    assert summary.stopped and calls[:3] == [6, 18, 43]  # chunks of 6, 12 and 25 rows (then 50 each)
+    assert summary.rows == calls[-1] < 300  # a chunk already read ahead is scored too, never dropped
     rows = _rows(tmp_path / "s.csv")
-    assert len(rows) == summary.rows and summary.last_line >= 101
+    assert len(rows) == summary.rows and summary.last_line >= 44
+
+
+def test_chunks_start_small_then_keep_their_size():
+    rows = [(k, str(k), "C") for k in range(1, 101)]
+    chunks = list(screening._chunks(iter(rows), 16))
+    assert [len(c) for c in chunks] == [2, 4, 8, 16, 16, 16, 16, 16, 6]
+    assert [r for c in chunks for r in c] == rows
+    assert [len(c) for c in screening._chunks(iter(rows[:3]), 1)] == [1, 1, 1]
+
+
+def test_scores_do_not_depend_on_thread_count_or_batch(library, tmp_path):
+    """Screening picks its thread count by timing (see ``_scoring_threads``): that is only
+    sound because a molecule's score is bitwise the same whatever the threads. (Batches of a
+    graph or two may take other matrix kernels, and differ in the last bit.)"""
+    import torch
+
+    paper_width = GLocalKD(epochs=1, device="cpu", seed=0).fit(load(library))
+    rows = list(screening.iter_smiles_rows(library))
+    chunk = screening.featurize_chunk(rows)
+    before = torch.get_num_threads()
+    try:
+        runs = []
+        for threads, batch in ((1, 256), (2, 256), (2, 7), (1, 7)):
+            torch.set_num_threads(threads)
+            runs.append(screening._score_chunk(paper_width, chunk, batch))
+        switching = screening._score_chunk(paper_width, chunk, 7, threads=iter([1, 2] * 50).__next__)
+    finally:
+        torch.set_num_threads(before)
+    for run in runs[1:] + [switching]:
+        for a, b in zip(runs[0], run):
+            assert np.array_equal(a, b)
+
+
+def test_scoring_leaves_the_cores_of_busy_workers_and_restores_threads(library, model, tmp_path, monkeypatch):
+    import torch
+
+    assert [screening._scoring_threads(2, busy) for busy in (0, 1, 2, 3)] == [2, 1, 1, 1]
+    assert [screening._scoring_threads(8, busy) for busy in (0, 3, 8)] == [8, 5, 1]
+    asked = []
+    policy = screening._scoring_threads
+    monkeypatch.setattr(screening, "_scoring_threads", lambda threads, busy: asked.append(busy) or policy(threads, busy))
+    before = torch.get_num_threads()
+    screen(model, library, tmp_path / "r.csv", chunk_size=40, workers=2, batch_graphs=8)
+    assert torch.get_num_threads() == before
+    assert asked and all(0 <= busy <= 2 for busy in asked)
 
 
 def test_screening_needs_a_molecule_model(tu_folder, library, tmp_path):
