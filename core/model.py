@@ -22,7 +22,6 @@ from typing import Callable
 import numpy as np
 import torch
 from torch_geometric.data import Batch
-from torch_geometric.nn import global_max_pool
 from torch_geometric.utils import scatter
 
 from .detector_base import Detector
@@ -31,6 +30,7 @@ from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder, normalized_adjacency
 from .graphset import GraphSet
 from .packed import PackedGraphs, max_batch_nodes, step_in_runs
+from .pooling import global_max_pool
 from .scores import Scores
 
 MODEL_FORMAT = "glocalkd-studio/model"

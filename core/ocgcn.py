@@ -16,7 +16,6 @@ from typing import Callable
 
 import numpy as np
 import torch
-from torch_geometric.nn import global_max_pool
 
 from .detector_base import Detector
 from .errors import DataError, GLocalKDError
@@ -25,6 +24,7 @@ from .gcn import GCNEncoder
 from .graphset import GraphSet
 from .model import EpochInfo, _call, _Callback, _describe, resolve_device
 from .packed import PackedBatch, PackedGraphs, max_batch_nodes, step_in_runs
+from .pooling import global_max_pool
 from .scores import Scores
 
 
