@@ -28,7 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     def build() -> None:
         from .main_window import DEMOS, MainWindow  # imports torch, torch-geometric and RDKit
         from .qt_check import emit_bug_message
+        from core import retain_freed_memory
 
+        retain_freed_memory()  # faster training steps: see core/allocator.py
         window = MainWindow()
         window.show()
         splash.close()

@@ -181,8 +181,11 @@ def main() -> int:
     args = p.parse_args()
     parts = set(args.parts.split(","))
     data = Path(args.data)
+    from core import retain_freed_memory
+
     out: dict = {"machine": {"cpus": torch.get_num_threads(), "torch": torch.__version__,
                              "python": platform.python_version()},
+                 "allocator_tuned": retain_freed_memory(),  # as the glocalkd command does
                  "command": "python " + " ".join(sys.argv),
                  "started_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     gflops = matmul_gflops()

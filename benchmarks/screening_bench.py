@@ -119,6 +119,9 @@ def main() -> int:
     p.add_argument("--precision", default="float32")
     p.add_argument("--keep-report", type=Path)
     args = p.parse_args()
+    from core import retain_freed_memory
+
+    retain_freed_memory()  # as the glocalkd command does
     print(json.dumps(bench_screen(args.library, args.rows, args.gflops, keep_report=args.keep_report,
                                   precision=args.precision)))
     return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from .allocator import retain_freed_memory  # noqa: E402
 from .errors import DataError, GLocalKDError, ModelFileError, SchemaMismatchError  # noqa: E402
 from .graphset import GraphMeta, GraphSet, Reject, normalize_label  # noqa: E402
 from .loaders import load  # noqa: E402
@@ -25,5 +26,5 @@ from .report import COLUMNS as REPORT_COLUMNS, node_names, write_report  # noqa:
 __all__ = [
     "__version__", "load", "GraphSet", "GraphMeta", "Reject", "normalize_label", "FeatureSchema",
     "GLocalKD", "EpochInfo", "DETECTORS", "accepted_params", "detector_info", "make_detector", "Scores", "resolve_device", "write_report", "node_names", "REPORT_COLUMNS",
-    "GLocalKDError", "DataError", "ModelFileError", "SchemaMismatchError",
+    "GLocalKDError", "DataError", "ModelFileError", "SchemaMismatchError", "retain_freed_memory",
 ]

@@ -7,6 +7,7 @@ import time
 from typing import Sequence
 
 from . import __version__
+from .allocator import retain_freed_memory
 from .detectors import DETECTORS
 from .errors import GLocalKDError
 from .features import MODES
@@ -303,6 +304,7 @@ def _explanations(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    retain_freed_memory()  # this process is ours: see core/allocator.py
     _set_threads(args)
     try:
         if args.command == "train":

@@ -29,6 +29,7 @@ from .errors import DataError, GLocalKDError, ModelFileError
 from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder, normalized_adjacency
 from .graphset import GraphSet
+from .optim import adam
 from .packed import PackedGraphs, max_batch_nodes, step_in_runs
 from .pooling import global_max_pool
 from .scores import Scores
@@ -158,7 +159,7 @@ class GLocalKD(Detector):
         cache = packed.num_nodes * self.out_dim * 4 <= TARGET_CACHE_BYTES
         if cache:
             self._attach_targets(packed, device)
-        optimizer = torch.optim.Adam(self.predictor_.parameters(), lr=self.lr)
+        optimizer = adam(self.predictor_.parameters(), lr=self.lr)
         shuffle = torch.Generator().manual_seed(self.seed)
         self.loss_history_: list[float] = []
         self.stopped_early_ = False

@@ -22,6 +22,7 @@ from .errors import DataError, GLocalKDError
 from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder
 from .graphset import GraphSet
+from .optim import adam
 from .model import EpochInfo, _call, _Callback, _describe, resolve_device
 from .packed import PackedBatch, PackedGraphs, max_batch_nodes, step_in_runs
 from .pooling import global_max_pool
@@ -86,7 +87,7 @@ class OCGCN(Detector):
             net = GCNEncoder(self.schema_.dim, self.hidden_dim, self.out_dim, self.num_layers, bias=False).to(device)
         self.net_ = net
         self.center_ = self._initial_center(packed)
-        optimizer = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        optimizer = adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         shuffle = torch.Generator().manual_seed(self.seed)
         self.loss_history_: list[float] = []
         self.stopped_early_ = False

@@ -1,0 +1,39 @@
+"""Keep freed memory in the process instead of giving it back to the kernel after each step.
+
+On Linux with glibc, ``malloc`` sizes its thresholds to the largest block freed so far. Freed
+memory at the top of the heap beyond twice that size goes back to the kernel. A training step
+frees tens of megabytes of activations, and the next step asks for the same again. The kernel
+then has to map and zero every page once more: one page fault per 4 KB, about 1.7 us each here.
+An AIDS epoch at paper widths took 100 to 18,000 such faults, depending on the process's
+history. With the thresholds below it took 0 to 400.
+
+PyTorch's CPU tuning guides give the same advice: swap in jemalloc or tcmalloc. Setting glibc's
+own thresholds needs no extra library. This tuning changes the whole process, so the library
+never does it on its own. The ``glocalkd`` command, the app and the benchmark call
+:func:`retain_freed_memory` once at start-up, and a script can too. Peak memory stays the same.
+Up to ``trim_mb`` of freed memory stays in the process instead of returning to the system.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+
+_M_TRIM_THRESHOLD = -1  # mallopt parameter numbers, from glibc's <malloc.h>
+_M_MMAP_THRESHOLD = -3
+
+
+def retain_freed_memory(trim_mb: int = 512, mmap_mb: int = 64) -> bool:
+    """Set glibc's thresholds. Blocks under ``mmap_mb`` come from the heap, which gives freed
+    memory back only past ``trim_mb``. Returns whether the settings took. It returns False off
+    Linux, or when the C library is not glibc (musl has no ``mallopt``)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    # Set both: setting either one turns off glibc's sliding thresholds.
+    return bool(mallopt(_M_MMAP_THRESHOLD, mmap_mb << 20)) and bool(mallopt(_M_TRIM_THRESHOLD, trim_mb << 20))
