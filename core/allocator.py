@@ -23,7 +23,7 @@ _M_TRIM_THRESHOLD = -1  # mallopt parameter numbers, from glibc's <malloc.h>
 _M_MMAP_THRESHOLD = -3
 
 
-def retain_freed_memory(trim_mb: int = 512, mmap_mb: int = 64) -> bool:
+def retain_freed_memory(trim_mb: int = 256, mmap_mb: int = 32) -> bool:
     """Set glibc's thresholds. Blocks under ``mmap_mb`` come from the heap, which gives freed
     memory back only past ``trim_mb``. Returns whether the settings took. It returns False off
     Linux, or when the C library is not glibc (musl has no ``mallopt``)."""

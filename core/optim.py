@@ -9,7 +9,7 @@ import torch
 def adam(params: Iterable[torch.nn.Parameter], lr: float, weight_decay: float = 0.0) -> torch.optim.Adam:
     """``torch.optim.Adam``, fused when possible. The default on a CPU updates each tensor with
     about ten separate operations. The fused kernel does one pass: 0.43-0.71 ms against 1.06-1.67 ms
-    per step for the 412,000 parameters of a paper-width predictor on 2 CPU threads. The update is
+    per step for the 413,000 parameters of a paper-width predictor on AIDS (2 CPU threads). The update is
     the same rule; the last bits of the weights can differ. Fused Adam runs on CUDA, and on
     CPUs from PyTorch 2.4. Older versions raise when it is asked for, and get the loop."""
     params = list(params)
