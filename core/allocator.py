@@ -5,7 +5,7 @@ memory at the top of the heap beyond twice that size goes back to the kernel. A 
 frees tens of megabytes of activations, and the next step asks for the same again. The kernel
 then has to map and zero every page once more: one page fault per 4 KB, about 1.7 us each here.
 An AIDS epoch at paper widths took 100 to 18,000 such faults, depending on the process's
-history. With the thresholds below it took 0 to 400.
+history. With the thresholds below it took 0 to 700.
 
 PyTorch's CPU tuning guides give the same advice: swap in jemalloc or tcmalloc. Setting glibc's
 own thresholds needs no extra library. This tuning changes the whole process, so the library
