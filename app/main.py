@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         from .qt_check import emit_bug_message
         from core import retain_freed_memory
 
-        retain_freed_memory()  # no page faults for freed training memory: see core/allocator.py
+        retain_freed_memory()  # far fewer page faults in training: see core/allocator.py
         window = MainWindow()
         window.show()
         splash.close()
