@@ -183,9 +183,10 @@ def main() -> int:
     data = Path(args.data)
     from core import retain_freed_memory
 
+    allocator_tuned = retain_freed_memory()  # as the glocalkd command does
     out: dict = {"machine": {"cpus": torch.get_num_threads(), "torch": torch.__version__,
                              "python": platform.python_version()},
-                 "allocator_tuned": retain_freed_memory(),  # as the glocalkd command does
+                 "allocator_tuned": allocator_tuned,
                  "command": "python " + " ".join(sys.argv),
                  "started_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     gflops = matmul_gflops()

@@ -22,8 +22,8 @@ from .errors import DataError, GLocalKDError
 from .features import MODES, FeatureSchema
 from .gcn import GCNEncoder
 from .graphset import GraphSet
-from .optim import adam
 from .model import EpochInfo, _call, _Callback, _describe, resolve_device
+from .optim import adam
 from .packed import PackedBatch, PackedGraphs, max_batch_nodes, step_in_runs
 from .pooling import global_max_pool
 from .scores import Scores
