@@ -32,6 +32,7 @@ from .graphset import GraphSet
 from .optim import adam
 from .packed import PackedGraphs, max_batch_nodes, step_in_runs
 from .pooling import global_max_pool
+from .row_groups import RowGroups
 from .scores import Scores
 
 MODEL_FORMAT = "glocalkd-studio/model"
@@ -159,6 +160,7 @@ class GLocalKD(Detector):
         cache = packed.num_nodes * self.out_dim * 4 <= TARGET_CACHE_BYTES
         if cache:
             self._attach_targets(packed, device)
+        group_rows = self._rows_repeat(packed, device)
         optimizer = adam(self.predictor_.parameters(), lr=self.lr)
         shuffle = torch.Generator().manual_seed(self.seed)
         self.loss_history_: list[float] = []
@@ -171,7 +173,8 @@ class GLocalKD(Detector):
                 if should_stop is not None and _call(should_stop):
                     self.stopped_early_ = True
                     break
-                loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache), device)
+                loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache, group_rows),
+                                    device)
                 if not np.isfinite(loss):
                     raise GLocalKDError(
                         f"training diverged: the loss became {loss} in epoch {epoch}; lower the learning rate, "
@@ -191,14 +194,15 @@ class GLocalKD(Detector):
                                 "learning rate, or scale the node attributes (very large values overflow)")
         return self
 
-    def _graph_losses(self, batch, cache: bool) -> torch.Tensor:
+    def _graph_losses(self, batch, cache: bool, group_rows: bool) -> torch.Tensor:
         """Each graph's training loss: graph-embedding error + lambda x mean node error."""
+        groups = self._row_groups(batch, batch.adj) if group_rows else None
         if cache:
             t_node, t_graph = batch.node_extra["t_node"], batch.graph_extra["t_graph"]
         else:
             with torch.no_grad():
-                t_node, t_graph = self._embed(self.target_, batch, batch.adj)
-        graph_err, node_term, _, _ = self._errors(batch, batch.adj, t_node, t_graph)
+                t_node, t_graph = self._embed(self.target_, batch, batch.adj, groups=groups)
+        graph_err, node_term, _, _ = self._errors(batch, batch.adj, t_node, t_graph, groups=groups)
         return graph_err + self.lam * node_term
 
     def _encoder(self) -> GCNEncoder:
@@ -221,29 +225,42 @@ class GLocalKD(Detector):
         if bad:
             raise GLocalKDError("invalid setting: " + ", ".join(f"{k}={getattr(self, k)!r}" for k in bad))
 
+    def _rows_repeat(self, packed: PackedGraphs, device: torch.device, sample_runs: int = 4) -> bool:
+        """Whether grouping identical first-layer rows (:class:`RowGroups`) pays off on these
+        graphs, judged on their first few runs: decided once, so that graphs whose rows are
+        nearly all distinct (continuous attributes) pay nothing for looking in every run."""
+        runs = packed.batches(self.batch_size, device, max_nodes=max_batch_nodes(device))
+        found = [self._row_groups(batch, batch.adj) for _, batch in zip(range(sample_runs), runs)]
+        return 2 * sum(g is not None for g in found) >= len(found) > 0
+
     def _attach_targets(self, packed: PackedGraphs, device: torch.device) -> None:
         """Compute the frozen target's node and graph embeddings once (they never change) and
         keep them beside the packed graphs, so each batch picks its rows."""
         nodes, graphs = [], []
         with torch.no_grad():
             for batch in packed.batches(max(self.batch_size, 1024), device, max_nodes=max_batch_nodes(device)):
-                t_node, t_graph = self._embed(self.target_, batch, batch.adj)
+                t_node, t_graph = self._embed(self.target_, batch, batch.adj,
+                                              groups=self._row_groups(batch, batch.adj))
                 nodes.append(t_node.cpu())
                 graphs.append(t_graph.cpu())
         packed.node_extra["t_node"] = torch.cat(nodes)
         packed.graph_extra["t_graph"] = torch.cat(graphs)
 
     @staticmethod
-    def _embed(net: GCNEncoder, batch: Batch, adj: torch.Tensor,
-               matmul_dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        h = net(batch.x, adj, matmul_dtype, adj_symmetric=getattr(batch, "symmetric", False))
+    def _embed(net: GCNEncoder, batch: Batch, adj: torch.Tensor, matmul_dtype: torch.dtype | None = None,
+               groups: RowGroups | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        h = net(batch.x, adj, matmul_dtype, adj_symmetric=getattr(batch, "symmetric", False), groups=groups)
         return h, global_max_pool(h, batch.batch, size=batch.num_graphs)
 
+    def _row_groups(self, batch: Batch, adj: torch.Tensor) -> RowGroups | None:
+        """Groups of nodes with identical first-layer rows (both networks see the same rows)."""
+        return RowGroups.find(self.predictor_.first_rows(batch.x, adj))
+
     def _errors(self, batch: Batch, adj: torch.Tensor, t_node: torch.Tensor, t_graph: torch.Tensor,
-                matmul_dtype: torch.dtype | None = None):
+                matmul_dtype: torch.dtype | None = None, groups: RowGroups | None = None):
         """Per-graph squared graph-embedding error, per-graph mean node error, per-node errors,
         and the per-node error vectors (predictor - target)."""
-        h, h_graph = self._embed(self.predictor_, batch, adj, matmul_dtype)
+        h, h_graph = self._embed(self.predictor_, batch, adj, matmul_dtype, groups)
         diff = h - t_node
         node_err = diff.pow(2).sum(dim=1)
         node_term = scatter(node_err, batch.batch, dim=0, dim_size=batch.num_graphs, reduce="mean")
@@ -280,8 +297,9 @@ class GLocalKD(Detector):
         """Scores of one batch (a torch-geometric ``Batch`` or a :class:`PackedBatch`)."""
         if adj is None:
             adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
-        t_node, t_graph = self._embed(self.target_, batch, adj, matmul_dtype)
-        graph_err, node_mean, node_err, diff = self._errors(batch, adj, t_node, t_graph, matmul_dtype)
+        groups = self._row_groups(batch, adj)
+        t_node, t_graph = self._embed(self.target_, batch, adj, matmul_dtype, groups)
+        graph_err, node_mean, node_err, diff = self._errors(batch, adj, t_node, t_graph, matmul_dtype, groups)
         index, size = batch.batch, batch.num_graphs
         node_max = scatter(node_err, index, dim=0, dim_size=size, reduce="max")
         size_err = scatter(diff, index, dim=0, dim_size=size, reduce="sum").pow(2).sum(dim=1) / self.mean_nodes_ ** 2
@@ -329,11 +347,12 @@ class GLocalKD(Detector):
         parts = []
         for batch in PackedGraphs(self.schema_.apply(graphs)).batches(batch_size, self.device_):
             adj = batch.adj
+            groups = self._row_groups(batch, adj)
             emb = {}
             for name in ("predictor", "target"):
                 if network in (name, "difference"):
                     net = self.predictor_ if name == "predictor" else self.target_
-                    emb[name] = self._embed(net, batch, adj)[1]
+                    emb[name] = self._embed(net, batch, adj, groups=groups)[1]
             out = emb["predictor"] - emb["target"] if network == "difference" else emb[network]
             parts.append(out.cpu().numpy())
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
