@@ -9,7 +9,7 @@ from torch_geometric.nn import GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import to_torch_csr_tensor
 
-from .row_groups import RowGroups
+from .row_groups import GroupedPropagation
 
 
 def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
@@ -88,13 +88,8 @@ class GCNEncoder(nn.Module):
             if conv.bias is not None:
                 nn.init.zeros_(conv.bias)
 
-    def first_rows(self, x: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
-        """The rows the first dense product multiplies: Â X when the first layer propagates
-        first (it widens), else X. Grouping identical ones (:class:`RowGroups`) is exact."""
-        return spmm(adj, x) if self.convs[0].in_channels < self.convs[0].out_channels else x
-
     def forward(self, x: torch.Tensor, adj: torch.Tensor, matmul_dtype: torch.dtype | None = None,
-                adj_symmetric: bool = False, groups: RowGroups | None = None) -> torch.Tensor:
+                adj_symmetric: bool = False, groups: GroupedPropagation | None = None) -> torch.Tensor:
         """Node embeddings. Each layer is Â X W + b, computed as (Â X) W when that is narrower
         (the first layer), else Â (X W); the bias is fused into the dense product where it can
         be, and the bias and ReLU otherwise run in place, in training too (no product here
@@ -102,10 +97,10 @@ class GCNEncoder(nn.Module):
         an AIDS epoch took 0.316-0.331 s of CPU against 0.328-0.354 s out of place (best of 6
         epochs, interleaved runs), with bitwise the same weights.
 
-        ``groups`` (:meth:`RowGroups.find` of :meth:`first_rows`) runs everything a node's row
-        goes through on its own, up to the second propagation, once per group of identical
-        rows, then copies the results out to the nodes: the same embeddings for far fewer
-        products when many nodes look alike (molecules with discrete atom features).
+        ``groups`` (:meth:`GroupedPropagation.build` of this batch) runs the layers on groups
+        of nodes that look the same to them, and only the last propagation on nodes: the same
+        embeddings for far fewer products when many nodes look alike (molecules with discrete
+        atom features).
 
         ``matmul_dtype=torch.bfloat16`` runs the dense products in bfloat16 (inputs rounded to
         8 significant bits, results back in float32): several times faster on CPUs with AMX or
@@ -113,36 +108,44 @@ class GCNEncoder(nn.Module):
         with float32). ``adj_symmetric`` says Â equals its transpose (an undirected graph), which
         makes the backward pass cheaper (see :func:`propagate`)."""
         last = len(self.convs) - 1
-        grouped = False  # x holds one row per group, not per node
+        if groups is not None:
+            x = groups.pick(x)
         for i, conv in enumerate(self.convs):
             weight, bias = conv.lin.weight, conv.bias
             if conv.in_channels < conv.out_channels:  # (Â X) W
-                if grouped:
-                    x, grouped = groups.expand(x), False
-                x = propagate(adj, x, adj_symmetric)
-                if i == 0 and groups is not None:
-                    x, grouped = groups.pick(x), True
+                x = self._propagate(i, x, adj, adj_symmetric, groups)
                 x = _product(x, weight, bias, matmul_dtype)
             else:  # Â (X W)
-                if i == 0 and groups is not None:
-                    x, grouped = groups.pick(x), True
-                x = _product(x, weight, None, matmul_dtype)
-                if grouped:
-                    x, grouped = groups.expand(x), False
-                x = propagate(adj, x, adj_symmetric)
+                x = self._propagate(i, _product(x, weight, None, matmul_dtype), adj, adj_symmetric, groups)
                 if bias is not None:
                     x = x.add_(bias)
             if i < last:
                 x = x.relu_()
             if self.normalize:
                 x = nn.functional.normalize(x, p=2.0, dim=1)
-        return groups.expand(x) if grouped else x
+        return x
+
+    @staticmethod
+    def _propagate(i: int, x: torch.Tensor, adj: torch.Tensor, adj_symmetric: bool,
+                   groups: GroupedPropagation | None) -> torch.Tensor:
+        return propagate(adj, x, adj_symmetric) if groups is None else groups.propagate(i, x)
+
+
+# MKL multiplies fewer than 16 rows with other kernels, whose last bits differ from those of
+# the kernels for more rows (measured here for 49-, 64- and 512-wide rows: 1-2 and 1-15 rows).
+# A product of fewer rows is padded to this many, so that a row's result never depends on how
+# many rows share its product: grouped rows (core.row_groups) are often that few.
+MIN_PRODUCT_ROWS = 16
 
 
 def _product(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
              matmul_dtype: torch.dtype | None) -> torch.Tensor:
     """X Wᵀ (+ b): in float32 with the bias fused into the product, or with the product's
     inputs in ``matmul_dtype`` and its result back in float32."""
+    rows = x.shape[0]
+    if 0 < rows < MIN_PRODUCT_ROWS:
+        padded = torch.cat([x, x.new_zeros(MIN_PRODUCT_ROWS - rows, x.shape[1])])
+        return _product(padded, weight, bias, matmul_dtype)[:rows]
     if matmul_dtype is not None:
         x = (x.to(matmul_dtype) @ weight.t().to(matmul_dtype)).float()
         return x if bias is None else x.add_(bias)

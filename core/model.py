@@ -32,7 +32,7 @@ from .graphset import GraphSet
 from .optim import adam
 from .packed import PackedGraphs, max_batch_nodes, step_in_runs
 from .pooling import global_max_pool
-from .row_groups import RowGroups
+from .row_groups import GroupedPropagation
 from .scores import Scores
 
 MODEL_FORMAT = "glocalkd-studio/model"
@@ -74,7 +74,9 @@ class GLocalKD(Detector):
     ``node_max`` and ``size_term``: the extra readouts of the module docstring, off by
     default). Fitted state lives in trailing-underscore attributes: ``schema_``, ``target_``,
     ``predictor_``, ``loss_history_``, ``train_scores_`` (the training graphs' scores, for
-    thresholds), ``mean_nodes_`` (the training graphs' mean node count) and ``stopped_early_``.
+    thresholds), ``mean_nodes_`` (the training graphs' mean node count), ``stopped_early_`` and
+    ``grouped_`` (whether the networks run on groups of nodes that look alike, see
+    :mod:`core.row_groups`: decided on the training graphs, then used for every batch).
     """
 
     name = "glocalkd"
@@ -136,7 +138,7 @@ class GLocalKD(Detector):
             raise
 
     _FITTED = ("device_", "schema_", "target_", "predictor_", "loss_history_", "stopped_early_",
-               "train_scores_", "mean_nodes_")
+               "train_scores_", "mean_nodes_", "grouped_")
 
     def _forget(self) -> None:
         """Drop fitted state, so a failed ``fit`` never leaves a half-trained model that looks trained."""
@@ -157,10 +159,10 @@ class GLocalKD(Detector):
         self.target_.requires_grad_(False).eval()
         packed = PackedGraphs(data)
         del data
+        self.grouped_ = self._grouping_pays_off(packed, device)
         cache = packed.num_nodes * self.out_dim * 4 <= TARGET_CACHE_BYTES
         if cache:
             self._attach_targets(packed, device)
-        group_rows = self._rows_repeat(packed, device)
         optimizer = adam(self.predictor_.parameters(), lr=self.lr)
         shuffle = torch.Generator().manual_seed(self.seed)
         self.loss_history_: list[float] = []
@@ -173,7 +175,7 @@ class GLocalKD(Detector):
                 if should_stop is not None and _call(should_stop):
                     self.stopped_early_ = True
                     break
-                loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache, group_rows),
+                loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache),
                                     device)
                 if not np.isfinite(loss):
                     raise GLocalKDError(
@@ -194,9 +196,9 @@ class GLocalKD(Detector):
                                 "learning rate, or scale the node attributes (very large values overflow)")
         return self
 
-    def _graph_losses(self, batch, cache: bool, group_rows: bool) -> torch.Tensor:
+    def _graph_losses(self, batch, cache: bool) -> torch.Tensor:
         """Each graph's training loss: graph-embedding error + lambda x mean node error."""
-        groups = self._row_groups(batch, batch.adj) if group_rows else None
+        groups = self._grouping(batch, batch.adj)
         if cache:
             t_node, t_graph = batch.node_extra["t_node"], batch.graph_extra["t_graph"]
         else:
@@ -225,13 +227,14 @@ class GLocalKD(Detector):
         if bad:
             raise GLocalKDError("invalid setting: " + ", ".join(f"{k}={getattr(self, k)!r}" for k in bad))
 
-    def _rows_repeat(self, packed: PackedGraphs, device: torch.device, sample_runs: int = 4) -> bool:
-        """Whether grouping identical first-layer rows (:class:`RowGroups`) pays off on these
+    def _grouping_pays_off(self, packed: PackedGraphs, device: torch.device, sample_runs: int = 4) -> bool:
+        """Whether grouping nodes that look alike (:class:`GroupedPropagation`) pays off on these
         graphs, judged on their first few runs: decided once, so that graphs whose rows are
         nearly all distinct (continuous attributes) pay nothing for looking in every run."""
         runs = packed.batches(self.batch_size, device, max_nodes=max_batch_nodes(device))
-        found = [self._row_groups(batch, batch.adj) for _, batch in zip(range(sample_runs), runs)]
-        return 2 * sum(g is not None for g in found) >= len(found) > 0
+        plans = [GroupedPropagation.build(batch.x, batch.adj, self.num_layers)
+                 for _, batch in zip(range(sample_runs), runs)]
+        return 2 * sum(p is not None and p.pays_off for p in plans) >= len(plans) > 0
 
     def _attach_targets(self, packed: PackedGraphs, device: torch.device) -> None:
         """Compute the frozen target's node and graph embeddings once (they never change) and
@@ -240,7 +243,7 @@ class GLocalKD(Detector):
         with torch.no_grad():
             for batch in packed.batches(max(self.batch_size, 1024), device, max_nodes=max_batch_nodes(device)):
                 t_node, t_graph = self._embed(self.target_, batch, batch.adj,
-                                              groups=self._row_groups(batch, batch.adj))
+                                              groups=self._grouping(batch, batch.adj))
                 nodes.append(t_node.cpu())
                 graphs.append(t_graph.cpu())
         packed.node_extra["t_node"] = torch.cat(nodes)
@@ -248,16 +251,17 @@ class GLocalKD(Detector):
 
     @staticmethod
     def _embed(net: GCNEncoder, batch: Batch, adj: torch.Tensor, matmul_dtype: torch.dtype | None = None,
-               groups: RowGroups | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+               groups: GroupedPropagation | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         h = net(batch.x, adj, matmul_dtype, adj_symmetric=getattr(batch, "symmetric", False), groups=groups)
         return h, global_max_pool(h, batch.batch, size=batch.num_graphs)
 
-    def _row_groups(self, batch: Batch, adj: torch.Tensor) -> RowGroups | None:
-        """Groups of nodes with identical first-layer rows (both networks see the same rows)."""
-        return RowGroups.find(self.predictor_.first_rows(batch.x, adj))
+    def _grouping(self, batch: Batch, adj: torch.Tensor) -> GroupedPropagation | None:
+        """Groups of nodes that look alike to the networks (both have the same layers), when
+        this model groups (``grouped_``, decided on its training graphs)."""
+        return GroupedPropagation.build(batch.x, adj, self.num_layers) if self.grouped_ else None
 
     def _errors(self, batch: Batch, adj: torch.Tensor, t_node: torch.Tensor, t_graph: torch.Tensor,
-                matmul_dtype: torch.dtype | None = None, groups: RowGroups | None = None):
+                matmul_dtype: torch.dtype | None = None, groups: GroupedPropagation | None = None):
         """Per-graph squared graph-embedding error, per-graph mean node error, per-node errors,
         and the per-node error vectors (predictor - target)."""
         h, h_graph = self._embed(self.predictor_, batch, adj, matmul_dtype, groups)
@@ -297,7 +301,7 @@ class GLocalKD(Detector):
         """Scores of one batch (a torch-geometric ``Batch`` or a :class:`PackedBatch`)."""
         if adj is None:
             adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
-        groups = self._row_groups(batch, adj)
+        groups = self._grouping(batch, adj)
         t_node, t_graph = self._embed(self.target_, batch, adj, matmul_dtype, groups)
         graph_err, node_mean, node_err, diff = self._errors(batch, adj, t_node, t_graph, matmul_dtype, groups)
         index, size = batch.batch, batch.num_graphs
@@ -347,7 +351,7 @@ class GLocalKD(Detector):
         parts = []
         for batch in PackedGraphs(self.schema_.apply(graphs)).batches(batch_size, self.device_):
             adj = batch.adj
-            groups = self._row_groups(batch, adj)
+            groups = self._grouping(batch, adj)
             emb = {}
             for name in ("predictor", "target"):
                 if network in (name, "difference"):
@@ -373,6 +377,7 @@ class GLocalKD(Detector):
             "mean_nodes": float(self.mean_nodes_),
             "loss_history": [float(v) for v in self.loss_history_],
             "stopped_early": bool(self.stopped_early_),
+            "grouped": bool(self.grouped_),
         }
         tmp = path.with_name(path.name + ".tmp")
         try:
@@ -433,6 +438,7 @@ class GLocalKD(Detector):
                 raise ValueError(f"mean training graph size {model.mean_nodes_!r}")
             model.loss_history_ = list(state["loss_history"])
             model.stopped_early_ = bool(state.get("stopped_early", False))
+            model.grouped_ = bool(state.get("grouped", False))  # files before it: node by node
         except (GLocalKDError, KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
             raise ModelFileError(f"{path}: damaged model file ({exc})") from None
         return model
