@@ -80,8 +80,8 @@ def test_chunks_start_small_then_keep_their_size():
 
 def test_scores_do_not_depend_on_thread_count_or_batch(library, tmp_path):
     """Screening picks its thread count by timing (see ``_scoring_threads``): that is only
-    sound because a molecule's score is bitwise the same whatever the threads. (Batches of a
-    graph or two may take other matrix kernels, and differ in the last bit.)"""
+    sound because a molecule's score is bitwise the same whatever the threads, and whatever
+    else shares its batch (see ``core.gcn.MIN_PRODUCT_ROWS`` and ``core.row_groups``)."""
     import torch
 
     paper_width = GLocalKD(epochs=1, device="cpu", seed=0).fit(load(library))
