@@ -6,7 +6,7 @@ Two nodes with equal feature rows get equal rows from any row-wise work; two nod
 neighbourhoods hold equal rows with equal weights get equal rows from a propagation. In
 molecules with discrete atom features most atoms look like many others for the first two
 propagations (an aromatic carbon between two aromatic carbons, a hydroxyl oxygen, ...): a
-Tox21 training fold has about 8 groups per 100 atoms after the first propagation and 33
+Tox21 training fold has about 8 groups per 100 atoms after the first propagation and 35
 after the second.
 
 So the network runs on groups: the rows of level-0 groups (equal feature rows), then each
@@ -19,13 +19,17 @@ faster than torch's on these sizes (13,000 keys: 0.23 ms against 1.1 ms).
 
 It is exact. Groups are found by keying rows (a fixed projection of a feature row; a key
 built from a row's (group, weight) entries after a propagation) and then checking every
-member's row against its group's first member, entry by entry; a key collision stops the
-grouping, it never merges different rows. Group numbers follow the keys' order, which only
-depends on the rows' content, each merged weight is summed in the graph's own edge order, and
-every level is always grouped: a node's arithmetic never depends on which other graphs share
-its batch. Continuous attributes (AIDS's coordinates) make nearly every row distinct; whether
-grouping pays off is decided once per model (``pays_off`` on the training graphs), and then
-either every batch is grouped or none.
+member's row against its group's first member, entry by entry; after a key collision the
+batch is computed node by node, so different rows are never merged. Group numbers follow the
+keys' order, which only depends on the rows' content, each merged weight is summed (in
+float64) in the graph's own edge order, and every level is always grouped: a node's
+arithmetic never depends on which other graphs share its batch. (Only a batch with a key
+collision, computed node by node, would differ in the last bits; none happened in the 498
+batches checked: Tox21 HSE, NCI1, REDDIT-BINARY, DHFR and 50,000 MOSES molecules.)
+
+Continuous attributes (AIDS's coordinates) make nearly every row distinct. Whether grouping
+pays off is decided once per model (``pays_off`` on the training graphs), and then either
+every batch is grouped or none.
 """
 from __future__ import annotations
 
