@@ -242,25 +242,16 @@ def main() -> int:
     if "bfloat16" in precisions:
         out["matmul_gflops_bfloat16"] = matmul_gflops(dtype=torch.bfloat16)
         print(f"dense bf16 matmul: {out['matmul_gflops_bfloat16']:.1f} GFLOP/s", flush=True)
-    if "train" in parts:
-        r = bench_train(data, gflops, "AIDS", args.epochs)
-        out["train_aids"] = r
-        print(f"AIDS training: {r['seconds_per_epoch']:.3f} s/epoch ({r['train_nodes']:,} nodes); bound "
-              f"{r['bound_seconds_target_cached']:.3f} s -> {r['ratio_to_bound']:.2f}x the bound; against the matmul "
-              f"rate measured after each epoch: {r['ratio_to_bound_paired']:.2f}x" + _grouped_note(r), flush=True)
-    if "tox21" in parts:
-        r = bench_train(data, gflops, "Tox21_HSE_training", args.epochs)
-        out["train_tox21"] = r
-        print(f"Tox21 HSE training: {r['seconds_per_epoch']:.3f} s/epoch ({r['train_nodes']:,} nodes); bound "
-              f"{r['bound_seconds_target_cached']:.3f} s -> {r['ratio_to_bound']:.2f}x (paired "
-              f"{r['ratio_to_bound_paired']:.2f}x)" + _grouped_note(r), flush=True)
-    if "reddit" in parts:
-        r = bench_train(data, gflops, "REDDIT-BINARY", max(1, args.epochs // 2))
-        out["train_reddit"] = r
-        print(f"REDDIT-BINARY training: {r['seconds_per_epoch']:.2f} s/epoch ({r['train_nodes']:,} nodes); bound "
-              f"{r['bound_seconds_target_cached']:.2f} s -> {r['ratio_to_bound']:.2f}x (paired with each epoch's "
-              f"matmul: {r['ratio_to_bound_paired']:.2f}x); peak RSS "
-              f"{r['peak_rss_mb']:.0f} MB" + _grouped_note(r), flush=True)
+    training = (("train", "train_aids", "AIDS", args.epochs), ("tox21", "train_tox21", "Tox21_HSE_training", args.epochs),
+                ("reddit", "train_reddit", "REDDIT-BINARY", max(1, args.epochs // 2)))
+    for part, key, dataset, epochs in training:
+        if part in parts:
+            r = bench_train(data, gflops, dataset, epochs)
+            out[key] = r
+            print(f"{dataset} training: {r['seconds_per_epoch']:.3f} s/epoch ({r['train_nodes']:,} nodes); bound "
+                  f"{r['bound_seconds_target_cached']:.3f} s -> {r['ratio_to_bound']:.2f}x the bound; against the "
+                  f"matmul rate measured after each epoch: {r['ratio_to_bound_paired']:.2f}x; peak RSS "
+                  f"{r['peak_rss_mb']:.0f} MB" + _grouped_note(r), flush=True)
     if "screen" in parts:
         from benchmarks.screening_bench import bench_screen_fresh
 
