@@ -175,8 +175,7 @@ class GLocalKD(Detector):
                 if should_stop is not None and _call(should_stop):
                     self.stopped_early_ = True
                     break
-                loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache),
-                                    device)
+                loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache), device)
                 if not np.isfinite(loss):
                     raise GLocalKDError(
                         f"training diverged: the loss became {loss} in epoch {epoch}; lower the learning rate, "
