@@ -94,7 +94,7 @@ class GroupedPropagation:
         by node) only after a key collision or for NaN features. Every level is grouped, even
         where few nodes share a group, so that a node's arithmetic is always the same."""
         n = x.shape[0]
-        if n < 2 or x.dim() != 2 or propagations < 1 or adj.layout != torch.sparse_csr:
+        if n < 1 or x.dim() != 2 or propagations < 1 or adj.layout != torch.sparse_csr:
             return None
         device = x.device
         feats = x.detach().cpu().numpy()
