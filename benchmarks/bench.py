@@ -170,9 +170,8 @@ def train_epoch_seconds(graphs, epochs: int = 5, paired_matmul: bool = True,
     return float(np.median(times[1:])), times[1:], rates[1:], model  # the first epoch warms caches up
 
 
-def bench_train(data: Path, gflops: float, dataset: str, epochs: int) -> dict:
-    """Seconds per training epoch on the harness's first fold of ``dataset`` against the arithmetic
-    bound, both from the run-start matmul rate and paired with a matmul after each epoch."""
+def first_fold_normals(data: Path, dataset: str):
+    """The normal graphs of the evaluation harness's first training fold of ``dataset``."""
     from sklearn.model_selection import StratifiedKFold
 
     from core import load
@@ -182,7 +181,13 @@ def bench_train(data: Path, gflops: float, dataset: str, epochs: int) -> dict:
     anomaly = choose_anomaly_label(graphs, "minority")  # the harness's rule: the same fold as its first
     y = np.array([label == anomaly for label in graphs.labels])
     train_idx, _ = next(StratifiedKFold(5, shuffle=True, random_state=1).split(y, y))
-    normal = graphs.subset([i for i in train_idx if not y[i]])
+    return graphs.subset([i for i in train_idx if not y[i]])
+
+
+def bench_train(data: Path, gflops: float, dataset: str, epochs: int) -> dict:
+    """Seconds per training epoch on the harness's first fold of ``dataset`` against the arithmetic
+    bound, both from the run-start matmul rate and paired with a matmul after each epoch."""
+    normal = first_fold_normals(data, dataset)
     start = time.perf_counter()
     seconds, times, rates, model = train_epoch_seconds(normal, epochs=epochs)
     nodes = normal.num_nodes
