@@ -256,8 +256,13 @@ class GLocalKD(Detector):
 
     def _grouping(self, batch: Batch, adj: torch.Tensor) -> GroupedPropagation | None:
         """Groups of nodes that look alike to the networks (both have the same layers), when
-        this model groups (``grouped_``, decided on its training graphs)."""
-        return GroupedPropagation.build(batch.x, adj, self.num_layers) if self.grouped_ else None
+        this model groups (``grouped_``, decided on its training graphs) and runs on a CPU.
+        On a GPU the products are cheap and finding the groups (numpy, on the CPU) would add
+        a round trip per batch; that trade is not measured (no GPU here), so a GPU computes
+        node by node as before."""
+        if not self.grouped_ or self.device_.type != "cpu":
+            return None
+        return GroupedPropagation.build(batch.x, adj, self.num_layers)
 
     def _errors(self, batch: Batch, adj: torch.Tensor, t_node: torch.Tensor, t_graph: torch.Tensor,
                 matmul_dtype: torch.dtype | None = None, groups: GroupedPropagation | None = None):

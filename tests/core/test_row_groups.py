@@ -129,6 +129,10 @@ def test_the_choice_is_saved_with_the_model(herg_path, tmp_path):
     loaded = GLocalKD.load(tmp_path / "m.pt", device="cpu")
     assert model.grouped_ and loaded.grouped_
     assert np.array_equal(model.score(graphs).score, loaded.score(graphs).score)
+    batch = next(PackedGraphs(model.schema_.apply(graphs)).batches(30))
+    assert model._grouping(batch, batch.adj) is not None
+    loaded.device_ = torch.device("cuda")  # a GPU computes node by node (only the device's type is read)
+    assert loaded._grouping(batch, batch.adj) is None
 
 
 def test_a_molecule_scored_alone_scores_as_in_a_large_batch(herg_path):
