@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -9,7 +10,8 @@ from torch_geometric.nn import GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import to_torch_csr_tensor
 
-from .row_groups import GroupedPropagation
+if TYPE_CHECKING:  # row_groups uses this module's spmm
+    from .row_groups import GroupedPropagation
 
 
 def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .gcn import spmm
+
 # Grouping pays off when the first propagation leaves at most this many groups per node: building
 # the groups and the extra sparse matrices costs passes over the edges, which pay off only
 # when a good share of the dense products goes.
@@ -131,8 +133,6 @@ class GroupedPropagation:
 
     def propagate(self, i: int, x: torch.Tensor) -> torch.Tensor:
         """The i-th propagation of grouped rows ``x``."""
-        from .gcn import spmm
-
         step = self.steps[i]
         if x.requires_grad and torch.is_grad_enabled():
             return _GroupedSpMM.apply(step, x)
@@ -144,15 +144,11 @@ class _GroupedSpMM(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, step: _Step, x: torch.Tensor) -> torch.Tensor:
-        from .gcn import spmm
-
         ctx.step = step
         return spmm(step.matrix, x)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        from .gcn import spmm
-
         return None, spmm(ctx.step.transposed, grad.contiguous())
 
 
