@@ -15,7 +15,8 @@ its columns summed per group and one row per group), and only the last one maps 
 Every dense product runs once per group instead of once per node.
 
 The index work (sorting keys, merging entries) runs in numpy, whose sorts were about 5x
-faster than torch's on these sizes (13,000 keys: 0.23 ms against 1.1 ms).
+faster than torch's on these sizes (13,000 keys: 0.23 ms against 1.1 ms); building the groups
+of a batch of 4,100 atoms took about 3-5 ms.
 
 It is exact. Groups are found by keying rows (a fixed projection of a feature row; a key
 built from a row's (group, weight) entries after a propagation) and then checking every
@@ -163,9 +164,18 @@ def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _merge(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, width: int):
     """Entries with the same (row, col) summed (in float64, in their given order, so the sums
-    are the same whatever else is in the batch); returned sorted by row, then col."""
-    unique, inverse = np.unique(rows * width + cols, return_inverse=True)
-    summed = np.bincount(inverse.reshape(-1), weights=vals, minlength=unique.size).astype(vals.dtype)
+    are the same whatever else is in the batch); returned sorted by row, then col.
+
+    The entries come sorted by row, so a stable sort (timsort, which runs fast over sorted
+    stretches) orders them in 0.37 ms where ``np.unique`` took 0.54 ms (12,000 entries)."""
+    key = rows * width + cols
+    order = np.argsort(key, kind="stable")  # stable: equal entries keep their order for the sum
+    key = key[order]
+    new = np.empty(key.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    unique = key[new]
+    summed = np.bincount(np.cumsum(new) - 1, weights=vals[order], minlength=unique.size).astype(vals.dtype)
     return unique // width, unique % width, summed
 
 
