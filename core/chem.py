@@ -24,6 +24,8 @@ columns are exactly version 1 and models trained on it keep working.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import torch
 from rdkit import Chem, RDLogger
@@ -75,7 +77,8 @@ _OFF_RINGS = _OFF_FLAGS + 3
 
 
 def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
-    """Parse and sanitise a SMILES string; on failure return (None, the reason in plain words)."""
+    """Parse and sanitise a SMILES string; on failure return (None, the reason in plain words).
+    Hydrogens written as atoms ("[H]") become hydrogen counts, as in RDKit's default reader."""
     text = smiles.strip()
     if not text:
         return None, "empty SMILES"
@@ -85,7 +88,25 @@ def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
     mol = Chem.MolFromSmiles(text, sanitize=False)
     if mol is None:
         return None, f"invalid SMILES syntax: {_clip(text)}"
-    return _sanitised(mol, text)
+    mol, reason = _sanitised(mol, text)
+    if mol is not None and _HYDROGEN_ATOM.search(text):
+        return _without_hydrogen_atoms(mol)
+    return mol, reason
+
+
+# A hydrogen written as an atom of its own: [H], [2H], [H+] (not [Hg], [He], [nH] or [NH4+]).
+_HYDROGEN_ATOM = re.compile(r"\[\d*H(?![a-z])")
+
+
+def _without_hydrogen_atoms(mol: Chem.Mol) -> tuple[Chem.Mol | None, str]:
+    """Hydrogen atoms folded into their heavy atoms' hydrogen counts, as RDKit's default readers
+    do, so that "[H]C([H])([H])O", "CO" and a molfile with explicit hydrogens make one graph.
+    RDKit keeps the hydrogens that carry information (isotopes, H2, a lone [H+]). Sanitized
+    again: without it the heavy atoms would keep the hydrogen counts of before (none)."""
+    try:
+        return Chem.RemoveHs(mol), ""
+    except Exception as exc:  # Chem.rdchem.MolSanitizeException and kin
+        return None, f"chemistry error after removing the hydrogen atoms: {str(exc).strip()}"
 
 
 def parse_molblock(block: str) -> tuple[Chem.Mol | None, str]:
@@ -97,9 +118,7 @@ def parse_molblock(block: str) -> tuple[Chem.Mol | None, str]:
     if mol is None:
         return None, "broken molblock (RDKit could not read the atom or bond block)"
     mol, reason = _sanitised(mol, "")
-    if mol is not None:
-        mol = Chem.RemoveHs(mol, sanitize=False)
-    return mol, reason
+    return (None, reason) if mol is None else _without_hydrogen_atoms(mol)
 
 
 def _sanitised(mol: Chem.Mol, text: str) -> tuple[Chem.Mol | None, str]:
