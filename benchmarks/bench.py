@@ -261,6 +261,12 @@ def main() -> int:
     print(f"dense fp32 matmul: {gflops:.1f} GFLOP/s on {torch.get_num_threads()} threads "
           f"({machine['cpu']}; {', '.join(machine.get('vector_flags', [])) or 'no AVX2'})", flush=True)
     precisions = args.screen_precision.split(",")
+    from core.model import bfloat16_is_fast
+
+    if "bfloat16" in precisions and not bfloat16_is_fast("cpu"):  # a generic loop: ~50x slower than fp32
+        precisions = [p for p in precisions if p != "bfloat16"] or ["float32"]
+        out["bfloat16_skipped"] = "this CPU has no bfloat16 instructions (AVX-512 or AMX)"
+        print(f"bfloat16 screening skipped: {out['bfloat16_skipped']}", flush=True)
     if "bfloat16" in precisions:
         out["matmul_gflops_bfloat16"] = matmul_gflops(dtype=torch.bfloat16)
         print(f"dense bf16 matmul: {out['matmul_gflops_bfloat16']:.1f} GFLOP/s", flush=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from typing import Sequence
 
 from . import __version__
@@ -302,41 +303,52 @@ def _explanations(args: argparse.Namespace) -> None:
                        "results": [r.to_dict() for r in results]}, fh, indent=2)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as the command's other messages are: one line on stderr, no source location."""
+    print(f"glocalkd: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     retain_freed_memory()  # this process is ours: see core/allocator.py
     _set_threads(args)
-    try:
-        if args.command == "train":
-            _train(args)
-        elif args.command == "evaluate":
-            from .evaluate import run_from_args
-
-            args.argv = list(sys.argv[1:] if argv is None else argv)
-            run_from_args(args)
-        elif args.command == "score":
-            _score(args)
-        elif args.command == "screen":
-            _screen(args)
-        elif args.command == "merge-reports":
-            from .screening import merge_reports
-
-            rows = merge_reports(args.reports, args.output)
-            print(f"{rows:,} rows from {len(args.reports)} reports merged into {args.output}", file=sys.stderr)
-        elif args.command == "evaluate-explanations":
-            _explanations(args)
-        else:
-            print(_summary(_load_quiet(args)))
-    except GLocalKDError as exc:
-        print(f"glocalkd: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("glocalkd: interrupted", file=sys.stderr)
-        return 130
-    except OSError as exc:
-        print(f"glocalkd: error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():  # restores Python's own display when main returns
+        warnings.showwarning = _show_warning
+        try:
+            _run(args, argv)
+        except GLocalKDError as exc:
+            print(f"glocalkd: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("glocalkd: interrupted", file=sys.stderr)
+            return 130
+        except OSError as exc:
+            print(f"glocalkd: error: {exc}", file=sys.stderr)
+            return 2
     return 0
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> None:
+    if args.command == "train":
+        _train(args)
+    elif args.command == "evaluate":
+        from .evaluate import run_from_args
+
+        args.argv = list(sys.argv[1:] if argv is None else argv)
+        run_from_args(args)
+    elif args.command == "score":
+        _score(args)
+    elif args.command == "screen":
+        _screen(args)
+    elif args.command == "merge-reports":
+        from .screening import merge_reports
+
+        rows = merge_reports(args.reports, args.output)
+        print(f"{rows:,} rows from {len(args.reports)} reports merged into {args.output}", file=sys.stderr)
+    elif args.command == "evaluate-explanations":
+        _explanations(args)
+    else:
+        print(_summary(_load_quiet(args)))
 
 
 def _load_quiet(args: argparse.Namespace) -> GraphSet:

@@ -39,3 +39,7 @@ class ModelFileError(GLocalKDError):
 
 class SchemaMismatchError(GLocalKDError):
     """Data whose node features do not fit the feature schema a model was trained with."""
+
+
+class SlowPrecisionWarning(UserWarning):
+    """A precision was asked for that this device computes far slower than float32."""

@@ -468,6 +468,22 @@ def matmul_dtype(precision: str) -> torch.dtype | None:
     return torch.bfloat16 if precision == "bfloat16" else None
 
 
+def bfloat16_is_fast(device: torch.device | str) -> bool:
+    """Whether ``device`` multiplies bfloat16 in hardware: GPUs that support it, CPUs with AVX-512
+    or AMX (oneDNN's bfloat16 kernels). Elsewhere torch runs a generic loop: a 512 x 512 x 512
+    product took 0.20 s in bfloat16 against 0.004 s in float32 on an AMD EPYC with AVX2. When it
+    cannot tell, it says True (no warning)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    if device.type != "cpu":
+        return True
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return True
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, MemoryError) or "out of memory" in str(exc):
         return "out of memory"

@@ -171,6 +171,7 @@ def test_shards_screened_apart_merge_into_the_whole_librarys_ranking(tmp_path, s
         merge_reports([smiles_file], tmp_path / "x.csv")
 
 
+@pytest.mark.filterwarnings("ignore::core.errors.SlowPrecisionWarning")  # CPUs without bfloat16 warn
 def test_bfloat16_screening_ranks_like_float32(tmp_path, herg_path):
     """bfloat16 dense products change scores a little, never the bookkeeping: every row is
     scored, and the ranking agrees closely with float32."""
@@ -191,3 +192,28 @@ def test_bfloat16_screening_ranks_like_float32(tmp_path, herg_path):
     assert len(set(a.ids[:k]) & set(b.ids[:k])) >= 0.8 * k  # the top tenth is nearly the same molecules
     with pytest.raises(GLocalKDError, match="precision"):
         screen(model, herg_path, tmp_path / "x.csv", workers=1, precision="float16")
+
+
+def test_bfloat16_where_the_device_lacks_it_warns_and_still_screens(library, model, tmp_path, monkeypatch, capsys):
+    """Without bfloat16 instructions (AVX2 CPUs) torch multiplies bfloat16 in a generic loop, far
+    slower than float32: asking for it says so, once, before the run, and the run completes."""
+    import warnings
+
+    import core.model
+    from core.cli import main
+    from core.errors import SlowPrecisionWarning
+
+    monkeypatch.setattr(core.model, "bfloat16_is_fast", lambda device: False)
+    with pytest.warns(SlowPrecisionWarning, match="no bfloat16 instructions") as seen:
+        summary = screen(model, library, tmp_path / "slow.csv", workers=1, precision="bfloat16")
+    assert len(seen) == 1 and summary.scored == 298 and summary.rejected == 2
+    model.save(tmp_path / "m.pt")
+    assert main(["screen", str(tmp_path / "m.pt"), str(library), "-o", str(tmp_path / "r.csv"), "--workers", "1",
+                 "--device", "cpu", "--precision", "bfloat16"]) == 0
+    err = capsys.readouterr().err
+    assert "glocalkd: warning: this CPU has no bfloat16 instructions" in err and "298 scored" in err
+    monkeypatch.setattr(core.model, "bfloat16_is_fast", lambda device: True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlowPrecisionWarning)
+        screen(model, library, tmp_path / "fast.csv", workers=1, precision="bfloat16")
+        screen(model, library, tmp_path / "f32.csv", workers=1)
