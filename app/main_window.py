@@ -418,6 +418,8 @@ class MainWindow(QMainWindow):
         majority = max(counts, key=counts.get) if counts else None
         self.form.set_labels(list(counts), preferred=majority)
         self._schema_text = schema
+        rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
+        self.progress_label.setText(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
         if self.model is not None and len(graphs):
             self._score_current("Scoring with the current model…")
         self._show_data()
