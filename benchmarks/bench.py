@@ -104,21 +104,6 @@ class MemorySampler:
         return out
 
 
-def cpu_model() -> dict:
-    """The CPU's name and its widest vector instructions (from /proc/cpuinfo on Linux): the ratio
-    to the matmul bound depends on them, since the products speed up with wider vectors and the
-    memory-bound rest of an epoch does not."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return {"cpu": platform.processor() or "unknown"}
-    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-    fields = {k.strip(): v.strip() for k, v in fields.items()}
-    flags = set(fields.get("flags", "").split())
-    wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")
-    return {"cpu": fields.get("model name", "unknown"), "vector_flags": [f for f in wanted if f in flags]}
-
-
 def matmul_gflops(n: int = 2048, repeats: int = 20, dtype: torch.dtype = torch.float32) -> float:
     a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     torch.mm(a, b)
@@ -248,10 +233,11 @@ def main() -> int:
     parts = set(args.parts.split(","))
     data = Path(args.data)
     from core import retain_freed_memory
+    from core.machine import describe_cpu
 
     allocator_tuned = retain_freed_memory()  # as the glocalkd command does
     out: dict = {"machine": {"cpus": torch.get_num_threads(), "torch": torch.__version__,
-                             "python": platform.python_version(), **cpu_model()},
+                             "python": platform.python_version(), **describe_cpu()},
                  "allocator_tuned": allocator_tuned,
                  "command": "python " + " ".join(sys.argv),
                  "started_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}

@@ -522,8 +522,10 @@ def _standardize(train: GraphSet, test: GraphSet) -> tuple[GraphSet, GraphSet]:
 def _environment() -> dict:
     import torch
 
+    from .machine import describe_cpu
+
     return {"python": platform.python_version(), "torch": torch.__version__, "threads": torch.get_num_threads(),
-            "machine": platform.machine(), "cpus": os.cpu_count(), "started_utc":
+            "machine": platform.machine(), **describe_cpu(), "cpus": os.cpu_count(), "started_utc":
             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
