@@ -234,6 +234,7 @@ def main() -> int:
     data = Path(args.data)
     from core import retain_freed_memory
     from core.machine import describe_cpu
+    from core.model import bfloat16_is_fast
 
     allocator_tuned = retain_freed_memory()  # as the glocalkd command does
     out: dict = {"machine": {"cpus": torch.get_num_threads(), "torch": torch.__version__,
@@ -247,8 +248,6 @@ def main() -> int:
     print(f"dense fp32 matmul: {gflops:.1f} GFLOP/s on {torch.get_num_threads()} threads "
           f"({machine['cpu']}; {', '.join(machine.get('vector_flags', [])) or 'no AVX2'})", flush=True)
     precisions = args.screen_precision.split(",")
-    from core.model import bfloat16_is_fast
-
     if "bfloat16" in precisions and not bfloat16_is_fast("cpu"):  # a generic loop: ~50x slower than fp32
         precisions = [p for p in precisions if p != "bfloat16"] or ["float32"]
         out["bfloat16_skipped"] = "this CPU has no bfloat16 instructions (AVX-512 or AMX)"
