@@ -9,18 +9,25 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 _PROBE = textwrap.dedent("""
-    import resource, sys
-    import torch
+    import ctypes, ctypes.util, resource, sys
     from core.allocator import retain_freed_memory
     took = retain_freed_memory() if sys.argv[1] == "tuned" else None  # "default": a control run
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
     faults = []
     for _ in range(6):
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        blocks = [torch.ones(5_000_000) for _ in range(3)]  # 3 x 20 MB, as a training step's activations
-        del blocks  # 60 MB free at the heap's top: past glibc's own trim threshold (twice 20 MB)
+        blocks = [libc.malloc(20_000_000) for _ in range(3)]  # 3 x 20 MB, as a training step's activations
+        for block in blocks:
+            libc.memset(block, 1, 20_000_000)  # touched, as a tensor's data is
+        for block in blocks:
+            libc.free(block)  # 60 MB free at the heap's top: past glibc's own trim threshold (twice 20 MB)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     print(took, *faults)
 """)
+
 
 
 def _faults(mode: str) -> tuple[str, list[int]]:
@@ -32,11 +39,17 @@ def _faults(mode: str) -> tuple[str, list[int]]:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc thresholds exist on Linux only")
 def test_freed_blocks_are_reused_without_page_faults():
-    """Without the call glibc gives most of the 60 MB back each round and maps it afresh
-    (9,700-14,600 faults per round, here); with it the rounds soon reuse what the process kept."""
+    """Without the call glibc gives the 60 MB back each round and maps it afresh (about 14,600
+    faults in every round on session 11's machine); with it the rounds after the first reuse
+    what the process kept (none). The blocks come straight from malloc, which is what torch's
+    CPU allocator calls: with tensors, torch's own small allocations land between the blocks,
+    and how soon the rounds stop faulting then depends on that layout (session 11: from the
+    fifth or the seventh of 12 rounds, with or without the call)."""
     took, faults = _faults("tuned")
     assert took == "True"
-    assert faults[0] > 0 and max(faults[3:]) < max(1, faults[0] // 20)
+    assert faults[0] > 0 and max(faults[1:]) < max(1, faults[0] // 20)
+    _, control = _faults("default")
+    assert min(control[1:]) > faults[0] // 2  # the probe sees the difference the call makes
 
 
 def test_it_reports_whether_the_settings_took(monkeypatch):
