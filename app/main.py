@@ -2,24 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
-
-def wait_passively() -> bool:
-    """Make torch's OpenMP threads sleep, not spin, while they wait for each other; returns
-    whether it could still take effect (torch not imported yet). A desktop shares its cores,
-    and a spinning thread holds a core that another thread of the same product is waiting
-    for. With one other busy process on the 2 cores, an AIDS training epoch took 0.80-0.97 s
-    spinning (OpenMP's default) and 0.48-0.51 s sleeping; with the cores to itself, 0.25-0.27 s
-    and 0.24-0.27 s (medians, interleaved runs). A value the user set is kept."""
-    if "torch" in sys.modules:
-        return False
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    return True
+from core.threads import wait_passively  # core's package import does not load torch
 
 
 def main(argv: list[str] | None = None) -> int:

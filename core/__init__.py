@@ -13,18 +13,34 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .allocator import retain_freed_memory  # noqa: E402
-from .errors import DataError, GLocalKDError, ModelFileError, SchemaMismatchError  # noqa: E402
-from .graphset import GraphMeta, GraphSet, Reject, normalize_label  # noqa: E402
-from .loaders import load  # noqa: E402
-from .features import FeatureSchema  # noqa: E402
-from .scores import Scores  # noqa: E402
-from .model import EpochInfo, GLocalKD, resolve_device  # noqa: E402
-from .detectors import DETECTORS, accepted_params, detector_info, make_detector  # noqa: E402
-from .report import COLUMNS as REPORT_COLUMNS, node_names, write_report  # noqa: E402
+# The public names and the modules that define them. They are imported on first use (PEP 562),
+# so that ``import core.cli`` does not load torch: ``glocalkd --help`` answers at once, and the
+# command can set OpenMP's environment before torch loads its runtime (core/threads.py).
+_PUBLIC = {
+    "retain_freed_memory": "allocator",
+    "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
+    "GraphMeta": "graphset", "GraphSet": "graphset", "Reject": "graphset", "normalize_label": "graphset",
+    "load": "loaders",
+    "FeatureSchema": "features",
+    "Scores": "scores",
+    "EpochInfo": "model", "GLocalKD": "model", "resolve_device": "model",
+    "DETECTORS": "detectors", "accepted_params": "detectors", "detector_info": "detectors",
+    "make_detector": "detectors",
+    "REPORT_COLUMNS": "report", "node_names": "report", "write_report": "report",
+}
+__all__ = ["__version__", *_PUBLIC]
 
-__all__ = [
-    "__version__", "load", "GraphSet", "GraphMeta", "Reject", "normalize_label", "FeatureSchema",
-    "GLocalKD", "EpochInfo", "DETECTORS", "accepted_params", "detector_info", "make_detector", "Scores", "resolve_device", "write_report", "node_names", "REPORT_COLUMNS",
-    "GLocalKDError", "DataError", "ModelFileError", "SchemaMismatchError", "retain_freed_memory",
-]
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), "COLUMNS" if name == "REPORT_COLUMNS" else name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -7,13 +7,17 @@ import time
 import warnings
 from typing import Sequence
 
+from typing import TYPE_CHECKING
+
 from . import __version__
 from .allocator import retain_freed_memory
 from .detectors import DETECTORS
 from .errors import GLocalKDError
-from .features import MODES
-from .graphset import GraphSet
-from .loaders import load
+from .threads import wait_passively
+
+if TYPE_CHECKING:
+    from .graphset import GraphSet
+# torch loads with the first command that needs it, after main() has set OpenMP's waiting (core/threads.py)
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
@@ -44,6 +48,8 @@ def _set_threads(args: argparse.Namespace) -> None:
 
 
 def _load(args: argparse.Namespace) -> GraphSet:
+    from .loaders import load
+
     graphs = load(args.data, smiles_column=args.smiles_column, id_column=args.id_column,
                   label_column=args.label_column)
     print(_summary(graphs), file=sys.stderr)
@@ -65,6 +71,8 @@ def _summary(graphs: GraphSet) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .features import MODES  # loads torch: main() has set OpenMP's waiting by now
+
     parser = argparse.ArgumentParser(prog="glocalkd", description="Graph-level anomaly detection by "
                                      "glocal knowledge distillation (GLocalKD, WSDM 2022).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -153,6 +161,8 @@ def _add_explanations_parser(sub) -> None:
 
 
 def _add_evaluate_parser(sub) -> None:
+    from .features import MODES
+
     e = sub.add_parser("evaluate", help="reproduce the paper's protocols: ROC-AUC per fold or seed, mean ± std")
     e.add_argument("data", help="labelled TU collection or molecule file (the training file for --protocol split)")
     e.add_argument("--protocol", choices=("cv", "split"), default="cv",
@@ -309,6 +319,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    wait_passively()  # before anything loads torch
     args = _parser().parse_args(argv)
     retain_freed_memory()  # this process is ours: see core/allocator.py
     _set_threads(args)
@@ -352,5 +363,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> None:
 
 
 def _load_quiet(args: argparse.Namespace) -> GraphSet:
+    from .loaders import load
+
     return load(args.data, smiles_column=args.smiles_column, id_column=args.id_column,
                 label_column=args.label_column)
