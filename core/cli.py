@@ -13,6 +13,7 @@ from . import __version__
 from .allocator import retain_freed_memory
 from .detectors import DETECTORS
 from .errors import GLocalKDError
+from .feature_modes import MODES
 from .threads import wait_passively
 
 if TYPE_CHECKING:
@@ -71,8 +72,6 @@ def _summary(graphs: GraphSet) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .features import MODES  # loads torch: main() has set OpenMP's waiting by now
-
     parser = argparse.ArgumentParser(prog="glocalkd", description="Graph-level anomaly detection by "
                                      "glocal knowledge distillation (GLocalKD, WSDM 2022).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -161,8 +160,6 @@ def _add_explanations_parser(sub) -> None:
 
 
 def _add_evaluate_parser(sub) -> None:
-    from .features import MODES
-
     e = sub.add_parser("evaluate", help="reproduce the paper's protocols: ROC-AUC per fold or seed, mean ± std")
     e.add_argument("data", help="labelled TU collection or molecule file (the training file for --protocol split)")
     e.add_argument("--protocol", choices=("cv", "split"), default="cv",

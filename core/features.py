@@ -13,9 +13,9 @@ from torch_geometric.utils import degree
 
 from .chem import ATOM_FEATURE_DIMS, ATOM_FEATURE_VERSION
 from .errors import DataError, SchemaMismatchError
+from .feature_modes import MODES
 from .graphset import GraphSet
 
-MODES = ("auto", "attributes", "labels", "both", "degree", "atom", "atom-rings")
 MAX_DEGREE_CAP = 64
 
 
