@@ -20,15 +20,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import torch
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-from core.threads import wait_passively  # noqa: E402
-
-wait_passively()  # as the glocalkd command does, before torch loads (core/threads.py)
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
 
 
 def peak_rss_mb() -> float:

@@ -14,8 +14,8 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 # The public names and the modules that define them. They are imported on first use (PEP 562),
-# so that ``import core.cli`` does not load torch: ``glocalkd --help`` answers at once, and the
-# command can set OpenMP's environment before torch loads its runtime (core/threads.py).
+# so that ``import core.cli`` does not load torch (``glocalkd --help`` answers at once), and the
+# app can import from core and still set OpenMP's environment before torch loads (core/threads.py).
 _PUBLIC = {
     "retain_freed_memory": "allocator",
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",

@@ -14,11 +14,10 @@ from .allocator import retain_freed_memory
 from .detectors import DETECTORS
 from .errors import GLocalKDError
 from .feature_modes import MODES
-from .threads import wait_passively
 
 if TYPE_CHECKING:
     from .graphset import GraphSet
-# torch loads with the first command that needs it, after main() has set OpenMP's waiting (core/threads.py)
+# torch loads with the first command that needs it: --help and --version answer at once
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
@@ -316,7 +315,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    wait_passively()  # before anything loads torch
     args = _parser().parse_args(argv)
     retain_freed_memory()  # this process is ours: see core/allocator.py
     _set_threads(args)

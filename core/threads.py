@@ -1,15 +1,22 @@
-"""torch's CPU threads wait for each other asleep, not spinning, where the cores are shared.
+"""torch's CPU threads wait for each other asleep, not spinning, in the desktop app.
 
-OpenMP's threads spin while they wait at the end of each parallel product. On cores that other
-processes also use, a spinning thread holds a core that another thread of the same product is
-waiting for. Measured here (session 11, 2 cores, AIDS training epochs, medians of interleaved
-runs): with one other busy process, 0.80-0.97 s spinning and 0.48-0.51 s asleep (1 thread:
-0.46 s); with the cores to itself, 0.25-0.27 s and 0.24-0.27 s. Screening 50,000 MOSES rows,
-whose parsing workers share the cores with scoring: 3,220-3,577/s spinning, 3,538-3,587/s asleep.
+OpenMP's threads spin for a while when they wait at the end of each parallel product. On
+cores that other programs also use, a spinning thread holds a core that another thread of the
+same product is waiting for; a desktop's cores are always shared. Measured here (session 11,
+an AMD EPYC with 2 cores, medians of interleaved runs in fresh processes):
 
-OpenMP reads the setting once, when torch loads its runtime, so it is an environment variable
-set before the first ``import torch``. The library never sets it on its own: the ``glocalkd``
-command and the app do, at start-up, unless the user has set it.
+- AIDS training epochs beside one other busy process: 0.80-0.97 s spinning, 0.48-0.51 s asleep
+  (``GOMP_SPINCOUNT=10000``, a short spin: 0.65 s); with the cores to itself, 0.25-0.27 s and
+  0.24-0.27 s.
+- Screening 50,000 MOSES rows, whose parsing workers share the cores with scoring: 3,220-3,577/s
+  spinning, 3,538-3,587/s asleep.
+- But REDDIT-BINARY training epochs alone: 3.25 and 3.41 s spinning, 3.77 and 4.67 s asleep:
+  its many short parallel steps pay for waking the threads.
+
+So the app sets it, and the ``glocalkd`` command, which mostly runs on cores of its own, keeps
+OpenMP's default (set ``OMP_WAIT_POLICY=PASSIVE`` yourself, or pass ``--threads 1``, where the
+cores are shared). OpenMP reads the setting once, when torch loads its runtime, so it is an
+environment variable set before the first ``import torch``; the library never sets it on its own.
 """
 from __future__ import annotations
 

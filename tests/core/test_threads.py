@@ -1,4 +1,4 @@
-"""OpenMP's waiting is set to PASSIVE by the command and the app before torch loads (core/threads.py)."""
+"""OpenMP's waiting is set to PASSIVE by the app before torch loads (core/threads.py)."""
 import os
 import subprocess
 import sys
@@ -22,10 +22,10 @@ def test_wait_passively_sets_the_policy_before_torch_only_and_keeps_the_users():
     assert _run(probe, OMP_WAIT_POLICY="ACTIVE") == ["True", "ACTIVE", "False"]
 
 
-def test_the_command_and_the_app_set_it_before_anything_loads_torch():
-    command = ("import os, sys; from core.cli import main; print('torch' in sys.modules)\n"
-               "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
-               "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
-    assert _run(command) == ["False", "glocalkd", "0.1.0", "PASSIVE", "False"]  # --help and --version need no torch
+def test_the_app_can_set_it_and_the_command_answers_help_without_torch():
     app = "import sys, app.main; print('torch' in sys.modules)"  # its main() sets it, then loads torch
     assert _run(app) == ["False"]
+    command = ("import os, sys; from core.cli import main\n"
+               "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+               "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
+    assert _run(command) == ["glocalkd", "0.1.0", "None", "False"]  # OpenMP's default; no torch for --version
