@@ -10,8 +10,8 @@ an AMD EPYC with 2 cores, medians of interleaved runs in fresh processes):
   0.24-0.27 s.
 - Screening 50,000 MOSES rows, whose parsing workers share the cores with scoring: 3,220-3,577/s
   spinning, 3,538-3,587/s asleep.
-- But REDDIT-BINARY training epochs alone: 3.25 and 3.41 s spinning, 3.77 and 4.67 s asleep:
-  its many short parallel steps pay for waking the threads.
+- But REDDIT-BINARY training epochs alone, three rounds: 3.41, 3.25 and 3.47 s spinning; 4.67,
+  3.77 and 3.45 s asleep. Waking the threads for its many short parallel steps can cost.
 
 So the app sets it, and the ``glocalkd`` command, which mostly runs on cores of its own, keeps
 OpenMP's default (set ``OMP_WAIT_POLICY=PASSIVE`` yourself, or pass ``--threads 1``, where the
