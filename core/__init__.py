@@ -28,6 +28,7 @@ _PUBLIC = {
     "make_detector": "detectors",
     "REPORT_COLUMNS": "report", "node_names": "report", "write_report": "report",
 }
+_RENAMED = {"REPORT_COLUMNS": "COLUMNS"}  # public name -> the name in its module
 __all__ = ["__version__", *_PUBLIC]
 
 
@@ -37,7 +38,7 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'core' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f".{module}", __name__), "COLUMNS" if name == "REPORT_COLUMNS" else name)
+    value = getattr(importlib.import_module(f".{module}", __name__), _RENAMED.get(name, name))
     globals()[name] = value  # later lookups skip this function
     return value
 

@@ -5,10 +5,10 @@ import argparse
 import sys
 import time
 import warnings
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from typing import TYPE_CHECKING
-
+# Nothing here loads torch: it loads with the first command that needs it, so --help and
+# --version answer at once.
 from . import __version__
 from .allocator import retain_freed_memory
 from .detectors import DETECTORS
@@ -17,7 +17,6 @@ from .feature_modes import MODES
 
 if TYPE_CHECKING:
     from .graphset import GraphSet
-# torch loads with the first command that needs it: --help and --version answer at once
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
