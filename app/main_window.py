@@ -13,10 +13,10 @@ from PySide6.QtWidgets import (QComboBox, QDockWidget, QDoubleSpinBox, QFileDial
                                QWidget)
 
 from core import GLocalKD, GLocalKDError, GraphSet, Scores, detector_info, load, make_detector
-from core.features import FeatureSchema
-from core.loaders.columns import is_table, table_columns
-from core.ranked_report import is_report
-from core.metrics import roc_auc
+from core.data.features import FeatureSchema
+from core.io.columns import is_table, table_columns
+from core.io.ranked_report import is_report
+from core.evaluation.metrics import roc_auc
 
 from .dialogs import ColumnDialog, RejectsDialog
 from .map_view import MapView
@@ -48,7 +48,7 @@ class MainWindow(QMainWindow):
         self.runner.changed.connect(self._update_state)
         self.graphs: GraphSet | None = None
         self.scores: Scores | None = None
-        self.model = None  # the trained detector: GLocalKD or a competitor (core.detectors)
+        self.model = None  # the trained detector: GLocalKD or a competitor (core.detectors.registry)
         self.data_path: str = ""
         self._train_started = 0.0
         self._trained_on_shown = 0  # how many of the shown graphs the model was trained on
@@ -377,7 +377,7 @@ class MainWindow(QMainWindow):
 
     def open_report(self, path: str) -> None:
         """Read a ranked CSV report in the background and show it in a report window."""
-        from core.ranked_report import read_report
+        from core.io.ranked_report import read_report
 
         self._busy(f"Reading report {Path(path).name}…")
 
@@ -619,7 +619,7 @@ class MainWindow(QMainWindow):
         if not text or self.graphs is None:
             self.model_table.set_smarts_mask(None)
             return
-        from core.substructure import smarts_matches
+        from core.data.substructure import smarts_matches
 
         try:
             mask = smarts_matches([m.smiles for m in self.graphs.meta], text)
@@ -685,7 +685,7 @@ class MainWindow(QMainWindow):
             return
         if self.runner.busy():
             return
-        from core.chemical_space import space_map
+        from core.viz.chemical_space import space_map
 
         model, graphs, seed = self.model, self.graphs, self.form.params()["seed"]
         self._busy(f"Computing the {space} map ({method})…")

@@ -14,7 +14,7 @@ METHOD_LABELS = {"tsne": "t-SNE", "pca": "PCA"}
 
 
 class MapView(QWidget):
-    """Scatter of a :class:`core.chemical_space.SpaceMap`; emits ``graph_clicked(graph index)``."""
+    """Scatter of a :class:`core.viz.chemical_space.SpaceMap`; emits ``graph_clicked(graph index)``."""
 
     graph_clicked = Signal(int)
     compute_requested = Signal(str, str)  # space, method

@@ -41,7 +41,7 @@ class ResultsModel(QAbstractTableModel):
                           _objects([m.smiles for m in meta]), _objects([m.label or "" for m in meta]), nodes)
 
     def set_report(self, report, threshold: float | None = None) -> None:
-        """Rows are the scored rows of a ranked report (:class:`core.ranked_report.RankedReport`)."""
+        """Rows are the scored rows of a ranked report (:class:`core.io.ranked_report.RankedReport`)."""
         scores = _ReportScores(report.score, report.graph_score, report.node_score)
         self._set_columns(report, scores, threshold, report.ids, report.names, report.smiles, report.labels,
                           report.num_nodes)

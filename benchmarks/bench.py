@@ -6,7 +6,7 @@
 
 The bound of a GCN workload is its floating-point operations divided by this machine's
 own dense matmul throughput (measured first). Where nodes that look alike are grouped
-(molecules with discrete features, :mod:`core.row_groups`), training runs fewer products than
+(molecules with discrete features, :mod:`core.nn.row_groups`), training runs fewer products than
 that bound counts, so the products actually run get a bound of their own too. Writes
 everything as JSON.
 """
@@ -120,10 +120,10 @@ def gcn_flops_per_node(in_dim: int, hidden: int = 512, out: int = 256, layers: i
 
 
 def grouped_shares(model, graphs) -> list[float]:
-    """Rows per node at each level of the grouped network (:mod:`core.row_groups`) over one
+    """Rows per node at each level of the grouped network (:mod:`core.nn.row_groups`) over one
     pass of training-sized runs: level k holds the rows after k propagations (level 0 the
     feature rows); all 1.0 when the model does not group on these graphs."""
-    from core.packed import PackedGraphs, max_batch_nodes
+    from core.data.packed import PackedGraphs, max_batch_nodes
 
     levels = model.num_layers
     packed = PackedGraphs(model.schema_.apply(graphs))
@@ -175,7 +175,7 @@ def first_fold_normals(data: Path, dataset: str):
     from sklearn.model_selection import StratifiedKFold
 
     from core import load
-    from core.evaluate import choose_anomaly_label
+    from core.evaluation.protocol import choose_anomaly_label
 
     graphs = load(data / dataset)
     anomaly = choose_anomaly_label(graphs, "minority")  # the harness's rule: the same fold as its first
@@ -233,8 +233,8 @@ def main() -> int:
     parts = set(args.parts.split(","))
     data = Path(args.data)
     from core import retain_freed_memory
-    from core.machine import describe_cpu
-    from core.model import bfloat16_is_fast
+    from core.runtime.machine import describe_cpu
+    from core.detectors.glocalkd import bfloat16_is_fast
 
     allocator_tuned = retain_freed_memory()  # as the glocalkd command does
     out: dict = {"machine": {"cpus": torch.get_num_threads(), "torch": torch.__version__,

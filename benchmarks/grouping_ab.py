@@ -3,7 +3,7 @@
     python benchmarks/grouping_ab.py Tox21_HSE_training [--repeats 4] [--data ../shared/datasets]
 
 Trains on the normal graphs of the benchmark's first fold of a TU collection
-(``benchmarks/bench.py``'s split), then alternates epochs run on groups (:mod:`core.row_groups`)
+(``benchmarks/bench.py``'s split), then alternates epochs run on groups (:mod:`core.nn.row_groups`)
 and node by node in one process, so both see the same host; prints the best and median epoch of
 each. On a shared, noisy host that is a fairer comparison than two separate runs.
 """
@@ -30,9 +30,9 @@ def main() -> int:
 
     from benchmarks.bench import first_fold_normals
     from core import GLocalKD, retain_freed_memory
-    from core.optim import adam
-    from core.packed import PackedGraphs, step_in_runs
-    from core.row_groups import GroupedPropagation
+    from core.nn.optim import adam
+    from core.data.packed import PackedGraphs, step_in_runs
+    from core.nn.row_groups import GroupedPropagation
 
     retain_freed_memory()
     normal = first_fold_normals(Path(args.data), args.dataset)

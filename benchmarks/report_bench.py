@@ -15,7 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, sys.argv[2])
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
-from core.ranked_report import read_report
+from core.io.ranked_report import read_report
 app = QApplication([])
 t = time.perf_counter(); report = read_report(sys.argv[1]); read = time.perf_counter() - t
 from app.report_view import ReportWindow

@@ -26,7 +26,7 @@ def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = 
     on how well it is trained), then screen its first ``rows`` SMILES end to end (``rows`` 0:
     the whole library file as it is, gzipped or not). ``keep_report`` keeps the ranked report."""
     from core import GLocalKD, load
-    from core.screening import screen
+    from core.screening.pipeline import screen
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

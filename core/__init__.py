@@ -14,22 +14,26 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 # The public names and the modules that define them. They are imported on first use (PEP 562),
-# so that ``import core.cli`` does not load torch (``glocalkd --help`` answers at once), and the
+# so that ``import core.cli.main`` does not load torch (``glocalkd --help`` answers at once), and the
 # app can import from core and still set OpenMP's environment before torch loads (core/threads.py).
 _PUBLIC = {
-    "retain_freed_memory": "allocator",
+    "retain_freed_memory": "runtime.allocator",
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
-    "GraphMeta": "graphset", "GraphSet": "graphset", "Reject": "graphset", "normalize_label": "graphset",
-    "load": "loaders",
-    "FeatureSchema": "features",
-    "Scores": "scores",
-    "EpochInfo": "model", "GLocalKD": "model", "resolve_device": "model",
-    "DETECTORS": "detectors", "accepted_params": "detectors", "detector_info": "detectors",
-    "make_detector": "detectors",
-    "REPORT_COLUMNS": "report", "node_names": "report", "write_report": "report",
+    "GraphMeta": "data.graphset", "GraphSet": "data.graphset", "Reject": "data.graphset", "normalize_label": "data.graphset",
+    "load": "io.load",
+    "FeatureSchema": "data.features",
+    "Scores": "data.scores",
+    "EpochInfo": "detectors.glocalkd", "GLocalKD": "detectors.glocalkd", "resolve_device": "detectors.glocalkd",
+    "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
+    "make_detector": "detectors.registry",
+    "REPORT_COLUMNS": "io.report", "node_names": "io.report", "write_report": "io.report",
 }
 _RENAMED = {"REPORT_COLUMNS": "COLUMNS"}  # public name -> the name in its module
 __all__ = ["__version__", *_PUBLIC]
+
+from core import _legacy  # noqa: E402  (old module paths, one more release)
+
+_legacy.install()
 
 
 def __getattr__(name: str):

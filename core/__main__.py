@@ -1,6 +1,6 @@
 """``python -m core`` runs the ``glocalkd`` command line."""
 import sys
 
-from .cli import main
+from core.cli.main import main
 
 sys.exit(main())

@@ -96,7 +96,7 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     assert window.auc_label.text().startswith("ROC-AUC")
     # beside it, the AUC of the graph-size baseline fitted on the same training graphs
     from core import make_detector
-    from core.metrics import roc_auc
+    from core.evaluation.metrics import roc_auc
 
     size = make_detector("size").fit(window.graphs.with_label("1")).score(window.graphs).score
     expected = roc_auc(np.array([lab == "0" for lab in window.graphs.labels]), size)

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _PROBE = textwrap.dedent("""
     import ctypes, ctypes.util, resource, sys
-    from core.allocator import retain_freed_memory
+    from core.runtime.allocator import retain_freed_memory
     took = retain_freed_memory() if sys.argv[1] == "tuned" else None  # "default": a control run
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
     libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
@@ -53,7 +53,7 @@ def test_freed_blocks_are_reused_without_page_faults():
 
 
 def test_it_reports_whether_the_settings_took(monkeypatch):
-    from core import allocator
+    from core.runtime import allocator
 
     monkeypatch.setattr(allocator.sys, "platform", "darwin")
     assert allocator.retain_freed_memory() is False

@@ -6,7 +6,7 @@ import gzip
 import pytest
 
 from core import DataError, GLocalKD, load, write_report
-from core.chem import ATOM_FEATURE_DIM, ELEMENTS, FEATURE_NAMES
+from core.data.chem import ATOM_FEATURE_DIM, ELEMENTS, FEATURE_NAMES
 from tests.conftest import sdf_ethanol
 
 TINY = dict(epochs=1, hidden_dim=8, out_dim=4, seed=0, device="cpu")

@@ -4,7 +4,7 @@ import gzip
 import pytest
 import torch
 
-from core.cli import main
+from core.cli.main import main
 from tests.conftest import ring, write_tu
 
 TRAIN = ["--epochs", "1", "--hidden", "8", "--out-dim", "4", "--device", "cpu"]

@@ -7,8 +7,8 @@ import torch
 from torch_geometric.data import Data
 
 from core import DataError, GLocalKD, GLocalKDError, ModelFileError, SchemaMismatchError, load
-from core.graphset import GraphMeta, GraphSet
-from core.model import MODEL_VERSION
+from core.data.graphset import GraphMeta, GraphSet
+from core.detectors.glocalkd import MODEL_VERSION
 from tests.conftest import path, ring, write_tu
 
 SMALL = dict(hidden_dim=8, out_dim=4, batch_size=4, lr=1e-2, seed=0, device="cpu")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from rdkit import Chem
 
-from core.chem import (ATOM_FEATURE_DIM, CHARGES, DEGREES, ELEMENTS, FEATURE_NAMES, HYBRIDISATIONS,
+from core.data.chem import (ATOM_FEATURE_DIM, CHARGES, DEGREES, ELEMENTS, FEATURE_NAMES, HYBRIDISATIONS,
                        HYDROGENS, RING_SIZES, mol_arrays, parse_molblock, parse_smiles)
 from tests.conftest import RESOURCES
 

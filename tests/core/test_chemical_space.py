@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from core import GLocalKD, GLocalKDError, load
-from core.chemical_space import project, space_map
+from core.viz.chemical_space import project, space_map
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@ import csv
 import subprocess
 import sys
 
-from core.cli import main
+from core.cli.main import main
 from tests.conftest import ROOT
 
 

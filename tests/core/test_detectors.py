@@ -10,13 +10,13 @@ import pytest
 import torch
 
 from core import load, write_report
-from core.detectors import DETECTORS, accepted_params, detector_info, make_detector
+from core.detectors.registry import DETECTORS, accepted_params, detector_info, make_detector
 from core.errors import GLocalKDError
-from core.evaluate import evaluate, paper_value
-from core.gcn import GCNEncoder
-from core.graph_kernels import GraphKernel, kernel_distance, node_labels
-from core.lesinn import LESINN
-from core.metrics import roc_auc
+from core.evaluation.protocol import evaluate, paper_value
+from core.nn.gcn import GCNEncoder
+from core.detectors.graph_kernels import GraphKernel, kernel_distance, node_labels
+from core.detectors.lesinn import LESINN
+from core.evaluation.metrics import roc_auc
 from tests.conftest import path, ring, write_tu
 
 SMALL_GCN = dict(epochs=30, lr=1e-2, batch_size=16, hidden_dim=16, out_dim=8, num_layers=2, device="cpu")
@@ -80,7 +80,7 @@ def test_propagation_kernel_equals_grakels_own_computation(odd_rings):
     (9) no training graph has, which GraKeL hashes with fresh random directions."""
     from grakel.kernels import Propagation
 
-    from core.graph_kernels import to_grakel
+    from core.detectors.graph_kernels import to_grakel
 
     data, _, train = odd_rings
     ours = GraphKernel("pk", seed=3)
@@ -93,7 +93,7 @@ def test_node_labels_for_tu_molecules_and_plain_graphs(tmp_path, herg_path):
     plain = load(write_tu(tmp_path / "P", "P", [(4, path(4), 1)], node_labels=False))
     assert node_labels(plain.graphs[0]).tolist() == [1, 2, 2, 1]  # degrees
     mol = load(herg_path)
-    from core.chem import ELEMENTS
+    from core.data.chem import ELEMENTS
 
     carbon = ELEMENTS.index("C")
     assert carbon in node_labels(mol.graphs[0]).tolist()

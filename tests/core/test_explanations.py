@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from core import GLocalKD
-from core.chem import ELEMENTS
-from core.explanations import (GLOBAL_MAKERS, LOCAL_PLANTERS, evaluate_explanations, make_planted,
+from core.data.chem import ELEMENTS
+from core.evaluation.explanations import (GLOBAL_MAKERS, LOCAL_PLANTERS, evaluate_explanations, make_planted,
                                node_explanation_quality)
 from tests.conftest import RESOURCES
 
@@ -51,7 +51,7 @@ def test_tiny_benchmark_runs_end_to_end(smiles):
 def test_cli_evaluate_explanations(tmp_path, capsys):
     import json
 
-    from core.cli import main
+    from core.cli.main import main
 
     out = tmp_path / "x.json"
     assert main(["evaluate-explanations", str(RESOURCES / "moses_sample.csv.gz"), "--train", "120", "--normal", "30",

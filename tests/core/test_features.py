@@ -3,7 +3,7 @@ import torch
 from torch_geometric.data import Data
 
 from core import FeatureSchema, SchemaMismatchError, load
-from core.graphset import GraphMeta, GraphSet
+from core.data.graphset import GraphMeta, GraphSet
 
 
 def _set(graphs):

@@ -3,7 +3,7 @@ import gzip
 import pytest
 
 from core import DataError, load
-from core.chem import ATOM_FEATURE_DIM
+from core.data.chem import ATOM_FEATURE_DIM
 from tests.conftest import sdf_ethanol
 
 

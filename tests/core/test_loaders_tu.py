@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from core import DataError, load
-from core.loaders.tu import load_tu
+from core.io.tu import load_tu
 from tests.conftest import path, ring, write_tu
 
 

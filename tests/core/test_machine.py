@@ -1,5 +1,5 @@
 """describe_cpu: the CPU's name and vector instructions, as benchmarks and evaluations record them."""
-from core.machine import describe_cpu
+from core.runtime.machine import describe_cpu
 
 CPUINFO = """processor\t: 0
 vendor_id\t: GenuineIntel

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from core.gcn import GCNEncoder
-from core.optim import adam
+from core.nn.gcn import GCNEncoder
+from core.nn.optim import adam
 
 
 def _train(optimizer_factory, steps: int = 20) -> list[torch.Tensor]:

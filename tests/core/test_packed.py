@@ -4,8 +4,8 @@ import torch
 from torch_geometric.loader import DataLoader
 
 from core import GLocalKD, load
-from core.gcn import normalized_adjacency
-from core.packed import PackedGraphs
+from core.nn.gcn import normalized_adjacency
+from core.data.packed import PackedGraphs
 from tests.conftest import path, ring, write_tu
 
 
@@ -44,7 +44,7 @@ def test_runs_by_node_count_keep_order_and_stay_near_the_budget(tmp_path):
 def test_training_in_runs_of_nodes_takes_the_same_steps_as_whole_batches(tmp_path, monkeypatch):
     """Cutting each batch into runs (to keep activations in cache) must not change training:
     the gradient of the batch's mean loss is the sum of the runs' parts."""
-    import core.packed as packed_module
+    import core.data.packed as packed_module
 
     shapes = [(n, ring(n), i % 2) for i, n in enumerate([3, 4, 5, 6, 7, 8, 9, 10] * 3)]
     graphs = load(write_tu(tmp_path / "S", "S", shapes))

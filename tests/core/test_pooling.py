@@ -1,7 +1,7 @@
 import torch
 from torch_geometric.nn import global_max_pool as pyg_global_max_pool
 
-from core.pooling import global_max_pool
+from core.nn.pooling import global_max_pool
 
 
 def _graphs():

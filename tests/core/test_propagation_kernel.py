@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.propagation_kernel import PropagationFeatures
+from core.detectors.propagation_kernel import PropagationFeatures
 
 
 def random_graphs(rng: np.random.Generator, count: int, labels: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:

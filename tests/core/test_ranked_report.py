@@ -6,7 +6,7 @@ import pytest
 
 from core import GLocalKD, REPORT_COLUMNS, load, write_report
 from core.errors import DataError
-from core.ranked_report import is_report, read_report, row_graphs
+from core.io.ranked_report import is_report, read_report, row_graphs
 
 
 def test_a_written_report_reads_back_row_for_row(tmp_path, smiles_file):

@@ -7,12 +7,12 @@ from torch_geometric.data import Data
 
 from core import GLocalKD, load
 from core.errors import DataError
-from core.chem import ATOM_FEATURE_DIMS, FEATURE_NAMES, atom_features
-from core.features import FeatureSchema
-from core.graphset import GraphMeta, GraphSet
-from core.ranked_report import read_report
-from core.scores import READOUTS, combine_readouts
-from core.screening import screen
+from core.data.chem import ATOM_FEATURE_DIMS, FEATURE_NAMES, atom_features
+from core.data.features import FeatureSchema
+from core.data.graphset import GraphMeta, GraphSet
+from core.io.ranked_report import read_report
+from core.data.scores import READOUTS, combine_readouts
+from core.screening.pipeline import screen
 
 SMALL = dict(hidden_dim=32, out_dim=16, batch_size=4, lr=1e-2, seed=3, device="cpu")
 

@@ -3,7 +3,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from core import GLocalKD, load
-from core.metrics import roc_auc
+from core.evaluation.metrics import roc_auc
 
 
 def test_aids_fold_reaches_auc_095_in_20_epochs(aids_zip):

@@ -3,9 +3,9 @@ import csv
 import numpy as np
 
 from core import GLocalKD, REPORT_COLUMNS, load, write_report
-from core.graphset import Reject
-from core.report import safe_cell
-from core.scores import Scores
+from core.data.graphset import Reject
+from core.io.report import safe_cell
+from core.data.scores import Scores
 
 
 def _read(path):
@@ -72,20 +72,20 @@ def _tiny(smiles_file):
 
 def test_a_failure_mid_write_keeps_the_old_report_and_leaves_no_partial_file(tmp_path, smiles_file,
                                                                             monkeypatch):
-    import core.report
+    import core.io.report
 
     graphs, scores = _tiny(smiles_file)
     out = tmp_path / "r.csv"
     write_report(out, graphs, scores)
     before = out.read_bytes()
-    real_rows = core.report.report_rows
+    real_rows = core.io.report.report_rows
 
     def failing_rows(*args, **kwargs):
         rows = real_rows(*args, **kwargs)
         yield next(rows)
         raise OSError("disk full")
 
-    monkeypatch.setattr(core.report, "report_rows", failing_rows)
+    monkeypatch.setattr(core.io.report, "report_rows", failing_rows)
     try:
         write_report(out, graphs, scores)
     except OSError as exc:

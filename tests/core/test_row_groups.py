@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-import core.row_groups as row_groups
+import core.nn.row_groups as row_groups
 from core import GLocalKD, load
-from core.gcn import GCNEncoder, normalized_adjacency
-from core.packed import PackedGraphs
-from core.row_groups import GroupedPropagation
+from core.nn.gcn import GCNEncoder, normalized_adjacency
+from core.data.packed import PackedGraphs
+from core.nn.row_groups import GroupedPropagation
 
 
 def _chain_graphs(copies: int = 3):
@@ -137,7 +137,7 @@ def test_the_choice_is_saved_with_the_model(herg_path, tmp_path):
 
 def test_a_molecule_scored_alone_scores_as_in_a_large_batch(herg_path):
     """Alone, a molecule's groups are few (often under 16 rows): the products must still give
-    the bits they give in a batch of hundreds (see ``core.gcn.MIN_PRODUCT_ROWS``)."""
+    the bits they give in a batch of hundreds (see ``core.nn.gcn.MIN_PRODUCT_ROWS``)."""
     graphs = load(herg_path).subset(list(range(300)))
     model = GLocalKD(epochs=1, device="cpu", seed=1).fit(graphs)
     together = model.score(graphs, batch_size=300)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from core import GLocalKD, load, write_report
-from core import screening
-from core.screening import screen
+from core.screening import pipeline as screening
+from core.screening.pipeline import screen
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_chunks_start_small_then_keep_their_size():
 def test_scores_do_not_depend_on_thread_count_or_batch(library, tmp_path):
     """Screening picks its thread count by timing (see ``_scoring_threads``): that is only
     sound because a molecule's score is bitwise the same whatever the threads, and whatever
-    else shares its batch (see ``core.gcn.MIN_PRODUCT_ROWS`` and ``core.row_groups``)."""
+    else shares its batch (see ``core.nn.gcn.MIN_PRODUCT_ROWS`` and ``core.nn.row_groups``)."""
     import torch
 
     paper_width = GLocalKD(epochs=1, device="cpu", seed=0).fit(load(library))
@@ -124,7 +124,7 @@ def test_screening_needs_a_molecule_model(tu_folder, library, tmp_path):
 
 
 def test_cli_screen(library, model, tmp_path, capsys):
-    from core.cli import main
+    from core.cli.main import main
 
     model.save(tmp_path / "m.pt")
     assert main(["screen", str(tmp_path / "m.pt"), str(library), "-o", str(tmp_path / "r.csv"),
@@ -135,7 +135,7 @@ def test_cli_screen(library, model, tmp_path, capsys):
 
 def test_screen_refuses_sizes_below_one(tmp_path, smiles_file):
     from core import GLocalKD, GLocalKDError, load
-    from core.screening import screen
+    from core.screening.pipeline import screen
 
     model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(smiles_file))
     for bad in (dict(batch_graphs=0), dict(chunk_size=0), dict(workers=0)):
@@ -144,8 +144,8 @@ def test_screen_refuses_sizes_below_one(tmp_path, smiles_file):
 
 
 def test_shards_screened_apart_merge_into_the_whole_librarys_ranking(tmp_path, smiles_file):
-    from core.ranked_report import read_report
-    from core.screening import merge_reports
+    from core.io.ranked_report import read_report
+    from core.screening.pipeline import merge_reports
 
     model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(smiles_file))
     lines = smiles_file.read_text().splitlines()
@@ -178,7 +178,7 @@ def test_bfloat16_screening_ranks_like_float32(tmp_path, herg_path):
     from scipy.stats import spearmanr
 
     from core import GLocalKDError
-    from core.ranked_report import read_report
+    from core.io.ranked_report import read_report
 
     graphs = load(herg_path)
     model = GLocalKD(epochs=3, hidden_dim=64, out_dim=32, batch_size=64, device="cpu").fit(graphs)
@@ -199,11 +199,11 @@ def test_bfloat16_where_the_device_lacks_it_warns_and_still_screens(library, mod
     slower than float32: asking for it says so, once, before the run, and the run completes."""
     import warnings
 
-    import core.model
-    from core.cli import main
+    import core.detectors.glocalkd
+    from core.cli.main import main
     from core.errors import SlowPrecisionWarning
 
-    monkeypatch.setattr(core.model, "bfloat16_is_fast", lambda device: False)
+    monkeypatch.setattr(core.detectors.glocalkd, "bfloat16_is_fast", lambda device: False)
     with pytest.warns(SlowPrecisionWarning, match="no bfloat16 instructions") as seen:
         summary = screen(model, library, tmp_path / "slow.csv", workers=1, precision="bfloat16")
     assert len(seen) == 1 and summary.scored == 298 and summary.rejected == 2
@@ -212,7 +212,7 @@ def test_bfloat16_where_the_device_lacks_it_warns_and_still_screens(library, mod
                  "--device", "cpu", "--precision", "bfloat16"]) == 0
     err = capsys.readouterr().err
     assert "glocalkd: warning: this CPU has no bfloat16 instructions" in err and "298 scored" in err
-    monkeypatch.setattr(core.model, "bfloat16_is_fast", lambda device: True)
+    monkeypatch.setattr(core.detectors.glocalkd, "bfloat16_is_fast", lambda device: True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", SlowPrecisionWarning)
         screen(model, library, tmp_path / "fast.csv", workers=1, precision="bfloat16")

@@ -1,0 +1,155 @@
+"""FeatureSchema: how node features are made, fitted on training data and reused unchanged.
+
+It is saved inside every model file, so held-out data (even a TU split whose files lack
+some label values) is featurized exactly as the training data was.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import torch
+from torch_geometric.data import Data
+from torch_geometric.utils import degree
+
+from core.data.chem import ATOM_FEATURE_DIMS, ATOM_FEATURE_VERSION
+from core.errors import DataError, SchemaMismatchError
+from core.data.feature_modes import MODES
+from core.data.graphset import GraphSet
+
+MAX_DEGREE_CAP = 64
+
+
+@dataclass
+class FeatureSchema:
+    """Node-feature recipe.
+
+    ``atom``: RDKit atom features (molecules; fixed vocabulary, the ``atom_version`` of it
+    decides the columns: 1, the default, without ring sizes; 2, asked for as ``atom-rings``,
+    with them). Ring sizes find strained rings planted in drug-like molecules
+    (docs/explanations.md) but cost AUC on hERG (docs/results.md), so they are an option. ``labels``: one-hot TU node
+    labels over the training vocabulary plus one "unseen label" slot. ``attributes``: TU node
+    attributes. ``both``: attributes then labels. ``degree``: one-hot node degree up to the
+    largest training degree (capped at 64), the last slot meaning "that or more" (the paper's
+    choice for plain graphs).
+    """
+
+    mode: str
+    label_values: list[int] = field(default_factory=list)
+    attr_dim: int = 0
+    max_degree: int = 0
+    atom_version: int = 1
+
+    @property
+    def dim(self) -> int:
+        if self.mode == "atom":
+            return ATOM_FEATURE_DIMS[self.atom_version]
+        if self.mode == "degree":
+            return self.max_degree + 1
+        width = 0
+        if self.mode in ("attributes", "both"):
+            width += self.attr_dim
+        if self.mode in ("labels", "both"):
+            width += len(self.label_values) + 1
+        return width
+
+    def describe(self) -> str:
+        return {
+            "atom": f"RDKit atom features ({self.dim}{', with ring sizes' if self.atom_version >= 2 else ''})",
+            "labels": f"one-hot node labels ({len(self.label_values)} values + unseen)",
+            "attributes": f"node attributes ({self.attr_dim})",
+            "both": f"node attributes ({self.attr_dim}) + one-hot labels ({len(self.label_values)} + unseen)",
+            "degree": f"one-hot node degree (0..{self.max_degree - 1}, {self.max_degree}+)",
+        }[self.mode]
+
+    @classmethod
+    def fit(cls, graphs: GraphSet, mode: str = "auto") -> "FeatureSchema":
+        """Choose and size the features from training graphs (``auto`` picks what the data has)."""
+        if mode not in MODES:
+            raise ValueError(f"features must be one of {', '.join(MODES)}, not {mode!r}")
+        if len(graphs) == 0:
+            raise DataError("no graphs to fit node features on", graphs.source)
+        first = graphs.graphs[0]
+        has_x = "x" in first
+        has_labels = "node_label" in first
+        has_attr = "node_attr" in first
+        if mode == "auto":
+            mode = ("atom" if has_x else "both" if has_labels and has_attr else "labels" if has_labels
+                    else "attributes" if has_attr else "degree")
+        rings = mode == "atom-rings"
+        if rings:
+            mode = "atom"
+        need = {"atom": has_x, "labels": has_labels, "attributes": has_attr, "both": has_labels and has_attr}
+        if not need.get(mode, True):
+            raise DataError(f"features {mode!r} asked for, but the data has no "
+                            f"{'atom features' if mode == 'atom' else 'node ' + mode}", graphs.source)
+        schema = cls(mode=mode, atom_version=ATOM_FEATURE_VERSION if rings else 1)
+        if mode in ("labels", "both"):
+            values = torch.unique(torch.cat([g.node_label for g in graphs.graphs]))
+            schema.label_values = [int(v) for v in values]
+        if mode in ("attributes", "both"):
+            schema.attr_dim = int(first.node_attr.shape[1])
+        if mode == "degree":
+            top = max((int(_degrees(g).max()) if g.num_nodes else 0) for g in graphs.graphs)
+            schema.max_degree = max(1, min(top, MAX_DEGREE_CAP))
+        return schema
+
+    def transform(self, data: Data) -> torch.Tensor:
+        """The node-feature matrix of one graph under this schema."""
+        n = int(data.num_nodes)
+        if self.mode == "atom":
+            if "x" not in data:
+                raise SchemaMismatchError("the model was trained on molecules (atom features) but "
+                                          "this data is a graph collection without them")
+            return data.x[:, :self.dim].float()
+        if self.mode == "degree":
+            deg = _degrees(data).clamp(max=self.max_degree)
+            return torch.nn.functional.one_hot(deg, self.max_degree + 1).float()
+        parts = []
+        if self.mode in ("attributes", "both"):
+            attr = data.get("node_attr")
+            if attr is None or attr.shape[1] != self.attr_dim:
+                got = "none" if attr is None else str(attr.shape[1])
+                raise SchemaMismatchError(f"the model expects {self.attr_dim} node attributes per node, "
+                                          f"this data has {got}")
+            parts.append(attr.float())
+        if self.mode in ("labels", "both"):
+            labels = data.get("node_label")
+            if labels is None:
+                raise SchemaMismatchError("the model expects node labels, this data has none")
+            lookup = torch.tensor(self.label_values, dtype=torch.long)
+            pos = torch.searchsorted(lookup, labels)
+            pos_clamped = pos.clamp(max=len(self.label_values) - 1)
+            known = lookup[pos_clamped] == labels
+            slot = torch.where(known, pos_clamped, torch.full_like(pos, len(self.label_values)))
+            onehot = torch.zeros(n, len(self.label_values) + 1)
+            onehot[torch.arange(n), slot] = 1.0
+            parts.append(onehot)
+        return torch.cat(parts, dim=1)
+
+    def apply(self, graphs: GraphSet) -> list[Data]:
+        """Model-ready graphs (``x``, ``edge_index``) for every graph; non-finite features are refused."""
+        out = []
+        for i, g in enumerate(graphs.graphs):
+            x = self.transform(g)
+            if not torch.isfinite(x).all():
+                meta = graphs.meta[i]
+                raise DataError(f"graph {meta.id} has NaN or infinite node features", graphs.source, meta.line)
+            out.append(Data(x=x, edge_index=g.edge_index, num_nodes=int(g.num_nodes)))
+        return out
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FeatureSchema":
+        version = int(d.get("atom_version", 1))  # files from before versions were version 1
+        if version not in ATOM_FEATURE_DIMS:
+            raise ValueError(f"atom feature version {version} is not one this GLocalKD Studio knows "
+                             f"({', '.join(map(str, ATOM_FEATURE_DIMS))}); update it")
+        return cls(mode=str(d["mode"]), label_values=[int(v) for v in d.get("label_values", [])],
+                   attr_dim=int(d.get("attr_dim", 0)), max_degree=int(d.get("max_degree", 0)),
+                   atom_version=version)
+
+
+def _degrees(data: Data) -> torch.Tensor:
+    return degree(data.edge_index[0], num_nodes=int(data.num_nodes), dtype=torch.long)

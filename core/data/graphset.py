@@ -1,0 +1,139 @@
+"""GraphSet: the graphs a loader read, their metadata, and the rows it had to reject."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+from torch_geometric.data import Data
+
+
+@dataclass
+class GraphMeta:
+    """What a user knows a graph by: id, name, SMILES, label and where it came from."""
+
+    id: str
+    name: str = ""
+    smiles: str = ""
+    label: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class Reject:
+    """An input row or record that could not become a graph, and why."""
+
+    line: int | None
+    id: str
+    reason: str
+    text: str = ""
+
+
+@dataclass
+class GraphSet:
+    """Graphs (torch-geometric ``Data``) with per-graph metadata and the rejected rows.
+
+    TU graphs carry raw ``node_label`` (long) and/or ``node_attr`` (float) tensors;
+    molecules carry RDKit atom features in ``x`` already (a fixed vocabulary, see
+    :mod:`core.data.chem`). Node features for a model are made by a fitted
+    :class:`core.data.features.FeatureSchema`.
+    """
+
+    graphs: list[Data]
+    meta: list[GraphMeta]
+    rejects: list[Reject] = field(default_factory=list)
+    source: str = ""
+    format: str = ""
+    kind: str = "graph"  # "molecule" (SMILES/SDF) or "graph" (TU)
+    node_label_names: dict[int, str] | None = None
+    edge_label_names: dict[int, str] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.graphs) != len(self.meta):
+            raise ValueError("graphs and meta must have the same length")
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    @property
+    def labels(self) -> list[str | None]:
+        return [m.label for m in self.meta]
+
+    @property
+    def has_labels(self) -> bool:
+        return any(m.label is not None for m in self.meta)
+
+    @property
+    def is_molecular(self) -> bool:
+        """True when graphs can be drawn as molecules (SMILES known, or TU labels name elements)."""
+        return self.kind == "molecule" or _names_elements(self.node_label_names)
+
+    def label_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for label in self.labels:
+            if label is not None:
+                counts[label] = counts.get(label, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def subset(self, indices: Iterable[int]) -> "GraphSet":
+        """The graphs at ``indices`` (rejects are kept only by the full set)."""
+        idx = list(indices)
+        return GraphSet(
+            graphs=[self.graphs[i] for i in idx],
+            meta=[self.meta[i] for i in idx],
+            rejects=[],
+            source=self.source,
+            format=self.format,
+            kind=self.kind,
+            node_label_names=self.node_label_names,
+            edge_label_names=self.edge_label_names,
+        )
+
+    def with_label(self, label: str) -> "GraphSet":
+        """The graphs whose label equals ``label`` (after :func:`normalize_label`)."""
+        wanted = normalize_label(label)
+        return self.subset(i for i, m in enumerate(self.meta) if m.label == wanted)
+
+    @property
+    def num_nodes(self) -> int:
+        return sum(int(g.num_nodes) for g in self.graphs)
+
+    def node_ptr(self) -> np.ndarray:
+        """Where each graph's nodes start when all graphs' nodes are laid end to end (and the total)."""
+        return np.concatenate([[0], np.cumsum([int(g.num_nodes) for g in self.graphs], dtype=np.int64)])
+
+
+def normalize_label(value: object) -> str | None:
+    """Labels are compared as text: ``1``, ``1.0`` and ``"1"`` are the same label; blanks are None."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text == "" or text.lower() in {"nan", "none", "na", "n/a"}:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if number.is_integer():
+        return str(int(number))
+    return repr(number)
+
+
+_ELEMENTS = {
+    "H", "He", "Li", "Be", "B", "C", "N", "O", "F", "Ne", "Na", "Mg", "Al", "Si", "P", "S", "Cl",
+    "Ar", "K", "Ca", "Sc", "Ti", "V", "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn", "Ga", "Ge", "As",
+    "Se", "Br", "Kr", "Rb", "Sr", "Y", "Zr", "Nb", "Mo", "Tc", "Ru", "Rh", "Pd", "Ag", "Cd", "In",
+    "Sn", "Sb", "Te", "I", "Xe", "Cs", "Ba", "La", "Ce", "Pr", "Nd", "Pm", "Sm", "Eu", "Gd", "Tb",
+    "Dy", "Ho", "Er", "Tm", "Yb", "Lu", "Hf", "Ta", "W", "Re", "Os", "Ir", "Pt", "Au", "Hg", "Tl",
+    "Pb", "Bi", "Po", "At", "Rn", "Fr", "Ra", "Ac", "Th", "Pa", "U",
+}
+
+
+def _names_elements(names: dict[int, str] | None) -> bool:
+    return bool(names) and all(v in _ELEMENTS for v in names.values())
+
+
+def element_symbols(names: dict[int, str] | None) -> dict[int, str]:
+    """The node-label-to-element map when every label names a chemical element, else empty."""
+    return dict(names) if _names_elements(names) else {}
+

@@ -1,0 +1,118 @@
+"""Graph kernels (GraKeL): Weisfeiler-Lehman subtree and propagation kernels on a GraphSet.
+
+The GLocalKD paper's two-step baselines take WL (three iterations, the same neighbourhood
+as a three-layer GCN) and PK ("the recommended setting in GraKeL") from GraKeL. Both work on
+discrete node labels: a TU collection's node labels, a molecule's element, or, for graphs
+without labels (IMDB, REDDIT), the node degree, the usual choice for WL on plain graphs.
+Kernels are normalised (k(x, x) = 1), so ``sqrt(2 - 2 k)`` is a distance in feature space.
+
+GraKeL computes the propagation kernel with a dense matrix per graph and pair by pair in Python
+(45 s for 1,000 Tox21 molecules, over an hour per REDDIT-BINARY fold). Its value is a sum of dot
+products of per-step hashed label counts, so ``core.detectors.propagation_kernel`` computes GraKeL's
+features with sparse propagation and the dot products are one sparse matrix product: the same
+kernel, in seconds.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from core.data.chem import ELEMENTS
+from core.errors import GLocalKDError
+from core.data.graphset import GraphSet
+from core.detectors.propagation_kernel import PropagationFeatures
+
+KERNELS = ("wl", "pk")
+
+
+def node_labels(graph) -> np.ndarray:
+    """Discrete labels of one graph's nodes: TU node labels, else the element of a molecule's
+    atoms (RDKit features), else the degree."""
+    label = graph.get("node_label")
+    if label is not None:
+        return label.numpy().astype(np.int64)
+    x = graph.get("x")
+    n = int(graph.num_nodes)
+    if x is not None and x.shape[1] > len(ELEMENTS):  # molecule: one-hot element block first
+        return x[:, : len(ELEMENTS) + 1].argmax(dim=1).numpy().astype(np.int64)
+    degree = np.zeros(n, dtype=np.int64)
+    np.add.at(degree, graph.edge_index[0].numpy(), 1)
+    return degree
+
+
+def to_grakel(graphs: GraphSet) -> list[list]:
+    """GraKeL's input: per graph an adjacency dict (every node listed) and a node-label dict."""
+    out = []
+    for g in graphs.graphs:
+        n = int(g.num_nodes)
+        src, dst = g.edge_index.numpy()
+        keep = src != dst
+        adjacency: dict[int, list[int]] = {v: [] for v in range(n)}
+        for a, b in zip(src[keep].tolist(), dst[keep].tolist()):
+            adjacency[a].append(b)
+        out.append([adjacency, dict(enumerate(node_labels(g).tolist()))])
+    return out
+
+
+def _labelled(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each graph's edge index and discrete node labels."""
+    return [(g.edge_index.numpy(), node_labels(g)) for g in graphs.graphs]
+
+
+class GraphKernel:
+    """A normalised graph kernel fitted on training graphs: ``fit`` gives the (n, n) training
+    kernel, ``transform`` the (m, n) kernel between new graphs and the training graphs."""
+
+    def __init__(self, kind: str = "wl", wl_iterations: int = 3, seed: int = 0):
+        if kind not in KERNELS:
+            raise GLocalKDError(f"kernel must be one of {', '.join(KERNELS)}, not {kind!r}")
+        self.kind = kind
+        self.wl_iterations = wl_iterations
+        self.seed = seed
+
+    def _make(self):
+        if self.kind == "wl":
+            from grakel.kernels import VertexHistogram, WeisfeilerLehman
+
+            return WeisfeilerLehman(n_iter=self.wl_iterations, base_graph_kernel=VertexHistogram, normalize=True)
+        return PropagationFeatures(seed=self.seed)  # GraKeL's defaults: 5 steps, bin width 0.01
+
+    def fit(self, graphs: GraphSet) -> np.ndarray:
+        if len(graphs) == 0:
+            raise GLocalKDError("a graph kernel needs training graphs")
+        self.kernel_ = self._make()
+        self.n_train_ = len(graphs)
+        if self.kind == "wl":
+            return self._clean(self.kernel_.fit_transform(to_grakel(graphs)))
+        self.train_features_, self.train_squares_ = self.kernel_.fit(_labelled(graphs))
+        return self._pk_kernel(self.train_features_, self.train_squares_)
+
+    def transform(self, graphs: GraphSet) -> np.ndarray:
+        if not hasattr(self, "kernel_"):
+            raise GLocalKDError("the graph kernel is not fitted yet")
+        if len(graphs) == 0:
+            return np.zeros((0, self.n_train_))
+        if self.kind == "wl":
+            return self._clean(self.kernel_.transform(to_grakel(graphs)))
+        return self._pk_kernel(*self.kernel_.transform(_labelled(graphs)))
+
+    def _pk_kernel(self, features: sp.csr_matrix, squares: np.ndarray) -> np.ndarray:
+        """Kernel of ``features`` against the training graphs', normalised as GraKeL does."""
+        k = (features @ self.train_features_.T).toarray()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self._clean(k / np.sqrt(np.outer(squares, self.train_squares_)))
+
+    @staticmethod
+    def _clean(k) -> np.ndarray:
+        """A dense float matrix; graphs with an all-zero feature vector (0/0 when normalising) get 0."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            k = np.asarray(k.toarray() if hasattr(k, "toarray") else k, dtype=np.float64)
+        return np.nan_to_num(k, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def kernel_distance(k: np.ndarray) -> np.ndarray:
+    """Feature-space distance from a normalised kernel: sqrt(2 - 2k), clipped at 0."""
+    return np.sqrt(np.clip(2.0 - 2.0 * k, 0.0, None))

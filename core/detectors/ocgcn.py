@@ -1,0 +1,163 @@
+"""OCGCN: a GCN trained with the Deep SVDD one-class objective (Zhao and Akoglu, 2021).
+
+The GLocalKD paper's end-to-end competitor: "the network architecture and the optimization
+of OCGCN is the same as our model" (three GCN layers, 512/256 wide, max-pooled graph
+embedding, Adam). Deep SVDD (Ruff et al., ICML 2018) fixes the centre ``c`` as the mean
+graph embedding of the training graphs under the initial network (coordinates nearer zero
+than ``eps`` pushed to +-eps), then trains the network to pull the normal graphs towards
+``c``; a graph's score is its squared distance to ``c``. As Deep SVDD prescribes, the layers
+have no bias terms (with biases the network can map every graph onto ``c``). Graph scores
+only: no per-node scores.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import torch
+
+from core.detectors.base import Detector
+from core.errors import DataError, GLocalKDError
+from core.data.features import MODES, FeatureSchema
+from core.nn.gcn import GCNEncoder
+from core.data.graphset import GraphSet
+from core.detectors.glocalkd import EpochInfo, _call, _Callback, _describe, resolve_device
+from core.nn.optim import adam
+from core.data.packed import PackedBatch, PackedGraphs, max_batch_nodes, step_in_runs
+from core.nn.pooling import global_max_pool
+from core.data.scores import Scores
+
+
+class OCGCN(Detector):
+    """One-class GCN in the scikit-learn / PyOD style. Fitted state: ``schema_``, ``net_``,
+    ``center_``, ``loss_history_``, ``train_scores_``, ``stopped_early_``."""
+
+    name = "ocgcn"
+    has_node_scores = False
+
+    def __init__(self, epochs: int = 150, lr: float = 1e-4, batch_size: int = 300, hidden_dim: int = 512,
+                 out_dim: int = 256, num_layers: int = 3, weight_decay: float = 5e-7, eps: float = 0.1,
+                 features: str = "auto", seed: int = 0, device: str = "auto"):
+        self.epochs = epochs
+        self.lr = lr
+        self.batch_size = batch_size
+        self.hidden_dim = hidden_dim
+        self.out_dim = out_dim
+        self.num_layers = num_layers
+        self.weight_decay = weight_decay
+        self.eps = eps
+        self.features = features
+        self.seed = seed
+        self.device = device
+
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in ("epochs", "lr", "batch_size", "hidden_dim", "out_dim", "num_layers",
+                                              "weight_decay", "eps", "features", "seed", "device")}
+
+    def fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None = None,
+            should_stop: Callable[[], bool] | None = None) -> "OCGCN":
+        """Fix the centre, then train on ``graphs`` (taken as normal); like :meth:`GLocalKD.fit`,
+        failures raise :class:`GLocalKDError` and leave the detector untrained."""
+        if self.features not in MODES or not (isinstance(self.epochs, int) and self.epochs >= 1) \
+                or not self.lr > 0 or not (isinstance(self.batch_size, int) and self.batch_size >= 1):
+            raise GLocalKDError(f"invalid OCGCN setting in {self.get_params()}")
+        if len(graphs) == 0:
+            raise DataError("no graphs to train on", graphs.source)
+        for name in ("schema_", "net_", "center_", "loss_history_", "train_scores_", "stopped_early_"):
+            self.__dict__.pop(name, None)
+        try:
+            return self._fit(graphs, on_epoch, should_stop)
+        except _Callback as wrapped:
+            self.__dict__.pop("net_", None)
+            raise wrapped.error from None
+        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
+            self.__dict__.pop("net_", None)
+            raise GLocalKDError(f"training failed ({_describe(exc)})") from exc
+        except BaseException:
+            self.__dict__.pop("net_", None)
+            raise
+
+    def _fit(self, graphs, on_epoch, should_stop) -> "OCGCN":
+        self.device_ = device = resolve_device(self.device)
+        self.schema_ = FeatureSchema.fit(graphs, self.features)
+        packed = PackedGraphs(self.schema_.apply(graphs))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            net = GCNEncoder(self.schema_.dim, self.hidden_dim, self.out_dim, self.num_layers, bias=False).to(device)
+        self.net_ = net
+        self.center_ = self._initial_center(packed)
+        optimizer = adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        shuffle = torch.Generator().manual_seed(self.seed)
+        self.loss_history_: list[float] = []
+        self.stopped_early_ = False
+        net.train()
+        for epoch in range(1, self.epochs + 1):
+            start, total, count = time.perf_counter(), 0.0, 0
+            for ids in packed.batch_ids(self.batch_size, shuffle):
+                if should_stop is not None and _call(should_stop):
+                    self.stopped_early_ = True
+                    break
+                loss = step_in_runs(packed, ids, optimizer, self._distances, device)
+                if not np.isfinite(loss):
+                    raise GLocalKDError(f"training diverged: the loss became {loss} in epoch {epoch}; lower the "
+                                        "learning rate")
+                total += loss
+                count += len(ids)
+            if self.stopped_early_:
+                break
+            self.loss_history_.append(total / max(count, 1))
+            if on_epoch is not None:
+                _call(on_epoch, EpochInfo(epoch, self.epochs, self.loss_history_[-1], time.perf_counter() - start))
+        net.eval()
+        self.train_scores_ = self.score(graphs).score
+        return self
+
+    def _embed(self, batch: PackedBatch) -> torch.Tensor:
+        return global_max_pool(self.net_(batch.x, batch.adj, adj_symmetric=batch.symmetric), batch.batch, size=batch.num_graphs)
+
+    def _distances(self, batch: PackedBatch) -> torch.Tensor:
+        return (self._embed(batch) - self.center_).pow(2).sum(dim=1)
+
+    def _batches(self, packed: PackedGraphs, batch_size: int):
+        return packed.batches(batch_size, self.device_, max_nodes=max_batch_nodes(self.device_))
+
+    @torch.no_grad()
+    def _initial_center(self, packed: PackedGraphs) -> torch.Tensor:
+        """Deep SVDD's centre: the mean initial embedding, coordinates kept at least ``eps`` from 0."""
+        total = torch.zeros(self.out_dim, device=self.device_)
+        for batch in self._batches(packed, 2048):
+            total += self._embed(batch).sum(dim=0)
+        c = total / len(packed)
+        c[(c.abs() < self.eps) & (c < 0)] = -self.eps
+        c[(c.abs() < self.eps) & (c >= 0)] = self.eps
+        return c
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "net_") or not hasattr(self, "center_"):
+            raise GLocalKDError("this detector is not trained yet: call fit()")
+
+    @torch.no_grad()
+    def graph_embeddings(self, graphs: GraphSet, network: str = "predictor", batch_size: int = 2048) -> np.ndarray:
+        """Max-pooled graph embeddings of the trained network (``network`` is ignored: there is one)."""
+        self._check_fitted()
+        parts = [self._embed(b).cpu().numpy()
+                 for b in self._batches(PackedGraphs(self.schema_.apply(graphs)), batch_size)]
+        return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
+
+    @torch.no_grad()
+    def score(self, graphs: GraphSet, batch_size: int = 512,
+              on_progress: Callable[[int, int], None] | None = None) -> Scores:
+        """Squared distance of each graph's embedding to the centre (higher = more anomalous)."""
+        self._check_fitted()
+        values, done = [], 0
+        try:
+            for batch in self._batches(PackedGraphs(self.schema_.apply(graphs)), batch_size):
+                values.append(self._distances(batch).cpu().numpy())
+                done += batch.num_graphs
+                if on_progress is not None:
+                    on_progress(done, len(graphs))
+        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
+            raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
+        score = np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
+        return Scores.graph_only(score, graphs.node_ptr())

@@ -1,0 +1,375 @@
+"""Do the per-node heatmaps point at the right atoms? A benchmark with planted anomalies.
+
+Normal molecules (e.g. a drug-like library such as MOSES) are copied and changed at known
+atoms (locally-anomalous copies: an element never seen at that position, an unusual
+functional group, a strained ring fused on, a chain of an uncommon element), or changed
+as a whole with no single culprit atom (globally-anomalous copies: much larger, much
+smaller, or ring-free). A model trained on other normal molecules then scores held-out
+normals and the copies. Measured: graph-level ROC-AUC for each kind, and for the local
+copies the node-level ROC-AUC of the node errors against the planted atoms (mean over
+molecules) and the hit rate of planted atoms among the top-k atoms (k = atoms planted).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+from rdkit import Chem
+
+from core.data.chem import mol_to_graph, parse_smiles
+from core.data.graphset import GraphMeta, GraphSet
+from core.evaluation.metrics import roc_auc
+from core.data.scores import READOUT_PARTS, READOUTS, combine_readouts
+
+# Local edits: each takes a molecule and a random generator; returns (new molecule, planted atom indices)
+# or None when the molecule offers no site for it.
+Planter = Callable[[Chem.Mol, np.random.Generator], "tuple[Chem.Mol, list[int]] | None"]
+
+GROUPS = {  # unusual groups attached through their first atom
+    "sulfonyl fluoride": "S(=O)(=O)F",
+    "boronic acid": "B(O)O",
+    "trimethylsilyl": "[Si](C)(C)C",
+    "azide": "N=[N+]=[N-]",
+    "isothiocyanate": "N=C=S",
+    "phosphonate": "P(=O)(O)O",
+}
+
+
+def _sanitised(mol: Chem.Mol) -> Chem.Mol | None:
+    try:
+        Chem.SanitizeMol(mol)
+    except Exception:
+        return None
+    # round-trip through SMILES: the scored graph is built from the SMILES, so its atom order
+    # must be the one the planted indices refer to
+    smiles = Chem.MolToSmiles(mol)
+    order = json.loads(mol.GetProp("_smilesAtomOutputOrder").replace(",]", "]"))
+    again, _ = parse_smiles(smiles)
+    if again is None or len(order) != mol.GetNumAtoms():
+        return None
+    again.SetProp("_old_to_new", json.dumps({int(old): new for new, old in enumerate(order)}))
+    return again
+
+
+def _renumber(mol: Chem.Mol, planted: list[int]) -> tuple[Chem.Mol, list[int]] | None:
+    out = _sanitised(mol)
+    if out is None:
+        return None
+    mapping = json.loads(out.GetProp("_old_to_new"))
+    out.ClearProp("_old_to_new")
+    return out, sorted(mapping[str(a)] for a in planted)
+
+
+def plant_element(mol: Chem.Mol, rng: np.random.Generator):
+    """Swap an sp3 carbon for silicon, or a two-connected oxygen/sulfur for selenium."""
+    sites = [a.GetIdx() for a in mol.GetAtoms()
+             if (a.GetSymbol() == "C" and not a.GetIsAromatic() and a.GetHybridization() == Chem.HybridizationType.SP3)
+             or (a.GetSymbol() in ("O", "S") and a.GetDegree() == 2 and not a.GetIsAromatic())]
+    if not sites:
+        return None
+    i = int(rng.choice(sites))
+    rw = Chem.RWMol(mol)
+    rw.GetAtomWithIdx(i).SetAtomicNum(14 if rw.GetAtomWithIdx(i).GetSymbol() == "C" else 34)
+    return _renumber(rw, [i])
+
+
+def _attach(mol: Chem.Mol, rng: np.random.Generator, fragment: str):
+    sites = [a.GetIdx() for a in mol.GetAtoms() if a.GetSymbol() == "C" and a.GetTotalNumHs() > 0]
+    if not sites:
+        return None
+    i = int(rng.choice(sites))
+    frag = Chem.MolFromSmiles(fragment)
+    n = mol.GetNumAtoms()
+    combo = Chem.RWMol(Chem.CombineMols(mol, frag))
+    combo.AddBond(i, n, Chem.BondType.SINGLE)
+    atom = combo.GetAtomWithIdx(i)
+    atom.SetNoImplicit(False)
+    atom.SetNumExplicitHs(0)
+    return _renumber(combo, list(range(n, n + frag.GetNumAtoms())))
+
+
+def plant_group(mol: Chem.Mol, rng: np.random.Generator):
+    """Attach an unusual functional group (sulfonyl fluoride, boronic acid, silyl, azide, ...)."""
+    return _attach(mol, rng, list(GROUPS.values())[int(rng.integers(len(GROUPS)))])
+
+
+def plant_chain(mol: Chem.Mol, rng: np.random.Generator):
+    """Attach a chain of an uncommon element: a polysulfide or a silicon chain (4-5 atoms)."""
+    element = "S" if rng.random() < 0.5 else "[SiH2]"
+    length = int(rng.integers(4, 6))
+    return _attach(mol, rng, element * length)
+
+
+def plant_ring(mol: Chem.Mol, rng: np.random.Generator):
+    """Fuse a cyclopropane onto a chain C-C bond (a strained ring where none occurs)."""
+    bonds = [b for b in mol.GetBonds()
+             if b.GetBondType() == Chem.BondType.SINGLE and not b.IsInRing()
+             and b.GetBeginAtom().GetSymbol() == "C" and b.GetEndAtom().GetSymbol() == "C"
+             and b.GetBeginAtom().GetTotalNumHs() > 0 and b.GetEndAtom().GetTotalNumHs() > 0]
+    if not bonds:
+        return None
+    b = bonds[int(rng.integers(len(bonds)))]
+    u, v = b.GetBeginAtomIdx(), b.GetEndAtomIdx()
+    rw = Chem.RWMol(mol)
+    new = rw.AddAtom(Chem.Atom(6))
+    rw.AddBond(u, new, Chem.BondType.SINGLE)
+    rw.AddBond(v, new, Chem.BondType.SINGLE)
+    for a in (u, v):
+        rw.GetAtomWithIdx(a).SetNumExplicitHs(0)
+        rw.GetAtomWithIdx(a).SetNoImplicit(False)
+    return _renumber(rw, [u, v, new])
+
+
+LOCAL_PLANTERS: dict[str, Planter] = {"element": plant_element, "group": plant_group, "chain": plant_chain,
+                                      "ring": plant_ring}
+
+
+def global_giant(mols: Sequence[Chem.Mol], rng: np.random.Generator) -> Chem.Mol | None:
+    """Three normal molecules joined into one (every atom locally normal; the whole is not)."""
+    picks = [mols[int(k)] for k in rng.choice(len(mols), size=3, replace=False)]
+    out = picks[0]
+    for other in picks[1:]:
+        joined = _attach_mol(out, other, rng)
+        if joined is None:
+            return None
+        out = joined
+    return out
+
+
+def _attach_mol(a: Chem.Mol, b: Chem.Mol, rng: np.random.Generator) -> Chem.Mol | None:
+    sa = [x.GetIdx() for x in a.GetAtoms() if x.GetSymbol() == "C" and x.GetTotalNumHs() > 0]
+    sb = [x.GetIdx() for x in b.GetAtoms() if x.GetSymbol() == "C" and x.GetTotalNumHs() > 0]
+    if not sa or not sb:
+        return None
+    i, j = int(rng.choice(sa)), int(rng.choice(sb)) + a.GetNumAtoms()
+    rw = Chem.RWMol(Chem.CombineMols(a, b))
+    rw.AddBond(i, j, Chem.BondType.SINGLE)
+    for k in (i, j):
+        rw.GetAtomWithIdx(k).SetNumExplicitHs(0)
+        rw.GetAtomWithIdx(k).SetNoImplicit(False)
+    out = _sanitised(rw)
+    return out
+
+
+def global_tiny(mols: Sequence[Chem.Mol], rng: np.random.Generator) -> Chem.Mol | None:
+    """A 3-5 atom connected piece of a normal molecule (a whole far smaller than any normal one)."""
+    mol = mols[int(rng.integers(len(mols)))]
+    size = int(rng.integers(3, 6))
+    start = int(rng.integers(mol.GetNumAtoms()))
+    keep, frontier = [start], [start]
+    while frontier and len(keep) < size:
+        nxt = [n.GetIdx() for a in frontier for n in mol.GetAtomWithIdx(a).GetNeighbors() if n.GetIdx() not in keep]
+        frontier = []
+        for n in nxt:
+            if len(keep) < size and n not in keep:
+                keep.append(n)
+                frontier.append(n)
+    smiles = Chem.MolFragmentToSmiles(mol, atomsToUse=keep, kekuleSmiles=True)
+    piece = Chem.MolFromSmiles(smiles, sanitize=False)
+    if piece is None:
+        return None
+    for atom in piece.GetAtoms():
+        atom.SetIsAromatic(False)
+        atom.SetNoImplicit(False)
+        atom.SetNumExplicitHs(0)
+    for bond in piece.GetBonds():
+        if bond.GetBondType() == Chem.BondType.AROMATIC:
+            bond.SetBondType(Chem.BondType.SINGLE)
+        bond.SetIsAromatic(False)
+    return _sanitised(piece)
+
+
+def global_chain(mols: Sequence[Chem.Mol], rng: np.random.Generator) -> Chem.Mol | None:
+    """A long ring-free chain (25-35 atoms of C, N, O): a ring count that never occurs in drug-like sets."""
+    length = int(rng.integers(25, 36))
+    atoms = rng.choice(["C", "C", "C", "C", "N", "O"], size=length)
+    smiles = "".join(atoms).replace("OO", "OC")
+    return _sanitised(Chem.MolFromSmiles(smiles))
+
+
+GLOBAL_MAKERS = {"giant": global_giant, "tiny": global_tiny, "chain": global_chain}
+
+
+@dataclass
+class PlantedSet:
+    """Molecules for the benchmark, with the planted atoms of the locally-anomalous ones."""
+
+    train: GraphSet
+    normal: GraphSet
+    local: GraphSet
+    local_planted: list[list[int]]
+    local_kinds: list[str]
+    global_: GraphSet
+    global_kinds: list[str]
+
+
+def _graphset(mols: list[Chem.Mol], tag: str, kinds: list[str] | None = None) -> GraphSet:
+    meta = [GraphMeta(id=f"{tag}{k}", name=(kinds[k] if kinds else ""), smiles=Chem.MolToSmiles(m), label=tag)
+            for k, m in enumerate(mols)]
+    # graphs are built from the SMILES written in meta, so node order is the SMILES atom order
+    graphs = [mol_to_graph(parse_smiles(m.smiles)[0]) for m in meta]
+    return GraphSet(graphs, meta, source=f"planted:{tag}", format="smiles", kind="molecule")
+
+
+def make_planted(smiles: Sequence[str], n_train: int, n_normal: int, n_local: int, n_global: int,
+                 seed: int = 0) -> PlantedSet:
+    """Split normal SMILES into training and held-out normals, and plant anomalies in copies of
+    other normals (never in molecules the model trains on)."""
+    rng = np.random.default_rng(seed)
+    mols = [m for m in (parse_smiles(s)[0] for s in smiles) if m is not None]
+    order = rng.permutation(len(mols))
+    need = n_train + n_normal
+    if len(mols) < need + 10:
+        raise ValueError(f"need more than {need + 10} valid SMILES, got {len(mols)}")
+    train = [mols[k] for k in order[:n_train]]
+    normal = [mols[k] for k in order[n_train:need]]
+    donors = [mols[k] for k in order[need:]]
+    local, planted, kinds = [], [], []
+    names = list(LOCAL_PLANTERS)
+    attempts = 0
+    while len(local) < n_local and attempts < 50 * n_local:
+        attempts += 1
+        kind = names[len(local) % len(names)]
+        made = LOCAL_PLANTERS[kind](donors[int(rng.integers(len(donors)))], rng)
+        if made is not None:
+            local.append(made[0])
+            planted.append(made[1])
+            kinds.append(kind)
+    glob, gkinds = [], []
+    gnames = list(GLOBAL_MAKERS)
+    attempts = 0
+    while len(glob) < n_global and attempts < 50 * n_global:
+        attempts += 1
+        kind = gnames[len(glob) % len(gnames)]
+        made = GLOBAL_MAKERS[kind](donors, rng)
+        if made is not None:
+            glob.append(made)
+            gkinds.append(kind)
+    return PlantedSet(train=_graphset(train, "train"), normal=_graphset(normal, "normal"),
+                      local=_graphset(local, "local", kinds), local_planted=planted, local_kinds=kinds,
+                      global_=_graphset(glob, "global", gkinds), global_kinds=gkinds)
+
+
+@dataclass
+class ExplanationResult:
+    """Graph-level AUCs and node-level explanation quality (see the module docstring)."""
+
+    graph_auc_local: float
+    graph_auc_global: float
+    node_auc: float
+    topk_hit_rate: float
+    by_kind: dict = field(default_factory=dict)
+    sizes: dict = field(default_factory=dict)
+    seconds_train: float = 0.0
+    node_error: str = "raw"
+    # graph-level ROC-AUCs of each GLocalKD readout combination (core.data.scores.READOUTS) of the
+    # same model: {"readout": {"local": .., "global": .., "local:ring": .., ...}}
+    readouts: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def node_explanation_quality(node_errors: Sequence[np.ndarray], planted: Sequence[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per molecule: ROC-AUC of node errors against planted atoms, and top-k hit rate (k = planted)."""
+    aucs, hits = [], []
+    for errors, atoms in zip(node_errors, planted):
+        truth = np.zeros(len(errors), dtype=bool)
+        truth[atoms] = True
+        aucs.append(roc_auc(truth, errors))
+        top = np.argsort(-errors, kind="stable")[: len(atoms)]
+        hits.append(truth[top].mean())
+    return np.array(aucs), np.array(hits)
+
+
+def evaluate_explanations(planted: PlantedSet, model, node_errors: Sequence[str] = ("raw", "zscore"),
+                          fit: bool = True) -> list[ExplanationResult]:
+    """Train ``model`` on ``planted.train`` (unless ``fit`` is False), then measure graph- and
+    node-level detection once per way of reading node errors (see the module docstring).
+
+    ``raw`` uses the model's per-node errors as they are; ``zscore`` subtracts the mean and
+    divides by the spread of the training errors of atoms with identical features (how
+    unusual an error is for that kind of atom).
+    """
+    start = time.perf_counter()
+    if fit:
+        model.fit(planted.train)
+    seconds = time.perf_counter() - start
+    s_norm = model.score(planted.normal)
+    s_local = model.score(planted.local)
+    s_glob = model.score(planted.global_)
+    y_local = np.r_[np.zeros(len(s_norm)), np.ones(len(s_local))]
+    y_glob = np.r_[np.zeros(len(s_norm)), np.ones(len(s_glob))]
+    graph_by_kind = {}
+    for tag, kinds, scores in (("local", planted.local_kinds, s_local), ("global", planted.global_kinds, s_glob)):
+        kinds = np.array(kinds)
+        for kind in sorted(set(kinds.tolist())):
+            mask = kinds == kind
+            graph_by_kind[f"{tag}:{kind}"] = {
+                "graph_auc": roc_auc(np.r_[np.zeros(len(s_norm)), np.ones(mask.sum())],
+                                     np.r_[s_norm.score, scores.score[mask]]),
+                "count": int(mask.sum())}
+    readouts = _readout_aucs(planted, model, s_norm, s_local, s_glob)
+    results = []
+    for mode in node_errors:
+        errors = [s_local.node_errors_of(i) for i in range(len(s_local))]
+        if mode == "zscore":
+            errors = _atom_type_zscores(model, planted, errors)
+        elif mode != "raw":
+            raise ValueError(f"node_errors must be 'raw' or 'zscore', not {mode!r}")
+        node_aucs, hits = node_explanation_quality(errors, planted.local_planted)
+        by_kind = {k: dict(v) for k, v in graph_by_kind.items()}
+        kinds = np.array(planted.local_kinds)
+        for kind in sorted(set(planted.local_kinds)):
+            mask = kinds == kind
+            by_kind[f"local:{kind}"].update(node_auc=float(np.nanmean(node_aucs[mask])),
+                                            topk_hit_rate=float(np.mean(hits[mask])))
+        results.append(ExplanationResult(
+            graph_auc_local=roc_auc(y_local, np.r_[s_norm.score, s_local.score]),
+            graph_auc_global=roc_auc(y_glob, np.r_[s_norm.score, s_glob.score]),
+            node_auc=float(np.nanmean(node_aucs)), topk_hit_rate=float(np.mean(hits)), by_kind=by_kind,
+            sizes={"train": len(planted.train), "normal": len(planted.normal), "local": len(planted.local),
+                   "global": len(planted.global_)},
+            seconds_train=seconds, node_error=mode, readouts=readouts))
+    return results
+
+
+def _readout_aucs(planted: PlantedSet, model, s_norm, s_local, s_glob) -> dict:
+    """Graph-level AUCs (local, global, by kind) of every readout combination of one trained model."""
+    if not all(READOUT_PARTS <= set(s.parts) for s in (s_norm, s_local, s_glob)):
+        return {}
+    out = {}
+    for name, flags in READOUTS.items():
+        norm, local, glob = (combine_readouts(s.parts, model.lam, *flags) for s in (s_norm, s_local, s_glob))
+        row = {}
+        for tag, kinds, scores in (("local", planted.local_kinds, local), ("global", planted.global_kinds, glob)):
+            row[tag] = roc_auc(np.r_[np.zeros(len(norm)), np.ones(len(scores))], np.r_[norm, scores])
+            kinds = np.array(kinds)
+            for kind in sorted(set(kinds.tolist())):
+                mask = kinds == kind
+                row[f"{tag}:{kind}"] = roc_auc(np.r_[np.zeros(len(norm)), np.ones(mask.sum())],
+                                               np.r_[norm, scores[mask]])
+        out[name] = row
+    return out
+
+
+def _atom_type_zscores(model, planted: PlantedSet, errors: list[np.ndarray]) -> list[np.ndarray]:
+    """Scale each node error by the training spread of errors of atoms with identical features."""
+    train_scores = model.score(planted.train)
+    keys = lambda gs: [tuple(np.flatnonzero(row)) for g in gs.graphs for row in g.x.numpy()]  # noqa: E731
+    stats: dict[tuple, list[float]] = {}
+    for key, e in zip(keys(planted.train), train_scores.node_errors):
+        stats.setdefault(key, []).append(float(e))
+    fallback = float(np.std(train_scores.node_errors)) + 1e-12
+    spread = {k: (np.mean(v), np.std(v) + 1e-12 if len(v) > 4 else fallback) for k, v in stats.items()}
+    local_keys = keys(planted.local)
+    out, pos = [], 0
+    for e in errors:
+        ks = local_keys[pos:pos + len(e)]
+        pos += len(e)
+        out.append(np.array([(err - spread.get(k, (0.0, fallback))[0]) / spread.get(k, (0.0, fallback))[1]
+                             for err, k in zip(e, ks)]))
+    return out

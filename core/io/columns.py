@@ -1,0 +1,44 @@
+"""Which columns of a delimited table hold the SMILES, ids and labels (for a column chooser)."""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import DataError
+from core.io.molecules import ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, _data_lines, _sniff_delimiter
+from core.io.text import strip_compression
+
+
+@dataclass
+class TableColumns:
+    """A table's header and the columns found by name (None where no common name matched)."""
+
+    header: list[str]
+    smiles: str | None
+    id: str | None
+    label: str | None
+
+
+def table_columns(path: str | Path) -> TableColumns:
+    """Read only the header row of a CSV/TSV file and guess its SMILES, id and label columns."""
+    path = Path(path)
+    try:
+        _, line = next(_data_lines(path))
+    except StopIteration:
+        raise DataError("file has no header row and no data", path) from None
+    suffix = Path(strip_compression(path.name)).suffix.lower()
+    header = next(csv.reader([line], delimiter=_sniff_delimiter(line, suffix)))
+    lowered = [h.strip().lower() for h in header]
+
+    def find(candidates: tuple[str, ...]) -> str | None:
+        return next((header[lowered.index(c)] for c in candidates if c in lowered), None)
+
+    return TableColumns(header=header, smiles=find(SMILES_COLUMNS), id=find(ID_COLUMNS), label=find(LABEL_COLUMNS))
+
+
+def is_table(path: str | Path) -> bool:
+    from core.io.load import MOLECULE_TABLE_SUFFIXES
+
+    p = Path(path)
+    return p.is_file() and Path(strip_compression(p.name)).suffix.lower() in MOLECULE_TABLE_SUFFIXES

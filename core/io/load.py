@@ -1,0 +1,41 @@
+"""Loaders: one ``load(path, **options)`` that picks the reader from the path."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.errors import DataError
+from core.data.graphset import GraphSet
+from core.io.molecules import load_sdf, load_smiles, load_table
+from core.io.text import strip_compression
+from core.io.tu import load_tu
+
+MOLECULE_TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
+SMILES_SUFFIXES = (".smi", ".smiles", ".ism")
+SDF_SUFFIXES = (".sdf", ".sd", ".mol")
+
+
+def load(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
+         label_column: str | None = None) -> GraphSet:
+    """Read any supported file into a GraphSet.
+
+    A folder or ``.zip`` is a TU collection; ``.smi``/``.smiles`` a SMILES list;
+    ``.csv``/``.tsv``/``.tab``/``.txt`` a table with a SMILES column; ``.sdf`` an SDF file
+    (each optionally ``.gz``). Column options apply to tables (and to SDF data fields).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError("no such file or folder", path)
+    if path.is_dir() or path.suffix.lower() == ".zip":
+        return load_tu(path)
+    suffix = Path(strip_compression(path.name)).suffix.lower()
+    if suffix in SMILES_SUFFIXES:
+        return load_smiles(path)
+    if suffix in MOLECULE_TABLE_SUFFIXES:
+        return load_table(path, smiles_column, id_column, label_column)
+    if suffix in SDF_SUFFIXES:
+        return load_sdf(path, id_column, label_column)
+    raise DataError("unknown file type: expected a TU folder or .zip, .smi, .csv, .tsv, .tab or .sdf "
+                    "(optionally .gz)", path)
+
+
+__all__ = ["load", "load_tu", "load_smiles", "load_table", "load_sdf"]

@@ -1,0 +1,317 @@
+"""Molecule files: SMILES lists (.smi), delimited tables (.csv/.tsv/.tab/.txt) and SDF, gzipped or not.
+
+Every data row ends up either as a graph or as a :class:`~core.data.graphset.Reject` with its
+line (or record) number and the reason. Blank lines and ``#`` comment lines are not data.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from collections import deque
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from core.data.chem import mol_to_graph, parse_molblock, parse_smiles
+from core.errors import DataError
+from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
+from core.io.text import read_lines, strip_compression
+
+SMILES_COLUMNS = ("smiles", "canonical_smiles", "isomeric_smiles", "drug", "smi", "mol", "molecule",
+                  "structure")
+ID_COLUMNS = ("id", "drug_id", "compound_id", "mol_id", "molecule_id", "cid", "chembl_id", "zinc_id",
+              "identifier", "name", "title")
+LABEL_COLUMNS = ("label", "y", "class", "activity", "active", "outcome", "is_active")
+
+
+class _Collector:
+    """Turns (line, id, name, smiles-or-molblock, label) rows into graphs or rejects."""
+
+    def __init__(self) -> None:
+        self.graphs, self.meta, self.rejects = [], [], []
+
+    def add_smiles(self, line: int, ident: str, name: str, smiles: str, label: object) -> None:
+        mol, reason = parse_smiles(smiles)
+        self._add(mol, reason, line, ident, name, smiles.strip(), label, smiles)
+
+    def add_mol(self, mol, reason: str, line: int, ident: str, name: str, label: object) -> None:
+        smiles = ""
+        if mol is not None:
+            from rdkit import Chem
+
+            smiles = Chem.MolToSmiles(mol)
+            mol, reason = parse_smiles(smiles)  # node order must match a re-parse of the SMILES
+        self._add(mol, reason, line, ident, name, smiles, label, "")
+
+    def _add(self, mol, reason, line, ident, name, smiles, label, text) -> None:
+        if mol is None:
+            self.rejects.append(Reject(line=line, id=ident, reason=reason, text=text))
+            return
+        self.graphs.append(mol_to_graph(mol))
+        self.meta.append(GraphMeta(id=ident, name=name, smiles=smiles, label=normalize_label(label),
+                                   line=line))
+
+    def result(self, path: Path, fmt: str, hint: str = "", unit: str = "row") -> GraphSet:
+        """The GraphSet; a file with no data rows, or with not one readable molecule, is an error."""
+        if not self.graphs and not self.rejects:
+            raise DataError(f"file is empty (no data {unit}s)", path)
+        if not self.graphs:
+            first = self.rejects[0]
+            which = f"its only {unit} was" if len(self.rejects) == 1 else \
+                f"all {len(self.rejects)} {unit}s were"
+            raise DataError(f"no molecule could be read: {which} rejected (first: {first.reason}){hint}",
+                            path, first.line)
+        return GraphSet(self.graphs, self.meta, self.rejects, source=str(path), format=fmt,
+                        kind="molecule")
+
+
+def _data_lines(path: Path) -> Iterator[tuple[int, str]]:
+    for number, line in read_lines(path):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            yield number, line
+
+
+def load_smiles(path: str | Path) -> GraphSet:
+    """A SMILES list: one ``SMILES [name ...]`` per line; a first line ``smiles ...`` is a header."""
+    path = Path(path)
+    out = _Collector()
+    first = True
+    for number, line in _data_lines(path):
+        parts = line.strip().split(None, 1)
+        if first and re.split(r"[,;|]", parts[0])[0].lower() in {"smiles", "smi"}:
+            first = False
+            continue
+        first = False
+        name = parts[1].strip() if len(parts) > 1 else ""
+        out.add_smiles(number, name or str(number), name, parts[0], None)
+    return out.result(path, "smiles")
+
+
+def _pick(header: list[str], wanted: str | None, candidates: Iterable[str], path: Path, what: str,
+          line: int = 1) -> int | None:
+    lowered = [h.strip().lower() for h in header]
+    if wanted is not None:
+        if wanted in header:
+            return header.index(wanted)
+        if wanted.lower() in lowered:
+            return lowered.index(wanted.lower())
+        raise DataError(f"no {what} column named {wanted!r} (columns: {_show(header)})", path, line)
+    for name in candidates:
+        if name in lowered:
+            return lowered.index(name)
+    return None
+
+
+DELIMITERS = (",", "\t", ";", "|")
+# A quoted field may span lines, but not more than this many: past it the opening quote is
+# taken as a stray one, that line is rejected and reading goes on with the next line.
+MAX_FIELD_LINES = 100
+
+
+def _sniff_delimiter(header_line: str, suffix: str) -> str:
+    default = {".csv": ",", ".tsv": "\t", ".tab": "\t"}.get(suffix, ",")
+    counts = {d: header_line.count(d) for d in DELIMITERS}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] > counts.get(default, 0) else default
+
+
+def _split_header(header_line: str, delimiter: str, path: Path, line: int) -> list[str]:
+    try:
+        return next(csv.reader([header_line], delimiter=delimiter))
+    except csv.Error as exc:
+        raise DataError(f"cannot read the header row: {exc}", path, line) from None
+
+
+def _show(names: list[str], limit: int = 200) -> str:
+    text = ", ".join(names)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def load_table(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
+               label_column: str | None = None) -> GraphSet:
+    """A delimited table with a header row; the SMILES, id and label columns are found by common
+    names (``smiles``, ``Drug``, ``id``, ``Drug_ID``, ``label``, ``Y``, ...) or named by the caller.
+
+    The delimiter is the one the header uses most (``,`` tab ``;`` ``|``); when the SMILES
+    column is not found that way, the header is tried with each other delimiter. A row that
+    does not split into enough fields (another delimiter, a stray quote) is rejected with
+    its line number, like a row whose SMILES cannot be read.
+    """
+    path = Path(path)
+    suffix = Path(strip_compression(path.name)).suffix.lower()
+    lines = _data_lines(path)
+    try:
+        header_no, header_line = next(lines)
+    except StopIteration:
+        raise DataError("file is empty (no header row and no data)", path) from None
+    sniffed = _sniff_delimiter(header_line, suffix)
+    delimiter, header, s_col = sniffed, [], None
+    for candidate in (sniffed,) + tuple(d for d in DELIMITERS if d != sniffed):
+        columns = _split_header(header_line, candidate, path, header_no)
+        try:
+            found = _pick(columns, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)
+        except DataError:
+            found = None
+        if found is not None or candidate == sniffed:
+            delimiter, header, s_col = candidate, columns, found
+        if found is not None:
+            break
+    if s_col is None:
+        _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
+        raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with the "
+                        "SMILES-column option", path, header_no)
+    i_col = _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
+    l_col = _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
+    out = _Collector()
+    for number, row, problem in _csv_rows(lines, delimiter):
+        if problem is None and len(row) <= s_col:
+            problem = f"row has {len(row)} field{'s' if len(row) != 1 else ''}, the SMILES column " \
+                      f"({header[s_col]!r}) is field {s_col + 1}"
+            others = [d for d in DELIMITERS if d != delimiter and d in delimiter.join(row)]
+            if others:
+                problem += f" (the file uses {delimiter!r} between fields, this row has {others[0]!r})"
+        if problem is not None:
+            ident = row[i_col].strip() if i_col is not None and i_col < len(row) else ""
+            out.rejects.append(Reject(line=number, id=ident or str(number), reason=problem,
+                                      text=delimiter.join(row)))
+            continue
+        ident = row[i_col].strip() if i_col is not None and i_col < len(row) else ""
+        label = row[l_col] if l_col is not None and l_col < len(row) else None
+        name = ident
+        out.add_smiles(number, ident or str(number), name, row[s_col], label)
+    hint = f"; is {header[s_col]!r} the SMILES column? (name it with the SMILES-column option)"
+    return out.result(path, "table", hint)
+
+
+def _parse_row(text: str, delimiter: str) -> tuple[list[str], str | None]:
+    try:
+        return next(csv.reader([text], delimiter=delimiter)), None
+    except csv.Error as exc:
+        return [text], f"cannot split the row into fields: {exc}"
+
+
+def _csv_rows(lines: Iterator[tuple[int, str]], delimiter: str
+              ) -> Iterator[tuple[int, list[str], str | None]]:
+    """csv-parse lines, joining a quoted field that spans lines; yields (first line number, fields,
+    problem or None).
+
+    A quote still open after ``MAX_FIELD_LINES`` lines or at the end of the file is a stray
+    quote: that one line becomes a problem row and the lines after it are read again on their
+    own, so one bad line never swallows the rest of the file.
+    """
+    source = iter(lines)
+    replay: deque[tuple[int, str]] = deque()
+    pending: list[tuple[int, str]] = []
+    open_quote = False
+    while True:
+        if replay:
+            item = replay.popleft()
+        else:
+            item = next(source, None)
+        if item is None:
+            if not pending:
+                return
+            (number, line), rest = pending[0], pending[1:]
+            pending, open_quote = [], False
+            row, _ = _parse_row(line + '"', delimiter)
+            yield number, row, "unmatched quote (\") in this row"
+            replay.extend(rest)
+            continue
+        pending.append(item)
+        open_quote = _quote_open_after(item[1], delimiter, open_quote)
+        if open_quote:  # a quoted field goes on in the next line
+            if len(pending) <= MAX_FIELD_LINES:
+                continue
+            (number, line), rest = pending[0], pending[1:]
+            pending, open_quote = [], False
+            row, _ = _parse_row(line + '"', delimiter)
+            yield number, row, "unmatched quote (\") in this row"
+            replay.extendleft(reversed(rest))
+            continue
+        row, problem = _parse_row("\n".join(line for _, line in pending), delimiter)
+        yield pending[0][0], row, problem
+        pending = []
+
+
+def _quote_open_after(line: str, delimiter: str, in_quotes: bool) -> bool:
+    """Whether a quoted field is still open at the end of ``line`` (the csv module's rules: a quote
+    opens a field only at its start, ``""`` inside one is a literal quote), given the state at its start."""
+    if '"' not in line:
+        return in_quotes
+    at_start = not in_quotes
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if in_quotes:
+            if c == '"':
+                if i + 1 < n and line[i + 1] == '"':
+                    i += 2
+                    continue
+                in_quotes = False
+        elif c == delimiter:
+            at_start = True
+            i += 1
+            continue
+        elif c == '"' and at_start:
+            in_quotes = True
+        at_start = False
+        i += 1
+    return in_quotes
+
+
+def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | None = None) -> GraphSet:
+    """An SDF file: records end with ``$$$$``; a broken molblock rejects only its own record."""
+    path = Path(path)
+    out = _Collector()
+    record: list[str] = []
+    start = 1
+    index = 0
+    for number, line in read_lines(path):
+        if not record:
+            start = number
+        if line.strip() == "$$$$":
+            if any(text.strip() for text in record):  # an empty record is not data
+                index += 1
+                _sdf_record(out, record, start, index, id_field, label_field)
+            record = []
+            continue
+        record.append(line)
+    if any(line.strip() for line in record):
+        index += 1
+        _sdf_record(out, record, start, index, id_field, label_field)
+    return out.result(path, "sdf", unit="record")
+
+
+def _sdf_record(out: _Collector, lines: list[str], start: int, index: int, id_field: str | None,
+                label_field: str | None) -> None:
+    end = next((i for i, line in enumerate(lines) if line.strip() == "M  END"), None)
+    title = lines[0].strip() if lines else ""
+    fields = _sdf_fields(lines[end + 1:] if end is not None else [])
+    lowered = {k.lower(): v for k, v in fields.items()}
+    ident = fields.get(id_field, "") if id_field else next((lowered[c] for c in ID_COLUMNS if c in lowered), "")
+    ident = ident or title or f"record {index}"
+    label = fields.get(label_field) if label_field else next(
+        (lowered[c] for c in LABEL_COLUMNS if c in lowered), None)
+    if end is None:
+        out.add_mol(None, f"record {index} has no 'M  END' line", start, ident, title, label)
+        return
+    mol, reason = parse_molblock("\n".join(lines[: end + 1]))
+    if reason:
+        reason = f"record {index}: {reason}"
+    out.add_mol(mol, reason, start, ident, title, label)
+
+
+def _sdf_fields(lines: list[str]) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    key = None
+    values: list[str] = []
+    for line in lines + [""]:
+        if line.startswith(">") and "<" in line and ">" in line[line.index("<"):]:
+            key = line[line.index("<") + 1: line.index(">", line.index("<"))]
+            values = []
+        elif key is not None and line.strip() == "":
+            fields[key] = "\n".join(values).strip()
+            key = None
+        elif key is not None:
+            values.append(line)
+    return fields

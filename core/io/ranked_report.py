@@ -1,0 +1,161 @@
+"""Reading a ranked CSV report back: columns as numpy arrays, so a screening result of
+millions of rows opens without building a graph per row.
+
+The report is what :func:`core.io.report.write_report` and ``glocalkd screen`` write (header
+:data:`core.io.report.COLUMNS`): scored rows in rank order, then rejected rows with their
+reason. Scored rows become arrays; rejected rows are kept as (line, id, text, reason).
+"""
+from __future__ import annotations
+
+import csv
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from core.errors import DataError
+from core.data.graphset import GraphMeta, GraphSet
+from core.io.report import COLUMNS
+from core.io.text import read_lines
+
+
+@dataclass
+class ReportReject:
+    """A row of the report that was never scored, and why (as the report says)."""
+
+    line: int
+    id: str
+    text: str
+    reason: str
+
+
+@dataclass
+class RankedReport:
+    """Scored rows of a ranked report in file (rank) order, plus its rejected rows."""
+
+    source: str
+    ids: np.ndarray
+    names: np.ndarray
+    smiles: np.ndarray
+    labels: np.ndarray
+    top_nodes: np.ndarray
+    score: np.ndarray
+    graph_score: np.ndarray
+    node_score: np.ndarray
+    num_nodes: np.ndarray
+    rejects: list[ReportReject] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+    def top_nodes_of(self, i: int) -> list[tuple[str, float]]:
+        """Row i's ``top_nodes`` cell as (node name, error) pairs, e.g. [("N3", 0.41), ...]."""
+        out = []
+        for part in str(self.top_nodes[i]).split(";"):
+            name, _, value = part.rpartition(":")
+            try:
+                out.append((name, float(value)))
+            except ValueError:
+                continue
+        return out
+
+
+def is_report(path: str | Path) -> bool:
+    """True when the file's first line is a ranked report's header."""
+    try:
+        first = next(iter(read_lines(Path(path))), (1, ""))[1]
+    except (OSError, DataError, StopIteration):
+        return False
+    return next(csv.reader([first]), []) == list(COLUMNS)
+
+
+def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None) -> RankedReport:
+    """Read a ranked report. A malformed row raises :class:`DataError` naming its line.
+
+    ``on_progress(rows)`` is called every 100,000 rows.
+    """
+    path = Path(path)
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    columns: dict[str, list] = {c: [] for c in COLUMNS}
+    rejects: list[ReportReject] = []
+    interned: dict[str, str] = {}
+
+    def keep(text: str) -> str:  # labels, names and statuses repeat: store each once
+        return interned.setdefault(text, text) if len(text) < 24 else text
+
+    lines = read_lines(path)
+    header = None
+    count = 0
+    for line_no, row in _rows(lines):
+        if header is None:
+            if row != list(COLUMNS):
+                raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)}", str(path), line_no)
+            header = row
+            continue
+        if len(row) != len(COLUMNS):
+            raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", str(path), line_no)
+        status = row[10]
+        if status != "ok":
+            rejects.append(ReportReject(line_no, row[1], row[3], status.removeprefix("rejected: ")))
+            continue
+        try:
+            for j, name in enumerate(("score", "graph_score", "node_score")):
+                value = row[4 + j]
+                columns[name].append(float(value) if value else np.nan)
+            columns["num_nodes"].append(int(row[7]))
+        except ValueError:
+            raise DataError(f"a score or node count is not a number: {row[4:8]}", str(path), line_no) from None
+        for j, name in ((1, "id"), (2, "name"), (3, "smiles"), (8, "label"), (9, "top_nodes")):
+            columns[name].append(keep(_unsafe(row[j])) if name in ("name", "label") else _unsafe(row[j]))
+        count += 1
+        if on_progress is not None and count % 100_000 == 0:
+            on_progress(count)
+    if header is None:
+        raise DataError("empty file: no report header", str(path), 1)
+
+    def text(name: str) -> np.ndarray:
+        arr = np.empty(len(columns[name]), dtype=object)
+        arr[:] = columns[name]
+        return arr
+
+    return RankedReport(
+        source=str(path), ids=text("id"), names=text("name"), smiles=text("smiles"), labels=text("label"),
+        top_nodes=text("top_nodes"), score=np.asarray(columns["score"], dtype=np.float64),
+        graph_score=np.asarray(columns["graph_score"], dtype=np.float32),
+        node_score=np.asarray(columns["node_score"], dtype=np.float32),
+        num_nodes=np.asarray(columns["num_nodes"], dtype=np.int32), rejects=rejects)
+
+
+def _rows(lines):
+    """(line number, fields) per CSV record; a quoted field may span lines."""
+    numbered = iter(lines)
+    current = [0]
+
+    def text():
+        for line_no, line in numbered:
+            current[0] = line_no
+            yield line
+
+    for row in csv.reader(text()):
+        yield current[0], row
+
+
+def _unsafe(text: str) -> str:
+    """Undo the report's spreadsheet guard: an apostrophe before a formula-like cell."""
+    return text[1:] if text.startswith("'") and text[1:2] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def row_graphs(report: RankedReport, i: int) -> GraphSet:
+    """Row i's molecule as a one-graph GraphSet, to draw it or score it again with a model
+    (a report keeps only the top nodes' errors; rescoring gives every atom's)."""
+    from core.data.chem import mol_to_graph, parse_smiles
+
+    smiles = str(report.smiles[i])
+    mol, problem = parse_smiles(smiles)
+    if mol is None:
+        raise DataError(f"row {i + 1} ({report.ids[i]}): {problem}", report.source)
+    meta = GraphMeta(id=str(report.ids[i]), name=str(report.names[i]), smiles=smiles,
+                     label=str(report.labels[i]) or None)
+    return GraphSet([mol_to_graph(mol)], [meta], source=report.source, format="report", kind="molecule")

@@ -1,0 +1,99 @@
+"""The ranked CSV report: highest score first, rejected rows last with their reason.
+
+Written atomically (a temporary file renamed into place) and spreadsheet-safe (text
+that a spreadsheet would run as a formula is prefixed with an apostrophe).
+"""
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from core.data.chem import atom_symbols
+from core.data.graphset import GraphSet, element_symbols
+from core.data.scores import Scores
+
+COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score", "num_nodes", "label",
+           "top_nodes", "status")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(text: str) -> str:
+    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``); numbers pass."""
+    if text.startswith(_FORMULA_START):
+        try:
+            float(text)
+            return text
+        except ValueError:
+            return "'" + text
+    return text
+
+
+def node_names(graphs: GraphSet, i: int) -> list[str]:
+    """Display names of graph i's nodes: ``C3`` (element + index) for molecules, ``n3`` otherwise."""
+    n = int(graphs.graphs[i].num_nodes)
+    symbols: list[str] = []
+    if graphs.meta[i].smiles:
+        symbols = atom_symbols(graphs.meta[i].smiles)
+    else:
+        elements = element_symbols(graphs.node_label_names)
+        labels = graphs.graphs[i].get("node_label")
+        if elements and labels is not None:
+            symbols = [elements.get(int(v), "?") for v in labels]
+    if len(symbols) != n:
+        return [f"n{j}" for j in range(n)]
+    return [f"{s}{j}" for j, s in enumerate(symbols)]
+
+
+def _number(value: float) -> str:
+    """A score term as report text; empty for detectors that have no such term (NaN)."""
+    return f"{value:.6g}" if np.isfinite(value) else ""
+
+
+def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5) -> Iterator[list[str]]:
+    """Report rows in rank order, then one row per rejected input."""
+    for rank, i in enumerate(scores.ranking(), start=1):
+        meta = graphs.meta[i]
+        names = node_names(graphs, i) if top_k else []
+        top = ";".join(f"{names[j]}:{err:.4g}" for j, err in scores.top_nodes(i, top_k))
+        yield [str(rank), meta.id, meta.name, meta.smiles, f"{scores.score[i]:.6g}",
+               _number(scores.graph_term[i]), _number(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
+               meta.label or "", top, "ok"]
+    for reject in graphs.rejects:
+        line = f"line {reject.line}: " if reject.line is not None else ""
+        yield ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}"]
+
+
+def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5) -> int:
+    """Write the ranked report to ``path`` atomically; returns the number of data rows written."""
+    if len(scores) != len(graphs):
+        raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    rows = 0
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(COLUMNS)
+            for row in report_rows(graphs, scores, top_k):
+                writer.writerow([safe_cell(cell) for cell in row])
+                rows += 1
+        _set_mode(tmp, path)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return rows
+
+
+def _set_mode(tmp: str, path: Path) -> None:
+    """Give the new report the old one's permissions, or 0644 (a temporary file starts as 0600)."""
+    try:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        os.chmod(tmp, mode)
+    except OSError:
+        pass

@@ -1,0 +1,97 @@
+"""Reading text files as users have them: gzipped or not, UTF-8 (with or without BOM), UTF-16
+with a BOM (spreadsheet "Unicode text" exports) or legacy 8-bit; any line ending."""
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import zlib
+from pathlib import Path
+from typing import Iterator
+
+from core.errors import DataError
+
+GZIP_MAGIC = b"\x1f\x8b"
+SNIFF_BYTES = 8192
+_UTF16_BOMS = {codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}
+# Control bytes that text never holds (tab, line feed, form feed, carriage return and escape are fine).
+_BINARY_BYTES = tuple(c for c in range(32) if c not in (9, 10, 11, 12, 13, 27)) + (127,)
+# What a damaged or truncated gzip stream raises while it is read.
+_READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def is_gzipped(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+def _open_binary(path: Path) -> io.BufferedIOBase:
+    return gzip.open(path, "rb") if is_gzipped(path) else open(path, "rb")
+
+
+def _sniff(path: Path) -> str | None:
+    """The encoding a BOM announces (UTF-16), else None; refuses binary data (NUL bytes or
+    more than 2% control characters in the first 8 KB)."""
+    try:
+        with _open_binary(path) as raw:
+            head = raw.read(SNIFF_BYTES)
+    except _READ_ERRORS as exc:
+        raise DataError(f"cannot read file: {exc}", path) from None
+    announced = next((enc for bom, enc in _UTF16_BOMS.items() if head.startswith(bom)), None)
+    if announced is not None:
+        if "\x00" not in head[: len(head) // 2 * 2].decode(announced, errors="replace"):
+            return announced
+        head = b"\x00"
+    control = sum(head.count(bytes([c])) for c in _BINARY_BYTES)
+    if b"\x00" in head or control > max(2, len(head) // 50):
+        line = head[: head.index(b"\x00")].count(b"\n") + 1 if b"\x00" in head else None
+        raise DataError("not a text file (it contains binary data); expected a text file such as "
+                        "CSV, SMILES or SDF", path, line)
+    return None
+
+
+def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Yield (line number, line without its line ending), 1-based.
+
+    Decodes UTF-8 (a BOM is dropped) or, after a UTF-16 BOM, UTF-16; at the first byte
+    that is not UTF-8 it goes on in cp1252, the usual legacy encoding of spreadsheet
+    exports. Any of ``\\n``, ``\\r\\n`` and ``\\r`` ends a line. A binary file (a NUL
+    byte or many control bytes in its first 8 KB) is refused with a :class:`DataError`, as
+    is a damaged gzip stream (naming the last line read). Streams the file, so a large
+    library is never held in memory whole.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("no such file", path)
+    announced = _sniff(path)
+    if announced is not None:
+        yield from _decoded(path, announced, "replace")
+        return
+    emitted = 0
+    try:
+        for number, line in _decoded(path, "utf-8-sig", "strict"):
+            emitted = number
+            yield number, line
+        return
+    except UnicodeDecodeError:
+        pass
+    for number, line in _decoded(path, "cp1252", "replace"):
+        if number > emitted:
+            yield number, line
+
+
+def _decoded(path: Path, encoding: str, errors: str) -> Iterator[tuple[int, str]]:
+    number = 0
+    try:
+        with _open_binary(path) as raw:
+            text = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None)
+            for number, line in enumerate(text, start=1):
+                yield number, line.rstrip("\r\n")
+    except _READ_ERRORS as exc:
+        where = f" after line {number}" if number else ""
+        raise DataError(f"cannot read file{where} (damaged or truncated?): {exc}", path) from None
+
+
+def strip_compression(name: str) -> str:
+    """'x.csv.gz' -> 'x.csv'."""
+    return name[:-3] if name.lower().endswith(".gz") else name

@@ -1,0 +1,267 @@
+"""TU Dortmund graph collections, from a folder or a .zip.
+
+Files (``DS`` is the collection's name): ``DS_A.txt`` and ``DS_graph_indicator.txt``
+are required; ``DS_graph_labels.txt``, ``DS_node_labels.txt``, ``DS_node_attributes.txt``
+and ``DS_edge_labels.txt`` are optional. Node ids are 1-based and global. Isolated
+nodes are kept. A readme that maps node labels to elements (AIDS, Tox21) is read so
+the app can draw those graphs as molecules.
+"""
+from __future__ import annotations
+
+import math
+import re
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch_geometric.data import Data
+
+from core.errors import DataError
+from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
+
+
+class _Files:
+    """Text files of one collection, read from a folder or a zip archive."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        if path.is_dir():
+            self.names = {p.name: p for p in path.iterdir() if p.is_file()}
+            self._zip = None
+        elif zipfile.is_zipfile(path):
+            try:
+                self._zip = zipfile.ZipFile(path)
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+                raise DataError(f"damaged zip archive: {exc}", path) from None
+            self.names = {Path(n).name: n for n in self._zip.namelist() if not n.endswith("/")}
+        else:
+            raise DataError("not a folder or a zip archive of a TU graph collection", path)
+        a_files = sorted(n for n in self.names if n.endswith("_A.txt"))
+        if not a_files:
+            raise DataError("no DS_A.txt file found: a TU collection needs DS_A.txt and "
+                            "DS_graph_indicator.txt", path)
+        self.ds = a_files[0][: -len("_A.txt")]
+
+    def display(self, name: str) -> str:
+        return f"{self.path}/{name}" if self._zip is None else f"{self.path}!{name}"
+
+    def has(self, suffix: str) -> bool:
+        return f"{self.ds}_{suffix}" in self.names
+
+    def text(self, name: str) -> str:
+        ref = self.names[name]
+        try:
+            raw = self._zip.read(ref) if self._zip is not None else Path(ref).read_bytes()
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError,
+                zlib.error) as exc:
+            raise DataError(f"cannot read file (damaged?): {exc}", self.display(name)) from None
+        return raw.decode("utf-8-sig", errors="replace")
+
+    def table(self, suffix: str, dtype: type, columns: int | None = None,
+              allow_empty: bool = False) -> np.ndarray:
+        """Parse ``DS_suffix`` as a comma/space separated numeric table, naming the bad line.
+
+        Whole numbers must fit comfortably in 64 bits (|v| < 2**53); an empty file is an error
+        unless ``allow_empty`` (then a (0, columns) table).
+        """
+        name = f"{self.ds}_{suffix}"
+        if name not in self.names:
+            raise DataError(f"required file {name} is missing", self.path)
+        text = self.text(name)
+        lines = text.splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        fast = _fast_table(lines, dtype, columns)
+        if fast is not None:
+            return fast
+        rows = []
+        width = None
+        for number, line in enumerate(lines, start=1):
+            parts = [p for p in re.split(r"[,\s]+", line.strip()) if p]
+            if not parts:
+                raise DataError("empty line", self.display(name), number)
+            try:
+                values = [float(p) for p in parts]
+            except ValueError:
+                raise DataError(f"not a number: {_clip(line)}", self.display(name), number) from None
+            if dtype is int and not all(math.isfinite(v) and v.is_integer() for v in values):
+                raise DataError(f"not a whole number: {_clip(line)}", self.display(name), number)
+            if dtype is int and not all(abs(v) < _MAX_INT for v in values):
+                raise DataError(f"number too large: {_clip(line)}", self.display(name), number)
+            if width is None:
+                width = len(values)
+                if columns is not None and width != columns:
+                    raise DataError(f"expected {columns} values per line, found {width}",
+                                    self.display(name), number)
+            elif len(values) != width:
+                raise DataError(f"expected {width} values per line, found {len(values)}",
+                                self.display(name), number)
+            rows.append(values)
+        if not rows:
+            if allow_empty:
+                return np.zeros((0, columns or 1), dtype=np.int64 if dtype is int else np.float32)
+            raise DataError("file is empty", self.display(name))
+        return np.asarray(rows, dtype=np.int64 if dtype is int else np.float32)
+
+    def label_names(self) -> tuple[dict[int, str] | None, dict[int, str] | None]:
+        """Node- and edge-label names from a readme's 'converted to integer values' maps."""
+        readmes = [n for n in self.names if "readme" in n.lower()]
+        for name in readmes:
+            text = self.text(name)
+            node = _readme_map(text, "Node labels were converted")
+            edge = _readme_map(text, "Edge labels were converted")
+            if node or edge:
+                return node, edge
+        return None, None
+
+
+def _fast_table(lines: list[str], dtype: type, columns: int | None) -> np.ndarray | None:
+    """Vectorised parse of a well-formed table; None when anything is off (the slow path then names the line)."""
+    if not lines:
+        return None
+    width = len(lines[0].replace(",", " ").split())
+    if width == 0 or (columns is not None and width != columns):
+        return None
+    tokens = " ".join(lines).replace(",", " ").split()
+    if len(tokens) != width * len(lines):
+        return None
+    try:
+        values = np.array(tokens, dtype=np.float64)
+    except ValueError:
+        return None
+    if dtype is int:
+        if not np.all(np.isfinite(values)) or np.any(values != np.round(values)) \
+                or np.any(np.abs(values) >= _MAX_INT):
+            return None
+        return values.astype(np.int64).reshape(len(lines), width)
+    return values.astype(np.float32).reshape(len(lines), width)
+
+
+_MAX_INT = 2.0 ** 53
+
+
+def _clip(line: str, limit: int = 60) -> str:
+    text = line.strip()
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _readme_map(text: str, heading: str) -> dict[int, str] | None:
+    start = text.find(heading)
+    if start < 0:
+        return None
+    mapping: dict[int, str] = {}
+    started = False
+    for line in text[start:].splitlines()[1:]:
+        match = re.match(r"^\s*(\d+)\s+(\S+)\s*$", line)
+        if match:
+            mapping[int(match.group(1))] = match.group(2)
+            started = True
+        elif started and line.strip() == "":
+            break
+        elif started and not line.strip().startswith("Component"):
+            break
+    return mapping or None
+
+
+def load_tu(path: str | Path) -> GraphSet:
+    """Read a TU collection (folder or .zip) into a GraphSet; errors name the file and line."""
+    files = _Files(Path(path))
+    ds = files.ds
+    indicator = files.table("graph_indicator.txt", int, columns=1)[:, 0]
+    n = indicator.shape[0]
+    if indicator.min() < 1:
+        raise DataError("graph ids must start at 1",
+                        files.display(f"{ds}_graph_indicator.txt"), int(np.argmin(indicator)) + 1)
+    if np.any(np.diff(indicator) < 0):
+        bad = int(np.nonzero(np.diff(indicator) < 0)[0][0]) + 2
+        raise DataError("graph ids must not decrease (nodes of one graph must be contiguous)",
+                        files.display(f"{ds}_graph_indicator.txt"), bad)
+    num_graphs = int(indicator.max())
+    graph_labels = None
+    if files.has("graph_labels.txt"):
+        graph_labels = files.table("graph_labels.txt", int, columns=1)[:, 0]
+    if num_graphs > n and (graph_labels is None or num_graphs > len(graph_labels)):
+        raise DataError(f"graph id {num_graphs} is larger than the number of nodes ({n}): graph ids "
+                        "must be 1, 2, 3, ... (one per graph)",
+                        files.display(f"{ds}_graph_indicator.txt"), int(np.argmax(indicator)) + 1)
+    if graph_labels is not None:
+        _check_count(files, "graph_labels.txt", len(graph_labels), num_graphs, "graphs")
+
+    edges = files.table("A.txt", int, columns=2, allow_empty=True) - 1
+    bad = np.nonzero((edges < 0) | (edges >= n))[0]
+    if bad.size:
+        raise DataError(f"node id out of range (the graph indicator lists {n} nodes)",
+                        files.display(f"{ds}_A.txt"), int(bad[0]) + 1)
+    crossing = np.nonzero(indicator[edges[:, 0]] != indicator[edges[:, 1]])[0]
+    if crossing.size:
+        raise DataError("edge joins nodes of two different graphs",
+                        files.display(f"{ds}_A.txt"), int(crossing[0]) + 1)
+
+    node_labels = None
+    if files.has("node_labels.txt"):
+        node_labels = files.table("node_labels.txt", int)[:, 0]
+        _check_count(files, "node_labels.txt", len(node_labels), n, "nodes")
+    node_attr = None
+    if files.has("node_attributes.txt"):
+        node_attr = files.table("node_attributes.txt", float)
+        _check_count(files, "node_attributes.txt", len(node_attr), n, "nodes")
+    # Non-finite attributes reject their graph (not the whole file): it cannot be trained on or scored.
+    bad_attr_rows = np.nonzero(~np.isfinite(node_attr).all(axis=1))[0] if node_attr is not None else []
+    bad_attr = {}
+    for row in bad_attr_rows:
+        bad_attr.setdefault(int(indicator[row]) - 1, int(row) + 1)
+    edge_labels = None
+    if files.has("edge_labels.txt"):
+        edge_labels = files.table("edge_labels.txt", int)[:, 0]
+        _check_count(files, "edge_labels.txt", len(edge_labels), len(edges), "edges")
+
+    # Slice nodes and edges per graph without a Python loop over nodes.
+    counts = np.bincount(indicator - 1, minlength=num_graphs)
+    node_ptr = np.concatenate([[0], np.cumsum(counts)])
+    edge_graph = indicator[edges[:, 0]] - 1
+    order = np.argsort(edge_graph, kind="stable")
+    edges, edge_graph = edges[order], edge_graph[order]
+    if edge_labels is not None:
+        edge_labels = edge_labels[order]
+    edge_ptr = np.concatenate([[0], np.cumsum(np.bincount(edge_graph, minlength=num_graphs))])
+
+    graphs, meta, rejects = [], [], []
+    for g in range(num_graphs):
+        lo, hi = node_ptr[g], node_ptr[g + 1]
+        if hi == lo:
+            rejects.append(Reject(line=g + 1, id=str(g + 1), reason=f"graph {g + 1} has no nodes "
+                                  "(its id does not occur in the graph indicator)"))
+            continue
+        if g in bad_attr:
+            rejects.append(Reject(line=g + 1, id=str(g + 1), reason=f"graph {g + 1} has a NaN or infinite "
+                                  f"node attribute ({ds}_node_attributes.txt line {bad_attr[g]})"))
+            continue
+        e_lo, e_hi = edge_ptr[g], edge_ptr[g + 1]
+        data = Data(edge_index=torch.from_numpy(edges[e_lo:e_hi].T - lo).contiguous(), num_nodes=int(hi - lo))
+        if node_labels is not None:
+            data.node_label = torch.from_numpy(node_labels[lo:hi])
+        if node_attr is not None:
+            data.node_attr = torch.from_numpy(node_attr[lo:hi])
+        if edge_labels is not None:
+            data.edge_label = torch.from_numpy(edge_labels[e_lo:e_hi])
+        graphs.append(data)
+        label = normalize_label(graph_labels[g]) if graph_labels is not None else None
+        meta.append(GraphMeta(id=str(g + 1), name=f"{ds} #{g + 1}", label=label, line=g + 1))
+
+    if not graphs:
+        raise DataError(f"no graph could be read: all {len(rejects)} graphs were rejected "
+                        f"(first: {rejects[0].reason})", path)
+    node_names, edge_names = files.label_names()
+    return GraphSet(graphs=graphs, meta=meta, rejects=rejects, source=str(path), format="tu", kind="graph",
+                    node_label_names=node_names, edge_label_names=edge_names)
+
+
+def _check_count(files: _Files, suffix: str, found: int, expected: int, what: str) -> None:
+    """One line per graph/node/edge; too many lines names the first extra one."""
+    if found != expected:
+        source = "A.txt" if what == "edges" else "graph_indicator.txt"
+        raise DataError(f"has {found} lines but the collection has {expected} {what} "
+                        f"(from {files.ds}_{source}); one line per {what[:-1]}",
+                        files.display(f"{files.ds}_{suffix}"), expected + 1 if found > expected else None)
