@@ -7,7 +7,7 @@ import sys
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
-from core.runtime.threads import wait_passively  # core's package import does not load torch
+from core import wait_passively  # core's package import does not load torch
 
 
 def main(argv: list[str] | None = None) -> int:

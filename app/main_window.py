@@ -12,11 +12,8 @@ from PySide6.QtWidgets import (QComboBox, QDockWidget, QDoubleSpinBox, QFileDial
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
-from core import GLocalKD, GLocalKDError, GraphSet, Scores, detector_info, load, make_detector
-from core.data.features import FeatureSchema
-from core.io.columns import is_table, table_columns
-from core.io.ranked_report import is_report
-from core.evaluation.metrics import roc_auc
+from core import (FeatureSchema, GLocalKD, GLocalKDError, GraphSet, Scores, detector_info, is_report, is_table,
+                  load, make_detector, roc_auc, table_columns)
 
 from .dialogs import ColumnDialog, RejectsDialog
 from .map_view import MapView
@@ -377,7 +374,7 @@ class MainWindow(QMainWindow):
 
     def open_report(self, path: str) -> None:
         """Read a ranked CSV report in the background and show it in a report window."""
-        from core.io.ranked_report import read_report
+        from core import read_report
 
         self._busy(f"Reading report {Path(path).name}…")
 
@@ -619,7 +616,7 @@ class MainWindow(QMainWindow):
         if not text or self.graphs is None:
             self.model_table.set_smarts_mask(None)
             return
-        from core.data.substructure import smarts_matches
+        from core import smarts_matches
 
         try:
             mask = smarts_matches([m.smiles for m in self.graphs.meta], text)
@@ -685,7 +682,7 @@ class MainWindow(QMainWindow):
             return
         if self.runner.busy():
             return
-        from core.viz.chemical_space import space_map
+        from core import space_map
 
         model, graphs, seed = self.model, self.graphs, self.form.params()["seed"]
         self._busy(f"Computing the {space} map ({method})…")

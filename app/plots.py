@@ -124,7 +124,7 @@ class HeatmapPanel(QWidget):
 
     def show_graph(self, graphs, i: int, scores) -> None:
         from core import node_names
-        from core.viz.heatmap import draw_heatmap
+        from core import draw_heatmap
 
         meta = graphs.meta[i]
         label = f", label {meta.label}" if meta.label is not None else ""
@@ -164,7 +164,7 @@ class HeatmapPanel(QWidget):
         if not path:
             return
         if path.lower().endswith(".svg") and self.kind == "molecule":
-            from core.viz.heatmap import graph_molecule, molecule_image
+            from core import graph_molecule, molecule_image
 
             graphs, i, errors = self._current
             with open(path, "wb") as fh:  # RDKit's own vector drawing, not a raster inside an SVG
@@ -175,7 +175,7 @@ class HeatmapPanel(QWidget):
 
 def _terms(scores, i: int) -> str:
     """'graph G + node N', each split into its readouts when the score uses the extra ones."""
-    from core.data.scores import READOUT_PARTS
+    from core import READOUT_PARTS
 
     graph, node = f"graph {scores.graph_term[i]:.4g}", f"node {scores.node_term[i]:.4g}"
     parts = scores.parts

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from core import GLocalKDError, Scores
-from core.io.ranked_report import RankedReport, row_graphs
+from core import RankedReport, row_graphs
 
 from .plots import HeatmapPanel
 from .table_model import COLUMNS, ResultsModel, results_view

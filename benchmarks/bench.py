@@ -175,7 +175,7 @@ def first_fold_normals(data: Path, dataset: str):
     from sklearn.model_selection import StratifiedKFold
 
     from core import load
-    from core.evaluation.protocol import choose_anomaly_label
+    from core.evaluation import choose_anomaly_label
 
     graphs = load(data / dataset)
     anomaly = choose_anomaly_label(graphs, "minority")  # the harness's rule: the same fold as its first
@@ -234,7 +234,7 @@ def main() -> int:
     data = Path(args.data)
     from core import retain_freed_memory
     from core.runtime.machine import describe_cpu
-    from core.detectors.glocalkd import bfloat16_is_fast
+    from core.runtime.device import bfloat16_is_fast
 
     allocator_tuned = retain_freed_memory()  # as the glocalkd command does
     out: dict = {"machine": {"cpus": torch.get_num_threads(), "torch": torch.__version__,

@@ -17,16 +17,28 @@ __version__ = "0.1.0"
 # so that ``import core.cli.main`` does not load torch (``glocalkd --help`` answers at once), and the
 # app can import from core and still set OpenMP's environment before torch loads (core/threads.py).
 _PUBLIC = {
-    "retain_freed_memory": "runtime.allocator",
+    # runtime
+    "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "resolve_device": "runtime.device",
+    # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
-    "GraphMeta": "data.graphset", "GraphSet": "data.graphset", "Reject": "data.graphset", "normalize_label": "data.graphset",
-    "load": "io.load",
-    "FeatureSchema": "data.features",
-    "Scores": "data.scores",
-    "EpochInfo": "detectors.glocalkd", "GLocalKD": "detectors.glocalkd", "resolve_device": "detectors.glocalkd",
+    # data
+    "GraphMeta": "data.graphset", "GraphSet": "data.graphset", "Reject": "data.graphset",
+    "normalize_label": "data.graphset", "FeatureSchema": "data.features", "Scores": "data.scores",
+    "READOUT_PARTS": "data.scores", "smarts_matches": "data.substructure",
+    # io
+    "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns",
+    "REPORT_COLUMNS": "io.report", "node_names": "io.report", "write_report": "io.report",
+    "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
+    "row_graphs": "io.ranked_report",
+    # detectors
+    "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
     "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
     "make_detector": "detectors.registry",
-    "REPORT_COLUMNS": "io.report", "node_names": "io.report", "write_report": "io.report",
+    # evaluation, screening, figures
+    "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics",
+    "screen": "screening.pipeline", "merge_reports": "screening.pipeline",
+    "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
+    "space_map": "viz.chemical_space",
 }
 _RENAMED = {"REPORT_COLUMNS": "COLUMNS"}  # public name -> the name in its module
 __all__ = ["__version__", *_PUBLIC]

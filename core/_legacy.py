@@ -27,7 +27,7 @@ MOVED = {
     "core.ocgcn": "core.detectors.ocgcn", "core.size_baseline": "core.detectors.size",
     "core.two_step": "core.detectors.two_step", "core.graph_kernels": "core.detectors.graph_kernels",
     "core.propagation_kernel": "core.detectors.propagation_kernel", "core.lesinn": "core.detectors.lesinn",
-    "core.metrics": "core.evaluation.metrics", "core.evaluate": "core.evaluation.protocol",
+    "core.metrics": "core.evaluation.metrics", "core.evaluate": "core.evaluation",
     "core.explanations": "core.evaluation.explanations",
     "core.heatmap": "core.viz.heatmap", "core.chemical_space": "core.viz.chemical_space",
 }

@@ -1,15 +1,153 @@
-"""What every detector shares: PyOD's ``decision_function`` and a flagging threshold taken
-from the training graphs' scores."""
+"""The detector contract (PyOD's ``BaseDetector`` habits): an abstract base that declares ``fit``
+and ``score``, derives ``get_params`` from the constructor, keeps fitted state in trailing-underscore
+attributes, and runs every detector's training through one error-handling path."""
 from __future__ import annotations
+
+import abc
+import inspect
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from core.data.graphset import GraphSet
+from core.data.scores import Scores
+from core.errors import DataError, GLocalKDError
 
 
-class Detector:
-    """Base of the detectors. A subclass defines ``score(graphs) -> Scores`` and
-    ``_check_fitted()``, and its ``fit`` sets ``train_scores_``."""
+@dataclass
+class EpochInfo:
+    """Progress of training, given to ``on_epoch`` after every epoch."""
+
+    epoch: int
+    epochs: int
+    loss: float
+    seconds: float
+
+
+class CallbackError(Exception):
+    """Carries an exception raised by a caller's callback through ``fit``'s error handling, so
+    that it reaches the caller unchanged instead of being reported as a training failure."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(error)
+        self.error = error
+
+
+def call_back(fn: Callable, *args):
+    """Call a caller's callback; its exceptions travel as :class:`CallbackError`."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        raise CallbackError(exc) from exc
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short reason for a failure inside torch or numpy ("out of memory", or the type and message)."""
+    if isinstance(exc, MemoryError) or "out of memory" in str(exc):
+        return "out of memory"
+    return f"{type(exc).__name__}: {str(exc).strip() or 'no details'}"
+
+
+# The failures of numerical code that ``fit`` reports as "training failed (...)".
+NUMERICAL_ERRORS = (RuntimeError, MemoryError, ValueError, IndexError)
+
+
+class Detector(abc.ABC):
+    """Base of every detector: ``fit(graphs)`` on normal graphs, then ``score(graphs) -> Scores``
+    (higher = more anomalous).
+
+    A subclass stores each constructor argument under its own name (``get_params`` reads them
+    back), lists its fitted attributes in ``FITTED`` (dropped whenever ``fit`` fails, so a failed
+    fit never leaves a half-trained model that looks trained), and implements :meth:`_fit` and
+    :meth:`score`. Every ``_fit`` sets ``train_scores_``, ``loss_history_`` and ``stopped_early_``.
+    """
+
+    name: str = "detector"
+    has_node_scores: bool = False
+    FITTED: tuple[str, ...] = ("train_scores_", "loss_history_", "stopped_early_")
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def param_names(cls) -> tuple[str, ...]:
+        """The constructor's parameter names, in order."""
+        sig = inspect.signature(cls.__init__)
+        return tuple(n for n, p in sig.parameters.items()
+                     if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+
+    def get_params(self) -> dict:
+        """The constructor's parameters and their current values (scikit-learn's contract)."""
+        return {name: getattr(self, name) for name in self.param_names()}
+
+    def set_params(self, **params) -> "Detector":
+        """Change constructor parameters; unknown names are an error. Takes effect at the next ``fit``."""
+        unknown = set(params) - set(self.param_names())
+        if unknown:
+            raise GLocalKDError(f"{type(self).__name__} does not take {', '.join(sorted(unknown))}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    def validate_params(self) -> None:
+        """Raise :class:`GLocalKDError` naming any invalid setting (checked by ``fit``)."""
+
+    # ------------------------------------------------------------------ training
+    def fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None = None,
+            should_stop: Callable[[], bool] | None = None) -> "Detector":
+        """Train on ``graphs`` (taken as normal) and return ``self``.
+
+        ``on_epoch`` is called after each epoch of detectors that train by epochs;
+        ``should_stop`` is polled between batches and ends training cleanly (the model stays
+        usable, ``stopped_early_`` is True). Anything that goes wrong while training (a loss
+        that becomes NaN, torch running out of memory, an internal error) raises
+        :class:`GLocalKDError` and leaves the detector untrained; an exception raised by
+        ``on_epoch`` or ``should_stop`` themselves is passed on unchanged.
+        """
+        self.validate_params()
+        if len(graphs) == 0:
+            raise DataError("no graphs to train on", graphs.source)
+        self._forget()
+        try:
+            self._fit(graphs, on_epoch, should_stop)
+            return self
+        except GLocalKDError:
+            self._forget()
+            raise
+        except CallbackError as wrapped:
+            self._forget()
+            raise wrapped.error from None
+        except NUMERICAL_ERRORS as exc:
+            self._forget()
+            raise GLocalKDError(f"training failed ({describe_error(exc)})") from exc
+        except BaseException:
+            self._forget()
+            raise
+
+    @abc.abstractmethod
+    def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
+             should_stop: Callable[[], bool] | None) -> None:
+        """Set the fitted state from ``graphs`` (validated, non-empty)."""
+
+    def _forget(self) -> None:
+        """Drop the fitted state."""
+        for name in self.FITTED:
+            self.__dict__.pop(name, None)
+
+    def _check_fitted(self) -> None:
+        if not all(hasattr(self, name) for name in self.FITTED):
+            raise GLocalKDError("this detector is not trained yet: call fit()")
+
+    # ------------------------------------------------------------------ scoring
+    @abc.abstractmethod
+    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
+        """Anomaly scores of ``graphs`` (higher = more anomalous); ``on_progress(done, total)``."""
+
+    @abc.abstractmethod
+    def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
+        """The representation each graph is scored on, one row per graph (for the chemical-space map)."""
 
     def decision_function(self, graphs: GraphSet) -> np.ndarray:
         """Graph anomaly scores only (PyOD's name for it)."""

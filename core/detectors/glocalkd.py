@@ -15,7 +15,6 @@ max-pool and the mean cannot tell from one part, scores high.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -24,8 +23,8 @@ import torch
 from torch_geometric.data import Batch
 from torch_geometric.utils import scatter
 
-from core.detectors.base import Detector
-from core.errors import DataError, GLocalKDError, ModelFileError
+from core.detectors.base import NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back, describe_error
+from core.errors import GLocalKDError, ModelFileError
 from core.data.features import MODES, FeatureSchema
 from core.nn.gcn import GCNEncoder, normalized_adjacency
 from core.data.graphset import GraphSet
@@ -34,36 +33,13 @@ from core.data.packed import PackedGraphs, max_batch_nodes, step_in_runs
 from core.nn.pooling import global_max_pool
 from core.nn.row_groups import GroupedPropagation
 from core.data.scores import Scores
+from core.runtime.device import matmul_dtype, resolve_device
 
 MODEL_FORMAT = "glocalkd-studio/model"
 MODEL_VERSION = 2  # 2: the readouts node_max and size_term, and the training graphs' mean size
 READABLE_VERSIONS = (1, 2)
 # Cache the frozen target's outputs when they fit in this many bytes (else recompute per batch).
 TARGET_CACHE_BYTES = 4 * 1024**3
-
-
-@dataclass
-class EpochInfo:
-    """Progress of training, given to ``on_epoch`` after every epoch."""
-
-    epoch: int
-    epochs: int
-    loss: float
-    seconds: float
-
-
-def resolve_device(device: str) -> torch.device:
-    """``auto`` is CUDA when torch sees a GPU, else CPU; ``cpu``/``cuda`` force one."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if not isinstance(device, str):
-        raise GLocalKDError(f"device must be 'auto', 'cpu' or 'cuda', not {device!r}")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise GLocalKDError("device 'cuda' asked for, but torch sees no CUDA GPU (use 'auto' or 'cpu')")
-    try:
-        return torch.device(device)
-    except (RuntimeError, ValueError):
-        raise GLocalKDError(f"unknown device {device!r} (use 'auto', 'cpu' or 'cuda')") from None
 
 
 class GLocalKD(Detector):
@@ -100,53 +76,12 @@ class GLocalKD(Detector):
         self.node_max = node_max
         self.size_term = size_term
 
-    def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in ("epochs", "lr", "batch_size", "hidden_dim", "out_dim",
-                                              "num_layers", "lam", "normalize", "features", "seed", "device",
-                                              "node_max", "size_term")}
-
     # ------------------------------------------------------------------ training
-    def fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> "GLocalKD":
-        """Train the predictor on ``graphs`` (taken as normal).
-
-        ``on_epoch`` is called after each epoch; ``should_stop`` is polled between batches
-        and ends training cleanly (the model stays usable, ``stopped_early_`` is True).
-
-        Anything that goes wrong while training (a loss that becomes NaN or infinite, torch
-        running out of memory, an internal torch error) raises :class:`GLocalKDError`, and the
-        model is left untrained; an exception raised by ``on_epoch`` or ``should_stop``
-        themselves is passed on unchanged (the model is left untrained too).
-        """
-        self._check_params()
-        if len(graphs) == 0:
-            raise DataError("no graphs to train on", graphs.source)
-        self._forget()
-        try:
-            return self._fit(graphs, on_epoch, should_stop)
-        except GLocalKDError:
-            self._forget()
-            raise
-        except _Callback as wrapped:
-            self._forget()
-            raise wrapped.error from None
-        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
-            self._forget()
-            raise GLocalKDError(f"training failed ({_describe(exc)})") from exc
-        except BaseException:
-            self._forget()
-            raise
-
-    _FITTED = ("device_", "schema_", "target_", "predictor_", "loss_history_", "stopped_early_",
-               "train_scores_", "mean_nodes_", "grouped_")
-
-    def _forget(self) -> None:
-        """Drop fitted state, so a failed ``fit`` never leaves a half-trained model that looks trained."""
-        for name in self._FITTED:
-            self.__dict__.pop(name, None)
+    FITTED = ("device_", "schema_", "target_", "predictor_", "loss_history_", "stopped_early_",
+              "train_scores_", "mean_nodes_", "grouped_")
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
-             should_stop: Callable[[], bool] | None) -> "GLocalKD":
+             should_stop: Callable[[], bool] | None) -> None:
         device = resolve_device(self.device)
         self.device_ = device
         self.schema_ = FeatureSchema.fit(graphs, self.features)
@@ -172,7 +107,7 @@ class GLocalKD(Detector):
             start = time.perf_counter()
             total, count = 0.0, 0
             for ids in packed.batch_ids(self.batch_size, shuffle):
-                if should_stop is not None and _call(should_stop):
+                if should_stop is not None and call_back(should_stop):
                     self.stopped_early_ = True
                     break
                 loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache), device)
@@ -186,14 +121,13 @@ class GLocalKD(Detector):
                 break
             self.loss_history_.append(total / max(count, 1))
             if on_epoch is not None:
-                _call(on_epoch, EpochInfo(epoch, self.epochs, self.loss_history_[-1],
+                call_back(on_epoch, EpochInfo(epoch, self.epochs, self.loss_history_[-1],
                                           time.perf_counter() - start))
         self.predictor_.eval()
         self.train_scores_ = self.score(graphs).score
         if not np.all(np.isfinite(self.train_scores_)):
             raise GLocalKDError("training diverged: some training graphs score NaN or infinite; lower the "
                                 "learning rate, or scale the node attributes (very large values overflow)")
-        return self
 
     def _graph_losses(self, batch, cache: bool) -> torch.Tensor:
         """Each graph's training loss: graph-embedding error + lambda x mean node error."""
@@ -209,7 +143,7 @@ class GLocalKD(Detector):
     def _encoder(self) -> GCNEncoder:
         return GCNEncoder(self.schema_.dim, self.hidden_dim, self.out_dim, self.num_layers, self.normalize)
 
-    def _check_params(self) -> None:
+    def validate_params(self) -> None:
         def whole(v):
             return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
 
@@ -294,11 +228,11 @@ class GLocalKD(Detector):
                 parts.append(self._score_batch(batch, batch.adj))
                 done += batch.num_graphs
                 if on_progress is not None:
-                    _call(on_progress, done, len(packed))
-        except _Callback as wrapped:
+                    call_back(on_progress, done, len(packed))
+        except CallbackError as wrapped:
             raise wrapped.error from None
-        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
-            raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
+        except NUMERICAL_ERRORS as exc:
+            raise GLocalKDError(f"scoring failed ({describe_error(exc)})") from exc
         return Scores.concat(parts)
 
     def _score_batch(self, batch, adj: torch.Tensor | None = None, matmul_dtype: torch.dtype | None = None) -> Scores:
@@ -342,8 +276,8 @@ class GLocalKD(Detector):
                       batch=torch.repeat_interleave(torch.arange(len(counts)), counts), ptr=ptr)
         try:
             return self._score_batch(batch.to(self.device_), matmul_dtype=dtype)
-        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
-            raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
+        except NUMERICAL_ERRORS as exc:
+            raise GLocalKDError(f"scoring failed ({describe_error(exc)})") from exc
 
     @torch.no_grad()
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor", batch_size: int = 2048) -> np.ndarray:
@@ -417,7 +351,7 @@ class GLocalKD(Detector):
             params = dict(state["params"])
             params["device"] = device
             model = cls(**params)
-            model._check_params()
+            model.validate_params()
             model.device_ = model_device
             model.schema_ = FeatureSchema.from_dict(state["schema"])
             if model.schema_.mode not in MODES[1:] or model.schema_.dim < 1:
@@ -456,51 +390,3 @@ def _expected_shapes(in_dim: int, hidden_dim: int, out_dim: int, num_layers: int
         shapes[f"convs.{i}.bias"] = (b,)
         shapes[f"convs.{i}.lin.weight"] = (b, a)
     return shapes
-
-
-PRECISIONS = ("float32", "bfloat16")
-
-
-def matmul_dtype(precision: str) -> torch.dtype | None:
-    """None (float32 throughout) or the dtype of the dense products for ``precision``."""
-    if precision not in PRECISIONS:
-        raise GLocalKDError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
-    return torch.bfloat16 if precision == "bfloat16" else None
-
-
-def bfloat16_is_fast(device: torch.device | str) -> bool:
-    """Whether ``device`` multiplies bfloat16 in hardware: GPUs that support it, CPUs with AVX-512
-    or AMX (oneDNN's bfloat16 kernels). Elsewhere torch runs a generic loop: a 512 x 512 x 512
-    product took 0.20 s in bfloat16 against 0.004 s in float32 on an AMD EPYC with AVX2. When it
-    cannot tell, it says True (no warning)."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        return bool(torch.cuda.is_bf16_supported())
-    if device.type != "cpu":
-        return True
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
-        return True
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, MemoryError) or "out of memory" in str(exc):
-        return "out of memory"
-    return f"{type(exc).__name__}: {str(exc).strip() or 'no details'}"
-
-
-class _Callback(Exception):
-    """Carries an exception raised by a caller's callback through fit's error handling."""
-
-    def __init__(self, error: BaseException):
-        super().__init__(error)
-        self.error = error
-
-
-def _call(fn, *args):
-    try:
-        return fn(*args)
-    except Exception as exc:
-        raise _Callback(exc) from exc
-

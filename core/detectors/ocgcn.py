@@ -17,16 +17,16 @@ from typing import Callable
 import numpy as np
 import torch
 
-from core.detectors.base import Detector
-from core.errors import DataError, GLocalKDError
+from core.detectors.base import NUMERICAL_ERRORS, Detector, EpochInfo, call_back, describe_error
+from core.errors import GLocalKDError
 from core.data.features import MODES, FeatureSchema
 from core.nn.gcn import GCNEncoder
 from core.data.graphset import GraphSet
-from core.detectors.glocalkd import EpochInfo, _call, _Callback, _describe, resolve_device
 from core.nn.optim import adam
 from core.data.packed import PackedBatch, PackedGraphs, max_batch_nodes, step_in_runs
 from core.nn.pooling import global_max_pool
 from core.data.scores import Scores
+from core.runtime.device import resolve_device
 
 
 class OCGCN(Detector):
@@ -51,34 +51,16 @@ class OCGCN(Detector):
         self.seed = seed
         self.device = device
 
-    def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in ("epochs", "lr", "batch_size", "hidden_dim", "out_dim", "num_layers",
-                                              "weight_decay", "eps", "features", "seed", "device")}
+    FITTED = ("device_", "schema_", "net_", "center_", "loss_history_", "train_scores_", "stopped_early_")
 
-    def fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> "OCGCN":
-        """Fix the centre, then train on ``graphs`` (taken as normal); like :meth:`GLocalKD.fit`,
-        failures raise :class:`GLocalKDError` and leave the detector untrained."""
+    def validate_params(self) -> None:
         if self.features not in MODES or not (isinstance(self.epochs, int) and self.epochs >= 1) \
                 or not self.lr > 0 or not (isinstance(self.batch_size, int) and self.batch_size >= 1):
             raise GLocalKDError(f"invalid OCGCN setting in {self.get_params()}")
-        if len(graphs) == 0:
-            raise DataError("no graphs to train on", graphs.source)
-        for name in ("schema_", "net_", "center_", "loss_history_", "train_scores_", "stopped_early_"):
-            self.__dict__.pop(name, None)
-        try:
-            return self._fit(graphs, on_epoch, should_stop)
-        except _Callback as wrapped:
-            self.__dict__.pop("net_", None)
-            raise wrapped.error from None
-        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
-            self.__dict__.pop("net_", None)
-            raise GLocalKDError(f"training failed ({_describe(exc)})") from exc
-        except BaseException:
-            self.__dict__.pop("net_", None)
-            raise
 
-    def _fit(self, graphs, on_epoch, should_stop) -> "OCGCN":
+    def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
+             should_stop: Callable[[], bool] | None) -> None:
+        """Fix the centre (Deep SVDD), then train the network to pull normal graphs towards it."""
         self.device_ = device = resolve_device(self.device)
         self.schema_ = FeatureSchema.fit(graphs, self.features)
         packed = PackedGraphs(self.schema_.apply(graphs))
@@ -95,7 +77,7 @@ class OCGCN(Detector):
         for epoch in range(1, self.epochs + 1):
             start, total, count = time.perf_counter(), 0.0, 0
             for ids in packed.batch_ids(self.batch_size, shuffle):
-                if should_stop is not None and _call(should_stop):
+                if should_stop is not None and call_back(should_stop):
                     self.stopped_early_ = True
                     break
                 loss = step_in_runs(packed, ids, optimizer, self._distances, device)
@@ -108,10 +90,9 @@ class OCGCN(Detector):
                 break
             self.loss_history_.append(total / max(count, 1))
             if on_epoch is not None:
-                _call(on_epoch, EpochInfo(epoch, self.epochs, self.loss_history_[-1], time.perf_counter() - start))
+                call_back(on_epoch, EpochInfo(epoch, self.epochs, self.loss_history_[-1], time.perf_counter() - start))
         net.eval()
         self.train_scores_ = self.score(graphs).score
-        return self
 
     def _embed(self, batch: PackedBatch) -> torch.Tensor:
         return global_max_pool(self.net_(batch.x, batch.adj, adj_symmetric=batch.symmetric), batch.batch, size=batch.num_graphs)
@@ -157,7 +138,7 @@ class OCGCN(Detector):
                 done += batch.num_graphs
                 if on_progress is not None:
                     on_progress(done, len(graphs))
-        except (RuntimeError, MemoryError, ValueError, IndexError) as exc:
-            raise GLocalKDError(f"scoring failed ({_describe(exc)})") from exc
+        except NUMERICAL_ERRORS as exc:
+            raise GLocalKDError(f"scoring failed ({describe_error(exc)})") from exc
         score = np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
         return Scores.graph_only(score, graphs.node_ptr())

@@ -81,9 +81,7 @@ def detector_info(name: str) -> DetectorInfo:
 
 def accepted_params(name: str) -> set[str]:
     """The constructor parameters the detector ``name`` takes."""
-    info = detector_info(name)
-    probe = info.factory()
-    return set(probe.get_params()) - {"kernel", "scorer"}
+    return set(detector_info(name).factory().param_names()) - {"kernel", "scorer"}
 
 
 def make_detector(name: str, **params):

@@ -12,7 +12,6 @@ from typing import Callable
 import numpy as np
 
 from core.detectors.base import Detector
-from core.errors import DataError, GLocalKDError
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
 
@@ -33,15 +32,12 @@ class SizeBaseline(Detector):
     def __init__(self, seed: int = 0):
         self.seed = seed  # nothing is random; kept so every detector takes a seed
 
-    def get_params(self) -> dict:
-        return {"seed": self.seed}
+    FITTED = ("mean_", "std_", "train_scores_", "loss_history_", "stopped_early_")
 
-    def fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
-            should_stop: Callable[[], bool] | None = None) -> "SizeBaseline":
-        """Learn the training graphs' size distribution (``graphs`` taken as normal); there are
-        no epochs, so ``on_epoch`` and ``should_stop`` are not called."""
-        if len(graphs) == 0:
-            raise DataError("no graphs to train on", graphs.source)
+    def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
+             should_stop: Callable[[], bool] | None = None) -> None:
+        """Learn the training graphs' size distribution; there are no epochs, so ``on_epoch`` and
+        ``should_stop`` are not called."""
         sizes = graph_sizes(graphs)
         self.mean_ = sizes.mean(axis=0)
         std = sizes.std(axis=0)
@@ -49,14 +45,9 @@ class SizeBaseline(Detector):
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
         self.train_scores_ = self._values(sizes)
-        return self
 
     def _values(self, sizes: np.ndarray) -> np.ndarray:
         return (((sizes - self.mean_) / self.std_) ** 2).sum(axis=1)
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "mean_"):
-            raise GLocalKDError("this detector is not trained yet: call fit()")
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """Each graph's log sizes (the representation scored)."""

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.ensemble import IsolationForest
 
 from core.detectors.base import Detector
-from core.errors import DataError, GLocalKDError
+from core.errors import GLocalKDError
 from core.detectors.graph_kernels import GraphKernel, kernel_distance
 from core.data.graphset import GraphSet
 from core.detectors.lesinn import LESINN
@@ -50,18 +50,16 @@ class TwoStepDetector(Detector):
     def name(self) -> str:
         return f"{self.kernel}-{self.scorer}"
 
-    def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in ("kernel", "scorer", "wl_iterations", "n_estimators", "max_samples",
-                                              "ensemble_size", "subsample_size", "seed")}
+    FITTED = ("kernel_", "scorer_", "train_scores_", "loss_history_", "stopped_early_")
 
-    def fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
-            should_stop: Callable[[], bool] | None = None) -> "TwoStepDetector":
-        """Fit the kernel and the detector on ``graphs`` (taken as normal). ``on_epoch`` and
-        ``should_stop`` are accepted for a common interface; there are no epochs to report."""
+    def validate_params(self) -> None:
         if self.scorer not in SCORERS:
             raise GLocalKDError(f"scorer must be one of {', '.join(SCORERS)}, not {self.scorer!r}")
-        if len(graphs) == 0:
-            raise DataError("no graphs to train on", graphs.source)
+
+    def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
+             should_stop: Callable[[], bool] | None = None) -> None:
+        """Fit the kernel and the scorer; there are no epochs, so ``on_epoch`` and ``should_stop``
+        are not called."""
         self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed)
         k_train = self.kernel_.fit(graphs)
         if self.scorer == "iforest":
@@ -74,11 +72,6 @@ class TwoStepDetector(Detector):
             self.train_scores_ = self.scorer_.train_scores_
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
-        return self
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "scorer_"):
-            raise GLocalKDError("this detector is not trained yet: call fit()")
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """Each graph's kernel values against the training graphs (the representation scored)."""

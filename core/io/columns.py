@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import DataError
-from core.io.molecules import ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, _data_lines, _sniff_delimiter
+from core.io.molecules import ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS
+from core.io.text import data_lines, sniff_delimiter
 from core.io.text import strip_compression
 
 
@@ -24,11 +25,11 @@ def table_columns(path: str | Path) -> TableColumns:
     """Read only the header row of a CSV/TSV file and guess its SMILES, id and label columns."""
     path = Path(path)
     try:
-        _, line = next(_data_lines(path))
+        _, line = next(data_lines(path))
     except StopIteration:
         raise DataError("file has no header row and no data", path) from None
     suffix = Path(strip_compression(path.name)).suffix.lower()
-    header = next(csv.reader([line], delimiter=_sniff_delimiter(line, suffix)))
+    header = next(csv.reader([line], delimiter=sniff_delimiter(line, suffix)))
     lowered = [h.strip().lower() for h in header]
 
     def find(candidates: tuple[str, ...]) -> str | None:

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 from core.data.chem import mol_to_graph, parse_molblock, parse_smiles
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
-from core.io.text import read_lines, strip_compression
+from core.io.text import DELIMITERS, data_lines, read_lines, sniff_delimiter, strip_compression
 
 SMILES_COLUMNS = ("smiles", "canonical_smiles", "isomeric_smiles", "drug", "smi", "mol", "molecule",
                   "structure")
@@ -64,19 +64,12 @@ class _Collector:
                         kind="molecule")
 
 
-def _data_lines(path: Path) -> Iterator[tuple[int, str]]:
-    for number, line in read_lines(path):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            yield number, line
-
-
 def load_smiles(path: str | Path) -> GraphSet:
     """A SMILES list: one ``SMILES [name ...]`` per line; a first line ``smiles ...`` is a header."""
     path = Path(path)
     out = _Collector()
     first = True
-    for number, line in _data_lines(path):
+    for number, line in data_lines(path):
         parts = line.strip().split(None, 1)
         if first and re.split(r"[,;|]", parts[0])[0].lower() in {"smiles", "smi"}:
             first = False
@@ -102,17 +95,9 @@ def _pick(header: list[str], wanted: str | None, candidates: Iterable[str], path
     return None
 
 
-DELIMITERS = (",", "\t", ";", "|")
 # A quoted field may span lines, but not more than this many: past it the opening quote is
 # taken as a stray one, that line is rejected and reading goes on with the next line.
 MAX_FIELD_LINES = 100
-
-
-def _sniff_delimiter(header_line: str, suffix: str) -> str:
-    default = {".csv": ",", ".tsv": "\t", ".tab": "\t"}.get(suffix, ",")
-    counts = {d: header_line.count(d) for d in DELIMITERS}
-    best = max(counts, key=lambda d: counts[d])
-    return best if counts[best] > counts.get(default, 0) else default
 
 
 def _split_header(header_line: str, delimiter: str, path: Path, line: int) -> list[str]:
@@ -139,12 +124,12 @@ def load_table(path: str | Path, smiles_column: str | None = None, id_column: st
     """
     path = Path(path)
     suffix = Path(strip_compression(path.name)).suffix.lower()
-    lines = _data_lines(path)
+    lines = data_lines(path)
     try:
         header_no, header_line = next(lines)
     except StopIteration:
         raise DataError("file is empty (no header row and no data)", path) from None
-    sniffed = _sniff_delimiter(header_line, suffix)
+    sniffed = sniff_delimiter(header_line, suffix)
     delimiter, header, s_col = sniffed, [], None
     for candidate in (sniffed,) + tuple(d for d in DELIMITERS if d != sniffed):
         columns = _split_header(header_line, candidate, path, header_no)

@@ -95,3 +95,23 @@ def _decoded(path: Path, encoding: str, errors: str) -> Iterator[tuple[int, str]
 def strip_compression(name: str) -> str:
     """'x.csv.gz' -> 'x.csv'."""
     return name[:-3] if name.lower().endswith(".gz") else name
+
+
+DELIMITERS = (",", "\t", ";", "|")
+
+
+def data_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The numbered lines of ``path`` that hold data: not blank, not ``#`` comments."""
+    for number, line in read_lines(path):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            yield number, line
+
+
+def sniff_delimiter(header_line: str, suffix: str) -> str:
+    """The delimiter of a table: the one of ``DELIMITERS`` most frequent in its header line, unless
+    the suffix's own (``.csv``: comma, ``.tsv``/``.tab``: tab) is as frequent."""
+    default = {".csv": ",", ".tsv": "\t", ".tab": "\t"}.get(suffix, ",")
+    counts = {d: header_line.count(d) for d in DELIMITERS}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] > counts.get(default, 0) else default

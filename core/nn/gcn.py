@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -10,8 +9,9 @@ from torch_geometric.nn import GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import to_torch_csr_tensor
 
-if TYPE_CHECKING:  # row_groups uses this module's spmm
-    from core.nn.row_groups import GroupedPropagation
+from core.nn.row_groups import GroupedPropagation
+from core.nn.sparse import propagate
+
 
 
 def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
@@ -20,40 +20,6 @@ def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tens
     with warnings.catch_warnings():  # torch calls sparse CSR "beta"; the SpMM it serves is stable
         warnings.simplefilter("ignore", UserWarning)
         return to_torch_csr_tensor(ei.flip(0), w, size=(num_nodes, num_nodes))
-
-
-def spmm(adj: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """Â X for a sparse CSR Â, outside autograd. On a CPU, ``torch.sparse.mm`` fills a zero
-    matrix, copies it into the result and only then multiplies; writing straight into an empty
-    result (beta = 0, so its contents are never read) was 2-3x faster for a 512-wide product
-    over 256 molecules, and is the same product."""
-    if adj.device.type == "cpu" and adj.layout == torch.sparse_csr and x.dtype == adj.dtype:
-        return torch.empty(adj.shape[0], x.shape[1], dtype=x.dtype).addmm_(adj, x, beta=0)
-    return torch.sparse.mm(adj, x)
-
-
-class _SymmetricSpMM(torch.autograd.Function):
-    """Â X for a symmetric sparse Â, whose backward is Â G again: torch's own backward for
-    a CSR product builds Âᵀ (a conversion, a sort and copies) on every call. In a profiled AIDS
-    epoch this cut the self CPU time from 3.30 s to 2.69 s."""
-
-    @staticmethod
-    def forward(ctx, adj: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        ctx.adj = adj
-        return spmm(adj, x)
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor):
-        return None, spmm(ctx.adj, grad.contiguous())
-
-
-def propagate(adj: torch.Tensor, x: torch.Tensor, adj_symmetric: bool = False) -> torch.Tensor:
-    """Â X; ``adj_symmetric`` (Â equals its transpose) lets the backward pass reuse Â."""
-    if not (x.requires_grad and torch.is_grad_enabled()):
-        return spmm(adj, x)
-    if adj_symmetric:
-        return _SymmetricSpMM.apply(adj, x)
-    return torch.sparse.mm(adj, x)
 
 
 class GCNEncoder(nn.Module):

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from core.nn.gcn import spmm
+from core.nn.sparse import spmm
 
 # Grouping pays off when the first propagation leaves at most this many groups per node: building
 # the groups and the extra sparse matrices costs passes over the edges, which pay off only

@@ -97,11 +97,11 @@ def iter_smiles_rows(path: str | Path, smiles_column: str | None = None,
 
 
 def _delimiter(path: Path) -> str:
-    from core.io.molecules import _sniff_delimiter
+    from core.io.text import sniff_delimiter
 
     for _, line in read_lines(path):
         if line.strip() and not line.lstrip().startswith("#"):
-            return _sniff_delimiter(line, Path(strip_compression(path.name)).suffix.lower())
+            return sniff_delimiter(line, Path(strip_compression(path.name)).suffix.lower())
     return ","
 
 
@@ -315,7 +315,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
     """
     if model.schema_.mode != "atom":
         raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
-    from core.detectors.glocalkd import bfloat16_is_fast, matmul_dtype
+    from core.runtime.device import bfloat16_is_fast, matmul_dtype
 
     matmul_dtype(precision)  # a bad precision fails here, before any worker starts
     if precision == "bfloat16" and not bfloat16_is_fast(model.device_):

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from core.detectors.registry import DETECTORS  # noqa: E402
-from core.evaluation.protocol import PAPER_TABLE2, EvaluationResult, paper_value, read_json  # noqa: E402
+from core.evaluation import PAPER_TABLE2, EvaluationResult, paper_value, read_json  # noqa: E402
 
 ORDER = ["AIDS", "BZR", "DHFR", "ENZYMES", "hERG", "IMDB-BINARY", "PROTEINS_full", "NCI1", "Tox21_HSE",
          "Tox21_p53", "REDDIT-BINARY"]

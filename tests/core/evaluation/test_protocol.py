@@ -10,7 +10,7 @@ import pytest
 from core import load
 from core.cli.main import main
 from core.errors import DataError, GLocalKDError
-from core.evaluation.protocol import (EvaluationResult, choose_anomaly_label, dataset_name, evaluate, markdown_table,
+from core.evaluation import (EvaluationResult, choose_anomaly_label, dataset_name, evaluate, markdown_table,
                            paper_settings, read_json, write_json, write_markdown)
 from tests.conftest import ring, write_tu
 

@@ -1,7 +1,8 @@
 """The GCN encoder computes exactly torch-geometric's GCNConv layers, with and without autograd."""
 import torch
 
-from core.nn.gcn import GCNEncoder, normalized_adjacency, spmm
+from core.nn.gcn import GCNEncoder, normalized_adjacency
+from core.nn.sparse import spmm
 
 
 def test_encoder_matches_pyg_gcnconv_layers_with_and_without_grad():

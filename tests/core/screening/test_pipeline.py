@@ -199,11 +199,11 @@ def test_bfloat16_where_the_device_lacks_it_warns_and_still_screens(library, mod
     slower than float32: asking for it says so, once, before the run, and the run completes."""
     import warnings
 
-    import core.detectors.glocalkd
+    import core.runtime.device
     from core.cli.main import main
     from core.errors import SlowPrecisionWarning
 
-    monkeypatch.setattr(core.detectors.glocalkd, "bfloat16_is_fast", lambda device: False)
+    monkeypatch.setattr(core.runtime.device, "bfloat16_is_fast", lambda device: False)
     with pytest.warns(SlowPrecisionWarning, match="no bfloat16 instructions") as seen:
         summary = screen(model, library, tmp_path / "slow.csv", workers=1, precision="bfloat16")
     assert len(seen) == 1 and summary.scored == 298 and summary.rejected == 2
@@ -212,7 +212,7 @@ def test_bfloat16_where_the_device_lacks_it_warns_and_still_screens(library, mod
                  "--device", "cpu", "--precision", "bfloat16"]) == 0
     err = capsys.readouterr().err
     assert "glocalkd: warning: this CPU has no bfloat16 instructions" in err and "298 scored" in err
-    monkeypatch.setattr(core.detectors.glocalkd, "bfloat16_is_fast", lambda device: True)
+    monkeypatch.setattr(core.runtime.device, "bfloat16_is_fast", lambda device: True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", SlowPrecisionWarning)
         screen(model, library, tmp_path / "fast.csv", workers=1, precision="bfloat16")

@@ -12,7 +12,7 @@ import torch
 from core import load, write_report
 from core.detectors.registry import DETECTORS, accepted_params, detector_info, make_detector
 from core.errors import GLocalKDError
-from core.evaluation.protocol import evaluate, paper_value
+from core.evaluation import evaluate, paper_value
 from core.nn.gcn import GCNEncoder
 from core.detectors.graph_kernels import GraphKernel, kernel_distance, node_labels
 from core.detectors.lesinn import LESINN

@@ -1,0 +1,144 @@
+"""``glocalkd evaluate``: the paper's protocols on labelled data (argument parsing and printing only)."""
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from core.cli.options import add_readout_options, add_threads_option
+from core.data.feature_modes import MODES
+from core.detectors.registry import DETECTORS
+from core.errors import GLocalKDError
+
+if TYPE_CHECKING:
+    from core.evaluation.results import EvaluationResult
+
+
+def add_parser(sub) -> None:
+    e = sub.add_parser("evaluate", help="reproduce the paper's protocols: ROC-AUC per fold or seed, mean ± std")
+    e.add_argument("data", help="labelled TU collection or molecule file (the training file for --protocol split)")
+    e.add_argument("--protocol", choices=("cv", "split"), default="cv",
+                   help="cv: stratified k-fold CV; split: train on DATA, score --test (Tox21)")
+    e.add_argument("--test", help="testing file of the split protocol (e.g. Tox21_HSE_testing)")
+    e.add_argument("--anomaly", default="minority",
+                   help="anomalous class: minority (paper's text), first-label (authors' loader) or a label value")
+    e.add_argument("--folds", type=int, default=5)
+    e.add_argument("--cv-seed", type=int, default=1, help="seed of the fold shuffle (the paper's: 1)")
+    e.add_argument("--seeds", type=int, default=5, help="split protocol: number of model seeds")
+    e.add_argument("--seed", type=int, default=0, help="model seed (the first one for split)")
+    e.add_argument("--epochs", type=int, default=150)
+    e.add_argument("--lr", type=float, help="learning rate (default: the paper's for this data set, else 1e-4)")
+    e.add_argument("--batch-size", type=int, help="batch size (default: the paper's, 300 or 2000 for Tox21)")
+    e.add_argument("--hidden", type=int, default=512, help="hidden width")
+    e.add_argument("--out-dim", type=int, default=256, help="embedding width")
+    e.add_argument("--layers", type=int, default=3)
+    e.add_argument("--lam", type=float, default=1.0, help="weight of the node term")
+    e.add_argument("--normalize", action="store_true", help="L2-normalise each layer's node embeddings")
+    add_readout_options(e)
+    e.add_argument("--features", choices=MODES, default="auto")
+    e.add_argument("--contamination", type=float, default=0.0,
+                   help="share of anomalies in the training set (paper: 0 to 0.16)")
+    e.add_argument("--train-fraction", type=float, default=1.0, help="share of the normal training graphs kept")
+    e.add_argument("--score", choices=("both", "graph", "node"), default="both",
+                   help="primary score: both terms, graph term only or node term only (all are recorded)")
+    e.add_argument("--method", default="glocalkd", type=str.lower, choices=list(DETECTORS),
+                   help="detector: GLocalKD or one of the paper's competitors (same folds and metrics)")
+    e.add_argument("--resume", action="store_true",
+                   help="keep the folds already in --json (same settings) and run only the missing ones")
+    e.add_argument("--resume-from", action="append", default=[], metavar="JSON",
+                   help="also keep the folds of this partial result (repeatable): merges runs made side by side")
+    e.add_argument("--only", type=_fold_numbers, metavar="K[,K...]",
+                   help="run only these folds (split: seed runs), numbered from 1, e.g. 2,3 here and 4,5 in "
+                        "another process; merge them afterwards with --resume-from")
+    e.add_argument("--ensemble", type=int, default=1, help="average this many models with independent targets")
+    e.add_argument("--standardize", action="store_true", help="z-score TU node attributes (training statistics)")
+    add_threads_option(e)
+    e.add_argument("--device", default="auto")
+    e.add_argument("--json", help="write the full results as JSON (updated after every fold)")
+    e.add_argument("--markdown", help="write a Markdown table with the paper's values")
+
+
+def _fold_numbers(text: str) -> list[int]:
+    """``2,3`` -> [2, 3] for --only."""
+    try:
+        numbers = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected fold numbers such as 2,3, not {text!r}") from None
+    if not numbers or min(numbers) < 1:
+        raise argparse.ArgumentTypeError(f"expected fold numbers from 1, such as 2,3, not {text!r}")
+    return numbers
+
+
+def _reproducing_argv(argv: Sequence[str]) -> list[str]:
+    """The command line without what only says how a run was split up or resumed: the
+    recorded command reproduces the whole evaluation."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--resume":
+            continue
+        elif a in ("--resume-from", "--only"):
+            skip = True
+        elif not a.startswith(("--resume-from=", "--only=")):
+            out.append(a)
+    return out
+
+
+def run(args: argparse.Namespace) -> EvaluationResult:
+    """Evaluate as the arguments say; print the summary and write the JSON and Markdown asked for."""
+    from core.detectors.registry import accepted_params
+    from core.evaluation.paper import dataset_name, paper_settings
+    from core.evaluation.protocol import evaluate
+    from core.evaluation.results import read_json, write_json, write_markdown
+
+    name = dataset_name(args.data)
+    paper = paper_settings(name)
+    lr = args.lr if args.lr is not None else paper["lr"]
+    batch = args.batch_size if args.batch_size is not None else paper["batch_size"]
+    method = getattr(args, "method", "glocalkd")
+    accepted = accepted_params(method)
+    if "lr" in accepted and (args.lr is None or args.batch_size is None):
+        print(f"{name}: using the paper's settings lr={lr:g}, batch size={batch}", file=sys.stderr)
+    params = dict(epochs=args.epochs, lr=lr, batch_size=batch, hidden_dim=args.hidden, out_dim=args.out_dim,
+                  num_layers=args.layers, lam=args.lam, normalize=args.normalize, features=args.features,
+                  device=args.device, node_max=args.node_max, size_term=args.size_term)
+    params = {k: v for k, v in params.items() if k in accepted}  # e.g. WL-iForest has no epochs
+    seeds = list(range(args.seed, args.seed + args.seeds)) if args.protocol == "split" else [args.seed]
+    argv = _reproducing_argv(getattr(args, "argv", None) or [])
+    command = "glocalkd " + " ".join(shlex.quote(a) for a in argv) if argv else None
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    every = max(1, args.epochs // 10)
+
+    def on_epoch(info) -> None:
+        if info.epoch % every == 0 or info.epoch == info.epochs:
+            log(f"    epoch {info.epoch}/{info.epochs} loss {info.loss:.5g} ({info.seconds:.2f} s)")
+
+    def on_fold(partial: EvaluationResult) -> None:
+        partial.command = command
+        if args.json:
+            write_json(partial, args.json)
+
+    earlier = list(getattr(args, "resume_from", None) or [])
+    if getattr(args, "resume", False) and args.json and Path(args.json).exists():
+        earlier.insert(0, args.json)
+    for path in earlier:
+        if not Path(path).exists():
+            raise GLocalKDError(f"{path}: no such result file to resume from")
+    resume = [read_json(path) for path in earlier] or None
+    result = evaluate(args.data, protocol=args.protocol, test=args.test, anomaly=args.anomaly, folds=args.folds,
+                      cv_seed=args.cv_seed, seeds=seeds, model_params=params, contamination=args.contamination,
+                      train_fraction=args.train_fraction, score=args.score, ensemble=args.ensemble,
+                      standardize=args.standardize, method=method, resume=resume,
+                      only=getattr(args, "only", None), on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
+    result.command = command
+    print(result.summary())
+    if args.json:
+        write_json(result, args.json)
+        print(f"results written to {args.json}", file=sys.stderr)
+    if args.markdown:
+        write_markdown(result, args.markdown)
+        print(f"table written to {args.markdown}", file=sys.stderr)
+    return result

@@ -1,0 +1,18 @@
+"""``glocalkd merge-reports``: merge the ranked reports of library shards into one."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(sub) -> None:
+    m = sub.add_parser("merge-reports", help="merge the ranked reports of library shards into one ranked report")
+    m.add_argument("reports", nargs="+", help="ranked reports written by 'glocalkd screen' with one model file")
+    m.add_argument("-o", "--output", required=True, help="merged ranked report CSV to write")
+
+
+def run(args: argparse.Namespace) -> None:
+    from core.screening.pipeline import merge_reports
+
+    rows = merge_reports(args.reports, args.output)
+    print(f"{rows:,} rows from {len(args.reports)} reports merged into {args.output}", file=sys.stderr)

@@ -1,0 +1,75 @@
+"""Options and helpers shared by several subcommands: data columns, threads, readouts, loading."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.data.graphset import GraphSet
+
+
+def add_data_options(p: argparse.ArgumentParser) -> None:
+    """--smiles-column, --id-column and --label-column of a table or SDF file."""
+    p.add_argument("--smiles-column", help="SMILES column of a CSV/TSV file (found by name if omitted)")
+    p.add_argument("--id-column", help="id column of a CSV/TSV file, or SDF data field")
+    p.add_argument("--label-column", help="label column of a CSV/TSV file, or SDF data field")
+
+
+def add_threads_option(p: argparse.ArgumentParser) -> None:
+    """--threads: torch's intra-op thread count for the whole command."""
+    p.add_argument("--threads", type=thread_count, default=0, metavar="N",
+                   help="CPU threads for torch's products (0: torch's default, one per core). Where other "
+                        "programs keep the cores busy, 1 can be several times faster (docs/performance.md)")
+
+
+def thread_count(text: str) -> int:
+    """A thread count: 0 (torch's default) or more."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def add_readout_options(parser: argparse.ArgumentParser) -> None:
+    """GLocalKD's optional readouts, --node-max and --size-term."""
+    parser.add_argument("--node-max", action="store_true",
+                        help="add each graph's largest node error to the node term (finds a few odd atoms "
+                             "in a large molecule)")
+    parser.add_argument("--size-term", action="store_true",
+                        help="add the sum-pooled embedding error to the graph term (finds graphs made of many "
+                             "normal parts)")
+
+
+def set_threads(args: argparse.Namespace) -> None:
+    """Apply ``--threads`` for the whole command."""
+    if getattr(args, "threads", 0):
+        import torch
+
+        torch.set_num_threads(args.threads)
+
+
+def load_graphs(args: argparse.Namespace, quiet: bool = False) -> GraphSet:
+    """Load ``args.data`` with the data options; unless ``quiet``, summarise it on stderr."""
+    from core.io.load import load
+
+    graphs = load(args.data, smiles_column=args.smiles_column, id_column=args.id_column,
+                  label_column=args.label_column)
+    if not quiet:
+        print(summary(graphs), file=sys.stderr)
+    return graphs
+
+
+def summary(graphs: GraphSet) -> str:
+    """What a file held: graphs, nodes, labels, and the first rejected rows with their reasons."""
+    labels = graphs.label_counts()
+    text = f"{graphs.source}: {len(graphs)} graphs ({graphs.format}), {graphs.num_nodes} nodes"
+    if labels:
+        text += ", labels " + ", ".join(f"{k}: {v}" for k, v in labels.items())
+    if graphs.rejects:
+        text += f"; {len(graphs.rejects)} rows rejected"
+        for r in graphs.rejects[:5]:
+            text += f"\n  line {r.line}: {r.reason}"
+        if len(graphs.rejects) > 5:
+            text += f"\n  ... and {len(graphs.rejects) - 5} more (all listed in the report)"
+    return text

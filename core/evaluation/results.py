@@ -1,0 +1,256 @@
+"""What an evaluation returns (per-fold metrics, means, reproduction details), how partial runs
+merge, and the JSON and Markdown writers."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from core.errors import GLocalKDError
+from core.evaluation.paper import PAPER_TABLE2, paper_value
+
+@dataclass
+class FoldResult:
+    """One fold (``cv``) or one seed (``split``): sizes, metrics and wall times."""
+
+    fold: int
+    seed: int
+    n_train: int
+    n_train_anomalies: int
+    n_test: int
+    n_test_anomalies: int
+    auc: float
+    auc_graph: float
+    auc_node: float
+    ap: float
+    fpr95: float
+    train_seconds: float
+    score_seconds: float
+    final_loss: float
+    epochs_run: int
+    # ROC-AUC of each of GLocalKD's readout combinations (core.data.scores.READOUTS) of the same model
+    auc_readouts: dict = field(default_factory=dict)
+
+
+@dataclass
+class EvaluationResult:
+    """All folds of one evaluation, with everything needed to reproduce and compare it."""
+
+    dataset: str
+    data_path: str
+    protocol: str
+    method: str = "glocalkd"
+    anomaly_rule: str = "minority"
+    anomaly_label: str = ""
+    normal_labels: list[str] = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    test_path: str | None = None
+    folds: list[FoldResult] = field(default_factory=list)
+    unlabelled_skipped: int = 0
+    command: str | None = None
+    complete: bool = False
+    wall_seconds: float = 0.0
+    environment: dict = field(default_factory=dict)
+
+    def values(self, key: str = "auc") -> np.ndarray:
+        return np.array([getattr(f, key) for f in self.folds], dtype=np.float64)
+
+    def mean(self, key: str = "auc") -> float:
+        v = self.values(key)
+        return float(np.nanmean(v)) if len(v) and not np.isnan(v).all() else math.nan
+
+    def std(self, key: str = "auc") -> float:
+        """Population std (ddof 0) over folds/seeds, as the authors' code reports it."""
+        v = self.values(key)
+        return float(np.nanstd(v)) if len(v) and not np.isnan(v).all() else math.nan
+
+    @property
+    def primary_key(self) -> str:
+        return {"both": "auc", "graph": "auc_graph", "node": "auc_node"}[self.options.get("score", "both")]
+
+    @property
+    def paper(self) -> dict | None:
+        return PAPER_TABLE2.get(self.dataset)
+
+    def summary(self) -> str:
+        """A few human-readable lines: rule, class, mean ± std of every metric, times."""
+        lines = [f"{self.dataset}, {self.method} ({self.protocol}, {len(self.folds)} "
+                 f"{'folds' if self.protocol == 'cv' else 'seeds'}{'' if self.complete else ', INCOMPLETE'}): "
+                 f"anomaly rule {self.anomaly_rule!r} -> anomalous class {self.anomaly_label!r}, "
+                 f"normal {', '.join(self.normal_labels)}"]
+        for key, name in (("auc", "ROC-AUC"), ("auc_graph", "ROC-AUC graph term only"),
+                          ("auc_node", "ROC-AUC node term only"), ("ap", "average precision"),
+                          ("fpr95", "FPR at 95% TPR")):
+            if len(self.folds) and np.isnan(self.values(key)).all():
+                continue  # a detector without score terms
+            lines.append(f"  {name}: {self.mean(key):.4f} ± {self.std(key):.4f}  "
+                         f"[{', '.join(f'{v:.4f}' for v in self.values(key))}]")
+        readouts = sorted({n for f in self.folds for n in f.auc_readouts})
+        for name in readouts:
+            v = np.array([f.auc_readouts.get(name, math.nan) for f in self.folds], dtype=np.float64)
+            lines.append(f"  ROC-AUC with readout {name!r}: {np.nanmean(v):.4f} ± {np.nanstd(v):.4f}")
+        paper, same = self.paper, paper_value(self.dataset, self.method)
+        if same and self.method != "glocalkd":
+            lines.append(f"  paper: {self.method} {same[0]:.3f} ± {same[1]:.3f}")
+        if paper:
+            lines.append(f"  paper: GLocalKD {paper['auc']:.3f} ± {paper['std']:.3f}; best other "
+                         f"{paper['best_other']:.3f} ({paper['best_other_method']})")
+        lines.append(f"  time: training {self.values('train_seconds').sum():.1f} s, scoring "
+                     f"{self.values('score_seconds').sum():.1f} s, wall {self.wall_seconds:.1f} s")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["summary"] = {k: {"mean": _num(self.mean(k)), "std": _num(self.std(k))}
+                        for k in ("auc", "auc_graph", "auc_node", "ap", "fpr95", "train_seconds", "score_seconds")}
+        d["paper"] = self.paper
+        d["folds"] = [{k: ({n: _num(a) for n, a in v.items()} if isinstance(v, dict) else _num(v))
+                       for k, v in asdict(f).items()} for f in self.folds]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "EvaluationResult":
+        d = dict(d)
+        def value(v):
+            if isinstance(v, dict):
+                return {n: (math.nan if a is None else a) for n, a in v.items()}
+            return math.nan if v is None else v
+
+        folds = [FoldResult(**{k: value(v) for k, v in f.items()}) for f in d.pop("folds", [])]
+        d.pop("summary", None)
+        d.pop("paper", None)
+        return cls(folds=folds, **d)
+
+
+def _num(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
+    """One result from partial results of the same evaluation (same data, method, anomaly class,
+    parameters and options) that hold different folds, e.g. from processes run side by side.
+    Wall seconds add up (the machine time spent); a fold present twice must agree."""
+    if not results:
+        raise GLocalKDError("nothing to merge")
+    first = results[0]
+    folds: dict[int, FoldResult] = {}
+    for r in results:
+        if settings_key(r) != settings_key(first):
+            raise GLocalKDError("cannot merge results made with other settings "
+                                "(data set, protocol, method, anomaly class, model parameters or options)")
+        for f in r.folds:
+            if f.fold in folds and not same_fold(folds[f.fold], f):
+                raise GLocalKDError(f"cannot merge: fold {f.fold} differs between the results")
+            folds.setdefault(f.fold, f)
+    merged = EvaluationResult.from_dict(first.to_dict())
+    merged.folds = [folds[k] for k in sorted(folds)]
+    merged.wall_seconds = float(sum(r.wall_seconds for r in results))
+    merged.complete = any(r.complete for r in results)
+    return merged
+
+
+def settings_key(r: EvaluationResult) -> tuple:
+    """What must agree for two results to be parts of one evaluation. Parameters added to the
+    detector since a result was written count as their defaults."""
+    from core.detectors.registry import make_detector
+
+    defaults = make_detector(r.method).get_params()
+    params = {**{k: v for k, v in defaults.items() if k not in r.params}, **r.params}
+    return r.dataset, r.protocol, r.method, r.anomaly_label, params, r.options
+
+
+def same_fold(a: FoldResult, b: FoldResult) -> bool:
+    """Two records of one fold agree on what it measured (timings may differ)."""
+    return (a.seed, a.n_train, a.n_test) == (b.seed, b.n_train, b.n_test) and (
+        a.auc == b.auc or (math.isnan(a.auc) and math.isnan(b.auc)))
+
+
+def environment() -> dict:
+    import torch
+
+    from core.runtime.machine import describe_cpu
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "machine": platform.machine(), **describe_cpu(), "cpus": os.cpu_count(), "started_utc":
+            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+
+def write_json(result: EvaluationResult, path: str | Path) -> None:
+    """Write the full result (params, options, per-fold metrics, summary, paper values) atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+    tmp.replace(path)
+
+
+def read_json(path: str | Path) -> EvaluationResult:
+    """Read a result written by :func:`write_json`."""
+    return EvaluationResult.from_dict(json.loads(Path(path).read_text()))
+
+
+def _pm(mean: float, std: float) -> str:
+    return "n/a" if not math.isfinite(mean) else f"{mean:.3f} ± {std:.3f}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def markdown_table(results: Sequence[EvaluationResult], pending: Sequence[str] = ()) -> str:
+    """A Markdown table: one row per result with ours beside the paper's value and best competitor.
+
+    ``pending`` names data sets to list as "not run yet".
+    """
+    head = ("| data set | protocol | anomalous class (rule) | ours: ROC-AUC mean ± std | graph term only "
+            "| node term only | paper GLocalKD | paper best other | wall time | command |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n")
+    rows = []
+    for r in results:
+        paper = r.paper
+        p = f"{paper['auc']:.3f} ± {paper['std']:.3f}" if paper else "—"
+        b = f"{paper['best_other']:.3f} ({paper['best_other_method']})" if paper else "—"
+        n = len(r.folds)
+        unit = "folds" if r.protocol == "cv" else "seeds"
+        state = "" if r.complete else f" (INCOMPLETE: {n} {unit})"
+        cmd = f"`{r.command}`" if r.command else "—"
+        rows.append(f"| {r.dataset} | {r.protocol}, {n} {unit} | {r.anomaly_label} ({r.anomaly_rule}) | "
+                    f"{_pm(r.mean(r.primary_key), r.std(r.primary_key))}{state} | "
+                    f"{_pm(r.mean('auc_graph'), r.std('auc_graph'))} | {_pm(r.mean('auc_node'), r.std('auc_node'))} | "
+                    f"{p} | {b} | {_duration(r.wall_seconds)} | {cmd} |")
+    for name in pending:
+        paper = PAPER_TABLE2.get(name)
+        p = f"{paper['auc']:.3f} ± {paper['std']:.3f}" if paper else "—"
+        b = f"{paper['best_other']:.3f} ({paper['best_other_method']})" if paper else "—"
+        rows.append(f"| {name} | | | not run yet | | | {p} | {b} | | |")
+    return head + "\n".join(rows) + "\n"
+
+
+def write_markdown(results: EvaluationResult | Sequence[EvaluationResult], path: str | Path,
+                   pending: Sequence[str] = (), title: str = "GLocalKD evaluation") -> None:
+    """Write ``results`` as a Markdown file: a title, the table, and each result's settings."""
+    if isinstance(results, EvaluationResult):
+        results = [results]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    parts = [f"# {title}\n", markdown_table(results, pending)]
+    for r in results:
+        parts.append(f"\n## {r.dataset}\n\n```\n{r.summary()}\n```\n\nModel: "
+                     + ", ".join(f"{k}={v}" for k, v in r.params.items()) + "; options: "
+                     + ", ".join(f"{k}={v}" for k, v in r.options.items()) + "\n")
+    path.write_text("".join(parts))

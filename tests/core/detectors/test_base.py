@@ -1,0 +1,87 @@
+"""The detector contract: abstract fit/score, parameters read from the constructor, one error path."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import DETECTORS, Detector, GLocalKDError, Scores, make_detector
+from tests.conftest import ring, write_tu
+
+
+def test_the_base_cannot_be_instantiated_without_fit_and_score():
+    with pytest.raises(TypeError):
+        Detector()  # abstract: _fit, score and graph_embeddings are missing
+
+    class Half(Detector):
+        def _fit(self, graphs, on_epoch, should_stop):
+            pass
+
+    with pytest.raises(TypeError):
+        Half()
+
+
+@pytest.mark.parametrize("name", list(DETECTORS))
+def test_get_params_round_trips_through_the_constructor(name):
+    detector = make_detector(name)
+    params = detector.get_params()
+    assert set(params) == set(type(detector).param_names())
+    again = type(detector)(**params)
+    assert again.get_params() == params
+    assert repr(detector).startswith(type(detector).__name__ + "(")
+
+
+def test_set_params_changes_a_parameter_and_rejects_unknown_ones():
+    detector = make_detector("size")
+    assert detector.set_params(seed=3).get_params()["seed"] == 3
+    with pytest.raises(GLocalKDError, match="does not take"):
+        detector.set_params(no_such=1)
+
+
+class _Exploding(Detector):
+    """A detector whose training fails inside numerical code after setting part of its state."""
+
+    name = "exploding"
+    FITTED = ("half_", "train_scores_", "loss_history_", "stopped_early_")
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+
+    def _fit(self, graphs, on_epoch, should_stop):
+        self.half_ = 1
+        raise RuntimeError("CUDA out of memory")
+
+    def score(self, graphs, on_progress=None) -> Scores:
+        self._check_fitted()
+        return Scores.graph_only(np.zeros(len(graphs)), graphs.node_ptr())
+
+    def graph_embeddings(self, graphs, network="predictor"):
+        return np.zeros((len(graphs), 1), dtype=np.float32)
+
+
+def test_a_failed_fit_is_one_error_and_leaves_nothing_fitted(tmp_path):
+    from core import load
+
+    graphs = load(write_tu(tmp_path, "T", [(4, ring(4), 0), (5, ring(5), 0)]))
+    detector = _Exploding()
+    with pytest.raises(GLocalKDError, match="training failed \\(out of memory\\)"):
+        detector.fit(graphs)
+    assert not hasattr(detector, "half_")
+    with pytest.raises(GLocalKDError, match="not trained"):
+        detector.score(graphs)
+
+
+def test_a_callback_error_reaches_the_caller_unchanged(tmp_path):
+    from core import load
+
+    graphs = load(write_tu(tmp_path, "T", [(4, ring(4), 0), (5, ring(5), 0), (6, ring(6), 0)]))
+    model = make_detector("glocalkd", epochs=2, hidden_dim=8, out_dim=4)
+
+    class Stop(Exception):
+        pass
+
+    def on_epoch(info):
+        raise Stop()
+
+    with pytest.raises(Stop):
+        model.fit(graphs, on_epoch=on_epoch)
+    assert not hasattr(model, "predictor_")
