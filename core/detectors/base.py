@@ -132,8 +132,8 @@ class Detector(abc.ABC):
         """Set the fitted state from ``graphs`` (validated, non-empty)."""
 
     def _forget(self) -> None:
-        """Drop the fitted state."""
-        for name in self.FITTED:
+        """Drop the fitted state (and any calibration, which belonged to it)."""
+        for name in (*self.FITTED, "calibration_scores_"):
             self.__dict__.pop(name, None)
 
     def _check_fitted(self) -> None:
@@ -152,6 +152,22 @@ class Detector(abc.ABC):
     def decision_function(self, graphs: GraphSet) -> np.ndarray:
         """Graph anomaly scores only (PyOD's name for it)."""
         return self.score(graphs).score
+
+    @property
+    def is_calibrated(self) -> bool:
+        """Whether p-values are available: the detector holds the scores of held-out normal
+        graphs (``calibration_scores_``, set by :func:`core.detectors.conformal.fit_calibrated`)."""
+        return getattr(self, "calibration_scores_", None) is not None
+
+    def p_values(self, scores: np.ndarray) -> np.ndarray:
+        """Conformal p-values of raw ``scores``: the share of held-out normal graphs scoring at
+        least as high. Raises :class:`GLocalKDError` when the detector is not calibrated."""
+        from core.detectors.conformal import conformal_p_values
+
+        if not self.is_calibrated:
+            raise GLocalKDError("this model is not calibrated: train it with a calibration share of its "
+                                "normal graphs to get p-values")
+        return conformal_p_values(self.calibration_scores_, scores)
 
     def threshold(self, percentile: float = 95.0) -> float:
         """The given percentile of the training graphs' scores: a natural cut-off for flagging."""

@@ -317,6 +317,8 @@ class GLocalKD(Detector):
             "stopped_early": bool(self.stopped_early_),
             "grouped": bool(self.grouped_),
         }
+        if self.is_calibrated:  # the held-out normal graphs' scores: p-values need nothing else
+            state["calibration_scores"] = torch.from_numpy(np.asarray(self.calibration_scores_, dtype=np.float64))
         tmp = path.with_name(path.name + ".tmp")
         try:
             torch.save(state, tmp)
@@ -370,6 +372,10 @@ class GLocalKD(Detector):
             model.target_, model.predictor_ = nets
             model.target_.requires_grad_(False)
             model.train_scores_ = state["train_scores"].numpy()
+            if "calibration_scores" in state:  # files before calibration, or trained without it: none
+                model.calibration_scores_ = state["calibration_scores"].numpy().astype(np.float64)
+                if model.calibration_scores_.ndim != 1 or not np.all(np.isfinite(model.calibration_scores_)):
+                    raise ValueError("calibration scores are not a list of finite numbers")
             # version 1 files have no mean size, and no size term to use it
             model.mean_nodes_ = float(state.get("mean_nodes", 1.0))
             if not (np.isfinite(model.mean_nodes_) and model.mean_nodes_ >= 1.0):

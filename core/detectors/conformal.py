@@ -1,0 +1,83 @@
+"""Conformal calibration: turn a detector's raw scores into p-values against normal graphs it
+did not train on, and p-values into false-discovery-rate q-values.
+
+A raw score such as 17.79 says nothing by itself; its p-value is the share of held-out normal
+graphs that score at least as high (split conformal: Vovk et al.; Bates et al., "Testing for
+outliers with conformal p-values", 2023). For a graph exchangeable with the calibration graphs,
+P(p <= a) <= a, so flagging p < 0.05 flags about 5 % of normal graphs. Benjamini-Hochberg
+q-values over a scored set bound the expected share of false alarms among the flagged ones.
+The p-value is a decreasing function of the score, so it never changes a detector's ranking.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from core.data.graphset import GraphSet
+from core.errors import GLocalKDError
+
+DEFAULT_CALIBRATION_FRACTION = 0.2
+MIN_CALIBRATION_GRAPHS = 19  # with fewer, no p-value can fall below 0.05
+
+
+def conformal_p_values(calibration_scores: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """``(1 + #{calibration >= s}) / (n + 1)`` for every score ``s`` (higher score = more anomalous).
+
+    Args:
+        calibration_scores: scores of ``n`` normal graphs the detector did not train on.
+        scores: the scores to calibrate, any shape. NaN scores get NaN p-values.
+    """
+    cal = np.sort(np.asarray(calibration_scores, dtype=np.float64))
+    if cal.size == 0 or not np.all(np.isfinite(cal)):
+        raise GLocalKDError("calibration needs finite scores of at least one held-out normal graph")
+    s = np.asarray(scores, dtype=np.float64)
+    at_least = cal.size - np.searchsorted(cal, s, side="left")
+    p = (1.0 + at_least) / (cal.size + 1.0)
+    return np.where(np.isnan(s), np.nan, p)
+
+
+def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values) of a set of tests; NaN stays NaN.
+
+    Flagging every graph with ``q <= alpha`` keeps the expected share of normal graphs among the
+    flagged ones at most ``alpha`` (for independent or positively dependent p-values)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    q = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    if ok.size == 0:
+        return q
+    order = ok[np.argsort(p[ok], kind="stable")]
+    ranked = p[order] * ok.size / np.arange(1, ok.size + 1)
+    q[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
+    return q
+
+
+def calibration_split(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION,
+                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the graphs to train on and of the held-out calibration graphs (a seeded shuffle).
+
+    The calibration part is ``round(fraction * n)`` graphs, at least :data:`MIN_CALIBRATION_GRAPHS`,
+    and at least one graph is left to train on."""
+    if not 0.0 < fraction < 1.0:
+        raise GLocalKDError(f"the calibration fraction must be between 0 and 1, not {fraction}")
+    n_cal = max(int(round(fraction * n)), MIN_CALIBRATION_GRAPHS)
+    if n_cal >= n:
+        raise GLocalKDError(f"{n} normal graphs are too few to hold out {MIN_CALIBRATION_GRAPHS} for calibration "
+                            "and train on the rest; train without calibration")
+    order = np.random.default_rng(seed).permutation(n)
+    return np.sort(order[n_cal:]), np.sort(order[:n_cal])
+
+
+def fit_calibrated(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRATION_FRACTION, seed: int = 0,
+                   on_epoch: Callable | None = None, should_stop: Callable[[], bool] | None = None):
+    """Fit ``detector`` on all but a held-out share of ``graphs`` (taken as normal) and calibrate it
+    on that share: afterwards ``detector.calibration_scores_`` holds their scores and
+    ``detector.p_values(...)`` answers. Returns the detector."""
+    fit_idx, cal_idx = calibration_split(len(graphs), fraction, seed)
+    detector.fit(graphs.subset(fit_idx), on_epoch=on_epoch, should_stop=should_stop)
+    scores = detector.score(graphs.subset(cal_idx)).score
+    if not np.all(np.isfinite(scores)):
+        raise GLocalKDError("some calibration graphs score NaN or infinite: the model cannot be calibrated")
+    detector.calibration_scores_ = np.asarray(scores, dtype=np.float64)
+    return detector
