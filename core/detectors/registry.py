@@ -44,6 +44,12 @@ def _size(**params):
     return SizeBaseline(**params)
 
 
+def _consensus(**params):
+    from core.detectors.consensus import Consensus
+
+    return Consensus(**params)
+
+
 def _two_step(kernel: str, scorer: str) -> Callable[..., object]:
     def make(**params):
         from core.detectors.two_step import TwoStepDetector
@@ -66,6 +72,8 @@ DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
                  _two_step("pk", "iforest")),
     DetectorInfo("pk-lesinn", "PK-LESINN", "propagation kernel + LESINN nearest-neighbour ensemble", False, False,
                  _two_step("pk", "lesinn")),
+    DetectorInfo("consensus", "Consensus", "GLocalKD, WL-LESINN and graph size, each calibrated on held-out "
+                 "normal graphs, their p-values combined (Fisher)", True, True, _consensus),
     DetectorInfo("size", "Graph size", "a sanity baseline: how unusual a graph's node and edge counts are "
                  "against the training graphs", False, False, _size),
 )}

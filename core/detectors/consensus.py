@@ -1,0 +1,178 @@
+"""A consensus of detectors: several views of a graph, each calibrated against held-out normal
+graphs, combined into one p-value.
+
+No single detector wins every data set (docs/results.md): GLocalKD sees what a GCN's
+embeddings miss, WL-LESINN sees unusual subtrees, and the graph-size baseline sees unusual node
+and edge counts. A graph that is odd in any one view should rank high. So each component is
+fitted on the same normal graphs, its scores are turned into conformal p-values against a
+held-out calibration share of them, and the p-values are combined by a fixed rule:
+
+- ``fisher``: -2 Σ log p (Fisher 1932): strong evidence from any component counts, and a
+  component that calls an anomaly normal (p near 1) adds almost nothing;
+- ``cauchy``: mean of tan((0.5 - p) π) (Liu and Xie 2020, ACAT): robust to dependence
+  between the components;
+- ``minp``: the smallest p-value (Tippett; Bonferroni-valid).
+
+The combined statistic is the score (higher = more anomalous). It is calibrated again against
+the calibration graphs' own combined statistics, each computed leave-one-out, so the
+consensus's p-values are conformal p-values too, whatever the dependence between its
+components. The node errors and the two score terms come from the GLocalKD component, so
+heatmaps keep working.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from core.data.graphset import GraphSet
+from core.data.scores import Scores
+from core.detectors.base import Detector, EpochInfo
+from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split, conformal_p_values
+from core.errors import GLocalKDError
+
+RULES = ("fisher", "cauchy", "minp")
+DEFAULT_COMPONENTS = ("glocalkd", "wl-lesinn", "size")
+
+
+def combine_p_values(p: np.ndarray, rule: str) -> np.ndarray:
+    """The combined statistic of an (n, m) array of p-values, one row per graph; higher means
+    stronger evidence of an anomaly."""
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-300, 1.0)
+    if rule == "fisher":
+        return -2.0 * np.log(p).sum(axis=1)
+    if rule == "cauchy":
+        return np.tan((0.5 - p) * np.pi).mean(axis=1)
+    if rule == "minp":
+        return -np.log(p.min(axis=1))
+    raise GLocalKDError(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
+
+
+def leave_one_out_p_values(calibration_scores: np.ndarray) -> np.ndarray:
+    """Each calibration graph's conformal p-value against the other calibration graphs."""
+    cal = np.asarray(calibration_scores, dtype=np.float64)
+    n = len(cal)
+    at_least_others = n - np.searchsorted(np.sort(cal), cal, side="left") - 1
+    return (1.0 + at_least_others) / n
+
+
+class Consensus(Detector):
+    """Conformal p-values of several detectors combined by ``rule``.
+
+    Args:
+        components: registry names of the detectors combined (default: GLocalKD, WL-LESINN and
+            graph size).
+        rule: ``fisher``, ``cauchy`` or ``minp``.
+        calibration: share of the normal training graphs held out to calibrate the components.
+        component_params: constructor parameters per component name, e.g.
+            ``{"glocalkd": {"epochs": 50}}``.
+        seed: seeds the calibration split and every component.
+        device: for the components that run on a GPU.
+
+    Fitted state: ``components_`` (name -> fitted detector), ``component_calibration_``
+    (name -> the calibration graphs' scores), ``calibration_scores_`` (the calibration graphs'
+    combined statistics), ``train_scores_``, ``loss_history_`` (GLocalKD's, when a component),
+    ``stopped_early_``.
+    """
+
+    name = "consensus"
+    FITTED = ("components_", "component_calibration_", "calibration_scores_", "train_scores_", "loss_history_",
+              "stopped_early_")
+
+    def __init__(self, components: Sequence[str] = DEFAULT_COMPONENTS, rule: str = "fisher",
+                 calibration: float = DEFAULT_CALIBRATION_FRACTION, component_params: dict | None = None,
+                 seed: int = 0, device: str = "auto"):
+        self.components = tuple(components)
+        self.rule = rule
+        self.calibration = calibration
+        self.component_params = component_params
+        self.seed = seed
+        self.device = device
+
+    @property
+    def has_node_scores(self) -> bool:  # the GLocalKD component's node errors
+        return "glocalkd" in self.components
+
+    def validate_params(self) -> None:
+        from core.detectors.registry import DETECTORS
+
+        unknown = [c for c in self.components if c not in DETECTORS or c == "consensus"]
+        if not self.components or unknown or len(set(self.components)) != len(self.components):
+            raise GLocalKDError(f"components must be distinct detector names, not {list(self.components)}")
+        if self.rule not in RULES:
+            raise GLocalKDError(f"rule must be one of {', '.join(RULES)}, not {self.rule!r}")
+        if not 0.0 < float(self.calibration) < 1.0:
+            raise GLocalKDError(f"calibration must be a share between 0 and 1, not {self.calibration}")
+
+    def _make(self, name: str) -> Detector:
+        from core.detectors.registry import accepted_params, make_detector
+
+        params = dict((self.component_params or {}).get(name, {}))
+        accepted = accepted_params(name)
+        for key, value in (("seed", self.seed), ("device", self.device)):
+            if key in accepted:
+                params.setdefault(key, value)
+        return make_detector(name, **params)
+
+    def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
+             should_stop: Callable[[], bool] | None) -> None:
+        fit_idx, cal_idx = calibration_split(len(graphs), self.calibration, self.seed)
+        fit_graphs, cal_graphs = graphs.subset(fit_idx), graphs.subset(cal_idx)
+        self.components_, self.component_calibration_ = {}, {}
+        self.stopped_early_ = False
+        for name in self.components:
+            detector = self._make(name)
+            detector.fit(fit_graphs, on_epoch=on_epoch if name == "glocalkd" else None, should_stop=should_stop)
+            scores = detector.score(cal_graphs).score.astype(np.float64)
+            if not np.all(np.isfinite(scores)):
+                raise GLocalKDError(f"the {name} component scores some calibration graphs NaN or infinite")
+            self.components_[name] = detector
+            self.component_calibration_[name] = scores
+            self.stopped_early_ |= bool(getattr(detector, "stopped_early_", False))
+        glocalkd = self.components_.get("glocalkd")
+        self.loss_history_ = list(glocalkd.loss_history_) if glocalkd is not None else []
+        loo = np.column_stack([leave_one_out_p_values(self.component_calibration_[n]) for n in self.components])
+        self.calibration_scores_ = combine_p_values(loo, self.rule)
+        self.train_scores_ = self._combine(self._component_scores(fit_graphs))[0]
+
+    def _component_scores(self, graphs: GraphSet,
+                          on_progress: Callable[[int, int], None] | None = None) -> dict[str, Scores]:
+        out = {}
+        for k, name in enumerate(self.components):
+            out[name] = self.components_[name].score(graphs)
+            if on_progress is not None:
+                on_progress(round(len(graphs) * (k + 1) / len(self.components)), len(graphs))
+        return out
+
+    def _combine(self, scores: dict[str, Scores]) -> tuple[np.ndarray, np.ndarray]:
+        """The combined statistic and the components' p-values (n, m)."""
+        p = np.column_stack([conformal_p_values(self.component_calibration_[n], scores[n].score)
+                             for n in self.components])
+        return combine_p_values(p, self.rule), p
+
+    def component_p_values(self, graphs: GraphSet) -> dict[str, np.ndarray]:
+        """Each component's conformal p-values of ``graphs``, by component name."""
+        self._check_fitted()
+        _, p = self._combine(self._component_scores(graphs))
+        return {name: p[:, k] for k, name in enumerate(self.components)}
+
+    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
+        """The combined statistic (higher = more anomalous), with GLocalKD's terms and node
+        errors when it is a component, and each component's raw score in ``parts`` as
+        ``component:NAME``."""
+        self._check_fitted()
+        scores = self._component_scores(graphs, on_progress)
+        combined, _ = self._combine(scores)
+        base = scores.get("glocalkd")
+        if base is None:
+            out = Scores.graph_only(combined, graphs.node_ptr())
+        else:
+            out = Scores(combined.astype(np.float32), base.graph_term, base.node_term, base.node_errors,
+                         base.node_ptr)
+        out.parts = {f"component:{n}": np.asarray(s.score, dtype=np.float32) for n, s in scores.items()}
+        return out
+
+    def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
+        """The first component's representation (GLocalKD's embeddings by default)."""
+        self._check_fitted()
+        return self.components_[self.components[0]].graph_embeddings(graphs, network)
