@@ -28,7 +28,7 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=4)
     args = p.parse_args()
 
-    from benchmarks.bench import first_fold_normals
+    from benchmarks.common import first_fold_normals
     from core import GLocalKD, retain_freed_memory
     from core.nn.optim import adam
     from core.data.packed import PackedGraphs, step_in_runs

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench import MemorySampler, gcn_flops_per_node
+from benchmarks.common import MemorySampler, gcn_flops_per_node
 
 
 def bench_screen(library: Path, rows: int, gflops: float, workers: int | None = None,

@@ -23,7 +23,7 @@ _RUN = """
 import sys, numpy as np
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from benchmarks.bench import first_fold_normals
+from benchmarks.common import first_fold_normals
 from core import GLocalKD, retain_freed_memory
 retain_freed_memory()
 graphs = first_fold_normals(Path({data!r}), {dataset!r})
