@@ -2,8 +2,8 @@
 
 OpenMP's threads spin for a while when they wait at the end of each parallel product. On
 cores that other programs also use, a spinning thread holds a core that another thread of the
-same product is waiting for; a desktop's cores are always shared. Measured here (session 11,
-an AMD EPYC with 2 cores, medians of interleaved runs in fresh processes):
+same product is waiting for; a desktop's cores are always shared. Measured on an AMD EPYC
+with 2 cores (medians of interleaved runs in fresh processes):
 
 - AIDS training epochs beside one other busy process: 0.80-0.97 s spinning, 0.48-0.51 s asleep
   (``GOMP_SPINCOUNT=10000``, a short spin: 0.65 s); with the cores to itself, 0.25-0.27 s and

@@ -40,10 +40,10 @@ def _faults(mode: str) -> tuple[str, list[int]]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc thresholds exist on Linux only")
 def test_freed_blocks_are_reused_without_page_faults():
     """Without the call glibc gives the 60 MB back each round and maps it afresh (about 14,600
-    faults in every round on session 11's machine); with it the rounds after the first reuse
+    faults in every round on an AMD EPYC with AVX2); with it the rounds after the first reuse
     what the process kept (none). The blocks come straight from malloc, which is what torch's
     CPU allocator calls: with tensors, torch's own small allocations land between the blocks,
-    and how soon the rounds stop faulting then depends on that layout (session 11: from the
+    and how soon the rounds stop faulting then depends on that layout (on that machine: from the
     fifth or the seventh of 12 rounds, with or without the call)."""
     took, faults = _faults("tuned")
     assert took == "True"
