@@ -82,7 +82,7 @@ class Consensus(Detector):
     def __init__(self, components: Sequence[str] = DEFAULT_COMPONENTS, rule: str = "fisher",
                  calibration: float = DEFAULT_CALIBRATION_FRACTION, component_params: dict | None = None,
                  seed: int = 0, device: str = "auto"):
-        self.components = tuple(components)
+        self.components = list(components)  # a list, as it reads back from JSON
         self.rule = rule
         self.calibration = calibration
         self.component_params = component_params

@@ -248,10 +248,13 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
 
 
 def _readout_aucs(anomalous: np.ndarray, parts: dict[str, np.ndarray], lam: float) -> dict[str, float]:
-    """ROC-AUC of every readout combination of one trained GLocalKD (none for other detectors)."""
-    if not READOUT_PARTS <= set(parts):
-        return {}
-    return {name: roc_auc(anomalous, combine_readouts(parts, lam, *flags)) for name, flags in READOUTS.items()}
+    """ROC-AUC of every readout combination of one trained GLocalKD, and of each component of a
+    consensus (``component:NAME``); none for other detectors."""
+    aucs = {name: roc_auc(anomalous, values) for name, values in parts.items() if name.startswith("component:")}
+    if READOUT_PARTS <= set(parts):
+        aucs.update({name: roc_auc(anomalous, combine_readouts(parts, lam, *flags))
+                     for name, flags in READOUTS.items()})
+    return aucs
 
 
 def _standardize(train: GraphSet, test: GraphSet) -> tuple[GraphSet, GraphSet]:

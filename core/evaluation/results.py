@@ -96,7 +96,8 @@ class EvaluationResult:
         readouts = sorted({n for f in self.folds for n in f.auc_readouts})
         for name in readouts:
             v = np.array([f.auc_readouts.get(name, math.nan) for f in self.folds], dtype=np.float64)
-            lines.append(f"  ROC-AUC with readout {name!r}: {np.nanmean(v):.4f} ± {np.nanstd(v):.4f}")
+            what = f"component {name.split(':', 1)[1]}" if name.startswith("component:") else f"readout {name!r}"
+            lines.append(f"  ROC-AUC with {what}: {np.nanmean(v):.4f} ± {np.nanstd(v):.4f}")
         paper, same = self.paper, paper_value(self.dataset, self.method)
         if same and self.method != "glocalkd":
             lines.append(f"  paper: {self.method} {same[0]:.3f} ± {same[1]:.3f}")

@@ -60,3 +60,18 @@ def test_invalid_components_or_rule_are_one_clear_error(herg):
                    {"components": ("size", "size")}, {"calibration": 1.5}):
         with pytest.raises(GLocalKDError):
             make_detector("consensus", **params).fit(herg.subset(range(100)))
+
+
+def test_an_evaluation_of_the_consensus_records_each_component_auc(tmp_path):
+    from core.evaluation import evaluate
+    from tests.conftest import ring, write_tu
+
+    rng = np.random.default_rng(0)
+    graphs = [(n, ring(n), 0) for n in rng.integers(6, 9, size=60)] + [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)] * 2
+    data = write_tu(tmp_path, "RINGS", graphs)
+    result = evaluate(data, folds=2, method="consensus",
+                      model_params={"component_params": SMALL, "components": ("glocalkd", "size")})
+    fold = result.folds[0]
+    assert set(fold.auc_readouts) >= {"component:glocalkd", "component:size"}
+    assert fold.auc_readouts["component:size"] > 0.9  # the anomalies are the large rings
+    assert "component size" in result.summary()
