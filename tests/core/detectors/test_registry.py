@@ -136,7 +136,8 @@ def test_graph_only_scores_leave_node_columns_empty_in_the_report(odd_rings, tmp
 
 
 def test_registry_builds_each_detector_and_refuses_unknown_names_and_settings():
-    assert set(DETECTORS) == {"glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "pk-iforest", "pk-lesinn", "size"}
+    assert set(DETECTORS) == {"glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "pk-iforest", "pk-lesinn", "size",
+                              "consensus"}
     assert detector_info("GLocalKD").has_node_scores
     assert "lam" in accepted_params("glocalkd") and "lam" not in accepted_params("ocgcn")
     assert make_detector("pk-lesinn").get_params()["kernel"] == "pk"
