@@ -140,6 +140,34 @@ class Detector(abc.ABC):
         if not all(hasattr(self, name) for name in self.FITTED):
             raise GLocalKDError("this detector is not trained yet: call fit()")
 
+    # ------------------------------------------------------------------ model files
+    def fitted_state(self) -> dict:
+        """The fitted state as plain values (numbers, strings, lists, dicts, numpy arrays) for a
+        model file; a detector that cannot be saved says so."""
+        raise GLocalKDError(f"{type(self).__name__} models cannot be saved")
+
+    def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        """Set the fitted state from :meth:`fitted_state`'s values (read from a model file)."""
+        raise GLocalKDError(f"{type(self).__name__} models cannot be loaded")
+
+    def save(self, path) -> None:
+        """Write a model file (see :mod:`core.detectors.model_file`)."""
+        from core.detectors.model_file import save_detector
+
+        self._check_fitted()
+        save_detector(self, path)
+
+    @classmethod
+    def load(cls, path, device: str = "auto") -> "Detector":
+        """Read a model file of this kind of detector."""
+        from core.detectors.model_file import load_detector
+        from core.errors import ModelFileError
+
+        detector = load_detector(path, device)
+        if not isinstance(detector, cls):
+            raise ModelFileError(f"{path}: holds a {type(detector).__name__} model, not a {cls.__name__} one")
+        return detector
+
     # ------------------------------------------------------------------ scoring
     @abc.abstractmethod
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:

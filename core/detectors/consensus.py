@@ -172,6 +172,29 @@ class Consensus(Detector):
         out.parts = {f"component:{n}": np.asarray(s.score, dtype=np.float32) for n, s in scores.items()}
         return out
 
+    def fitted_state(self) -> dict:
+        from core.detectors.model_file import detector_state
+
+        self._check_fitted()
+        return {"components": {n: detector_state(d) for n, d in self.components_.items()},
+                "component_calibration": self.component_calibration_, "calibration": self.calibration_scores_,
+                "train_scores": self.train_scores_, "loss_history": list(self.loss_history_),
+                "stopped_early": bool(self.stopped_early_)}
+
+    def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        from core.detectors.model_file import detector_from_state
+
+        if set(state["components"]) != set(self.components):
+            raise ValueError("the saved components are not the model's components")
+        self.components_ = {n: detector_from_state(state["components"][n], device, f"component {n}")
+                            for n in self.components}
+        self.component_calibration_ = {n: np.asarray(state["component_calibration"][n], dtype=np.float64)
+                                       for n in self.components}
+        self.calibration_scores_ = np.asarray(state["calibration"], dtype=np.float64)
+        self.train_scores_ = np.asarray(state["train_scores"])
+        self.loss_history_ = list(state["loss_history"])
+        self.stopped_early_ = bool(state["stopped_early"])
+
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """The first component's representation (GLocalKD's embeddings by default)."""
         self._check_fitted()

@@ -300,10 +300,10 @@ class GLocalKD(Detector):
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str | Path) -> None:
-        """Write weights, hyper-parameters and the feature schema (atomically; safe to load)."""
+    def state_dict(self) -> dict:
+        """Everything a model file holds: weights, settings, the feature schema, the training and
+        calibration scores (plain tensors, numbers and strings: torch's ``weights_only`` loader reads it)."""
         self._check_fitted()
-        path = Path(path)
         state = {
             "format": MODEL_FORMAT,
             "version": MODEL_VERSION,
@@ -319,6 +319,12 @@ class GLocalKD(Detector):
         }
         if self.is_calibrated:  # the held-out normal graphs' scores: p-values need nothing else
             state["calibration_scores"] = torch.from_numpy(np.asarray(self.calibration_scores_, dtype=np.float64))
+        return state
+
+    def save(self, path: str | Path) -> None:
+        """Write weights, hyper-parameters and the feature schema (atomically; safe to load)."""
+        path = Path(path)
+        state = self.state_dict()
         tmp = path.with_name(path.name + ".tmp")
         try:
             torch.save(state, tmp)
@@ -338,15 +344,20 @@ class GLocalKD(Detector):
         except Exception as exc:
             raise ModelFileError(f"{path}: not a GLocalKD Studio model file, or damaged "
                                  f"({type(exc).__name__})") from None
+        return cls.from_state_dict(state, device, source=str(path))
+
+    @classmethod
+    def from_state_dict(cls, state: dict, device: str = "auto", source: str = "model") -> "GLocalKD":
+        """The model a :meth:`state_dict` describes, checked entry by entry (``source`` names it in errors)."""
         if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT:
-            raise ModelFileError(f"{path}: not a GLocalKD Studio model file")
+            raise ModelFileError(f"{source}: not a GLocalKD Studio model file")
         version = state.get("version")
         if version not in READABLE_VERSIONS:
             if isinstance(version, int) and version > MODEL_VERSION:
-                raise ModelFileError(f"{path}: model file version {version} was written by a newer "
+                raise ModelFileError(f"{source}: model file version {version} was written by a newer "
                                      f"GLocalKD Studio (this one reads version {MODEL_VERSION}); update "
                                      "GLocalKD Studio")
-            raise ModelFileError(f"{path}: model file version {version!r} is not supported by this "
+            raise ModelFileError(f"{source}: model file version {version!r} is not supported by this "
                                  f"version (it reads version {MODEL_VERSION}); retrain the model")
         model_device = resolve_device(device)
         try:
@@ -384,7 +395,7 @@ class GLocalKD(Detector):
             model.stopped_early_ = bool(state.get("stopped_early", False))
             model.grouped_ = bool(state.get("grouped", False))  # files before it: node by node
         except (GLocalKDError, KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
-            raise ModelFileError(f"{path}: damaged model file ({exc})") from None
+            raise ModelFileError(f"{source}: damaged model file ({exc})") from None
         return model
 
 

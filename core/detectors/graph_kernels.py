@@ -88,6 +88,22 @@ class GraphKernel:
         self.train_features_, self.train_squares_ = self.kernel_.fit(_labelled(graphs))
         return self._feature_kernel(self.train_features_, self.train_squares_)
 
+    def fitted_state(self) -> dict:
+        f = self.train_features_
+        return {"features": self.kernel_.fitted_state(), "n_train": self.n_train_, "train_squares": self.train_squares_,
+                "train_features": {"data": f.data, "indices": f.indices, "indptr": f.indptr,
+                                   "shape": list(f.shape)}}
+
+    def restore_fitted_state(self, state: dict) -> None:
+        self.kernel_ = self._make()
+        self.kernel_.restore_fitted_state(state["features"])
+        self.n_train_ = int(state["n_train"])
+        f = state["train_features"]
+        self.train_features_ = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
+        self.train_squares_ = np.asarray(state["train_squares"], dtype=np.float64)
+        if self.train_features_.shape[0] != self.n_train_ or len(self.train_squares_) != self.n_train_:
+            raise ValueError("the kernel's training features do not match its training graphs")
+
     def transform(self, graphs: GraphSet) -> np.ndarray:
         if not hasattr(self, "kernel_"):
             raise GLocalKDError("the graph kernel is not fitted yet")

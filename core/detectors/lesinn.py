@@ -47,6 +47,21 @@ class LESINN:
         self.train_scores_ = self._score(train_d, exclude=np.arange(n))
         return self
 
+    def fitted_state(self) -> dict:
+        if self.metric != "precomputed":
+            raise GLocalKDError("only LESINN on precomputed distances can be saved")
+        return {"members": self.members_, "used": self.used_, "n_train": self.n_train_,
+                "train_scores": self.train_scores_}
+
+    def restore_fitted_state(self, state: dict) -> None:
+        self.members_ = np.asarray(state["members"], dtype=np.int64)
+        self.used_ = np.asarray(state["used"], dtype=np.int64)
+        self.n_train_ = int(state["n_train"])
+        self.train_, self.train_scores_ = None, np.asarray(state["train_scores"])
+        if self.members_.ndim != 2 or not np.isin(self.members_, self.used_).all() or \
+                (len(self.used_) and not 0 <= self.used_.min() <= self.used_.max() < self.n_train_):
+            raise ValueError("LESINN's members do not match its training points")
+
     def decision_function(self, X: np.ndarray) -> np.ndarray:
         """Mean distance to the nearest point of each member's subsample (higher = more anomalous)."""
         if not hasattr(self, "members_"):

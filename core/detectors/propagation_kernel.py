@@ -78,6 +78,24 @@ class PropagationFeatures:
                 p = transition @ p
         return _matrix(rows, cols, counts, len(graphs), self.n_columns_), squares
 
+    def fitted_state(self) -> dict:
+        kind, keys, position, has_gauss, cached = self.random_state_.get_state()
+        return {"labels": self.labels_, "directions": list(self.directions_), "offsets": list(self.offsets_),
+                "hashes": list(self.hashes_),
+                "random_state": [kind, keys, int(position), int(has_gauss), float(cached)]}
+
+    def restore_fitted_state(self, state: dict) -> None:
+        self.labels_ = dict(state["labels"])
+        self.label_set_ = set(self.labels_)
+        self.directions_ = [np.asarray(d, dtype=np.float64) for d in state["directions"]]
+        self.offsets_ = [float(o) for o in state["offsets"]]
+        self.hashes_ = [np.asarray(h) for h in state["hashes"]]
+        kind, keys, position, has_gauss, cached = state["random_state"]
+        self.random_state_ = np.random.RandomState()
+        self.random_state_.set_state((kind, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached))
+        if not len(self.directions_) == len(self.offsets_) == len(self.hashes_) == self.t_max:
+            raise ValueError("the propagation kernel's state does not match its number of steps")
+
     @property
     def n_columns_(self) -> int:
         return sum(len(h) for h in self.hashes_)

@@ -46,6 +46,17 @@ class SizeBaseline(Detector):
         self.stopped_early_ = False
         self.train_scores_ = self._values(sizes)
 
+    def fitted_state(self) -> dict:
+        self._check_fitted()
+        return {"mean": self.mean_, "std": self.std_, "train_scores": self.train_scores_}
+
+    def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        self.mean_, self.std_ = np.asarray(state["mean"], float), np.asarray(state["std"], float)
+        if self.mean_.shape != (2,) or self.std_.shape != (2,) or not np.all(self.std_ > 0):
+            raise ValueError("size statistics must be two means and two positive deviations")
+        self.train_scores_ = np.asarray(state["train_scores"])
+        self.loss_history_, self.stopped_early_ = [], False
+
     def _values(self, sizes: np.ndarray) -> np.ndarray:
         return (((sizes - self.mean_) / self.std_) ** 2).sum(axis=1)
 

@@ -73,6 +73,26 @@ class TwoStepDetector(Detector):
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
 
+    def fitted_state(self) -> dict:
+        self._check_fitted()
+        if self.scorer != "lesinn":
+            raise GLocalKDError(f"{self.name} models cannot be saved (scikit-learn's isolation forest has no "
+                                "safe file format); LESINN ones can")
+        return {"kernel": self.kernel_.fitted_state(), "scorer": self.scorer_.fitted_state(),
+                "train_scores": self.train_scores_}
+
+    def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        if self.scorer != "lesinn":
+            raise GLocalKDError(f"{self.name} models cannot be loaded")
+        self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed)
+        self.kernel_.restore_fitted_state(state["kernel"])
+        self.scorer_ = LESINN(self.ensemble_size, self.subsample_size, metric="precomputed", seed=self.seed)
+        self.scorer_.restore_fitted_state(state["scorer"])
+        if self.scorer_.n_train_ != self.kernel_.n_train_:
+            raise ValueError("the kernel and the scorer saw different training graphs")
+        self.train_scores_ = np.asarray(state["train_scores"])
+        self.loss_history_, self.stopped_early_ = [], False
+
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """Each graph's kernel values against the training graphs (the representation scored)."""
         self._check_fitted()

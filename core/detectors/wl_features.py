@@ -89,6 +89,15 @@ class WLFeatures:
         self.offsets_ = np.concatenate([[0], np.cumsum([len(v) for v in self.vocabulary_])]).astype(np.int64)
         return self._features(per_iteration, graph, n)
 
+    def fitted_state(self) -> dict:
+        return {"vocabulary": list(self.vocabulary_), "offsets": self.offsets_}
+
+    def restore_fitted_state(self, state: dict) -> None:
+        self.vocabulary_ = [np.asarray(v, dtype=np.uint64) for v in state["vocabulary"]]
+        self.offsets_ = np.asarray(state["offsets"], dtype=np.int64)
+        if len(self.vocabulary_) != self.iterations + 1 or len(self.offsets_) != len(self.vocabulary_) + 1:
+            raise ValueError("the WL vocabulary does not match the number of iterations")
+
     def transform(self, labelled: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[sp.csr_matrix, np.ndarray]:
         labels, edges, graph, n = _stack(labelled)
         return self._features(list(_iterations(labels, edges, self.iterations)), graph, n)
