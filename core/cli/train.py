@@ -9,6 +9,10 @@ from core.cli.options import add_data_options, add_readout_options, add_threads_
 from core.data.feature_modes import MODES
 from core.errors import GLocalKDError
 
+# as core.detectors.conformal's, without importing torch for --help
+DEFAULT_CALIBRATION_FRACTION, MIN_CALIBRATION_GRAPHS = 0.2, 19
+SAVABLE = ("glocalkd", "consensus", "wl-lesinn", "pk-lesinn", "size")
+
 
 def add_parser(sub) -> None:
     t = sub.add_parser("train", help="train a model on normal graphs")
@@ -25,6 +29,12 @@ def add_parser(sub) -> None:
                    help="L2-normalise each layer's node embeddings (the authors' code; off in the paper)")
     add_readout_options(t)
     t.add_argument("--features", choices=MODES, default="auto")
+    t.add_argument("--detector", default="glocalkd", type=str.lower, choices=SAVABLE,
+                   help="what to train: GLocalKD (the paper's method), the consensus of GLocalKD, WL-LESINN and "
+                        "graph size, or one competitor; the GCN options apply to GLocalKD, also inside the consensus")
+    t.add_argument("--calibration", type=float, default=DEFAULT_CALIBRATION_FRACTION, metavar="SHARE",
+                   help="share of the normal graphs held out to calibrate p-values (reports then carry p- and "
+                        "q-values and --fdr works); 0 trains on every graph, as the paper does, without p-values")
     t.add_argument("--normal-label", help="train only on graphs with this label")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--device", default="auto", help="auto, cpu or cuda")
@@ -33,9 +43,13 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    if not 0.0 <= args.calibration < 1.0:
+        raise GLocalKDError(f"--calibration must be a share from 0 to below 1, not {args.calibration}")
     from tqdm import tqdm
 
+    from core.detectors.conformal import fit_calibrated
     from core.detectors.glocalkd import GLocalKD
+    from core.detectors.registry import make_detector
 
     graphs = load_graphs(args)
     if args.normal_label is not None:
@@ -43,17 +57,35 @@ def run(args: argparse.Namespace) -> None:
         if len(graphs) == 0:
             raise GLocalKDError(f"no graphs have label {args.normal_label!r}")
         print(f"training on the {len(graphs)} graphs labelled {args.normal_label}", file=sys.stderr)
-    model = GLocalKD(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, hidden_dim=args.hidden,
-                     out_dim=args.out_dim, num_layers=args.layers, lam=args.lam,
-                     normalize=args.normalize, features=args.features, seed=args.seed,
-                     device=args.device, node_max=args.node_max, size_term=args.size_term)
+    gcn = dict(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, hidden_dim=args.hidden,
+               out_dim=args.out_dim, num_layers=args.layers, lam=args.lam, normalize=args.normalize,
+               features=args.features, seed=args.seed, device=args.device, node_max=args.node_max,
+               size_term=args.size_term)
+    if args.detector == "glocalkd":
+        model = GLocalKD(**gcn)
+    elif args.detector == "consensus":
+        if not args.calibration:
+            raise GLocalKDError("the consensus calibrates its components: --calibration must be above 0")
+        model = make_detector("consensus", seed=args.seed, device=args.device, calibration=args.calibration,
+                              component_params={"glocalkd": gcn})
+    else:
+        model = make_detector(args.detector, seed=args.seed)
+    calibrate = args.calibration > 0 and args.detector != "consensus"  # the consensus calibrates its own parts
+    if calibrate and len(graphs) < 2 * max(round(args.calibration * len(graphs)), MIN_CALIBRATION_GRAPHS):
+        print(f"{len(graphs)} graphs are too few to hold out a calibration share: training on all of them, "
+              "so the model gives no p-values", file=sys.stderr)
+        calibrate = False
     start = time.perf_counter()
     with tqdm(total=args.epochs, unit="epoch", file=sys.stderr, disable=None) as bar:
         def on_epoch(info):
             bar.set_postfix(loss=f"{info.loss:.4g}")
             bar.update(1)
-        model.fit(graphs, on_epoch=on_epoch)
+        if calibrate:
+            fit_calibrated(model, graphs, args.calibration, seed=args.seed, on_epoch=on_epoch)
+        else:
+            model.fit(graphs, on_epoch=on_epoch)
     model.save(args.output)
-    print(f"trained on {len(graphs)} graphs in {time.perf_counter() - start:.1f} s "
-          f"({model.schema_.describe()}, device {model.device_}); final loss {model.loss_history_[-1]:.4g}; "
-          f"model written to {args.output}", file=sys.stderr)
+    held_out = len(model.calibration_scores_) if model.is_calibrated else 0
+    loss = f"; final loss {model.loss_history_[-1]:.4g}" if model.loss_history_ else ""
+    print(f"{model!r}\ntrained on {len(graphs) - held_out} graphs, calibrated on {held_out} held out, in "
+          f"{time.perf_counter() - start:.1f} s{loss}; model written to {args.output}", file=sys.stderr)
