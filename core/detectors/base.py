@@ -141,6 +141,11 @@ class Detector(abc.ABC):
             raise GLocalKDError("this detector is not trained yet: call fit()")
 
     # ------------------------------------------------------------------ model files
+    @property
+    def can_save(self) -> bool:
+        """Whether this detector has a model file format (see :meth:`fitted_state`)."""
+        return type(self).fitted_state is not Detector.fitted_state
+
     def fitted_state(self) -> dict:
         """The fitted state as plain values (numbers, strings, lists, dicts, numpy arrays) for a
         model file; a detector that cannot be saved says so."""

@@ -172,6 +172,12 @@ class Consensus(Detector):
         out.parts = {f"component:{n}": np.asarray(s.score, dtype=np.float32) for n, s in scores.items()}
         return out
 
+    @property
+    def can_save(self) -> bool:
+        if hasattr(self, "components_"):
+            return all(d.can_save for d in self.components_.values())
+        return all(self._make(n).can_save for n in self.components)
+
     def fitted_state(self) -> dict:
         from core.detectors.model_file import detector_state
 

@@ -300,6 +300,8 @@ class GLocalKD(Detector):
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
 
     # ------------------------------------------------------------------ persistence
+    can_save = True  # its own format: state_dict()
+
     def state_dict(self) -> dict:
         """Everything a model file holds: weights, settings, the feature schema, the training and
         calibration scores (plain tensors, numbers and strings: torch's ``weights_only`` loader reads it)."""

@@ -73,6 +73,10 @@ class TwoStepDetector(Detector):
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
 
+    @property
+    def can_save(self) -> bool:
+        return self.scorer == "lesinn"  # scikit-learn's isolation forest has no safe file format
+
     def fitted_state(self) -> dict:
         self._check_fitted()
         if self.scorer != "lesinn":

@@ -26,6 +26,7 @@ def herg():
 def test_a_saved_detector_scores_as_it_did(herg, tmp_path, name, params):
     train, other = herg.subset(range(0, 200)), herg.subset(range(400, 470))
     detector = make_detector(name, **params).fit(train)
+    assert detector.can_save
     before = detector.score(other).score
     path = tmp_path / f"{name}.pt"
     detector.save(path)
@@ -49,6 +50,7 @@ def test_calibration_and_p_values_survive_the_file(herg, tmp_path):
 def test_a_detector_that_cannot_be_saved_says_so(herg, tmp_path, name):
     params = {"epochs": 1, "hidden_dim": 8, "out_dim": 4} if name == "ocgcn" else {}
     detector = make_detector(name, **params).fit(herg.subset(range(60)))
+    assert not detector.can_save
     with pytest.raises(GLocalKDError, match="cannot be saved"):
         detector.save(tmp_path / "x.pt")
     assert not (tmp_path / "x.pt").exists() and list(tmp_path.iterdir()) == []
