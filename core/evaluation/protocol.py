@@ -91,10 +91,85 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     different ``only`` folds side by side, are merged. ``only`` runs just those fold (or seed-run)
     numbers, counted from 1; the result stays incomplete until every fold is in.
     """
+    from core.detectors.registry import detector_info, make_detector
     from core.io.load import load
 
+    _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds)
+    say = on_progress or (lambda _msg: None)
+    start_wall = time.perf_counter()
+    data_path = str(data) if not isinstance(data, GraphSet) else data.source
+    graphs = data if isinstance(data, GraphSet) else load(data)
+    test_graphs = None if test is None else test if isinstance(test, GraphSet) else load(test)
+
+    labelled = [i for i, lab in enumerate(graphs.labels) if lab is not None]
+    skipped = len(graphs) - len(labelled)
+    graphs = graphs.subset(labelled) if skipped else graphs
+    anomaly_label = choose_anomaly_label(graphs, anomaly)
+    labels = np.array(graphs.labels, dtype=object)
+    is_anom = labels == anomaly_label
+    params = dict(model_params or {})
+    method = detector_info(method).name
+    full_params = make_detector(method, **params).get_params()
+    if score != "both" and not detector_info(method).has_node_scores:
+        raise GLocalKDError(f"--score {score} needs a detector with two score terms (glocalkd), not {method}")
+    result = EvaluationResult(
+        dataset=dataset_name(data_path), data_path=data_path, protocol=protocol, method=method,
+        anomaly_rule=anomaly if anomaly in ("minority", "first-label") else "explicit",
+        anomaly_label=str(anomaly_label), normal_labels=[str(v) for v in sorted(set(labels[~is_anom].tolist()))],
+        params=full_params,
+        options={"folds": folds if protocol == "cv" else None, "cv_seed": cv_seed if protocol == "cv" else None,
+                 "seeds": list(seeds) if protocol == "split" else [seeds[0]], "contamination": contamination,
+                 "train_fraction": train_fraction, "score": score, "ensemble": ensemble,
+                 "standardize": standardize, "auc_std": "population (ddof 0)"},
+        test_path=None if test_graphs is None else (str(test) if not isinstance(test, GraphSet) else test.source),
+        unlabelled_skipped=skipped, environment=environment())
+    say(f"{result.dataset}, {detector_info(method).label}: {len(graphs)} labelled graphs, {int(is_anom.sum())} "
+        f"anomalous; anomaly rule {anomaly!r} -> anomalous class {anomaly_label!r} (normal: "
+        f"{', '.join(result.normal_labels)})" + (f"; {skipped} unlabelled graphs skipped" if skipped else ""))
+
+    runs, test_set, test_anom = _fold_runs(protocol, labels, folds, cv_seed, seeds, test_graphs, anomaly_label, say)
+    done, earlier = _resume(result, resume, runs, only, protocol, say)
+    for k, seed, train_idx, test_idx in runs:
+        if k in done or (only is not None and k not in only):
+            continue
+        if should_stop is not None and should_stop():
+            break
+        train_set, n_anomalies = _training_set(graphs, is_anom, train_idx, np.random.default_rng(seed + 7919 * k),
+                                               train_fraction, contamination, say)
+        if protocol == "cv":
+            fold_test, fold_anom = graphs.subset(test_idx.tolist()), is_anom[test_idx]
+        else:
+            fold_test, fold_anom = test_set, test_anom
+        if standardize:
+            train_set, fold_test = _standardize(train_set, fold_test)
+        say(f"{'fold' if protocol == 'cv' else 'seed run'} {k}/{len(runs)} (model seed {seed}): training on "
+            f"{len(train_set)} graphs ({n_anomalies} anomalous), scoring {len(fold_test)} "
+            f"({int(fold_anom.sum())} anomalous)")
+        fr = _run_fold(k, seed, train_set, n_anomalies, fold_test, fold_anom, method, params, ensemble,
+                       full_params.get("lam", 1.0), on_epoch, should_stop)
+        if should_stop is not None and should_stop():
+            break
+        result.folds.append(fr)
+        result.wall_seconds = earlier + time.perf_counter() - start_wall
+        terms = f" (graph term {fr.auc_graph:.4f}, node term {fr.auc_node:.4f})" if math.isfinite(fr.auc_graph) else ""
+        say(f"  AUC {fr.auc:.4f}{terms}, AP {fr.ap:.4f}; train {fr.train_seconds:.1f} s, score {fr.score_seconds:.2f} s")
+        if on_fold is not None:
+            on_fold(result)
+    result.folds.sort(key=lambda f: f.fold)
+    result.complete = len(result.folds) == len(runs)
+    result.wall_seconds = earlier + time.perf_counter() - start_wall
+    return result
+
+
+def _check_options(protocol: str, test, score: str, contamination: float, train_fraction: float, ensemble: int,
+                   seeds: Sequence[int]) -> None:
+    """One clear error for any option out of range, before anything is loaded."""
     if protocol not in PROTOCOLS:
         raise GLocalKDError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+    if protocol == "split" and test is None:
+        raise GLocalKDError("the split protocol needs a testing file (--test)")
+    if protocol != "split" and test is not None:
+        raise GLocalKDError("a testing file is only used by the split protocol (--protocol split)")
     if score not in SCORE_TERMS:
         raise GLocalKDError(f"score must be one of {', '.join(SCORE_TERMS)}, not {score!r}")
     if not 0.0 <= contamination < 1.0:
@@ -103,64 +178,32 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         raise GLocalKDError(f"train fraction must be in (0, 1], not {train_fraction}")
     if ensemble < 1 or not seeds:
         raise GLocalKDError("ensemble must be at least 1 and seeds not empty")
-    say = on_progress or (lambda _msg: None)
-    start_wall = time.perf_counter()
-    data_path = str(data) if not isinstance(data, GraphSet) else data.source
-    graphs = data if isinstance(data, GraphSet) else load(data)
-    test_graphs = None
-    if protocol == "split":
-        if test is None:
-            raise GLocalKDError("the split protocol needs a testing file (--test)")
-        test_graphs = test if isinstance(test, GraphSet) else load(test)
-    elif test is not None:
-        raise GLocalKDError("a testing file is only used by the split protocol (--protocol split)")
 
-    labelled = [i for i, lab in enumerate(graphs.labels) if lab is not None]
-    skipped = len(graphs) - len(labelled)
-    graphs = graphs.subset(labelled) if skipped else graphs
-    anomaly_label = choose_anomaly_label(graphs, anomaly)
-    labels = np.array(graphs.labels, dtype=object)
-    is_anom = labels == anomaly_label
-    normal_labels = sorted(set(labels[~is_anom].tolist()))
-    rule = anomaly if anomaly in ("minority", "first-label") else "explicit"
-    params = {k: v for k, v in dict(model_params or {}).items()}
-    from core.detectors.registry import detector_info, make_detector
 
-    method = detector_info(method).name
-    full_params = make_detector(method, **params).get_params()
-    if score != "both" and not detector_info(method).has_node_scores:
-        raise GLocalKDError(f"--score {score} needs a detector with two score terms (glocalkd), not {method}")
-    result = EvaluationResult(
-        dataset=dataset_name(data_path), data_path=data_path, protocol=protocol, method=method, anomaly_rule=rule,
-        anomaly_label=str(anomaly_label), normal_labels=[str(v) for v in normal_labels], params=full_params,
-        options={"folds": folds if protocol == "cv" else None, "cv_seed": cv_seed if protocol == "cv" else None,
-                 "seeds": list(seeds) if protocol == "split" else [seeds[0]], "contamination": contamination,
-                 "train_fraction": train_fraction, "score": score, "ensemble": ensemble,
-                 "standardize": standardize, "auc_std": "population (ddof 0)"},
-        test_path=None if test_graphs is None else (str(test) if not isinstance(test, GraphSet) else test.source),
-        unlabelled_skipped=skipped, environment=environment())
-    say(f"{result.dataset}, {detector_info(method).label}: {len(graphs)} labelled graphs, {int(is_anom.sum())} anomalous; anomaly rule "
-        f"{anomaly!r} -> anomalous class {anomaly_label!r} (normal: {', '.join(result.normal_labels)})"
-        + (f"; {skipped} unlabelled graphs skipped" if skipped else ""))
-
+def _fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds: Sequence[int],
+               test_graphs: GraphSet | None, anomaly_label: str, say: ProgressFn):
+    """The runs ``(number, model seed, training indices, test indices)``, and for ``split`` the
+    testing graphs with their anomaly flags (``cv`` tests on each fold's own part)."""
     if protocol == "cv":
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=cv_seed)
         runs = [(k, seeds[0], tr, te) for k, (tr, te) in
                 enumerate(splitter.split(np.zeros(len(labels)), labels.astype(str)), start=1)]
-        test_set, test_anom = None, None
-    else:
-        t_labels = np.array([lab for lab in test_graphs.labels], dtype=object)
-        keep = [i for i, lab in enumerate(t_labels) if lab is not None]
-        test_set = test_graphs.subset(keep)
-        test_anom = t_labels[keep] == anomaly_label
-        if not test_anom.any() or test_anom.all():
-            raise DataError(f"the testing file needs both anomalous ({anomaly_label}) and normal graphs",
-                            test_graphs.source)
-        say(f"testing file {test_graphs.source}: {len(test_set)} graphs, {int(test_anom.sum())} anomalous")
-        runs = [(k, s, np.arange(len(labels)), None) for k, s in enumerate(seeds, start=1)]
+        return runs, None, None
+    t_labels = np.array(list(test_graphs.labels), dtype=object)
+    keep = [i for i, lab in enumerate(t_labels) if lab is not None]
+    test_set = test_graphs.subset(keep)
+    test_anom = t_labels[keep] == anomaly_label
+    if not test_anom.any() or test_anom.all():
+        raise DataError(f"the testing file needs both anomalous ({anomaly_label}) and normal graphs",
+                        test_graphs.source)
+    say(f"testing file {test_graphs.source}: {len(test_set)} graphs, {int(test_anom.sum())} anomalous")
+    return [(k, s, np.arange(len(labels)), None) for k, s in enumerate(seeds, start=1)], test_set, test_anom
 
-    done: set[int] = set()
-    earlier = 0.0
+
+def _resume(result: EvaluationResult, resume, runs: list, only: Sequence[int] | None, protocol: str,
+            say: ProgressFn) -> tuple[set[int], float]:
+    """Check ``only`` against the runs and take the folds of an earlier partial result into
+    ``result``; returns the fold numbers already done and the wall seconds they took."""
     if only is not None:
         unknown = sorted(set(only) - {k for k, *_ in runs})
         if unknown:
@@ -168,83 +211,72 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
                                 f"{len(runs)}, numbered from 1")
     if resume is not None and not isinstance(resume, EvaluationResult):
         resume = merge_results(resume) if len(resume) else None
-    if resume is not None:
-        if settings_key(result) != settings_key(resume):
-            raise GLocalKDError("cannot resume: the earlier result was made with other settings "
-                                "(data set, protocol, method, anomaly class, model parameters or options)")
-        result.folds = list(resume.folds)
-        done = {f.fold for f in resume.folds}
-        earlier = resume.wall_seconds
-        say(f"resuming: {len(done)} of {len(runs)} {'folds' if protocol == 'cv' else 'seed runs'} already done")
-    for k, seed, train_idx, test_idx in runs:
-        if k in done or (only is not None and k not in only):
-            continue
-        if should_stop is not None and should_stop():
+    if resume is None:
+        return set(), 0.0
+    if settings_key(result) != settings_key(resume):
+        raise GLocalKDError("cannot resume: the earlier result was made with other settings "
+                            "(data set, protocol, method, anomaly class, model parameters or options)")
+    result.folds = list(resume.folds)
+    done = {f.fold for f in resume.folds}
+    say(f"resuming: {len(done)} of {len(runs)} {'folds' if protocol == 'cv' else 'seed runs'} already done")
+    return done, resume.wall_seconds
+
+
+def _training_set(graphs: GraphSet, is_anom: np.ndarray, train_idx: np.ndarray, rng: np.random.Generator,
+                  train_fraction: float, contamination: float, say: ProgressFn) -> tuple[GraphSet, int]:
+    """The graphs a fold trains on: its normal graphs (``train_fraction`` of them), plus anomalies
+    from its training part up to ``contamination``; and how many of those anomalies there are."""
+    normal_idx = train_idx[~is_anom[train_idx]]
+    if train_fraction < 1.0:
+        n_keep = max(1, int(round(train_fraction * len(normal_idx))))
+        normal_idx = np.sort(rng.choice(normal_idx, n_keep, replace=False))
+    anom_idx = np.zeros(0, dtype=int)
+    if contamination > 0:
+        pool = train_idx[is_anom[train_idx]]
+        want = int(round(contamination / (1.0 - contamination) * len(normal_idx)))
+        if want > len(pool):
+            say(f"  only {len(pool)} anomalies available for {contamination:.0%} contamination; using all")
+        anom_idx = np.sort(rng.choice(pool, min(want, len(pool)), replace=False))
+    return graphs.subset(np.concatenate([normal_idx, anom_idx]).tolist()), len(anom_idx)
+
+
+def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: GraphSet, anomalous: np.ndarray,
+              method: str, params: dict, ensemble: int, lam: float, on_epoch: Callable | None,
+              should_stop: Callable[[], bool] | None) -> FoldResult:
+    """Train ``ensemble`` detectors on ``train_set``, score ``test`` and measure. An ensemble's
+    members have independent seeds; each member's scores are divided by its mean training score."""
+    from core.detectors.registry import make_detector
+
+    total, graph_t, node_t, parts = 0.0, 0.0, 0.0, {}
+    train_s = score_s = 0.0
+    losses, epochs_run = [], 0
+    for member in range(ensemble):
+        model = make_detector(method, **{**params, "seed": seed + 1000 * member})
+        t0 = time.perf_counter()
+        model.fit(train_set, on_epoch=on_epoch, should_stop=should_stop)
+        train_s += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        s = model.score(test)
+        score_s += time.perf_counter() - t0
+        scale = 1.0 / max(float(np.mean(model.train_scores_)), 1e-12) if ensemble > 1 else 1.0
+        total = total + s.score.astype(np.float64) * scale
+        graph_t = graph_t + s.graph_term.astype(np.float64) * scale
+        node_t = node_t + s.node_term.astype(np.float64) * scale
+        for name, values in s.parts.items():
+            parts[name] = parts.get(name, 0.0) + values.astype(np.float64) * scale
+        losses.append(model.loss_history_[-1] if model.loss_history_ else math.nan)  # no epochs: NaN
+        epochs_run = len(model.loss_history_)
+        if model.stopped_early_:
             break
-        rng = np.random.default_rng(seed + 7919 * k)
-        normal_idx = train_idx[~is_anom[train_idx]]
-        if train_fraction < 1.0:
-            n_keep = max(1, int(round(train_fraction * len(normal_idx))))
-            normal_idx = np.sort(rng.choice(normal_idx, n_keep, replace=False))
-        anom_idx = np.zeros(0, dtype=int)
-        if contamination > 0:
-            pool = train_idx[is_anom[train_idx]]
-            want = int(round(contamination / (1.0 - contamination) * len(normal_idx)))
-            if want > len(pool):
-                say(f"  only {len(pool)} anomalies available for {contamination:.0%} contamination; using all")
-            anom_idx = np.sort(rng.choice(pool, min(want, len(pool)), replace=False))
-        train_set = graphs.subset(np.concatenate([normal_idx, anom_idx]).tolist())
-        if protocol == "cv":
-            fold_test, fold_anom = graphs.subset(test_idx.tolist()), is_anom[test_idx]
-        else:
-            fold_test, fold_anom = test_set, test_anom
-        if standardize:
-            train_set, fold_test = _standardize(train_set, fold_test)
-        say(f"{'fold' if protocol == 'cv' else 'seed run'} {k}/{len(runs)} (model seed {seed}): training on "
-            f"{len(train_set)} graphs ({len(anom_idx)} anomalous), scoring {len(fold_test)} "
-            f"({int(fold_anom.sum())} anomalous)")
-        total, graph_t, node_t, parts = 0.0, 0.0, 0.0, {}
-        train_s = score_s = 0.0
-        losses, epochs_run = [], 0
-        for member in range(ensemble):
-            model = make_detector(method, **{**params, "seed": seed + 1000 * member})
-            t0 = time.perf_counter()
-            model.fit(train_set, on_epoch=on_epoch, should_stop=should_stop)
-            train_s += time.perf_counter() - t0
-            t0 = time.perf_counter()
-            s = model.score(fold_test)
-            score_s += time.perf_counter() - t0
-            scale = 1.0 / max(float(np.mean(model.train_scores_)), 1e-12) if ensemble > 1 else 1.0
-            total = total + s.score.astype(np.float64) * scale
-            graph_t = graph_t + s.graph_term.astype(np.float64) * scale
-            node_t = node_t + s.node_term.astype(np.float64) * scale
-            for name, values in s.parts.items():
-                parts[name] = parts.get(name, 0.0) + values.astype(np.float64) * scale
-            losses.append(model.loss_history_[-1] if model.loss_history_ else math.nan)  # no epochs: NaN
-            epochs_run = len(model.loss_history_)
-            if model.stopped_early_:
-                break
-        if should_stop is not None and should_stop():
-            break
-        fr = FoldResult(fold=k, seed=seed, n_train=len(train_set), n_train_anomalies=len(anom_idx),
-                        n_test=len(fold_test), n_test_anomalies=int(fold_anom.sum()),
-                        auc=roc_auc(fold_anom, total),
-                        auc_graph=roc_auc(fold_anom, graph_t) if s.has_node_scores else math.nan,
-                        auc_node=roc_auc(fold_anom, node_t) if s.has_node_scores else math.nan,
-                        ap=average_precision(fold_anom, total),
-                        fpr95=fpr_at_tpr(fold_anom, total), train_seconds=train_s, score_seconds=score_s,
-                        final_loss=float(np.mean(losses)), epochs_run=epochs_run,
-                        auc_readouts=_readout_aucs(fold_anom, parts, full_params.get("lam", 1.0)))
-        result.folds.append(fr)
-        result.wall_seconds = earlier + time.perf_counter() - start_wall
-        terms = f" (graph term {fr.auc_graph:.4f}, node term {fr.auc_node:.4f})" if s.has_node_scores else ""
-        say(f"  AUC {fr.auc:.4f}{terms}, AP {fr.ap:.4f}; train {train_s:.1f} s, score {score_s:.2f} s")
-        if on_fold is not None:
-            on_fold(result)
-    result.folds.sort(key=lambda f: f.fold)
-    result.complete = len(result.folds) == len(runs)
-    result.wall_seconds = earlier + time.perf_counter() - start_wall
-    return result
+    return FoldResult(fold=k, seed=seed, n_train=len(train_set), n_train_anomalies=n_anomalies,
+                      n_test=len(test), n_test_anomalies=int(anomalous.sum()),
+                      auc=roc_auc(anomalous, total),
+                      auc_graph=roc_auc(anomalous, graph_t) if s.has_node_scores else math.nan,
+                      auc_node=roc_auc(anomalous, node_t) if s.has_node_scores else math.nan,
+                      ap=average_precision(anomalous, total),
+                      fpr95=fpr_at_tpr(anomalous, total), train_seconds=train_s, score_seconds=score_s,
+                      final_loss=float(np.mean(losses)), epochs_run=epochs_run,
+                      auc_readouts=_readout_aucs(anomalous, parts, lam))
 
 
 def _readout_aucs(anomalous: np.ndarray, parts: dict[str, np.ndarray], lam: float) -> dict[str, float]:
