@@ -14,8 +14,6 @@ max-pool and the mean cannot tell from one part, scores high.
 """
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -24,12 +22,13 @@ from torch_geometric.data import Batch
 from torch_geometric.utils import scatter
 
 from core.detectors.base import NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back, describe_error
+from core.detectors.training import train_epochs
 from core.errors import GLocalKDError, ModelFileError
 from core.data.features import MODES, FeatureSchema
 from core.nn.gcn import GCNEncoder, normalized_adjacency
 from core.data.graphset import GraphSet
 from core.nn.optim import adam
-from core.data.packed import PackedGraphs, max_batch_nodes, step_in_runs
+from core.data.packed import PackedGraphs, max_batch_nodes
 from core.nn.pooling import global_max_pool
 from core.nn.row_groups import GroupedPropagation
 from core.data.scores import Scores
@@ -99,30 +98,11 @@ class GLocalKD(Detector):
         if cache:
             self._attach_targets(packed, device)
         optimizer = adam(self.predictor_.parameters(), lr=self.lr)
-        shuffle = torch.Generator().manual_seed(self.seed)
-        self.loss_history_: list[float] = []
-        self.stopped_early_ = False
         self.predictor_.train()
-        for epoch in range(1, self.epochs + 1):
-            start = time.perf_counter()
-            total, count = 0.0, 0
-            for ids in packed.batch_ids(self.batch_size, shuffle):
-                if should_stop is not None and call_back(should_stop):
-                    self.stopped_early_ = True
-                    break
-                loss = step_in_runs(packed, ids, optimizer, lambda batch: self._graph_losses(batch, cache), device)
-                if not np.isfinite(loss):
-                    raise GLocalKDError(
-                        f"training diverged: the loss became {loss} in epoch {epoch}; lower the learning rate, "
-                        "or scale the node attributes (very large values overflow)")
-                total += loss
-                count += len(ids)
-            if self.stopped_early_:
-                break
-            self.loss_history_.append(total / max(count, 1))
-            if on_epoch is not None:
-                call_back(on_epoch, EpochInfo(epoch, self.epochs, self.loss_history_[-1],
-                                          time.perf_counter() - start))
+        self.loss_history_, self.stopped_early_ = train_epochs(
+            packed, lambda batch: self._graph_losses(batch, cache), optimizer, device, self.epochs, self.batch_size,
+            self.seed, on_epoch, should_stop,
+            "lower the learning rate, or scale the node attributes (very large values overflow)")
         self.predictor_.eval()
         self.train_scores_ = self.score(graphs).score
         if not np.all(np.isfinite(self.train_scores_)):
@@ -322,31 +302,6 @@ class GLocalKD(Detector):
         if self.is_calibrated:  # the held-out normal graphs' scores: p-values need nothing else
             state["calibration_scores"] = torch.from_numpy(np.asarray(self.calibration_scores_, dtype=np.float64))
         return state
-
-    def save(self, path: str | Path) -> None:
-        """Write weights, hyper-parameters and the feature schema (atomically; safe to load)."""
-        path = Path(path)
-        state = self.state_dict()
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            torch.save(state, tmp)
-            tmp.replace(path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-
-    @classmethod
-    def load(cls, path: str | Path, device: str = "auto") -> "GLocalKD":
-        """Read a model file with torch's ``weights_only`` loader (no code in a file can run)."""
-        path = Path(path)
-        if not path.is_file():
-            raise ModelFileError(f"{path}: no such model file")
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:
-            raise ModelFileError(f"{path}: not a GLocalKD Studio model file, or damaged "
-                                 f"({type(exc).__name__})") from None
-        return cls.from_state_dict(state, device, source=str(path))
 
     @classmethod
     def from_state_dict(cls, state: dict, device: str = "auto", source: str = "model") -> "GLocalKD":

@@ -11,19 +11,19 @@ only: no per-node scores.
 """
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 import numpy as np
 import torch
 
-from core.detectors.base import NUMERICAL_ERRORS, Detector, EpochInfo, call_back, describe_error
+from core.detectors.base import NUMERICAL_ERRORS, Detector, EpochInfo, describe_error
+from core.detectors.training import train_epochs
 from core.errors import GLocalKDError
 from core.data.features import MODES, FeatureSchema
 from core.nn.gcn import GCNEncoder
 from core.data.graphset import GraphSet
 from core.nn.optim import adam
-from core.data.packed import PackedBatch, PackedGraphs, max_batch_nodes, step_in_runs
+from core.data.packed import PackedBatch, PackedGraphs, max_batch_nodes
 from core.nn.pooling import global_max_pool
 from core.data.scores import Scores
 from core.runtime.device import resolve_device
@@ -70,27 +70,9 @@ class OCGCN(Detector):
         self.net_ = net
         self.center_ = self._initial_center(packed)
         optimizer = adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
-        shuffle = torch.Generator().manual_seed(self.seed)
-        self.loss_history_: list[float] = []
-        self.stopped_early_ = False
         net.train()
-        for epoch in range(1, self.epochs + 1):
-            start, total, count = time.perf_counter(), 0.0, 0
-            for ids in packed.batch_ids(self.batch_size, shuffle):
-                if should_stop is not None and call_back(should_stop):
-                    self.stopped_early_ = True
-                    break
-                loss = step_in_runs(packed, ids, optimizer, self._distances, device)
-                if not np.isfinite(loss):
-                    raise GLocalKDError(f"training diverged: the loss became {loss} in epoch {epoch}; lower the "
-                                        "learning rate")
-                total += loss
-                count += len(ids)
-            if self.stopped_early_:
-                break
-            self.loss_history_.append(total / max(count, 1))
-            if on_epoch is not None:
-                call_back(on_epoch, EpochInfo(epoch, self.epochs, self.loss_history_[-1], time.perf_counter() - start))
+        self.loss_history_, self.stopped_early_ = train_epochs(
+            packed, self._distances, optimizer, device, self.epochs, self.batch_size, self.seed, on_epoch, should_stop)
         net.eval()
         self.train_scores_ = self.score(graphs).score
 

@@ -84,3 +84,17 @@ def test_the_state_encoding_round_trips_unsigned_sets_and_int_keys():
     assert back["b"] == {3: "x"} and back["c"] == {1, 2} and back["d"] == [1.5]
     with pytest.raises(GLocalKDError):
         encode_state({"f": object()})
+
+
+def test_saving_never_writes_through_a_link_or_a_predictable_temporary_name(herg, tmp_path):
+    """A link planted at the old fixed temporary name, or at the target, is never written through."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (tmp_path / "m.pt.tmp").symlink_to(victim)
+    detector = make_detector("size").fit(herg.subset(range(50)))
+    detector.save(tmp_path / "m.pt")
+    assert victim.read_text() == "precious"
+    (tmp_path / "link.pt").symlink_to(victim)
+    detector.save(tmp_path / "link.pt")  # replaces the link itself
+    assert victim.read_text() == "precious" and not (tmp_path / "link.pt").is_symlink()
+    assert isinstance(load_detector(tmp_path / "link.pt"), type(detector))
