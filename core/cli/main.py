@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings():  # restores Python's own display when main returns
         warnings.showwarning = _show_warning
         try:
-            COMMANDS[args.command].run(args)
+            status = COMMANDS[args.command].run(args)
         except GLocalKDError as exc:
             print(f"glocalkd: error: {exc}", file=sys.stderr)
             return 2
@@ -55,4 +55,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             print(f"glocalkd: error: {exc}", file=sys.stderr)
             return 2
-    return 0
+    return status or 0

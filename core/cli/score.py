@@ -18,16 +18,25 @@ def add_parser(sub) -> None:
     add_data_options(s)
 
 
-def run(args: argparse.Namespace) -> None:
-    from tqdm import tqdm
-
+def run(args: argparse.Namespace) -> int:
+    """A SMILES list or table goes through the streaming pipeline, as ``screen`` (one scoring path
+    for molecule files); TU collections and SDF files are scored in memory."""
     from core.detectors.glocalkd import GLocalKD
-    from core.io.report import write_report
+    from core.io.load import is_molecule_list
 
     model = GLocalKD.load(args.model, device=args.device)
+    if is_molecule_list(args.data) and model.schema_.mode == "atom":
+        from core.cli.screen import screen_file
+
+        return screen_file(model, args)
+    from tqdm import tqdm
+
+    from core.io.report import write_report
+
     graphs = load_graphs(args)
     with tqdm(total=len(graphs), unit="graph", file=sys.stderr, disable=None) as bar:
         scores = model.score(graphs, on_progress=lambda done, total: bar.update(done - bar.n))
     rows = write_report(args.output, graphs, scores, top_k=args.top_nodes)
     print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {rows} rows written to "
           f"{args.output}", file=sys.stderr)
+    return 0

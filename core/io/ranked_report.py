@@ -8,7 +8,6 @@ reason. Scored rows become arrays; rejected rows are kept as (line, id, text, re
 from __future__ import annotations
 
 import csv
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -18,7 +17,7 @@ import numpy as np
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
 from core.io.report import COLUMNS
-from core.io.text import read_lines
+from core.io.text import allow_large_csv_fields, read_lines
 
 
 @dataclass
@@ -77,7 +76,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     ``on_progress(rows)`` is called every 100,000 rows.
     """
     path = Path(path)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    allow_large_csv_fields()
     columns: dict[str, list] = {c: [] for c in COLUMNS}
     rejects: list[ReportReject] = []
     interned: dict[str, str] = {}

@@ -3,8 +3,10 @@ with a BOM (spreadsheet "Unicode text" exports) or legacy 8-bit; any line ending
 from __future__ import annotations
 
 import codecs
+import csv
 import gzip
 import io
+import sys
 import zlib
 from pathlib import Path
 from typing import Iterator
@@ -18,6 +20,16 @@ _UTF16_BOMS = {codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}
 _BINARY_BYTES = tuple(c for c in range(32) if c not in (9, 10, 11, 12, 13, 27)) + (127,)
 # What a damaged or truncated gzip stream raises while it is read.
 _READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def allow_large_csv_fields() -> None:
+    """Lift the csv module's field limit (131,072 characters by default, process-wide): a SMILES,
+    an id or a quoted cell may be longer, and a report that holds one must still be read back.
+    Called when this module is imported, so every reader of tables and reports has it."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+
+
+allow_large_csv_fields()
 
 
 def is_gzipped(path: Path) -> bool:
