@@ -299,6 +299,21 @@ class GLocalKD(Detector):
             parts.append(out.cpu().numpy())
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
 
+    def fingerprint(self) -> str:
+        """A short hash of the fitted model (settings, feature schema, weights): reports scored
+        with the same fingerprint were scored by the same model, whatever its file is called."""
+        import hashlib
+        import json
+
+        self._check_fitted()
+        h = hashlib.sha256(json.dumps([self.get_params(), self.schema_.to_dict()], sort_keys=True,
+                                      default=str).encode())
+        for net in (self.target_, self.predictor_):
+            for name, tensor in sorted(net.state_dict().items()):
+                h.update(name.encode())
+                h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        return h.hexdigest()[:16]
+
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:
         """Write weights, hyper-parameters and the feature schema (atomically; safe to load)."""

@@ -10,6 +10,7 @@ function of the model file and the chunk: the same code shards across machines.
 from __future__ import annotations
 
 import csv
+import hashlib
 import heapq
 import math
 import multiprocessing as mp
@@ -31,7 +32,7 @@ from core.errors import DataError, GLocalKDError, SlowPrecisionWarning
 from core.data.graphset import normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow
-from core.io.report import COLUMNS, safe_cell
+from core.io.report import COLUMNS, end_row, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
 
@@ -218,29 +219,43 @@ def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
             h.close()
 
 
-def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path) -> None:
-    """The ranked report: header, the k-way merge of the sorted files with ranks, the rejected rows
-    last; written in ``tmp`` and renamed into place, so ``out`` is never half-written."""
+def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rows: int, model: str) -> None:
+    """The ranked report: header, the k-way merge of the sorted files with ranks, the rejected rows,
+    the end row last (``rows`` rows scored by ``model``, a digest of the bytes before it); written
+    in ``tmp`` and renamed into place, so ``out`` is never half-written."""
     partial = tmp / "report.csv"
     with open(partial, "w", newline="", encoding="utf-8") as fh:
         csv.writer(fh).writerow(COLUMNS)
     _merge(sorted_files, partial, tmp)
-    with open(partial, "a", newline="", encoding="utf-8") as dst, open(rejects_file, encoding="utf-8") as rej:
+    with open(partial, "a", newline="", encoding="utf-8") as dst, \
+            open(rejects_file, newline="", encoding="utf-8") as rej:
         shutil.copyfileobj(rej, dst)
+    with open(partial, "rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()[:16]
+    with open(partial, "a", newline="", encoding="utf-8") as dst:
+        csv.writer(dst).writerow(end_row(rows, model, digest))
+    mode = out.stat().st_mode & 0o777 if out.exists() else 0o644
+    os.chmod(partial, mode)
     os.replace(partial, out)
 
 
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
-    """Merge ranked reports of shards of one library, all scored with one model file, into one
-    ranked report (ranks renumbered; every shard's rejected rows at the end). Memory stays flat:
-    each shard is streamed and the shards are merged k-way. Returns the number of rows written.
+    """Merge ranked reports of shards of one library, all scored with one model, into one ranked
+    report (ranks renumbered; every shard's rejected rows at the end). Memory stays flat: each
+    shard is streamed and the shards are merged k-way. Returns the number of rows written.
+
+    Each report must end with its end row (:func:`core.io.report.end_row`): a report without
+    it, or with fewer rows than it announces, was cut short; reports of another model, the same
+    report twice, a score that is not a finite number and rows out of rank order are refused.
     """
-    from core.io.ranked_report import is_report
+    from core.io.ranked_report import csv_records, is_report
 
     allow_large_csv_fields()
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix=".glocalkd-merge-", dir=out.parent))
     rows = 0
+    models: dict[str, str] = {}
+    digests: dict[str, str] = {}
     try:
         sorted_files, rejects_file = [], tmp / "rejects.csv"
         with open(rejects_file, "w", newline="", encoding="utf-8") as rej:
@@ -249,15 +264,21 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 if not is_report(report):
                     raise DataError(f"not a ranked report (the header must be {','.join(COLUMNS)})", report, 1)
                 target = tmp / f"shard{k}.csv"
+                end = None
                 with open(target, "w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
-                    lines = (line for _, line in read_lines(report))
-                    next(lines)
-                    last = math.inf
-                    for n, row in enumerate(csv.reader(lines), start=2):
+                    records = csv_records(read_lines(report))
+                    next(records)
+                    last, count = math.inf, 0
+                    for n, row in records:
+                        if end is not None:
+                            raise DataError("rows after the end-of-report row", report, n)
                         if len(row) != len(COLUMNS):
                             raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", report, n)
-                        rows += 1
+                        end = parse_end_row(row)
+                        if end is not None:
+                            continue
+                        count += 1
                         if row[10] != "ok":
                             rej_writer.writerow(row)
                             continue
@@ -265,12 +286,30 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                             score = float(row[4])
                         except ValueError:
                             raise DataError(f"the score {row[4]!r} is not a number", report, n) from None
+                        if not math.isfinite(score):
+                            raise DataError(f"the score {row[4]!r} is not a finite number", report, n)
                         if score > last:
                             raise DataError("rows are not in rank order (was the report edited?)", report, n)
                         last = score
                         writer.writerow([row[4]] + row[1:])
+                if end is None:
+                    raise DataError("no end-of-report row: the report is cut short (or was written by an older "
+                                    "version; screen that shard again)", report)
+                expected, model, digest = end
+                if count != expected:
+                    raise DataError(f"{count} rows where the end-of-report row says {expected}: the report was cut "
+                                    "or edited", report)
+                if models and model not in models:
+                    first = next(iter(models.values()))
+                    raise DataError(f"scored with another model (fingerprint {model}) than {first} "
+                                    f"({next(iter(models))})", report)
+                if digest in digests:
+                    raise DataError(f"the same report as {digests[digest]}: a shard given twice", report)
+                models.setdefault(model, str(report))
+                digests[digest] = str(report)
+                rows += count
                 sorted_files.append(target)
-        _write_ranked(sorted_files, rejects_file, out, tmp)
+        _write_ranked(sorted_files, rejects_file, out, tmp, rows, next(iter(models), ""))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return rows
@@ -355,6 +394,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
         raise GLocalKDError(f"chunk size, batch size and workers must be at least 1 (got {chunk_size}, "
                             f"{batch_graphs}, {workers})")
     rows_in, hint = molecule_rows(path, smiles_column, id_column, label_column)  # a bad header fails here
+    model_id = model.fingerprint()
     import torch
 
     start = time.perf_counter()
@@ -448,7 +488,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                                 path, first_rejects[0][0])
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
-                _write_ranked(chunk_files, rejects_file, report, tmp)
+                _write_ranked(chunk_files, rejects_file, report, tmp, rows, model_id)
             written = True
             if held:
                 stopped = interrupted = True
