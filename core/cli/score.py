@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_data_options, add_threads_option, load_graphs
+from core.cli.options import non_negative, add_data_options, add_threads_option, load_graphs
 
 
 def add_parser(sub) -> None:
@@ -12,7 +12,7 @@ def add_parser(sub) -> None:
     s.add_argument("model", help="model file written by 'glocalkd train'")
     s.add_argument("data")
     s.add_argument("-o", "--output", required=True, help="report CSV to write")
-    s.add_argument("--top-nodes", type=int, default=5, help="nodes listed per graph in top_nodes")
+    s.add_argument("--top-nodes", type=non_negative, default=5, help="nodes listed per graph in top_nodes")
     s.add_argument("--device", default="auto")
     add_threads_option(s)
     add_data_options(s)

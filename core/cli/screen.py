@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_threads_option
+from core.cli.options import add_threads_option, non_negative
 from core.errors import one_line
 
 
@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
     s.add_argument("-o", "--output", required=True, help="ranked report CSV to write")
     s.add_argument("--chunk-size", type=int, default=20000, help="molecules per chunk")
     s.add_argument("--workers", type=int, help="parsing processes (default: one per CPU core)")
-    s.add_argument("--top-nodes", type=int, default=5)
+    s.add_argument("--top-nodes", type=non_negative, default=5)
     s.add_argument("--device", default="auto", help="auto (CUDA when torch sees a GPU), cpu or cuda")
     s.add_argument("--batch-graphs", type=int, default=256,
                    help="molecules per forward pass (CPU: 256 keeps tensors in cache; a GPU wants 4096 or more)")

@@ -14,6 +14,7 @@ max-pool and the mean cannot tell from one part, scores high.
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Callable
@@ -23,6 +24,7 @@ import torch
 from torch_geometric.data import Batch
 from torch_geometric.utils import scatter
 
+from core.runtime.files import atomic_output
 from core.detectors.base import NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back, describe_error
 from core.errors import GLocalKDError, ModelFileError
 from core.data.features import MODES, FeatureSchema
@@ -332,13 +334,8 @@ class GLocalKD(Detector):
             "stopped_early": bool(self.stopped_early_),
             "grouped": bool(self.grouped_),
         }
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            torch.save(state, tmp)
-            tmp.replace(path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with atomic_output(path) as fh:  # a unique O_EXCL temp file, never a link followed
+            torch.save(state, fh)
 
     @classmethod
     def load(cls, path: str | Path, device: str = "auto") -> "GLocalKD":
@@ -346,8 +343,12 @@ class GLocalKD(Detector):
         path = Path(path)
         if not path.is_file():
             raise ModelFileError(f"{path}: no such model file")
+        if not os.access(path, os.R_OK):
+            raise ModelFileError(f"{path}: cannot read the model file (permission denied)")
         try:
             state = torch.load(path, map_location="cpu", weights_only=True)
+        except PermissionError:
+            raise ModelFileError(f"{path}: cannot read the model file (permission denied)") from None
         except Exception as exc:
             raise ModelFileError(f"{path}: not a GLocalKD Studio model file, or damaged "
                                  f"({type(exc).__name__})") from None
@@ -379,6 +380,8 @@ class GLocalKD(Detector):
                 found = {k: tuple(v.shape) for k, v in weights.items()}
                 if found != expected:  # checked before building, so a bad file cannot allocate much
                     raise ValueError(f"{key} weights do not match the saved settings")
+                if not all(torch.isfinite(v).all() for v in weights.values()):
+                    raise ValueError(f"{key} weights hold NaN or infinite values (did training diverge?)")
                 net = model._encoder()
                 net.load_state_dict(weights)
                 nets.append(net.to(model.device_).eval())

@@ -144,6 +144,11 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         + (f"; {skipped} unlabelled graphs skipped" if skipped else ""))
 
     if protocol == "cv":
+        values, sizes = np.unique(labels.astype(str), return_counts=True)
+        if folds < 2 or sizes.min() < folds:
+            small = values[int(sizes.argmin())]
+            raise DataError(f"{folds}-fold cross-validation needs at least {max(folds, 2)} graphs of each class; "
+                            f"class {small!r} has {int(sizes.min())} (use fewer folds)", result.dataset)
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=cv_seed)
         runs = [(k, seeds[0], tr, te) for k, (tr, te) in
                 enumerate(splitter.split(np.zeros(len(labels)), labels.astype(str)), start=1)]

@@ -44,7 +44,10 @@ def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
 
 
 def safe_cell(text: str) -> str:
-    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``); numbers pass."""
+    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``); numbers pass.
+    A NUL byte (which breaks most readers of a CSV file) is written as ``\\x00``."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
     if text.startswith(_FORMULA_START):
         try:
             float(text)

@@ -14,6 +14,9 @@ from typing import Iterator
 from core.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
+# The longest line read (characters): far past any molecule (SMILES are refused past 100,000, see
+# core.data.chem.MAX_SMILES_CHARS), small enough that one line (a gzip bomb's) cannot fill the memory.
+MAX_LINE_CHARS = 8 * 2**20
 SNIFF_BYTES = 8192
 _UTF16_BOMS = {codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}
 # Control bytes that text never holds (tab, line feed, form feed, carriage return and escape are fine).
@@ -97,7 +100,15 @@ def _decoded(path: Path, encoding: str, errors: str) -> Iterator[tuple[int, str]
     try:
         with _open_binary(path) as raw:
             text = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None)
-            for number, line in enumerate(text, start=1):
+            limit = MAX_LINE_CHARS
+            while True:
+                line = text.readline(limit + 1)  # bounded: one line never fills the memory
+                if not line:
+                    return
+                number += 1
+                if len(line) > limit and not line.endswith("\n"):
+                    raise DataError(f"line longer than {limit:,} characters: not a molecule, table or graph "
+                                    "file this reads (or a damaged one)", path, number)
                 yield number, line.rstrip("\r\n")
     except _READ_ERRORS as exc:
         where = f" after line {number}" if number else ""

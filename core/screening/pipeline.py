@@ -462,7 +462,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                         chunk_files.append(target)
                     for line, ident, smi, reason in chunk["rejects"]:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                             f"rejected: line {line}: {reason}"])
+                                             safe_cell(f"rejected: line {line}: {reason}")])
                         if len(first_rejects) < 5:
                             first_rejects.append((line, reason))
                     rows += len(item.rows)
