@@ -12,7 +12,7 @@ from typing import Sequence
 # --version answer at once.
 from core import __version__
 from core.cli import evaluate, explanations, info, merge, score, screen, train
-from core.cli.options import set_threads
+from core.cli.options import check_outputs, set_threads
 from core.errors import GLocalKDError
 from core.runtime.allocator import retain_freed_memory
 
@@ -45,7 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings():  # restores Python's own display when main returns
         warnings.showwarning = _show_warning
         try:
-            COMMANDS[args.command].run(args)
+            check_outputs(args)  # before any work: a bad output path must not cost a training run
+            status = COMMANDS[args.command].run(args)
         except GLocalKDError as exc:
             print(f"glocalkd: error: {exc}", file=sys.stderr)
             return 2
@@ -55,4 +56,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             print(f"glocalkd: error: {exc}", file=sys.stderr)
             return 2
-    return 0
+    return status if isinstance(status, int) else 0  # run() returns an exit status, or None for 0

@@ -24,11 +24,45 @@ def add_threads_option(p: argparse.ArgumentParser) -> None:
 
 
 def thread_count(text: str) -> int:
-    """A thread count: 0 (torch's default) or more."""
+    """A thread count: 0 (torch's default) up to 4 per CPU core (torch crashes on absurd counts)."""
+    import os
+
+    value = int(text)
+    limit = 4 * (os.cpu_count() or 1)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    if value > limit:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {limit} (4 per CPU core), not {value}")
+    return value
+
+
+def non_negative(text: str) -> int:
+    """A count of 0 or more."""
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Before any work: each output file (``-o``, ``--json``) can be written, and is not one of the
+    command's inputs (the model, the data, a report to merge), which it would overwrite."""
+    from pathlib import Path
+
+    from core.errors import GLocalKDError
+    from core.runtime.files import check_writable
+
+    inputs = [getattr(args, name, None) for name in ("model", "data")] + list(getattr(args, "reports", None) or [])
+    for output in (getattr(args, "output", None), getattr(args, "json", None)):
+        if not output:
+            continue
+        if output == getattr(args, "output", None):
+            check_writable(output)  # (--json makes its folder)
+        out = Path(output)
+        for given in inputs:
+            if given and Path(given).exists() and out.exists() and out.resolve() == Path(given).resolve():
+                raise GLocalKDError(f"the output {output} is an input of this command ({given}): it would be "
+                                    "overwritten; write elsewhere")
 
 
 def add_readout_options(parser: argparse.ArgumentParser) -> None:

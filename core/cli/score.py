@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_data_options, add_threads_option, load_graphs
+from core.cli.options import non_negative, add_data_options, add_threads_option, load_graphs
 
 
 def add_parser(sub) -> None:
@@ -12,22 +12,31 @@ def add_parser(sub) -> None:
     s.add_argument("model", help="model file written by 'glocalkd train'")
     s.add_argument("data")
     s.add_argument("-o", "--output", required=True, help="report CSV to write")
-    s.add_argument("--top-nodes", type=int, default=5, help="nodes listed per graph in top_nodes")
+    s.add_argument("--top-nodes", type=non_negative, default=5, help="nodes listed per graph in top_nodes")
     s.add_argument("--device", default="auto")
     add_threads_option(s)
     add_data_options(s)
 
 
-def run(args: argparse.Namespace) -> None:
-    from tqdm import tqdm
-
+def run(args: argparse.Namespace) -> int:
+    """A SMILES list or table goes through the streaming pipeline, as ``screen`` (one scoring path
+    for molecule files); TU collections and SDF files are scored in memory."""
     from core.detectors.glocalkd import GLocalKD
-    from core.io.report import write_report
+    from core.io.load import is_molecule_list
 
     model = GLocalKD.load(args.model, device=args.device)
+    if is_molecule_list(args.data) and model.schema_.mode == "atom":
+        from core.cli.screen import screen_file
+
+        return screen_file(model, args)
+    from tqdm import tqdm
+
+    from core.io.report import write_report
+
     graphs = load_graphs(args)
     with tqdm(total=len(graphs), unit="graph", file=sys.stderr, disable=None) as bar:
         scores = model.score(graphs, on_progress=lambda done, total: bar.update(done - bar.n))
     rows = write_report(args.output, graphs, scores, top_k=args.top_nodes)
     print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {rows} rows written to "
           f"{args.output}", file=sys.stderr)
+    return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_threads_option
+from core.cli.options import add_threads_option, non_negative
+from core.errors import one_line
 
 
 def add_parser(sub) -> None:
@@ -14,7 +15,7 @@ def add_parser(sub) -> None:
     s.add_argument("-o", "--output", required=True, help="ranked report CSV to write")
     s.add_argument("--chunk-size", type=int, default=20000, help="molecules per chunk")
     s.add_argument("--workers", type=int, help="parsing processes (default: one per CPU core)")
-    s.add_argument("--top-nodes", type=int, default=5)
+    s.add_argument("--top-nodes", type=non_negative, default=5)
     s.add_argument("--device", default="auto", help="auto (CUDA when torch sees a GPU), cpu or cuda")
     s.add_argument("--batch-graphs", type=int, default=256,
                    help="molecules per forward pass (CPU: 256 keeps tensors in cache; a GPU wants 4096 or more)")
@@ -26,21 +27,41 @@ def add_parser(sub) -> None:
     s.add_argument("--id-column")
 
 
-def run(args: argparse.Namespace) -> None:
-    from tqdm import tqdm
-
+def run(args: argparse.Namespace) -> int:
     from core.detectors.glocalkd import GLocalKD
-    from core.screening.pipeline import screen
 
     model = GLocalKD.load(args.model, device=args.device)
-    with tqdm(unit="mol", file=sys.stderr, disable=None) as bar:
-        summary = screen(model, args.data, args.output, chunk_size=args.chunk_size, workers=args.workers,
-                         smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
-                         batch_graphs=args.batch_graphs, precision=args.precision,
-                         on_progress=lambda read, scored: bar.update(read - bar.n))
-    if summary.stopped:
-        print(f"stopped after line {summary.last_line:,}: the report holds every row read up to there",
-              file=sys.stderr)
+    return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
+                       batch_graphs=args.batch_graphs, precision=args.precision)
+
+
+def screen_file(model, args: argparse.Namespace, **options) -> int:
+    """Run the streaming pipeline on ``args.data`` (``score`` and ``screen`` alike), report on
+    stderr, and return the exit status: 130 when Ctrl+C, SIGTERM or SIGHUP stopped the run (the
+    report then holds every row scored)."""
+    from core.cli.progress import Progress
+    from core.screening.pipeline import screen
+
+    with Progress(unit="mol") as bar:
+        summary = screen(model, args.data, args.output, smiles_column=args.smiles_column,
+                         id_column=args.id_column, label_column=getattr(args, "label_column", None),
+                         top_k=args.top_nodes, on_progress=bar.update, **options)
+    if summary.rejected:
+        text = f"{summary.rejected:,} rows rejected"
+        for line, reason in summary.first_rejects:
+            text += f"\n  line {line}: {one_line(reason)}"
+        if summary.rejected > len(summary.first_rejects):
+            text += f"\n  ... and {summary.rejected - len(summary.first_rejects):,} more (all listed in the report)"
+        print(text, file=sys.stderr)
     print(f"{summary.rows:,} rows: {summary.scored:,} scored, {summary.rejected:,} rejected, in "
-          f"{summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s); ranked report written to "
-          f"{summary.report}", file=sys.stderr)
+          f"{summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s)", file=sys.stderr)
+    if not summary.written:
+        print(f"glocalkd: interrupted before any row was scored; {summary.report} left as it was", file=sys.stderr)
+        return 130
+    where = f"ranked report written to {summary.report}"
+    if summary.stopped:
+        print(f"glocalkd: interrupted after line {summary.last_line:,}: the {where} holds every row read up to "
+              "there", file=sys.stderr)
+        return 130 if summary.interrupted else 0
+    print(where, file=sys.stderr)
+    return 0

@@ -279,6 +279,21 @@ class GLocalKD(Detector):
             parts.append(out.cpu().numpy())
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
 
+    def fingerprint(self) -> str:
+        """A short hash of the fitted model (settings, feature schema, weights): reports scored
+        with the same fingerprint were scored by the same model, whatever its file is called."""
+        import hashlib
+        import json
+
+        self._check_fitted()
+        h = hashlib.sha256(json.dumps([self.get_params(), self.schema_.to_dict()], sort_keys=True,
+                                      default=str).encode())
+        for net in (self.target_, self.predictor_):
+            for name, tensor in sorted(net.state_dict().items()):
+                h.update(name.encode())
+                h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        return h.hexdigest()[:16]
+
     # ------------------------------------------------------------------ persistence
     can_save = True  # its own format: state_dict()
 
@@ -334,6 +349,8 @@ class GLocalKD(Detector):
                 found = {k: tuple(v.shape) for k, v in weights.items()}
                 if found != expected:  # checked before building, so a bad file cannot allocate much
                     raise ValueError(f"{key} weights do not match the saved settings")
+                if not all(torch.isfinite(v).all() for v in weights.values()):
+                    raise ValueError(f"{key} weights hold NaN or infinite values (did training diverge?)")
                 net = model._encoder()
                 net.load_state_dict(weights)
                 nets.append(net.to(model.device_).eval())

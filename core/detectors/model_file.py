@@ -9,7 +9,6 @@ numbers, strings, lists, dicts and arrays (stored as tensors). :func:`load_detec
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 import torch
 
 from core.errors import GLocalKDError, ModelFileError
+from core.runtime.files import atomic_output
 
 DETECTOR_FORMAT = "glocalkd-studio/detector"
 DETECTOR_VERSION = 1
@@ -112,18 +112,11 @@ def detector_from_state(state: Any, device: str = "auto", source: str = "model")
 
 
 def save_detector(detector, path: str | Path) -> None:
-    """Write ``detector``'s model file atomically: a new temporary file in the same folder
-    (created exclusively, so no existing file or link is written through), then renamed."""
-    path = Path(path)
+    """Write ``detector``'s model file atomically (:func:`core.runtime.files.atomic_output`: a new
+    temporary file in the same folder, created exclusively, then renamed; no link is written through)."""
     state = detector_state(detector)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path("."))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(state, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(path) as fh:
+        torch.save(state, fh)
 
 
 def load_detector(path: str | Path, device: str = "auto"):
@@ -131,8 +124,12 @@ def load_detector(path: str | Path, device: str = "auto"):
     path = Path(path)
     if not path.is_file():
         raise ModelFileError(f"{path}: no such model file")
+    if not os.access(path, os.R_OK):
+        raise ModelFileError(f"{path}: cannot read the model file (permission denied)")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
+    except PermissionError:
+        raise ModelFileError(f"{path}: cannot read the model file (permission denied)") from None
     except Exception as exc:
         raise ModelFileError(f"{path}: not a GLocalKD Studio model file, or damaged ({type(exc).__name__})") from None
     return detector_from_state(state, device, source=str(path))

@@ -127,7 +127,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         f"anomalous; anomaly rule {anomaly!r} -> anomalous class {anomaly_label!r} (normal: "
         f"{', '.join(result.normal_labels)})" + (f"; {skipped} unlabelled graphs skipped" if skipped else ""))
 
-    runs, test_set, test_anom = _fold_runs(protocol, labels, folds, cv_seed, seeds, test_graphs, anomaly_label, say)
+    runs, test_set, test_anom = _fold_runs(protocol, labels, folds, cv_seed, seeds, test_graphs, anomaly_label, say,
+                                           result.dataset)
     done, earlier = _resume(result, resume, runs, only, protocol, say)
     for k, seed, train_idx, test_idx in runs:
         if k in done or (only is not None and k not in only):
@@ -181,10 +182,15 @@ def _check_options(protocol: str, test, score: str, contamination: float, train_
 
 
 def _fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds: Sequence[int],
-               test_graphs: GraphSet | None, anomaly_label: str, say: ProgressFn):
+               test_graphs: GraphSet | None, anomaly_label: str, say: ProgressFn, dataset: str = ""):
     """The runs ``(number, model seed, training indices, test indices)``, and for ``split`` the
     testing graphs with their anomaly flags (``cv`` tests on each fold's own part)."""
     if protocol == "cv":
+        values, sizes = np.unique(labels.astype(str), return_counts=True)
+        if folds < 2 or sizes.min() < folds:
+            small = values[int(sizes.argmin())]
+            raise DataError(f"{folds}-fold cross-validation needs at least {max(folds, 2)} graphs of each class; "
+                            f"class {small!r} has {int(sizes.min())} (use fewer folds)", dataset)
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=cv_seed)
         runs = [(k, seeds[0], tr, te) for k, (tr, te) in
                 enumerate(splitter.split(np.zeros(len(labels)), labels.astype(str)), start=1)]

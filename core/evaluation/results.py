@@ -13,7 +13,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from core.errors import GLocalKDError
+from core.runtime.files import atomic_output
+from core.errors import DataError, GLocalKDError
 from core.evaluation.paper import PAPER_TABLE2, paper_value
 
 @dataclass
@@ -191,14 +192,18 @@ def write_json(result: EvaluationResult, path: str | Path) -> None:
     """Write the full result (params, options, per-fold metrics, summary, paper values) atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
-    tmp.replace(path)
+    text = json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n"
+    with atomic_output(path, "w", encoding="utf-8") as fh:  # a unique O_EXCL temp file, never a link followed
+        fh.write(text)
 
 
 def read_json(path: str | Path) -> EvaluationResult:
-    """Read a result written by :func:`write_json`."""
-    return EvaluationResult.from_dict(json.loads(Path(path).read_text()))
+    """Read a result written by :func:`write_json`; a file that is not one is a :class:`DataError`."""
+    try:
+        return EvaluationResult.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        raise DataError(f"not a result file written by 'glocalkd evaluate --json' ({type(exc).__name__}: "
+                        f"{str(exc)[:200]})", path) from None
 
 
 def _pm(mean: float, std: float) -> str:

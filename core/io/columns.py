@@ -7,7 +7,7 @@ from pathlib import Path
 
 from core.errors import DataError
 from core.io.molecules import ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS
-from core.io.text import data_lines, sniff_delimiter
+from core.io.text import allow_large_csv_fields, data_lines, sniff_delimiter
 from core.io.text import strip_compression
 
 
@@ -24,6 +24,7 @@ class TableColumns:
 def table_columns(path: str | Path) -> TableColumns:
     """Read only the header row of a CSV/TSV file and guess its SMILES, id and label columns."""
     path = Path(path)
+    allow_large_csv_fields()
     try:
         _, line = next(data_lines(path))
     except StopIteration:

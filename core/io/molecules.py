@@ -9,12 +9,12 @@ import csv
 import re
 from collections import deque
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 from core.data.chem import mol_to_graph, parse_molblock, parse_smiles
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
-from core.io.text import DELIMITERS, data_lines, read_lines, sniff_delimiter, strip_compression
+from core.io.text import DELIMITERS, allow_large_csv_fields, data_lines, read_lines, sniff_delimiter, strip_compression
 
 SMILES_COLUMNS = ("smiles", "canonical_smiles", "isomeric_smiles", "drug", "smi", "mol", "molecule",
                   "structure")
@@ -29,9 +29,12 @@ class _Collector:
     def __init__(self) -> None:
         self.graphs, self.meta, self.rejects = [], [], []
 
-    def add_smiles(self, line: int, ident: str, name: str, smiles: str, label: object) -> None:
-        mol, reason = parse_smiles(smiles)
-        self._add(mol, reason, line, ident, name, smiles.strip(), label, smiles)
+    def add_row(self, row: SourceRow) -> None:
+        if row.problem is not None:
+            self.rejects.append(Reject(line=row.line, id=row.id, reason=row.problem, text=row.smiles))
+            return
+        mol, reason = parse_smiles(row.smiles)
+        self._add(mol, reason, row.line, row.id, row.name, row.smiles.strip(), row.label, row.smiles)
 
     def add_mol(self, mol, reason: str, line: int, ident: str, name: str, label: object) -> None:
         smiles = ""
@@ -64,10 +67,22 @@ class _Collector:
                         kind="molecule")
 
 
-def load_smiles(path: str | Path) -> GraphSet:
-    """A SMILES list: one ``SMILES [name ...]`` per line; a first line ``smiles ...`` is a header."""
+class SourceRow(NamedTuple):
+    """One data row of a molecule file, before parsing: where it is, its id, name, SMILES text and
+    label, and the problem that already rejects it (a row that does not split into fields) or None.
+    For a problem row ``smiles`` holds the row's text, as the report shows it."""
+
+    line: int
+    id: str
+    name: str
+    smiles: str
+    label: str | None
+    problem: str | None = None
+
+
+def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
+    """The rows of a SMILES list: one ``SMILES [name ...]`` per line; a first line ``smiles ...`` is a header."""
     path = Path(path)
-    out = _Collector()
     first = True
     for number, line in data_lines(path):
         parts = line.strip().split(None, 1)
@@ -76,7 +91,15 @@ def load_smiles(path: str | Path) -> GraphSet:
             continue
         first = False
         name = parts[1].strip() if len(parts) > 1 else ""
-        out.add_smiles(number, name or str(number), name, parts[0], None)
+        yield SourceRow(number, name or str(number), name, parts[0], None)
+
+
+def load_smiles(path: str | Path) -> GraphSet:
+    """A SMILES list: one ``SMILES [name ...]`` per line; a first line ``smiles ...`` is a header."""
+    path = Path(path)
+    out = _Collector()
+    for row in smiles_rows(path):
+        out.add_row(row)
     return out.result(path, "smiles")
 
 
@@ -112,17 +135,20 @@ def _show(names: list[str], limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def load_table(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
-               label_column: str | None = None) -> GraphSet:
-    """A delimited table with a header row; the SMILES, id and label columns are found by common
-    names (``smiles``, ``Drug``, ``id``, ``Drug_ID``, ``label``, ``Y``, ...) or named by the caller.
+def table_rows(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
+               label_column: str | None = None) -> tuple[Iterator[SourceRow], str]:
+    """The rows of a delimited table with a header row, and the hint to add when no row holds a
+    molecule. The header is read at once (a missing column is an error before any row); the rows
+    are streamed. The SMILES, id and label columns are found by common names (``smiles``,
+    ``Drug``, ``id``, ``Drug_ID``, ``label``, ``Y``, ...) or named by the caller.
 
     The delimiter is the one the header uses most (``,`` tab ``;`` ``|``); when the SMILES
-    column is not found that way, the header is tried with each other delimiter. A row that
-    does not split into enough fields (another delimiter, a stray quote) is rejected with
-    its line number, like a row whose SMILES cannot be read.
+    column is not found that way, the header is tried with each other delimiter. A quoted field
+    may span lines. A row that does not split into enough fields (another delimiter, a stray
+    quote) comes with its problem, to be rejected with its line number.
     """
     path = Path(path)
+    allow_large_csv_fields()
     suffix = Path(strip_compression(path.name)).suffix.lower()
     lines = data_lines(path)
     try:
@@ -147,7 +173,12 @@ def load_table(path: str | Path, smiles_column: str | None = None, id_column: st
                         "SMILES-column option", path, header_no)
     i_col = _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
     l_col = _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
-    out = _Collector()
+    hint = f"; is {header[s_col]!r} the SMILES column? (name it with the SMILES-column option)"
+    return _table_rows(lines, delimiter, header, s_col, i_col, l_col), hint
+
+
+def _table_rows(lines: Iterator[tuple[int, str]], delimiter: str, header: list[str], s_col: int,
+                i_col: int | None, l_col: int | None) -> Iterator[SourceRow]:
     for number, row, problem in _csv_rows(lines, delimiter):
         if problem is None and len(row) <= s_col:
             problem = f"row has {len(row)} field{'s' if len(row) != 1 else ''}, the SMILES column " \
@@ -155,16 +186,22 @@ def load_table(path: str | Path, smiles_column: str | None = None, id_column: st
             others = [d for d in DELIMITERS if d != delimiter and d in delimiter.join(row)]
             if others:
                 problem += f" (the file uses {delimiter!r} between fields, this row has {others[0]!r})"
-        if problem is not None:
-            ident = row[i_col].strip() if i_col is not None and i_col < len(row) else ""
-            out.rejects.append(Reject(line=number, id=ident or str(number), reason=problem,
-                                      text=delimiter.join(row)))
-            continue
         ident = row[i_col].strip() if i_col is not None and i_col < len(row) else ""
+        if problem is not None:
+            yield SourceRow(number, ident or str(number), "", delimiter.join(row), None, problem)
+            continue
         label = row[l_col] if l_col is not None and l_col < len(row) else None
-        name = ident
-        out.add_smiles(number, ident or str(number), name, row[s_col], label)
-    hint = f"; is {header[s_col]!r} the SMILES column? (name it with the SMILES-column option)"
+        yield SourceRow(number, ident or str(number), ident, row[s_col], label)
+
+
+def load_table(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
+               label_column: str | None = None) -> GraphSet:
+    """A delimited table with a header row into a GraphSet (the rows of :func:`table_rows`)."""
+    path = Path(path)
+    rows, hint = table_rows(path, smiles_column, id_column, label_column)
+    out = _Collector()
+    for row in rows:
+        out.add_row(row)
     return out.result(path, "table", hint)
 
 

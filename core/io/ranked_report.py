@@ -8,17 +8,16 @@ reason. Scored rows become arrays; rejected rows are kept as (line, id, text, re
 from __future__ import annotations
 
 import csv
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
-from core.io.report import COLUMNS
-from core.io.text import read_lines
+from core.io.report import COLUMNS, END_PREFIX, parse_end_row
+from core.io.text import allow_large_csv_fields, read_lines
 
 
 @dataclass
@@ -77,7 +76,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     ``on_progress(rows)`` is called every 100,000 rows.
     """
     path = Path(path)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    allow_large_csv_fields()
     columns: dict[str, list] = {c: [] for c in COLUMNS}
     rejects: list[ReportReject] = []
     interned: dict[str, str] = {}
@@ -88,7 +87,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     lines = read_lines(path)
     header = None
     count = 0
-    for line_no, row in _rows(lines):
+    for line_no, row in csv_records(lines):
         if header is None:
             if row != list(COLUMNS):
                 raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)}", str(path), line_no)
@@ -97,6 +96,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         if len(row) != len(COLUMNS):
             raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", str(path), line_no)
         status = row[10]
+        if status.startswith(END_PREFIX) and parse_end_row(row) is not None:
+            continue
         if status != "ok":
             rejects.append(ReportReject(line_no, row[1], row[3], status.removeprefix("rejected: ")))
             continue
@@ -128,15 +129,16 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         num_nodes=np.asarray(columns["num_nodes"], dtype=np.int32), rejects=rejects)
 
 
-def _rows(lines):
-    """(line number, fields) per CSV record; a quoted field may span lines."""
+def csv_records(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) per CSV record of numbered lines; a quoted field may span lines and
+    keeps its line breaks (as ``\\n``)."""
     numbered = iter(lines)
     current = [0]
 
     def text():
         for line_no, line in numbered:
             current[0] = line_no
-            yield line
+            yield line + "\n"
 
     for row in csv.reader(text()):
         yield current[0], row

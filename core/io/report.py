@@ -22,8 +22,32 @@ COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score",
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+END_PREFIX = "end of report: "
+
+
+def end_row(rows: int, model: str, digest: str) -> list[str]:
+    """The report's last row: how many rows come before it, the model that scored them (its
+    fingerprint) and a digest of the bytes before it. A report without it was cut short; merging
+    checks it (same model, no shard twice, no row missing)."""
+    return ["", "", "", "", "", "", "", "", "", "", f"{END_PREFIX}{rows} rows; model {model}; digest {digest}"]
+
+
+def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
+    """(rows, model, digest) of an end row, or None when ``row`` is not one."""
+    if len(row) != len(COLUMNS) or not row[10].startswith(END_PREFIX) or any(row[:10]):
+        return None
+    try:
+        count, model, digest = row[10][len(END_PREFIX):].split("; ")
+        return int(count.removesuffix(" rows")), model.removeprefix("model "), digest.removeprefix("digest ")
+    except ValueError:
+        return None
+
+
 def safe_cell(text: str) -> str:
-    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``); numbers pass."""
+    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``); numbers pass.
+    A NUL byte (which breaks most readers of a CSV file) is written as ``\\x00``."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
     if text.startswith(_FORMULA_START):
         try:
             float(text)

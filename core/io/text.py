@@ -3,8 +3,10 @@ with a BOM (spreadsheet "Unicode text" exports) or legacy 8-bit; any line ending
 from __future__ import annotations
 
 import codecs
+import csv
 import gzip
 import io
+import sys
 import zlib
 from pathlib import Path
 from typing import Iterator
@@ -12,12 +14,25 @@ from typing import Iterator
 from core.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
+# The longest line read (characters): far past any molecule (SMILES are refused past 100,000, see
+# core.data.chem.MAX_SMILES_CHARS), small enough that one line (a gzip bomb's) cannot fill the memory.
+MAX_LINE_CHARS = 8 * 2**20
 SNIFF_BYTES = 8192
 _UTF16_BOMS = {codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}
 # Control bytes that text never holds (tab, line feed, form feed, carriage return and escape are fine).
 _BINARY_BYTES = tuple(c for c in range(32) if c not in (9, 10, 11, 12, 13, 27)) + (127,)
 # What a damaged or truncated gzip stream raises while it is read.
 _READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def allow_large_csv_fields() -> None:
+    """Lift the csv module's field limit (131,072 characters by default, process-wide): a SMILES,
+    an id or a quoted cell may be longer, and a report that holds one must still be read back.
+    Called when this module is imported, so every reader of tables and reports has it."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+
+
+allow_large_csv_fields()
 
 
 def is_gzipped(path: Path) -> bool:
@@ -85,7 +100,15 @@ def _decoded(path: Path, encoding: str, errors: str) -> Iterator[tuple[int, str]
     try:
         with _open_binary(path) as raw:
             text = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None)
-            for number, line in enumerate(text, start=1):
+            limit = MAX_LINE_CHARS
+            while True:
+                line = text.readline(limit + 1)  # bounded: one line never fills the memory
+                if not line:
+                    return
+                number += 1
+                if len(line) > limit and not line.endswith("\n"):
+                    raise DataError(f"line longer than {limit:,} characters: not a molecule, table or graph "
+                                    "file this reads (or a damaged one)", path, number)
                 yield number, line.rstrip("\r\n")
     except _READ_ERRORS as exc:
         where = f" after line {number}" if number else ""

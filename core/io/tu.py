@@ -22,6 +22,11 @@ from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
 
 
+# The largest file of a collection read, uncompressed (REDDIT-MULTI-12K's DS_A.txt is about 60 MB).
+# Reading a collection takes several times its size in memory: a 1 GB member would take 5 GB.
+MAX_FILE_BYTES = 256 * 2**20
+
+
 class _Files:
     """Text files of one collection, read from a folder or a zip archive."""
 
@@ -53,10 +58,18 @@ class _Files:
     def text(self, name: str) -> str:
         ref = self.names[name]
         try:
-            raw = self._zip.read(ref) if self._zip is not None else Path(ref).read_bytes()
+            if self._zip is not None:  # read at most the limit: a zip's declared sizes can lie
+                with self._zip.open(ref) as member:
+                    raw = member.read(MAX_FILE_BYTES + 1)
+            else:
+                with open(ref, "rb") as fh:
+                    raw = fh.read(MAX_FILE_BYTES + 1)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError,
                 zlib.error) as exc:
             raise DataError(f"cannot read file (damaged?): {exc}", self.display(name)) from None
+        if len(raw) > MAX_FILE_BYTES:
+            raise DataError(f"file larger than {MAX_FILE_BYTES // 2**20:,} MB (uncompressed): more than any TU "
+                            "collection holds, and more than reading it in memory would allow", self.display(name))
         return raw.decode("utf-8-sig", errors="replace")
 
     def table(self, suffix: str, dtype: type, columns: int | None = None,

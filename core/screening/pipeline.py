@@ -10,6 +10,7 @@ function of the model file and the chunk: the same code shards across machines.
 from __future__ import annotations
 
 import csv
+import hashlib
 import heapq
 import math
 import multiprocessing as mp
@@ -19,15 +20,21 @@ import tempfile
 import time
 import warnings
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
 
 from core.errors import DataError, GLocalKDError, SlowPrecisionWarning
-from core.io.text import read_lines, strip_compression
-from core.io.report import COLUMNS, safe_cell
+from core.data.graphset import normalize_label
+from core.io.load import molecule_rows
+from core.io.molecules import SourceRow
+from core.io.report import COLUMNS, end_row, parse_end_row, safe_cell
+from core.io.text import allow_large_csv_fields, read_lines
+from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
 
 MERGE_FAN_IN = 128
 
@@ -44,6 +51,9 @@ class ScreenSummary:
     stopped: bool = False
     last_line: int = 0
     nodes: int = 0
+    interrupted: bool = False  # stopped by Ctrl+C, SIGTERM or SIGHUP (not by ``should_stop``)
+    written: bool = True  # False when stopped before any row: an existing report is left as it was
+    first_rejects: list[tuple[int, str]] = field(default_factory=list)  # (line, reason) of the first few
 
     @property
     def molecules_per_second(self) -> float:
@@ -52,66 +62,20 @@ class ScreenSummary:
 
 # ---------------------------------------------------------------------------- reading rows
 def iter_smiles_rows(path: str | Path, smiles_column: str | None = None,
-                     id_column: str | None = None) -> Iterator[tuple[int, str, str]]:
-    """Stream (line number, id, SMILES) from a .smi list or a CSV/TSV table (optionally gzipped)."""
-    from core.io.load import MOLECULE_TABLE_SUFFIXES, SMILES_SUFFIXES
-    from core.io.columns import table_columns
-
-    path = Path(path)
-    suffix = Path(strip_compression(path.name)).suffix.lower()
-    if suffix in SMILES_SUFFIXES:
-        first = True
-        for number, line in read_lines(path):
-            text = line.strip()
-            if not text or text.startswith("#"):
-                continue
-            parts = text.split(None, 1)
-            if first and parts[0].lower() in ("smiles", "smi"):
-                first = False
-                continue
-            first = False
-            yield number, (parts[1].strip() if len(parts) > 1 else str(number)), parts[0]
-        return
-    if suffix not in MOLECULE_TABLE_SUFFIXES:
-        raise DataError("screening reads SMILES lists (.smi) and tables (.csv, .tsv, .tab)", path)
-    cols = table_columns(path)
-    smiles = smiles_column or cols.smiles
-    ident = id_column or cols.id
-    if smiles not in cols.header:
-        raise DataError(f"no SMILES column found (columns: {', '.join(cols.header)})", path, 1)
-    if ident is not None and ident not in cols.header:
-        raise DataError(f"no id column named {ident!r}", path, 1)
-    s_col = cols.header.index(smiles)
-    i_col = cols.header.index(ident) if ident is not None else None
-    delimiter = _delimiter(path)
-    header_seen = False
-    for number, line in read_lines(path):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if not header_seen:
-            header_seen = True
-            continue
-        row = next(csv.reader([line], delimiter=delimiter)) if '"' in line else line.split(delimiter)
-        smi = row[s_col] if s_col < len(row) else ""
-        yield number, (row[i_col].strip() if i_col is not None and i_col < len(row) else str(number)), smi
+                     id_column: str | None = None) -> Iterator[SourceRow]:
+    """Stream the rows of a SMILES list or a CSV/TSV table (optionally gzipped), read exactly as
+    :func:`core.io.load.load` reads them (one reader for loading, scoring and screening)."""
+    rows, _ = molecule_rows(path, smiles_column, id_column)
+    return rows
 
 
-def _delimiter(path: Path) -> str:
-    from core.io.text import sniff_delimiter
-
-    for _, line in read_lines(path):
-        if line.strip() and not line.lstrip().startswith("#"):
-            return sniff_delimiter(line, Path(strip_compression(path.name)).suffix.lower())
-    return ","
-
-
-def _chunks(rows: Iterator[tuple[int, str, str]], size: int) -> Iterator[list[tuple[int, str, str]]]:
+def _chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
     """Consecutive rows in chunks of ``size``, the first ones smaller (size/8, size/4, size/2):
     the scorer waits for the first chunk to be parsed, so a small first chunk gets it going in a
     second or so instead of about ten. Where the chunks are cut does not change the ranking of
     equal scores (ties keep input order), nor any score, except in the last bit when it leaves
     a batch of one or two molecules (other matrix kernels)."""
-    chunk: list[tuple[int, str, str]] = []
+    chunk: list[SourceRow] = []
     shift = 3
     for row in rows:
         chunk.append(row)
@@ -124,34 +88,43 @@ def _chunks(rows: Iterator[tuple[int, str, str]], size: int) -> Iterator[list[tu
 
 
 # ---------------------------------------------------------------------------- worker side
-def featurize_chunk(rows: list[tuple[int, str, str]]) -> dict:
+def featurize_chunk(rows: list[SourceRow]) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process)."""
     from core.data.chem import ATOM_FEATURE_DIM, element_symbols, mol_arrays, parse_smiles
 
-    lines, ids, smiles, counts, edge_counts, symbols = [], [], [], [], [], []
+    lines, ids, names, smiles, labels, counts, edge_counts, symbols = [], [], [], [], [], [], [], []
     xs, edges, rejects = [], [], []
-    for line, ident, smi in rows:
-        mol, reason = parse_smiles(smi)
+    for row in rows:
+        mol, reason = (None, row.problem) if row.problem is not None else parse_smiles(row.smiles)
         if mol is None:
-            rejects.append((line, ident, smi, reason))
+            rejects.append((row.line, row.id, row.smiles, reason))
             continue
         x, pairs, z = mol_arrays(mol, dtype=np.uint8)  # features are 0/1: a quarter of the bytes to pass on
         symbols.append(" ".join(element_symbols(z)))
-        n_bonds = len(pairs)
         xs.append(x)
         edges.append(pairs)
-        lines.append(line)
-        ids.append(ident)
-        smiles.append(smi.strip())
+        lines.append(row.line)
+        ids.append(row.id)
+        names.append(row.name)
+        labels.append(row.label)
+        smiles.append(row.smiles.strip())
         counts.append(x.shape[0])
-        edge_counts.append(n_bonds)
+        edge_counts.append(len(pairs))
     return {
-        "lines": np.asarray(lines, dtype=np.int64), "ids": ids, "smiles": smiles, "symbols": symbols,
+        "lines": np.asarray(lines, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
+        "smiles": smiles, "symbols": symbols,
         "counts": np.asarray(counts, dtype=np.int64), "edge_counts": np.asarray(edge_counts, dtype=np.int64),
         "x": np.concatenate(xs) if xs else np.zeros((0, ATOM_FEATURE_DIM), dtype=np.uint8),
         "edges": np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int32),
         "rejects": rejects,
     }
+
+
+def lost_chunk(rows: list[SourceRow], reason: str) -> dict:
+    """A chunk whose every row is rejected with ``reason`` (its worker died on it)."""
+    chunk = featurize_chunk([])
+    chunk["rejects"] = [(row.line, row.id, row.smiles, reason) for row in rows]
+    return chunk
 
 
 # ---------------------------------------------------------------------------- main side
@@ -207,8 +180,9 @@ def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...],
             errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
             names = chunk["symbols"][i].split(" ")
             top = np.argsort(-errors, kind="stable")[:top_k]
-            writer.writerow([f"{score[i]:.6g}", chunk["ids"][i], "", chunk["smiles"][i], f"{score[i]:.6g}",
-                             f"{graph_term[i]:.6g}", f"{node_term[i]:.6g}", int(node_ptr[i + 1] - node_ptr[i]), "",
+            writer.writerow([f"{score[i]:.6g}", chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
+                             f"{score[i]:.6g}", f"{graph_term[i]:.6g}", f"{node_term[i]:.6g}",
+                             int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
                              ";".join(f"{names[j]}{j}:{errors[j]:.4g}" for j in top), "ok"])
 
 
@@ -228,6 +202,7 @@ def _merge(files: list[Path], out: Path, tmp: Path) -> None:
 
 
 def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
+    allow_large_csv_fields()  # a cell may be longer than csv's default limit (131,072 characters)
     handles = [open(f, newline="", encoding="utf-8") for f in files]
     try:
         streams = [csv.reader(h) for h in handles]
@@ -244,28 +219,43 @@ def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
             h.close()
 
 
-def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path) -> None:
-    """The ranked report: header, the k-way merge of the sorted files with ranks, the rejected rows
-    last; written in ``tmp`` and renamed into place, so ``out`` is never half-written."""
+def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rows: int, model: str) -> None:
+    """The ranked report: header, the k-way merge of the sorted files with ranks, the rejected rows,
+    the end row last (``rows`` rows scored by ``model``, a digest of the bytes before it); written
+    in ``tmp`` and renamed into place, so ``out`` is never half-written."""
     partial = tmp / "report.csv"
     with open(partial, "w", newline="", encoding="utf-8") as fh:
         csv.writer(fh).writerow(COLUMNS)
     _merge(sorted_files, partial, tmp)
-    with open(partial, "a", newline="", encoding="utf-8") as dst, open(rejects_file, encoding="utf-8") as rej:
+    with open(partial, "a", newline="", encoding="utf-8") as dst, \
+            open(rejects_file, newline="", encoding="utf-8") as rej:
         shutil.copyfileobj(rej, dst)
+    with open(partial, "rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()[:16]
+    with open(partial, "a", newline="", encoding="utf-8") as dst:
+        csv.writer(dst).writerow(end_row(rows, model, digest))
+    mode = out.stat().st_mode & 0o777 if out.exists() else 0o644
+    os.chmod(partial, mode)
     os.replace(partial, out)
 
 
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
-    """Merge ranked reports of shards of one library, all scored with one model file, into one
-    ranked report (ranks renumbered; every shard's rejected rows at the end). Memory stays flat:
-    each shard is streamed and the shards are merged k-way. Returns the number of rows written.
-    """
-    from core.io.ranked_report import is_report
+    """Merge ranked reports of shards of one library, all scored with one model, into one ranked
+    report (ranks renumbered; every shard's rejected rows at the end). Memory stays flat: each
+    shard is streamed and the shards are merged k-way. Returns the number of rows written.
 
+    Each report must end with its end row (:func:`core.io.report.end_row`): a report without
+    it, or with fewer rows than it announces, was cut short; reports of another model, the same
+    report twice, a score that is not a finite number and rows out of rank order are refused.
+    """
+    from core.io.ranked_report import csv_records, is_report
+
+    allow_large_csv_fields()
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix=".glocalkd-merge-", dir=out.parent))
     rows = 0
+    models: dict[str, str] = {}
+    digests: dict[str, str] = {}
     try:
         sorted_files, rejects_file = [], tmp / "rejects.csv"
         with open(rejects_file, "w", newline="", encoding="utf-8") as rej:
@@ -274,15 +264,21 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 if not is_report(report):
                     raise DataError(f"not a ranked report (the header must be {','.join(COLUMNS)})", report, 1)
                 target = tmp / f"shard{k}.csv"
+                end = None
                 with open(target, "w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
-                    lines = (line for _, line in read_lines(report))
-                    next(lines)
-                    last = math.inf
-                    for n, row in enumerate(csv.reader(lines), start=2):
+                    records = csv_records(read_lines(report))
+                    next(records)
+                    last, count = math.inf, 0
+                    for n, row in records:
+                        if end is not None:
+                            raise DataError("rows after the end-of-report row", report, n)
                         if len(row) != len(COLUMNS):
                             raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", report, n)
-                        rows += 1
+                        end = parse_end_row(row)
+                        if end is not None:
+                            continue
+                        count += 1
                         if row[10] != "ok":
                             rej_writer.writerow(row)
                             continue
@@ -290,28 +286,99 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                             score = float(row[4])
                         except ValueError:
                             raise DataError(f"the score {row[4]!r} is not a number", report, n) from None
+                        if not math.isfinite(score):
+                            raise DataError(f"the score {row[4]!r} is not a finite number", report, n)
                         if score > last:
                             raise DataError("rows are not in rank order (was the report edited?)", report, n)
                         last = score
                         writer.writerow([row[4]] + row[1:])
+                if end is None:
+                    raise DataError("no end-of-report row: the report is cut short (or was written by an older "
+                                    "version; screen that shard again)", report)
+                expected, model, digest = end
+                if count != expected:
+                    raise DataError(f"{count} rows where the end-of-report row says {expected}: the report was cut "
+                                    "or edited", report)
+                if models and model not in models:
+                    first = next(iter(models.values()))
+                    raise DataError(f"scored with another model (fingerprint {model}) than {first} "
+                                    f"({next(iter(models))})", report)
+                if digest in digests:
+                    raise DataError(f"the same report as {digests[digest]}: a shard given twice", report)
+                models.setdefault(model, str(report))
+                digests[digest] = str(report)
+                rows += count
                 sorted_files.append(target)
-        _write_ranked(sorted_files, rejects_file, out, tmp)
+        _write_ranked(sorted_files, rejects_file, out, tmp, rows, next(iter(models), ""))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return rows
 
 
+class _Pool:
+    """The parsing workers: a process pool that notices a worker that died (killed, out of memory,
+    a crash in RDKit) instead of waiting forever for its chunk, and can be started again."""
+
+    def __init__(self, workers: int) -> None:
+        # fork where there is one (Linux, like torch's DataLoader workers): no re-import of the caller's
+        # main module, which breaks under `python -` and in frozen apps; the workers touch no torch state
+        self.context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        self.workers = workers
+        self.executor = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_worker_process)
+
+    def submit(self, rows: list[SourceRow]) -> Future:
+        try:
+            return self.executor.submit(featurize_chunk, rows)
+        except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
+            self.restart()
+            return self.executor.submit(featurize_chunk, rows)
+
+    def restart(self) -> None:
+        self.close(kill=True)
+        self.executor = self._start()
+
+    def close(self, kill: bool = False) -> None:
+        """Shut the pool down; ``kill``: end the workers now rather than after their current chunk."""
+        if kill:
+            processes = list((getattr(self.executor, "_processes", None) or {}).values())  # no public handle
+            for process in processes:
+                if process.is_alive():
+                    process.kill()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class _Pending:
+    rows: list[SourceRow]
+    future: Future
+    alone: bool  # submitted with no other chunk in flight: a worker dying now died on this chunk
+
+
+WORKER_DIED = "its parsing worker died on it (killed, out of memory, or a crash in RDKit)"
+
+
 def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
            smiles_column: str | None = None, id_column: str | None = None, top_k: int = 5,
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
-           should_stop: Callable[[], bool] | None = None, precision: str = "float32") -> ScreenSummary:
-    """Score every SMILES of ``path`` with ``model`` and write the ranked report to ``report``.
+           should_stop: Callable[[], bool] | None = None, precision: str = "float32",
+           label_column: str | None = None) -> ScreenSummary:
+    """Score every molecule of a SMILES list or table ``path`` with ``model`` and write the ranked
+    report to ``report``: the one streaming path of ``glocalkd score``, ``glocalkd screen``, the
+    app and scripts.
 
     ``workers`` processes parse and featurize (default: one per CPU core, at least one);
     ``on_progress(rows read, rows scored)`` is called after each chunk; ``should_stop`` is
     polled between chunks: a stopped run still writes the ranked report of every row
-    scored so far (``stopped`` is True and ``last_line`` says where it got to). ``precision``
-    ``bfloat16`` runs the dense products in bfloat16 (see :meth:`GLocalKD.score_arrays`).
+    scored so far (``stopped`` is True and ``last_line`` says where it got to). Ctrl+C, SIGTERM
+    and SIGHUP stop the run the same way (``interrupted`` is True), and are held off while
+    the report is written. A worker that dies loses no row: the chunks it held are parsed
+    again one at a time, halved until the row that kills a worker is found and rejected.
+    ``precision`` ``bfloat16`` runs the dense products in bfloat16 (see
+    :meth:`GLocalKD.score_arrays`). A file with no data rows, or none that holds a molecule,
+    is a :class:`DataError` (nothing written) unless the run was stopped.
     """
     if model.schema_.mode != "atom":
         raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
@@ -326,6 +393,8 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
     if chunk_size < 1 or batch_graphs < 1 or (workers is not None and workers < 1):
         raise GLocalKDError(f"chunk size, batch size and workers must be at least 1 (got {chunk_size}, "
                             f"{batch_graphs}, {workers})")
+    rows_in, hint = molecule_rows(path, smiles_column, id_column, label_column)  # a bad header fails here
+    model_id = model.fingerprint()
     import torch
 
     start = time.perf_counter()
@@ -336,35 +405,56 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
     rows = scored_rows = rejected = last_line = nodes = 0
-    stopped = False
+    first_rejects: list[tuple[int, str]] = []
+    stopped = interrupted = written = False
+    pool: _Pool | None = None
     try:
-        # fork where there is one (Linux, like torch's DataLoader workers): no re-import of the caller's
-        # main module, which breaks under `python -` and in frozen apps; the workers touch no torch state
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        with ctx.Pool(workers) as pool, open(rejects_file, "w", newline="", encoding="utf-8") as rej_fh:
+        with stop_signals_interrupt(), open(rejects_file, "w", newline="", encoding="utf-8") as rej_fh:
             rej_writer = csv.writer(rej_fh)
-            pending: deque = deque()
+            pending: deque[_Pending] = deque()
+            again: deque[list[SourceRow]] = deque()  # chunks a dead worker held, to parse one at a time
 
             def scoring_threads() -> int:  # the cores the parsing workers leave free (see _scoring_threads)
-                return _scoring_threads(torch_threads, sum(not result.ready() for _, _, result in pending))
+                return _scoring_threads(torch_threads, sum(not p.future.done() for p in pending))
 
-            chunks = _chunks(iter_smiles_rows(path, smiles_column, id_column), chunk_size)
+            chunks = _chunks(rows_in, chunk_size)
             exhausted = False
             try:
+                pool = _Pool(workers)
                 while True:
-                    while not exhausted and not stopped and len(pending) < workers + 1:  # bounded read-ahead
-                        if should_stop is not None and should_stop():
-                            stopped = True
-                            break
-                        nxt = next(chunks, None)
-                        if nxt is None:
-                            exhausted = True
-                            break
-                        pending.append((nxt[-1][0], len(nxt), pool.apply_async(featurize_chunk, (nxt,))))
+                    while not stopped and not (pending and pending[-1].alone):  # bounded read-ahead
+                        if again:  # a suspect chunk is parsed with nothing else in flight
+                            if pending:
+                                break
+                            nxt, alone = again.popleft(), True
+                        else:
+                            if exhausted or len(pending) > workers:
+                                break
+                            if should_stop is not None and should_stop():
+                                stopped = True
+                                break
+                            nxt, alone = next(chunks, None), False
+                            if nxt is None:
+                                exhausted = True
+                                break
+                        pending.append(_Pending(nxt, pool.submit(nxt), alone))
                     if not pending:
                         break
-                    chunk_last, n_rows, result = pending.popleft()
-                    chunk = result.get()
+                    item = pending.popleft()
+                    try:
+                        chunk = item.future.result()
+                    except BrokenProcessPool:  # a worker died: every chunk in flight is lost with the pool
+                        lost = [item.rows] + [p.rows for p in pending]
+                        pending.clear()
+                        pool.restart()
+                        if not item.alone:  # parse them again, one at a time, to find the one that kills
+                            again.extendleft(reversed(lost))
+                            continue
+                        if len(item.rows) > 1:  # this chunk killed its worker: halve it
+                            half = len(item.rows) // 2
+                            again.extendleft([item.rows[half:], item.rows[:half]])
+                            continue
+                        chunk = lost_chunk(item.rows, WORKER_DIED)  # this row killed its worker
                     if len(chunk["counts"]):
                         target = tmp / f"chunk{len(chunk_files):06d}.csv"
                         _write_sorted_chunk(target, chunk, _score_chunk(model, chunk, batch_graphs, precision,
@@ -372,22 +462,39 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                         chunk_files.append(target)
                     for line, ident, smi, reason in chunk["rejects"]:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                             f"rejected: line {line}: {reason}"])
-                    rows += n_rows
+                                             safe_cell(f"rejected: line {line}: {reason}")])
+                        if len(first_rejects) < 5:
+                            first_rejects.append((line, reason))
+                    rows += len(item.rows)
                     scored_rows += len(chunk["counts"])
                     nodes += int(chunk["counts"].sum())
                     rejected += len(chunk["rejects"])
-                    last_line = chunk_last
+                    last_line = max(last_line, item.rows[-1].line)
                     if on_progress is not None:
                         on_progress(rows, scored_rows)
                     if should_stop is not None and should_stop():
                         stopped = True
-            except KeyboardInterrupt:  # Ctrl+C: keep every chunk already scored, report them below
-                stopped = True
-                pool.terminate()
-        _write_ranked(chunk_files, rejects_file, report, tmp)
+            except KeyboardInterrupt:  # Ctrl+C, SIGTERM, SIGHUP: keep every chunk already scored
+                stopped = interrupted = True
+            finally:
+                if pool is not None:
+                    pool.close(kill=stopped or bool(pending))
+        if not stopped:
+            if rows == 0:
+                raise DataError("file is empty (no data rows)", path)
+            if scored_rows == 0:
+                which = "its only row was" if rows == 1 else f"all {rows} rows were"
+                raise DataError(f"no molecule could be read: {which} rejected (first: {first_rejects[0][1]}){hint}",
+                                path, first_rejects[0][0])
+        if rows:  # a run stopped before its first row leaves an existing report as it was
+            with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
+                _write_ranked(chunk_files, rejects_file, report, tmp, rows, model_id)
+            written = True
+            if held:
+                stopped = interrupted = True
     finally:
         torch.set_num_threads(torch_threads)
         shutil.rmtree(tmp, ignore_errors=True)
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
-                         report=str(report), stopped=stopped, last_line=last_line, nodes=nodes)
+                         report=str(report), stopped=stopped, last_line=last_line, nodes=nodes,
+                         interrupted=interrupted, written=written, first_rejects=first_rejects)

@@ -23,6 +23,7 @@ TRICKY = [
     "C1CC12CCCCC2CCc1ccc2ccccc2c1", "C1CCCCCCCCCCC1", "C1CCC1", "C1CCCCCC1", "c1ccc2c(c1)[nH]c1ccccc12",
     "O=C=O", "C#N", "C=[N+]=[N-]", "[Pt](Cl)(Cl)(N)N", "OB(O)c1ccccc1", "[Se]1C=CC=C1", "C" * 200,
     "C12C3C4C1C5C2C3C45",  # cubane: atoms in several 4-rings
+    "C1" + "C(O)" * 150 + "C1",  # over 128 atoms (the neighbour walk) with a ring-closure bond
 ]
 
 
@@ -109,3 +110,14 @@ def test_explicit_hydrogens_in_molfiles_and_smiles_make_the_same_graph():
     assert np.array_equal(methanol[1][::-1], methanol[2])
     deuterated, _ = parse_smiles("[2H]C([2H])([2H])[2H]")  # isotopes are kept as atoms
     assert deuterated.GetNumAtoms() == 5
+
+
+def test_rows_past_the_per_row_limits_are_refused_with_their_reason(monkeypatch):
+    import core.data.chem as chem
+
+    mol, reason = parse_smiles("C" * (chem.MAX_SMILES_CHARS + 1))
+    assert mol is None and "more than the limit of 100,000" in reason
+    monkeypatch.setattr(chem, "MAX_ATOMS", 5)
+    assert parse_smiles("CCCCC")[0] is not None
+    mol, reason = parse_smiles("CCCCCC")
+    assert mol is None and reason == "molecule has 6 atoms, more than the limit of 5"

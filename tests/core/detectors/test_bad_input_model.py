@@ -229,7 +229,7 @@ def test_a_failed_save_leaves_no_temporary_file(toy, tmp_path, monkeypatch):
     model.save(tmp_path / "m.pt")
     before = (tmp_path / "m.pt").read_bytes()
 
-    def broken_save(obj, f, *args, **kwargs):
+    def broken_save(obj, f, *args, **kwargs):  # f: the open temporary file
         f.write(b"partial") if hasattr(f, "write") else Path(f).write_bytes(b"partial")
         raise OSError("disk full")
 

@@ -1,0 +1,87 @@
+"""How a long run reacts to being stopped: SIGTERM and SIGHUP (``timeout``, batch schedulers, a
+closed terminal) like Ctrl+C, Ctrl+C held off while results are being saved, and worker
+processes that never outlive their parent."""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextmanager
+def stop_signals_interrupt() -> Iterator[None]:
+    """Inside the block, SIGTERM and SIGHUP raise KeyboardInterrupt as Ctrl+C does, so the same
+    code keeps the results and removes temporary files. Only the main thread can handle signals:
+    elsewhere (a GUI's worker thread) this does nothing."""
+    if not _in_main_thread():
+        yield
+        return
+    previous = {}
+    for sig in STOP_SIGNALS:
+        if sig != signal.SIGINT and signal.getsignal(sig) in (signal.SIG_DFL, None):
+            previous[sig] = signal.signal(sig, _raise_interrupt)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class Deferred:
+    """The stop signals that arrived while they were held off (see :func:`deferred_stops`)."""
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.signals)
+
+
+@contextmanager
+def deferred_stops() -> Iterator[Deferred]:
+    """Hold off Ctrl+C, SIGTERM and SIGHUP for the block (saving results that a stop would lose):
+    they are recorded in the yielded :class:`Deferred`, for the caller to act on afterwards.
+    In a thread other than the main one this records nothing (signals never reach it)."""
+    caught = Deferred()
+    if not _in_main_thread():
+        yield caught
+        return
+    previous = {sig: signal.signal(sig, lambda signum, frame: caught.signals.append(signum)) for sig in STOP_SIGNALS}
+    try:
+        yield caught
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def init_worker_process() -> None:
+    """For a worker process: Ctrl+C is its parent's to handle (the terminal sends it to the whole
+    process group; the worker would print a traceback), SIGTERM and SIGHUP end it at once, and it
+    dies with its parent (Linux), so a killed parent leaves no orphans."""
+    parent = os.getppid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in STOP_SIGNALS:
+        if sig != signal.SIGINT:
+            signal.signal(sig, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)

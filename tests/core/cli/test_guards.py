@@ -1,0 +1,156 @@
+"""Outputs checked before any work, never written through a link; one-line errors for bad settings."""
+import gzip
+import json
+import os
+import zipfile
+
+import pytest
+import torch
+
+from core.cli.main import main
+from tests.conftest import ring, write_tu
+
+TRAIN = ["--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("m")
+    data = folder / "train.smi"
+    data.write_text("CCO a\nCCN b\nc1ccccc1 c\n")
+    assert main(["train", str(data), "-o", str(folder / "mol.pt"), *TRAIN]) == 0
+    return folder / "mol.pt"
+
+
+def _error(capsys, code, needle):
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and needle in err.strip().splitlines()[-1], err
+
+
+def test_train_never_writes_through_a_planted_link(tmp_path, model_file):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "m.pt"
+    (tmp_path / "m.pt.tmp").symlink_to(victim)
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\nCCN b\n")
+    assert main(["train", str(data), "-o", str(out), *TRAIN]) == 0
+    assert victim.read_text() == "precious" and out.is_file() and not out.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.smi", "m.pt", "m.pt.tmp", "victim.txt"]
+
+
+def test_evaluate_json_never_writes_through_a_planted_link(tmp_path, monkeypatch):
+    from core.evaluation import results
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (tmp_path / "r.json.tmp").symlink_to(victim)
+
+    class Fake:
+        def to_dict(self):
+            return {"x": 1}
+
+    results.write_json(Fake(), tmp_path / "r.json")
+    assert victim.read_text() == "precious" and json.loads((tmp_path / "r.json").read_text()) == {"x": 1}
+
+
+def test_output_paths_are_checked_before_training(tmp_path, capsys, monkeypatch):
+    from core.detectors.glocalkd import GLocalKD
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained before checking the output")
+
+    monkeypatch.setattr(GLocalKD, "fit", no_training)
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    _error(capsys, main(["train", str(data), "-o", str(tmp_path / "missing" / "m.pt"), *TRAIN]),
+           "No such file or directory")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if not os.access(locked, os.W_OK):  # (root writes anywhere)
+            _error(capsys, main(["train", str(data), "-o", str(locked / "m.pt"), *TRAIN]), "Permission denied")
+    finally:
+        locked.chmod(0o700)
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, model_file):
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    before = model_file.read_bytes()
+    _error(capsys, main(["score", str(model_file), str(data), "-o", str(model_file)]), "is an input")
+    _error(capsys, main(["screen", str(model_file), str(data), "-o", str(data)]), "is an input")
+    assert model_file.read_bytes() == before and data.read_text() == "CCO a\n"
+
+
+def test_bad_settings_are_one_line_errors(tmp_path, capsys, model_file):
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    for command in ("score", "screen"):
+        with pytest.raises(SystemExit) as exit_:
+            main([command, str(model_file), str(data), "-o", str(tmp_path / "r.csv"), "--top-nodes", "-2"])
+        assert exit_.value.code == 2 and "must be 0 or more" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", str(data), "-o", str(tmp_path / "m.pt"), "--threads", "100000"])
+    assert "must be from 0 to" in capsys.readouterr().err
+
+
+def test_evaluate_reports_bad_resume_files_and_tiny_classes(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("smiles,label\n" + "".join(f"{s},0\n" for s in ("CCO", "CCN", "CCC", "CCCl", "CC=O", "CCOC"))
+                    + "c1ccccc1,1\nc1ccncc1,1\n")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    _error(capsys, main(["evaluate", str(data), "--resume-from", str(bad), "--epochs", "1", "--device", "cpu"]),
+           "not a result file")
+    _error(capsys, main(["evaluate", str(data), "--folds", "5", "--epochs", "1", "--device", "cpu"]),
+           "use fewer folds")
+
+
+def test_models_with_nan_weights_or_unreadable_are_named_so(tmp_path, capsys, model_file):
+    state = torch.load(model_file, weights_only=True)
+    key = next(iter(state["predictor"]))
+    state["predictor"][key] = torch.full_like(state["predictor"][key], float("nan"))
+    nan_model = tmp_path / "nan.pt"
+    torch.save(state, nan_model)
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    _error(capsys, main(["score", str(nan_model), str(data), "-o", str(tmp_path / "r.csv")]), "NaN or infinite")
+    assert not (tmp_path / "r.csv").exists()
+    locked = tmp_path / "locked.pt"
+    locked.write_bytes(model_file.read_bytes())
+    locked.chmod(0)
+    try:
+        if not os.access(locked, os.R_OK):
+            _error(capsys, main(["score", str(locked), str(data), "-o", str(tmp_path / "r.csv")]), "permission denied")
+    finally:
+        locked.chmod(0o600)
+
+
+def test_nul_bytes_never_reach_the_report(tmp_path, capsys, model_file):
+    data = tmp_path / "d.smi"
+    data.write_bytes(b"CCO a\n" * 2000 + b"C\x00C b\n")  # past the first 8 KB (a NUL there: binary file)
+    report = tmp_path / "r.csv"
+    main(["score", str(model_file), str(data), "-o", str(report)])
+    err = capsys.readouterr().err
+    assert "\x00" not in report.read_text() and "\x00" not in err
+
+
+def test_a_huge_line_or_archive_member_is_a_clear_error(tmp_path, capsys, monkeypatch, model_file):
+    from core.io import text, tu
+
+    monkeypatch.setattr(text, "MAX_LINE_CHARS", 1000)
+    data = tmp_path / "d.smi.gz"
+    data.write_bytes(gzip.compress(b"CCO a\n" + b"C" * 5000 + b" b\nCCN c\n"))
+    _error(capsys, main(["screen", str(model_file), str(data), "-o", str(tmp_path / "r.csv")]),
+           "d.smi.gz:2: line longer than 1,000 characters")
+    monkeypatch.setattr(tu, "MAX_FILE_BYTES", 10_000)
+    folder = write_tu(tmp_path / "T", "T", [(3, ring(3), 1)] * 2)
+    (folder / "T_A.txt").write_text("1, 2\n" * 5000)
+    archive = tmp_path / "T.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in folder.iterdir():
+            zf.write(f, f.name)
+    _error(capsys, main(["info", str(archive)]), "larger than")

@@ -1,0 +1,130 @@
+"""``score`` and ``screen`` read a molecule file with one reader and score it on one streaming path."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.cli.main import main
+
+TRAIN = ["--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("m")
+    data = folder / "train.smi"
+    data.write_text("CCO a\nCCN b\nc1ccccc1 c\nCC(=O)O d\nCCCl e\n")
+    assert main(["train", str(data), "-o", str(folder / "mol.pt"), *TRAIN]) == 0
+    return folder / "mol.pt"
+
+
+TABLE = ('id,smiles,label\n'
+         'a,CCO,1\n'
+         '"b\nsecond line",CCN,0\n'  # a quoted id with a line break is one row, not a phantom one
+         'h,"CC\nO",1\n'  # a SMILES with a line break is rejected, never scored as CC
+         'q,"CCC,1\n'  # an unmatched quote is rejected
+         'c,c1ccccc1,\n'
+         '=cmd,C1CC,1\n')
+
+
+def test_score_and_screen_write_the_same_report(model_file, tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    data.write_text(TABLE)
+    for command in ("score", "screen"):
+        assert main([command, str(model_file), str(data), "-o", str(tmp_path / f"{command}.csv"),
+                     "--device", "cpu"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "score.csv").read_bytes() == (tmp_path / "screen.csv").read_bytes()
+    text = (tmp_path / "screen.csv").read_text()
+    assert '"b\nsecond line"' in text and "unmatched quote" in text and "contains a space or line break" in text
+    assert "'=cmd" in text  # spreadsheet-safe
+
+
+def test_screen_reads_rows_as_load_does(tmp_path):
+    from core import load
+    from core.screening.pipeline import iter_smiles_rows
+
+    data = tmp_path / "t.csv"
+    data.write_text(TABLE)
+    graphs = load(data)
+    rows = list(iter_smiles_rows(data))
+    assert len(rows) == len(graphs) + len(graphs.rejects) == 6
+    assert [r.id for r in rows if r.problem is None and r.id != "h"][:3] == [m.id for m in graphs.meta][:3]
+    assert {r.line for r in graphs.rejects} == {5, 7, 9}
+
+
+@pytest.mark.parametrize("content", ["", "id,smiles\n", "# only a comment\n\n", "id,smiles\na,C1CC\nb,Xyz\n"])
+def test_screen_exits_2_where_score_does(model_file, tmp_path, capsys, content):
+    data = tmp_path / "bad.csv"
+    data.write_text(content)
+    for command in ("score", "screen"):
+        assert main([command, str(model_file), str(data), "-o", str(tmp_path / "r.csv"), "--device", "cpu"]) == 2
+        err = capsys.readouterr().err
+        assert "glocalkd: error: " in err and "Traceback" not in err
+    assert not (tmp_path / "r.csv").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
+
+
+def test_an_interrupt_before_the_first_row_keeps_the_old_report(model_file, tmp_path, capsys, monkeypatch):
+    from core.screening import pipeline
+
+    data = tmp_path / "t.smi"
+    data.write_text("CCO a\nCCN b\n")
+    report = tmp_path / "r.csv"
+    report.write_text("the old report\n")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "_score_chunk", interrupted)
+    assert main(["screen", str(model_file), str(data), "-o", str(report), "--device", "cpu"]) == 130
+    assert report.read_text() == "the old report\n"
+    assert "left as it was" in capsys.readouterr().err
+
+
+def _children(pid):
+    import psutil
+
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
+    """As ``timeout`` or a batch scheduler stops a run: exit 130, the report of the rows scored,
+    no temporary folder, no worker left behind."""
+    from tests.conftest import RESOURCES
+    import gzip
+
+    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
+        smiles = [line.strip() for line in fh][1:]
+    data = tmp_path / "lib.smi"
+    data.write_text("\n".join(f"{s} m{k}" for k, s in enumerate(smiles * 20)) + "\n")
+    report = tmp_path / "r.csv"
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen([sys.executable, "-m", "core", "screen", str(model_file), str(data), "-o", str(report),
+                             "--chunk-size", "64", "--workers", "2", "--device", "cpu"],
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=root)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait for a few chunks scored
+        tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
+        if tmp and len(list(tmp[0].glob("chunk*.csv"))) >= 3:
+            break
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert workers
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted after line" in err
+    lines = report.read_text().splitlines()
+    assert lines[0].startswith("rank,") and len(lines) > 50  # chunks of 8, 16, 32 rows at least
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
+    time.sleep(0.5)
+    assert not [w for w in workers if w.is_running() and w.status() != "zombie"]
