@@ -21,11 +21,14 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     """A SMILES list or table goes through the streaming pipeline, as ``screen`` (one scoring path
     for molecule files); TU collections and SDF files are scored in memory."""
-    from core.detectors.glocalkd import GLocalKD
+    from core.detectors.model_file import load_detector
     from core.io.load import is_molecule_list
 
-    model = GLocalKD.load(args.model, device=args.device)
-    if is_molecule_list(args.data) and model.schema_.mode == "atom":
+    from core.screening.pipeline import molecule_schema
+
+    model = load_detector(args.model, device=args.device)
+    schema = molecule_schema(model)
+    if is_molecule_list(args.data) and (schema is None or schema.mode == "atom"):
         from core.cli.screen import screen_file
 
         return screen_file(model, args)

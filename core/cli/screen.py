@@ -28,9 +28,9 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.detectors.glocalkd import GLocalKD
+    from core.detectors.model_file import load_detector
 
-    model = GLocalKD.load(args.model, device=args.device)
+    model = load_detector(args.model, device=args.device)
     return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
                        batch_graphs=args.batch_graphs, precision=args.precision)
 

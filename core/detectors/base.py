@@ -155,6 +155,13 @@ class Detector(abc.ABC):
         """Set the fitted state from :meth:`fitted_state`'s values (read from a model file)."""
         raise GLocalKDError(f"{type(self).__name__} models cannot be loaded")
 
+    def fingerprint(self) -> str:
+        """A short hash of the fitted detector (settings and state), written into reports."""
+        from core.detectors.model_file import detector_fingerprint
+
+        self._check_fitted()
+        return detector_fingerprint(self)
+
     def save(self, path) -> None:
         """Write a model file (see :mod:`core.detectors.model_file`)."""
         from core.detectors.model_file import save_detector

@@ -133,3 +133,14 @@ def load_detector(path: str | Path, device: str = "auto"):
     except Exception as exc:
         raise ModelFileError(f"{path}: not a GLocalKD Studio model file, or damaged ({type(exc).__name__})") from None
     return detector_from_state(state, device, source=str(path))
+
+
+def detector_fingerprint(detector) -> str:
+    """A short hash of a fitted detector's settings and state: reports scored with the same
+    fingerprint were scored by the same model, whatever its file is called."""
+    import hashlib
+    import io
+
+    buffer = io.BytesIO()
+    torch.save(detector_state(detector), buffer)
+    return hashlib.sha256(buffer.getvalue()).hexdigest()[:16]

@@ -73,7 +73,7 @@ def node_names(graphs: GraphSet, i: int) -> list[str]:
     return [f"{s}{j}" for j, s in enumerate(symbols)]
 
 
-def _number(value: float) -> str:
+def format_term(value: float) -> str:
     """A score term as report text; empty for detectors that have no such term (NaN)."""
     return f"{value:.6g}" if np.isfinite(value) else ""
 
@@ -85,7 +85,7 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5) -> Iterator[li
         names = node_names(graphs, i) if top_k else []
         top = ";".join(f"{names[j]}:{err:.4g}" for j, err in scores.top_nodes(i, top_k))
         yield [str(rank), meta.id, meta.name, meta.smiles, f"{scores.score[i]:.6g}",
-               _number(scores.graph_term[i]), _number(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
+               format_term(scores.graph_term[i]), format_term(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
                meta.label or "", top, "ok"]
     for reject in graphs.rejects:
         line = f"line {reject.line}: " if reject.line is not None else ""

@@ -29,10 +29,10 @@ from typing import Callable, Iterator
 import numpy as np
 
 from core.errors import DataError, GLocalKDError, SlowPrecisionWarning
-from core.data.graphset import normalize_label
+from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow
-from core.io.report import COLUMNS, end_row, parse_end_row, safe_cell
+from core.io.report import COLUMNS, end_row, format_term, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
 
@@ -128,6 +128,16 @@ def lost_chunk(rows: list[SourceRow], reason: str) -> dict:
 
 
 # ---------------------------------------------------------------------------- main side
+def molecule_schema(model):
+    """The feature schema of the model's GCN (GLocalKD's own, or a consensus's GLocalKD
+    component's), or None for detectors that read molecules without one."""
+    if hasattr(model, "schema_"):
+        return model.schema_
+    glocalkd = getattr(model, "components_", {}).get("glocalkd")
+    return None if glocalkd is None else glocalkd.schema_
+
+
+
 def _scoring_threads(threads: int, busy_workers: int) -> int:
     """Threads for scoring the next batch: torch's ``threads`` less one per worker still parsing.
 
@@ -154,6 +164,9 @@ def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float3
     # bonds both ways, renumbered to the chunk's global node ids
     offsets = np.repeat(node_ptr[:-1], chunk["edge_counts"])
     e = chunk["edges"].astype(np.int64) + offsets[:, None]
+    if not hasattr(model, "score_arrays"):  # any other detector scores the chunk's graphs as a GraphSet
+        s = model.score(chunk_graphs(chunk))
+        return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
     x_all = torch.from_numpy(chunk["x"][:, :model.schema_.dim])  # an older model reads fewer columns
     parts = []
     for lo in range(0, len(counts), batch_graphs):
@@ -172,6 +185,24 @@ def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float3
     return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
 
 
+def chunk_graphs(chunk: dict) -> GraphSet:
+    """A featurized chunk as a :class:`GraphSet` (atom features, bonds both ways), for detectors
+    that score graphs rather than arrays."""
+    import torch
+    from torch_geometric.data import Data
+
+    node_ptr = np.concatenate([[0], np.cumsum(chunk["counts"])])
+    edge_ptr = np.concatenate([[0], np.cumsum(chunk["edge_counts"])])
+    graphs = []
+    for i in range(len(chunk["counts"])):
+        pairs = chunk["edges"][edge_ptr[i]:edge_ptr[i + 1]].astype(np.int64)
+        edge_index = torch.from_numpy(np.concatenate([pairs, pairs[:, ::-1]]).T.copy())
+        x = torch.from_numpy(chunk["x"][node_ptr[i]:node_ptr[i + 1]].astype(np.float32))
+        graphs.append(Data(x=x, edge_index=edge_index, num_nodes=int(chunk["counts"][i])))
+    meta = [GraphMeta(id=str(chunk["ids"][i]), smiles=chunk["smiles"][i]) for i in range(len(graphs))]
+    return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles")
+
+
 def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int) -> None:
     score, graph_term, node_term, node_errors, node_ptr = scored
     with open(path, "w", newline="", encoding="utf-8") as fh:
@@ -179,9 +210,9 @@ def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...],
         for i in np.argsort(-score, kind="stable"):
             errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
             names = chunk["symbols"][i].split(" ")
-            top = np.argsort(-errors, kind="stable")[:top_k]
+            top = np.argsort(-errors, kind="stable")[:top_k] if np.isfinite(errors).any() else []
             writer.writerow([f"{score[i]:.6g}", chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
-                             f"{score[i]:.6g}", f"{graph_term[i]:.6g}", f"{node_term[i]:.6g}",
+                             f"{score[i]:.6g}", format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
                              ";".join(f"{names[j]}{j}:{errors[j]:.4g}" for j in top), "ok"])
 
@@ -380,11 +411,14 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
     :meth:`GLocalKD.score_arrays`). A file with no data rows, or none that holds a molecule,
     is a :class:`DataError` (nothing written) unless the run was stopped.
     """
-    if model.schema_.mode != "atom":
+    schema = molecule_schema(model)
+    if schema is not None and schema.mode != "atom":
         raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
     from core.runtime.device import bfloat16_is_fast, matmul_dtype
 
     matmul_dtype(precision)  # a bad precision fails here, before any worker starts
+    if precision != "float32" and not hasattr(model, "score_arrays"):
+        raise GLocalKDError(f"--precision {precision} is for GLocalKD models; this is a {type(model).__name__}")
     if precision == "bfloat16" and not bfloat16_is_fast(model.device_):
         warnings.warn(f"this {model.device_.type.upper()} has no bfloat16 instructions (AVX-512 or AMX on a "
                       "CPU), so bfloat16 products run far slower than float32 here (about 50x for a "
