@@ -107,3 +107,31 @@ def summary(graphs: GraphSet) -> str:
         if len(graphs.rejects) > 5:
             text += f"\n  ... and {len(graphs.rejects) - 5} more (all listed in the report)"
     return text
+
+
+def add_fdr_option(p: argparse.ArgumentParser) -> None:
+    """--fdr: flag at a false-discovery rate (needs a calibrated model)."""
+    p.add_argument("--fdr", type=float, metavar="ALPHA",
+                   help="flag the molecules with q-value <= ALPHA (Benjamini-Hochberg over the scored set): on "
+                        "average at most that share of the flagged are normal; the model must be calibrated "
+                        "('glocalkd train --calibration', on by default)")
+
+
+def check_fdr(args: argparse.Namespace) -> None:
+    """--fdr must be a rate between 0 and 1."""
+    from core.errors import GLocalKDError
+
+    if getattr(args, "fdr", None) is not None and not 0.0 < args.fdr < 1.0:
+        raise GLocalKDError(f"--fdr must be a rate between 0 and 1, not {args.fdr}")
+
+
+def report_flagged(flagged: int | None, fdr: float | None, scored: int) -> None:
+    """Say how many rows ``--fdr`` flags (the report's first rows), or why it cannot."""
+    if fdr is None:
+        return
+    if flagged is None:
+        print("glocalkd: --fdr needs p-values, and this model is not calibrated: train it with "
+              "--calibration above 0", file=sys.stderr)
+        return
+    print(f"{flagged:,} of {scored:,} scored rows flagged at a false-discovery rate of {fdr:g} (q-value <= {fdr:g}): "
+          f"ranks 1 to {flagged:,} of the report", file=sys.stderr)

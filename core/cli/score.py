@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import non_negative, add_data_options, add_threads_option, load_graphs
+from core.cli.options import (add_data_options, add_fdr_option, add_threads_option, check_fdr, load_graphs,
+                              non_negative, report_flagged)
 
 
 def add_parser(sub) -> None:
@@ -14,6 +15,7 @@ def add_parser(sub) -> None:
     s.add_argument("-o", "--output", required=True, help="report CSV to write")
     s.add_argument("--top-nodes", type=non_negative, default=5, help="nodes listed per graph in top_nodes")
     s.add_argument("--device", default="auto")
+    add_fdr_option(s)
     add_threads_option(s)
     add_data_options(s)
 
@@ -26,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     from core.screening.pipeline import molecule_schema
 
+    check_fdr(args)
     model = load_detector(args.model, device=args.device)
     schema = molecule_schema(model)
     if is_molecule_list(args.data) and (schema is None or schema.mode == "atom"):
@@ -39,7 +42,14 @@ def run(args: argparse.Namespace) -> int:
     graphs = load_graphs(args)
     with tqdm(total=len(graphs), unit="graph", file=sys.stderr, disable=None) as bar:
         scores = model.score(graphs, on_progress=lambda done, total: bar.update(done - bar.n))
-    rows = write_report(args.output, graphs, scores, top_k=args.top_nodes)
+    p_values = model.p_values(scores.score) if model.is_calibrated else None
+    rows = write_report(args.output, graphs, scores, top_k=args.top_nodes, p_values=p_values)
     print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {rows} rows written to "
           f"{args.output}", file=sys.stderr)
+    if args.fdr is not None and p_values is not None:
+        from core.data.pvalues import benjamini_hochberg
+
+        report_flagged(int((benjamini_hochberg(p_values) <= args.fdr).sum()), args.fdr, len(graphs))
+    else:
+        report_flagged(None, args.fdr, len(graphs))
     return 0

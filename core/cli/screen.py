@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_threads_option, non_negative
+from core.cli.options import add_fdr_option, add_threads_option, check_fdr, non_negative, report_flagged
 from core.errors import one_line
 
 
@@ -22,6 +22,7 @@ def add_parser(sub) -> None:
     s.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
                    help="bfloat16: dense products in bfloat16, faster on CPUs with AMX/AVX-512 BF16 and on GPUs; "
                         "the ranking agrees closely with float32 (docs/scaling.md)")
+    add_fdr_option(s)
     add_threads_option(s)
     s.add_argument("--smiles-column")
     s.add_argument("--id-column")
@@ -30,6 +31,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.detectors.model_file import load_detector
 
+    check_fdr(args)
     model = load_detector(args.model, device=args.device)
     return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
                        batch_graphs=args.batch_graphs, precision=args.precision)
@@ -64,4 +66,5 @@ def screen_file(model, args: argparse.Namespace, **options) -> int:
               "there", file=sys.stderr)
         return 130 if summary.interrupted else 0
     print(where, file=sys.stderr)
+    report_flagged(summary.flagged_at(args.fdr) if args.fdr is not None else None, args.fdr, summary.scored)
     return 0

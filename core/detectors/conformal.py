@@ -15,42 +15,11 @@ from typing import Callable
 import numpy as np
 
 from core.data.graphset import GraphSet
+from core.data.pvalues import benjamini_hochberg, conformal_p_values  # noqa: F401  (the calibration API in one place)
 from core.errors import GLocalKDError
 
 DEFAULT_CALIBRATION_FRACTION = 0.2
 MIN_CALIBRATION_GRAPHS = 19  # with fewer, no p-value can fall below 0.05
-
-
-def conformal_p_values(calibration_scores: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """``(1 + #{calibration >= s}) / (n + 1)`` for every score ``s`` (higher score = more anomalous).
-
-    Args:
-        calibration_scores: scores of ``n`` normal graphs the detector did not train on.
-        scores: the scores to calibrate, any shape. NaN scores get NaN p-values.
-    """
-    cal = np.sort(np.asarray(calibration_scores, dtype=np.float64))
-    if cal.size == 0 or not np.all(np.isfinite(cal)):
-        raise GLocalKDError("calibration needs finite scores of at least one held-out normal graph")
-    s = np.asarray(scores, dtype=np.float64)
-    at_least = cal.size - np.searchsorted(cal, s, side="left")
-    p = (1.0 + at_least) / (cal.size + 1.0)
-    return np.where(np.isnan(s), np.nan, p)
-
-
-def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values) of a set of tests; NaN stays NaN.
-
-    Flagging every graph with ``q <= alpha`` keeps the expected share of normal graphs among the
-    flagged ones at most ``alpha`` (for independent or positively dependent p-values)."""
-    p = np.asarray(p_values, dtype=np.float64)
-    q = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return q
-    order = ok[np.argsort(p[ok], kind="stable")]
-    ranked = p[order] * ok.size / np.arange(1, ok.size + 1)
-    q[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
-    return q
 
 
 def calibration_split(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION,

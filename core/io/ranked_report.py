@@ -16,7 +16,7 @@ import numpy as np
 
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
-from core.io.report import COLUMNS, END_PREFIX, parse_end_row
+from core.io.report import COLUMNS, END_PREFIX, LEGACY_COLUMNS, parse_end_row
 from core.io.text import allow_large_csv_fields, read_lines
 
 
@@ -45,6 +45,13 @@ class RankedReport:
     node_score: np.ndarray
     num_nodes: np.ndarray
     rejects: list[ReportReject] = field(default_factory=list)
+    p_value: np.ndarray | None = None  # NaN where the model was not calibrated (and for older reports)
+    q_value: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("p_value", "q_value"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(len(self.score), np.nan))
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
@@ -67,7 +74,7 @@ def is_report(path: str | Path) -> bool:
         first = next(iter(read_lines(Path(path))), (1, ""))[1]
     except (OSError, DataError, StopIteration):
         return False
-    return next(csv.reader([first]), []) == list(COLUMNS)
+    return next(csv.reader([first]), []) in (list(COLUMNS), list(LEGACY_COLUMNS))
 
 
 def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None) -> RankedReport:
@@ -78,6 +85,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     path = Path(path)
     allow_large_csv_fields()
     columns: dict[str, list] = {c: [] for c in COLUMNS}
+    width = len(COLUMNS)
     rejects: list[ReportReject] = []
     interned: dict[str, str] = {}
 
@@ -89,12 +97,12 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     count = 0
     for line_no, row in csv_records(lines):
         if header is None:
-            if row != list(COLUMNS):
+            if row not in (list(COLUMNS), list(LEGACY_COLUMNS)):
                 raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)}", str(path), line_no)
-            header = row
+            header, width = row, len(row)
             continue
-        if len(row) != len(COLUMNS):
-            raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", str(path), line_no)
+        if len(row) != width:
+            raise DataError(f"{len(row)} fields where a report row has {width}", str(path), line_no)
         status = row[10]
         if status.startswith(END_PREFIX) and parse_end_row(row) is not None:
             continue
@@ -106,6 +114,9 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                 value = row[4 + j]
                 columns[name].append(float(value) if value else np.nan)
             columns["num_nodes"].append(int(row[7]))
+            for name in ("p_value", "q_value"):
+                value = row[COLUMNS.index(name)] if width == len(COLUMNS) else ""
+                columns[name].append(float(value) if value else np.nan)
         except ValueError:
             raise DataError(f"a score or node count is not a number: {row[4:8]}", str(path), line_no) from None
         for j, name in ((1, "id"), (2, "name"), (3, "smiles"), (8, "label"), (9, "top_nodes")):
@@ -126,7 +137,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         top_nodes=text("top_nodes"), score=np.asarray(columns["score"], dtype=np.float64),
         graph_score=np.asarray(columns["graph_score"], dtype=np.float32),
         node_score=np.asarray(columns["node_score"], dtype=np.float32),
-        num_nodes=np.asarray(columns["num_nodes"], dtype=np.int32), rejects=rejects)
+        num_nodes=np.asarray(columns["num_nodes"], dtype=np.int32), rejects=rejects,
+        p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64))
 
 
 def csv_records(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[str]]]:

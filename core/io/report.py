@@ -15,10 +15,15 @@ import numpy as np
 
 from core.data.chem import atom_symbols
 from core.data.graphset import GraphSet, element_symbols
+from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores
 
 COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score", "num_nodes", "label",
-           "top_nodes", "status")
+           "top_nodes", "status", "p_value", "q_value")
+# Reports written before p- and q-values (the reader still opens them).
+LEGACY_COLUMNS = COLUMNS[:11]
+STATUS = COLUMNS.index("status")
+P_VALUE, Q_VALUE = COLUMNS.index("p_value"), COLUMNS.index("q_value")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -29,15 +34,18 @@ def end_row(rows: int, model: str, digest: str) -> list[str]:
     """The report's last row: how many rows come before it, the model that scored them (its
     fingerprint) and a digest of the bytes before it. A report without it was cut short; merging
     checks it (same model, no shard twice, no row missing)."""
-    return ["", "", "", "", "", "", "", "", "", "", f"{END_PREFIX}{rows} rows; model {model}; digest {digest}"]
+    row = [""] * len(COLUMNS)
+    row[STATUS] = f"{END_PREFIX}{rows} rows; model {model}; digest {digest}"
+    return row
 
 
 def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
     """(rows, model, digest) of an end row, or None when ``row`` is not one."""
-    if len(row) != len(COLUMNS) or not row[10].startswith(END_PREFIX) or any(row[:10]):
+    if len(row) not in (len(COLUMNS), len(LEGACY_COLUMNS)) or not row[STATUS].startswith(END_PREFIX) \
+            or any(row[:STATUS]) or any(row[STATUS + 1:]):
         return None
     try:
-        count, model, digest = row[10][len(END_PREFIX):].split("; ")
+        count, model, digest = row[STATUS][len(END_PREFIX):].split("; ")
         return int(count.removesuffix(" rows")), model.removeprefix("model "), digest.removeprefix("digest ")
     except ValueError:
         return None
@@ -78,22 +86,33 @@ def format_term(value: float) -> str:
     return f"{value:.6g}" if np.isfinite(value) else ""
 
 
-def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5) -> Iterator[list[str]]:
-    """Report rows in rank order, then one row per rejected input."""
+def format_p(value: float) -> str:
+    """A p- or q-value as report text; empty when the model is not calibrated (NaN)."""
+    return f"{value:.6g}" if np.isfinite(value) else ""
+
+
+def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5,
+                p_values: np.ndarray | None = None) -> Iterator[list[str]]:
+    """Report rows in rank order, then one row per rejected input. ``p_values`` (a calibrated
+    model's, one per graph) fill ``p_value`` and their Benjamini-Hochberg q-values ``q_value``."""
+    p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
+    q = benjamini_hochberg(p)
     for rank, i in enumerate(scores.ranking(), start=1):
         meta = graphs.meta[i]
         names = node_names(graphs, i) if top_k else []
         top = ";".join(f"{names[j]}:{err:.4g}" for j, err in scores.top_nodes(i, top_k))
         yield [str(rank), meta.id, meta.name, meta.smiles, f"{scores.score[i]:.6g}",
                format_term(scores.graph_term[i]), format_term(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
-               meta.label or "", top, "ok"]
+               meta.label or "", top, "ok", format_p(p[i]), format_p(q[i])]
     for reject in graphs.rejects:
         line = f"line {reject.line}: " if reject.line is not None else ""
-        yield ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}"]
+        yield ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}", "", ""]
 
 
-def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5) -> int:
-    """Write the ranked report to ``path`` atomically; returns the number of data rows written."""
+def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
+                 p_values: np.ndarray | None = None) -> int:
+    """Write the ranked report to ``path`` atomically; returns the number of data rows written.
+    ``p_values``: a calibrated model's p-values of the graphs (``detector.p_values(scores.score)``)."""
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
     path = Path(path)
@@ -103,7 +122,7 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             writer.writerow(COLUMNS)
-            for row in report_rows(graphs, scores, top_k):
+            for row in report_rows(graphs, scores, top_k, p_values):
                 writer.writerow([safe_cell(cell) for cell in row])
                 rows += 1
         _set_mode(tmp, path)

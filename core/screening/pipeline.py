@@ -19,7 +19,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -32,7 +32,8 @@ from core.errors import DataError, GLocalKDError, SlowPrecisionWarning
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow
-from core.io.report import COLUMNS, end_row, format_term, parse_end_row, safe_cell
+from core.data.pvalues import bh_q_table
+from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
 
@@ -54,10 +55,19 @@ class ScreenSummary:
     interrupted: bool = False  # stopped by Ctrl+C, SIGTERM or SIGHUP (not by ``should_stop``)
     written: bool = True  # False when stopped before any row: an existing report is left as it was
     first_rejects: list[tuple[int, str]] = field(default_factory=list)  # (line, reason) of the first few
+    p_counts: dict[str, int] = field(default_factory=dict)  # a calibrated model's p-values (text -> rows)
 
     @property
     def molecules_per_second(self) -> float:
         return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    def flagged_at(self, fdr: float) -> int | None:
+        """How many scored rows have q <= ``fdr`` (they are the report's first rows: q-values grow
+        with rank), or None when the model gives no p-values."""
+        if not self.p_counts:
+            return None
+        table = bh_q_table(self.p_counts)
+        return sum(n for p, n in self.p_counts.items() if float(table[p]) <= fdr)
 
 
 # ---------------------------------------------------------------------------- reading rows
@@ -203,8 +213,12 @@ def chunk_graphs(chunk: dict) -> GraphSet:
     return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles")
 
 
-def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int) -> None:
+def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int,
+                        p_values: np.ndarray | None = None) -> None:
+    """A scored chunk's report rows, highest score first, the score in front as the merge key;
+    ``p_values`` (a calibrated model's) fill ``p_value``, and ``q_value`` waits for the merge."""
     score, graph_term, node_term, node_errors, node_ptr = scored
+    p_text = [""] * len(score) if p_values is None else [format_p(v) for v in p_values]
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         for i in np.argsort(-score, kind="stable"):
@@ -214,10 +228,10 @@ def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...],
             writer.writerow([f"{score[i]:.6g}", chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
                              f"{score[i]:.6g}", format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
-                             ";".join(f"{names[j]}{j}:{errors[j]:.4g}" for j in top), "ok"])
+                             ";".join(f"{names[j]}{j}:{errors[j]:.4g}" for j in top), "ok", p_text[i], ""])
 
 
-def _merge(files: list[Path], out: Path, tmp: Path) -> None:
+def _merge(files: list[Path], out: Path, tmp: Path, q_values: dict[str, str] | None = None) -> None:
     """K-way merge of files sorted by descending first column, fanning in at most MERGE_FAN_IN at once."""
     level = 0
     while len(files) > MERGE_FAN_IN:
@@ -229,10 +243,12 @@ def _merge(files: list[Path], out: Path, tmp: Path) -> None:
                 f.unlink()
             merged.append(target)
         files, level = merged, level + 1
-    _merge_group(files, out, with_rank=True)
+    _merge_group(files, out, with_rank=True, q_values=q_values)
 
 
-def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
+def _merge_group(files: list[Path], out: Path, with_rank: bool, q_values: dict[str, str] | None = None) -> None:
+    """Merge sorted files into ``out``; the final pass numbers the ranks and fills each row's
+    q-value from ``q_values`` (p-value text -> q-value text over the whole report)."""
     allow_large_csv_fields()  # a cell may be longer than csv's default limit (131,072 characters)
     handles = [open(f, newline="", encoding="utf-8") for f in files]
     try:
@@ -242,6 +258,7 @@ def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
             writer = csv.writer(fh)
             for rank, row in enumerate(merged, start=1):
                 if with_rank:
+                    row[Q_VALUE] = (q_values or {}).get(row[P_VALUE], "")
                     writer.writerow([str(rank)] + [safe_cell(c) for c in row[1:]])
                 else:
                     writer.writerow(row)
@@ -250,14 +267,15 @@ def _merge_group(files: list[Path], out: Path, with_rank: bool) -> None:
             h.close()
 
 
-def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rows: int, model: str) -> None:
+def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rows: int, model: str,
+                  p_counts: dict[str, int] | None = None) -> None:
     """The ranked report: header, the k-way merge of the sorted files with ranks, the rejected rows,
     the end row last (``rows`` rows scored by ``model``, a digest of the bytes before it); written
     in ``tmp`` and renamed into place, so ``out`` is never half-written."""
     partial = tmp / "report.csv"
     with open(partial, "w", newline="", encoding="utf-8") as fh:
         csv.writer(fh).writerow(COLUMNS)
-    _merge(sorted_files, partial, tmp)
+    _merge(sorted_files, partial, tmp, bh_q_table(p_counts) if p_counts else None)
     with open(partial, "a", newline="", encoding="utf-8") as dst, \
             open(rejects_file, newline="", encoding="utf-8") as rej:
         shutil.copyfileobj(rej, dst)
@@ -287,6 +305,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     rows = 0
     models: dict[str, str] = {}
     digests: dict[str, str] = {}
+    p_counts: Counter = Counter()  # q-values are recomputed over the merged report
     try:
         sorted_files, rejects_file = [], tmp / "rejects.csv"
         with open(rejects_file, "w", newline="", encoding="utf-8") as rej:
@@ -310,7 +329,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                         if end is not None:
                             continue
                         count += 1
-                        if row[10] != "ok":
+                        if row[STATUS] != "ok":
                             rej_writer.writerow(row)
                             continue
                         try:
@@ -322,6 +341,8 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                         if score > last:
                             raise DataError("rows are not in rank order (was the report edited?)", report, n)
                         last = score
+                        if row[P_VALUE]:
+                            p_counts[row[P_VALUE]] += 1
                         writer.writerow([row[4]] + row[1:])
                 if end is None:
                     raise DataError("no end-of-report row: the report is cut short (or was written by an older "
@@ -340,7 +361,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 digests[digest] = str(report)
                 rows += count
                 sorted_files.append(target)
-        _write_ranked(sorted_files, rejects_file, out, tmp, rows, next(iter(models), ""))
+        _write_ranked(sorted_files, rejects_file, out, tmp, rows, next(iter(models), ""), p_counts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return rows
@@ -429,6 +450,8 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                             f"{batch_graphs}, {workers})")
     rows_in, hint = molecule_rows(path, smiles_column, id_column, label_column)  # a bad header fails here
     model_id = model.fingerprint()
+    calibrated = bool(getattr(model, "is_calibrated", False))
+    p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
     import torch
 
     start = time.perf_counter()
@@ -491,12 +514,15 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                         chunk = lost_chunk(item.rows, WORKER_DIED)  # this row killed its worker
                     if len(chunk["counts"]):
                         target = tmp / f"chunk{len(chunk_files):06d}.csv"
-                        _write_sorted_chunk(target, chunk, _score_chunk(model, chunk, batch_graphs, precision,
-                                                                             scoring_threads), top_k)
+                        scored = _score_chunk(model, chunk, batch_graphs, precision, scoring_threads)
+                        p = model.p_values(scored[0]) if calibrated else None
+                        if p is not None:
+                            p_counts.update(format_p(v) for v in p)
+                        _write_sorted_chunk(target, chunk, scored, top_k, p)
                         chunk_files.append(target)
                     for line, ident, smi, reason in chunk["rejects"]:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                             safe_cell(f"rejected: line {line}: {reason}")])
+                                             safe_cell(f"rejected: line {line}: {reason}"), "", ""])
                         if len(first_rejects) < 5:
                             first_rejects.append((line, reason))
                     rows += len(item.rows)
@@ -522,7 +548,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                                 path, first_rejects[0][0])
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
-                _write_ranked(chunk_files, rejects_file, report, tmp, rows, model_id)
+                _write_ranked(chunk_files, rejects_file, report, tmp, rows, model_id, p_counts)
             written = True
             if held:
                 stopped = interrupted = True
@@ -531,4 +557,5 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
         shutil.rmtree(tmp, ignore_errors=True)
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
                          report=str(report), stopped=stopped, last_line=last_line, nodes=nodes,
-                         interrupted=interrupted, written=written, first_rejects=first_rejects)
+                         interrupted=interrupted, written=written, first_rejects=first_rejects,
+                         p_counts=dict(p_counts))

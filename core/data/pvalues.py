@@ -1,0 +1,60 @@
+"""p-values from scores and q-values from p-values: the statistics behind calibrated flags.
+
+:func:`conformal_p_values` turns raw anomaly scores into the share of held-out normal graphs
+scoring at least as high (split conformal); :func:`benjamini_hochberg` turns the p-values of a
+scored set into q-values that bound the expected share of false alarms among the flagged.
+:mod:`core.detectors.conformal` holds the calibration itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from core.errors import GLocalKDError
+
+
+def conformal_p_values(calibration_scores: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """``(1 + #{calibration >= s}) / (n + 1)`` for every score ``s`` (higher score = more anomalous).
+
+    Args:
+        calibration_scores: scores of ``n`` normal graphs the detector did not train on.
+        scores: the scores to calibrate, any shape. NaN scores get NaN p-values.
+    """
+    cal = np.sort(np.asarray(calibration_scores, dtype=np.float64))
+    if cal.size == 0 or not np.all(np.isfinite(cal)):
+        raise GLocalKDError("calibration needs finite scores of at least one held-out normal graph")
+    s = np.asarray(scores, dtype=np.float64)
+    at_least = cal.size - np.searchsorted(cal, s, side="left")
+    p = (1.0 + at_least) / (cal.size + 1.0)
+    return np.where(np.isnan(s), np.nan, p)
+
+
+def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values) of a set of tests; NaN stays NaN.
+
+    Flagging every graph with ``q <= alpha`` keeps the expected share of normal graphs among the
+    flagged ones at most ``alpha`` (for independent or positively dependent p-values)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    q = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    if ok.size == 0:
+        return q
+    order = ok[np.argsort(p[ok], kind="stable")]
+    ranked = p[order] * ok.size / np.arange(1, ok.size + 1)
+    q[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
+    return q
+
+
+def bh_q_table(p_counts: dict[str, int]) -> dict[str, str]:
+    """Benjamini-Hochberg q-values of a set known only by how many of its members have each
+    p-value (keys: the p-values as report text): what a streamed report needs, since its rows
+    arrive in rank order but a q-value depends on every p-value at or above it.
+
+    Sorted p-values take a few distinct values; a tie group's q-value is the minimum over its own
+    and every larger group of ``p * n / (rows with p-values up to it)``, as in the array version."""
+    levels = sorted(p_counts, key=float)
+    n = sum(p_counts.values())
+    out, best, cumulative = {}, 1.0, np.cumsum([p_counts[v] for v in levels])
+    for level, upto in zip(reversed(levels), reversed(cumulative)):
+        best = min(best, float(level) * n / int(upto))
+        out[level] = f"{best:.6g}"
+    return out

@@ -1,0 +1,72 @@
+"""Calibrated models put p- and q-values in every report, and --fdr flags at a false-discovery rate."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import read_report
+from core.cli.main import main
+from core.data.pvalues import benjamini_hochberg
+
+TINY = ["--epochs", "2", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory):
+    from tests.conftest import RESOURCES
+
+    folder = tmp_path_factory.mktemp("model")
+    model = folder / "m.pt"
+    assert main(["train", str(RESOURCES / "herg.tab"), "-o", str(model), *TINY]) == 0
+    return model
+
+
+def test_score_and_screen_write_p_and_q_values_and_flag_at_a_false_discovery_rate(calibrated, herg_path, tmp_path,
+                                                                                  capsys):
+    assert main(["score", str(calibrated), str(herg_path), "-o", str(tmp_path / "a.csv"), "--fdr", "0.2"]) == 0
+    said = capsys.readouterr().err
+    assert main(["screen", str(calibrated), str(herg_path), "-o", str(tmp_path / "b.csv"), "--workers", "1",
+                 "--fdr", "0.2"]) == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    report = read_report(tmp_path / "a.csv")
+    assert np.isfinite(report.p_value).all() and np.isfinite(report.q_value).all()
+    assert np.all(np.diff(report.p_value) >= 0)  # rank order is p order
+    np.testing.assert_allclose(report.q_value, benjamini_hochberg(report.p_value), rtol=1e-5)
+    flagged = int((report.q_value <= 0.2).sum())
+    assert f"{flagged:,} of 655 scored rows flagged at a false-discovery rate of 0.2" in said
+    assert np.all(report.q_value[:flagged] <= 0.2)
+
+
+def test_merged_shards_get_q_values_over_the_whole_set(calibrated, herg_path, tmp_path):
+    lines = herg_path.read_text().splitlines()
+    header, body = lines[0], lines[1:]
+    shards = []
+    for k, part in enumerate((body[:300], body[300:])):
+        shard = tmp_path / f"shard{k}.tab"
+        shard.write_text("\n".join([header, *part]) + "\n")
+        out = tmp_path / f"r{k}.csv"
+        assert main(["screen", str(calibrated), str(shard), "-o", str(out), "--workers", "1"]) == 0
+        shards.append(out)
+    assert main(["merge-reports", *map(str, shards), "-o", str(tmp_path / "all.csv")]) == 0
+    assert main(["screen", str(calibrated), str(herg_path), "-o", str(tmp_path / "one.csv"), "--workers", "1"]) == 0
+    merged, whole = read_report(tmp_path / "all.csv"), read_report(tmp_path / "one.csv")
+    np.testing.assert_array_equal(np.sort(merged.p_value), np.sort(whole.p_value))
+    np.testing.assert_allclose(merged.q_value, benjamini_hochberg(merged.p_value), rtol=1e-5)
+
+
+def test_an_uncalibrated_model_leaves_the_columns_empty_and_says_fdr_needs_them(herg_path, tmp_path, capsys):
+    model = tmp_path / "plain.pt"
+    assert main(["train", str(herg_path), "-o", str(model), "--calibration", "0", *TINY]) == 0
+    assert main(["score", str(model), str(herg_path), "-o", str(tmp_path / "r.csv"), "--fdr", "0.1"]) == 0
+    assert "this model is not calibrated" in capsys.readouterr().err
+    report = read_report(tmp_path / "r.csv")
+    assert np.isnan(report.p_value).all() and np.isnan(report.q_value).all()
+    assert main(["score", str(model), str(herg_path), "-o", str(tmp_path / "r.csv"), "--fdr", "2"]) == 2
+
+
+def test_reports_written_before_p_values_still_open(tmp_path):
+    legacy = tmp_path / "old.csv"
+    legacy.write_text("rank,id,name,smiles,score,graph_score,node_score,num_nodes,label,top_nodes,status\n"
+                      "1,a,,CCO,2.5,1,1.5,3,,O2:1.2,ok\n")
+    report = read_report(legacy)
+    assert len(report) == 1 and report.score[0] == 2.5 and np.isnan(report.p_value[0])
