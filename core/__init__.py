@@ -33,7 +33,8 @@ _PUBLIC = {
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
     "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
-    "make_detector": "detectors.registry",
+    "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
+    "save_detector": "detectors.model_file",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics",
     "screen": "screening.pipeline", "merge_reports": "screening.pipeline",

@@ -49,6 +49,9 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).strip() or 'no details'}"
 
 
+DETECTOR_FORMAT = "glocalkd-studio/detector"  # model files of every detector but GLocalKD (its own format)
+DETECTOR_VERSION = 1
+
 # The failures of numerical code that ``fit`` reports as "training failed (...)".
 NUMERICAL_ERRORS = (RuntimeError, MemoryError, ValueError, IndexError)
 
@@ -156,28 +159,81 @@ class Detector(abc.ABC):
         raise GLocalKDError(f"{type(self).__name__} models cannot be loaded")
 
     def fingerprint(self) -> str:
-        """A short hash of the fitted detector (settings and state), written into reports."""
-        from core.detectors.model_file import detector_fingerprint
+        """A short hash of the fitted detector (settings and state), written into reports: reports
+        with the same fingerprint were scored by the same model, whatever its file is called."""
+        import hashlib
+        import io
+
+        import torch
+
+        from core.data.serialization import encode_state
 
         self._check_fitted()
-        return detector_fingerprint(self)
+        buffer = io.BytesIO()
+        torch.save(encode_state({"params": self.get_params(), "state": self.fitted_state()}), buffer)
+        return hashlib.sha256(buffer.getvalue()).hexdigest()[:16]
+
+    def file_state(self) -> dict:
+        """What this detector's model file holds (see :mod:`core.detectors.model_file`)."""
+        from core.data.serialization import encode_state
+
+        self._check_fitted()
+        state = {"format": DETECTOR_FORMAT, "version": DETECTOR_VERSION, "detector": self.name,
+                 "params": encode_state(self.get_params()), "state": encode_state(self.fitted_state())}
+        if self.is_calibrated:
+            state["calibration_scores"] = encode_state(np.asarray(self.calibration_scores_, dtype=np.float64))
+        return state
 
     def save(self, path) -> None:
-        """Write a model file (see :mod:`core.detectors.model_file`)."""
-        from core.detectors.model_file import save_detector
+        """Write the model file atomically: a new temporary file in the same folder, created
+        exclusively, then renamed (no link is written through); read it with :meth:`load`."""
+        import torch
 
-        self._check_fitted()
-        save_detector(self, path)
+        from core.runtime.files import atomic_output
+
+        state = self.file_state()
+        with atomic_output(path) as fh:
+            torch.save(state, fh)
 
     @classmethod
     def load(cls, path, device: str = "auto") -> "Detector":
-        """Read a model file of this kind of detector."""
-        from core.detectors.model_file import load_detector
+        """Read a model file of this kind of detector (any kind: :func:`core.detectors.model_file.load_detector`)."""
+        from core.runtime.files import read_model_file
+
+        if inspect.isabstract(cls):
+            raise GLocalKDError("Detector.load reads one kind of detector; core.load_detector(path) reads any")
+        return cls.from_file_state(read_model_file(path), device, source=str(path))
+
+    @classmethod
+    def from_file_state(cls, state, device: str = "auto", source: str = "model") -> "Detector":
+        """The detector a :meth:`file_state` describes, checked; a damaged or foreign one raises
+        :class:`ModelFileError`."""
+        from core.data.serialization import decode_state
         from core.errors import ModelFileError
 
-        detector = load_detector(path, device)
-        if not isinstance(detector, cls):
-            raise ModelFileError(f"{path}: holds a {type(detector).__name__} model, not a {cls.__name__} one")
+        if not isinstance(state, dict) or state.get("format") != DETECTOR_FORMAT:
+            raise ModelFileError(f"{source}: not a GLocalKD Studio model file, or not a {cls.__name__} one")
+        if state.get("version") != DETECTOR_VERSION:
+            raise ModelFileError(f"{source}: model file version {state.get('version')!r} is not supported by this "
+                                 f"version (it reads version {DETECTOR_VERSION})")
+        try:
+            params = {k: v for k, v in decode_state(state["params"]).items() if k in cls.param_names()}
+            if "device" in params:
+                params["device"] = device
+            detector = cls(**params)
+            if detector.name != state["detector"]:
+                raise ModelFileError(f"{source}: holds a {state['detector']} model, not a {detector.name} one")
+            detector.validate_params()
+            detector.restore_fitted_state(decode_state(state["state"]), device)
+            if "calibration_scores" in state:
+                cal = np.asarray(decode_state(state["calibration_scores"]), dtype=np.float64)
+                if cal.ndim != 1 or not np.all(np.isfinite(cal)):
+                    raise ValueError("calibration scores are not a list of finite numbers")
+                detector.calibration_scores_ = cal
+        except ModelFileError:
+            raise
+        except (GLocalKDError, KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
+            raise ModelFileError(f"{source}: damaged model file ({exc})") from None
         return detector
 
     # ------------------------------------------------------------------ scoring

@@ -28,6 +28,7 @@ import numpy as np
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
 from core.detectors.base import Detector, EpochInfo
+from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split, conformal_p_values
 from core.errors import GLocalKDError
 
@@ -94,9 +95,7 @@ class Consensus(Detector):
         return "glocalkd" in self.components
 
     def validate_params(self) -> None:
-        from core.detectors.registry import DETECTORS
-
-        unknown = [c for c in self.components if c not in DETECTORS or c == "consensus"]
+        unknown = [c for c in self.components if c not in SINGLE_DETECTORS]
         if not self.components or unknown or len(set(self.components)) != len(self.components):
             raise GLocalKDError(f"components must be distinct detector names, not {list(self.components)}")
         if self.rule not in RULES:
@@ -105,14 +104,12 @@ class Consensus(Detector):
             raise GLocalKDError(f"calibration must be a share between 0 and 1, not {self.calibration}")
 
     def _make(self, name: str) -> Detector:
-        from core.detectors.registry import accepted_params, make_detector
-
         params = dict((self.component_params or {}).get(name, {}))
-        accepted = accepted_params(name)
+        accepted = single_params(name)
         for key, value in (("seed", self.seed), ("device", self.device)):
             if key in accepted:
                 params.setdefault(key, value)
-        return make_detector(name, **params)
+        return make_single(name, **params)
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
              should_stop: Callable[[], bool] | None) -> None:
@@ -179,21 +176,28 @@ class Consensus(Detector):
         return all(self._make(n).can_save for n in self.components)
 
     def fitted_state(self) -> dict:
-        from core.detectors.model_file import detector_state
-
         self._check_fitted()
-        return {"components": {n: detector_state(d) for n, d in self.components_.items()},
+        return {"components": {n: {"params": d.get_params(), "state": d.fitted_state(),
+                                   "calibration": d.calibration_scores_ if d.is_calibrated else None}
+                               for n, d in self.components_.items()},
                 "component_calibration": self.component_calibration_, "calibration": self.calibration_scores_,
                 "train_scores": self.train_scores_, "loss_history": list(self.loss_history_),
                 "stopped_early": bool(self.stopped_early_)}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
-        from core.detectors.model_file import detector_from_state
-
         if set(state["components"]) != set(self.components):
             raise ValueError("the saved components are not the model's components")
-        self.components_ = {n: detector_from_state(state["components"][n], device, f"component {n}")
-                            for n in self.components}
+        self.components_ = {}
+        for name in self.components:
+            saved = state["components"][name]
+            params = {k: v for k, v in saved["params"].items() if k in single_params(name)}
+            if "device" in params:
+                params["device"] = device
+            component = make_single(name, **params)
+            component.restore_fitted_state(saved["state"], device)
+            if saved.get("calibration") is not None:
+                component.calibration_scores_ = np.asarray(saved["calibration"], dtype=np.float64)
+            self.components_[name] = component
         self.component_calibration_ = {n: np.asarray(state["component_calibration"][n], dtype=np.float64)
                                        for n in self.components}
         self.calibration_scores_ = np.asarray(state["calibration"], dtype=np.float64)

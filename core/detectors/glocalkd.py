@@ -297,6 +297,28 @@ class GLocalKD(Detector):
     # ------------------------------------------------------------------ persistence
     can_save = True  # its own format: state_dict()
 
+    def save(self, path) -> None:
+        """Write the model file (the format of :meth:`state_dict`) atomically, through an exclusively
+        created temporary file (no link is written through)."""
+        from core.runtime.files import atomic_output
+
+        state = self.state_dict()
+        with atomic_output(path) as fh:
+            torch.save(state, fh)
+
+    def fitted_state(self) -> dict:
+        return self.state_dict()
+
+    def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        self.__dict__.update(vars(type(self).from_state_dict(state, device)))
+
+    def file_state(self) -> dict:
+        return self.state_dict()
+
+    @classmethod
+    def from_file_state(cls, state, device: str = "auto", source: str = "model") -> "GLocalKD":
+        return cls.from_state_dict(state, device, source)
+
     def state_dict(self) -> dict:
         """Everything a model file holds: weights, settings, the feature schema, the training and
         calibration scores (plain tensors, numbers and strings: torch's ``weights_only`` loader reads it)."""

@@ -9,7 +9,8 @@ import torch
 from core import GLocalKDError, ModelFileError, load, make_detector
 from core.detectors.base import Detector
 from core.detectors.conformal import fit_calibrated
-from core.detectors.model_file import decode_state, encode_state, load_detector
+from core.data.serialization import decode_state, encode_state
+from core.detectors.model_file import load_detector
 from tests.conftest import RESOURCES
 
 SMALL = {"glocalkd": {"epochs": 2, "hidden_dim": 16, "out_dim": 8}, "wl-lesinn": {"ensemble_size": 8}}
@@ -30,7 +31,10 @@ def test_a_saved_detector_scores_as_it_did(herg, tmp_path, name, params):
     before = detector.score(other).score
     path = tmp_path / f"{name}.pt"
     detector.save(path)
-    again = Detector.load(path, device="cpu")
+    again = load_detector(path, device="cpu")
+    assert type(again).load(path, device="cpu").get_params() == again.get_params()
+    with pytest.raises(GLocalKDError, match="load_detector"):
+        Detector.load(path)
     assert type(again) is type(detector) and again.get_params() == {**detector.get_params(), **(
         {"device": "cpu"} if "device" in detector.get_params() else {})}
     np.testing.assert_array_equal(again.score(other).score, before)
@@ -72,7 +76,7 @@ def test_a_damaged_or_foreign_file_is_a_model_file_error(herg, tmp_path):
         load_detector(tmp_path / "text.pt")
     from core.detectors.size import SizeBaseline
     from core.detectors.two_step import TwoStepDetector
-    with pytest.raises(ModelFileError, match="not a TwoStepDetector"):
+    with pytest.raises(ModelFileError, match="holds a size model"):
         TwoStepDetector.load(tmp_path / "s.pt")
     assert isinstance(SizeBaseline.load(tmp_path / "s.pt"), SizeBaseline)
 

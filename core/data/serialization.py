@@ -1,0 +1,57 @@
+"""Fitted state as a model file can hold it: what torch's ``weights_only`` loader reads back.
+
+Only tensors, numbers, strings, lists and string-keyed dicts pass that loader, so nothing in a
+file can run code when it is opened. Numpy arrays become tensors tagged with their dtype (torch
+has no unsigned 64-bit type), sets and dicts with other keys become lists.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from core.errors import GLocalKDError
+
+
+def encode_state(value: Any) -> Any:
+    """A fitted state as what ``weights_only`` can read: arrays become tensors (tagged with their
+    dtype, since torch has no unsigned 64-bit type), sets and non-string-keyed dicts become lists."""
+    if isinstance(value, np.ndarray):
+        kind = str(value.dtype)
+        if value.dtype == np.uint64:
+            value = value.view(np.int64)
+        if value.dtype == object:
+            raise GLocalKDError("object arrays cannot go into a model file")
+        return {"__array__": torch.from_numpy(np.ascontiguousarray(value)), "dtype": kind}
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, (set, frozenset)):
+        return {"__set__": [encode_state(v) for v in sorted(value)]}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: encode_state(v) for k, v in value.items()}
+        return {"__items__": [[encode_state(k), encode_state(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return [encode_state(v) for v in value]
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise GLocalKDError(f"a {type(value).__name__} cannot go into a model file")
+
+
+def decode_state(value: Any) -> Any:
+    """The inverse of :func:`encode_state`."""
+    if isinstance(value, dict):
+        if "__array__" in value:
+            array = value["__array__"].numpy()
+            return array.view(np.uint64) if value["dtype"] == "uint64" else array.astype(value["dtype"], copy=False)
+        if "__set__" in value:
+            return {decode_state(v) for v in value["__set__"]}
+        if "__items__" in value:
+            return {decode_state(k): decode_state(v) for k, v in value["__items__"]}
+        return {k: decode_state(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode_state(v) for v in value]
+    return value

@@ -1,0 +1,106 @@
+"""The single detectors by name: GLocalKD, the paper's competitors and the graph-size baseline.
+
+:mod:`core.detectors.registry` adds the detectors built from these (the consensus) and is what
+the app and the command line use.
+
+Every detector has the same interface: constructor parameters, ``fit(graphs, on_epoch,
+should_stop)``, ``score(graphs) -> Scores`` (higher = more anomalous), ``decision_function``,
+``threshold(percentile)``, ``graph_embeddings(graphs)`` and the fitted ``train_scores_``,
+``loss_history_`` and ``stopped_early_``. ``has_node_scores`` says whether its scores carry
+per-node errors (only GLocalKD's do), so views know when a heatmap means something.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from core.errors import GLocalKDError
+
+
+@dataclass(frozen=True)
+class DetectorInfo:
+    """A detector's name, its display label, what it is, and how to build it."""
+
+    name: str
+    label: str
+    summary: str
+    has_node_scores: bool
+    trains_by_epoch: bool
+    factory: Callable[..., object]
+
+
+def _glocalkd(**params):
+    from core.detectors.glocalkd import GLocalKD
+
+    return GLocalKD(**params)
+
+
+def _ocgcn(**params):
+    from core.detectors.ocgcn import OCGCN
+
+    return OCGCN(**params)
+
+
+def _size(**params):
+    from core.detectors.size import SizeBaseline
+
+    return SizeBaseline(**params)
+
+
+def _two_step(kernel: str, scorer: str) -> Callable[..., object]:
+    def make(**params):
+        from core.detectors.two_step import TwoStepDetector
+
+        return TwoStepDetector(kernel=kernel, scorer=scorer, **params)
+
+    return make
+
+
+SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
+    DetectorInfo("glocalkd", "GLocalKD", "glocal knowledge distillation from a frozen random GCN (the paper's "
+                 "method)", True, True, _glocalkd),
+    DetectorInfo("ocgcn", "OCGCN", "the same GCN trained with the Deep SVDD one-class objective", False, True,
+                 _ocgcn),
+    DetectorInfo("wl-iforest", "WL-iForest", "Weisfeiler-Lehman subtree kernel (3 iterations) + isolation forest",
+                 False, False, _two_step("wl", "iforest")),
+    DetectorInfo("wl-lesinn", "WL-LESINN", "Weisfeiler-Lehman subtree kernel (3 iterations) + LESINN "
+                 "nearest-neighbour ensemble", False, False, _two_step("wl", "lesinn")),
+    DetectorInfo("pk-iforest", "PK-iForest", "propagation kernel + isolation forest", False, False,
+                 _two_step("pk", "iforest")),
+    DetectorInfo("pk-lesinn", "PK-LESINN", "propagation kernel + LESINN nearest-neighbour ensemble", False, False,
+                 _two_step("pk", "lesinn")),
+    DetectorInfo("size", "Graph size", "a sanity baseline: how unusual a graph's node and edge counts are "
+                 "against the training graphs", False, False, _size),
+)}
+
+
+def info_in(table: dict[str, DetectorInfo], name: str) -> DetectorInfo:
+    """The entry of ``name`` (case-insensitive) in ``table``, or a one-line error listing the names."""
+    info = table.get(str(name).lower())
+    if info is None:
+        raise GLocalKDError(f"unknown detector {name!r}; choose one of {', '.join(table)}")
+    return info
+
+
+def params_in(table: dict[str, DetectorInfo], name: str) -> set[str]:
+    """The constructor parameters the detector ``name`` of ``table`` takes."""
+    return set(info_in(table, name).factory().param_names()) - {"kernel", "scorer"}
+
+
+def make_in(table: dict[str, DetectorInfo], name: str, **params):
+    """A new, unfitted detector ``name`` of ``table``; parameters it does not take are an error."""
+    info = info_in(table, name)
+    unknown = set(params) - params_in(table, name)
+    if unknown:
+        raise GLocalKDError(f"{info.label} does not take {', '.join(sorted(unknown))}")
+    return info.factory(**params)
+
+
+def make_single(name: str, **params):
+    """A new, unfitted single detector (not a consensus of others)."""
+    return make_in(SINGLE_DETECTORS, name, **params)
+
+
+def single_params(name: str) -> set[str]:
+    """The constructor parameters of the single detector ``name``."""
+    return params_in(SINGLE_DETECTORS, name)
