@@ -368,7 +368,7 @@ def test_a_damaged_report_says_which_line(qtbot, window, tmp_path):
     from core import REPORT_COLUMNS
 
     bad = tmp_path / "bad_report.csv"
-    bad.write_text(",".join(REPORT_COLUMNS) + "\n1,a,,CCO,0.5,0.2,0.3,3,,,ok\n2,b,,CCN,high,,,3,,,ok\n")
+    bad.write_text(",".join(REPORT_COLUMNS) + "\n1,a,,CCO,0.5,0.2,0.3,3,,,ok,,\n2,b,,CCN,high,,,3,,,ok,,\n")
     window.open_path(str(bad))
     qtbot.waitUntil(lambda: _idle(window) and bool(getattr(window, "_last_warning", "")), timeout=30000)
     assert "bad_report.csv:3:" in window._last_warning and "not a number" in window._last_warning

@@ -105,4 +105,4 @@ def test_rejected_rows_are_listed_and_the_rest_scored(tmp_path, capsys, model_fi
     err = capsys.readouterr().err
     assert "1 rows rejected" in err and "line 2: invalid SMILES syntax" in err
     assert "3 rows: 2 scored, 1 rejected" in err
-    assert report.read_text().splitlines()[-2].endswith("rejected: line 2: invalid SMILES syntax: C1CC")  # then the end row
+    assert report.read_text().splitlines()[-2].endswith("rejected: line 2: invalid SMILES syntax: C1CC,,")  # then the end row

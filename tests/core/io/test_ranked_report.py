@@ -34,14 +34,14 @@ def test_a_written_report_reads_back_row_for_row(tmp_path, smiles_file):
 def test_formula_guard_is_undone_and_bad_rows_name_their_line(tmp_path):
     head = ",".join(REPORT_COLUMNS) + "\n"
     path = tmp_path / "r.csv"
-    path.write_text(head + "1,'=cmd,,CCO,0.5,,,3,,,ok\n")
+    path.write_text(head + "1,'=cmd,,CCO,0.5,,,3,,,ok,,\n")
     assert read_report(path).ids[0] == "=cmd"
-    path.write_text(head + "1,a,,CCO,0.5,,,3,,ok\n")
-    with pytest.raises(DataError, match=r"r\.csv:2: 10 fields"):
+    path.write_text(head + "1,a,,CCO,0.5,,,3,,ok,,\n")
+    with pytest.raises(DataError, match=r"r\.csv:2: 12 fields"):
         read_report(path)
     path.write_text("rank,id,score\n1,a,0.5\n")
     with pytest.raises(DataError, match="not a ranked report"):
         read_report(path)
-    path.write_text(head + "1,x,,C1CC,0.5,,,3,,,ok\n")
+    path.write_text(head + "1,x,,C1CC,0.5,,,3,,,ok,,\n")
     with pytest.raises(DataError, match="row 1 \\(x\\)"):
         row_graphs(read_report(path), 0)

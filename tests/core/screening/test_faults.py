@@ -118,9 +118,9 @@ def test_fields_past_csvs_default_limit_keep_the_run(model, tmp_path):
 def test_ctrl_c_during_the_final_merge_keeps_every_row(library, model, tmp_path, monkeypatch):
     merge_group = screening._merge_group
 
-    def interrupted(files, out, with_rank):
+    def interrupted(files, out, with_rank, **options):
         os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl+C while the bar sits at 100%
-        merge_group(files, out, with_rank)
+        merge_group(files, out, with_rank, **options)
 
     monkeypatch.setattr(screening, "_merge_group", interrupted)
     try:
