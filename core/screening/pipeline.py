@@ -391,3 +391,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
         shutil.rmtree(tmp, ignore_errors=True)
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
                          report=str(report), stopped=stopped, last_line=last_line, nodes=nodes)
+
+
+# the chunk-level steps, public for the Dask screening (core/screening/cluster.py)
+chunks, score_chunk, write_sorted_chunk, write_ranked = _chunks, _score_chunk, _write_sorted_chunk, _write_ranked
