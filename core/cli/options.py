@@ -23,6 +23,19 @@ def add_threads_option(p: argparse.ArgumentParser) -> None:
                         "programs keep the cores busy, 1 can be several times faster (docs/performance.md)")
 
 
+def add_cluster_options(p: argparse.ArgumentParser) -> None:
+    """--scheduler (a Dask cluster), --scratch (its shared storage) and --top (the best rows only)."""
+    p.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT",
+                   help="run the chunks as tasks on a Dask cluster: local:N starts N worker processes here, "
+                        "tcp://HOST:8786 joins a running scheduler (docs/scaling.md)")
+    p.add_argument("--scratch", metavar="DIR",
+                   help="with --scheduler: folder for the chunk files, shared by every worker (default: the "
+                        "report's folder)")
+    p.add_argument("--top", type=int, metavar="K",
+                   help="keep only the K best rows (every rejected row is still listed; with --scheduler, "
+                        "REPORT.summary.json holds the counts)")
+
+
 def thread_count(text: str) -> int:
     """A thread count: 0 (torch's default) or more."""
     value = int(text)

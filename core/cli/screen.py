@@ -4,13 +4,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_threads_option
+from core.cli.options import add_cluster_options, add_threads_option
 
 
 def add_parser(sub) -> None:
     s = sub.add_parser("screen", help="score a large SMILES library in bounded memory (streamed, parallel parsing)")
     s.add_argument("model", help="model file trained on molecules")
-    s.add_argument("data", help="SMILES list (.smi) or table (.csv/.tsv/.tab), optionally gzipped")
+    s.add_argument("data", nargs="+", help="SMILES list (.smi) or table (.csv/.tsv/.tab), optionally gzipped; "
+                   "with --scheduler, several files or glob patterns (shards)")
     s.add_argument("-o", "--output", required=True, help="ranked report CSV to write")
     s.add_argument("--chunk-size", type=int, default=20000, help="molecules per chunk")
     s.add_argument("--workers", type=int, help="parsing processes (default: one per CPU core)")
@@ -22,6 +23,7 @@ def add_parser(sub) -> None:
                    help="bfloat16: dense products in bfloat16, faster on CPUs with AMX/AVX-512 BF16 and on GPUs; "
                         "the ranking agrees closely with float32 (docs/scaling.md)")
     add_threads_option(s)
+    add_cluster_options(s)
     s.add_argument("--smiles-column")
     s.add_argument("--id-column")
 
@@ -30,7 +32,12 @@ def run(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from core.detectors.glocalkd import GLocalKD
+    from core.screening.cluster import keep_top, run_command, single_library
     from core.screening.pipeline import screen
+
+    if args.scheduler:
+        return run_command(args)
+    args.data = single_library(args.data)
 
     model = GLocalKD.load(args.model, device=args.device)
     with tqdm(unit="mol", file=sys.stderr, disable=None) as bar:
@@ -38,6 +45,8 @@ def run(args: argparse.Namespace) -> None:
                          smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
                          batch_graphs=args.batch_graphs, precision=args.precision,
                          on_progress=lambda read, scored: bar.update(read - bar.n))
+    if args.top:
+        keep_top(args.output, args.top)
     if summary.stopped:
         print(f"stopped after line {summary.last_line:,}: the report holds every row read up to there",
               file=sys.stderr)
