@@ -265,7 +265,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
         if top is None:
             pipeline.write_ranked(sorted_files, rejects_file, report, scratch_dir)
         else:
-            _write_top(sorted_files, rejects_file, report, scratch_dir, top)
+            write_top(sorted_files, rejects_file, report, scratch_dir, top)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
     counts = [results[i] for i in sorted(results)]
@@ -290,7 +290,7 @@ def write_summary(summary: ScreenSummary, report: str | Path, **extra) -> Path:
     return path
 
 
-def _write_top(files: list[Path], rejects_file: Path, out: Path, tmp: Path, top: int) -> None:
+def write_top(files: list[Path], rejects_file: Path, out: Path, tmp: Path, top: int) -> None:
     """The ranked report of the ``top`` best rows of sorted chunk files (k-way, fan-in as the
     pipeline's, each round cut to ``top``), then every rejected row; renamed into place."""
     level = 0
