@@ -187,7 +187,22 @@ def merge_simulation(shards: int, per_shard: int) -> dict:
         t0 = time.perf_counter()
         write_top(list(chunk_files), tmp / "rejects.csv", tmp / "top.csv", work, 1000)
         top_seconds = time.perf_counter() - t0
-    return {"shards": shards, "rows_per_shard": per_shard, "rows": rows, "write_seconds": write_seconds,
+    # the client's share: read and chunk MOSES rows (gzipped CSV) and serialise each chunk as a task argument
+    import pickle
+
+    from core.screening.cluster import library_chunks
+
+    t0 = time.perf_counter()
+    read_rows = sent_bytes = 0
+    for _, chunk in library_chunks([MOSES], 20000):
+        sent_bytes += len(pickle.dumps(chunk, protocol=5))
+        read_rows += len(chunk)
+        if read_rows >= 200000:
+            break
+    read_seconds = time.perf_counter() - t0
+    return {"client_rows_read": read_rows, "client_read_seconds": read_seconds,
+            "client_rows_per_second": read_rows / read_seconds, "task_bytes_per_row": sent_bytes / read_rows,
+            "shards": shards, "rows_per_shard": per_shard, "rows": rows, "write_seconds": write_seconds,
             "merge_seconds": merge_seconds, "merge_cpu_seconds": merge_cpu,
             "merge_us_per_row": merge_seconds / rows * 1e6, "input_mb": input_bytes / 1e6,
             "output_mb": out_bytes / 1e6, "bytes_per_row": out_bytes / rows,
