@@ -2,7 +2,8 @@
 
 ``--scheduler local:N`` starts a ``LocalCluster`` of N single-threaded worker processes on this
 machine for the length of the run; ``--scheduler tcp://HOST:8786`` (or any address Dask's
-``Client`` takes) joins a cluster that is already running, e.g. one started by
+``Client`` takes, or the JSON file of ``dask scheduler --scheduler-file``) joins a cluster that
+is already running, e.g. one started by
 ``dask-jobqueue`` on SLURM or by ``dask-kubernetes`` (docs/scaling.md). Dask is imported only
 here and only when a scheduler is asked for, so the rest of core runs without it.
 """
@@ -26,6 +27,8 @@ def parse_scheduler(spec: str) -> tuple[str, int | None]:
         if n is not None and n < 1:
             raise GLocalKDError(f"--scheduler {spec}: a local cluster needs at least 1 worker")
         return "local", n
+    if spec.endswith(".json"):  # a scheduler file (dask scheduler --scheduler-file, SLURM batch scripts)
+        return spec, None
     if "://" not in spec and not re.match(r"^[\w.\-]+:\d+$", spec):
         raise GLocalKDError(f"--scheduler {spec!r}: expected local:N or a scheduler address such as "
                             "tcp://HOST:8786")
@@ -55,7 +58,8 @@ def connect(spec, timeout: float = 30.0) -> Iterator:
             yield client
         return
     try:
-        client = Client(address, timeout=timeout)
+        client = (Client(scheduler_file=address, timeout=timeout) if address.endswith(".json")
+                  else Client(address, timeout=timeout))
     except (OSError, TimeoutError) as exc:
         raise GLocalKDError(f"--scheduler {address}: cannot reach the scheduler ({exc})") from None
     try:

@@ -152,6 +152,7 @@ def test_scheduler_strings():
     assert parse_scheduler("local:3") == ("local", 3)
     assert parse_scheduler("local") == ("local", None)
     assert parse_scheduler("tcp://127.0.0.1:8786") == ("tcp://127.0.0.1:8786", None)
+    assert parse_scheduler("/shared/scheduler.json") == ("/shared/scheduler.json", None)
     with pytest.raises(GLocalKDError):
         parse_scheduler("local:0")
     with pytest.raises(GLocalKDError):
