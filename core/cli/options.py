@@ -27,7 +27,8 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
     """--scheduler (a Dask cluster), --scratch (its shared storage) and --top (the best rows only)."""
     p.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT",
                    help="run the chunks as tasks on a Dask cluster: local:N starts N worker processes here, "
-                        "tcp://HOST:8786 (or the JSON of dask scheduler --scheduler-file) joins a running one (docs/scaling.md)")
+                        "tcp://HOST:8786 (or the JSON of dask scheduler --scheduler-file) joins a running one "
+                        "(docs/scaling.md)")
     p.add_argument("--scratch", metavar="DIR",
                    help="with --scheduler: folder for the chunk files, shared by every worker (default: the "
                         "report's folder)")

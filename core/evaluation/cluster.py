@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from core.evaluation.protocol import evaluate
 from core.evaluation.results import EvaluationResult, merge_results

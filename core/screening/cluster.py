@@ -34,8 +34,8 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from core.errors import DataError, GLocalKDError
 from core.io.report import COLUMNS, safe_cell
@@ -134,7 +134,7 @@ def screen_chunk_task(plugin: str, rows: list[tuple[int, str, str]], scratch: st
                             "directory must be on storage that every worker and the client share (--scratch)")
     model = get_worker().plugins[plugin].model()
     chunk = featurize_chunk(rows)
-    result = {"rows": len(rows), "scored": int(len(chunk["counts"])), "rejected": len(chunk["rejects"]),
+    result = {"rows": len(rows), "scored": len(chunk["counts"]), "rejected": len(chunk["rejects"]),
               "nodes": int(chunk["counts"].sum()), "last_line": rows[-1][0] if rows else 0,
               "file": None, "rejects": None}
     if len(chunk["counts"]):

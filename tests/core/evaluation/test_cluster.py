@@ -10,10 +10,10 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from core.cli.main import main  # noqa: E402
-from core.evaluation import evaluate, read_json  # noqa: E402
-from core.evaluation.cluster import evaluate_on_cluster  # noqa: E402
-from tests.conftest import ring, write_tu  # noqa: E402
+from core.cli.main import main
+from core.evaluation import evaluate, read_json
+from core.evaluation.cluster import evaluate_on_cluster
+from tests.conftest import ring, write_tu
 
 TINY = dict(epochs=1, hidden_dim=16, out_dim=8, num_layers=2, device="cpu")
 

@@ -12,12 +12,12 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from core import GLocalKD, load  # noqa: E402
-from core.cli.main import main  # noqa: E402
-from core.errors import GLocalKDError  # noqa: E402
-from core.runtime.scheduler import parse_scheduler  # noqa: E402
-from core.screening.cluster import keep_top, library_files, screen_on_cluster  # noqa: E402
-from core.screening.pipeline import screen  # noqa: E402
+from core import GLocalKD, load
+from core.cli.main import main
+from core.errors import GLocalKDError
+from core.runtime.scheduler import parse_scheduler
+from core.screening.cluster import keep_top, library_files, screen_on_cluster
+from core.screening.pipeline import screen
 
 CHUNK = 37
 
@@ -98,7 +98,7 @@ def test_shards_plain_and_gzipped_by_glob(client, model_file, smiles, single, tm
     summary = screen_on_cluster(model_file, [str(shards / "part*")], tmp_path / "r.csv", client, chunk_size=CHUNK)
     assert (summary.rows, summary.scored, summary.rejected) == (600, 598, 2)
     got, want = _rows(tmp_path / "r.csv"), _rows(single)
-    key = lambda r: (r["id"], r["score"], r["top_nodes"])  # noqa: E731
+    key = lambda r: (r["id"], r["score"], r["top_nodes"])
     assert sorted(map(key, got[:598])) == sorted(map(key, want[:598]))
     scores = [float(r["score"]) for r in got[:598]]
     assert scores == sorted(scores, reverse=True) and [r["rank"] for r in got[:598]] == [str(k) for k in range(1, 599)]
