@@ -130,9 +130,13 @@ def throughput(rows: int, rounds: int, chunks: list[int]) -> dict:
         gz = len(gzip.compress(reports[("single", 20000)].read_bytes()))
     summary = {}
     for kind, chunk in [("single", 20000)] + [("cluster", c) for c in chunks]:
-        rates = [x["molecules_per_second"] for x in runs if (x["kind"], x["chunk_size"]) == (kind, chunk)]
-        summary[f"{kind}_{chunk}"] = {"median_molecules_per_second": sorted(rates)[len(rates) // 2],
-                                      "rates": rates}
+        mine = [x for x in runs if (x["kind"], x["chunk_size"]) == (kind, chunk)]
+        rates = [x["molecules_per_second"] for x in mine]
+        summary[f"{kind}_{chunk}"] = {
+            "mean_molecules_per_second": sum(rates) / len(rates), "rates": rates,
+            "cpu_us_per_molecule": [x["cpu_us_per_molecule"] for x in mine],
+            # the rate the CPU time spent allows on the machine's cores, were they ours alone
+            "cpu_limited_molecules_per_second": [(os.cpu_count() or 1) * 1e6 / x["cpu_us_per_molecule"] for x in mine]}
     single = [x["molecules_per_second"] for x in runs if x["kind"] == "single"]
     ratios = {}
     for chunk in chunks:
