@@ -89,9 +89,12 @@ def one_run(kind: str, lib: Path, model: Path, chunk: int, out: Path) -> dict:
 
     from core.screening.cluster import screen_on_cluster
 
+    import dask
+
     t0 = time.perf_counter()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1") as cluster, distributed.Client(cluster) as client:
+    with dask.config.set({"distributed.worker.profile.enabled": os.environ.get("BENCH_PROFILE") == "1"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                     host="127.0.0.1") as cluster, distributed.Client(cluster) as client:
         client.wait_for_workers(2)
         # what the first task would otherwise pay: imports of torch, RDKit and core in each worker
         client.run(lambda: __import__("core.screening.pipeline") and __import__("core.detectors.glocalkd"))

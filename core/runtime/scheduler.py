@@ -50,11 +50,15 @@ def connect(spec, timeout: float = 30.0) -> Iterator:
     if address == "local":
         import os
 
+        import dask
+
         n = n or os.cpu_count() or 1
         # processes, one thread each: RDKit and torch hold the GIL for parts of their work, and
-        # one torch thread per core is what the single-machine pipeline uses too
-        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                          host="127.0.0.1") as cluster, Client(cluster, timeout=timeout) as client:
+        # one torch thread per core is what the single-machine pipeline uses too. No statistical
+        # profiler (a stack sample every 10 ms in every worker): nothing here reads it
+        with dask.config.set({"distributed.worker.profile.enabled": False}), \
+                LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                             host="127.0.0.1") as cluster, Client(cluster, timeout=timeout) as client:
             yield client
         return
     try:
