@@ -148,6 +148,15 @@ def test_the_command_line_on_a_running_scheduler(client, model_file, library, si
     assert main(["screen", str(model_file), str(library), str(library), "-o", str(out)]) == 2  # shards need it
 
 
+def test_the_command_line_starts_a_local_cluster(model_file, library, single, tmp_path):
+    out = tmp_path / "local.csv"
+    code = main(["screen", str(model_file), str(library), "-o", str(out), "--chunk-size", str(CHUNK),
+                 "--scheduler", "local:1", "--top", "10"])
+    want = _rows(single)
+    assert code == 0 and _rows(out) == want[:10] + want[598:]
+    assert json.loads((tmp_path / "local.csv.summary.json").read_text())["scored"] == 598
+
+
 def test_scheduler_strings():
     assert parse_scheduler("local:3") == ("local", 3)
     assert parse_scheduler("local") == ("local", None)
