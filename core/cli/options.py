@@ -32,9 +32,17 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scratch", metavar="DIR",
                    help="with --scheduler: folder for the chunk files, shared by every worker (default: the "
                         "report's folder)")
-    p.add_argument("--top", type=int, metavar="K",
+    p.add_argument("--top", type=positive_count, metavar="K",
                    help="keep only the K best rows (every rejected row is still listed; with --scheduler, "
                         "REPORT.summary.json holds the counts)")
+
+
+def positive_count(text: str) -> int:
+    """A count of 1 or more."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
 
 
 def thread_count(text: str) -> int:
