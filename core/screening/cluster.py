@@ -180,7 +180,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
     from core.runtime.device import matmul_dtype
     from core.runtime.scheduler import connect
 
-    if chunk_size < 1 or batch_graphs < 1 or (top is not None and top < 1) or (in_flight is not None and in_flight < 1):
+    if min(chunk_size, batch_graphs, 1 if top is None else top, 1 if in_flight is None else in_flight) < 1:
         raise GLocalKDError(f"chunk size, batch size, --top and tasks in flight must be at least 1 (got "
                             f"{chunk_size}, {batch_graphs}, {top}, {in_flight})")
     matmul_dtype(precision)
