@@ -56,6 +56,8 @@ def add_parser(sub) -> None:
     e.add_argument("--standardize", action="store_true", help="z-score TU node attributes (training statistics)")
     add_threads_option(e)
     e.add_argument("--device", default="auto")
+    e.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT",
+                   help="run the folds (split: seed runs) as tasks on a Dask cluster (docs/scaling.md)")
     e.add_argument("--json", help="write the full results as JSON (updated after every fold)")
     e.add_argument("--markdown", help="write a Markdown table with the paper's values")
 
@@ -93,6 +95,12 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     from core.evaluation.paper import dataset_name, paper_settings
     from core.evaluation.protocol import evaluate
     from core.evaluation.results import read_json, write_json, write_markdown
+
+    if getattr(args, "scheduler", None):  # the same evaluation, its folds as tasks on a Dask cluster
+        from functools import partial
+
+        from core.evaluation.cluster import evaluate_on_cluster
+        evaluate = partial(evaluate_on_cluster, args.scheduler)  # noqa: F811
 
     name = dataset_name(args.data)
     paper = paper_settings(name)

@@ -23,6 +23,28 @@ def add_threads_option(p: argparse.ArgumentParser) -> None:
                         "programs keep the cores busy, 1 can be several times faster (docs/performance.md)")
 
 
+def add_cluster_options(p: argparse.ArgumentParser) -> None:
+    """--scheduler (a Dask cluster), --scratch (its shared storage) and --top (the best rows only)."""
+    p.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT",
+                   help="run the chunks as tasks on a Dask cluster: local:N starts N worker processes here, "
+                        "tcp://HOST:8786 (or the JSON of dask scheduler --scheduler-file) joins a running one "
+                        "(docs/scaling.md)")
+    p.add_argument("--scratch", metavar="DIR",
+                   help="with --scheduler: folder for the chunk files, shared by every worker (default: the "
+                        "report's folder)")
+    p.add_argument("--top", type=positive_count, metavar="K",
+                   help="keep only the K best rows (every rejected row is still listed; with --scheduler, "
+                        "REPORT.summary.json holds the counts)")
+
+
+def positive_count(text: str) -> int:
+    """A count of 1 or more."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def thread_count(text: str) -> int:
     """A thread count: 0 (torch's default) up to 4 per CPU core (torch crashes on absurd counts)."""
     import os

@@ -4,14 +4,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_fdr_option, add_threads_option, check_fdr, non_negative, report_flagged
+from core.cli.options import (add_cluster_options, add_fdr_option, add_threads_option, check_fdr, non_negative,
+                              report_flagged)
 from core.errors import one_line
 
 
 def add_parser(sub) -> None:
     s = sub.add_parser("screen", help="score a large SMILES library in bounded memory (streamed, parallel parsing)")
     s.add_argument("model", help="model file trained on molecules")
-    s.add_argument("data", help="SMILES list (.smi) or table (.csv/.tsv/.tab), optionally gzipped")
+    s.add_argument("data", nargs="+", help="SMILES list (.smi) or table (.csv/.tsv/.tab), optionally gzipped; "
+                   "with --scheduler, several files or glob patterns (shards)")
     s.add_argument("-o", "--output", required=True, help="ranked report CSV to write")
     s.add_argument("--chunk-size", type=int, default=20000, help="molecules per chunk")
     s.add_argument("--workers", type=int, help="parsing processes (default: one per CPU core)")
@@ -24,6 +26,7 @@ def add_parser(sub) -> None:
                         "the ranking agrees closely with float32 (docs/scaling.md)")
     add_fdr_option(s)
     add_threads_option(s)
+    add_cluster_options(s)
     s.add_argument("--smiles-column")
     s.add_argument("--id-column")
 
@@ -31,10 +34,18 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.detectors.model_file import load_detector
 
+    from core.screening.cluster import keep_top, run_command, single_library
+
     check_fdr(args)
+    if args.scheduler:
+        return run_command(args)
+    args.data = single_library(args.data)
     model = load_detector(args.model, device=args.device)
-    return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
-                       batch_graphs=args.batch_graphs, precision=args.precision)
+    status = screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
+                         batch_graphs=args.batch_graphs, precision=args.precision)
+    if args.top and status == 0:
+        keep_top(args.output, args.top)
+    return status
 
 
 def screen_file(model, args: argparse.Namespace, **options) -> int:

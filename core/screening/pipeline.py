@@ -559,3 +559,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                          report=str(report), stopped=stopped, last_line=last_line, nodes=nodes,
                          interrupted=interrupted, written=written, first_rejects=first_rejects,
                          p_counts=dict(p_counts))
+
+
+# the chunk-level steps, public for the Dask screening (core/screening/cluster.py)
+chunks, score_chunk, write_sorted_chunk, write_ranked = _chunks, _score_chunk, _write_sorted_chunk, _write_ranked

@@ -1,0 +1,72 @@
+"""Where distributed work runs: a Dask scheduler named on the command line.
+
+``--scheduler local:N`` starts a ``LocalCluster`` of N single-threaded worker processes on this
+machine for the length of the run; ``--scheduler tcp://HOST:8786`` (or any address Dask's
+``Client`` takes, or the JSON file of ``dask scheduler --scheduler-file``) joins a cluster that
+is already running, e.g. one started by
+``dask-jobqueue`` on SLURM or by ``dask-kubernetes`` (docs/scaling.md). Dask is imported only
+here and only when a scheduler is asked for, so the rest of core runs without it.
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+from core.errors import GLocalKDError
+
+_LOCAL = re.compile(r"^local(?::(\d+))?$")
+
+
+def parse_scheduler(spec: str) -> tuple[str, int | None]:
+    """``("local", N)`` for ``local:N`` (N defaults to the CPU count), ``("address", None)`` otherwise."""
+    spec = spec.strip()
+    m = _LOCAL.match(spec)
+    if m:
+        n = int(m.group(1)) if m.group(1) else None
+        if n is not None and n < 1:
+            raise GLocalKDError(f"--scheduler {spec}: a local cluster needs at least 1 worker")
+        return "local", n
+    if spec.endswith(".json"):  # a scheduler file (dask scheduler --scheduler-file, SLURM batch scripts)
+        return spec, None
+    if "://" not in spec and not re.match(r"^[\w.\-]+:\d+$", spec):
+        raise GLocalKDError(f"--scheduler {spec!r}: expected local:N or a scheduler address such as "
+                            "tcp://HOST:8786")
+    return spec, None
+
+
+@contextlib.contextmanager
+def connect(spec, timeout: float = 30.0) -> Iterator:
+    """A Dask ``Client`` for ``spec`` (a ``--scheduler`` string or a ``Client`` already made, used as
+    it is and left open); a local cluster started here is closed on the way out."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - dask is a dependency
+        raise GLocalKDError("--scheduler needs Dask: pip install 'dask[distributed]'") from None
+    if not isinstance(spec, str):
+        yield spec
+        return
+    address, n = parse_scheduler(spec)
+    if address == "local":
+        import os
+
+        import dask
+
+        n = n or os.cpu_count() or 1
+        # processes, one thread each: RDKit and torch hold the GIL for parts of their work, and
+        # one torch thread per core is what the single-machine pipeline uses too. No statistical
+        # profiler (a stack sample every 10 ms in every worker): nothing here reads it
+        with dask.config.set({"distributed.worker.profile.enabled": False}), \
+                LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                             host="127.0.0.1") as cluster, Client(cluster, timeout=timeout) as client:
+            yield client
+        return
+    try:
+        client = (Client(scheduler_file=address, timeout=timeout) if address.endswith(".json")
+                  else Client(address, timeout=timeout))
+    except (OSError, TimeoutError) as exc:
+        raise GLocalKDError(f"--scheduler {address}: cannot reach the scheduler ({exc})") from None
+    try:
+        yield client
+    finally:
+        client.close()
