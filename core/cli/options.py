@@ -74,7 +74,9 @@ def check_outputs(args: argparse.Namespace) -> None:
     from core.errors import GLocalKDError
     from core.runtime.files import check_writable
 
-    inputs = [getattr(args, name, None) for name in ("model", "data")] + list(getattr(args, "reports", None) or [])
+    data = getattr(args, "data", None)
+    inputs = [getattr(args, "model", None), *(data if isinstance(data, list) else [data]),
+              *(getattr(args, "reports", None) or [])]
     for output in (getattr(args, "output", None), getattr(args, "json", None)):
         if not output:
             continue
