@@ -31,7 +31,7 @@ import numpy as np
 from core.errors import DataError, GLocalKDError, SlowPrecisionWarning
 from core.data.graphset import normalize_label
 from core.io.load import molecule_rows
-from core.io.molecules import SourceRow
+from core.io.molecules import SourceRow, parse_row
 from core.io.report import COLUMNS, end_row, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
@@ -94,14 +94,14 @@ def _chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 # ---------------------------------------------------------------------------- worker side
 def featurize_chunk(rows: list[SourceRow]) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process)."""
-    from core.data.chem import ATOM_FEATURE_DIM, element_symbols, mol_arrays, parse_smiles
+    from core.data.chem import ATOM_FEATURE_DIM, element_symbols, mol_arrays
 
     lines, ids, names, smiles, labels, counts, edge_counts, symbols = [], [], [], [], [], [], [], []
     xs, edges, rejects = [], [], []
     for row in rows:
-        mol, reason = (None, row.problem) if row.problem is not None else parse_smiles(row.smiles)
+        mol, text, reason = parse_row(row)
         if mol is None:
-            rejects.append((row.line, row.id, row.smiles, reason))
+            rejects.append((row.line, row.id, text, reason))
             continue
         x, pairs, z = mol_arrays(mol, dtype=np.uint8)  # features are 0/1: a quarter of the bytes to pass on
         symbols.append(" ".join(element_symbols(z)))
@@ -111,7 +111,7 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         ids.append(row.id)
         names.append(row.name)
         labels.append(row.label)
-        smiles.append(row.smiles.strip())
+        smiles.append(text)
         counts.append(x.shape[0])
         edge_counts.append(len(pairs))
     return {
@@ -369,7 +369,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
            label_column: str | None = None) -> ScreenSummary:
-    """Score every molecule of a SMILES list or table ``path`` with ``model`` and write the ranked
+    """Score every molecule of a SMILES list, table or SDF file ``path`` with ``model`` and write the ranked
     report to ``report``: the one streaming path of ``glocalkd score``, ``glocalkd screen``, the
     app and scripts.
 

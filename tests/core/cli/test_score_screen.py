@@ -128,3 +128,19 @@ def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
     time.sleep(0.5)
     assert not [w for w in workers if w.is_running() and w.status() != "zombie"]
+
+
+def test_an_sdf_file_is_streamed_too_and_reads_as_load_reads_it(model_file, tmp_path, capsys):
+    from core import load
+    from core.io.ranked_report import read_report
+    from tests.conftest import sdf_ethanol
+
+    data = tmp_path / "m.sdf"
+    data.write_text(sdf_ethanol("first") + sdf_ethanol("second") + "broken\nnot a molblock\nM  END\n$$$$\n")
+    for command in ("score", "screen"):
+        assert main([command, str(model_file), str(data), "-o", str(tmp_path / f"{command}.csv"),
+                     "--device", "cpu"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "score.csv").read_bytes() == (tmp_path / "screen.csv").read_bytes()
+    report, graphs = read_report(tmp_path / "screen.csv"), load(data)
+    assert sorted(report.ids) == sorted(m.id for m in graphs.meta) and set(report.smiles) == {"CCO"}
+    assert [r.reason for r in report.rejects] == [f"line {graphs.rejects[0].line}: {graphs.rejects[0].reason}"]
