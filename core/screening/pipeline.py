@@ -335,10 +335,25 @@ class _Pool:
 
     def submit(self, rows: list[SourceRow]) -> Future:
         try:
-            return self.executor.submit(featurize_chunk, rows)
+            future = self.executor.submit(featurize_chunk, rows)
         except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
             self.restart()
-            return self.executor.submit(featurize_chunk, rows)
+            future = self.executor.submit(featurize_chunk, rows)
+        self._close_our_result_writer()
+        return future
+
+    def _close_our_result_writer(self) -> None:
+        """Close this process's copy of the pipe the workers send results on (once they are
+        forked, all at the first submit). Otherwise a worker killed while it writes a result leaves
+        the pool's reader thread waiting forever for the rest of the message: this process still
+        holds a writer, so the pipe never ends. Without it, the read fails and the pool breaks, as
+        it should. Only with fork: other start methods start workers later, from that pipe."""
+        if self.context.get_start_method() != "fork":
+            return
+        queue = getattr(self.executor, "_result_queue", None)  # no public handle on the pipe
+        writer = getattr(queue, "_writer", None)
+        if writer is not None and not writer.closed and getattr(self.executor, "_processes", None):
+            writer.close()
 
     def restart(self) -> None:
         self.close(kill=True)

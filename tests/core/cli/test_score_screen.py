@@ -94,10 +94,11 @@ def _children(pid):
         return []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, "Ctrl+C", signal.SIGKILL])
 def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
     """As ``timeout`` or a batch scheduler stops a run: exit 130, the report of the rows scored,
-    no temporary folder, no worker left behind."""
+    no temporary folder, no worker left behind. Ctrl+C reaches the whole process group (the
+    workers print no traceback); a parent killed outright takes its workers with it."""
     from tests.conftest import RESOURCES
     import gzip
 
@@ -110,7 +111,7 @@ def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen([sys.executable, "-m", "core", "screen", str(model_file), str(data), "-o", str(report),
                              "--chunk-size", "64", "--workers", "2", "--device", "cpu"],
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=root)
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=root, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait for a few chunks scored
         tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
@@ -119,8 +120,15 @@ def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
         time.sleep(0.05)
     workers = _children(proc.pid)
     assert workers
-    proc.send_signal(sig)
+    if sig == "Ctrl+C":
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal sends it: to every process of the group
+    else:
+        proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
+    if sig == signal.SIGKILL:
+        time.sleep(1)
+        assert not [w for w in workers if w.is_running() and w.status() != "zombie"]
+        return
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted after line" in err
     lines = report.read_text().splitlines()
