@@ -94,6 +94,13 @@ def _children(pid):
         return []
 
 
+def _as_from_a_terminal() -> None:
+    """The child's SIGINT and SIGHUP as a terminal gives them, also when this suite runs under
+    nohup or in the background (they are then inherited ignored, and screen respects that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, "Ctrl+C", signal.SIGKILL])
 def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
     """As ``timeout`` or a batch scheduler stops a run: exit 130, the report of the rows scored,
@@ -111,7 +118,8 @@ def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen([sys.executable, "-m", "core", "screen", str(model_file), str(data), "-o", str(report),
                              "--chunk-size", "64", "--workers", "2", "--device", "cpu"],
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=root, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=root, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait for a few chunks scored
         tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
