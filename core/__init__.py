@@ -37,7 +37,7 @@ _PUBLIC = {
     "save_detector": "detectors.model_file",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics",
-    "screen": "screening.pipeline", "merge_reports": "screening.pipeline",
+    "screen": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
     "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
     "space_map": "viz.chemical_space",
 }

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> None:
     from core.screening.pipeline import iter_smiles_rows
 
     need = args.train + args.normal + 4 * (args.local + args.global_)
-    smiles = [s for _, _, s in islice(iter_smiles_rows(args.data), need)]
+    smiles = [row.smiles for row in islice(iter_smiles_rows(args.data), need) if row.problem is None]
     planted = make_planted(smiles, args.train, args.normal, args.local, args.global_, seed=args.seed)
     model = GLocalKD(epochs=args.epochs, seed=args.seed, device=args.device, node_max=args.node_max,
                      size_term=args.size_term, features=args.features)

@@ -21,8 +21,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """A SMILES list or table goes through the streaming pipeline, as ``screen`` (one scoring path
-    for molecule files); TU collections and SDF files are scored in memory."""
+    """A molecule file (SMILES list, table, SDF) goes through the streaming pipeline, as ``screen`` (one scoring path
+    for molecule files); TU collections are scored in memory."""
     from core.detectors.model_file import load_detector
     from core.io.load import is_molecule_list
 

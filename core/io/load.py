@@ -6,7 +6,7 @@ from typing import Iterator
 
 from core.errors import DataError
 from core.data.graphset import GraphSet
-from core.io.molecules import SourceRow, load_sdf, load_smiles, load_table, smiles_rows, table_rows
+from core.io.molecules import SourceRow, load_sdf, load_smiles, load_table, sdf_rows, smiles_rows, table_rows
 from core.io.text import strip_compression
 from core.io.tu import load_tu
 
@@ -40,16 +40,17 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
 
 
 def is_molecule_list(path: str | Path) -> bool:
-    """True for a SMILES list or table (optionally gzipped): a file :func:`molecule_rows` streams."""
+    """True for a SMILES list, table or SDF file (optionally gzipped): a file :func:`molecule_rows` streams."""
     suffix = Path(strip_compression(Path(path).name)).suffix.lower()
-    return suffix in SMILES_SUFFIXES or suffix in MOLECULE_TABLE_SUFFIXES
+    return suffix in SMILES_SUFFIXES or suffix in MOLECULE_TABLE_SUFFIXES or suffix in SDF_SUFFIXES
 
 
 def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
                   label_column: str | None = None) -> tuple[Iterator[SourceRow], str]:
-    """Stream the rows of a SMILES list or table, read exactly as :func:`load` reads them, with the
-    hint to add when no row holds a molecule. The one reader of molecule rows for loading,
-    scoring and screening: a table's header is checked at once, the rows come as they are read."""
+    """Stream the rows of a SMILES list, table or SDF file, read exactly as :func:`load` reads them,
+    with the hint to add when no row holds a molecule. The one reader of molecule rows for loading,
+    scoring and screening: a table's header is checked at once, the rows come as they are read.
+    For SDF, ``id_column`` and ``label_column`` name data fields."""
     path = Path(path)
     if not path.exists():
         raise DataError("no such file or folder", path)
@@ -58,8 +59,10 @@ def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column:
         return smiles_rows(path), ""
     if suffix in MOLECULE_TABLE_SUFFIXES:
         return table_rows(path, smiles_column, id_column, label_column)
-    raise DataError("streamed scoring reads SMILES lists (.smi) and tables (.csv, .tsv, .tab, .txt), "
-                    "optionally gzipped", path)
+    if suffix in SDF_SUFFIXES:
+        return sdf_rows(path, id_column, label_column), ""
+    raise DataError("streamed scoring reads SMILES lists (.smi), tables (.csv, .tsv, .tab, .txt) and SDF "
+                    "files, optionally gzipped", path)
 
 
 __all__ = ["load", "molecule_rows", "is_molecule_list", "load_tu", "load_smiles", "load_table", "load_sdf"]

@@ -11,6 +11,8 @@ from collections import deque
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
 
+from rdkit import Chem
+
 from core.data.chem import mol_to_graph, parse_molblock, parse_smiles
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
@@ -30,20 +32,11 @@ class _Collector:
         self.graphs, self.meta, self.rejects = [], [], []
 
     def add_row(self, row: SourceRow) -> None:
-        if row.problem is not None:
-            self.rejects.append(Reject(line=row.line, id=row.id, reason=row.problem, text=row.smiles))
+        mol, smiles, reason = parse_row(row)
+        if mol is None:
+            self.rejects.append(Reject(line=row.line, id=row.id, reason=reason, text=smiles))
             return
-        mol, reason = parse_smiles(row.smiles)
-        self._add(mol, reason, row.line, row.id, row.name, row.smiles.strip(), row.label, row.smiles)
-
-    def add_mol(self, mol, reason: str, line: int, ident: str, name: str, label: object) -> None:
-        smiles = ""
-        if mol is not None:
-            from rdkit import Chem
-
-            smiles = Chem.MolToSmiles(mol)
-            mol, reason = parse_smiles(smiles)  # node order must match a re-parse of the SMILES
-        self._add(mol, reason, line, ident, name, smiles, label, "")
+        self._add(mol, reason, row.line, row.id, row.name, smiles, row.label, "")
 
     def _add(self, mol, reason, line, ident, name, smiles, label, text) -> None:
         if mol is None:
@@ -78,6 +71,25 @@ class SourceRow(NamedTuple):
     smiles: str
     label: str | None
     problem: str | None = None
+    molblock: str | None = None  # an SDF record's molblock (then ``smiles`` is empty)
+    record: int = 0  # an SDF record's number
+
+
+def parse_row(row: SourceRow) -> tuple[Chem.Mol | None, str, str]:
+    """A row's molecule (or None), the SMILES the report shows for it (for a reject: the row's
+    text), and the reason it is rejected. An SDF record's molecule is re-read from its SMILES, so
+    that its node order is the one a re-parse of the report's SMILES gives."""
+    if row.problem is not None:
+        return None, row.smiles, row.problem
+    if row.molblock is None:
+        mol, reason = parse_smiles(row.smiles)
+        return mol, (row.smiles.strip() if mol is not None else row.smiles), reason
+    mol, reason = parse_molblock(row.molblock)
+    if mol is None:
+        return None, "", f"record {row.record}: {reason}"
+    smiles = Chem.MolToSmiles(mol)
+    mol, reason = parse_smiles(smiles)
+    return mol, (smiles if mol is not None else ""), reason
 
 
 def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
@@ -281,10 +293,10 @@ def _quote_open_after(line: str, delimiter: str, in_quotes: bool) -> bool:
     return in_quotes
 
 
-def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | None = None) -> GraphSet:
-    """An SDF file: records end with ``$$$$``; a broken molblock rejects only its own record."""
+def sdf_rows(path: str | Path, id_field: str | None = None, label_field: str | None = None) -> Iterator[SourceRow]:
+    """The records of an SDF file (they end with ``$$$$``) as rows holding their molblock; a
+    record without ``M  END`` comes with its problem."""
     path = Path(path)
-    out = _Collector()
     record: list[str] = []
     start = 1
     index = 0
@@ -294,18 +306,25 @@ def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | N
         if line.strip() == "$$$$":
             if any(text.strip() for text in record):  # an empty record is not data
                 index += 1
-                _sdf_record(out, record, start, index, id_field, label_field)
+                yield _sdf_row(record, start, index, id_field, label_field)
             record = []
             continue
         record.append(line)
     if any(line.strip() for line in record):
         index += 1
-        _sdf_record(out, record, start, index, id_field, label_field)
+        yield _sdf_row(record, start, index, id_field, label_field)
+
+
+def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | None = None) -> GraphSet:
+    """An SDF file: records end with ``$$$$``; a broken molblock rejects only its own record."""
+    path = Path(path)
+    out = _Collector()
+    for row in sdf_rows(path, id_field, label_field):
+        out.add_row(row)
     return out.result(path, "sdf", unit="record")
 
 
-def _sdf_record(out: _Collector, lines: list[str], start: int, index: int, id_field: str | None,
-                label_field: str | None) -> None:
+def _sdf_row(lines: list[str], start: int, index: int, id_field: str | None, label_field: str | None) -> SourceRow:
     end = next((i for i, line in enumerate(lines) if line.strip() == "M  END"), None)
     title = lines[0].strip() if lines else ""
     fields = _sdf_fields(lines[end + 1:] if end is not None else [])
@@ -315,12 +334,8 @@ def _sdf_record(out: _Collector, lines: list[str], start: int, index: int, id_fi
     label = fields.get(label_field) if label_field else next(
         (lowered[c] for c in LABEL_COLUMNS if c in lowered), None)
     if end is None:
-        out.add_mol(None, f"record {index} has no 'M  END' line", start, ident, title, label)
-        return
-    mol, reason = parse_molblock("\n".join(lines[: end + 1]))
-    if reason:
-        reason = f"record {index}: {reason}"
-    out.add_mol(mol, reason, start, ident, title, label)
+        return SourceRow(start, ident, title, "", label, f"record {index} has no 'M  END' line", record=index)
+    return SourceRow(start, ident, title, "", label, molblock="\n".join(lines[: end + 1]), record=index)
 
 
 def _sdf_fields(lines: list[str]) -> dict[str, str]:

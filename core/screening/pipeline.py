@@ -31,7 +31,7 @@ import numpy as np
 from core.errors import DataError, GLocalKDError, SlowPrecisionWarning
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
-from core.io.molecules import SourceRow
+from core.io.molecules import SourceRow, parse_row
 from core.data.pvalues import bh_q_table
 from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
@@ -79,20 +79,24 @@ def iter_smiles_rows(path: str | Path, smiles_column: str | None = None,
     return rows
 
 
+FIRST_CHUNK = 256  # rows: parsed in about 0.1 s, so the first rows are scored soon after start
+
+
 def _chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
-    """Consecutive rows in chunks of ``size``, the first ones smaller (size/8, size/4, size/2):
-    the scorer waits for the first chunk to be parsed, so a small first chunk gets it going in a
-    second or so instead of about ten. Where the chunks are cut does not change the ranking of
-    equal scores (ties keep input order), nor any score, except in the last bit when it leaves
-    a batch of one or two molecules (other matrix kernels)."""
+    """Consecutive rows in chunks of ``size``, the first ones smaller: FIRST_CHUNK rows (at most
+    size/8), then twice as many each time up to ``size``. The scorer waits for the first chunk to
+    be parsed, so a small first chunk gets it going at once instead of after seconds. Where the
+    chunks are cut does not change the ranking of equal scores (ties keep input order), nor any
+    score, except in the last bit when it leaves a batch of one or two molecules (other matrix
+    kernels)."""
     chunk: list[SourceRow] = []
-    shift = 3
+    want = max(1, min(size >> 3, FIRST_CHUNK))
     for row in rows:
         chunk.append(row)
-        if len(chunk) >= max(1, size >> shift):
+        if len(chunk) >= want:
             yield chunk
             chunk = []
-            shift = max(0, shift - 1)
+            want = min(size, want * 2)
     if chunk:
         yield chunk
 
@@ -100,14 +104,14 @@ def _chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 # ---------------------------------------------------------------------------- worker side
 def featurize_chunk(rows: list[SourceRow]) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process)."""
-    from core.data.chem import ATOM_FEATURE_DIM, element_symbols, mol_arrays, parse_smiles
+    from core.data.chem import ATOM_FEATURE_DIM, element_symbols, mol_arrays
 
     lines, ids, names, smiles, labels, counts, edge_counts, symbols = [], [], [], [], [], [], [], []
     xs, edges, rejects = [], [], []
     for row in rows:
-        mol, reason = (None, row.problem) if row.problem is not None else parse_smiles(row.smiles)
+        mol, text, reason = parse_row(row)
         if mol is None:
-            rejects.append((row.line, row.id, row.smiles, reason))
+            rejects.append((row.line, row.id, text, reason))
             continue
         x, pairs, z = mol_arrays(mol, dtype=np.uint8)  # features are 0/1: a quarter of the bytes to pass on
         symbols.append(" ".join(element_symbols(z)))
@@ -117,7 +121,7 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         ids.append(row.id)
         names.append(row.name)
         labels.append(row.label)
-        smiles.append(row.smiles.strip())
+        smiles.append(text)
         counts.append(x.shape[0])
         edge_counts.append(len(pairs))
     return {
@@ -383,10 +387,25 @@ class _Pool:
 
     def submit(self, rows: list[SourceRow]) -> Future:
         try:
-            return self.executor.submit(featurize_chunk, rows)
+            future = self.executor.submit(featurize_chunk, rows)
         except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
             self.restart()
-            return self.executor.submit(featurize_chunk, rows)
+            future = self.executor.submit(featurize_chunk, rows)
+        self._close_our_result_writer()
+        return future
+
+    def _close_our_result_writer(self) -> None:
+        """Close this process's copy of the pipe the workers send results on (once they are
+        forked, all at the first submit). Otherwise a worker killed while it writes a result leaves
+        the pool's reader thread waiting forever for the rest of the message: this process still
+        holds a writer, so the pipe never ends. Without it, the read fails and the pool breaks, as
+        it should. Only with fork: other start methods start workers later, from that pipe."""
+        if self.context.get_start_method() != "fork":
+            return
+        queue = getattr(self.executor, "_result_queue", None)  # no public handle on the pipe
+        writer = getattr(queue, "_writer", None)
+        if writer is not None and not writer.closed and getattr(self.executor, "_processes", None):
+            writer.close()
 
     def restart(self) -> None:
         self.close(kill=True)
@@ -417,7 +436,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
            label_column: str | None = None) -> ScreenSummary:
-    """Score every molecule of a SMILES list or table ``path`` with ``model`` and write the ranked
+    """Score every molecule of a SMILES list, table or SDF file ``path`` with ``model`` and write the ranked
     report to ``report``: the one streaming path of ``glocalkd score``, ``glocalkd screen``, the
     app and scripts.
 

@@ -94,10 +94,18 @@ def _children(pid):
         return []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def _as_from_a_terminal() -> None:
+    """The child's SIGINT and SIGHUP as a terminal gives them, also when this suite runs under
+    nohup or in the background (they are then inherited ignored, and screen respects that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, "Ctrl+C", signal.SIGKILL])
 def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
     """As ``timeout`` or a batch scheduler stops a run: exit 130, the report of the rows scored,
-    no temporary folder, no worker left behind."""
+    no temporary folder, no worker left behind. Ctrl+C reaches the whole process group (the
+    workers print no traceback); a parent killed outright takes its workers with it."""
     from tests.conftest import RESOURCES
     import gzip
 
@@ -110,7 +118,8 @@ def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen([sys.executable, "-m", "core", "screen", str(model_file), str(data), "-o", str(report),
                              "--chunk-size", "64", "--workers", "2", "--device", "cpu"],
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=root)
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=root, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait for a few chunks scored
         tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
@@ -119,8 +128,15 @@ def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
         time.sleep(0.05)
     workers = _children(proc.pid)
     assert workers
-    proc.send_signal(sig)
+    if sig == "Ctrl+C":
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal sends it: to every process of the group
+    else:
+        proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
+    if sig == signal.SIGKILL:
+        time.sleep(1)
+        assert not [w for w in workers if w.is_running() and w.status() != "zombie"]
+        return
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted after line" in err
     lines = report.read_text().splitlines()
@@ -128,3 +144,19 @@ def test_sigterm_and_sighup_stop_screen_like_ctrl_c(model_file, tmp_path, sig):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
     time.sleep(0.5)
     assert not [w for w in workers if w.is_running() and w.status() != "zombie"]
+
+
+def test_an_sdf_file_is_streamed_too_and_reads_as_load_reads_it(model_file, tmp_path, capsys):
+    from core import load
+    from core.io.ranked_report import read_report
+    from tests.conftest import sdf_ethanol
+
+    data = tmp_path / "m.sdf"
+    data.write_text(sdf_ethanol("first") + sdf_ethanol("second") + "broken\nnot a molblock\nM  END\n$$$$\n")
+    for command in ("score", "screen"):
+        assert main([command, str(model_file), str(data), "-o", str(tmp_path / f"{command}.csv"),
+                     "--device", "cpu"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "score.csv").read_bytes() == (tmp_path / "screen.csv").read_bytes()
+    report, graphs = read_report(tmp_path / "screen.csv"), load(data)
+    assert sorted(report.ids) == sorted(m.id for m in graphs.meta) and set(report.smiles) == {"CCO"}
+    assert [r.reason for r in report.rejects] == [f"line {graphs.rejects[0].line}: {graphs.rejects[0].reason}"]

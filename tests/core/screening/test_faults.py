@@ -71,16 +71,16 @@ def test_a_worker_killed_mid_run_loses_no_row(library, model, tmp_path):
 
 
 def test_a_row_that_kills_its_worker_is_rejected_alone(library, model, tmp_path, monkeypatch):
-    import core.data.chem as chem
+    import core.io.molecules as molecules
 
-    parse = chem.parse_smiles
+    parse = molecules.parse_smiles
 
     def crashing(smiles):  # as RDKit crashing, or the kernel's OOM killer, on one molecule
         if smiles == "C[Kill]":
             os.kill(os.getpid(), signal.SIGKILL)
         return parse(smiles)
 
-    monkeypatch.setattr(chem, "parse_smiles", crashing)  # the forked workers inherit it
+    monkeypatch.setattr(molecules, "parse_smiles", crashing)  # the forked workers inherit it
     data = tmp_path / "lib.smi"
     lines = library.read_text().splitlines()
     lines[50] = "C[Kill] killer"
