@@ -36,6 +36,24 @@ def parse_scheduler(spec: str) -> tuple[str, int | None]:
 
 
 @contextlib.contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    """Worker processes started inside ignore SIGINT (a child keeps an ignored signal ignored):
+    Ctrl+C in a terminal reaches the whole process group, and the client, not each worker,
+    decides what an interrupted run keeps; closing the cluster ends the workers."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
 def connect(spec, timeout: float = 30.0) -> Iterator:
     """A Dask ``Client`` for ``spec`` (a ``--scheduler`` string or a ``Client`` already made, used as
     it is and left open); a local cluster started here is closed on the way out."""
@@ -56,9 +74,11 @@ def connect(spec, timeout: float = 30.0) -> Iterator:
         # processes, one thread each: RDKit and torch hold the GIL for parts of their work, and
         # one torch thread per core is what the single-machine pipeline uses too. No statistical
         # profiler (a stack sample every 10 ms in every worker): nothing here reads it
-        with dask.config.set({"distributed.worker.profile.enabled": False}), \
-                LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                             host="127.0.0.1") as cluster, Client(cluster, timeout=timeout) as client:
+        with dask.config.set({"distributed.worker.profile.enabled": False}), _workers_ignore_ctrl_c():
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   # no dashboard; the scheduler's small HTTP server on any free port, not 8787
+                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, host="127.0.0.1")
+        with cluster, Client(cluster, timeout=timeout) as client:
             yield client
         return
     try:

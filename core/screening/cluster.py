@@ -358,7 +358,7 @@ def keep_top(report: str | Path, top: int) -> int:
 
 
 # ---------------------------------------------------------------------------- the command
-def run_command(args) -> ScreenSummary:
+def run_command(args) -> int:
     """``glocalkd screen ... --scheduler ...``: the cluster run with a progress bar and a summary line."""
     import sys
 
@@ -377,7 +377,7 @@ def run_command(args) -> ScreenSummary:
     print(f"{summary.rows:,} rows: {summary.scored:,} scored{kept}, {summary.rejected:,} rejected, in "
           f"{summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s); ranked report written to "
           f"{summary.report}", file=sys.stderr)
-    return summary
+    return 130 if summary.stopped else 0  # the exit status, as the single-machine screen's: 130 when stopped
 
 
 def single_library(libraries: Sequence[str]) -> str:
