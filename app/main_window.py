@@ -68,6 +68,12 @@ class MainWindow(QMainWindow):
         self._restore()
         self._update_state()
         self._busy("Loading torch and RDKit…")
+        self._warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
+        self._warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
+        self._warm_timer.start()
+
+    @Slot()
+    def _warm_up(self) -> None:
         self.runner.start("warmup", tasks.warm_up, self._warmed_up, self._failed)
 
     # ---------------------------------------------------------------- the state, as before
@@ -106,6 +112,8 @@ class MainWindow(QMainWindow):
                                      "Score another file with the trained model; its results open in a new tab")
         self.act_export = action("&Export…", self.export_dialog, QKeySequence.StandardKey.Save,
                                  "Export the ranked rows as CSV or SDF")
+        self.act_html = action("Export &HTML report…", self.html_dialog, "Ctrl+Shift+E",
+                               "One HTML file: data, model, top molecules with heatmaps, histogram and ROC")
         self.act_save_model = action("Save &model…", self.save_model_dialog, "Ctrl+Shift+S")
         self.act_load_model = action("&Load model…", self.load_model_dialog, "Ctrl+L")
         self.act_quit = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -121,6 +129,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_score_file)
         file_menu.addAction(self.act_export)
+        file_menu.addAction(self.act_html)
         file_menu.addSeparator()
         file_menu.addAction(self.act_load_model)
         file_menu.addAction(self.act_save_model)
@@ -399,6 +408,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _warmed_up(self, device_note: str) -> None:
         self._ready = True
+        self.form.activate()
         self.form.set_device_note(device_note)
         self._idle()
         self.progress_label.setText("Ready." if self._pending_open is None else "")
@@ -425,7 +435,7 @@ class MainWindow(QMainWindow):
 
     def open_path(self, path: str, options: dict | None = None) -> None:
         """Load ``path`` in the background; asks for columns when a table's SMILES column is not obvious."""
-        if not self._ready or self.runner.busy("warmup"):  # torch is still loading: open the file once it has
+        if not self._ready:  # torch is still loading: open the file once it has
             self._pending_open = (path, options)
             self.progress_label.setText(f"Loading torch and RDKit, then {Path(path).name}…")
             return
@@ -756,6 +766,29 @@ class MainWindow(QMainWindow):
             return
         self.statusBar().showMessage(f"{n:,} rows written to {path}", 8000)
 
+    def html_dialog(self) -> None:
+        st = self.state
+        if st.graphs is None or st.scores is None:
+            self._warn("Nothing to report", "Train or load a model and score a data set first.")
+            return
+        path, _ = self._ask_save("Export HTML report", f"{Path(st.graphs.source).stem or 'graphs'}_report.html",
+                                 "HTML (*.html)")
+        if path:
+            self.export_html(with_suffix(path, ".html"))
+
+    def export_html(self, path: str) -> None:
+        """Write the one-file HTML report in the background (drawing the top molecules takes a moment)."""
+        st = self.state
+        self._busy("Writing the HTML report…")
+        job = functools.partial(tasks.export_html, path, st.graphs, st.scores, st.model,
+                                self.anomaly_class.currentData(), st.threshold(), st.p_values())
+        self.runner.start("html", job, lambda n, p=path: self._html_written(p, n), self._failed)
+
+    def _html_written(self, path: str, drawn: int) -> None:
+        self._idle()
+        self.progress_label.setText(f"HTML report written: {Path(path).name} ({drawn} molecules drawn).")
+        self.statusBar().showMessage(f"HTML report written to {path}", 8000)
+
     # ================================================================ table, filters, detail
     @Slot()
     def apply_text_filter(self) -> None:
@@ -987,6 +1020,7 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(stoppable)
         self.act_score_file.setEnabled(st.model is not None and not busy)
         self.act_export.setEnabled(st.scores is not None and not busy)
+        self.act_html.setEnabled(st.scores is not None and not busy)
         savable = st.model is not None and hasattr(st.model, "save")
         self.act_save_model.setEnabled(savable and not busy)
         self.act_save_model.setToolTip("Save the trained model" if savable or st.model is None else
@@ -1004,8 +1038,9 @@ class MainWindow(QMainWindow):
         message = app_wording(message)
         self._idle()
         self.progress_label.setText("")
-        if not self._ready:  # the warm-up failed: torch or RDKit cannot load
+        if not self._ready:  # the warm-up failed: torch or RDKit cannot load; the form says what it can
             self._ready = True
+            self.form.activate()
         self._warn("Something went wrong", message)
         self.statusBar().showMessage("Failed: " + message.splitlines()[0], 10000)
 

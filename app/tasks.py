@@ -254,3 +254,15 @@ def export_sdf(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     from core import write_sdf
 
     return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values)
+
+
+def export_html(path: str, graphs, scores, model, anomaly_label: str | None, threshold: float | None,
+                p_values: np.ndarray | None, top_n: int = 25, job=None) -> int:
+    """Write the one-file HTML report (data, model settings, top molecules' heatmaps, histogram, ROC)."""
+    from core import html_report
+
+    from .state import describe_model
+
+    settings = {"detector": describe_model(model), **model.get_params()}
+    return html_report(path, graphs, scores, settings, top_n=top_n, anomaly_label=anomaly_label, threshold=threshold,
+                       p_values=p_values)

@@ -40,7 +40,7 @@ _PUBLIC = {
     "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
     "space_map": "viz.chemical_space", "node_error_norm": "viz.heatmap", "fixed_error_scale": "viz.heatmap",
     "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "SimilarityIndex": "viz.similarity", "similar_molecules": "viz.similarity", "scaffolds": "viz.similarity",
-    "write_sdf": "viz.sharing", "empirical_p_values": "evaluation.metrics",
+    "write_sdf": "viz.sharing", "empirical_p_values": "evaluation.metrics", "html_report": "evaluation.html_report",
 }
 _RENAMED = {"REPORT_COLUMNS": "COLUMNS", "HEATMAP_SCALES": "SCALES"}  # public name -> the name in its module
 __all__ = ["__version__", *_PUBLIC]

@@ -70,7 +70,7 @@ class HeatmapPanel(QWidget):
     def clear(self, message: str = "Select a row to see which nodes drive its score.") -> None:
         self.canvas.figure.clear()
         self.canvas.draw_idle()
-        self.top.clear()
+        self.set_top_nodes([])
         self.set_neighbours([])
         self.title.setText(message)
         self.save_button.setEnabled(False)

@@ -17,6 +17,7 @@ class TrainSettings(QWidget):
         super().__init__()
         form = QFormLayout(self)
         self._form = form
+        self._active = False
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.detector = QComboBox()
         for info in DETECTORS.values():
@@ -76,9 +77,17 @@ class TrainSettings(QWidget):
                       "out_dim": self.out_dim, "num_layers": self.layers, "lam": self.lam,
                       "features": self.features, "normalize": self.normalize, "device": self.device,
                       "node_max": self.node_max, "size_term": self.size_term}
-        self.detector.currentIndexChanged.connect(self._detector_changed)
-        self._detector_changed()
+        info = detector_info(self.detector_name())
+        self.detector_note.setText(f"{info.summary}.")
         self.set_labels({})
+
+    def activate(self) -> None:
+        """Show the rows the chosen detector uses. Reading a detector's parameters imports its class
+        (torch), so the window calls this once torch has loaded; until then the form is disabled."""
+        if not self._active:
+            self._active = True
+            self.detector.currentIndexChanged.connect(self._detector_changed)
+        self._detector_changed()
 
     def detector_name(self) -> str:
         return self.detector.currentData()

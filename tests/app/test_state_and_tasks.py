@@ -147,3 +147,16 @@ def test_error_messages_use_the_apps_words():
     text = "no SMILES column found (columns: 'a', 'b'); name it with the SMILES-column option"
     assert "option" not in app_wording(text) and "column dialog" in app_wording(text)
     assert "--" not in app_wording("use --normal-label or --batch-size")
+
+
+def test_html_report_is_one_self_contained_file(herg_trained, tmp_path):
+    st = herg_trained
+    out = tmp_path / "report.html"
+    drawn = tasks.export_html(str(out), st.graphs, st.scores, st.model, "0", st.threshold(), st.p_values(), top_n=5)
+    html = out.read_text()
+    assert drawn == 5 and html.count("<svg") == 5 + 2  # five heatmaps, the histogram and the ROC
+    top = st.graphs.meta[int(st.scores.ranking()[0])].id
+    assert top in html and "ROC-AUC" in html and "p-value" in html and "hidden_dim" in html
+    import re
+
+    assert not re.search(r"""(src|href)=["'](?!#)""", html)  # nothing to fetch (only in-page SVG links)
