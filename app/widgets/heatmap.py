@@ -43,7 +43,7 @@ class HeatmapPanel(QWidget):
                                    "score means a small odd group; no close neighbour, a new chemotype. "
                                    "Double-click to select it.")
         self.neighbours.itemDoubleClicked.connect(lambda item: self.neighbour_clicked.emit(int(item.data(256))))
-        self.neighbours_label = QLabel("Most similar training molecules")
+        self.neighbours_label = QLabel("Similar training molecules\n(Tanimoto, score, id)")
         self.save_button = QPushButton("Save picture…")
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self.save_picture)
@@ -137,7 +137,7 @@ class HeatmapPanel(QWidget):
         """Similar training molecules as (graph index, id, similarity, score); hidden when empty."""
         self.neighbours.clear()
         for index, ident, sim, score in rows:
-            text = f"{ident}   sim {sim:.2f}" + (f" · score {score:.3g}" if score is not None else "")
+            text = f"{sim:.2f}  " + (f"{score:<8.3g}" if score is not None else "") + f" {ident}"
             item = QListWidgetItem(text)
             item.setData(256, index)  # Qt.UserRole
             self.neighbours.addItem(item)

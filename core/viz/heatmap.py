@@ -121,15 +121,21 @@ def _spread_fragments(mol):
         return mol
     conf = mol.GetConformer()
     xy = np.array([[conf.GetAtomPosition(a).x, conf.GetAtomPosition(a).y] for a in range(mol.GetNumAtoms())])
-    left = 0.0
-    for frag in frags:
+    widths = [float(np.ptp(xy[list(f), 0])) + 2.0 for f in frags]  # two bond lengths between fragments
+    heights = [float(np.ptp(xy[list(f), 1])) + 2.0 for f in frags]
+    limit = max(max(widths), sum(widths) / np.ceil(np.sqrt(len(frags))))  # wrap into a roughly square block
+    left = top = row_height = 0.0
+    for frag, width, height in zip(frags, widths, heights):
+        if left > 0 and left + width > limit + 1e-6:
+            left, top, row_height = 0.0, top - row_height, 0.0
         idx = list(frag)
         pts = xy[idx]
-        shift = np.array([left - pts[:, 0].min(), -pts[:, 1].mean()])
+        shift = np.array([left - pts[:, 0].min(), top - pts[:, 1].max()])
         for a in idx:
             x, y = xy[a] + shift
             conf.SetAtomPosition(a, (float(x), float(y), 0.0))
-        left += float(np.ptp(pts[:, 0])) + 2.0  # two bond lengths between fragments
+        left += width
+        row_height = max(row_height, height)
     return mol
 
 
@@ -211,11 +217,15 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
         size = (560, 460)
         drawer, _ = _draw(mol, errors, size, False, scale, vmax, highlight, "", indices_on_atoms=False)
         ax.imshow(matplotlib.image.imread(io.BytesIO(drawer.GetDrawingText()), format="png"))
-        for a in range(n):  # indices beside each atom, legible on any fill
+        labelled = range(n)
+        if n > 40 and not plain:  # a large molecule: only the atoms with the largest errors are numbered
+            labelled = np.argsort(-np.asarray(errors), kind="stable")[:12].tolist()
+        for a in labelled:  # indices beside each atom, legible on any fill
             x, y = drawer.GetDrawCoords(a)
-            dark = not plain and _dark(colours[a])
-            ax.text(x + 9, y + 11, str(a), fontsize=8, fontweight="bold", ha="left", va="top",
-                    color="white" if dark else "#222222", zorder=3)
+            fill = colours[a] if not plain else (1.0, 1.0, 1.0)
+            ax.text(x + 10, y + 10, str(a), fontsize=8, fontweight="bold", ha="left", va="top", zorder=3,
+                    color="white" if _dark(fill) else "#222222",  # on a chip of the atom's own colour
+                    bbox=dict(boxstyle="round,pad=0.12", fc=fill, ec="none", alpha=0.9))
         ax.set_xlim(0, size[0])
         ax.set_ylim(size[1], 0)
         kind = "molecule"

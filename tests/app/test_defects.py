@@ -209,7 +209,8 @@ def test_the_window_shows_before_torch_has_loaded(qtbot, settings):  # noqa: F81
     w = MainWindow(settings)
     qtbot.addWidget(w)
     w.show()
-    assert w.isVisible() and w.runner.busy("warmup")  # torch and RDKit load behind a busy bar
+    assert w.isVisible() and not w._ready  # torch and RDKit load behind a busy bar, after the window shows
+    assert w._warm_timer.isActive() or w.runner.busy("warmup")
     assert w.progress.maximum() == 0 and "Loading torch" in w.progress_label.text()
     qtbot.waitUntil(lambda: w._ready and _idle(w), timeout=60000)
     assert "torch sees" in w.form.device_note.text()

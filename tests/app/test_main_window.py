@@ -43,7 +43,7 @@ def train_and_wait(qtbot, window, normal=None, **params):
     window.form.batch.setValue(p["batch_size"])
     window.form.normal.setCurrentIndex(window.form.normal.findData(normal) if normal else 0)
     window.train()
-    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=120000)
+    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=300000)  # 2 shared cores
 
 
 def start_endless_training(qtbot, window, path, epochs_seen):
