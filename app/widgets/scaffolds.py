@@ -6,7 +6,8 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-HEADERS = ("Scaffold", "Molecules", "Flagged", "Best score", "Best rank", "Best molecule")
+HEADERS = ("Best rank", "Molecules", "Flagged", "Best score", "Best molecule", "Scaffold")
+SCAFFOLD = HEADERS.index("Scaffold")
 
 
 def group_by_scaffold(scaffold_of: list[str], rows: np.ndarray, score: np.ndarray, rank: np.ndarray,
@@ -36,7 +37,8 @@ class ScaffoldView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setStretchLastSection(True)  # the scaffold's SMILES
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setSortingEnabled(True)
         self.table.cellDoubleClicked.connect(self._chosen)
         note = QLabel("Rows grouped by Bemis-Murcko scaffold (RDKit). Double-click a group to list the molecules "
@@ -61,18 +63,20 @@ class ScaffoldView(QWidget):
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(self.groups))
         for r, (scaffold, count, n_flagged, best, best_rank, i) in enumerate(self.groups):
-            cells = (scaffold or "(acyclic)", count, n_flagged, best, best_rank, graphs.meta[i].id)
+            cells = (best_rank, count, n_flagged, best, graphs.meta[i].id, scaffold or "(acyclic)")
             for c, value in enumerate(cells):
                 item = QTableWidgetItem()
                 if isinstance(value, (int, float)):
                     item.setData(Qt.ItemDataRole.DisplayRole, value if isinstance(value, int) else float(f"{value:.4g}"))
                 else:
                     item.setText(str(value))
-                if c == 0:
+                if c == SCAFFOLD:
                     item.setData(Qt.ItemDataRole.UserRole, scaffold)
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
-        self.table.resizeColumnsToContents()
+        self.table.sortItems(0, Qt.SortOrder.AscendingOrder)  # the group of the top-ranked molecule first
+        for c, width in enumerate((75, 85, 65, 85, 170)):
+            self.table.setColumnWidth(c, width)
 
     def _chosen(self, row: int, _column: int) -> None:
-        self.scaffold_chosen.emit(self.table.item(row, 0).data(Qt.ItemDataRole.UserRole) or "")
+        self.scaffold_chosen.emit(self.table.item(row, SCAFFOLD).data(Qt.ItemDataRole.UserRole) or "")

@@ -226,3 +226,22 @@ def test_a_file_without_a_smiles_column_is_explained_in_the_apps_words(qtbot, wi
     window.open_path(str(table), {"smiles_column": "compound"})
     qtbot.waitUntil(lambda: _idle(window) and hasattr(window, "_last_warning"), timeout=20000)
     assert "option" not in window._last_warning and "--" not in window._last_warning
+
+
+# share and explain ------------------------------------------------ scaffold groups
+def test_scaffold_groups_count_and_best_score_and_open_their_molecules(qtbot, trained):
+    from app.widgets.scaffolds import SCAFFOLD, group_by_scaffold
+
+    groups = group_by_scaffold(["a", "b", "a", ""], np.arange(4), np.array([1.0, 5.0, 3.0, 2.0]),
+                               np.array([4, 1, 2, 3]), np.array([False, True, True, False]))
+    assert groups[0][:5] == ("b", 1, 1, 5.0, 1) and groups[1][:5] == ("a", 2, 1, 3.0, 2)
+    w = trained
+    w.group_scaffolds.setChecked(True)
+    view = w.scaffold_view
+    assert w.table_stack.currentWidget() is view and view.table.rowCount() == len(view.groups) > 10
+    assert sum(g[1] for g in view.groups) == 655
+    assert view.table.item(0, 0).text() == "1"  # the top-ranked molecule's group first
+    row = next(r for r in range(view.table.rowCount()) if view.table.item(r, SCAFFOLD).text() == "c1ccccc1")
+    view.table.cellDoubleClicked.emit(row, 0)
+    assert w.table_stack.currentWidget() is w.table and w.smarts_edit.text() == "c1ccccc1"
+    assert 0 < w.model_table.visible_count() < 655
