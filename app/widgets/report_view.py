@@ -57,13 +57,14 @@ class ReportView(QWidget):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(self.heatmap)
-        split.setSizes([700, 600])
+        split.setSizes([560, 740])  # room for the drawing beside its lists
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
         rejected = f" · {len(report.rejects):,} rejected rows (listed at the end of the file)" if report.rejects else ""
-        self.status.setText(f"{note}{len(report):,} scored rows{rejected} · {report.source}")
+        where = "" if note else f" · {report.source}"  # a scored file's report is a scratch file: no path
+        self.status.setText(f"{note}{len(report):,} scored rows{rejected}{where}")
         self._update_count()
         if len(report):
             self.table.selectRow(0)
