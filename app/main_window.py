@@ -1,36 +1,45 @@
-"""The main window: menus, panels and wiring. Computation happens in core, in worker threads."""
+"""The main window: layout and wiring only.
+
+The state (data, model, scores, selection) is :class:`app.state.AppState`; background jobs
+are the plain functions of :mod:`app.tasks`, run by :class:`app.workers.Runner`; the views
+are in :mod:`app.widgets`. Nothing here computes: slots move results from jobs into the
+state and from the state into the widgets.
+"""
 from __future__ import annotations
 
+import functools
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QDockWidget, QDoubleSpinBox, QFileDialog, QGroupBox, QHBoxLayout,
-                               QLabel, QLineEdit, QMainWindow, QMessageBox, QProgressBar, QPushButton,
-                               QScrollArea, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFileDialog, QGroupBox,
+                               QHBoxLayout, QLabel, QLineEdit, QMainWindow, QMessageBox, QProgressBar, QPushButton,
+                               QScrollArea, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from core import (FeatureSchema, GLocalKD, GLocalKDError, GraphSet, Scores, detector_info, is_report, is_table,
-                  load, make_detector, roc_auc, table_columns)
+from . import tasks
+from .state import AppState, app_wording, describe_model, duration, with_suffix
+from .widgets.dialogs import ColumnDialog, RejectsDialog
+from .widgets.heatmap import HeatmapPanel
+from .widgets.map_view import MapView
+from .widgets.plots import EvaluationPlot, LossPlot
+from .widgets.report_view import ReportView
+from .widgets.settings_form import TrainSettings
+from .widgets.table import COLUMNS, ResultsModel, results_view
 
-from .dialogs import ColumnDialog, RejectsDialog
-from .map_view import MapView
-from .plots import EvaluationPlot, HeatmapPanel, LossPlot
-from .settings_form import TrainSettings
-from .table_model import COLUMNS, ResultsModel, results_view
-from .workers import Runner, Task
-
-RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # installed with the package (pyproject package-data)
 DEMOS = {
-    "hERG (655 molecules, SMILES)": RESOURCES / "herg.tab",
-    "AIDS (2,000 molecular graphs, TU)": RESOURCES / "AIDS.zip",
+    "hERG (655 molecules, SMILES)": DEMO_DATA / "herg.tab",
+    "AIDS (2,000 molecular graphs, TU)": DEMO_DATA / "AIDS.zip",
 }
 MAX_RECENT = 8
 FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip);;"
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
                "TU collection (*.zip);;All files (*)")
+MODEL_FILTER = "GLocalKD model (*.pt)"
+EXPORT_FILTERS = {"CSV report (*.csv)": ".csv", "SDF with scores as properties (*.sdf)": ".sdf"}
 
 
 class MainWindow(QMainWindow):
@@ -38,27 +47,51 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings | None = None):
         super().__init__()
+        from .workers import Runner
+
         self.settings = settings or QSettings("GLocalKD Studio", "GLocalKD Studio")
         self.setWindowTitle("GLocalKD Studio")
         self.setAcceptDrops(True)
+        self.state = AppState()
         self.runner = Runner(self)
         self.runner.changed.connect(self._update_state)
-        self.graphs: GraphSet | None = None
-        self.scores: Scores | None = None
-        self.model = None  # the trained detector: GLocalKD or a competitor (core.detectors.registry)
-        self.data_path: str = ""
+        self.runner.changed.connect(self._open_pending)
+        self._ready = False  # torch and RDKit loaded (tasks.warm_up)
+        self._pending_open: tuple[str, dict | None] | None = None
         self._train_started = 0.0
-        self._trained_on_shown = 0  # how many of the shown graphs the model was trained on
-        # the graph-size baseline fitted on the same training graphs, and its scores of the shown
-        # graphs: the evaluation tab shows its AUC beside the detector's, as a sanity reference
-        self.size_model = None
-        self.size_scores = None
         self._losses: list[float] = []
-        self.report_windows: list = []  # ranked reports opened beside the main window
+        self._map_cache: dict = {}
+        self.report_views: list[ReportView] = []  # ranked reports open as tabs beside the results
+        self._scratch = tempfile.mkdtemp(prefix="glocalkd-studio-")  # reports of scored files
         self._build_actions()
         self._build_ui()
         self._restore()
         self._update_state()
+        self._busy("Loading torch and RDKit…")
+        self._warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
+        self._warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
+        self._warm_timer.start()
+
+    @Slot()
+    def _warm_up(self) -> None:
+        self.runner.start("warmup", tasks.warm_up, self._warmed_up, self._failed)
+
+    # ---------------------------------------------------------------- the state, as before
+    @property
+    def graphs(self):
+        return self.state.graphs
+
+    @property
+    def scores(self):
+        return self.state.scores
+
+    @property
+    def model(self):
+        return self.state.model
+
+    @model.setter
+    def model(self, value) -> None:
+        self.state.model = value
 
     # ================================================================ construction
     def _build_actions(self) -> None:
@@ -73,12 +106,14 @@ class MainWindow(QMainWindow):
         self.act_open = action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
                                "Open a SMILES, CSV/TSV, SDF file or a TU collection (.zip)")
         self.act_open_folder = action("Open TU &folder…", self.open_folder_dialog)
-        self.act_train = action("&Train", self.train, "Ctrl+T", "Train GLocalKD on the normal graphs")
-        self.act_stop = action("&Stop", self.stop, "Esc", "Stop training (the model trained so far is kept)")
+        self.act_train = action("&Train", self.train, "Ctrl+T", "Train the detector on the normal graphs")
+        self.act_stop = action("&Stop", self.stop, "Esc", "Stop training or scoring (what is done so far is kept)")
         self.act_score_file = action("Score &another file…", self.score_file_dialog, "Ctrl+Shift+O",
-                                     "Score another file with the trained model")
-        self.act_export = action("&Export report…", self.export_dialog, QKeySequence.StandardKey.Save,
-                                 "Export the ranked CSV report")
+                                     "Score another file with the trained model; its results open in a new tab")
+        self.act_export = action("&Export…", self.export_dialog, QKeySequence.StandardKey.Save,
+                                 "Export the ranked rows as CSV or SDF")
+        self.act_html = action("Export &HTML report…", self.html_dialog, "Ctrl+Shift+E",
+                               "One HTML file: data, model, top molecules with heatmaps, histogram and ROC")
         self.act_save_model = action("Save &model…", self.save_model_dialog, "Ctrl+Shift+S")
         self.act_load_model = action("&Load model…", self.load_model_dialog, "Ctrl+L")
         self.act_quit = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -94,6 +129,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_score_file)
         file_menu.addAction(self.act_export)
+        file_menu.addAction(self.act_html)
         file_menu.addSeparator()
         file_menu.addAction(self.act_load_model)
         file_menu.addAction(self.act_save_model)
@@ -125,7 +161,6 @@ class MainWindow(QMainWindow):
         data_layout.addWidget(self.rejects_button)
 
         self.form = TrainSettings()
-        self.form.set_device_note(_device_note())
         self.train_button = QPushButton("Train")
         self.train_button.clicked.connect(self.train)
         self.stop_button = QPushButton("Stop")
@@ -159,18 +194,20 @@ class MainWindow(QMainWindow):
                          QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
 
-        # --- results: filter bar and table
+        # --- results: filter bar (both filters apply as you type, after a short pause) and table
         self.filter_edit = QLineEdit()
-        self.filter_edit.setPlaceholderText("Filter by id, name, SMILES or label…")
+        self.filter_edit.setPlaceholderText("Filter by id, name, SMILES or label (applies as you type)")
         self.filter_edit.setClearButtonEnabled(True)
-        self._filter_timer = QTimer(self, singleShot=True, interval=250)
-        self._filter_timer.timeout.connect(lambda: self.model_table.set_text_filter(self.filter_edit.text()))
+        self._filter_timer = QTimer(self, singleShot=True, interval=300)
+        self._filter_timer.timeout.connect(self.apply_text_filter)
         self.filter_edit.textChanged.connect(self._filter_timer.start)
         self.smarts_edit = QLineEdit()
-        self.smarts_edit.setPlaceholderText("SMARTS substructure, e.g. c1ccccc1N")
+        self.smarts_edit.setPlaceholderText("SMARTS substructure, e.g. c1ccccc1N (applies as you type)")
         self.smarts_edit.setClearButtonEnabled(True)
+        self._smarts_timer = QTimer(self, singleShot=True, interval=400)
+        self._smarts_timer.timeout.connect(self.apply_smarts)
+        self.smarts_edit.textChanged.connect(self._smarts_timer.start)
         self.smarts_edit.returnPressed.connect(self.apply_smarts)
-        self.smarts_edit.textChanged.connect(lambda t: t.strip() or self.model_table.set_smarts_mask(None))
         self.percentile = QDoubleSpinBox()
         self.percentile.setRange(50.0, 100.0)
         self.percentile.setDecimals(1)
@@ -180,27 +217,41 @@ class MainWindow(QMainWindow):
         self.percentile.setToolTip("Flag graphs scoring above this percentile of the training graphs' scores")
         self.percentile.valueChanged.connect(self._threshold_changed)
         self.count_label = QLabel("")
+        self.filter_note = QLabel("")  # a SMARTS that does not parse, said in place (no pop-up while typing)
+        self.filter_note.setStyleSheet("color: #b03a2e;")
+        self.group_scaffolds = QCheckBox("Group by scaffold")
+        self.group_scaffolds.setToolTip("Group the rows by Bemis-Murcko scaffold: each scaffold's count and best "
+                                        "score, so a series of related anomalies reads as one finding")
+        self.group_scaffolds.toggled.connect(self._group_toggled)
         bar = QHBoxLayout()
         bar.addWidget(self.filter_edit, 2)
         bar.addWidget(self.smarts_edit, 2)
+        bar.addWidget(self.filter_note)
         bar.addWidget(QLabel("Flag above"))
         bar.addWidget(self.percentile)
+        bar.addWidget(self.group_scaffolds)
         bar.addWidget(self.count_label, 1)
 
         self.model_table = ResultsModel(self)
         self.table = results_view(self.model_table)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         self.model_table.modelReset.connect(self._update_counts)
+        self.model_table.layoutChanged.connect(self._follow_selection)
+        from .widgets.scaffolds import ScaffoldView
 
+        self.scaffold_view = ScaffoldView()
+        self.scaffold_view.scaffold_chosen.connect(self._scaffold_chosen)
+        self.table_stack = QStackedWidget()
+        self.table_stack.addWidget(self.table)
+        self.table_stack.addWidget(self.scaffold_view)
 
         # --- the chemical-space map, beside the table
         self.map_view = MapView()
         self.map_view.compute_requested.connect(self.compute_map)
         self.map_view.graph_clicked.connect(self.select_graph)
-        self._map_cache: dict = {}
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setObjectName("top_splitter")
-        top.addWidget(self.table)
+        top.addWidget(self.table_stack)
         top.addWidget(self.map_view)
         top.setSizes([760, 440])
         self.top_splitter = top
@@ -211,7 +262,9 @@ class MainWindow(QMainWindow):
         results_layout.addWidget(top, 1)
 
         # --- bottom tabs: heatmap, loss, evaluation
-        self.heatmap = HeatmapPanel()
+        self.heatmap = HeatmapPanel(self._last_dir)
+        self.heatmap.last_dir_used.connect(self._remember_dir)
+        self.heatmap.neighbour_clicked.connect(self.select_graph)
         self.loss_plot = LossPlot()
         self.eval_plot = EvaluationPlot()
         self.anomaly_class = QComboBox()
@@ -238,9 +291,17 @@ class MainWindow(QMainWindow):
         splitter.setSizes([420, 420])
         self.splitter = splitter
 
+        # the training data's results, and each scored file's ranked report beside them as a tab
+        self.results_tabs = QTabWidget()
+        self.results_tabs.setTabsClosable(True)
+        self.results_tabs.setDocumentMode(True)
+        self.results_tabs.addTab(splitter, "Results")
+        self.results_tabs.tabBar().setTabButton(0, self.results_tabs.tabBar().ButtonPosition.RightSide, None)
+        self.results_tabs.tabCloseRequested.connect(self._close_tab)
+
         self.stack = QStackedWidget()
         self.stack.addWidget(self._welcome_page())
-        self.stack.addWidget(splitter)
+        self.stack.addWidget(self.results_tabs)
         self.setCentralWidget(self.stack)
         self.statusBar().showMessage("Open a file, drop one here, or try a demo data set.")
 
@@ -255,25 +316,18 @@ class MainWindow(QMainWindow):
         title.setWordWrap(True)
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout.addWidget(title)
-        for name, path in DEMOS.items():
+        buttons = [(f"Open demo: {name}", lambda _=False, p=path: self.open_path(str(p))) for name, path in DEMOS.items()]
+        buttons.append(("Open a file or TU collection…", lambda _=False: self.open_dialog()))
+        for text, slot in buttons:
             button = QToolButton()
-            button.setText(f"Open demo: {name}")
+            button.setText(text)
             button.setMinimumWidth(360)
-            button.clicked.connect(lambda _=False, p=path: self.open_path(str(p)))
+            button.clicked.connect(slot)
             row = QHBoxLayout()
             row.addStretch(1)
             row.addWidget(button)
             row.addStretch(1)
             layout.addLayout(row)
-        open_button = QToolButton()
-        open_button.setText("Open a file or TU collection…")
-        open_button.clicked.connect(self.open_dialog)
-        open_button.setMinimumWidth(360)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(open_button)
-        row.addStretch(1)
-        layout.addLayout(row)
         layout.addStretch(2)
         return page
 
@@ -316,9 +370,11 @@ class MainWindow(QMainWindow):
         return [str(v) for v in (value or [])]
 
     def _add_recent(self, path: str) -> None:
+        if Path(path).resolve().parent == DEMO_DATA:
+            return  # the demos have their own menu
         recent = [path] + [p for p in self._recent() if p != path]
         self.settings.setValue("files/recent", recent[:MAX_RECENT])
-        self.settings.setValue("files/last_dir", str(Path(path).parent))
+        self._remember_dir(str(Path(path).parent))
         self._rebuild_recent()
 
     def _rebuild_recent(self) -> None:
@@ -329,59 +385,88 @@ class MainWindow(QMainWindow):
         self.recent_menu.setEnabled(bool(recent))
 
     def _last_dir(self) -> str:
+        """The folder every file dialog starts in: the last one used in any of them."""
         return str(self.settings.value("files/last_dir", str(Path.home())))
+
+    @Slot(str)
+    def _remember_dir(self, folder: str) -> None:
+        self.settings.setValue("files/last_dir", folder)
+
+    def _ask_open(self, title: str, filters: str) -> str:
+        path, _ = QFileDialog.getOpenFileName(self, title, self._last_dir(), filters)
+        if path:
+            self._remember_dir(str(Path(path).parent))
+        return path
+
+    def _ask_save(self, title: str, name: str, filters: str) -> tuple[str, str]:
+        path, chosen = QFileDialog.getSaveFileName(self, title, str(Path(self._last_dir()) / name), filters)
+        if path:
+            self._remember_dir(str(Path(path).parent))
+        return path, chosen
+
+    # ================================================================ start-up
+    @Slot(object)
+    def _warmed_up(self, device_note: str) -> None:
+        self._ready = True
+        self.form.activate()
+        self.form.set_device_note(device_note)
+        self._idle()
+        self.progress_label.setText("Ready." if self._pending_open is None else "")
+
+    @Slot()
+    def _open_pending(self) -> None:
+        """Open the file asked for while torch was loading, once the warm-up job has ended."""
+        if self._ready and self._pending_open is not None and not self.runner.busy():
+            path, options = self._pending_open
+            self._pending_open = None
+            self.open_path(path, options)
 
     # ================================================================ opening data
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open graph data", self._last_dir(), FILE_FILTER)
+        path = self._ask_open("Open graph data", FILE_FILTER)
         if path:
             self.open_path(path)
 
     def open_folder_dialog(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a TU collection folder", self._last_dir())
         if path:
+            self._remember_dir(str(Path(path).parent))
             self.open_path(path)
 
     def open_path(self, path: str, options: dict | None = None) -> None:
         """Load ``path`` in the background; asks for columns when a table's SMILES column is not obvious."""
+        if not self._ready:  # torch is still loading: open the file once it has
+            self._pending_open = (path, options)
+            self.progress_label.setText(f"Loading torch and RDKit, then {Path(path).name}…")
+            return
         if self.runner.busy():
             self._warn("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
             return
-        if options is None and is_report(path):  # a ranked report (e.g. a screening result): its own window
+        from core import GLocalKDError, is_report, is_table, table_columns
+
+        if options is None and is_report(path):  # a ranked report (e.g. a screening result): its own tab
             self.open_report(path)
             return
         if options is None and is_table(path):
             try:
                 cols = table_columns(path)
             except GLocalKDError as exc:
-                self._warn("Cannot open file", str(exc))
+                self._warn("Cannot open file", app_wording(str(exc)))
                 return
             if cols.smiles is None:
                 dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, self)
                 if dialog.exec() != ColumnDialog.DialogCode.Accepted:
                     return
                 options = dialog.options()
-        options = options or {}
         self.statusBar().showMessage(f"Loading {path}…")
         self._busy(f"Loading {Path(path).name}…")
-
-        def work(task: Task):
-            graphs = load(path, **options)
-            schema = FeatureSchema.fit(graphs, "auto").describe() if len(graphs) else "none (no graphs)"
-            return path, graphs, schema
-
-        self.runner.start("load", work, self._loaded, self._failed)
+        self.runner.start("load", functools.partial(tasks.load_data, path, options or {}), self._loaded, self._failed)
 
     def open_report(self, path: str) -> None:
-        """Read a ranked CSV report in the background and show it in a report window."""
-        from core import read_report
-
+        """Read a ranked CSV report in the background and show it in a tab beside the results."""
         self._busy(f"Reading report {Path(path).name}…")
-
-        def work(task: Task):
-            return read_report(path, on_progress=task.report)
-
-        self.runner.start("load", work, self._report_loaded, self._failed, self._report_progress)
+        self.runner.start("load", functools.partial(tasks.read_report, path), self._report_loaded, self._failed,
+                          self._report_progress)
 
     @Slot(object)
     def _report_progress(self, rows: int) -> None:
@@ -389,89 +474,95 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _report_loaded(self, report) -> None:
-        from .report_view import ReportWindow
-
         self._idle()
         self._add_recent(report.source)
-        window = ReportWindow(report, lambda: self.model, self)
-        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a closed report frees its rows
-        self.report_windows.append(window)
-        window.destroyed.connect(lambda _=None, w=window: self.report_windows.remove(w)
-                                 if w in self.report_windows else None)
-        window.show()
+        self._add_report_tab(report, "")
         self.progress_label.setText(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
 
+    def _add_report_tab(self, report, note: str) -> ReportView:
+        view = ReportView(report, lambda: self.state.model, note)
+        self.report_views.append(view)
+        self.results_tabs.addTab(view, view.title)
+        self.results_tabs.setCurrentWidget(view)
+        self.results_tabs.setTabToolTip(self.results_tabs.indexOf(view), report.source)
+        self.stack.setCurrentIndex(1)
+        return view
+
+    @Slot(int)
+    def _close_tab(self, index: int) -> None:
+        view = self.results_tabs.widget(index)
+        if isinstance(view, ReportView):  # a closed report frees its rows
+            self.results_tabs.removeTab(index)
+            self.report_views.remove(view)
+            view.deleteLater()
+
     @Slot(object)
-    def _loaded(self, result) -> None:
-        path, graphs, schema = result
+    def _loaded(self, result: tasks.Loaded) -> None:
+        graphs = result.graphs
         self._idle()
-        self.data_path = path
-        self.graphs = graphs
-        self.scores = None
-        self.size_scores = None
-        self._trained_on_shown = 0
-        self._add_recent(path)
-        counts = graphs.label_counts()
-        majority = max(counts, key=counts.get) if counts else None
-        self.form.set_labels(list(counts), preferred=majority)
-        self._schema_text = schema
+        self.state.set_data(result.path, graphs, result.schema_text)
+        self._add_recent(result.path)
+        self.form.set_labels(graphs.label_counts())  # "All graphs" first, as glocalkd train has
         rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
         self.progress_label.setText(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
-        if self.model is not None and len(graphs):
+        if self.state.model is not None and len(graphs):
             self._score_current("Scoring with the current model…")
         self._show_data()
         self.stack.setCurrentIndex(1)
-        self.statusBar().showMessage(f"Loaded {len(graphs)} graphs from {path}"
+        self.results_tabs.setCurrentIndex(0)
+        self.results_tabs.setTabText(0, Path(result.path).name or "Results")
+        self.statusBar().showMessage(f"Loaded {len(graphs)} graphs from {result.path}"
                                      + (f"; {len(graphs.rejects)} rows rejected" if graphs.rejects else ""), 8000)
         if len(graphs) == 0:
-            self._warn("Nothing to score", f"{path}: no row could be read as a graph. "
+            self._warn("Nothing to score", f"{result.path}: no row could be read as a graph. "
                        "Show rejected rows to see why.")
 
     def _show_data(self) -> None:
-        g = self.graphs
-        self.model_table.set_data(g, self.scores, self._threshold())
-        no_smiles = not any(m.smiles for m in g.meta)
-        self.table.setColumnHidden(COLUMNS.index("SMILES"), no_smiles)
-        self.smarts_edit.setEnabled(not no_smiles)
+        """Put the state's data and scores into the table, map, heatmap and evaluation."""
+        st = self.state
+        g = st.graphs
+        self.model_table.set_data(g, st.scores, st.threshold())
+        self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
+        self.smarts_edit.setEnabled(st.has_smiles())
+        self.group_scaffolds.setEnabled(st.has_smiles() and st.scores is not None)
+        if st.scores is None:
+            self.group_scaffolds.setChecked(False)
         self.heatmap.clear()
+        self.heatmap.fixed_vmax = None
+        if st.scores is not None and st.scores.has_node_scores:
+            from core import fixed_error_scale
+
+            self.heatmap.fixed_vmax = fixed_error_scale(st.scores.node_errors)
         self._map_cache = {}
         self.map_view.clear("Compute the map to see where the graphs sit in the model's embedding space."
-                            if self.model is not None else "Train or load a model to map its graph embeddings.")
+                            if st.model is not None else "Train or load a model to map its graph embeddings.")
         self._update_summary()
         self._update_evaluation_classes()
         self._update_state()
-        if self.scores is not None and self.model_table.rowCount():
+        self._reapply_filters()
+        if st.scores is not None and self.model_table.rowCount():
             self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
             self.table.selectRow(0)
+        else:  # before scoring: file order, and no sort arrow on the empty Rank column
+            self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+            self.model_table.sort(-1)
+        if self.group_scaffolds.isChecked():
+            self._group_toggled(True)
 
     def _update_summary(self) -> None:
-        g = self.graphs
-        if g is None:
-            self.summary.setText("No data loaded.")
-            return
-        labels = g.label_counts()
-        label_text = ", ".join(f"{k}: {v}" for k, v in labels.items()) if labels else "none"
-        kind = {"tu": "TU graph collection", "smiles": "SMILES list", "table": "table of SMILES",
-                "sdf": "SDF"}.get(g.format, g.format)
-        lines = [f"<b>{Path(g.source).name}</b>", f"Format: {kind}",
-                 f"Graphs: {len(g):,} ({g.num_nodes:,} nodes)",
-                 f"Node features: {getattr(self, '_schema_text', '')}", f"Labels: {label_text}",
-                 f"Rejected rows: {len(g.rejects):,}"]
-        if self.model is not None:
-            lines.append(f"Model: {_describe_model(self.model)}")
-        self.summary.setText("<br>".join(lines))
+        self.summary.setText("<br>".join(self.state.summary_lines()))
 
     # ================================================================ training
     def train(self) -> None:
-        if self.graphs is None or len(self.graphs) == 0:
+        from core import detector_info
+
+        if self.state.graphs is None or len(self.state.graphs) == 0:
             self._warn("No data", "Open a data file first.")
             return
         if self.runner.busy():
             return
         info = detector_info(self.form.detector_name())
         params = self.form.detector_params()
-        normal = self.form.normal_label()
-        graphs = self.graphs
         self._losses = []
         self.loss_plot.show_losses([])
         self._train_started = time.perf_counter()
@@ -485,18 +576,8 @@ class MainWindow(QMainWindow):
             self._busy(f"Fitting {info.label}…")
         self.stop_button.setEnabled(info.trains_by_epoch)
         self.act_stop.setEnabled(info.trains_by_epoch)
-
-        def work(task: Task):
-            train = graphs if normal is None else graphs.with_label(normal)
-            if len(train) == 0:
-                raise GLocalKDError(f"no graphs have label {normal}")
-            model = make_detector(info.name, **params).fit(train, on_epoch=task.report, should_stop=task.stopped)
-            if task.abandoned():  # the window is closing: no one will look at the scores
-                return None
-            size = make_detector("size").fit(train)
-            return model, model.score(graphs), len(train), size, size.score(graphs).score
-
-        self.runner.start("train", work, self._trained, self._failed, self._epoch)
+        job = functools.partial(tasks.train, self.state.graphs, info.name, params, self.form.normal_label())
+        self.runner.start("train", job, self._trained, self._failed, self._epoch)
 
     @Slot(object)
     def _epoch(self, info) -> None:
@@ -505,162 +586,308 @@ class MainWindow(QMainWindow):
         elapsed = time.perf_counter() - self._train_started
         eta = elapsed / info.epoch * (info.epochs - info.epoch)
         self.progress_label.setText(f"Epoch {info.epoch}/{info.epochs} · loss {info.loss:.4g} · "
-                                    f"{info.seconds:.2f} s/epoch · ETA {_duration(eta)}")
+                                    f"{info.seconds:.2f} s/epoch · ETA {duration(eta)}")
         self.loss_plot.show_losses(self._losses)
 
     @Slot(object)
-    def _trained(self, result) -> None:
+    def _trained(self, result: tasks.Trained | None) -> None:
         if result is None:
             return
-        model, scores, n_train, self.size_model, self.size_scores = result
         self._idle()
-        self.model = model
-        self.scores = scores
-        self._trained_on_shown = n_train
+        self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
+                               result.size_scores)
+        model = result.model
         epochs = len(model.loss_history_)
         note = f" (stopped after {epochs} epochs)" if model.stopped_early_ else ""
         self._show_detector(model)
-        self.progress_label.setText(f"Trained on {n_train:,} graphs in "
-                                    f"{_duration(time.perf_counter() - self._train_started)}{note}.")
+        self.progress_label.setText(f"Trained on {result.n_train:,} graphs in "
+                                    f"{duration(time.perf_counter() - self._train_started)}{note}.")
         self.loss_plot.show_losses(list(model.loss_history_))
         self._show_data()
         self.tabs.setCurrentWidget(self.heatmap)
-        self.statusBar().showMessage(f"Trained{note}; {len(scores):,} graphs scored.", 8000)
+        self.statusBar().showMessage(f"Trained{note}; {len(result.scores):,} graphs scored.", 8000)
 
     def stop(self) -> None:
-        if self.runner.busy("train"):
-            self.runner.stop("train")
-            self.progress_label.setText("Stopping…")
+        for name in ("train", "score_file"):
+            if self.runner.busy(name):
+                self.runner.stop(name)
+                self.progress_label.setText("Stopping…")
 
-    # ================================================================ scoring another file, models
-    def score_file_dialog(self) -> None:
-        if self.model is None:
-            self._warn("No model", "Train a model or load one first.")
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Score another file", self._last_dir(), FILE_FILTER)
-        if path:
-            self.open_path(path)  # a loaded file is scored with the current model as soon as it is read
-
+    # ================================================================ scoring, models
     def _score_current(self, message: str) -> None:
-        model, size, graphs = self.model, self.size_model, self.graphs
+        st = self.state
         self._busy(message)
-        self.runner.start("score", lambda task: (model.score(graphs), size.score(graphs).score if size else None),
-                          self._scored, self._failed)
+        job = functools.partial(tasks.score, st.model, st.graphs, st.normal_label, st.size_model)
+        self.runner.start("score", job, self._scored, self._failed)
 
     @Slot(object)
     def _scored(self, result) -> None:
+        scores, size_model, size_scores = result
         self._idle()
-        self.scores, self.size_scores = result
-        scores = self.scores
+        self.state.set_scores(scores, size_model, size_scores)
+        self.progress_label.setText(f"Scored {len(scores):,} graphs.")
         self._show_data()
         self.statusBar().showMessage(f"{len(scores):,} graphs scored.", 8000)
 
+    def score_file_dialog(self) -> None:
+        if self.state.model is None:
+            self._warn("No model", "Train a model or load one first.")
+            return
+        path = self._ask_open("Score another file", FILE_FILTER)
+        if path:
+            self.score_file(path)
+
+    def score_file(self, path: str) -> None:
+        """Score ``path`` with the current model into a ranked report, streamed in chunks (molecule
+        files), with a count, rate and ETA; its result opens in a new tab beside the open results."""
+        if self.runner.busy():
+            self._warn("Busy", "Wait for the current work to finish (or press Stop) before scoring a file.")
+            return
+        report_path = str(Path(tempfile.mkdtemp(dir=self._scratch)) / f"{Path(path).stem}_ranked.csv")
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("")
+        self._busy(f"Scoring {Path(path).name} with the current model…")
+        self._screen_started = time.perf_counter()
+        self._screen_path = path
+        self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path),
+                          self._file_scored, self._failed, self._screen_progress)
+        self._update_state()
+
+    @Slot(object)
+    def _screen_progress(self, p: tasks.ScreenProgress) -> None:
+        if p.total:
+            self.progress.setRange(0, p.total)
+            self.progress.setValue(min(p.rows, p.total))
+            self.progress.setFormat("%v / %m rows")
+        self.progress_label.setText(p.text())
+
+    @Slot(object)
+    def _file_scored(self, result) -> None:
+        report, summary = result
+        self._idle()
+        seconds = time.perf_counter() - self._screen_started
+        stopped = " (stopped: the rows scored so far)" if summary is not None and summary.stopped else ""
+        rejected = f", {len(report.rejects):,} rejected" if report.rejects else ""
+        name = Path(self._screen_path).name
+        text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
+        view = self._add_report_tab(report, f"{name} scored with the current model{stopped}. ")
+        self.results_tabs.setTabText(self.results_tabs.indexOf(view), f"{name} (scored)")
+        self.progress_label.setText(text)
+        self.statusBar().showMessage(text, 15000)
+
     def save_model_dialog(self) -> None:
-        if self.model is None:
+        if self.state.model is None:
             self._warn("No model", "Train a model first.")
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Save model", str(Path(self._last_dir()) / "model.glocalkd.pt"),
-                                              "GLocalKD model (*.pt)")
+        stem = Path(self.state.data_path).stem or "model"
+        path, _ = self._ask_save("Save model", f"{stem}_model.pt", MODEL_FILTER)
         if path:
-            try:
-                self.model.save(path)
-            except (GLocalKDError, OSError) as exc:
-                self._warn("Cannot save model", str(exc))
-                return
-            self.statusBar().showMessage(f"Model saved to {path}", 8000)
+            self.save_model(path)
+
+    def save_model(self, path: str) -> str | None:
+        """Save the model; ``.pt`` is added when the name has no extension, so the Load dialog lists it."""
+        from core import GLocalKDError
+
+        path = with_suffix(path)
+        try:
+            self.state.model.save(path)
+        except (GLocalKDError, OSError) as exc:
+            self._warn("Cannot save model", app_wording(str(exc)))
+            return None
+        self.statusBar().showMessage(f"Model saved to {path}", 8000)
+        return path
 
     def load_model_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load model", self._last_dir(), "GLocalKD model (*.pt);;All files (*)")
+        path = self._ask_open("Load model", f"{MODEL_FILTER};;All files (*)")
         if path:
             self.load_model(path)
 
     def load_model(self, path: str) -> None:
+        from core import GLocalKD, GLocalKDError
+
         try:
             model = GLocalKD.load(path, device=self.form.params()["device"])
         except GLocalKDError as exc:
-            self._warn("Cannot load model", str(exc))
+            self._warn("Cannot load model", app_wording(str(exc)))
             return
-        self.model = model
-        self.size_model = self.size_scores = None  # a model file does not keep its training graphs' sizes
+        self.state.set_model(model)
+        # the graph-size baseline is fitted again on the open data's normal graphs (the form's choice)
+        self.state.normal_label = self.form.normal_label()
         self._show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
         self.statusBar().showMessage(f"Model loaded from {path}", 8000)
-        if self.graphs is not None and len(self.graphs):
+        if self.state.graphs is not None and len(self.state.graphs):
             self._score_current("Scoring with the loaded model…")
         self._update_summary()
         self._update_state()
 
     # ================================================================ export
     def export_dialog(self) -> None:
-        if self.graphs is None or self.scores is None:
+        st = self.state
+        if st.graphs is None or st.scores is None:
             self._warn("Nothing to export", "Train or load a model and score a data set first.")
             return
-        default = Path(self._last_dir()) / f"{Path(self.graphs.source).stem or 'graphs'}_report.csv"
-        path, _ = QFileDialog.getSaveFileName(self, "Export ranked report", str(default), "CSV (*.csv)")
+        visible_only = False
+        shown, total = self.model_table.visible_count(), len(st.graphs)
+        if shown < total:
+            box = QMessageBox(QMessageBox.Icon.Question, "Export", f"The filters show {shown:,} of {total:,} rows.",
+                              parent=self)
+            visible = box.addButton(f"Visible rows ({shown:,})", QMessageBox.ButtonRole.AcceptRole)
+            box.addButton(f"All rows ({total:,})", QMessageBox.ButtonRole.AcceptRole)
+            box.addButton(QMessageBox.StandardButton.Cancel)
+            box.exec()
+            if box.clickedButton() not in box.buttons() or box.standardButton(box.clickedButton()) == \
+                    QMessageBox.StandardButton.Cancel:
+                return
+            visible_only = box.clickedButton() is visible
+        stem = Path(st.graphs.source).stem or "graphs"
+        filters = ";;".join(EXPORT_FILTERS) if st.has_smiles() else next(iter(EXPORT_FILTERS))
+        path, chosen = self._ask_save("Export ranked rows", f"{stem}_ranked.csv", filters)
         if path:
-            self.export_report(path)
+            suffix = EXPORT_FILTERS.get(chosen, ".csv")
+            if Path(path).suffix.lower() not in (".csv", ".sdf"):
+                path += suffix
+            self.export_report(path, visible_only)
 
-    def export_report(self, path: str) -> None:
-        from core import write_report
+    def export_report(self, path: str, visible_only: bool = False) -> None:
+        """Write the ranked rows (all, or those the filters show) as CSV with a ``flagged`` column, or as
+        SDF (by the extension) with score, p-value, rank, flag and top atoms as SD properties."""
+        from core import GLocalKDError
 
+        st = self.state
+        rows = self.model_table.visible_graphs() if visible_only else None
         try:
-            rows = write_report(path, self.graphs, self.scores)
+            if path.lower().endswith(".sdf"):
+                n = tasks.export_sdf(path, st.graphs, st.scores, rows, st.flagged(), st.p_values())
+            else:
+                n = tasks.export_csv(path, st.graphs, st.scores, rows, st.flagged())
         except (GLocalKDError, OSError, ValueError) as exc:
-            self._warn("Cannot export report", str(exc))
+            self._warn("Cannot export", app_wording(str(exc)))
             return
-        self.statusBar().showMessage(f"{rows:,} rows written to {path}", 8000)
+        self.statusBar().showMessage(f"{n:,} rows written to {path}", 8000)
+
+    def html_dialog(self) -> None:
+        st = self.state
+        if st.graphs is None or st.scores is None:
+            self._warn("Nothing to report", "Train or load a model and score a data set first.")
+            return
+        path, _ = self._ask_save("Export HTML report", f"{Path(st.graphs.source).stem or 'graphs'}_report.html",
+                                 "HTML (*.html)")
+        if path:
+            self.export_html(with_suffix(path, ".html"))
+
+    def export_html(self, path: str) -> None:
+        """Write the one-file HTML report in the background (drawing the top molecules takes a moment)."""
+        st = self.state
+        self._busy("Writing the HTML report…")
+        job = functools.partial(tasks.export_html, path, st.graphs, st.scores, st.model,
+                                self.anomaly_class.currentData(), st.threshold(), st.p_values())
+        self.runner.start("html", job, lambda n, p=path: self._html_written(p, n), self._failed)
+
+    def _html_written(self, path: str, drawn: int) -> None:
+        self._idle()
+        self.progress_label.setText(f"HTML report written: {Path(path).name} ({drawn} molecules drawn).")
+        self.statusBar().showMessage(f"HTML report written to {path}", 8000)
 
     # ================================================================ table, filters, detail
+    @Slot()
+    def apply_text_filter(self) -> None:
+        self.model_table.set_text_filter(self.filter_edit.text())
+        self._update_counts()
+
+    @Slot()
     def apply_smarts(self) -> None:
+        from core import GLocalKDError, smarts_matches
+
+        self._smarts_timer.stop()
         text = self.smarts_edit.text().strip()
-        if not text or self.graphs is None:
+        self.filter_note.setText("")
+        if not text or self.state.graphs is None:
             self.model_table.set_smarts_mask(None)
-            return
-        from core import smarts_matches
+        else:
+            try:
+                mask = smarts_matches([m.smiles for m in self.state.graphs.meta], text)
+            except GLocalKDError:
+                self.filter_note.setText("not a valid SMARTS")
+                self.filter_note.setToolTip(f"{text!r} does not parse as SMARTS; the filter is off until it does")
+                self.model_table.set_smarts_mask(None)
+                self._update_counts()
+                return
+            self.model_table.set_smarts_mask(mask)
+        self._update_counts()
+        self._show_selected()  # the match is highlighted in the drawing
 
-        try:
-            mask = smarts_matches([m.smiles for m in self.graphs.meta], text)
-        except GLocalKDError as exc:
-            self._warn("SMARTS filter", str(exc))
-            return
-        if not any(m.smiles for m in self.graphs.meta):
-            self.statusBar().showMessage("These graphs have no SMILES: the SMARTS filter needs molecules.", 8000)
-        self.model_table.set_smarts_mask(mask)
-
-    def _threshold(self) -> float | None:
-        if self.model is None or self.scores is None:
-            return None
-        return self.model.threshold(self.percentile.value())
+    def _reapply_filters(self) -> None:
+        if self.filter_edit.text().strip():
+            self.apply_text_filter()
+        if self.smarts_edit.text().strip() and self.smarts_edit.isEnabled():
+            self.apply_smarts()
 
     def _threshold_changed(self) -> None:
-        self.model_table.set_threshold(self._threshold())
+        self.state.percentile = self.percentile.value()
+        self.model_table.set_threshold(self.state.threshold())
         if self.map_view.map is not None:
-            self.map_view.set_flagged(self.model_table.flagged())
+            self.map_view.set_flagged(self.state.flagged())
         self._update_counts()
         self._update_evaluation()
 
     def _update_counts(self) -> None:
-        if self.graphs is None:
+        st = self.state
+        if st.graphs is None:
             self.count_label.setText("")
             return
-        text = f"{self.model_table.visible_count():,} of {len(self.graphs):,} shown"
-        if self.scores is not None and self._threshold() is not None:
-            text += f" · {int(self.model_table.flagged().sum()):,} flagged"
+        text = f"{self.model_table.visible_count():,} of {len(st.graphs):,} shown"
+        if st.threshold() is not None:
+            text += f" · {int(st.flagged().sum()):,} flagged"
         self.count_label.setText(text)
 
     @Slot()
     def _row_selected(self, current, _previous=None) -> None:
-        if not current.isValid() or self.graphs is None:
+        if not current.isValid() or self.state.graphs is None:
             return
-        i = self.model_table.graph_index(current.row())
+        self.state.selected = self.model_table.graph_index(current.row())
+        self._show_selected()
+
+    @Slot()
+    def _follow_selection(self) -> None:
+        """After sorting or filtering: the selection stays on its molecule (the model moved it), or,
+        when the filters hide that molecule, nothing is selected and the heatmap says why."""
+        i = self.state.selected
+        if i is None:
+            return
+        row = self.model_table.row_of(i)
+        if row is None:
+            self.state.selected = None
+            self.table.selectionModel().clear()
+            self.map_view.highlight(None)
+            self.heatmap.clear("The selected molecule is hidden by the filters. Select a row.")
+            return
+        current = self.table.currentIndex()
+        if not current.isValid() or current.row() != row:
+            self.table.selectRow(row)
+        self.table.scrollTo(self.model_table.index(row, 0))
+
+    def _show_selected(self) -> None:
+        st, i = self.state, self.state.selected
+        if i is None or st.graphs is None:
+            return
         self.map_view.highlight(i)
-        if self.scores is None:
+        if st.scores is None:
             self.heatmap.clear("Train or load a model to see node errors for this graph.")
             return
+        smarts = self.smarts_edit.text().strip() if not self.filter_note.text() else ""
         try:
-            self.heatmap.show_graph(self.graphs, i, self.scores)
+            highlight = None
+            if smarts:
+                from core import graph_molecule, smarts_atoms
+
+                highlight = smarts_atoms(graph_molecule(st.graphs, i), smarts) or None
+            self.heatmap.show_graph(st.graphs, i, st.scores, highlight)
         except Exception as exc:  # a drawing failure must not take the table down
             self.heatmap.clear(f"Could not draw this graph: {exc}")
+            return
+        similar = st.similar_training_molecules(i)
+        self.heatmap.set_neighbours([(j, st.graphs.meta[j].id, sim, float(st.scores.score[j])) for j, sim in similar])
 
     def _show_detector(self, model) -> None:
         """Adapt the views to the detector: score-term columns, map spaces and heatmaps need node scores."""
@@ -670,10 +897,29 @@ class MainWindow(QMainWindow):
         self.map_view.set_spaces_enabled(terms)
         self.tabs.setTabText(self.tabs.indexOf(self.heatmap), "Node heatmap" if terms else "Graph")
 
+    # ================================================================ scaffolds
+    @Slot(bool)
+    def _group_toggled(self, on: bool) -> None:
+        st = self.state
+        if on and st.scores is not None and st.has_smiles():
+            self.scaffold_view.set_rows(st.graphs, st.scores, self.model_table.visible_graphs(), st.flagged())
+            self.table_stack.setCurrentWidget(self.scaffold_view)
+        else:
+            self.table_stack.setCurrentWidget(self.table)
+
+    @Slot(str)
+    def _scaffold_chosen(self, scaffold_smiles: str) -> None:
+        """A scaffold group was opened: show its molecules in the table (a SMARTS filter on it)."""
+        self.group_scaffolds.setChecked(False)
+        if scaffold_smiles:
+            self.smarts_edit.setText(scaffold_smiles)
+            self.apply_smarts()
+
     # ================================================================ chemical-space map
     @Slot(str, str)
     def compute_map(self, space: str, method: str) -> None:
-        if self.model is None or self.graphs is None or self.scores is None:
+        st = self.state
+        if st.model is None or st.graphs is None or st.scores is None:
             self._warn("No map yet", "Train or load a model and score a data set first.")
             return
         key = (space, method)
@@ -682,12 +928,9 @@ class MainWindow(QMainWindow):
             return
         if self.runner.busy():
             return
-        from core import space_map
-
-        model, graphs, seed = self.model, self.graphs, self.form.params()["seed"]
         self._busy(f"Computing the {space} map ({method})…")
-        self.runner.start("map", lambda task: (key, space_map(model, graphs, space, method, seed=seed)),
-                          self._map_computed, self._failed)
+        job = functools.partial(tasks.compute_map, st.model, st.graphs, space, method, self.form.params()["seed"])
+        self.runner.start("map", job, self._map_computed, self._failed)
 
     @Slot(object)
     def _map_computed(self, result) -> None:
@@ -698,20 +941,25 @@ class MainWindow(QMainWindow):
         self._map_ready(space_map)
 
     def _map_ready(self, space_map) -> None:
-        self.map_view.set_map(space_map, self.graphs, self.scores, self.model_table.flagged())
-        current = self.table.currentIndex()
-        if current.isValid():
-            self.map_view.highlight(self.model_table.graph_index(current.row()))
+        self.map_view.set_map(space_map, self.state.graphs, self.state.scores, self.state.flagged())
+        if self.state.selected is not None:
+            self.map_view.highlight(self.state.selected)
 
     @Slot(int)
     def select_graph(self, graph_index: int) -> None:
         """Select a graph's row in the table (clicked on the map), clearing filters that hide it."""
+        if self.group_scaffolds.isChecked():
+            self.group_scaffolds.setChecked(False)
         row = self.model_table.row_of(graph_index)
         if row is None:
-            self.filter_edit.clear()
-            self.smarts_edit.clear()
+            for edit in (self.filter_edit, self.smarts_edit):
+                edit.blockSignals(True)
+                edit.clear()
+                edit.blockSignals(False)
+            self.filter_note.setText("")
             self.model_table.set_text_filter("")
             self.model_table.set_smarts_mask(None)
+            self._update_counts()
             row = self.model_table.row_of(graph_index)
         if row is not None:
             self.table.selectRow(row)
@@ -721,48 +969,27 @@ class MainWindow(QMainWindow):
     def _update_evaluation_classes(self) -> None:
         self.anomaly_class.blockSignals(True)
         self.anomaly_class.clear()
-        counts = self.graphs.label_counts() if self.graphs is not None else {}
-        normal = self.form.normal_label()
-        for label in counts:
-            self.anomaly_class.addItem(f"label {label}", label)
-        others = [lab for lab in counts if lab != normal]
-        if others:
-            minority = min(others, key=lambda lab: counts[lab])
-            self.anomaly_class.setCurrentIndex(list(counts).index(minority))
+        counts = self.state.graphs.label_counts() if self.state.graphs is not None else {}
+        for label, n in counts.items():
+            self.anomaly_class.addItem(f"label {label} ({n:,})", label)
+        default = self.state.default_anomaly_label()
+        if default is not None:
+            self.anomaly_class.setCurrentIndex(self.anomaly_class.findData(default))
         self.anomaly_class.blockSignals(False)
         self._update_evaluation()
 
     def _update_evaluation(self) -> None:
-        g, s = self.graphs, self.scores
-        chosen = self.anomaly_class.currentData()
-        if g is None or s is None or chosen is None or len(g.label_counts()) < 2:
+        ev = self.state.evaluation(self.anomaly_class.currentData())
+        if ev is None:
             self.auc_label.setText("")
             self.eval_plot.show_nothing("Labels with at least two classes, and scores, are needed for the "
                                         "ROC curve and the class distributions.")
             return
-        from sklearn.metrics import roc_curve
-
-        labels = np.array([lab if lab is not None else "" for lab in g.labels], dtype=object)
-        known = labels != ""
-        is_anomaly = labels[known] == chosen
-        scores = s.score[known]
-        auc = roc_auc(is_anomaly, scores)
-        fpr, tpr, _ = roc_curve(is_anomaly, scores)
-        reference, size_text = None, ""
-        if self.size_scores is not None and getattr(self.model, "name", "") != "size":
-            size_scores = self.size_scores[known]
-            size_auc = roc_auc(is_anomaly, size_scores)
-            size_fpr, size_tpr, _ = roc_curve(is_anomaly, size_scores)
-            reference = (f"graph size alone ({size_auc:.3f})", size_fpr, size_tpr)
-            size_text = f"; graph size alone: {size_auc:.3f}"
-        note = (f"; includes the {self._trained_on_shown:,} training graphs, so it is optimistic: score a "
-                "held-out file for a fair figure" if self._trained_on_shown else "")
-        self.auc_label.setText(f"ROC-AUC {auc:.3f} on {int(known.sum()):,} labelled graphs "
-                               f"({int(is_anomaly.sum()):,} anomalous){size_text}{note}")
+        self.auc_label.setText(ev.text)
         self.auc_label.setToolTip("Graph size alone: the AUC of scoring each graph by how unusual its node and "
                                   "edge counts are against the training graphs. A detector that does not beat it "
-                                  "has learned little beyond size." if reference else "")
-        self.eval_plot.show(scores, is_anomaly, auc, fpr, tpr, f"label {chosen}", self._threshold(), reference)
+                                  "has learned little beyond size." if ev.reference else "")
+        self.eval_plot.show_evaluation(ev, self.state.threshold())
 
     # ================================================================ state, messages
     def _busy(self, text: str, indeterminate: bool = True) -> None:
@@ -780,34 +1007,40 @@ class MainWindow(QMainWindow):
     @Slot()
     def _update_state(self, busy: bool | None = None) -> None:
         busy = self.runner.busy() if busy is None else busy
-        training = self.runner.busy("train")
-        has_data = self.graphs is not None and len(self.graphs) > 0
+        st = self.state
+        stoppable = self.runner.busy("train") or self.runner.busy("score_file")
+        has_data = st.graphs is not None and len(st.graphs) > 0
         self.act_open.setEnabled(not busy)
         self.act_open_folder.setEnabled(not busy)
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self._recent()))
         self.act_train.setEnabled(has_data and not busy)
         self.train_button.setEnabled(has_data and not busy)
-        self.act_stop.setEnabled(training)
-        self.stop_button.setEnabled(training)
-        self.act_score_file.setEnabled(self.model is not None and not busy)
-        self.act_export.setEnabled(self.scores is not None and not busy)
-        savable = self.model is not None and hasattr(self.model, "save")
+        self.act_stop.setEnabled(stoppable)
+        self.stop_button.setEnabled(stoppable)
+        self.act_score_file.setEnabled(st.model is not None and not busy)
+        self.act_export.setEnabled(st.scores is not None and not busy)
+        self.act_html.setEnabled(st.scores is not None and not busy)
+        savable = st.model is not None and hasattr(st.model, "save")
         self.act_save_model.setEnabled(savable and not busy)
-        self.act_save_model.setToolTip("Save the trained model" if savable or self.model is None else
+        self.act_save_model.setToolTip("Save the trained model" if savable or st.model is None else
                                        "Model files hold GLocalKD models; this detector retrains in the time "
                                        "a file would take to load")
         self.act_load_model.setEnabled(not busy)
-        self.rejects_button.setEnabled(self.graphs is not None and bool(self.graphs.rejects))
-        self.rejects_button.setText(f"Show rejected rows ({len(self.graphs.rejects):,})…"
-                                    if self.graphs is not None and self.graphs.rejects else "No rejected rows")
+        rejects = st.graphs.rejects if st.graphs is not None else []
+        self.rejects_button.setEnabled(bool(rejects))
+        self.rejects_button.setText(f"Show rejected rows ({len(rejects):,})…" if rejects else "No rejected rows")
         self.form.setEnabled(not busy)
 
     @Slot(str)
     def _failed(self, message: str) -> None:
-        """Any failure in a worker: say so; the data and results on screen stay as they were."""
+        """Any failure in a worker: say so in the app's words; the data and results on screen stay."""
+        message = app_wording(message)
         self._idle()
         self.progress_label.setText("")
+        if not self._ready:  # the warm-up failed: torch or RDKit cannot load; the form says what it can
+            self._ready = True
+            self.form.activate()
         self._warn("Something went wrong", message)
         self.statusBar().showMessage("Failed: " + message.splitlines()[0], 10000)
 
@@ -818,8 +1051,9 @@ class MainWindow(QMainWindow):
         self._last_warning = message
 
     def show_rejects(self) -> None:
-        if self.graphs is not None and self.graphs.rejects:
-            RejectsDialog(self.graphs.rejects, self.graphs.source, self).exec()
+        g = self.state.graphs
+        if g is not None and g.rejects:
+            RejectsDialog(g.rejects, g.source, self).exec()
 
     def about(self) -> None:
         QMessageBox.about(self, "About GLocalKD Studio",
@@ -837,35 +1071,11 @@ class MainWindow(QMainWindow):
             self.open_path(urls[0])
 
     def closeEvent(self, event) -> None:
-        """Stop background work cleanly, remember the layout and settings, then close."""
+        """Stop background work, remember the layout and settings, then close."""
         self.runner.stop_all()
         self._save_settings()
+        shutil.rmtree(self._scratch, ignore_errors=True)
         event.accept()
 
 
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
-
-
-def _device_note() -> str:
-    import torch
-
-    if torch.cuda.is_available():
-        return f"torch sees GPU: {torch.cuda.get_device_name(0)}"
-    return "torch sees no GPU: training runs on the CPU"
-
-
-def _describe_model(model) -> str:
-    """One line on the trained detector: its name, features and epochs where it has them."""
-    parts = [detector_info(model.name).label]
-    schema = getattr(model, "schema_", None)
-    if schema is not None:
-        parts.append(schema.describe())
-    if model.loss_history_:
-        parts.append(f"{len(model.loss_history_)} epochs")
-    readouts = [text for flag, text in (("node_max", "largest node error"), ("size_term", "size term"))
-                if getattr(model, flag, False)]
-    if readouts:
-        parts.append("score + " + " + ".join(readouts))
-    return ", ".join(parts)
+__all__ = ["MainWindow", "DEMOS", "describe_model"]

@@ -1,7 +1,8 @@
-"""Background work: QObject workers moved to QThreads, reporting through signals.
+"""Background work: the plain functions of :mod:`app.tasks` run in QThreads, reporting through signals.
 
 Long work (loading, training, scoring) never runs on the GUI thread, so the window
-stays responsive; Stop sets a flag that core polls between batches.
+stays responsive; Stop sets a flag that core polls between batches. A :class:`Task` is
+the ``job`` a task function receives: ``report``, ``stopped`` and ``abandoned``.
 """
 from __future__ import annotations
 

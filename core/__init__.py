@@ -28,7 +28,7 @@ _PUBLIC = {
     # io
     "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns",
     "REPORT_COLUMNS": "io.report", "node_names": "io.report", "write_report": "io.report",
-    "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
+    "report_rows": "io.report", "safe_cell": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
     "row_graphs": "io.ranked_report",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
@@ -36,12 +36,15 @@ _PUBLIC = {
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file",
     # evaluation, screening, figures
-    "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics",
+    "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
     "screen": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
     "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
-    "space_map": "viz.chemical_space",
+    "space_map": "viz.chemical_space", "node_error_norm": "viz.heatmap", "fixed_error_scale": "viz.heatmap",
+    "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "SimilarityIndex": "viz.similarity",
+    "similar_molecules": "viz.similarity", "scaffolds": "viz.similarity",
+    "write_sdf": "viz.sharing", "empirical_p_values": "evaluation.metrics", "html_report": "evaluation.html_report",
 }
-_RENAMED = {"REPORT_COLUMNS": "COLUMNS"}  # public name -> the name in its module
+_RENAMED = {"REPORT_COLUMNS": "COLUMNS", "HEATMAP_SCALES": "SCALES"}  # public name -> the name in its module
 __all__ = ["__version__", *_PUBLIC]
 
 from core import _legacy  # noqa: E402  (old module paths, one more release)

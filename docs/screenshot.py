@@ -27,7 +27,10 @@ def main() -> int:
     p.add_argument("--map", default="predictor", help="chemical-space map to compute ('' for none)")
     p.add_argument("--method", default="tsne", help="map method: tsne or pca")
     p.add_argument("--colour", type=int, default=0, help="map colouring: 0 score, 1 label")
-    p.add_argument("--report", default="", help="after training, open this ranked report and grab its window")
+    p.add_argument("--report", default="", help="after training, open this ranked report and grab its tab")
+    p.add_argument("--score-file", default="", help="after training, score this file (opens a tab) and grab it")
+    p.add_argument("--smarts", default="", help="SMARTS filter to type before selecting the row")
+    p.add_argument("--scaffolds", action="store_true", help="group the table by scaffold")
     p.add_argument("--features", default="auto", help="node features, e.g. atom-rings")
     p.add_argument("--readouts", action="store_true", help="tick both extra score readouts (node_max, size)")
     p.add_argument("--out", default="docs/screenshot.png")
@@ -64,9 +67,12 @@ def main() -> int:
         when(lambda: window.scores is not None and not window.runner.busy(), shoot)
 
     def shoot():
-        if args.report:
-            window.open_path(args.report)
-            when(lambda: bool(window.report_windows) and not window.runner.busy(), shoot_report)
+        if args.report or args.score_file:
+            if args.report:
+                window.open_path(args.report)
+            else:
+                window.score_file(args.score_file)
+            when(lambda: bool(window.report_views) and not window.runner.busy(), shoot_report)
             return
         window.tabs.setCurrentIndex(args.tab)
         window.map_view.colour.setCurrentIndex(args.colour)
@@ -77,14 +83,18 @@ def main() -> int:
             select()
 
     def select():
+        if args.smarts:
+            window.smarts_edit.setText(args.smarts)
+            window.apply_smarts()
         window.table.selectRow(args.row)
+        if args.scaffolds:
+            window.group_scaffolds.setChecked(True)
         QTimer.singleShot(1500, save)
 
     def shoot_report():
-        view = window.report_windows[-1]
-        view.resize(1560, 960)
+        view = window.report_views[-1]
         view.table.selectRow(args.row)
-        QTimer.singleShot(1500, lambda: save(view))
+        QTimer.singleShot(1500, save)
 
     def save(target=None):
         (target or window).grab().save(args.out)

@@ -30,3 +30,20 @@ def fpr_at_tpr(is_anomaly: Sequence[bool], scores: Sequence[float], tpr: float =
         return math.nan
     fpr, tprs, _ = roc_curve(y, np.asarray(scores, dtype=np.float64))
     return float(fpr[np.searchsorted(tprs, tpr, side="left")])
+
+
+def roc_points(is_anomaly: Sequence[bool], scores: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """The ROC curve's (false-positive rates, true-positive rates); empty arrays when only one
+    class is present."""
+    y = np.asarray(is_anomaly, dtype=bool)
+    if y.all() or not y.any():
+        return np.zeros(0), np.zeros(0)
+    fpr, tpr, _ = roc_curve(y, np.asarray(scores, dtype=np.float64))
+    return fpr, tpr
+
+
+def empirical_p_values(scores: np.ndarray, train_scores: np.ndarray) -> np.ndarray:
+    """Each score's p-value against the training scores: (1 + training scores at least as high) / (n + 1)."""
+    train = np.sort(np.asarray(train_scores, dtype=np.float64))
+    above = len(train) - np.searchsorted(train, np.asarray(scores, dtype=np.float64), side="left")
+    return (1.0 + above) / (len(train) + 1.0)

@@ -7,7 +7,7 @@ import io
 import matplotlib
 import numpy as np
 from matplotlib import colormaps
-from matplotlib.colors import Normalize
+from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 
 from core.data.graphset import GraphSet, element_symbols
@@ -57,54 +57,177 @@ def graph_molecule(graphs: GraphSet, i: int):
         return None
 
 
-def _colours(errors: np.ndarray) -> tuple[Normalize, list[tuple[float, float, float]]]:
-    top = float(errors.max()) if errors.size else 1.0
-    norm = Normalize(vmin=0.0, vmax=top if top > 0 else 1.0)
+SCALES = ("robust", "linear", "log")  # how node errors map to colours; see node_error_norm
+
+
+def node_error_norm(errors: np.ndarray, scale: str = "robust", vmax: float | None = None) -> Normalize:
+    """The colour scale of a heatmap.
+
+    Args:
+        errors: the node errors of one graph, shape ``(nodes,)``.
+        scale: ``robust`` (default) clips at the 90th percentile of the errors, so one extreme
+            atom (a metal with error 56) does not wash every other atom out to the palest colour;
+            ``linear`` runs from 0 to the largest error; ``log`` is logarithmic between the
+            smallest positive error and the largest.
+        vmax: a fixed top of the scale (e.g. :func:`fixed_error_scale` of a whole data set), so
+            colours compare across molecules; overrides ``scale``'s top.
+    """
+    errors = np.asarray(errors, dtype=np.float64)
+    finite = errors[np.isfinite(errors)]
+    top = float(finite.max()) if finite.size else 1.0
+    if scale == "log":
+        positive = finite[finite > 0]
+        if positive.size:
+            low = float(positive.min())
+            high = float(vmax) if vmax is not None else top
+            return LogNorm(vmin=low, vmax=max(high, low * 10), clip=True)
+    if vmax is not None:
+        top = float(vmax)
+    elif scale == "robust" and finite.size >= 4:
+        top = float(np.percentile(finite, 90))
+    return Normalize(vmin=0.0, vmax=top if top > 0 else 1.0, clip=True)
+
+
+def fixed_error_scale(node_errors: np.ndarray, percentile: float = 99.0) -> float:
+    """One top of scale for every molecule of a data set: a high percentile of all node errors."""
+    finite = np.asarray(node_errors, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    return float(np.percentile(finite, percentile)) if finite.size else 1.0
+
+
+def _colours(errors: np.ndarray, scale: str = "robust", vmax: float | None = None
+             ) -> tuple[Normalize, list[tuple[float, float, float]]]:
+    norm = node_error_norm(errors, scale, vmax)
     cmap = colormaps[CMAP]
     return norm, [tuple(cmap(norm(e))[:3]) for e in errors]
 
 
-def molecule_image(mol, errors: np.ndarray | None, size: tuple[int, int] = (560, 460), svg: bool = False) -> bytes:
-    """RDKit drawing of ``mol`` with each atom highlighted in its error's colour (PNG or SVG bytes);
-    ``errors=None`` draws the plain structure (detectors without node scores)."""
+def _dark(colour) -> bool:
+    """Whether text on this fill should be white (relative luminance below one half)."""
+    r, g, b = colour[:3]
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5
+
+
+def _spread_fragments(mol):
+    """A copy of ``mol`` with 2D coordinates where its fragments (salts, counter-ions) sit side by
+    side, largest first, instead of overlapping when their atoms are highlighted."""
+    from rdkit import Chem
+    from rdkit.Chem import rdDepictor
+
+    mol = Chem.Mol(mol)
+    rdDepictor.Compute2DCoords(mol)
+    frags = sorted(Chem.GetMolFrags(mol), key=len, reverse=True)
+    if len(frags) < 2:
+        return mol
+    conf = mol.GetConformer()
+    xy = np.array([[conf.GetAtomPosition(a).x, conf.GetAtomPosition(a).y] for a in range(mol.GetNumAtoms())])
+    widths = [float(np.ptp(xy[list(f), 0])) + 2.0 for f in frags]  # two bond lengths between fragments
+    heights = [float(np.ptp(xy[list(f), 1])) + 2.0 for f in frags]
+    limit = max(max(widths), sum(widths) / np.ceil(np.sqrt(len(frags))))  # wrap into a roughly square block
+    left = top = row_height = 0.0
+    for frag, width, height in zip(frags, widths, heights):
+        if left > 0 and left + width > limit + 1e-6:
+            left, top, row_height = 0.0, top - row_height, 0.0
+        idx = list(frag)
+        pts = xy[idx]
+        shift = np.array([left - pts[:, 0].min(), top - pts[:, 1].max()])
+        for a in idx:
+            x, y = xy[a] + shift
+            conf.SetAtomPosition(a, (float(x), float(y), 0.0))
+        left += width
+        row_height = max(row_height, height)
+    return mol
+
+
+def _draw(mol, errors, size, svg, scale, vmax, highlight, legend, indices_on_atoms):
+    """The RDKit drawer after drawing; returns (drawer, colours or None)."""
     from rdkit.Chem.Draw import rdMolDraw2D
 
+    mol = _spread_fragments(mol)
     drawer = rdMolDraw2D.MolDraw2DSVG(*size) if svg else rdMolDraw2D.MolDraw2DCairo(*size)
     opts = drawer.drawOptions()
-    opts.addAtomIndices = True
+    opts.addAtomIndices = indices_on_atoms
+    opts.annotationFontScale = 0.75
     opts.clearBackground = True
+    opts.legendFontSize = 16
+    match_bonds = []
+    if highlight:
+        hit = set(highlight)
+        match_bonds = [b.GetIdx() for b in mol.GetBonds() if b.GetBeginAtomIdx() in hit and b.GetEndAtomIdx() in hit]
     if errors is None:
-        rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol)
+        atoms = sorted(set(highlight or ()))
+        rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol, legend=legend, highlightAtoms=atoms,
+                                           highlightAtomColors={a: (0.35, 0.6, 0.95) for a in atoms},
+                                           highlightBonds=match_bonds,
+                                           highlightBondColors={b: (0.35, 0.6, 0.95) for b in match_bonds})
         drawer.FinishDrawing()
-        data = drawer.GetDrawingText()
-        return data.encode() if isinstance(data, str) else data
-    _, colours = _colours(errors)
+        return drawer, None
+    norm, colours = _colours(errors, scale, vmax)
     atoms = list(range(mol.GetNumAtoms()))
-    radii = {a: 0.3 + 0.25 * float(errors[a] / errors.max()) if errors.max() > 0 else 0.3 for a in atoms}
-    rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol, highlightAtoms=atoms,
+    top = float(norm.vmax) if norm.vmax else 1.0
+    radii = {a: 0.3 + 0.25 * float(min(1.0, max(0.0, errors[a] / top))) for a in atoms}
+    rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol, legend=legend, highlightAtoms=atoms,
                                        highlightAtomColors={a: colours[a] for a in atoms},
-                                       highlightAtomRadii=radii, highlightBonds=[])
+                                       highlightAtomRadii=radii, highlightBonds=match_bonds,
+                                       highlightBondColors={b: (0.2, 0.45, 0.95) for b in match_bonds})
     drawer.FinishDrawing()
+    return drawer, colours
+
+
+def molecule_image(mol, errors: np.ndarray | None, size: tuple[int, int] = (560, 460), svg: bool = False,
+                   scale: str = "robust", vmax: float | None = None, highlight: list[int] | None = None,
+                   legend: str = "") -> bytes:
+    """RDKit drawing of ``mol`` with each atom highlighted in its error's colour (PNG or SVG bytes);
+    ``errors=None`` draws the plain structure (detectors without node scores). ``scale`` and
+    ``vmax`` as in :func:`node_error_norm`; ``highlight`` atoms (a SMARTS match) get their bonds
+    drawn in blue; ``legend`` is written under the drawing (e.g. the id and score)."""
+    drawer, _ = _draw(mol, errors, size, svg, scale, vmax, highlight, legend, indices_on_atoms=True)
     data = drawer.GetDrawingText()
+    if svg and legend:  # RDKit draws the legend as paths: say it as text too (searchable, read aloud)
+        from xml.sax.saxutils import escape
+
+        end = data.index(">", data.index("<svg")) + 1
+        data = data[:end] + f"\n<title>{escape(legend)}</title>" + data[end:]
     return data.encode() if isinstance(data, str) else data
 
 
-def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | None, title: str = "") -> str:
+def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | None, title: str = "",
+                 scale: str = "robust", vmax: float | None = None, highlight: list[int] | None = None) -> str:
     """Draw graph i's node-error heatmap on ``fig`` (cleared first); returns 'molecule' or 'graph'.
-    ``errors=None`` draws the plain structure, without colours or colour bar."""
+
+    Args:
+        errors: graph i's node errors, shape ``(nodes,)``; None draws the plain structure,
+            without colours or colour bar.
+        title: a title over the drawing (the id and score, so a saved picture says what it shows).
+        scale, vmax: the colour scale (:func:`node_error_norm`); default ``robust``.
+        highlight: node indices to mark (a SMARTS match), drawn with blue bonds.
+    Atom indices are written large, in white on dark fills and black on light ones.
+    """
     fig.clear()
     plain = errors is None
-    ax = fig.add_axes((0.02, 0.02, 0.80, 0.90))
+    ax = fig.add_axes((0.02, 0.02, 0.76, 0.90))
     ax.set_axis_off()
     n = int(graphs.graphs[i].num_nodes)
-    norm, colours = _colours(np.zeros(n) if plain else errors)
+    norm, colours = _colours(np.zeros(n) if plain else errors, scale, vmax)
     if plain:
         colours = ["#d5dbdb"] * n
     mol = graph_molecule(graphs, i)
     kind = "graph"
     if mol is not None and mol.GetNumAtoms() == n:
-        png = molecule_image(mol, errors)
-        ax.imshow(matplotlib.image.imread(io.BytesIO(png), format="png"))
+        size = (560, 460)
+        drawer, _ = _draw(mol, errors, size, False, scale, vmax, highlight, "", indices_on_atoms=False)
+        ax.imshow(matplotlib.image.imread(io.BytesIO(drawer.GetDrawingText()), format="png"))
+        labelled = range(n)
+        if n > 40 and not plain:  # a large molecule: only the atoms with the largest errors are numbered
+            labelled = np.argsort(-np.asarray(errors), kind="stable")[:12].tolist()
+        for a in labelled:  # indices beside each atom, legible on any fill
+            x, y = drawer.GetDrawCoords(a)
+            fill = colours[a] if not plain else (1.0, 1.0, 1.0)
+            ax.text(x + 10, y + 10, str(a), fontsize=8, fontweight="bold", ha="left", va="top", zorder=3,
+                    color="white" if _dark(fill) else "#222222",  # on a chip of the atom's own colour
+                    bbox=dict(boxstyle="round,pad=0.12", fc=fill, ec="none", alpha=0.9))
+        ax.set_xlim(0, size[0])
+        ax.set_ylim(size[1], 0)
         kind = "molecule"
     else:
         import networkx as nx
@@ -115,13 +238,30 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
         nxg.add_edges_from(g.edge_index.t().tolist())
         pos = nx.spring_layout(nxg, seed=0) if g.num_nodes <= 500 else nx.random_layout(nxg, seed=0)
         nx.draw_networkx_edges(nxg, pos, ax=ax, alpha=0.4, width=0.8)
-        nx.draw_networkx_nodes(nxg, pos, ax=ax, node_color=colours, edgecolors="#555555", linewidths=0.5,
+        edge = ["#1f5fd6" if highlight and k in highlight else "#555555" for k in range(n)]
+        nx.draw_networkx_nodes(nxg, pos, ax=ax, node_color=colours, edgecolors=edge, linewidths=0.5,
                                node_size=max(20, 300 - int(g.num_nodes)))
         if g.num_nodes <= 60:
-            nx.draw_networkx_labels(nxg, pos, ax=ax, font_size=7)
+            font = {k: ("white" if not plain and _dark(colours[k]) else "black") for k in range(n)}
+            for k, (x, y) in pos.items():
+                ax.text(x, y, str(k), fontsize=8, ha="center", va="center", color=font[k])
     if not plain:
-        cax = fig.add_axes((0.86, 0.12, 0.03, 0.70))
-        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=CMAP), cax=cax, label="node error")
+        cax = fig.add_axes((0.80, 0.12, 0.03, 0.70))  # room for its label
+        label = {"robust": "node error (robust scale)", "log": "node error (log scale)"}
+        text = "node error (fixed scale)" if vmax is not None and scale != "log" else label.get(scale, "node error")
+        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=CMAP), cax=cax, label=text,
+                     extend="max" if norm.vmax < float(np.max(errors, initial=0)) else "neither")
     if title:
         ax.set_title(title, fontsize=10)
     return kind
+
+
+def smarts_atoms(mol, smarts: str) -> list[int]:
+    """The atoms of ``mol`` in any match of the SMARTS pattern (empty when it does not match or
+    does not parse), to highlight a substructure filter's match in the drawing."""
+    from rdkit import Chem
+
+    pattern = Chem.MolFromSmarts(smarts) if smarts else None
+    if mol is None or pattern is None:
+        return []
+    return sorted({a for match in mol.GetSubstructMatches(pattern) for a in match})

@@ -2,12 +2,15 @@
 so a million rows cost no more than the rows on screen."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
-from core import GraphSet, Scores
+if TYPE_CHECKING:  # core's data classes load torch; the window appears first
+    from core import GraphSet, Scores
 
 COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "Graph term", "Node term", "Nodes", "Label", "Flag")
 NUMERIC = {"Rank", "Score", "Graph term", "Node term", "Nodes", "Flag"}
@@ -27,7 +30,7 @@ class ResultsModel(QAbstractTableModel):
         self._hay: list[str] | None = None
         self._text_mask: np.ndarray | None = None
         self._smarts_mask: np.ndarray | None = None
-        self._sort = (0, Qt.SortOrder.AscendingOrder)
+        self._sort: tuple[int, Qt.SortOrder] | None = None  # None: file order (rank order once scored)
 
     # ---------------------------------------------------------------- content
     def set_data(self, graphs: GraphSet, scores: Scores | None, threshold: float | None = None) -> None:
@@ -97,18 +100,36 @@ class ResultsModel(QAbstractTableModel):
         self._smarts_mask = mask
         self._apply()
 
-    def _apply(self) -> None:
-        self.beginResetModel()
-        self._refresh()
-        self.endResetModel()
+    def visible_graphs(self) -> np.ndarray:
+        """The graph indices the filters let through, in table order."""
+        return self._view.copy()
 
-    def _refresh(self) -> None:
+    def _apply(self) -> None:
+        self._relayout(self._filtered)
+
+    def _filtered(self) -> np.ndarray:
         n = len(self._nodes) if self.graphs is not None else 0
         keep = np.ones(n, dtype=bool)
         for mask in (self._text_mask, self._smarts_mask):
             if mask is not None:
                 keep &= mask
-        self._view = self._ordered(np.nonzero(keep)[0])
+        return self._ordered(np.nonzero(keep)[0])
+
+    def _refresh(self) -> None:
+        self._view = self._filtered()
+
+    def _relayout(self, new_view) -> None:
+        """Change the rows shown, moving every persistent index (the view's selection and current
+        row) to its graph's new row, or invalidating it when the graph is no longer shown: the
+        selection follows the molecule, not the row number."""
+        self.layoutAboutToBeChanged.emit()
+        old = self.persistentIndexList()
+        graphs = [int(self._view[ix.row()]) if ix.row() < self._view.size else -1 for ix in old]
+        self._view = new_view()
+        where = {int(g): r for r, g in enumerate(self._view.tolist())}
+        new = [self.index(where[g], ix.column()) if g in where else QModelIndex() for g, ix in zip(graphs, old)]
+        self.changePersistentIndexList(old, new)
+        self.layoutChanged.emit()
 
     # ---------------------------------------------------------------- sorting
     def _key(self, column: int) -> np.ndarray:
@@ -128,22 +149,34 @@ class ResultsModel(QAbstractTableModel):
         }[name]
 
     def _ordered(self, rows: np.ndarray) -> np.ndarray:
-        column, order = self._sort
+        """``rows`` in the sort order; ties keep rank order (file order before scoring) in both directions."""
         if self.graphs is None or rows.size == 0:
             return rows
+        rows = np.sort(rows)  # file order
+        if self.scores is not None:
+            rows = rows[np.argsort(self._rank[rows], kind="stable")]  # rank order
+        if self._sort is None:
+            return rows
+        column, order = self._sort
         key = self._key(column)[rows]
         if key.dtype == object:
             key = key.astype(str)
-        idx = np.argsort(key, kind="stable")
-        if order == Qt.SortOrder.DescendingOrder:
-            idx = idx[::-1]
+        if order == Qt.SortOrder.DescendingOrder:  # stable descending: ties stay in rank order
+            idx = len(key) - 1 - np.argsort(key[::-1], kind="stable")[::-1]
+        else:
+            idx = np.argsort(key, kind="stable")
         return rows[idx]
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        self.layoutAboutToBeChanged.emit()
-        self._sort = (column, order)
-        self._view = self._ordered(self._view)
-        self.layoutChanged.emit()
+        if column < 0:
+            self._sort = None
+        else:
+            self._sort = (column, order)
+        self._relayout(lambda: self._ordered(self._view))
+
+    def sort_column(self) -> int:
+        """The column the rows are sorted by; -1 for file order."""
+        return -1 if self._sort is None else self._sort[0]
 
     # ---------------------------------------------------------------- Qt model API
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:

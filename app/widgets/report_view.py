@@ -1,4 +1,4 @@
-"""A window over a ranked CSV report (e.g. a million-compound screening result from
+"""A tab over a ranked CSV report (e.g. a million-compound screening result from
 ``glocalkd screen``): the rows as a sortable, filterable table, and the selected molecule
 drawn beside it. The report is read in a worker thread; nothing per row is built but the
 table's numpy columns. With a GLocalKD model open in the main window, the selected
@@ -10,24 +10,22 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
-from core import GLocalKDError, Scores
-from core import RankedReport, row_graphs
-
-from .plots import HeatmapPanel
-from .table_model import COLUMNS, ResultsModel, results_view
+from .heatmap import HeatmapPanel
+from .table import COLUMNS, ResultsModel, results_view
 
 
-class ReportWindow(QMainWindow):
-    """One ranked report: table on the left, the selected molecule on the right."""
+class ReportView(QWidget):
+    """One ranked report: table on the left, the selected molecule on the right; a tab of the main window."""
 
-    def __init__(self, report: RankedReport, model_getter=lambda: None, parent=None):
+    def __init__(self, report, model_getter=lambda: None, note: str = "", parent=None):
         super().__init__(parent)
         self.report = report
         self._model_getter = model_getter  # the main window's current detector, if any
-        self.setWindowTitle(f"Ranked report — {Path(report.source).name}")
-        self.setObjectName("report_window")
+        self.title = Path(report.source).name
+        self.setObjectName("report_view")
         self.model_table = ResultsModel(self)
         self.model_table.set_report(report)
         self.table = results_view(self.model_table)
@@ -40,9 +38,13 @@ class ReportWindow(QMainWindow):
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter by id, name, SMILES or label…")
         self.filter.setClearButtonEnabled(True)
+        self._filter_timer = QTimer(self, singleShot=True, interval=300)  # applies as you type, after a pause
+        self._filter_timer.timeout.connect(self._filter)
+        self.filter.textChanged.connect(self._filter_timer.start)
         self.filter.returnPressed.connect(self._filter)
-        self.filter.textChanged.connect(lambda text: None if text else self._filter())
         self.count = QLabel()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
         self.heatmap = HeatmapPanel()
         bar = QHBoxLayout()
         bar.addWidget(self.filter, 1)
@@ -55,12 +57,15 @@ class ReportWindow(QMainWindow):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(self.heatmap)
-        split.setSizes([700, 600])
-        self.setCentralWidget(split)
+        split.setSizes([560, 740])  # room for the drawing beside its lists
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.status)
         rejected = f" · {len(report.rejects):,} rejected rows (listed at the end of the file)" if report.rejects else ""
-        self.statusBar().showMessage(f"{len(report):,} scored rows{rejected}")
+        where = "" if note else f" · {report.source}"  # a scored file's report is a scratch file: no path
+        self.status.setText(f"{note}{len(report):,} scored rows{rejected}{where}")
         self._update_count()
-        self.resize(1400, 800)
         if len(report):
             self.table.selectRow(0)
 
@@ -80,6 +85,8 @@ class ReportWindow(QMainWindow):
 
     def show_row(self, i: int) -> None:
         """Draw row i: rescored atom by atom with the open GLocalKD model, else plain."""
+        from core import GLocalKDError, Scores, row_graphs
+
         report = self.report
         try:
             graphs = row_graphs(report, i)

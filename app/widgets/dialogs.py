@@ -4,7 +4,10 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from core import Reject
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core import Reject
 
 NONE = "(none)"
 

@@ -3,7 +3,7 @@ hover for details, click to select the row, selected rows highlighted."""
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.colors import LogNorm, Normalize
+from matplotlib.colors import Normalize
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
@@ -28,7 +28,9 @@ class MapView(QWidget):
         for key, text in METHOD_LABELS.items():
             self.method.addItem(text, key)
         self.colour = QComboBox()
-        self.colour.addItems(["Colour by score", "Colour by label"])
+        self.colour.addItems(["Colour by score rank", "Colour by label"])
+        self.colour.setToolTip("Score rank: each point coloured by its score's percentile among the graphs, so a few "
+                               "outliers do not squeeze everyone else into one colour")
         self.colour.currentIndexChanged.connect(self.redraw)
         self.compute_button = QPushButton("Compute map")
         self.compute_button.clicked.connect(
@@ -104,14 +106,11 @@ class MapView(QWidget):
         edge = np.where(flagged, "black", "none")
         sizes = np.where(flagged, 28, 12)
         if self.colour.currentIndex() == 0 and self.scores is not None:
-            values = self.scores.score[idx]
-            positive = values[values > 0]
-            norm = (LogNorm(positive.min(), positive.max()) if positive.size == values.size and values.size > 1
-                    and positive.max() > 100 * np.median(positive) else Normalize(values.min(), values.max()))
-            order = np.argsort(values)  # high scores drawn last, on top
-            points = ax.scatter(xy[order, 0], xy[order, 1], c=values[order], cmap="viridis", norm=norm,
-                                s=sizes[order], edgecolors=edge[order], linewidths=0.7)
-            fig.colorbar(points, ax=ax, label="anomaly score")
+            values = score_percentiles(self.scores.score[idx])
+            order = np.argsort(values, kind="stable")  # high scores drawn last, on top
+            points = ax.scatter(xy[order, 0], xy[order, 1], c=values[order], cmap="viridis",
+                                norm=Normalize(0.0, 100.0), s=sizes[order], edgecolors=edge[order], linewidths=0.7)
+            fig.colorbar(points, ax=ax, label="score percentile (100 = most anomalous)")
         else:
             labels = np.array([self.graphs.meta[i].label or "none" for i in idx], dtype=object)
             for k, label in enumerate(sorted(set(labels))):
@@ -158,8 +157,14 @@ class MapView(QWidget):
             if self.scores is not None:
                 text += f"\nscore {self.scores.score[i]:.4g}"
             k = int(np.nonzero(self.map.indices == i)[0][0])
-            self._annotation = self.ax.annotate(text, self.map.coords[k], xytext=(10, 10), textcoords="offset points",
-                                                fontsize=8, bbox=dict(boxstyle="round", fc="#ffffe0", alpha=0.95))
+            # the label opens towards the middle of the plot, so it is not cut off at an edge
+            fx, fy = self.ax.transAxes.inverted().transform(self._xy_display[k])
+            right, up = fx < 0.55, fy < 0.6
+            self._annotation = self.ax.annotate(
+                text, self.map.coords[k], xytext=(10 if right else -10, 10 if up else -10), textcoords="offset points",
+                ha="left" if right else "right", va="bottom" if up else "top", fontsize=8, annotation_clip=False,
+                bbox=dict(boxstyle="round", fc="#ffffe0", alpha=0.95), zorder=10)
+            self._annotation.set_in_layout(False)  # the axes keep their size: points stay under the pointer
         self.canvas.draw_idle()
 
     def _click(self, event) -> None:
@@ -173,3 +178,16 @@ class MapView(QWidget):
         path, _ = QFileDialog.getSaveFileName(self, "Save map", "map.png", "PNG image (*.png);;SVG image (*.svg)")
         if path:
             self.canvas.figure.savefig(path, dpi=150)
+
+
+def score_percentiles(scores: np.ndarray) -> np.ndarray:
+    """Each score's percentile among ``scores`` (0 lowest, 100 highest; ties share the lower one)."""
+    n = len(scores)
+    if n < 2:
+        return np.full(n, 100.0)
+    order = np.argsort(scores, kind="stable")
+    ranks = np.empty(n, dtype=np.float64)
+    ranks[order] = np.arange(n)
+    sorted_scores = scores[order]
+    first = np.searchsorted(sorted_scores, scores, side="left")  # ties: the first of their run
+    return 100.0 * first / (n - 1)

@@ -17,6 +17,7 @@ class TrainSettings(QWidget):
         super().__init__()
         form = QFormLayout(self)
         self._form = form
+        self._active = False
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.detector = QComboBox()
         for info in DETECTORS.values():
@@ -28,6 +29,10 @@ class TrainSettings(QWidget):
         self.detector_note.setStyleSheet("color: #666;")
         self.normal = QComboBox()
         self.normal.setToolTip("Train only on graphs with this label (the normal class), or on all graphs")
+        self.normal_note = QLabel("")
+        self.normal_note.setWordWrap(True)
+        self.normal_note.setTextFormat(Qt.TextFormat.RichText)
+        self.normal_note.setStyleSheet("color: #666;")
         self.epochs = _spin(1, 100000, 150)
         self.lr = QDoubleSpinBox()
         self.lr.setDecimals(6)
@@ -60,7 +65,7 @@ class TrainSettings(QWidget):
         self.device_note = QLabel("")
         self.device_note.setStyleSheet("color: #666;")
         for label, widget in (("Detector", self.detector), ("", self.detector_note),
-                              ("Normal graphs", self.normal), ("Epochs", self.epochs), ("Learning rate", self.lr),
+                              ("Normal graphs", self.normal), ("", self.normal_note), ("Epochs", self.epochs), ("Learning rate", self.lr),
                               ("Batch size", self.batch), ("Hidden width", self.hidden),
                               ("Embedding width", self.out_dim), ("GCN layers", self.layers),
                               ("λ (node term)", self.lam), ("Seed", self.seed), ("Node features", self.features),
@@ -72,9 +77,17 @@ class TrainSettings(QWidget):
                       "out_dim": self.out_dim, "num_layers": self.layers, "lam": self.lam,
                       "features": self.features, "normalize": self.normalize, "device": self.device,
                       "node_max": self.node_max, "size_term": self.size_term}
-        self.detector.currentIndexChanged.connect(self._detector_changed)
+        info = detector_info(self.detector_name())
+        self.detector_note.setText(f"{info.summary}.")
+        self.set_labels({})
+
+    def activate(self) -> None:
+        """Show the rows the chosen detector uses. Reading a detector's parameters imports its class
+        (torch), so the window calls this once torch has loaded; until then the form is disabled."""
+        if not self._active:
+            self._active = True
+            self.detector.currentIndexChanged.connect(self._detector_changed)
         self._detector_changed()
-        self.set_labels([])
 
     def detector_name(self) -> str:
         return self.detector.currentData()
@@ -93,14 +106,19 @@ class TrainSettings(QWidget):
         used = accepted_params(self.detector_name())
         return {k: v for k, v in self.params().items() if k in used}
 
-    def set_labels(self, labels: list[str], preferred: str | None = None) -> None:
-        """Offer 'All graphs' and each label; pick ``preferred`` (e.g. the majority label) when given."""
+    def set_labels(self, counts: dict[str, int], preferred: str | None = None) -> None:
+        """Offer 'All graphs' (the default, as ``glocalkd train`` has) and each label with its count;
+        pick ``preferred`` when given."""
+        from ..state import NORMAL_HELP
+
         self.normal.clear()
-        self.normal.addItem(ALL_GRAPHS)
-        for label in labels:
-            self.normal.addItem(f"Label {label}", label)
-        if preferred is not None and preferred in labels:
-            self.normal.setCurrentIndex(labels.index(preferred) + 1)
+        total = sum(counts.values())
+        self.normal.addItem(f"{ALL_GRAPHS} ({total:,})" if counts else ALL_GRAPHS)
+        for label, n in counts.items():
+            self.normal.addItem(f"Label {label} ({n:,} graphs)", label)
+        if preferred is not None and preferred in counts:
+            self.normal.setCurrentIndex(list(counts).index(preferred) + 1)
+        self.normal_note.setText(NORMAL_HELP if counts else "The data has no labels: training uses all graphs.")
 
     def normal_label(self) -> str | None:
         return self.normal.currentData()

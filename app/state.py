@@ -1,0 +1,229 @@
+"""The app's state without Qt: the open data, the trained model, its scores and what is selected.
+
+The main window shows this state and changes it through its methods; tests drive it without a
+window (napari's ``ViewerModel`` habit). Computation lives in ``core``; this module only
+keeps results together and answers questions about them (threshold, flags, evaluation).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # core's data classes load torch: the window appears before it does
+    from core import GraphSet, Scores
+
+MODEL_SUFFIX = ".pt"
+
+NORMAL_HELP = ("GLocalKD learns what normal graphs look like and scores how far each graph is from them. "
+               "<b>All graphs</b> (the default, as <tt>glocalkd train</tt> does) assumes anomalies are rare "
+               "in the file. Pick a label to train only on the graphs known to be normal (e.g. the inactive "
+               "class), which sharpens the model when labels are trustworthy.")
+
+
+@dataclass
+class Evaluation:
+    """What the evaluation tab shows for one choice of anomalous class."""
+
+    anomaly_label: str
+    scores: np.ndarray
+    is_anomaly: np.ndarray
+    auc: float
+    fpr: np.ndarray
+    tpr: np.ndarray
+    reference: tuple[str, np.ndarray, np.ndarray] | None  # (name, fpr, tpr) of the graph-size baseline
+    text: str
+
+
+class AppState:
+    """Data, model and scores of the window, and the graph selected in it."""
+
+    def __init__(self) -> None:
+        self.data_path = ""
+        self.graphs: GraphSet | None = None
+        self.schema_text = ""
+        self.model = None
+        self.scores: Scores | None = None
+        self.size_model = None  # the graph-size baseline fitted on the same training graphs
+        self.size_scores: np.ndarray | None = None
+        self.trained_on_shown = 0  # how many of the shown graphs the model was trained on
+        self.normal_label: str | None = None  # the training graphs' label (None: all graphs)
+        self.percentile = 95.0
+        self.selected: int | None = None  # graph index, not a table row: it survives sorting and filters
+        self._similarity = None
+
+    # ---------------------------------------------------------------- changes
+    def set_data(self, path: str, graphs: GraphSet, schema_text: str) -> None:
+        self.data_path, self.graphs, self.schema_text = path, graphs, schema_text
+        self.scores = self.size_scores = None
+        self.trained_on_shown = 0
+        self.selected = None
+        self._similarity = None
+
+    def set_trained(self, model, scores: Scores, n_train: int, normal_label: str | None, size_model,
+                    size_scores: np.ndarray | None) -> None:
+        self.model, self.scores, self.trained_on_shown = model, scores, n_train
+        self.normal_label = normal_label
+        self.size_model, self.size_scores = size_model, size_scores
+        self._similarity = None
+
+    def set_model(self, model) -> None:
+        """A model loaded from a file: its scores of the open data come later (:meth:`set_scores`)."""
+        self.model = model
+        self.scores = self.size_scores = self.size_model = None
+        self.trained_on_shown = 0
+        self._similarity = None
+
+    def set_scores(self, scores: Scores, size_model=None, size_scores: np.ndarray | None = None) -> None:
+        self.scores = scores
+        if size_model is not None:
+            self.size_model = size_model
+        self.size_scores = size_scores
+
+    # ---------------------------------------------------------------- questions
+    def threshold(self) -> float | None:
+        if self.model is None or self.scores is None:
+            return None
+        return self.model.threshold(self.percentile)
+
+    def flagged(self) -> np.ndarray:
+        n = len(self.graphs) if self.graphs is not None else 0
+        t = self.threshold()
+        if t is None or self.scores is None:
+            return np.zeros(n, dtype=bool)
+        return self.scores.score > t
+
+    def p_values(self) -> np.ndarray | None:
+        """Each graph's p-value against the training scores, when the model keeps them."""
+        train = getattr(self.model, "train_scores_", None)
+        if self.scores is None or train is None or len(train) == 0:
+            return None
+        from core import empirical_p_values
+
+        return empirical_p_values(self.scores.score, train)
+
+    def has_smiles(self) -> bool:
+        return self.graphs is not None and any(m.smiles for m in self.graphs.meta)
+
+    def default_anomaly_label(self) -> str | None:
+        """The minority class (core's rule, as ``glocalkd evaluate`` uses), if there are two classes."""
+        if self.graphs is None or len(self.graphs.label_counts()) < 2:
+            return None
+        from core import choose_anomaly_label
+
+        return choose_anomaly_label(self.graphs, "minority")
+
+    def evaluation(self, anomaly_label: str | None) -> Evaluation | None:
+        """ROC and score distributions with ``anomaly_label`` as the anomalous class; None without
+        two classes of labels or without scores."""
+        g, s = self.graphs, self.scores
+        if g is None or s is None or anomaly_label is None or len(g.label_counts()) < 2:
+            return None
+        from core import roc_auc, roc_points
+
+        labels = np.array([lab if lab is not None else "" for lab in g.labels], dtype=object)
+        known = labels != ""
+        is_anomaly = labels[known] == anomaly_label
+        scores = s.score[known]
+        auc = roc_auc(is_anomaly, scores)
+        fpr, tpr = roc_points(is_anomaly, scores)
+        reference, size_text = None, ""
+        if self.size_scores is not None and getattr(self.model, "name", "") != "size":
+            size_scores = self.size_scores[known]
+            size_auc = roc_auc(is_anomaly, size_scores)
+            reference = (f"graph size alone ({size_auc:.3f})", *roc_points(is_anomaly, size_scores))
+            size_text = f"; graph size alone: {size_auc:.3f}"
+        note = (f"; includes the {self.trained_on_shown:,} training graphs, so it is optimistic: score a "
+                "held-out file for a fair figure" if self.trained_on_shown else "")
+        text = (f"ROC-AUC {auc:.3f} on {int(known.sum()):,} labelled graphs "
+                f"({int(is_anomaly.sum()):,} anomalous){size_text}{note}")
+        return Evaluation(anomaly_label, scores, is_anomaly, auc, fpr, tpr, reference, text)
+
+    def training_indices(self) -> np.ndarray:
+        """The graphs the model was trained on (all, or those with the normal label)."""
+        if self.graphs is None:
+            return np.zeros(0, dtype=np.int64)
+        if self.normal_label is None:
+            return np.arange(len(self.graphs))
+        return np.array([k for k, lab in enumerate(self.graphs.labels) if lab == self.normal_label], dtype=np.int64)
+
+    def similar_training_molecules(self, i: int, k: int = 5) -> list[tuple[int, float]]:
+        """The k training molecules most like graph i (Morgan fingerprints, Tanimoto), as (graph index,
+        similarity); graph i itself is left out."""
+        if self.graphs is None or not self.has_smiles() or self.model is None:
+            return []
+        from core import SimilarityIndex
+
+        train = self.training_indices()
+        if self._similarity is None:
+            self._similarity = (train, SimilarityIndex([self.graphs.meta[j].smiles for j in train]))
+        train, index = self._similarity
+        own = np.nonzero(train == i)[0]
+        hits = index.nearest(self.graphs.meta[i].smiles, k, exclude=int(own[0]) if own.size else None)
+        return [(int(train[j]), sim) for j, sim in hits]
+
+    def summary_lines(self) -> list[str]:
+        g = self.graphs
+        if g is None:
+            return ["No data loaded."]
+        labels = g.label_counts()
+        label_text = ", ".join(f"{k}: {v}" for k, v in labels.items()) if labels else "none"
+        kind = {"tu": "TU graph collection", "smiles": "SMILES list", "table": "table of SMILES",
+                "sdf": "SDF"}.get(g.format, g.format)
+        lines = [f"<b>{Path(g.source).name}</b>", f"Format: {kind}", f"Graphs: {len(g):,} ({g.num_nodes:,} nodes)",
+                 f"Node features: {self.schema_text}", f"Labels: {label_text}", f"Rejected rows: {len(g.rejects):,}"]
+        if self.model is not None:
+            lines.append(f"Model: {describe_model(self.model)}")
+        return lines
+
+
+# -------------------------------------------------------------------- small helpers
+def with_suffix(path: str, suffix: str = MODEL_SUFFIX) -> str:
+    """``path`` with ``suffix`` added when it has none of its own (a model saved as ``herg_model``
+    becomes ``herg_model.pt``, which the Load dialog's filter then shows)."""
+    return path if path.lower().endswith(suffix.lower()) else path + suffix
+
+
+_CLI_WORDS = [
+    (re.compile(r"\(?name it with the SMILES-column option\)?"), "choose it in the column dialog (File ▸ Open…)"),
+    (re.compile(r"the SMILES-column option"), "the column dialog (File ▸ Open…)"),
+    (re.compile(r"--smiles-column"), "the SMILES column choice"),
+    (re.compile(r"--id-column"), "the ID column choice"),
+    (re.compile(r"--label-column"), "the label column choice"),
+    (re.compile(r"--normal-label"), "the Normal graphs choice"),
+    (re.compile(r"--batch-size"), "the Batch size setting"),
+    (re.compile(r"--device"), "the Device setting"),
+    (re.compile(r"--epochs"), "the Epochs setting"),
+]
+
+
+def app_wording(message: str) -> str:
+    """A core error message in the app's words: command-line options become the app's controls."""
+    for pattern, words in _CLI_WORDS:
+        message = pattern.sub(words, message)
+    return message
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+def describe_model(model) -> str:
+    """One line on the trained detector: its name, features and epochs where it has them."""
+    from core import detector_info
+
+    parts = [detector_info(model.name).label]
+    schema = getattr(model, "schema_", None)
+    if schema is not None:
+        parts.append(schema.describe())
+    if model.loss_history_:
+        parts.append(f"{len(model.loss_history_)} epochs")
+    readouts = [text for flag, text in (("node_max", "largest node error"), ("size_term", "size term"))
+                if getattr(model, flag, False)]
+    if readouts:
+        parts.append("score + " + " + ".join(readouts))
+    return ", ".join(parts)

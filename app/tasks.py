@@ -1,0 +1,268 @@
+"""Background jobs as plain module-level functions (Orange's ``run(data, learner, state)`` habit).
+
+Each job takes its inputs and, last, a ``job`` object with three methods: ``report(value)``
+(progress), ``stopped()`` (Stop was pressed) and ``abandoned()`` (the window is closing). The
+window runs them in a worker thread (:mod:`app.workers`); tests call them directly with a
+:class:`Job`. None of them touches Qt or a widget.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+
+class Job:
+    """The job handle without Qt: collects progress reports, and can be stopped."""
+
+    def __init__(self, on_progress: Callable[[Any], None] | None = None):
+        self.reports: list = []
+        self._on_progress = on_progress
+        self._stop = threading.Event()
+        self._abandon = threading.Event()
+
+    def report(self, value: Any) -> None:
+        self.reports.append(value)
+        if self._on_progress is not None:
+            self._on_progress(value)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def abandon(self) -> None:
+        self._abandon.set()
+        self._stop.set()
+
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def abandoned(self) -> bool:
+        return self._abandon.is_set()
+
+
+# -------------------------------------------------------------------- start-up
+def warm_up(job) -> str:
+    """Import torch, torch-geometric and RDKit (seconds, once) so the window can appear first;
+    returns a note on the device torch sees."""
+    import torch
+
+    import core
+
+    core.GraphSet, core.GLocalKD  # noqa: B018  (the imports that take the time)
+    import rdkit.Chem  # noqa: F401
+
+    if torch.cuda.is_available():
+        return f"torch sees GPU: {torch.cuda.get_device_name(0)}"
+    return "torch sees no GPU: training runs on the CPU"
+
+
+# -------------------------------------------------------------------- data
+@dataclass
+class Loaded:
+    path: str
+    graphs: Any
+    schema_text: str
+
+
+def load_data(path: str, options: dict, job) -> Loaded:
+    """Read a data file into a GraphSet and describe the node features it will get."""
+    from core import FeatureSchema, load
+
+    graphs = load(path, **options)
+    schema = FeatureSchema.fit(graphs, "auto").describe() if len(graphs) else "none (no graphs)"
+    return Loaded(path, graphs, schema)
+
+
+def read_report(path: str, job):
+    """Read a ranked CSV report (e.g. a screening result)."""
+    from core import read_report as read
+
+    return read(path, on_progress=job.report)
+
+
+# -------------------------------------------------------------------- models
+@dataclass
+class Trained:
+    model: Any
+    scores: Any
+    n_train: int
+    normal_label: str | None
+    size_model: Any
+    size_scores: np.ndarray | None
+
+
+def train(graphs, detector: str, params: dict, normal_label: str | None, job) -> Trained | None:
+    """Fit ``detector`` on the normal graphs (all when ``normal_label`` is None), score every graph,
+    and fit the graph-size baseline on the same graphs. ``job.report`` receives each EpochInfo.
+    Returns None when the window is closing (nobody will read the result)."""
+    from core import GLocalKDError, make_detector
+
+    train_set = graphs if normal_label is None else graphs.with_label(normal_label)
+    if len(train_set) == 0:
+        raise GLocalKDError(f"no graphs have label {normal_label}")
+    model = make_detector(detector, **params).fit(train_set, on_epoch=job.report, should_stop=job.stopped)
+    if job.abandoned():
+        return None
+    size = make_detector("size").fit(train_set)
+    return Trained(model, model.score(graphs), len(train_set), normal_label, size, size.score(graphs).score)
+
+
+def score(model, graphs, normal_label: str | None, size_model, job):
+    """Score ``graphs`` with ``model``; the graph-size baseline too (fitted here on the normal graphs
+    of ``graphs`` when there is none, e.g. after a model was loaded from a file).
+    Returns (scores, size_model, size scores)."""
+    from core import make_detector
+
+    if size_model is None:
+        train_set = graphs if normal_label is None else graphs.with_label(normal_label)
+        if len(train_set):
+            size_model = make_detector("size").fit(train_set)
+    size_scores = size_model.score(graphs).score if size_model is not None else None
+    return model.score(graphs), size_model, size_scores
+
+
+def load_model(path: str, device: str, job):
+    from core import GLocalKD
+
+    return GLocalKD.load(path, device=device)
+
+
+def compute_map(model, graphs, space: str, method: str, seed: int, job):
+    from core import space_map
+
+    return (space, method), space_map(model, graphs, space, method, seed=seed)
+
+
+# -------------------------------------------------------------------- scoring another file
+@dataclass
+class ScreenProgress:
+    """Where a screening run is: rows read and scored, of about ``total`` rows, at ``rate`` rows/s."""
+
+    rows: int
+    scored: int
+    total: int | None
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        if not self.total or self.rate <= 0:
+            return None
+        return max(0.0, (self.total - self.rows) / self.rate)
+
+    def text(self) -> str:
+        from .state import duration
+
+        of = f" of ~{self.total:,}" if self.total else ""
+        eta = f" · ETA {duration(self.eta)}" if self.eta is not None else ""
+        return f"Scored {self.scored:,} molecules ({self.rows:,}{of} rows read) · {self.rate:,.0f} rows/s{eta}"
+
+
+def count_rows(path: str) -> int | None:
+    """About how many data rows a text file holds (lines minus a header); None for other inputs."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    opener = gzip.open if p.suffix == ".gz" else open
+    try:
+        with opener(p, "rb") as fh:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return None
+    if ".sdf" in p.name.lower():
+        return None  # records, not lines
+    return max(0, lines - 1)
+
+
+def screen_file(model, path: str, report_path: str, job, workers: int | None = None):
+    """Score a file with ``model`` into a ranked report and read the report back.
+
+    Molecule files go through core's streaming pipeline (:func:`core.screen`: chunks, worker
+    processes, bounded memory) with ``job.report(ScreenProgress)`` after each chunk and Stop
+    between chunks; other files (TU collections, or a model not trained on molecules) are loaded
+    and scored whole. Returns (RankedReport, ScreenSummary or None)."""
+    from core import is_table, load, read_report as read, screen, write_report
+
+    start = time.perf_counter()
+    molecular = getattr(getattr(model, "schema_", None), "mode", "") == "atom"
+    streamable = molecular and Path(path).is_file() and (is_table(path) or Path(path).suffix.lower()
+                                                         in (".smi", ".smiles", ".txt", ".gz"))
+    summary = None
+    if streamable:
+        total = count_rows(path)
+
+        def progress(rows: int, scored: int) -> None:
+            job.report(ScreenProgress(rows, scored, total, time.perf_counter() - start))
+
+        workers = workers or max(1, min(2, os.cpu_count() or 1))
+        summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped)
+    else:
+        graphs = load(path)
+        job.report(ScreenProgress(len(graphs), 0, len(graphs), time.perf_counter() - start))
+        write_report(report_path, graphs, model.score(graphs))
+    return read(report_path), summary
+
+
+# -------------------------------------------------------------------- export
+EXPORT_COLUMNS_EXTRA = ("flagged",)
+
+
+def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray, job=None) -> int:
+    """Write the ranked report of ``rows`` (graph indices; None: all rows, and the rejected rows at
+    the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
+    graphs. Written atomically; returns the number of data rows."""
+    from core import REPORT_COLUMNS, report_rows, safe_cell
+
+    keep = None if rows is None else set(int(i) for i in rows)
+    ranking = scores.ranking()
+    path_ = Path(path)
+    tmp = path_.with_name(f".{path_.name}.tmp")
+    written = 0
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow([*REPORT_COLUMNS, *EXPORT_COLUMNS_EXTRA])
+        for k, row in enumerate(report_rows(graphs, scores)):
+            if k < len(ranking):
+                i = int(ranking[k])
+                if keep is not None and i not in keep:
+                    continue
+                row = [*row, "1" if flagged[i] else "0"]
+            elif keep is not None:
+                continue  # rejected rows belong to "all rows"
+            else:
+                row = [*row, ""]
+            writer.writerow([safe_cell(cell) for cell in row])
+            written += 1
+    tmp.replace(path_)
+    return written
+
+
+def export_sdf(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
+               p_values: np.ndarray | None, job=None) -> int:
+    """Write the ranked molecules of ``rows`` (None: all) as SDF with score, p-value, rank, flag and
+    top atoms as SD properties."""
+    from core import write_sdf
+
+    return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values)
+
+
+def export_html(path: str, graphs, scores, model, anomaly_label: str | None, threshold: float | None,
+                p_values: np.ndarray | None, top_n: int = 25, job=None) -> int:
+    """Write the one-file HTML report (data, model settings, top molecules' heatmaps, histogram, ROC)."""
+    from core import html_report
+
+    from .state import describe_model
+
+    settings = {"detector": describe_model(model), **model.get_params()}
+    return html_report(path, graphs, scores, settings, top_n=top_n, anomaly_label=anomaly_label, threshold=threshold,
+                       p_values=p_values)

@@ -1,0 +1,185 @@
+"""The selected graph drawn with its nodes coloured by error, its top nodes, and the training
+molecules most like it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
+                               QPushButton, QVBoxLayout, QWidget)
+
+from .plots import Canvas
+
+SCALES = {"robust": "Robust scale (90th percentile)", "linear": "Linear per molecule", "log": "Log scale",
+          "fixed": "Fixed across molecules"}
+
+
+class HeatmapPanel(QWidget):
+    """Graph ``i`` drawn with node errors; emits ``neighbour_clicked(graph index)`` when a similar
+    training molecule is double-clicked."""
+
+    neighbour_clicked = Signal(int)
+    last_dir_used = Signal(str)
+
+    def __init__(self, last_dir=lambda: str(Path.home())):
+        super().__init__()
+        self._last_dir = last_dir
+        self.canvas = Canvas(6, 4.5, constrained=False)  # draw_heatmap places its own axes
+        self.title = QLabel("Select a row to see which nodes drive its score.")
+        self.title.setWordWrap(True)
+        self.scale = QComboBox()
+        for key, text in SCALES.items():
+            self.scale.addItem(text, key)
+        self.scale.setToolTip("Robust: the colours stop at the 90th percentile of the molecule's atom errors, so "
+                              "one extreme atom does not wash the others out. Fixed: one scale for every "
+                              "molecule (the 99th percentile of all atom errors), to compare molecules.")
+        self.scale.currentIndexChanged.connect(self.redraw)
+        self.top = QListWidget()
+        self.top.setMaximumWidth(230)
+        self.neighbours = QListWidget()
+        self.neighbours.setMaximumWidth(230)
+        self.neighbours.setToolTip("Morgan fingerprints (radius 2), Tanimoto similarity. A close neighbour with a low "
+                                   "score means a small odd group; no close neighbour, a new chemotype. "
+                                   "Double-click to select it.")
+        self.neighbours.itemDoubleClicked.connect(lambda item: self.neighbour_clicked.emit(int(item.data(256))))
+        self.neighbours_label = QLabel("Similar training molecules\n(Tanimoto, score, id)")
+        self.save_button = QPushButton("Save picture…")
+        self.save_button.setEnabled(False)
+        self.save_button.clicked.connect(self.save_picture)
+        self.top_label = QLabel("Top nodes (error)")
+        side = self._side = QVBoxLayout()
+        side.addWidget(self.scale)
+        side.addWidget(self.top_label)
+        side.addWidget(self.top, 1)
+        side.addWidget(self.neighbours_label)
+        side.addWidget(self.neighbours, 1)
+        side.addStretch(0)  # takes the lists' place when they are hidden, so the button stays at the bottom
+        side.addWidget(self.save_button)
+        row = QHBoxLayout()
+        row.addWidget(self.canvas, 1)
+        row.addLayout(side)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addLayout(row, 1)
+        self.kind = ""
+        self.fixed_vmax: float | None = None
+        self._current = None
+        self.set_neighbours([])
+
+    def clear(self, message: str = "Select a row to see which nodes drive its score.") -> None:
+        self.canvas.figure.clear()
+        self.canvas.draw_idle()
+        self.set_top_nodes([])
+        self.set_neighbours([])
+        self.title.setText(message)
+        self.save_button.setEnabled(False)
+        self.kind = ""
+        self._current = None
+
+    def scale_choice(self) -> tuple[str, float | None]:
+        key = self.scale.currentData()
+        return ("linear", self.fixed_vmax) if key == "fixed" else (key, None)
+
+    def show_graph(self, graphs, i: int, scores, highlight: list[int] | None = None) -> None:
+        """Draw graph i with its node errors (from ``scores``); ``highlight`` marks a SMARTS match."""
+        from core import node_names
+
+        meta = graphs.meta[i]
+        label = f", label {meta.label}" if meta.label is not None else ""
+        name = meta.name if meta.name != meta.id else ""
+        self._current = (graphs, i, scores, highlight)
+        self.redraw()
+        if not scores.has_node_scores:  # OCGCN and the kernel methods score whole graphs only
+            self.set_top_nodes([])
+            self.title.setText(f"<b>{meta.id}</b> {name} — score {scores.score[i]:.4g}{label}<br><tt>{meta.smiles}"
+                               "</tt><br><i>This detector scores whole graphs and has no per-node errors; train "
+                               "GLocalKD to see which nodes drive a score.</i>")
+        else:
+            self.title.setText(f"<b>{meta.id}</b> {name} — score {scores.score[i]:.4g} ({_terms(scores, i)})"
+                               f"{label}<br><tt>{meta.smiles}</tt>")
+            names = node_names(graphs, i)
+            self.set_top_nodes([(names[j], err) for j, err in scores.top_nodes(i, 15)])
+        self.save_button.setEnabled(True)
+
+    def picture_title(self) -> str:
+        if self._current is None:
+            return ""
+        graphs, i, scores, _ = self._current
+        meta = graphs.meta[i]
+        name = f" · {meta.name}" if meta.name and meta.name != meta.id else ""
+        return f"{meta.id}{name} · score {scores.score[i]:.4g}"
+
+    def redraw(self) -> None:
+        if self._current is None:
+            return
+        from core import draw_heatmap
+
+        graphs, i, scores, highlight = self._current
+        errors = scores.node_errors_of(i) if scores.has_node_scores else None
+        scale, vmax = self.scale_choice()
+        self.scale.setEnabled(errors is not None)
+        self.kind = draw_heatmap(self.canvas.figure, graphs, i, errors, title=self.picture_title(), scale=scale,
+                                 vmax=vmax, highlight=highlight)
+        self.canvas.draw_idle()
+
+    def set_top_nodes(self, nodes: list[tuple[str, float]]) -> None:
+        """List the nodes with the largest errors; the list is hidden when there are none (a
+        detector without node scores)."""
+        self.top.clear()
+        for name, error in nodes:
+            self.top.addItem(f"{name}   {error:.4g}")
+        self.top_label.setVisible(bool(nodes))
+        self.top.setVisible(bool(nodes))
+        self._update_stretch()
+
+    def set_neighbours(self, rows: list[tuple[int, str, float, float | None]]) -> None:
+        """Similar training molecules as (graph index, id, similarity, score); hidden when empty."""
+        self.neighbours.clear()
+        for index, ident, sim, score in rows:
+            text = f"{sim:.2f}  " + (f"{score:<8.3g}" if score is not None else "") + f" {ident}"
+            item = QListWidgetItem(text)
+            item.setData(256, index)  # Qt.UserRole
+            self.neighbours.addItem(item)
+        self.neighbours.setVisible(bool(rows))
+        self.neighbours_label.setVisible(bool(rows))
+        self._update_stretch()
+
+    def _update_stretch(self) -> None:
+        empty = self.top.isHidden() and self.neighbours.isHidden()
+        self._side.setStretch(5, 1 if empty else 0)
+
+    def save_picture(self) -> None:
+        default = str(Path(self._last_dir()) / "heatmap.png")
+        path, _ = QFileDialog.getSaveFileName(self, "Save picture", default, "PNG image (*.png);;SVG image (*.svg)")
+        if path:
+            self.last_dir_used.emit(str(Path(path).parent))
+            self.save_to(path)
+
+    def save_to(self, path: str) -> None:
+        """Save the drawing with its id and score in the picture (as PNG, or SVG by extension)."""
+        if path.lower().endswith(".svg") and self.kind == "molecule":
+            from core import graph_molecule, molecule_image
+
+            graphs, i, scores, highlight = self._current
+            errors = scores.node_errors_of(i) if scores.has_node_scores else None
+            scale, vmax = self.scale_choice()
+            with open(path, "wb") as fh:  # RDKit's own vector drawing, not a raster inside an SVG
+                fh.write(molecule_image(graph_molecule(graphs, i), errors, svg=True, scale=scale, vmax=vmax,
+                                        highlight=highlight, legend=self.picture_title()))
+        else:
+            self.canvas.figure.savefig(path, dpi=150)
+
+
+def _terms(scores, i: int) -> str:
+    """'graph G + node N', each split into its readouts when the score uses the extra ones."""
+    from core import READOUT_PARTS
+
+    graph, node = f"graph {scores.graph_term[i]:.4g}", f"node {scores.node_term[i]:.4g}"
+    parts = scores.parts
+    if READOUT_PARTS <= set(parts):
+        if not np.isclose(scores.graph_term[i], parts["graph"][i]):  # the size term is in
+            graph += f" [max-pool {parts['graph'][i]:.4g} + size {parts['size'][i]:.4g}]"
+        if not np.isclose(scores.node_term[i], parts["node_mean"][i]):  # the largest node error is in
+            node += f" [mean {parts['node_mean'][i]:.4g} + largest {parts['node_max'][i]:.4g}]"
+    return f"{graph} + {node}"

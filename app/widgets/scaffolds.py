@@ -1,0 +1,82 @@
+"""The ranked rows grouped by Bemis-Murcko scaffold: each scaffold's count, best score and rank,
+so a series of related anomalies reads as one finding."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+HEADERS = ("Best rank", "Molecules", "Flagged", "Best score", "Best molecule", "Scaffold")
+SCAFFOLD = HEADERS.index("Scaffold")
+
+
+def group_by_scaffold(scaffold_of: list[str], rows: np.ndarray, score: np.ndarray, rank: np.ndarray,
+                      flagged: np.ndarray) -> list[tuple[str, int, int, float, int, int]]:
+    """Groups of ``rows`` (graph indices) by scaffold: (scaffold, count, flagged, best score, best rank,
+    best graph), best-ranked group first; acyclic molecules form the group ``""``."""
+    groups: dict[str, list[int]] = {}
+    for i in rows.tolist():
+        groups.setdefault(scaffold_of[i], []).append(i)
+    out = []
+    for scaffold, members in groups.items():
+        m = np.asarray(members)
+        best = int(m[np.argmin(rank[m])])
+        out.append((scaffold, len(m), int(flagged[m].sum()), float(score[best]), int(rank[best]), best))
+    return sorted(out, key=lambda g: g[4])
+
+
+class ScaffoldView(QWidget):
+    """A table of scaffold groups; double-clicking one emits ``scaffold_chosen(scaffold SMILES)``."""
+
+    scaffold_chosen = Signal(str)
+
+    def __init__(self):
+        super().__init__()
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setHorizontalHeaderLabels(HEADERS)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setStretchLastSection(True)  # the scaffold's SMILES
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setSortingEnabled(True)
+        self.table.cellDoubleClicked.connect(self._chosen)
+        note = QLabel("Rows grouped by Bemis-Murcko scaffold (RDKit). Double-click a group to list the molecules "
+                      "that contain its scaffold.")
+        note.setWordWrap(True)
+        note.setStyleSheet("color: #555;")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(note)
+        layout.addWidget(self.table, 1)
+        self._cache: tuple[object, list[str]] | None = None
+        self.groups: list = []
+
+    def set_rows(self, graphs, scores, rows: np.ndarray, flagged: np.ndarray) -> None:
+        from core import scaffolds
+
+        if self._cache is None or self._cache[0] is not graphs:
+            self._cache = (graphs, scaffolds([m.smiles for m in graphs.meta]))
+        rank = np.empty(len(scores.score), dtype=np.int64)
+        rank[scores.ranking()] = np.arange(1, len(rank) + 1)
+        self.groups = group_by_scaffold(self._cache[1], rows, scores.score, rank, flagged)
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(self.groups))
+        for r, (scaffold, count, n_flagged, best, best_rank, i) in enumerate(self.groups):
+            cells = (best_rank, count, n_flagged, best, graphs.meta[i].id, scaffold or "(acyclic)")
+            for c, value in enumerate(cells):
+                item = QTableWidgetItem()
+                if isinstance(value, (int, float)):
+                    item.setData(Qt.ItemDataRole.DisplayRole, value if isinstance(value, int) else float(f"{value:.4g}"))
+                else:
+                    item.setText(str(value))
+                if c == SCAFFOLD:
+                    item.setData(Qt.ItemDataRole.UserRole, scaffold)
+                self.table.setItem(r, c, item)
+        self.table.setSortingEnabled(True)
+        self.table.sortItems(0, Qt.SortOrder.AscendingOrder)  # the group of the top-ranked molecule first
+        for c, width in enumerate((75, 85, 65, 85, 170)):
+            self.table.setColumnWidth(c, width)
+
+    def _chosen(self, row: int, _column: int) -> None:
+        self.scaffold_chosen.emit(self.table.item(row, SCAFFOLD).data(Qt.ItemDataRole.UserRole) or "")

@@ -1,0 +1,134 @@
+"""A one-file HTML report of a ranked result: the data summary, the model settings, the top
+molecules with their heatmaps (inline SVG), the score histogram and, with labels, the ROC curve.
+It opens in any browser, with no server and no other file."""
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from html import escape
+from pathlib import Path
+
+import numpy as np
+
+from core.data.graphset import GraphSet
+from core.data.scores import Scores
+from core.evaluation.metrics import roc_auc, roc_points
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _histogram(scores: np.ndarray, is_anomaly: np.ndarray | None, threshold: float | None) -> str:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5, 3.2))
+    ax = fig.add_subplot()
+    positive = scores[scores > 0]
+    log = positive.size == scores.size and scores.size > 1 and positive.max() > 100 * np.median(positive)
+    bins = np.geomspace(positive.min(), positive.max(), 41) if log else np.histogram_bin_edges(scores, bins=40)
+    if log:
+        ax.set_xscale("log")
+    if is_anomaly is None:
+        ax.hist(scores, bins=bins, color="#2e86c1")
+    else:
+        ax.hist(scores[~is_anomaly], bins=bins, alpha=0.6, color="#2e86c1", label="normal")
+        ax.hist(scores[is_anomaly], bins=bins, alpha=0.6, color="#c0392b", label="anomalous")
+        ax.legend(fontsize=8)
+    if threshold is not None:
+        ax.axvline(threshold, color="black", linestyle="--", linewidth=1)
+    ax.set_xlabel("anomaly score")
+    ax.set_ylabel("graphs")
+    return _svg(fig)
+
+
+def _roc(fpr: np.ndarray, tpr: np.ndarray, auc: float) -> str:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(3.4, 3.2))
+    ax = fig.add_subplot()
+    ax.plot(fpr, tpr, color="#c0392b")
+    ax.plot([0, 1], [0, 1], color="#999999", linestyle=":")
+    ax.set_xlabel("false-positive rate")
+    ax.set_ylabel("true-positive rate")
+    ax.set_title(f"ROC-AUC {auc:.3f}", fontsize=10)
+    ax.set_aspect("equal")
+    return _svg(fig)
+
+
+def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: dict, top_n: int = 25,
+                anomaly_label: str | None = None, threshold: float | None = None,
+                p_values: np.ndarray | None = None, title: str = "") -> int:
+    """Write the report to ``path`` (atomically); returns the number of molecules drawn.
+
+    Args:
+        settings: the model's settings to list (name -> value), e.g. ``model.get_params()``.
+        top_n: how many of the top-ranked graphs to show with their heatmaps.
+        anomaly_label: the anomalous class, for the class histogram and the ROC curve (with labels).
+        threshold: the flag threshold, drawn on the histogram and used for the flag column.
+        p_values: shape ``(graphs,)``, listed beside each score when given.
+    """
+    from core.viz.heatmap import graph_molecule, molecule_image
+
+    n = len(graphs)
+    ranking = scores.ranking()
+    labels = graphs.label_counts()
+    is_anomaly = None
+    roc = ""
+    if anomaly_label is not None and len(labels) >= 2:
+        known = np.array([lab is not None for lab in graphs.labels])
+        y = np.array([lab == anomaly_label for lab in graphs.labels])
+        auc = roc_auc(y[known], scores.score[known])
+        fpr, tpr = roc_points(y[known], scores.score[known])
+        if len(fpr):
+            roc = _roc(fpr, tpr, auc)
+        is_anomaly = y
+    name = Path(graphs.source).name
+    flagged = int((scores.score > threshold).sum()) if threshold is not None else None
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title or name)} — GLocalKD report"
+             "</title><style>body{font-family:sans-serif;margin:2em;max-width:1200px}"
+             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}"
+             ".mol svg{width:300px;height:250px}.plots{display:flex;gap:2em;flex-wrap:wrap}"
+             "th{background:#f4f4f4;text-align:left}tt{word-break:break-all}</style></head><body>",
+             f"<h1>{escape(title or name)}</h1><h2>Data</h2><table>",
+             f"<tr><th>File</th><td>{escape(str(graphs.source))}</td></tr>",
+             f"<tr><th>Graphs</th><td>{n:,} ({graphs.num_nodes:,} nodes); {len(graphs.rejects):,} rows rejected</td></tr>",
+             f"<tr><th>Labels</th><td>{escape(', '.join(f'{k}: {v}' for k, v in labels.items()) or 'none')}</td></tr>"]
+    if flagged is not None:
+        parts.append(f"<tr><th>Flagged</th><td>{flagged:,} above the threshold {threshold:.4g}</td></tr>")
+    parts.append("</table><h2>Model</h2><table>")
+    parts += [f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>" for k, v in settings.items()]
+    parts.append("</table><h2>Scores</h2><div class='plots'>")
+    parts.append(_histogram(scores.score, is_anomaly, threshold))
+    if roc:
+        parts.append(roc)
+    parts.append(f"</div><h2>Top {min(top_n, n)} of {n:,}</h2><table><tr><th>Rank</th><th>Molecule</th>"
+                 "<th>Id, score</th></tr>")
+    drawn = 0
+    for rank, i in enumerate(ranking[:top_n].tolist(), start=1):
+        meta = graphs.meta[i]
+        mol = graph_molecule(graphs, i)
+        errors = scores.node_errors_of(i) if scores.has_node_scores else None
+        picture = ""
+        if mol is not None and mol.GetNumAtoms() == int(graphs.graphs[i].num_nodes):
+            picture = molecule_image(mol, errors, size=(360, 300), svg=True).decode()
+            picture = picture[picture.index("<svg"):]
+            drawn += 1
+        p = f"<br>p-value {p_values[i]:.3g}" if p_values is not None else ""
+        label = f"<br>label {escape(str(meta.label))}" if meta.label is not None else ""
+        flag = "<br><b>flagged</b>" if threshold is not None and scores.score[i] > threshold else ""
+        parts.append(f"<tr><td>{rank}</td><td class='mol'>{picture}</td><td><b>{escape(meta.id)}</b> "
+                     f"{escape(meta.name if meta.name != meta.id else '')}<br>score {scores.score[i]:.4g}{p}{label}"
+                     f"{flag}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
+    parts.append("</table><p style='color:#777'>Written by GLocalKD Studio. Heatmaps: atoms coloured by node "
+                 "error, robust scale (clipped at each molecule's 90th percentile).</p></body></html>")
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(parts))
+    os.replace(tmp, path)
+    return drawn

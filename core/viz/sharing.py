@@ -1,0 +1,64 @@
+"""Sharing ranked results: an SDF file with the scores as SD properties (as DataWarrior users
+exchange compound sets)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from core.data.graphset import GraphSet
+from core.data.scores import Scores
+
+
+def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
+              flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5) -> int:
+    """Write molecules in rank order to an SDF file with SD properties ``id``, ``name``, ``rank``,
+    ``score``, ``p_value`` (when given), ``flagged`` (when given), ``label`` and ``top_atoms``.
+
+    Args:
+        rows: graph indices to write (e.g. the rows a filter shows); default all. They are
+            written in rank order whatever their order here.
+        flagged: shape ``(graphs,)`` booleans, written as 0/1.
+        p_values: shape ``(graphs,)``, e.g. :func:`core.evaluation.metrics.empirical_p_values`.
+    Returns the number of molecules written; graphs without a molecule (no SMILES) are skipped.
+    """
+    from rdkit import Chem
+
+    from core.viz.heatmap import graph_molecule
+
+    ranking = scores.ranking()
+    rank = np.empty(len(ranking), dtype=np.int64)
+    rank[ranking] = np.arange(1, len(ranking) + 1)
+    chosen = np.arange(len(ranking)) if rows is None else np.asarray(list(rows), dtype=np.int64)
+    chosen = chosen[np.argsort(rank[chosen], kind="stable")]
+    written = 0
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with Chem.SDWriter(str(tmp)) as writer:
+        for i in chosen.tolist():
+            mol = graph_molecule(graphs, i)
+            if mol is None:
+                continue
+            meta = graphs.meta[i]
+            mol = Chem.Mol(mol)
+            mol.SetProp("_Name", meta.id)
+            mol.SetProp("id", meta.id)
+            if meta.name and meta.name != meta.id:
+                mol.SetProp("name", meta.name)
+            mol.SetIntProp("rank", int(rank[i]))
+            mol.SetProp("score", f"{float(scores.score[i]):.6g}")
+            if p_values is not None:
+                mol.SetProp("p_value", f"{float(p_values[i]):.4g}")
+            if flagged is not None:
+                mol.SetIntProp("flagged", int(bool(flagged[i])))
+            if meta.label is not None:
+                mol.SetProp("label", str(meta.label))
+            top = scores.top_nodes(i, top_k)
+            if top:
+                symbol = [a.GetSymbol() for a in mol.GetAtoms()]  # node order is atom order (graph_molecule)
+                mol.SetProp("top_atoms", ";".join(f"{symbol[j]}{j}:{err:.4g}" for j, err in top))
+            writer.write(mol)
+            written += 1
+    tmp.replace(path)
+    return written

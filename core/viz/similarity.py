@@ -1,0 +1,77 @@
+"""Nearest training molecules and Bemis-Murcko scaffolds (RDKit), for explaining a ranked list."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def _fingerprints(smiles: Sequence[str], radius: int = 2, bits: int = 2048) -> list:
+    """Morgan fingerprints of ``smiles`` (None where a SMILES does not parse)."""
+    from rdkit.Chem import rdFingerprintGenerator
+
+    from core.data.chem import parse_smiles
+
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=bits)
+    out = []
+    for s in smiles:
+        mol = parse_smiles(s)[0] if s else None
+        out.append(gen.GetFingerprint(mol) if mol is not None else None)
+    return out
+
+
+class SimilarityIndex:
+    """Morgan fingerprints (radius 2, 2048 bits) of a set of molecules, searched by Tanimoto similarity.
+
+    Args:
+        smiles: the molecules to search (e.g. the training molecules), one SMILES each; empty
+            or unparseable entries are never returned.
+    """
+
+    def __init__(self, smiles: Sequence[str]):
+        self.fps = _fingerprints(smiles)
+        self._valid = [k for k, fp in enumerate(self.fps) if fp is not None]
+
+    def nearest(self, query: str, k: int = 5, exclude: int | None = None) -> list[tuple[int, float]]:
+        """The ``k`` molecules most similar to ``query``, as (index, Tanimoto similarity), most similar first.
+
+        ``exclude`` leaves one index out (the query itself when it is in the set)."""
+        from rdkit import DataStructs
+
+        fp = _fingerprints([query])[0]
+        if fp is None or not self._valid:
+            return []
+        sims = np.array(DataStructs.BulkTanimotoSimilarity(fp, [self.fps[j] for j in self._valid]))
+        idx = np.array(self._valid)
+        if exclude is not None:
+            keep = idx != exclude
+            sims, idx = sims[keep], idx[keep]
+        order = np.argsort(-sims, kind="stable")[:k]
+        return [(int(idx[j]), float(sims[j])) for j in order]
+
+
+def similar_molecules(training_smiles: Sequence[str], query: str, k: int = 5) -> list[tuple[int, float]]:
+    """The ``k`` training molecules most similar to ``query`` (Morgan fingerprints, Tanimoto), as
+    (index into ``training_smiles``, similarity). Build a :class:`SimilarityIndex` to search many times."""
+    return SimilarityIndex(training_smiles).nearest(query, k)
+
+
+def scaffolds(smiles: Sequence[str]) -> list[str]:
+    """The Bemis-Murcko scaffold SMILES of each molecule; ``""`` for acyclic or unparseable ones."""
+    from rdkit import Chem
+    from rdkit.Chem.Scaffolds import MurckoScaffold
+
+    from core.data.chem import parse_smiles
+
+    out = []
+    for s in smiles:
+        mol = parse_smiles(s)[0] if s else None
+        if mol is None:
+            out.append("")
+            continue
+        try:
+            core = MurckoScaffold.GetScaffoldForMol(mol)
+            out.append(Chem.MolToSmiles(core) if core.GetNumAtoms() else "")
+        except Exception:  # an odd valence in a fragment: no scaffold rather than no table
+            out.append("")
+    return out

@@ -1,0 +1,247 @@
+"""Issue 26's defects, each driven as a user meets it (pytest-qt, offscreen)."""
+import csv
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from app.main_window import MainWindow
+from app.widgets.map_view import score_percentiles
+from app.widgets.table import COLUMNS
+from tests.app.test_main_window import _idle, open_and_wait, settings, train_and_wait, window  # noqa: F401
+
+
+@pytest.fixture
+def trained(qtbot, window, herg_path):  # noqa: F811
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window)
+    return window
+
+
+# 1 ---------------------------------------------------------------- the map stays still under a tooltip
+def test_hovering_the_map_does_not_move_the_points(qtbot, trained):
+    w = trained
+    w.compute_map("predictor", "pca")
+    qtbot.waitUntil(lambda: w.map_view.map is not None and _idle(w), timeout=60000)
+    view = w.map_view
+    view.canvas.draw()
+    before = view._xy_display.copy()
+    k = int(np.argmax(before[:, 0]))  # the rightmost point: its label must open leftwards
+    x, y = before[k]
+    view._hover(SimpleNamespace(inaxes=view.ax, x=x, y=y))
+    assert view._annotation is not None
+    view.canvas.draw()
+    assert np.abs(view._xy_display - before).max() < 0.5  # no point moved (the layout solver jitters < 0.1 px)
+    box = view._annotation.get_window_extent(view.canvas.get_renderer())
+    assert box.x1 <= view.canvas.figure.bbox.x1 + 1  # not cut off at the right edge
+
+
+# 2 ---------------------------------------------------------------- the selection follows the molecule
+def test_selection_and_heatmap_follow_the_molecule_when_sorting_and_filtering(qtbot, trained):
+    w = trained
+    w.table.selectRow(3)
+    chosen = w.model_table.graph_index(3)
+    ident = w.graphs.meta[chosen].id
+    assert ident in w.heatmap.title.text()
+    w.table.sortByColumn(COLUMNS.index("ID"), Qt.SortOrder.AscendingOrder)
+    assert w.model_table.graph_index(w.table.currentIndex().row()) == chosen
+    assert w.state.selected == chosen and ident in w.heatmap.title.text()
+    assert [w.model_table.graph_index(ix.row()) for ix in w.table.selectionModel().selectedRows()] == [chosen]
+    # a filter that hides it: nothing selected, and the heatmap no longer shows it
+    other = next(m.id for m in w.graphs.meta if ident not in m.id and m.id not in ident)
+    w.filter_edit.setText(other)
+    qtbot.waitUntil(lambda: w.model_table.visible_count() < 655, timeout=5000)
+    assert w.model_table.row_of(chosen) is None
+    assert w.state.selected is None and ident not in w.heatmap.title.text()
+    assert not w.table.selectionModel().selectedRows()
+
+
+# 3 ---------------------------------------------------------------- saved models can be found again
+def test_saved_model_gets_its_extension_and_dialogs_remember_the_folder(qtbot, trained, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    w = trained
+    folder = tmp_path / "models"
+    folder.mkdir()
+    seen = {}
+
+    def save_name(parent, title, start, filters):
+        seen["save_start"] = start
+        return str(folder / "herg_model"), filters
+
+    def open_name(parent, title, start, filters):
+        seen["open_start"] = start
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_name)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", open_name)
+    w.save_model_dialog()
+    assert (folder / "herg_model.pt").is_file() and not (folder / "herg_model").exists()
+    w.load_model_dialog()
+    assert seen["open_start"] == str(folder)  # the Load dialog starts where the model was saved
+    w.export_dialog  # noqa: B018
+    assert w._last_dir() == str(folder)
+
+
+# 4 ---------------------------------------------------------------- readable heatmaps
+def test_heatmap_scale_is_robust_by_default_and_pictures_carry_id_and_score(qtbot, trained, tmp_path):
+    from core import node_error_norm
+
+    errors = np.array([1.0] * 29 + [56.0])  # one metal atom
+    assert node_error_norm(errors)(1.0) >= 0.99  # robust: the ordinary atoms keep a full colour
+    assert node_error_norm(errors, "linear")(1.0) < 0.05  # the old linear scale washed them out
+    assert node_error_norm(errors, "linear", vmax=10.0)(1.0) == pytest.approx(0.1)  # a fixed scale
+
+    w = trained
+    assert w.heatmap.scale.currentData() == "robust"
+    w.heatmap.scale.setCurrentIndex(w.heatmap.scale.findData("fixed"))
+    assert w.heatmap.scale_choice() == ("linear", w.heatmap.fixed_vmax) and w.heatmap.fixed_vmax > 0
+    i = w.state.selected
+    meta = w.graphs.meta[i]
+    title = w.heatmap.picture_title()
+    assert meta.id in title and f"{w.scores.score[i]:.4g}" in title
+    svg = tmp_path / "h.svg"
+    w.heatmap.save_to(str(svg))
+    assert meta.id in svg.read_text()
+    w.heatmap.save_to(str(tmp_path / "h.png"))
+    assert (tmp_path / "h.png").stat().st_size > 1000
+
+
+def test_an_active_smarts_filter_is_highlighted_in_the_drawing(qtbot, trained):
+    w = trained
+    w.smarts_edit.setText("c1ccccc1")
+    qtbot.waitUntil(lambda: w.model_table.visible_count() < 655, timeout=5000)
+    w.table.selectRow(0)
+    graphs, i, scores, highlight = w.heatmap._current
+    assert highlight and len(highlight) >= 6
+
+
+# 5 ---------------------------------------------------------------- export follows the filters
+def test_export_visible_or_all_rows_with_a_flag_column(qtbot, trained, tmp_path):
+    w = trained
+    w.filter_edit.setText("CHEMBL1")
+    qtbot.waitUntil(lambda: w.model_table.visible_count() < 655, timeout=5000)
+    shown = w.model_table.visible_count()
+    out = tmp_path / "visible.csv"
+    w.export_report(str(out), visible_only=True)
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == shown and set(r["flagged"] for r in rows) <= {"0", "1"}
+    w.export_report(str(tmp_path / "all.csv"))
+    rows = list(csv.DictReader((tmp_path / "all.csv").open()))
+    assert len(rows) == 655 and sum(r["flagged"] == "1" for r in rows) == int(w.state.flagged().sum())
+
+
+# 6 ---------------------------------------------------------------- both filters apply as you type
+def test_smarts_filter_applies_as_you_type_like_the_text_filter(qtbot, trained):
+    w = trained
+    w.smarts_edit.setText("[Cl]")  # no Enter
+    qtbot.waitUntil(lambda: 0 < w.model_table.visible_count() < 655, timeout=5000)
+    w.smarts_edit.setText("[[bad")
+    qtbot.waitUntil(lambda: w.filter_note.text() == "not a valid SMARTS", timeout=5000)
+    assert not hasattr(w, "_last_warning")  # said beside the box, no pop-up while typing
+    assert w.model_table.visible_count() == 655
+
+
+# 7 ---------------------------------------------------------------- the normal class is explained
+def test_normal_graphs_default_to_all_and_are_explained(qtbot, window, herg_path):  # noqa: F811
+    open_and_wait(qtbot, window, herg_path)
+    assert window.form.normal_label() is None and window.form.normal.currentText() == "All graphs (655)"
+    assert window.form.normal.itemText(window.form.normal.findData("1")) == "Label 1 (451 graphs)"
+    assert "glocalkd train" in window.form.normal_note.text()
+
+
+# 8 ---------------------------------------------------------------- score another file in a tab beside
+def test_score_another_file_opens_a_tab_beside_with_progress(qtbot, trained, smiles_file):
+    w = trained
+    progress = []
+    w.runner.changed.connect(lambda: None)
+    w.score_file(str(smiles_file))
+    assert w.stop_button.isEnabled()  # stoppable
+    task = w.runner._running["score_file"][1]
+    task.progress.connect(progress.append)
+    qtbot.waitUntil(lambda: _idle(w) and bool(w.report_views), timeout=60000)
+    view = w.report_views[-1]
+    assert len(view.report) == 4 and len(view.report.rejects) == 2
+    assert w.results_tabs.count() == 2 and w.results_tabs.currentWidget() is view
+    assert len(w.graphs) == 655 and w.model_table.rowCount() == 655  # the open results stay
+    assert w.progress_label.text().startswith("Scored 4 molecules of mols.smi")  # not "Scoring…" any more
+    w.results_tabs.setCurrentIndex(0)
+
+
+# 9 ---------------------------------------------------------------- map colours, ROC baseline, ties
+def test_map_colours_by_rank_and_ties_keep_rank_order(qtbot, window, smiles_file):  # noqa: F811
+    assert list(score_percentiles(np.array([1.0, 1000.0, 2.0, 3.0]))) == pytest.approx([0, 100, 100 / 3, 200 / 3])
+    open_and_wait(qtbot, window, smiles_file)
+    from core import Scores
+
+    n = len(window.graphs)
+    counts = np.array([int(g.num_nodes) for g in window.graphs.graphs])
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    scores = Scores.graph_only(np.array([0.5, 0.9, 0.5, 0.5], dtype=np.float32)[:n], ptr)
+    m = window.model_table
+    m.set_data(window.graphs, scores)
+    rank_col, score_col = COLUMNS.index("Rank"), COLUMNS.index("Score")
+    for order in (Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder):
+        m.sort(score_col, order)
+        ranks = [int(m.data(m.index(r, rank_col))) for r in range(n)]
+        tied = [r for r in ranks if r != 1]
+        assert tied == sorted(tied), (order, ranks)
+
+
+def test_a_loaded_model_keeps_the_size_baseline_in_the_roc(qtbot, trained, tmp_path):
+    w = trained
+    path = tmp_path / "m.pt"
+    w.model.save(path)
+    w.load_model(str(path))
+    qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=60000)
+    assert "graph size alone" in w.auc_label.text() and w.eval_plot.reference_shown
+
+
+# 10 --------------------------------------------------------------- start-up, file order, wording
+def test_before_training_the_table_shows_file_order_without_a_sort_arrow(qtbot, window, herg_path):  # noqa: F811
+    open_and_wait(qtbot, window, herg_path)
+    assert window.table.horizontalHeader().sortIndicatorSection() == -1
+    assert [window.model_table.graph_index(r) for r in range(20)] == list(range(20))
+
+
+def test_the_window_shows_before_torch_has_loaded(qtbot, settings):  # noqa: F811
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    assert w.isVisible() and not w._ready  # torch and RDKit load behind a busy bar, after the window shows
+    assert w._warm_timer.isActive() or w.runner.busy("warmup")
+    assert w.progress.maximum() == 0 and "Loading torch" in w.progress_label.text()
+    qtbot.waitUntil(lambda: w._ready and _idle(w), timeout=60000)
+    assert "torch sees" in w.form.device_note.text()
+
+
+def test_a_file_without_a_smiles_column_is_explained_in_the_apps_words(qtbot, window, tmp_path, monkeypatch):  # noqa: F811
+    from app import main_window as mw
+
+    table = tmp_path / "odd.csv"
+    table.write_text("compound,struct\nA,CCO\n")
+    monkeypatch.setattr(mw.ColumnDialog, "exec", lambda self: mw.ColumnDialog.DialogCode.Accepted)
+    qtbot.waitUntil(lambda: window._ready and _idle(window), timeout=60000)
+    window.open_path(str(table), {"smiles_column": "compound"})
+    qtbot.waitUntil(lambda: _idle(window) and hasattr(window, "_last_warning"), timeout=20000)
+    assert "option" not in window._last_warning and "--" not in window._last_warning
+
+
+# share and explain ------------------------------------------------ scaffold groups
+def test_scaffold_groups_count_and_best_score_and_open_their_molecules(qtbot, trained):
+    from app.widgets.scaffolds import SCAFFOLD, group_by_scaffold
+
+    groups = group_by_scaffold(["a", "b", "a", ""], np.arange(4), np.array([1.0, 5.0, 3.0, 2.0]),
+                               np.array([4, 1, 2, 3]), np.array([False, True, True, False]))
+    assert groups[0][:5] == ("b", 1, 1, 5.0, 1) and groups[1][:5] == ("a", 2, 1, 3.0, 2)
+    w = trained
+    w.group_scaffolds.setChecked(True)
+    view = w.scaffold_view
+    assert w.table_stack.currentWidget() is view and view.table.rowCount() == len(view.groups) > 10
+    assert sum(g[1] for g in view.groups) == 655
+    assert view.table.item(0, 0).text() == "1"  # the top-ranked molecule's group first
+    row = next(r for r in range(view.table.rowCount()) if view.table.item(r, SCAFFOLD).text() == "c1ccccc1")
+    view.table.cellDoubleClicked.emit(row, 0)
+    assert w.table_stack.currentWidget() is w.table and w.smarts_edit.text() == "c1ccccc1"
+    assert 0 < w.model_table.visible_count() < 655

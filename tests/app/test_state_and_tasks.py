@@ -1,0 +1,162 @@
+"""The app's state and background jobs without a window: no Qt, no qtbot."""
+import csv
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from app import tasks
+from app.state import AppState, app_wording, with_suffix
+
+SMALL = {"hidden_dim": 16, "out_dim": 8, "epochs": 2, "batch_size": 64}
+
+
+@pytest.fixture(scope="module")
+def herg_trained():
+    from tests.conftest import RESOURCES
+
+    loaded = tasks.load_data(str(RESOURCES / "herg.tab"), {}, tasks.Job())
+    trained = tasks.train(loaded.graphs, "glocalkd", SMALL, None, tasks.Job())
+    state = AppState()
+    state.set_data(loaded.path, loaded.graphs, loaded.schema_text)
+    state.set_trained(trained.model, trained.scores, trained.n_train, trained.normal_label, trained.size_model,
+                      trained.size_scores)
+    return state
+
+
+def test_state_and_tasks_never_import_qt():
+    code = ("import sys, app.state, app.tasks\n"
+            "assert not [m for m in sys.modules if m.startswith('PySide6')], 'Qt imported'\n"
+            "assert 'torch' not in sys.modules, 'torch imported'\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_the_main_window_module_does_not_load_torch():
+    """The window can appear before torch (seconds) has loaded: torch loads in the warm-up job."""
+    code = "import sys, app.main_window\nassert 'torch' not in sys.modules and 'rdkit' not in sys.modules\n"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_default_training_uses_all_graphs_as_the_command_does(herg_trained):
+    """The app's default (normal_label None) trains on all 655 graphs, as `glocalkd train` does."""
+    assert herg_trained.trained_on_shown == 655 and herg_trained.normal_label is None
+    assert len(herg_trained.training_indices()) == 655
+
+
+def test_evaluation_uses_cores_minority_rule_and_keeps_the_size_baseline(herg_trained):
+    from core import choose_anomaly_label, roc_auc
+
+    st = herg_trained
+    assert st.default_anomaly_label() == choose_anomaly_label(st.graphs, "minority") == "0"
+    ev = st.evaluation("0")
+    labels = np.array([lab == "0" for lab in st.graphs.labels])
+    assert ev.auc == pytest.approx(roc_auc(labels, st.scores.score))
+    assert ev.reference is not None and "graph size alone" in ev.text
+    assert ev.fpr[0] == 0 and ev.tpr[-1] == 1
+
+
+def test_a_loaded_model_is_scored_with_a_size_baseline_fitted_on_the_normal_graphs(herg_trained, tmp_path):
+    """A model file does not keep its training sizes: scoring refits the baseline, so the ROC keeps it."""
+    st = herg_trained
+    path = tmp_path / "m.pt"
+    st.model.save(path)
+    model = tasks.load_model(str(path), "cpu", tasks.Job())
+    fresh = AppState()
+    fresh.set_data(st.data_path, st.graphs, st.schema_text)
+    fresh.set_model(model)
+    scores, size_model, size_scores = tasks.score(model, st.graphs, None, None, tasks.Job())
+    fresh.set_scores(scores, size_model, size_scores)
+    assert size_scores is not None and "graph size alone" in fresh.evaluation("0").text
+
+
+def test_flags_and_p_values(herg_trained):
+    st = herg_trained
+    st.percentile = 90.0
+    flagged = st.flagged()
+    assert flagged.sum() == (st.scores.score > np.percentile(st.model.train_scores_, 90.0)).sum()
+    p = st.p_values()
+    top = int(st.scores.ranking()[0])
+    assert p[top] == p.min() and 0 < p.min() <= p.max() <= 1
+
+
+def test_similar_training_molecules_leave_the_query_out(herg_trained):
+    st = herg_trained
+    hits = st.similar_training_molecules(0, k=5)
+    assert len(hits) == 5 and all(j != 0 for j, _ in hits)
+    sims = [s for _, s in hits]
+    assert sims == sorted(sims, reverse=True) and 0 < sims[0] <= 1
+
+
+def test_export_csv_visible_rows_and_flag_column(herg_trained, tmp_path):
+    st = herg_trained
+    rows = np.array([5, 17, 300])
+    out = tmp_path / "visible.csv"
+    n = tasks.export_csv(str(out), st.graphs, st.scores, rows, st.flagged())
+    got = list(csv.DictReader(out.open()))
+    assert n == 3 and sorted(r["id"] for r in got) == sorted(st.graphs.meta[i].id for i in rows)
+    ranks = [int(r["rank"]) for r in got]
+    assert ranks == sorted(ranks)  # ranked, with the ranks among all graphs
+    flags = st.flagged()
+    index = {m.id: k for k, m in enumerate(st.graphs.meta)}
+    assert all(r["flagged"] == ("1" if flags[index[r["id"]]] else "0") for r in got)
+    out_all = tmp_path / "all.csv"
+    assert tasks.export_csv(str(out_all), st.graphs, st.scores, None, flags) == 655
+
+
+def test_export_sdf_has_scores_as_sd_properties(herg_trained, tmp_path):
+    from rdkit import Chem
+
+    st = herg_trained
+    out = tmp_path / "ranked.sdf"
+    n = tasks.export_sdf(str(out), st.graphs, st.scores, None, st.flagged(), st.p_values())
+    mols = [m for m in Chem.SDMolSupplier(str(out)) if m is not None]
+    assert n == len(mols) == 655
+    first = mols[0]
+    assert first.GetProp("rank") == "1" and first.GetProp("id") == st.graphs.meta[int(st.scores.ranking()[0])].id
+    for prop in ("score", "p_value", "flagged", "top_atoms", "label"):
+        assert first.HasProp(prop), prop
+    assert float(first.GetProp("score")) == pytest.approx(float(st.scores.score.max()), rel=1e-5)
+
+
+def test_screen_file_streams_molecules_with_progress(herg_trained, tmp_path):
+    from tests.conftest import RESOURCES
+
+    job = tasks.Job()
+    report, summary = tasks.screen_file(herg_trained.model, str(RESOURCES / "herg.tab"), str(tmp_path / "r.csv"),
+                                        job, workers=1)
+    assert summary is not None and summary.scored == 655 == len(report)  # core.screen wrote it
+    assert job.reports and job.reports[-1].rows == 655 and job.reports[-1].total == 655
+    assert job.reports[-1].rate > 0 and "rows/s" in job.reports[-1].text()
+
+
+def test_screen_progress_eta():
+    p = tasks.ScreenProgress(rows=250, scored=240, total=1000, seconds=5.0)
+    assert p.rate == 50 and p.eta == 15 and "ETA 15 s" in p.text()
+
+
+def test_model_files_get_their_extension():
+    assert with_suffix("/x/herg_model") == "/x/herg_model.pt"
+    assert with_suffix("/x/herg_model.pt") == "/x/herg_model.pt"
+
+
+def test_error_messages_use_the_apps_words():
+    text = "no SMILES column found (columns: 'a', 'b'); name it with the SMILES-column option"
+    assert "option" not in app_wording(text) and "column dialog" in app_wording(text)
+    assert "--" not in app_wording("use --normal-label or --batch-size")
+
+
+def test_html_report_is_one_self_contained_file(herg_trained, tmp_path):
+    st = herg_trained
+    out = tmp_path / "report.html"
+    drawn = tasks.export_html(str(out), st.graphs, st.scores, st.model, "0", st.threshold(), st.p_values(), top_n=5)
+    html = out.read_text()
+    assert drawn == 5 and html.count("<svg") == 5 + 2  # five heatmaps, the histogram and the ROC
+    top = st.graphs.meta[int(st.scores.ranking()[0])].id
+    assert top in html and "ROC-AUC" in html and "p-value" in html and "hidden_dim" in html
+    import re
+
+    assert not re.search(r"""(src|href)=["'](?!#)""", html)  # nothing to fetch (only in-page SVG links)
