@@ -703,10 +703,10 @@ class MainWindow(QMainWindow):
             self.load_model(path)
 
     def load_model(self, path: str) -> None:
-        from core import GLocalKD, GLocalKDError
+        from core import GLocalKDError, load_detector
 
         try:
-            model = GLocalKD.load(path, device=self.form.params()["device"])
+            model = load_detector(path, device=self.form.params()["device"])
         except GLocalKDError as exc:
             self._warn("Cannot load model", app_wording(str(exc)))
             return
@@ -1021,11 +1021,11 @@ class MainWindow(QMainWindow):
         self.act_score_file.setEnabled(st.model is not None and not busy)
         self.act_export.setEnabled(st.scores is not None and not busy)
         self.act_html.setEnabled(st.scores is not None and not busy)
-        savable = st.model is not None and hasattr(st.model, "save")
+        savable = st.model is not None and st.model.can_save
         self.act_save_model.setEnabled(savable and not busy)
         self.act_save_model.setToolTip("Save the trained model" if savable or st.model is None else
-                                       "Model files hold GLocalKD models; this detector retrains in the time "
-                                       "a file would take to load")
+                                       "This detector has no model file (an isolation forest or OCGCN); it "
+                                       "retrains in the time a file would take to load")
         self.act_load_model.setEnabled(not busy)
         rejects = st.graphs.rejects if st.graphs is not None else []
         self.rejects_button.setEnabled(bool(rejects))

@@ -97,13 +97,27 @@ class AppState:
         return self.scores.score > t
 
     def p_values(self) -> np.ndarray | None:
-        """Each graph's p-value against the training scores, when the model keeps them."""
+        """Each graph's p-value: against the held-out normal graphs of a calibrated model, else
+        (an older model file) against its training scores."""
+        if self.scores is None or self.model is None:
+            return None
+        if getattr(self.model, "is_calibrated", False):
+            return self.model.p_values(self.scores.score)
         train = getattr(self.model, "train_scores_", None)
-        if self.scores is None or train is None or len(train) == 0:
+        if train is None or len(train) == 0:
             return None
         from core import empirical_p_values
 
         return empirical_p_values(self.scores.score, train)
+
+    def q_values(self) -> np.ndarray | None:
+        """Benjamini-Hochberg q-values of the p-values over every scored graph."""
+        p = self.p_values()
+        if p is None:
+            return None
+        from core import benjamini_hochberg
+
+        return benjamini_hochberg(p)
 
     def has_smiles(self) -> bool:
         return self.graphs is not None and any(m.smiles for m in self.graphs.meta)

@@ -102,12 +102,14 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job) ->
     """Fit ``detector`` on the normal graphs (all when ``normal_label`` is None), score every graph,
     and fit the graph-size baseline on the same graphs. ``job.report`` receives each EpochInfo.
     Returns None when the window is closing (nobody will read the result)."""
-    from core import GLocalKDError, make_detector
+    from core import GLocalKDError, fit_with_calibration, make_detector
 
     train_set = graphs if normal_label is None else graphs.with_label(normal_label)
     if len(train_set) == 0:
         raise GLocalKDError(f"no graphs have label {normal_label}")
-    model = make_detector(detector, **params).fit(train_set, on_epoch=job.report, should_stop=job.stopped)
+    model = make_detector(detector, **params)
+    # a fifth of the normal graphs held out, so that scores have p-values (as glocalkd train does)
+    fit_with_calibration(model, train_set, on_epoch=job.report, should_stop=job.stopped)
     if job.abandoned():
         return None
     size = make_detector("size").fit(train_set)
@@ -129,9 +131,9 @@ def score(model, graphs, normal_label: str | None, size_model, job):
 
 
 def load_model(path: str, device: str, job):
-    from core import GLocalKD
+    from core import load_detector
 
-    return GLocalKD.load(path, device=device)
+    return load_detector(path, device=device)
 
 
 def compute_map(model, graphs, space: str, method: str, seed: int, job):

@@ -9,8 +9,7 @@ from core.cli.options import add_data_options, add_readout_options, add_threads_
 from core.data.feature_modes import MODES
 from core.errors import GLocalKDError
 
-# as core.detectors.conformal's, without importing torch for --help
-DEFAULT_CALIBRATION_FRACTION, MIN_CALIBRATION_GRAPHS = 0.2, 19
+DEFAULT_CALIBRATION_FRACTION = 0.2  # as core.detectors.conformal's, without importing torch for --help
 SAVABLE = ("glocalkd", "consensus", "wl-lesinn", "pk-lesinn", "size")
 
 
@@ -47,7 +46,7 @@ def run(args: argparse.Namespace) -> None:
         raise GLocalKDError(f"--calibration must be a share from 0 to below 1, not {args.calibration}")
     from tqdm import tqdm
 
-    from core.detectors.conformal import fit_calibrated
+    from core.detectors.conformal import can_calibrate, fit_with_calibration
     from core.detectors.glocalkd import GLocalKD
     from core.detectors.registry import make_detector
 
@@ -70,18 +69,16 @@ def run(args: argparse.Namespace) -> None:
                               component_params={"glocalkd": gcn})
     else:
         model = make_detector(args.detector, seed=args.seed)
-    calibrate = args.calibration > 0 and args.detector != "consensus"  # the consensus calibrates its own parts
-    if calibrate and len(graphs) < 2 * max(round(args.calibration * len(graphs)), MIN_CALIBRATION_GRAPHS):
+    if args.calibration > 0 and args.detector != "consensus" and not can_calibrate(len(graphs), args.calibration):
         print(f"{len(graphs)} graphs are too few to hold out a calibration share: training on all of them, "
               "so the model gives no p-values", file=sys.stderr)
-        calibrate = False
     start = time.perf_counter()
     with tqdm(total=args.epochs, unit="epoch", file=sys.stderr, disable=None) as bar:
         def on_epoch(info):
             bar.set_postfix(loss=f"{info.loss:.4g}")
             bar.update(1)
-        if calibrate:
-            fit_calibrated(model, graphs, args.calibration, seed=args.seed, on_epoch=on_epoch)
+        if args.calibration > 0:
+            fit_with_calibration(model, graphs, args.calibration, seed=args.seed, on_epoch=on_epoch)
         else:
             model.fit(graphs, on_epoch=on_epoch)
     model.save(args.output)

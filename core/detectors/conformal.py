@@ -50,3 +50,22 @@ def fit_calibrated(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRA
         raise GLocalKDError("some calibration graphs score NaN or infinite: the model cannot be calibrated")
     detector.calibration_scores_ = np.asarray(scores, dtype=np.float64)
     return detector
+
+
+def can_calibrate(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION) -> bool:
+    """Whether ``n`` normal graphs leave at least as many to train on as the calibration share
+    (of at least :data:`MIN_CALIBRATION_GRAPHS`) holds out."""
+    return 0.0 < fraction < 1.0 and n >= 2 * max(int(round(fraction * n)), MIN_CALIBRATION_GRAPHS)
+
+
+def fit_with_calibration(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRATION_FRACTION,
+                         seed: int = 0, on_epoch: Callable | None = None,
+                         should_stop: Callable[[], bool] | None = None) -> bool:
+    """Fit ``detector`` as a product does: calibrated on a held-out share when there are graphs
+    enough (:func:`can_calibrate`), else on all of them. A detector that calibrates itself (the
+    consensus) is fitted as it is. Returns whether the fitted detector gives p-values."""
+    if getattr(detector, "calibrates_itself", False) or not can_calibrate(len(graphs), fraction):
+        detector.fit(graphs, on_epoch=on_epoch, should_stop=should_stop)
+    else:
+        fit_calibrated(detector, graphs, fraction, seed, on_epoch, should_stop)
+    return detector.is_calibrated

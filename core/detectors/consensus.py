@@ -77,6 +77,7 @@ class Consensus(Detector):
     """
 
     name = "consensus"
+    calibrates_itself = True  # its components on a held-out share; the combined statistic leave-one-out
     FITTED = ("components_", "component_calibration_", "calibration_scores_", "train_scores_", "loss_history_",
               "stopped_early_")
 

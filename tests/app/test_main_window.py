@@ -312,7 +312,12 @@ def test_competing_detectors_train_rank_and_say_they_have_no_heatmap(qtbot, wind
     assert "no per-node errors" in window.heatmap.title.text() and window.heatmap.top.count() == 0
     assert window.heatmap.top.isHidden() and window.heatmap.top_label.isHidden()  # no empty node list
     assert window.heatmap.kind == "molecule"  # the plain structure, no colours
-    assert not window.act_save_model.isEnabled()
+    assert window.act_save_model.isEnabled()  # WL-LESINN has a model file
+    saved = tmp_path / "wl.pt"
+    window.state.model.save(saved)
+    window.load_model(str(saved))
+    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=60000)
+    assert window.model.name == "wl-lesinn"
     window.compute_map("predictor", "pca")
     qtbot.waitUntil(lambda: _idle(window) and window.map_view.map is not None, timeout=60000)
     assert "WL kernel values" in window.map_view.map.note
