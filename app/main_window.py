@@ -216,6 +216,19 @@ class MainWindow(QMainWindow):
         self.percentile.setSuffix(" th pct.")
         self.percentile.setToolTip("Flag graphs scoring above this percentile of the training graphs' scores")
         self.percentile.valueChanged.connect(self._threshold_changed)
+        self.flag_rule = QComboBox()
+        for rule, text, tip in (
+                ("percentile", "percentile of training scores",
+                 "Flag graphs scoring above this percentile of the training graphs' scores"),
+                ("p", "expected false-alarm rate (p <)",
+                 "Flag graphs whose p-value is below this rate: about that share of normal graphs is flagged "
+                 "(p-values come from normal graphs held out from training)"),
+                ("q", "false-discovery rate (q \u2264)",
+                 "Flag graphs whose q-value is at most this rate: on average at most that share of the flagged "
+                 "graphs are normal (Benjamini-Hochberg over the scored graphs)")):
+            self.flag_rule.addItem(text, rule)
+            self.flag_rule.setItemData(self.flag_rule.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.flag_rule.currentIndexChanged.connect(self._flag_rule_changed)
         self.count_label = QLabel("")
         self.filter_note = QLabel("")  # a SMARTS that does not parse, said in place (no pop-up while typing)
         self.filter_note.setStyleSheet("color: #b03a2e;")
@@ -227,7 +240,8 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.filter_edit, 2)
         bar.addWidget(self.smarts_edit, 2)
         bar.addWidget(self.filter_note)
-        bar.addWidget(QLabel("Flag above"))
+        bar.addWidget(QLabel("Flag by"))
+        bar.addWidget(self.flag_rule)
         bar.addWidget(self.percentile)
         bar.addWidget(self.group_scaffolds)
         bar.addWidget(self.count_label, 1)
@@ -522,6 +536,8 @@ class MainWindow(QMainWindow):
         st = self.state
         g = st.graphs
         self.model_table.set_data(g, st.scores, st.threshold())
+        self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
+                                      st.q_values() if st.scores is not None else None)
         self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
         self.smarts_edit.setEnabled(st.has_smiles())
         self.group_scaffolds.setEnabled(st.has_smiles() and st.scores is not None)
@@ -823,8 +839,32 @@ class MainWindow(QMainWindow):
         if self.smarts_edit.text().strip() and self.smarts_edit.isEnabled():
             self.apply_smarts()
 
+    def _flag_rule_changed(self) -> None:
+        """Switch the spin box between a percentile (50-100) and a rate (0.001-0.5)."""
+        rule = self.flag_rule.currentData()
+        self.percentile.blockSignals(True)
+        if rule == "percentile":
+            self.percentile.setRange(50.0, 100.0)
+            self.percentile.setDecimals(1)
+            self.percentile.setSingleStep(0.5)
+            self.percentile.setSuffix(" th pct.")
+            self.percentile.setValue(self.state.percentile)
+        else:
+            self.percentile.setRange(0.001, 0.5)
+            self.percentile.setDecimals(3)
+            self.percentile.setSingleStep(0.01)
+            self.percentile.setSuffix("")
+            self.percentile.setValue(self.state.alpha)
+        self.percentile.setToolTip(self.flag_rule.itemData(self.flag_rule.currentIndex(), Qt.ItemDataRole.ToolTipRole))
+        self.percentile.blockSignals(False)
+        self.state.flag_rule = rule
+        self._threshold_changed()
+
     def _threshold_changed(self) -> None:
-        self.state.percentile = self.percentile.value()
+        if self.state.flag_rule == "percentile":
+            self.state.percentile = self.percentile.value()
+        else:
+            self.state.alpha = self.percentile.value()
         self.model_table.set_threshold(self.state.threshold())
         if self.map_view.map is not None:
             self.map_view.set_flagged(self.state.flagged())

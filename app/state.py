@@ -52,6 +52,8 @@ class AppState:
         self.trained_on_shown = 0  # how many of the shown graphs the model was trained on
         self.normal_label: str | None = None  # the training graphs' label (None: all graphs)
         self.percentile = 95.0
+        self.flag_rule = "percentile"  # or "p" (expected false-alarm rate) or "q" (false-discovery rate)
+        self.alpha = 0.05  # the rate of the p and q rules
         self.selected: int | None = None  # graph index, not a table row: it survives sorting and filters
         self._similarity = None
 
@@ -85,9 +87,17 @@ class AppState:
 
     # ---------------------------------------------------------------- questions
     def threshold(self) -> float | None:
+        """The score above which graphs are flagged, by the flag rule: a percentile of the training
+        scores, p < alpha, or q <= alpha. p- and q-values fall as the score rises, so each rule is a
+        score threshold; the p and q rules fall back to the percentile without p-values."""
         if self.model is None or self.scores is None:
             return None
-        return self.model.threshold(self.percentile)
+        values = {"p": self.p_values, "q": self.q_values}.get(self.flag_rule, lambda: None)()
+        if values is None:
+            return self.model.threshold(self.percentile)
+        flagged = values < self.alpha if self.flag_rule == "p" else values <= self.alpha
+        unflagged = self.scores.score[~flagged]
+        return float(unflagged.max()) if len(unflagged) else float(self.scores.score.min()) - 1.0
 
     def flagged(self) -> np.ndarray:
         n = len(self.graphs) if self.graphs is not None else 0

@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 if TYPE_CHECKING:  # core's data classes load torch; the window appears first
     from core import GraphSet, Scores
 
-COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "Graph term", "Node term", "Nodes", "Label", "Flag")
-NUMERIC = {"Rank", "Score", "Graph term", "Node term", "Nodes", "Flag"}
+COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Label",
+           "Flag")
+NUMERIC = {"Rank", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Flag"}
 _FLAG_BRUSH = QBrush(QColor(255, 228, 220))
 
 
@@ -31,6 +32,8 @@ class ResultsModel(QAbstractTableModel):
         self._text_mask: np.ndarray | None = None
         self._smarts_mask: np.ndarray | None = None
         self._sort: tuple[int, Qt.SortOrder] | None = None  # None: file order (rank order once scored)
+        self._p: np.ndarray | None = None  # a calibrated model's p- and q-values, per graph
+        self._q: np.ndarray | None = None
 
     # ---------------------------------------------------------------- content
     def set_data(self, graphs: GraphSet, scores: Scores | None, threshold: float | None = None) -> None:
@@ -60,8 +63,15 @@ class ResultsModel(QAbstractTableModel):
         self._text_mask = None
         self._smarts_mask = None
         self._hay = None
+        self._p = self._q = None
         self._refresh()
         self.endResetModel()
+
+    def set_p_values(self, p: np.ndarray | None, q: np.ndarray | None) -> None:
+        """Show p- and q-values (None: the columns stay empty)."""
+        self._p, self._q = p, q
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(COLUMNS) - 1))
 
     def set_threshold(self, threshold: float | None) -> None:
         self.threshold = threshold
@@ -139,6 +149,9 @@ class ResultsModel(QAbstractTableModel):
             return self._rank if s is not None else np.arange(len(self._nodes))
         if name in ("Score", "Graph term", "Node term", "Flag") and s is None:
             return np.zeros(len(self._nodes))
+        if name in ("p-value", "q-value"):
+            values = self._p if name == "p-value" else self._q
+            return np.zeros(len(self._nodes)) if values is None else values
         return {
             "Score": s.score if s is not None else None,
             "Graph term": s.graph_term if s is not None else None,
@@ -223,6 +236,9 @@ class ResultsModel(QAbstractTableModel):
             return str(self._rank[i])
         if name == "Score":
             return f"{s.score[i]:.4g}"
+        if name in ("p-value", "q-value"):
+            values = self._p if name == "p-value" else self._q
+            return "" if values is None or i >= len(values) else f"{values[i]:.3g}"
         if name == "Graph term":
             return _number(s.graph_term[i])
         if name == "Node term":

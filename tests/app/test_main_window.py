@@ -383,3 +383,30 @@ def test_a_damaged_report_says_which_line(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: _idle(window) and bool(getattr(window, "_last_warning", "")), timeout=30000)
     assert "bad_report.csv:3:" in window._last_warning and "not a number" in window._last_warning
     assert not window.report_views
+
+
+def test_flag_by_false_alarm_rate_or_false_discovery_rate_with_p_and_q_in_the_table(qtbot, window, herg_path):
+    """A model trained in the app is calibrated: the table shows p and q, and the flag control
+    flags p < rate or q <= rate instead of a percentile."""
+    from core import benjamini_hochberg
+
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window)
+    st = window.state
+    assert window.model.is_calibrated
+    p = window.model.p_values(window.scores.score)
+    m = window.model_table
+    top = m.graph_index(0)
+    assert m.data(m.index(0, COLUMNS.index("p-value"))) == f"{p[top]:.3g}"
+    window.flag_rule.setCurrentIndex(window.flag_rule.findData("q"))
+    assert window.percentile.maximum() == 0.5
+    window.percentile.setValue(0.3)
+    q = benjamini_hochberg(p)
+    assert st.flag_rule == "q" and st.alpha == 0.3
+    np.testing.assert_array_equal(st.flagged(), q <= 0.3)
+    assert int(m.flagged().sum()) == int((q <= 0.3).sum())
+    window.flag_rule.setCurrentIndex(window.flag_rule.findData("p"))
+    np.testing.assert_array_equal(st.flagged(), p < 0.3)
+    window.flag_rule.setCurrentIndex(window.flag_rule.findData("percentile"))
+    assert window.percentile.value() == 95.0
+    np.testing.assert_array_equal(st.flagged(), window.scores.score > window.model.threshold(95.0))
