@@ -347,7 +347,7 @@ def test_a_ranked_report_opens_in_its_own_window_and_is_rescored_with_the_open_m
 
     write_report(report, window.graphs, window.scores)
     with report.open("a") as fh:  # a rejected row, as glocalkd screen writes them
-        fh.write(",bad1,,C1CC,,,,,,,rejected: line 9: unclosed ring\n")
+        fh.write(",bad1,,C1CC,,,,,,,rejected: line 9: unclosed ring,,\n")
     window.open_path(str(report))
     qtbot.waitUntil(lambda: _idle(window) and bool(window.report_views), timeout=60000)
     view = window.report_views[-1]
