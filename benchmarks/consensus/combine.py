@@ -170,6 +170,21 @@ def muse_components(g: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def stacked_component(fold: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """One joint one-class model over every view: the MUSE summaries plus log WL-LESINN and
+    log PK-LESINN scores, Ledoit-Wolf Mahalanobis on the calibration graphs (LOO for them)."""
+    c = fold["comps"]
+    if "glocalkd" not in fold or not all(k in c for k in ("wl-lesinn", "pk-lesinn")):
+        return None
+    g = fold["glocalkd"]
+    Fc, Ft = muse_transform(g["feat_cal"]), muse_transform(g["feat_test"])
+    extra_c = np.log(np.maximum(np.stack([c["wl-lesinn"][0], c["pk-lesinn"][0]], 1), 1e-12))
+    extra_t = np.log(np.maximum(np.stack([c["wl-lesinn"][1], c["pk-lesinn"][1]], 1), 1e-12))
+    Xc, Xt = np.hstack([Fc, extra_c]), np.hstack([Ft, extra_t])
+    loo = np.array([maha_score(maha_fit(np.delete(Xc, j, 0)), Xc[j:j + 1])[0] for j in range(len(Xc))])
+    return loo, maha_score(maha_fit(Xc), Xt)
+
+
 # ---------------------------------------------------------------------------- per fold
 def load_fold(fdir: Path) -> dict | None:
     meta = np.load(fdir / "meta.npz")
@@ -195,6 +210,9 @@ def fold_results(fold: dict) -> tuple[dict, dict]:
     comps = dict(fold["comps"])
     if "glocalkd" in fold:
         comps.update(muse_components(fold["glocalkd"]))
+        st = stacked_component(fold)
+        if st is not None:
+            comps["stack-lw-cal"] = st
     aucs, calib = {}, {}
     pv = {"conf": {}, "tail": {}}
     for c, (cal, test) in comps.items():
@@ -232,7 +250,65 @@ def fold_results(fold: dict) -> tuple[dict, dict]:
                 n = Tc.shape[1]
                 p_rec = (1.0 + (Tc >= t[:, None]).sum(axis=1)) / (n + 1.0)
                 calib[name + " recal"] = float(np.mean(p_rec[normal] < ALPHA))
+    transductive(y, comps, pv, subsets, aucs, calib)
     return aucs, calib
+
+
+def batch_auc(cal: np.ndarray, test: np.ndarray) -> float:
+    """ROC-AUC of the unlabelled test batch against the calibration (normal) graphs. With a
+    share pi of anomalies in the batch and normal test graphs exchangeable with the calibration
+    graphs, its expectation is 0.5 + pi (AUC - 0.5), AUC being the component's anomaly-vs-normal
+    ROC-AUC: the same increasing function of AUC for every component of one batch."""
+    return float(roc_auc_score(np.r_[np.zeros(len(cal)), np.ones(len(test))], np.r_[cal, test]))
+
+
+def probit(p: np.ndarray) -> np.ndarray:
+    return stats.norm.isf(np.clip(p, 1e-300, 1 - 1e-12))
+
+
+def transductive(y, comps, pv, subsets, aucs, calib) -> None:
+    """Candidates that look at the UNLABELLED test batch (never its labels): each component's
+    batch AUC against the calibration graphs estimates its own ROC-AUC ordering (batch_auc)."""
+    normal = y == 0
+    sets = {"S4": subsets["S4"], "S5": subsets["S5"], "S4M": subsets["S4"] + ("muse-lw-cal",)}
+    for sname, members in sets.items():
+        if not all(m in comps for m in members):
+            continue
+        a_hat = np.array([batch_auc(*comps[m]) for m in members])
+        # (1) select: the component with the largest batch AUC, its own scores
+        j = int(np.argmax(a_hat))
+        aucs[f"T-select/{sname}"] = auc(y, comps[members[j]][1])
+        calib[f"T-select/{sname}"] = float(np.mean(pv["conf"][members[j]][normal] < ALPHA))
+        # (2) select with sign: the largest |batch AUC - 0.5|; below 0.5 the component is read
+        # the other way round (low scores anomalous)
+        j = int(np.argmax(np.abs(a_hat - 0.5)))
+        sign = 1.0 if a_hat[j] >= 0.5 else -1.0
+        aucs[f"T-select+-/{sname}"] = auc(y, sign * comps[members[j]][1])
+        # (3) weighted Stouffer over probit(1 - p) with weights max(0, batch AUC - 0.5)
+        for kind in ("conf", "tail"):
+            w = np.maximum(0.0, a_hat - 0.5)
+            if w.sum() <= 0:
+                w = np.ones_like(w)
+            Z = np.stack([probit(pv[kind][m]) for m in members], axis=1)
+            t = Z @ w / np.sqrt((w ** 2).sum())
+            name = f"T-stouffer/{kind}/{sname}"
+            aucs[name] = auc(y, t)
+            calib[name] = float(np.mean(stats.norm.sf(t)[normal] < ALPHA))
+            # (4) the same with signs: weights a_hat - 0.5, negative ones reading the component
+            # the other way round (p of the lower tail)
+            wd = a_hat - 0.5
+            Zs = []
+            for i, m in enumerate(members):
+                cal, test = comps[m]
+                if wd[i] >= 0:
+                    Zs.append(Z[:, i])
+                else:
+                    p_low = conformal_p(-cal, -test) if kind == "conf" else tail_p(-cal, -test)
+                    Zs.append(probit(p_low))
+            wa = np.abs(wd) if np.abs(wd).sum() > 0 else np.ones_like(wd)
+            t2 = np.stack(Zs, axis=1) @ wa / np.sqrt((wa ** 2).sum())
+            aucs[f"T-stouffer+-/{kind}/{sname}"] = auc(y, t2)
+            calib[f"T-stouffer+-/{kind}/{sname}"] = float(np.mean(stats.norm.sf(t2)[normal] < ALPHA))
 
 
 # ---------------------------------------------------------------------------- reference table
@@ -328,10 +404,11 @@ def render(per_row: dict, summary: dict) -> str:
                      f"{v['within_table']}/{len(rows)} | {v['below_half']} |")
     lines.append("")
     show = [c for c in ("glocalkd", "size", "wl-lesinn", "pk-lesinn", "ocgcn", "muse-lw-cal", "muse-lw-fit",
-                        "muse-if-cal", "muse-lw-cal-errors", "fisher/conf/S3", "acat/conf/S3", "minp/conf/S3",
+                        "muse-if-cal", "muse-lw-cal-errors", "stack-lw-cal", "fisher/conf/S3", "acat/conf/S3", "minp/conf/S3",
                         "fisher/conf/S4", "acat/conf/S4", "minp/conf/S4", "fisher/tail/S4", "acat/tail/S4",
                         "fisher/conf/M4", "acat/conf/M4", "fisher/tail/M4", "acat/tail/M4", "fisher/conf/S5",
-                        "acat/conf/S5")
+                        "acat/conf/S5", "T-select/S4", "T-select+-/S4", "T-stouffer/conf/S4", "T-stouffer+-/conf/S4",
+                        "T-select/S4M", "T-stouffer/conf/S4M", "T-select/S5", "T-stouffer/conf/S5")
             if c in cand or any(c in per_row[r]["auc"] for r in rows)]
     lines.append("## ROC-AUC per row (mean ± std over folds / seeds)")
     lines.append("")
