@@ -107,6 +107,8 @@ def combine_stat(p: np.ndarray, rule: str) -> np.ndarray:
         return t.mean(axis=-1)
     if rule == "minp":
         return -p.min(axis=-1) * m
+    if rule == "stouffer":
+        return probit(p).sum(axis=-1) / np.sqrt(m)
     raise ValueError(rule)
 
 
@@ -118,6 +120,8 @@ def stat_to_p(t: np.ndarray, rule: str, m: int) -> np.ndarray:
         return 0.5 - np.arctan(t) / np.pi
     if rule == "minp":
         return np.minimum(1.0, -t)
+    if rule == "stouffer":
+        return stats.norm.sf(t)
     raise ValueError(rule)
 
 
@@ -240,7 +244,7 @@ def fold_results(fold: dict) -> tuple[dict, dict]:
             continue
         for kind in ("conf", "tail"):
             P = np.stack([pv[kind][m] for m in members], axis=1)
-            for rule in ("fisher", "acat", "minp"):
+            for rule in ("fisher", "acat", "minp", "stouffer"):
                 name = f"{rule}/{kind}/{sname}"
                 t = combine_stat(P, rule)
                 aucs[name] = auc(y, t)
@@ -413,7 +417,7 @@ def render(per_row: dict, summary: dict) -> str:
     lines.append("")
     show = [c for c in ("glocalkd", "size", "wl-lesinn", "pk-lesinn", "ocgcn", "muse-lw-cal", "muse-lw-fit",
                         "muse-if-cal", "muse-lw-cal-errors", "stack-lw-cal", "fisher/conf/S3", "acat/conf/S3", "minp/conf/S3",
-                        "fisher/conf/S4", "acat/conf/S4", "minp/conf/S4", "fisher/tail/S4", "acat/tail/S4",
+                        "fisher/conf/S4", "acat/conf/S4", "minp/conf/S4", "stouffer/conf/S4", "fisher/tail/S4", "acat/tail/S4",
                         "fisher/conf/M4", "acat/conf/M4", "fisher/tail/M4", "acat/tail/M4", "fisher/conf/S5",
                         "acat/conf/S5", "T-select/S4", "T-select+-/S4", "T-stouffer/conf/S4", "T-stouffer+-/conf/S4",
                         "T-select/S4M", "T-stouffer/conf/S4M", "T-select/S5", "T-stouffer/conf/S5")
@@ -454,7 +458,33 @@ def render(per_row: dict, summary: dict) -> str:
         lines.append(f"| {r} | " + " | ".join(cells) + " |")
     lines.append("| **mean** | " + " | ".join(f"**{np.mean(colvals[c]):.3f}**" if colvals[c] else "—"
                                             for c in cal_show) + " |")
+    lines.append("")
+    lines.append(times_table(rows))
     return "\n".join(lines) + "\n"
+
+
+def times_table(rows: list[str]) -> str:
+    """Wall seconds per fold of fitting (on the fit part) and ms per graph of scoring (cal +
+    test graphs) per component, from dump.py's times.json (machine shared, load 3-7)."""
+    comps = ("glocalkd", "size", "wl-lesinn", "pk-lesinn", "ocgcn")
+    out = ["## Wall time per component (dump.py; mean over the folds run; fit = seconds per fold; "
+           "score = ms per graph over the calibration and test graphs)", "",
+           "| row | folds | n_fit / n_cal / n_test (fold 1) | " + " | ".join(comps) + " |",
+           "|---|---|---|" + "---|" * len(comps)]
+    for r in rows:
+        path = DUMPS / r / "times.json"
+        if not path.exists():
+            continue
+        t = json.loads(path.read_text())["folds"]
+        first = t[sorted(t, key=int)[0]]
+        cells = []
+        for c in comps:
+            v = [f[c] for f in t.values() if c in f]
+            cells.append("—" if not v else f"fit {np.mean([x['fit_seconds'] for x in v]):.1f} s, score "
+                         f"{1000 * np.mean([x['score_seconds_per_graph'] for x in v]):.2f} ms ({len(v)})")
+        out.append(f"| {r} | {len(t)} | {first['n_fit']} / {first['n_cal']} / {first['n_test']} | "
+                   + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":
