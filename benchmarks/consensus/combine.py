@@ -47,6 +47,7 @@ ROWS = ["AIDS", "BZR", "BZR__first-label", "DHFR", "DHFR__first-label", "ENZYMES
         "PROTEINS_full", "PROTEINS_full__first-label", "NCI1", "Tox21_HSE", "Tox21_p53", "REDDIT-BINARY"]
 BASE = ("glocalkd", "size", "wl-lesinn", "pk-lesinn", "ocgcn")
 ALPHA = 0.05
+CACHE_VERSION = 1  # bump when a candidate's definition changes
 
 
 # ---------------------------------------------------------------------------- p-values
@@ -350,6 +351,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--markdown", default=None)
     ap.add_argument("--rows", default=",".join(ROWS))
+    ap.add_argument("--no-cache", action="store_true", help="recompute every fold (else per-fold results "
+                    "are cached beside the dumps and recomputed when a dump is newer)")
     args = ap.parse_args(argv)
     rows = [r for r in args.rows.split(",") if (DUMPS / r).exists()]
     per_row: dict[str, dict] = {}
@@ -359,10 +362,19 @@ def main(argv=None) -> int:
         for fdir in folds:
             if not (fdir / "meta.npz").exists():
                 continue
+            cache = fdir / "combine_cache.json"
+            newest = max(p.stat().st_mtime for p in fdir.glob("*.npz"))
+            if cache.exists() and cache.stat().st_mtime > newest and not args.no_cache:
+                c = json.loads(cache.read_text())
+                if c.get("version") == CACHE_VERSION:
+                    fres.append((fdir.name, c["aucs"], c["calib"]))
+                    continue
             f = load_fold(fdir)
             if not all(c in f["comps"] for c in ("glocalkd", "size", "wl-lesinn", "pk-lesinn")):
                 continue  # an unfinished fold
-            fres.append((fdir.name, *fold_results(f)))
+            a, cb = fold_results(f)
+            cache.write_text(json.dumps({"version": CACHE_VERSION, "aucs": a, "calib": cb}))
+            fres.append((fdir.name, a, cb))
         if not fres:
             continue
         names = sorted(set.intersection(*(set(a) for _, a, _ in fres)))
