@@ -40,7 +40,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-DATA = Path(os.environ.get("SHARED_DATA", "/work/shared/datasets"))
+DATA = Path(os.environ.get("DATASETS", "../shared/datasets"))  # the folder holding the benchmark data sets
 HERE = Path(__file__).resolve().parent
 DUMPS = HERE / "dumps"
 CAL_FRACTION = 0.2
@@ -77,7 +77,7 @@ def folds_of(row: str, n_seeds: int = 5):
     from sklearn.model_selection import StratifiedKFold
 
     from core import load
-    from core.evaluate import choose_anomaly_label
+    from core import choose_anomaly_label
 
     data, protocol, test, rule = ROWS[row]
     graphs = load(DATA / data)
