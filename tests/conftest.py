@@ -98,3 +98,24 @@ def herg_path() -> Path:
 @pytest.fixture
 def aids_zip() -> Path:
     return RESOURCES / "AIDS.zip"
+
+
+@pytest.fixture
+def no_hang():
+    """A test that hangs ends the test process after 150 s (with every thread's stack) instead of hanging."""
+    import faulthandler
+
+    faulthandler.dump_traceback_later(150, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A Dask cluster of 2 single-threaded worker processes on loopback, for the whole module."""
+    import distributed
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1") as cluster, distributed.Client(cluster, timeout=30) as c:
+        c.wait_for_workers(2, timeout=60)
+        yield c

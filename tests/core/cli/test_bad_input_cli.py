@@ -1,7 +1,6 @@
 """Every bad input ends the command with exit status 2 and one line naming the problem; no traceback."""
 import gzip
 
-import pytest
 import torch
 
 from core.cli.main import main
@@ -9,14 +8,6 @@ from tests.conftest import ring, write_tu
 
 TRAIN = ["--epochs", "1", "--hidden", "8", "--out-dim", "4", "--device", "cpu"]
 
-
-@pytest.fixture(scope="module")
-def model_file(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("m")
-    data = folder / "train.smi"
-    data.write_text("CCO a\nCCN b\nc1ccccc1 c\n")
-    assert main(["train", str(data), "-o", str(folder / "mol.pt"), *TRAIN]) == 0
-    return folder / "mol.pt"
 
 
 def _one_line_error(capsys, code, *needles):

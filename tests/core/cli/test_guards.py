@@ -13,14 +13,6 @@ from tests.conftest import ring, write_tu
 TRAIN = ["--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
 
 
-@pytest.fixture(scope="module")
-def model_file(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("m")
-    data = folder / "train.smi"
-    data.write_text("CCO a\nCCN b\nc1ccccc1 c\n")
-    assert main(["train", str(data), "-o", str(folder / "mol.pt"), *TRAIN]) == 0
-    return folder / "mol.pt"
-
 
 def _error(capsys, code, needle):
     err = capsys.readouterr().err

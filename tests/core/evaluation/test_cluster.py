@@ -1,7 +1,6 @@
 """Evaluation on a Dask cluster: folds and seed runs as tasks, the same result as one process."""
 from __future__ import annotations
 
-import faulthandler
 import json
 import math
 from pathlib import Path
@@ -18,19 +17,8 @@ from tests.conftest import ring, write_tu
 TINY = dict(epochs=1, hidden_dim=16, out_dim=8, num_layers=2, device="cpu")
 
 
-@pytest.fixture(autouse=True)
-def no_hang():
-    faulthandler.dump_traceback_later(150, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
+pytestmark = pytest.mark.usefixtures("no_hang")
 
-
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1") as cluster, distributed.Client(cluster, timeout=30) as c:
-        c.wait_for_workers(2, timeout=60)
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import faulthandler
 import gzip
 import json
 import os
@@ -22,21 +21,8 @@ from core.screening.pipeline import screen
 CHUNK = 37
 
 
-@pytest.fixture(autouse=True)
-def no_hang():
-    """A test that hangs ends the test process after 150 s (with every thread's stack) instead of hanging."""
-    faulthandler.dump_traceback_later(150, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
+pytestmark = pytest.mark.usefixtures("no_hang")
 
-
-@pytest.fixture(scope="module")
-def client():
-    """2 single-threaded worker processes on loopback, for the whole module."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1") as cluster, distributed.Client(cluster, timeout=30) as c:
-        c.wait_for_workers(2, timeout=60)
-        yield c
 
 
 @pytest.fixture(scope="module")
