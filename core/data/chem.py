@@ -25,11 +25,13 @@ columns are exactly version 1 and models trained on it keep working.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from rdkit import Chem, RDLogger
-from torch_geometric.data import Data
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
 
 RDLogger.DisableLog("rdApp.*")
 
@@ -152,7 +154,7 @@ _ELEMENT_BY_Z = [_ELEMENT_INDEX.get(sym, len(ELEMENTS)) for sym in _SYMBOL_BY_Z]
 _LAST_Z = len(_ELEMENT_BY_Z) - 1  # atomic numbers past the table are "other element"
 # RDKit's SMARTS hybridisation primitives ^1..^5, in the order of HYBRIDISATIONS
 _HYB_PATTERNS = [Chem.MolFromSmarts(f"[^{k}]") for k in range(1, 6)]
-_DENSE_ADJACENCY_ATOMS = 128
+DENSE_ADJACENCY_ATOMS = 128  # larger molecules: neighbour lists instead of a dense adjacency matrix
 
 
 def atom_features(mol: Chem.Mol, dtype: type = np.float32) -> np.ndarray:
@@ -171,7 +173,7 @@ def mol_arrays(mol: Chem.Mol, dtype: type = np.float32) -> tuple[np.ndarray, np.
     flat indices and set at once.
     """
     n = mol.GetNumAtoms()
-    if n <= _DENSE_ADJACENCY_ATOMS:
+    if n <= DENSE_ADJACENCY_ATOMS:
         adj = Chem.GetAdjacencyMatrix(mol)
         degree = adj.sum(axis=1).tolist()
         pairs = np.argwhere(np.triu(adj)).astype(np.int32)
@@ -218,7 +220,11 @@ def element_symbols(atomic_numbers: np.ndarray) -> list[str]:
 
 
 def mol_to_graph(mol: Chem.Mol) -> Data:
-    """A molecule as a torch-geometric graph: atom features in ``x``, bonds both ways in ``edge_index``."""
+    """A molecule as a torch-geometric graph: atom features in ``x``, bonds both ways in ``edge_index``.
+    (torch is imported here, not with the module: the screening workers featurize without it.)"""
+    import torch
+    from torch_geometric.data import Data
+
     x, bonds, _ = mol_arrays(mol)
     pairs = torch.from_numpy(bonds.astype(np.int64)).t()
     edge_index = torch.cat([pairs, pairs.flip(0)], dim=1)

@@ -29,6 +29,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from core.errors import DataError, GLocalKDError, SlowPrecisionWarning
+from core.data.chem import element_symbols
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, parse_row
@@ -103,33 +104,29 @@ def _chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 
 # ---------------------------------------------------------------------------- worker side
 def featurize_chunk(rows: list[SourceRow]) -> dict:
-    """Parse and featurize a chunk into compact arrays (runs in a worker process)."""
-    from core.data.chem import ATOM_FEATURE_DIM, element_symbols, mol_arrays
+    """Parse and featurize a chunk into compact arrays (runs in a worker process): the molecules
+    one by one, their features all at once (:func:`core.data.atom_batch.featurize_molecules`)."""
+    from core.data.atom_batch import featurize_molecules
 
-    lines, ids, names, smiles, labels, counts, edge_counts, symbols = [], [], [], [], [], [], [], []
-    xs, edges, rejects = [], [], []
+    lines, ids, names, smiles, labels, mols, rejects = [], [], [], [], [], [], []
     for row in rows:
         mol, text, reason = parse_row(row)
         if mol is None:
             rejects.append((row.line, row.id, text, reason))
             continue
-        x, pairs, z = mol_arrays(mol, dtype=np.uint8)  # features are 0/1: a quarter of the bytes to pass on
-        symbols.append(" ".join(element_symbols(z)))
-        xs.append(x)
-        edges.append(pairs)
+        mols.append(mol)
         lines.append(row.line)
         ids.append(row.id)
         names.append(row.name)
         labels.append(row.label)
         smiles.append(text)
-        counts.append(x.shape[0])
-        edge_counts.append(len(pairs))
+    arrays = featurize_molecules(mols, smiles)  # features are 0/1 bytes: a quarter of float32's to pass on
     return {
         "lines": np.asarray(lines, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
-        "smiles": smiles, "symbols": symbols,
-        "counts": np.asarray(counts, dtype=np.int64), "edge_counts": np.asarray(edge_counts, dtype=np.int64),
-        "x": np.concatenate(xs) if xs else np.zeros((0, ATOM_FEATURE_DIM), dtype=np.uint8),
-        "edges": np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int32),
+        "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8 if arrays.atomic_numbers.size
+                                                                        and arrays.atomic_numbers.max() < 256
+                                                                        else np.int64),
+        "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
         "rejects": rejects,
     }
 
@@ -227,12 +224,12 @@ def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...],
         writer = csv.writer(fh)
         for i in np.argsort(-score, kind="stable"):
             errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
-            names = chunk["symbols"][i].split(" ")
             top = np.argsort(-errors, kind="stable")[:top_k] if np.isfinite(errors).any() else []
+            names = element_symbols(chunk["atomic_numbers"][node_ptr[i] + top])
             writer.writerow([f"{score[i]:.6g}", chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
                              f"{score[i]:.6g}", format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
-                             ";".join(f"{names[j]}{j}:{errors[j]:.4g}" for j in top), "ok", p_text[i], ""])
+                             ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], ""])
 
 
 def _merge(files: list[Path], out: Path, tmp: Path, q_values: dict[str, str] | None = None) -> None:
