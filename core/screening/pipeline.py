@@ -224,7 +224,7 @@ def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...],
         writer = csv.writer(fh)
         for i in np.argsort(-score, kind="stable"):
             errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
-            top = np.argsort(-errors, kind="stable")[:top_k] if np.isfinite(errors).any() else []
+            top = np.argsort(-errors, kind="stable")[:top_k] if np.isfinite(errors).any() else np.zeros(0, dtype=np.int64)
             names = element_symbols(chunk["atomic_numbers"][node_ptr[i] + top])
             writer.writerow([f"{score[i]:.6g}", chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
                              f"{score[i]:.6g}", format_term(graph_term[i]), format_term(node_term[i]),
