@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from core.data.graphset import GraphSet
-from core.data.scores import Scores
+from core.data.scores import COMPONENT_PREFIX, Scores
 from core.detectors.base import Detector, EpochInfo
 from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split, conformal_p_values
@@ -154,10 +154,16 @@ class Consensus(Detector):
         _, p = self._combine(self._component_scores(graphs))
         return {name: p[:, k] for k, name in enumerate(self.components)}
 
+    def component_scores(self, graphs: GraphSet) -> dict[str, np.ndarray]:
+        """Each component's own score of ``graphs`` (higher = more anomalous), by component name:
+        what the consensus combines, to set each view's ranking beside the consensus's. The
+        scores of :meth:`score` carry the same arrays (``Scores.component_scores()``)."""
+        return self.score(graphs).component_scores()
+
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
         """The combined statistic (higher = more anomalous), with GLocalKD's terms and node
         errors when it is a component, and each component's raw score in ``parts`` as
-        ``component:NAME``."""
+        ``component:NAME`` (read them with ``Scores.component_scores()``)."""
         self._check_fitted()
         scores = self._component_scores(graphs, on_progress)
         combined, _ = self._combine(scores)
@@ -167,7 +173,7 @@ class Consensus(Detector):
         else:
             out = Scores(combined.astype(np.float32), base.graph_term, base.node_term, base.node_errors,
                          base.node_ptr)
-        out.parts = {f"component:{n}": np.asarray(s.score, dtype=np.float32) for n, s in scores.items()}
+        out.parts = {f"{COMPONENT_PREFIX}{n}": np.asarray(s.score, dtype=np.float32) for n, s in scores.items()}
         return out
 
     @property

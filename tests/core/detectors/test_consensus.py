@@ -53,6 +53,15 @@ def test_consensus_finds_what_any_of_its_views_finds(herg):
     assert np.all((p > 0) & (p <= 1))
     per_component = model.component_p_values(herg.subset(test[:10]))
     assert set(per_component) == set(model.components)
+    # each component's own score, as its detector alone scores the graphs (for per-component AUCs)
+    own = model.component_scores(herg.subset(test[:10]))
+    assert list(own) == model.components == list(scores.component_scores())
+    for name, detector in model.components_.items():
+        np.testing.assert_allclose(own[name], detector.score(herg.subset(test[:10])).score, rtol=1e-6)
+        np.testing.assert_array_equal(scores.component_scores()[name][:10],
+                                      detector.score(herg.subset(test[:10])).score.astype(np.float32))
+    assert model.components_["glocalkd"].score(herg.subset(test[:1])).parts  # GLocalKD's readouts ...
+    assert model.components_["glocalkd"].score(herg.subset(test[:1])).component_scores() == {}  # ... no components
 
 
 def test_invalid_components_or_rule_are_one_clear_error(herg):
