@@ -57,6 +57,11 @@ def leave_one_out_p_values(calibration_scores: np.ndarray) -> np.ndarray:
     return (1.0 + at_least_others) / n
 
 
+def _as_scored(statistic: np.ndarray) -> np.ndarray:
+    """The statistic rounded as :meth:`Consensus.score` returns it (float32), kept as float64."""
+    return np.asarray(statistic, dtype=np.float32).astype(np.float64)
+
+
 class Consensus(Detector):
     """Conformal p-values of several detectors combined by ``rule``.
 
@@ -130,8 +135,11 @@ class Consensus(Detector):
         glocalkd = self.components_.get("glocalkd")
         self.loss_history_ = list(glocalkd.loss_history_) if glocalkd is not None else []
         loo = np.column_stack([leave_one_out_p_values(self.component_calibration_[n]) for n in self.components])
-        self.calibration_scores_ = combine_p_values(loo, self.rule)
-        self.train_scores_ = self._combine(self._component_scores(fit_graphs))[0]
+        # at the precision of the scores score() returns (float32), so that a graph tied with a
+        # calibration or training graph compares as tied (p-values, percentile thresholds): the
+        # combined statistic takes few distinct values, and ties are common
+        self.calibration_scores_ = _as_scored(combine_p_values(loo, self.rule))
+        self.train_scores_ = _as_scored(self._combine(self._component_scores(fit_graphs))[0])
 
     def _component_scores(self, graphs: GraphSet,
                           on_progress: Callable[[int, int], None] | None = None) -> dict[str, Scores]:

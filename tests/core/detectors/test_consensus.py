@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from core import GLocalKDError, load, make_detector, roc_auc
+from core.detectors.conformal import calibration_split
 from core.detectors.consensus import combine_p_values, leave_one_out_p_values
 from tests.conftest import RESOURCES
 
@@ -51,6 +52,11 @@ def test_consensus_finds_what_any_of_its_views_finds(herg):
     assert set(scores.parts) == {"component:glocalkd", "component:wl-lesinn", "component:size"}
     p = model.p_values(scores.score)
     assert np.all((p > 0) & (p <= 1))
+    # the fitted statistics are the scores score() gives: a tie is a tie (flags, p-values)
+    fit_idx, cal_idx = calibration_split(300, model.calibration, model.seed)
+    np.testing.assert_array_equal(model.score(herg.subset(np.sort(train)[fit_idx])).score, model.train_scores_)
+    assert model.p_values(np.array([model.calibration_scores_.max()]))[0] == pytest.approx(
+        (1 + np.sum(model.calibration_scores_ == model.calibration_scores_.max())) / 61)
     per_component = model.component_p_values(herg.subset(test[:10]))
     assert set(per_component) == set(model.components)
     # each component's own score, as its detector alone scores the graphs (for per-component AUCs)
