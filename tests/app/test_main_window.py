@@ -249,6 +249,19 @@ def test_settings_persist_between_runs(qtbot, settings, herg_path):
     assert second.percentile.value() == 90.0
 
 
+def test_a_chosen_detector_persists_and_settings_from_the_glocalkd_default_start_on_the_consensus(qtbot,
+                                                                                                   settings):
+    settings.setValue("train/detector", "glocalkd")  # written by every run while GLocalKD was the default
+    first = MainWindow(settings)
+    qtbot.addWidget(first)
+    assert first.form.detector_name() == "consensus"
+    first.form.detector.setCurrentIndex(first.form.detector.findData("wl-lesinn"))
+    first.close()
+    second = MainWindow(settings)
+    qtbot.addWidget(second)
+    assert second.form.detector_name() == "wl-lesinn"
+
+
 def test_closing_the_window_while_training_stops_the_worker(qtbot, settings, herg_path):
     w = MainWindow(settings)
     qtbot.addWidget(w)
