@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # core's data classes load torch: the window appears before i
 
 MODEL_SUFFIX = ".pt"
 
-NORMAL_HELP = ("GLocalKD learns what normal graphs look like and scores how far each graph is from them. "
+NORMAL_HELP = ("The detector learns what normal graphs look like and scores how far each graph is from them. "
                "<b>All graphs</b> (the default, as <tt>glocalkd train</tt> does) assumes anomalies are rare "
                "in the file. Pick a label to train only on the graphs known to be normal (e.g. the inactive "
                "class), which sharpens the model when labels are trustworthy.")

@@ -116,10 +116,12 @@ class TrainSettings(QWidget):
             self._form.setRowVisible(widget, key in used)
         self._form.setRowVisible(self.device_note, "device" in used)
         if info.name in WITH_GLOCALKD:
-            nodes = "per-node errors for the heatmap from its GLocalKD, which the GCN settings below set"
+            nodes = "its GLocalKD gives the per-node errors for the heatmap and takes the GCN settings below"
         else:
             nodes = "per-node errors for the heatmap" if info.has_node_scores else "graph scores only, no heatmap"
-        self.detector_note.setText(f"{info.summary}; {nodes}.")
+        why = (" Recommended: the best mean ranking over the paper's 14 benchmark rows (docs/consensus.md); it "
+               "screens at about half GLocalKD's rate." if info.name == DEFAULT_DETECTOR else "")
+        self.detector_note.setText(f"{info.summary}; {nodes}.{why}")
 
     def detector_params(self) -> dict:
         """The constructor parameters of the chosen detector (the rows it uses); a consensus gets
