@@ -137,6 +137,9 @@ def test_the_consensus_is_the_recommended_default_with_heatmaps_and_each_compone
     qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
     assert window.tabs.tabText(window.tabs.indexOf(window.heatmap)) == "Node heatmap"
     assert window.scores.has_node_scores and window.heatmap.top.count() > 0
+    # the score is the combined statistic; the two terms are its GLocalKD's, and the title says so
+    own = window.scores.component_scores()["glocalkd"][int(window.scores.ranking()[0])]
+    assert f"combined p-values; its GLocalKD {own:.4g}: graph " in window.heatmap.title.text()
     top = int(window.scores.ranking()[0])
     np.testing.assert_array_equal(window.scores.node_errors_of(top),
                                   gcn.score(window.graphs.subset([top])).node_errors)
