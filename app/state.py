@@ -229,6 +229,9 @@ _CLI_WORDS = [
     (re.compile(r"--batch-size"), "the Batch size setting"),
     (re.compile(r"--device"), "the Device setting"),
     (re.compile(r"--epochs"), "the Epochs setting"),
+    # the consensus holds out calibration graphs; a single detector trains on all when there are too few
+    (re.compile(r"; train without calibration$"), "; choose GLocalKD (or another single detector) as the "
+                                                  "Detector, which trains on every graph when they are this few"),
 ]
 
 
