@@ -39,6 +39,7 @@ FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
                "TU collection (*.zip);;All files (*)")
 MODEL_FILTER = "GLocalKD model (*.pt)"
+DETECTOR_KEY = "train/detector_choice"  # not train/detector: see _restore
 EXPORT_FILTERS = {"CSV report (*.csv)": ".csv", "SDF with scores as properties (*.sdf)": ".sdf"}
 
 
@@ -359,8 +360,11 @@ class MainWindow(QMainWindow):
             sizes = self.settings.value(key)
             if sizes is not None:
                 widget.restoreState(sizes)
-        self.form.set_params({k: self.settings.value(f"train/{k}") for k in self.form.params()
-                              if self.settings.value(f"train/{k}") is not None})
+        saved = {k: self.settings.value(f"train/{k}") for k in self.form.params() if k != "detector"}
+        # the detector under a key of its own since the consensus became the default, so that
+        # settings saved when GLocalKD was the default start on the new default once
+        saved["detector"] = self.settings.value(DETECTOR_KEY)
+        self.form.set_params({k: v for k, v in saved.items() if v is not None})
         try:
             self.percentile.setValue(float(self.settings.value("view/percentile", 95.0)))
         except (TypeError, ValueError):
@@ -373,7 +377,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/splitter", self.splitter.saveState())
         self.settings.setValue("window/top_splitter", self.top_splitter.saveState())
         for key, value in self.form.params().items():
-            self.settings.setValue(f"train/{key}", value)
+            self.settings.setValue(DETECTOR_KEY if key == "detector" else f"train/{key}", value)
         self.settings.setValue("view/percentile", self.percentile.value())
         self.settings.sync()
 
@@ -584,7 +588,7 @@ class MainWindow(QMainWindow):
         self._train_started = time.perf_counter()
         if info.trains_by_epoch:
             self.tabs.setCurrentWidget(self.loss_plot)
-            self.progress.setRange(0, params["epochs"])
+            self.progress.setRange(0, self.form.epochs.value())  # GLocalKD's epochs, also in a consensus
             self.progress.setValue(0)
             self.progress.setFormat("epoch %v / %m")
             self._busy(f"Training {info.label}…", indeterminate=False)

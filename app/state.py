@@ -7,7 +7,7 @@ keeps results together and answers questions about them (threshold, flags, evalu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # core's data classes load torch: the window appears before i
 
 MODEL_SUFFIX = ".pt"
 
-NORMAL_HELP = ("GLocalKD learns what normal graphs look like and scores how far each graph is from them. "
+NORMAL_HELP = ("The detector learns what normal graphs look like and scores how far each graph is from them. "
                "<b>All graphs</b> (the default, as <tt>glocalkd train</tt> does) assumes anomalies are rare "
                "in the file. Pick a label to train only on the graphs known to be normal (e.g. the inactive "
                "class), which sharpens the model when labels are trustworthy.")
@@ -36,6 +36,8 @@ class Evaluation:
     tpr: np.ndarray
     reference: tuple[str, np.ndarray, np.ndarray] | None  # (name, fpr, tpr) of the graph-size baseline
     text: str
+    # a consensus's components, each ranked by its own score: (label, auc, fpr, tpr)
+    components: list[tuple[str, float, np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
 class AppState:
@@ -146,7 +148,7 @@ class AppState:
         g, s = self.graphs, self.scores
         if g is None or s is None or anomaly_label is None or len(g.label_counts()) < 2:
             return None
-        from core import roc_auc, roc_points
+        from core import detector_info, roc_auc, roc_points
 
         labels = np.array([lab if lab is not None else "" for lab in g.labels], dtype=object)
         known = labels != ""
@@ -160,11 +162,17 @@ class AppState:
             size_auc = roc_auc(is_anomaly, size_scores)
             reference = (f"graph size alone ({size_auc:.3f})", *roc_points(is_anomaly, size_scores))
             size_text = f"; graph size alone: {size_auc:.3f}"
+        components = []
+        for name, component in s.component_scores().items():  # a consensus's views, each on its own
+            c = component[known]
+            components.append((detector_info(name).label, roc_auc(is_anomaly, c), *roc_points(is_anomaly, c)))
+        component_text = ("; its components: " + ", ".join(f"{label} {c_auc:.3f}" for label, c_auc, _, _ in components)
+                          if components else "")
         note = (f"; includes the {self.trained_on_shown:,} training graphs, so it is optimistic: score a "
                 "held-out file for a fair figure" if self.trained_on_shown else "")
         text = (f"ROC-AUC {auc:.3f} on {int(known.sum()):,} labelled graphs "
-                f"({int(is_anomaly.sum()):,} anomalous){size_text}{note}")
-        return Evaluation(anomaly_label, scores, is_anomaly, auc, fpr, tpr, reference, text)
+                f"({int(is_anomaly.sum()):,} anomalous){component_text}{size_text}{note}")
+        return Evaluation(anomaly_label, scores, is_anomaly, auc, fpr, tpr, reference, text, components)
 
     def training_indices(self) -> np.ndarray:
         """The graphs the model was trained on (all, or those with the normal label)."""
@@ -221,6 +229,9 @@ _CLI_WORDS = [
     (re.compile(r"--batch-size"), "the Batch size setting"),
     (re.compile(r"--device"), "the Device setting"),
     (re.compile(r"--epochs"), "the Epochs setting"),
+    # the consensus holds out calibration graphs; a single detector trains on all when there are too few
+    (re.compile(r"; train without calibration$"), "; choose GLocalKD (or another single detector) as the "
+                                                  "Detector, which trains on every graph when they are this few"),
 ]
 
 
@@ -238,10 +249,10 @@ def duration(seconds: float) -> str:
 
 def describe_model(model) -> str:
     """One line on the trained detector: its name, features and epochs where it has them."""
-    from core import detector_info
+    from core import detector_info, molecule_schema
 
     parts = [detector_info(model.name).label]
-    schema = getattr(model, "schema_", None)
+    schema = molecule_schema(model)  # a consensus: its GLocalKD component's
     if schema is not None:
         parts.append(schema.describe())
     if model.loss_history_:

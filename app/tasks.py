@@ -193,10 +193,10 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     processes, bounded memory) with ``job.report(ScreenProgress)`` after each chunk and Stop
     between chunks; other files (TU collections, or a model not trained on molecules) are loaded
     and scored whole. Returns (RankedReport, ScreenSummary or None)."""
-    from core import is_table, load, read_report as read, screen, write_report
+    from core import is_table, load, molecule_schema, read_report as read, screen, write_report
 
     start = time.perf_counter()
-    molecular = getattr(getattr(model, "schema_", None), "mode", "") == "atom"
+    molecular = getattr(molecule_schema(model), "mode", "") == "atom"  # a consensus: its GLocalKD's
     streamable = molecular and Path(path).is_file() and (is_table(path) or Path(path).suffix.lower()
                                                          in (".smi", ".smiles", ".txt", ".gz"))
     summary = None

@@ -52,10 +52,10 @@ class Task(QObject):
         except Exception as exc:  # every failure becomes a message; the app stays usable
             from core import GLocalKDError
 
-            if isinstance(exc, GLocalKDError):
-                self.failed.emit(str(exc))
-            elif "out of memory" in str(exc).lower():
+            if "out of memory" in str(exc).lower():  # raw, or "training failed (out of memory)"
                 self.failed.emit("Out of memory. Try a smaller batch size or narrower layers.\n\n" + str(exc))
+            elif isinstance(exc, GLocalKDError):
+                self.failed.emit(str(exc))
             else:
                 self.failed.emit(f"Unexpected error: {exc}\n\n{traceback.format_exc(limit=6)}")
         else:

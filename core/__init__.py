@@ -32,13 +32,13 @@ _PUBLIC = {
     "row_graphs": "io.ranked_report",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
-    "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
+    "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
     "benjamini_hochberg": "data.pvalues",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
-    "screen": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
+    "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
     "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
     "space_map": "viz.chemical_space", "node_error_norm": "viz.heatmap", "fixed_error_scale": "viz.heatmap",
     "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "SimilarityIndex": "viz.similarity",

@@ -21,7 +21,7 @@ def main() -> int:
     p.add_argument("--data", default="resources/herg.tab")
     p.add_argument("--normal", default="1", help="label of the normal graphs ('' for all)")
     p.add_argument("--epochs", type=int, default=40)
-    p.add_argument("--detector", default="glocalkd", help="detector to train (glocalkd, ocgcn, wl-lesinn, ...)")
+    p.add_argument("--detector", default="consensus", help="detector to train (the default: consensus; glocalkd, ocgcn, ...)")
     p.add_argument("--tab", type=int, default=0, help="bottom tab to show: 0 heatmap, 1 loss, 2 evaluation")
     p.add_argument("--row", type=int, default=0, help="table row to select")
     p.add_argument("--map", default="predictor", help="chemical-space map to compute ('' for none)")

@@ -182,4 +182,7 @@ def _terms(scores, i: int) -> str:
             graph += f" [max-pool {parts['graph'][i]:.4g} + size {parts['size'][i]:.4g}]"
         if not np.isclose(scores.node_term[i], parts["node_mean"][i]):  # the largest node error is in
             node += f" [mean {parts['node_mean'][i]:.4g} + largest {parts['node_max'][i]:.4g}]"
+    own = scores.component_scores().get("glocalkd")
+    if own is not None:  # a consensus: the score combines p-values; the terms are its GLocalKD's
+        return f"combined p-values; its GLocalKD {own[i]:.4g}: {graph} + {node}"
     return f"{graph} + {node}"

@@ -76,9 +76,14 @@ class EvaluationPlot(Canvas):
         hist.set_ylabel("graphs")
         hist.legend(fontsize=8)
         roc.plot(fpr, tpr, color="#c0392b", label="this detector")
+        colours = ("#2e86c1", "#27ae60", "#8e44ad", "#d68910")
+        for k, (name, c_auc, c_fpr, c_tpr) in enumerate(ev.components):  # a consensus's views, thin
+            roc.plot(c_fpr, c_tpr, color=colours[k % len(colours)], linewidth=0.8, alpha=0.8,
+                     label=f"{name} ({c_auc:.3f})")
         if reference is not None:
             name, ref_fpr, ref_tpr = reference
             roc.plot(ref_fpr, ref_tpr, color="#7f8c8d", linestyle="--", linewidth=1, label=name)
+        if reference is not None or ev.components:
             roc.legend(fontsize=7, loc="lower right")
         roc.plot([0, 1], [0, 1], color="#999999", linestyle=":")
         roc.set_xlabel("false-positive rate")

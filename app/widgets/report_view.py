@@ -85,7 +85,7 @@ class ReportView(QWidget):
 
     def show_row(self, i: int) -> None:
         """Draw row i: rescored atom by atom with the open GLocalKD model, else plain."""
-        from core import GLocalKDError, Scores, row_graphs
+        from core import GLocalKDError, Scores, molecule_schema, row_graphs
 
         report = self.report
         try:
@@ -95,7 +95,7 @@ class ReportView(QWidget):
             return
         model = self._model_getter()
         try:
-            if model is not None and model.has_node_scores and model.schema_.mode == "atom":
+            if model is not None and model.has_node_scores and getattr(molecule_schema(model), "mode", "") == "atom":
                 scores = model.score(graphs)
                 self.heatmap.show_graph(graphs, 0, scores)
                 self.heatmap.title.setText(self.heatmap.title.text() + f"<br><i>Rescored with the open model; the "

@@ -4,9 +4,17 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget)
 
-from core import DETECTORS, accepted_params, detector_info
+from core import DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info
 
 ALL_GRAPHS = "All graphs"
+RECOMMENDED = " (recommended)"
+# the detectors built from GLocalKD and others: the GCN rows set their GLocalKD component
+WITH_GLOCALKD = {"consensus"}
+
+
+def detector_label(name: str) -> str:
+    """The detector's label in the menu; the default is marked as recommended."""
+    return detector_info(name).label + (RECOMMENDED if name == DEFAULT_DETECTOR else "")
 
 
 class TrainSettings(QWidget):
@@ -20,10 +28,15 @@ class TrainSettings(QWidget):
         self._active = False
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.detector = QComboBox()
-        for info in DETECTORS.values():
-            self.detector.addItem(info.label, info.name)
-            self.detector.setItemData(self.detector.count() - 1, info.summary, Qt.ItemDataRole.ToolTipRole)
-        self.detector.setToolTip("GLocalKD, or one of the competing methods of the paper (graph scores only)")
+        # the default first and selected (docs/consensus.md: the best mean ranking over the paper's benchmarks)
+        for name in [DEFAULT_DETECTOR, *(n for n in DETECTORS if n != DEFAULT_DETECTOR)]:
+            self.detector.addItem(detector_label(name), name)
+            self.detector.setItemData(self.detector.count() - 1, detector_info(name).summary,
+                                      Qt.ItemDataRole.ToolTipRole)
+        self.detector.setCurrentIndex(0)
+        self.detector.setToolTip("The consensus (recommended: the best mean ranking over the paper's benchmarks, "
+                                 "about half GLocalKD's screening rate), GLocalKD (the paper's method), or one of "
+                                 "the paper's competitors (graph scores only)")
         self.detector_note = QLabel("")
         self.detector_note.setWordWrap(True)
         self.detector_note.setStyleSheet("color: #666;")
@@ -92,19 +105,34 @@ class TrainSettings(QWidget):
     def detector_name(self) -> str:
         return self.detector.currentData()
 
+    def _used_rows(self, name: str) -> set[str]:
+        """The parameters the rows set for detector ``name`` (a consensus: its GLocalKD's too)."""
+        return accepted_params(name) | (accepted_params("glocalkd") if name in WITH_GLOCALKD else set())
+
     def _detector_changed(self) -> None:
         info = detector_info(self.detector_name())
-        used = accepted_params(info.name)
+        used = self._used_rows(info.name)
         for key, widget in self._rows.items():
             self._form.setRowVisible(widget, key in used)
         self._form.setRowVisible(self.device_note, "device" in used)
-        nodes = "per-node errors for the heatmap" if info.has_node_scores else "graph scores only, no heatmap"
-        self.detector_note.setText(f"{info.summary}; {nodes}.")
+        if info.name in WITH_GLOCALKD:
+            nodes = "its GLocalKD gives the per-node errors for the heatmap and takes the GCN settings below"
+        else:
+            nodes = "per-node errors for the heatmap" if info.has_node_scores else "graph scores only, no heatmap"
+        why = (" Recommended: the best mean ranking over the paper's 14 benchmark rows (docs/consensus.md); it "
+               "screens at about half GLocalKD's rate." if info.name == DEFAULT_DETECTOR else "")
+        self.detector_note.setText(f"{info.summary}; {nodes}.{why}")
 
     def detector_params(self) -> dict:
-        """The constructor parameters of the chosen detector (the rows it uses)."""
-        used = accepted_params(self.detector_name())
-        return {k: v for k, v in self.params().items() if k in used}
+        """The constructor parameters of the chosen detector (the rows it uses); a consensus gets
+        the GCN rows as its GLocalKD component's parameters."""
+        name = self.detector_name()
+        params = self.params()
+        own = {k: v for k, v in params.items() if k in accepted_params(name)}
+        if name in WITH_GLOCALKD:
+            gcn = accepted_params("glocalkd") - {"seed", "device"}  # the consensus passes its own on
+            own["component_params"] = {"glocalkd": {k: v for k, v in params.items() if k in gcn}}
+        return own
 
     def set_labels(self, counts: dict[str, int], preferred: str | None = None) -> None:
         """Offer 'All graphs' (the default, as ``glocalkd train`` has) and each label with its count;

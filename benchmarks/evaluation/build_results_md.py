@@ -97,8 +97,10 @@ def main() -> None:
 
 
 DEFAULTS_INTRO = """\
-One configuration for every data set, as a user gets it: `GLocalKD()` and `glocalkd train`
-without options (lr 1e-4, batch size 300, 150 epochs, features `auto`, the paper's score). Where
+One configuration for every data set, as a user gets it: `GLocalKD()` and `glocalkd train
+--detector glocalkd` without other options (lr 1e-4, batch size 300, 150 epochs, features `auto`,
+the paper's score; the default detector, the consensus, is measured in
+[`consensus.md`](consensus.md)). Where
 the paper's settings are the same (lr 1e-4, batch 300), the row is the paper-settings run above;
 elsewhere it is `results/candidates/<NAME>__defaults.json` (`glocalkd evaluate DATA --lr 1e-4
 --batch-size 300 ...`). "Matches the paper" means at least the paper's mean minus its std. The

@@ -7,6 +7,7 @@ import time
 
 from core.cli.options import add_data_options, add_readout_options, add_threads_option, load_graphs
 from core.data.feature_modes import MODES
+from core.detectors.registry import DEFAULT_DETECTOR
 from core.errors import GLocalKDError
 
 DEFAULT_CALIBRATION_FRACTION = 0.2  # as core.detectors.conformal's, without importing torch for --help
@@ -28,9 +29,12 @@ def add_parser(sub) -> None:
                    help="L2-normalise each layer's node embeddings (the authors' code; off in the paper)")
     add_readout_options(t)
     t.add_argument("--features", choices=MODES, default="auto")
-    t.add_argument("--detector", default="glocalkd", type=str.lower, choices=SAVABLE,
-                   help="what to train: GLocalKD (the paper's method), the consensus of GLocalKD, WL-LESINN and "
-                        "graph size, or one competitor; the GCN options apply to GLocalKD, also inside the consensus")
+    t.add_argument("--detector", default=None, type=str.lower, choices=SAVABLE,
+                   help=f"what to train: the consensus of GLocalKD, WL-LESINN and graph size (the default, "
+                        f"{DEFAULT_DETECTOR}: the best mean ranking over the paper's benchmarks, docs/consensus.md), "
+                        "GLocalKD (the paper's method, about twice as fast to screen), or one competitor; the GCN "
+                        "options apply to GLocalKD, also inside the consensus. Without --detector, --calibration 0 "
+                        "or too few graphs to calibrate train GLocalKD")
     t.add_argument("--calibration", type=float, default=DEFAULT_CALIBRATION_FRACTION, metavar="SHARE",
                    help="share of the normal graphs held out to calibrate p-values (reports then carry p- and "
                         "q-values and --fdr works); 0 trains on every graph, as the paper does, without p-values")
@@ -56,6 +60,12 @@ def run(args: argparse.Namespace) -> None:
         if len(graphs) == 0:
             raise GLocalKDError(f"no graphs have label {args.normal_label!r}")
         print(f"training on the {len(graphs)} graphs labelled {args.normal_label}", file=sys.stderr)
+    if args.detector is None:  # the consensus, unless it cannot hold out its calibration share
+        args.detector = DEFAULT_DETECTOR
+        if not can_calibrate(len(graphs), args.calibration):
+            args.detector = "glocalkd"
+            why = "--calibration 0" if not args.calibration else f"{len(graphs)} graphs are too few to calibrate"
+            print(f"training GLocalKD: the default consensus needs a calibration share ({why})", file=sys.stderr)
     gcn = dict(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, hidden_dim=args.hidden,
                out_dim=args.out_dim, num_layers=args.layers, lam=args.lam, normalize=args.normalize,
                features=args.features, seed=args.seed, device=args.device, node_max=args.node_max,

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+COMPONENT_PREFIX = "component:"  # a consensus's component scores in Scores.parts
+
+
 @dataclass
 class Scores:
     """Anomaly scores of N graphs; higher means more anomalous.
@@ -18,7 +21,8 @@ class Scores:
     ``parts`` holds GLocalKD's readouts by name, whichever of them the score uses: ``graph``
     (max-pooled embedding error), ``node_mean``, ``node_max`` (largest node error) and
     ``size`` (sum-pooled embedding error over the squared mean training size); the
-    evaluation harness measures each of them from one trained model.
+    evaluation harness measures each of them from one trained model. A consensus adds each
+    component's own score as ``component:NAME`` (see :meth:`component_scores`).
 
     Detectors without node scores (OCGCN, the two-step kernel methods) fill the two terms
     and the node errors with NaN (see :meth:`graph_only`); ``has_node_scores`` tells which.
@@ -30,6 +34,12 @@ class Scores:
     node_errors: np.ndarray
     node_ptr: np.ndarray
     parts: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def component_scores(self) -> dict[str, np.ndarray]:
+        """Each component's own score of a consensus, by component name (registry names, in the
+        consensus's order); empty for a single detector's scores."""
+        return {key[len(COMPONENT_PREFIX):]: value for key, value in self.parts.items()
+                if key.startswith(COMPONENT_PREFIX)}
 
     def __len__(self) -> int:
         return int(self.score.shape[0])

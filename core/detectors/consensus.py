@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from core.data.graphset import GraphSet
-from core.data.scores import Scores
+from core.data.scores import COMPONENT_PREFIX, Scores
 from core.detectors.base import Detector, EpochInfo
 from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split, conformal_p_values
@@ -55,6 +55,11 @@ def leave_one_out_p_values(calibration_scores: np.ndarray) -> np.ndarray:
     n = len(cal)
     at_least_others = n - np.searchsorted(np.sort(cal), cal, side="left") - 1
     return (1.0 + at_least_others) / n
+
+
+def _as_scored(statistic: np.ndarray) -> np.ndarray:
+    """The statistic rounded as :meth:`Consensus.score` returns it (float32), kept as float64."""
+    return np.asarray(statistic, dtype=np.float32).astype(np.float64)
 
 
 class Consensus(Detector):
@@ -130,8 +135,11 @@ class Consensus(Detector):
         glocalkd = self.components_.get("glocalkd")
         self.loss_history_ = list(glocalkd.loss_history_) if glocalkd is not None else []
         loo = np.column_stack([leave_one_out_p_values(self.component_calibration_[n]) for n in self.components])
-        self.calibration_scores_ = combine_p_values(loo, self.rule)
-        self.train_scores_ = self._combine(self._component_scores(fit_graphs))[0]
+        # at the precision of the scores score() returns (float32), so that a graph tied with a
+        # calibration or training graph compares as tied (p-values, percentile thresholds): the
+        # combined statistic takes few distinct values, and ties are common
+        self.calibration_scores_ = _as_scored(combine_p_values(loo, self.rule))
+        self.train_scores_ = _as_scored(self._combine(self._component_scores(fit_graphs))[0])
 
     def _component_scores(self, graphs: GraphSet,
                           on_progress: Callable[[int, int], None] | None = None) -> dict[str, Scores]:
@@ -154,10 +162,16 @@ class Consensus(Detector):
         _, p = self._combine(self._component_scores(graphs))
         return {name: p[:, k] for k, name in enumerate(self.components)}
 
+    def component_scores(self, graphs: GraphSet) -> dict[str, np.ndarray]:
+        """Each component's own score of ``graphs`` (higher = more anomalous), by component name:
+        what the consensus combines, to set each view's ranking beside the consensus's. The
+        scores of :meth:`score` carry the same arrays (``Scores.component_scores()``)."""
+        return self.score(graphs).component_scores()
+
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
         """The combined statistic (higher = more anomalous), with GLocalKD's terms and node
         errors when it is a component, and each component's raw score in ``parts`` as
-        ``component:NAME``."""
+        ``component:NAME`` (read them with ``Scores.component_scores()``)."""
         self._check_fitted()
         scores = self._component_scores(graphs, on_progress)
         combined, _ = self._combine(scores)
@@ -167,7 +181,7 @@ class Consensus(Detector):
         else:
             out = Scores(combined.astype(np.float32), base.graph_term, base.node_term, base.node_errors,
                          base.node_ptr)
-        out.parts = {f"component:{n}": np.asarray(s.score, dtype=np.float32) for n, s in scores.items()}
+        out.parts = {f"{COMPONENT_PREFIX}{n}": np.asarray(s.score, dtype=np.float32) for n, s in scores.items()}
         return out
 
     @property

@@ -7,7 +7,7 @@ from PySide6.QtCore import QSettings, Qt
 
 from app.main_window import MainWindow
 from app.widgets.table import COLUMNS
-from core import GLocalKD, load
+from core import GLocalKD, load, load_detector
 
 SMALL = {"hidden_dim": 16, "out_dim": 8, "epochs": 3, "batch_size": 64}
 
@@ -35,8 +35,12 @@ def open_and_wait(qtbot, window, path, **options):
     qtbot.waitUntil(lambda: _idle(window) and window.graphs is not None, timeout=60000)
 
 
-def train_and_wait(qtbot, window, normal=None, **params):
+def train_and_wait(qtbot, window, normal=None, detector=None, **params):
+    """Train with small GCN settings; the window's detector (the consensus by default) unless
+    ``detector`` names another."""
     p = {**SMALL, **params}
+    if detector is not None:
+        window.form.detector.setCurrentIndex(window.form.detector.findData(detector))
     window.form.epochs.setValue(p["epochs"])
     window.form.hidden.setValue(p["hidden_dim"])
     window.form.out_dim.setValue(p["out_dim"])
@@ -70,8 +74,10 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     window.form.size_term.setChecked(True)
     window.form.features.setCurrentText("atom-rings")
 
+    window.form.detector.setCurrentIndex(window.form.detector.findData("glocalkd"))
+    assert window.form._form.isRowVisible(window.form.lam)
     train_and_wait(qtbot, window, normal="1")
-    assert len(window.model.loss_history_) == 3
+    assert window.model.name == "glocalkd" and len(window.model.loss_history_) == 3
     assert window.model.node_max and window.model.size_term and window.model.schema_.atom_version == 2
     assert "score + largest node error + size term" in window.summary.text()
     assert "with ring sizes" in window.summary.text()
@@ -110,6 +116,51 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     ranking = window.scores.ranking()
     assert [r["id"] for r in rows] == [window.graphs.meta[i].id for i in ranking]
     assert all(r["status"] == "ok" for r in rows)
+
+
+def test_the_consensus_is_the_recommended_default_with_heatmaps_and_each_components_auc(qtbot, window, herg_path):
+    form = window.form
+    assert form.detector.itemData(0) == "consensus" and form.detector.currentIndex() == 0
+    assert form.detector.itemText(0) == "Consensus (recommended)" and form.detector_name() == "consensus"
+    assert form.detector.findData("glocalkd") > 0  # GLocalKD stays a choice
+    open_and_wait(qtbot, window, herg_path)
+    assert form._form.isRowVisible(form.epochs) and form._form.isRowVisible(form.lam)  # its GLocalKD's settings
+    form.lam.setValue(0.5)
+    train_and_wait(qtbot, window, normal="1")
+    model = window.model
+    assert model.name == "consensus" and set(model.components) == {"glocalkd", "wl-lesinn", "size"}
+    gcn = model.components_["glocalkd"]
+    assert (gcn.epochs, gcn.hidden_dim, gcn.out_dim, gcn.batch_size, gcn.lam) == (3, 16, 8, 64, 0.5)
+    assert len(window._losses) == 3  # the loss curve follows its GLocalKD's epochs
+    assert "Consensus, RDKit atom features" in window.summary.text()
+    # the heatmap: node errors from its GLocalKD component
+    qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
+    assert window.tabs.tabText(window.tabs.indexOf(window.heatmap)) == "Node heatmap"
+    assert window.scores.has_node_scores and window.heatmap.top.count() > 0
+    # the score is the combined statistic; the two terms are its GLocalKD's, and the title says so
+    own = window.scores.component_scores()["glocalkd"][int(window.scores.ranking()[0])]
+    assert f"combined p-values; its GLocalKD {own:.4g}: graph " in window.heatmap.title.text()
+    top = int(window.scores.ranking()[0])
+    np.testing.assert_array_equal(window.scores.node_errors_of(top),
+                                  gcn.score(window.graphs.subset([top])).node_errors)
+    # the evaluation: the consensus's AUC and each component's beside it
+    from core.evaluation.metrics import roc_auc
+
+    is_active = np.array([lab == "0" for lab in window.graphs.labels])
+    text = window.auc_label.text()
+    assert text.startswith(f"ROC-AUC {roc_auc(is_active, window.scores.score):.3f}")
+    for name, label in (("glocalkd", "GLocalKD"), ("wl-lesinn", "WL-LESINN"), ("size", "Graph size")):
+        own = model.components_[name].score(window.graphs).score
+        assert f"{label} {roc_auc(is_active, own):.3f}" in text, (label, text)
+    assert "its components: GLocalKD" in text
+    legend = [t.get_text() for t in window.eval_plot.figure.axes[1].get_legend().get_texts()]
+    assert sum(t.startswith(("GLocalKD (", "WL-LESINN (", "Graph size (")) for t in legend) == 3
+
+
+def test_a_single_detector_shows_no_component_aucs(qtbot, window, tu_folder):
+    open_and_wait(qtbot, window, tu_folder)
+    train_and_wait(qtbot, window, detector="size")
+    assert window.model.name == "size" and "its components" not in window.auc_label.text()
 
 
 def test_sorting_and_filters(qtbot, window, herg_path):
@@ -181,7 +232,7 @@ def test_score_another_file_and_model_round_trip(qtbot, window, herg_path, smile
     window.model.save(path)
     open_and_wait(qtbot, window, smiles_file)  # scored with the current model as soon as it is read
     qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=30000)
-    expected = GLocalKD.load(path, device="cpu").score(load(smiles_file)).score
+    expected = load_detector(path, device="cpu").score(load(smiles_file)).score  # the consensus by default
     assert np.allclose(window.scores.score, expected, rtol=1e-5)
     window.load_model(str(tmp_path / "missing.pt"))
     assert "no such model file" in window._last_warning
@@ -199,6 +250,19 @@ def test_settings_persist_between_runs(qtbot, settings, herg_path):
     assert second.form.epochs.value() == 77
     assert second.form.lr.value() == pytest.approx(0.003)
     assert second.percentile.value() == 90.0
+
+
+def test_a_chosen_detector_persists_and_settings_from_the_glocalkd_default_start_on_the_consensus(qtbot,
+                                                                                                   settings):
+    settings.setValue("train/detector", "glocalkd")  # written by every run while GLocalKD was the default
+    first = MainWindow(settings)
+    qtbot.addWidget(first)
+    assert first.form.detector_name() == "consensus"
+    first.form.detector.setCurrentIndex(first.form.detector.findData("wl-lesinn"))
+    first.close()
+    second = MainWindow(settings)
+    qtbot.addWidget(second)
+    assert second.form.detector_name() == "wl-lesinn"
 
 
 def test_closing_the_window_while_training_stops_the_worker(qtbot, settings, herg_path):

@@ -149,6 +149,17 @@ def test_error_messages_use_the_apps_words():
     assert "--" not in app_wording("use --normal-label or --batch-size")
 
 
+def test_the_default_consensus_on_too_few_graphs_says_to_choose_a_single_detector(tu_folder):
+    from core import GLocalKDError, load
+
+    graphs = load(tu_folder)  # 12 graphs: too few to hold out the consensus's calibration share
+    with pytest.raises(GLocalKDError) as failure:
+        tasks.train(graphs, "consensus", {"component_params": {"glocalkd": SMALL}}, None, tasks.Job())
+    assert "choose GLocalKD" in app_wording(str(failure.value))
+    trained = tasks.train(graphs, "glocalkd", SMALL, None, tasks.Job())  # what the message offers works
+    assert trained.model.name == "glocalkd" and not trained.model.is_calibrated
+
+
 def test_html_report_is_one_self_contained_file(herg_trained, tmp_path):
     st = herg_trained
     out = tmp_path / "report.html"

@@ -19,11 +19,38 @@ def test_train_writes_a_calibrated_model_of_the_chosen_detector(herg_path, tmp_p
     assert "calibrated on 131 held out" in capsys.readouterr().err
 
 
+def test_the_default_is_a_consensus_whose_glocalkd_gets_the_gcn_options_and_score_reads_it(herg_path, tmp_path,
+                                                                                             capsys):
+    import csv
+
+    out, report = tmp_path / "m.pt", tmp_path / "r.csv"
+    assert main(["train", str(herg_path), "-o", str(out), "--lr", "0.001", "--layers", "2", *TINY]) == 0
+    model = load_detector(out, device="cpu")
+    assert model.name == "consensus" and model.is_calibrated
+    gcn = model.components_["glocalkd"]
+    assert (gcn.epochs, gcn.hidden_dim, gcn.out_dim, gcn.lr, gcn.num_layers) == (2, 16, 8, 0.001, 2)
+    assert len(gcn.loss_history_) == 2
+    assert main(["score", str(out), str(herg_path), "-o", str(report)]) == 0
+    rows = [r for r in csv.DictReader(report.open()) if r["rank"]]
+    assert len(rows) == 655 and all(r["status"] == "ok" and r["p_value"] for r in rows)
+    assert rows[0]["top_nodes"]  # GLocalKD's node errors, through the consensus
+
+
+def test_glocalkd_keeps_the_papers_model_and_score(herg_path, tmp_path):
+    out = tmp_path / "m.pt"
+    assert main(["train", str(herg_path), "-o", str(out), "--detector", "glocalkd", "--lam", "0.5", *TINY]) == 0
+    model = load_detector(out, device="cpu")
+    assert type(model).__name__ == "GLocalKD" and (model.epochs, model.hidden_dim, model.lam) == (2, 16, 0.5)
+    assert not model.node_max and not model.size_term
+
+
 def test_calibration_zero_trains_on_every_graph_as_the_paper(herg_path, tmp_path, capsys):
     out = tmp_path / "m.pt"
     assert main(["train", str(herg_path), "-o", str(out), "--calibration", "0", *TINY]) == 0
     model = load_detector(out)
-    assert not model.is_calibrated and len(model.train_scores_) == 655
+    assert model.name == "glocalkd" and not model.is_calibrated and len(model.train_scores_) == 655
+    assert "training GLocalKD: the default consensus needs a calibration share (--calibration 0)" in \
+        capsys.readouterr().err
     assert main(["train", str(herg_path), "-o", str(out), "--detector", "consensus", "--calibration", "0",
                  *TINY]) == 2
     assert "--calibration must be above 0" in capsys.readouterr().err
@@ -32,5 +59,6 @@ def test_calibration_zero_trains_on_every_graph_as_the_paper(herg_path, tmp_path
 def test_too_few_graphs_train_on_all_and_say_there_are_no_p_values(tu_folder, tmp_path, capsys):
     out = tmp_path / "m.pt"
     assert main(["train", str(tu_folder), "-o", str(out), *TINY]) == 0
-    assert "too few to hold out a calibration share" in capsys.readouterr().err
-    assert not load_detector(out).is_calibrated
+    err = capsys.readouterr().err
+    assert "too few to calibrate" in err and "too few to hold out a calibration share" in err
+    assert load_detector(out).name == "glocalkd" and not load_detector(out).is_calibrated

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from core import GLocalKDError, load, make_detector, roc_auc
+from core.detectors.conformal import calibration_split
 from core.detectors.consensus import combine_p_values, leave_one_out_p_values
 from tests.conftest import RESOURCES
 
@@ -51,8 +52,22 @@ def test_consensus_finds_what_any_of_its_views_finds(herg):
     assert set(scores.parts) == {"component:glocalkd", "component:wl-lesinn", "component:size"}
     p = model.p_values(scores.score)
     assert np.all((p > 0) & (p <= 1))
+    # the fitted statistics are the scores score() gives: a tie is a tie (flags, p-values)
+    fit_idx, _ = calibration_split(300, model.calibration, model.seed)
+    np.testing.assert_array_equal(model.score(herg.subset(np.sort(train)[fit_idx])).score, model.train_scores_)
+    assert model.p_values(np.array([model.calibration_scores_.max()]))[0] == pytest.approx(
+        (1 + np.sum(model.calibration_scores_ == model.calibration_scores_.max())) / 61)
     per_component = model.component_p_values(herg.subset(test[:10]))
     assert set(per_component) == set(model.components)
+    # each component's own score, as its detector alone scores the graphs (for per-component AUCs)
+    own = model.component_scores(herg.subset(test[:10]))
+    assert list(own) == model.components == list(scores.component_scores())
+    for name, detector in model.components_.items():
+        np.testing.assert_allclose(own[name], detector.score(herg.subset(test[:10])).score, rtol=1e-6)
+        np.testing.assert_array_equal(scores.component_scores()[name][:10],
+                                      detector.score(herg.subset(test[:10])).score.astype(np.float32))
+    assert model.components_["glocalkd"].score(herg.subset(test[:1])).parts  # GLocalKD's readouts ...
+    assert model.components_["glocalkd"].score(herg.subset(test[:1])).component_scores() == {}  # ... no components
 
 
 def test_invalid_components_or_rule_are_one_clear_error(herg):

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from core import load, write_report
-from core.detectors.registry import DETECTORS, accepted_params, detector_info, make_detector
+from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector
 from core.errors import GLocalKDError
 from core.evaluation import evaluate, paper_value
 from core.nn.gcn import GCNEncoder
@@ -133,6 +133,18 @@ def test_graph_only_scores_leave_node_columns_empty_in_the_report(odd_rings, tmp
     assert all(r["graph_score"] == "" and r["node_score"] == "" and r["top_nodes"] == "" for r in rows)
     assert all(float(r["score"]) == pytest.approx(float(v), rel=1e-5)
                for r, v in zip(rows, np.sort(scores.score)[::-1]))
+
+
+def test_the_default_detector_is_the_consensus_of_glocalkd_graph_size_and_wl_lesinn():
+    import core
+    from core.detectors.consensus import Consensus
+
+    assert core.DEFAULT_DETECTOR == DEFAULT_DETECTOR == "consensus"
+    model = make_detector()
+    assert isinstance(model, Consensus) and model.name == "consensus"
+    assert set(model.components) == {"glocalkd", "wl-lesinn", "size"} and model.rule == "fisher"
+    assert isinstance(make_detector(seed=3), Consensus) and make_detector(seed=3).seed == 3
+    assert type(make_detector("glocalkd")).__name__ == "GLocalKD"  # the paper's method stays a choice
 
 
 def test_registry_builds_each_detector_and_refuses_unknown_names_and_settings():
