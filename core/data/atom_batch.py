@@ -45,6 +45,14 @@ class MoleculeArrays:
     bond_counts: np.ndarray  # (molecules,) int64
 
 
+def concatenate(parts: Sequence[MoleculeArrays]) -> MoleculeArrays:
+    """The arrays of several batches, one after the other."""
+    if len(parts) == 1:
+        return parts[0]
+    return MoleculeArrays(*(np.concatenate([getattr(p, name) for p in parts])
+                            for name in ("x", "bonds", "atomic_numbers", "atom_counts", "bond_counts")))
+
+
 def _pattern(smarts: str) -> Chem.Mol:
     return Chem.MolFromSmarts(smarts)
 

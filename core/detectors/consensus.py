@@ -141,11 +141,12 @@ class Consensus(Detector):
         self.calibration_scores_ = _as_scored(combine_p_values(loo, self.rule))
         self.train_scores_ = _as_scored(self._combine(self._component_scores(fit_graphs))[0])
 
-    def _component_scores(self, graphs: GraphSet,
-                          on_progress: Callable[[int, int], None] | None = None) -> dict[str, Scores]:
+    def _component_scores(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None,
+                          known: dict[str, Scores] | None = None) -> dict[str, Scores]:
+        known = known or {}
         out = {}
         for k, name in enumerate(self.components):
-            out[name] = self.components_[name].score(graphs)
+            out[name] = known[name] if name in known else self.components_[name].score(graphs)
             if on_progress is not None:
                 on_progress(round(len(graphs) * (k + 1) / len(self.components)), len(graphs))
         return out
@@ -168,12 +169,15 @@ class Consensus(Detector):
         scores of :meth:`score` carry the same arrays (``Scores.component_scores()``)."""
         return self.score(graphs).component_scores()
 
-    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
+    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None, *,
+              known: dict[str, Scores] | None = None) -> Scores:
         """The combined statistic (higher = more anomalous), with GLocalKD's terms and node
         errors when it is a component, and each component's raw score in ``parts`` as
-        ``component:NAME`` (read them with ``Scores.component_scores()``)."""
+        ``component:NAME`` (read them with ``Scores.component_scores()``). ``known``: the scores
+        some components already gave these graphs (screening scores the GLocalKD component on
+        its faster array path), used as they are."""
         self._check_fitted()
-        scores = self._component_scores(graphs, on_progress)
+        scores = self._component_scores(graphs, on_progress, known)
         combined, _ = self._combine(scores)
         base = scores.get("glocalkd")
         if base is None:

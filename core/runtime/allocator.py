@@ -39,3 +39,18 @@ def retain_freed_memory(trim_mb: int = 256, mmap_mb: int = 32) -> bool:
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     # Set both: setting either one turns off glibc's sliding thresholds.
     return bool(mallopt(_M_MMAP_THRESHOLD, mmap_mb << 20)) and bool(mallopt(_M_TRIM_THRESHOLD, trim_mb << 20))
+
+
+def release_freed_memory() -> bool:
+    """Give the memory this process has freed back to the kernel now (glibc's ``malloc_trim``).
+    A screening worker calls it after each chunk: the thresholds above, inherited from its
+    parent at fork, would otherwise keep up to ``trim_mb`` of a chunk's freed memory in every
+    worker for the whole run. Returns whether any memory went back (False off glibc)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return bool(trim(0))

@@ -36,6 +36,7 @@ from core.io.molecules import SourceRow, parse_row
 from core.data.pvalues import bh_q_table
 from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
+from core.runtime.allocator import release_freed_memory
 from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
 
 MERGE_FAN_IN = 128
@@ -103,12 +104,17 @@ def _chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 
 
 # ---------------------------------------------------------------------------- worker side
+FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and index lists stay small
+
+
 def featurize_chunk(rows: list[SourceRow]) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process): the molecules
-    one by one, their features all at once (:func:`core.data.atom_batch.featurize_molecules`)."""
-    from core.data.atom_batch import featurize_molecules
+    one by one, their features ``FEATURIZE_BATCH`` at a time
+    (:func:`core.data.atom_batch.featurize_molecules`), so that a worker holds no more than that
+    many RDKit molecules."""
+    from core.data.atom_batch import concatenate, featurize_molecules
 
-    lines, ids, names, smiles, labels, mols, rejects = [], [], [], [], [], [], []
+    lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
     for row in rows:
         mol, text, reason = parse_row(row)
         if mol is None:
@@ -120,15 +126,27 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         names.append(row.name)
         labels.append(row.label)
         smiles.append(text)
-    arrays = featurize_molecules(mols, smiles)  # features are 0/1 bytes: a quarter of float32's to pass on
+        if len(mols) == FEATURIZE_BATCH:
+            parts.append(featurize_molecules(mols, smiles[-len(mols):]))
+            mols = []
+    if mols or not parts:
+        parts.append(featurize_molecules(mols, smiles[len(smiles) - len(mols):]))
+    arrays = concatenate(parts)  # features are 0/1 bytes: a quarter of float32's to pass on
+    z = arrays.atomic_numbers
     return {
         "lines": np.asarray(lines, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
-        "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8 if arrays.atomic_numbers.size
-                                                                        and arrays.atomic_numbers.max() < 256
-                                                                        else np.int64),
+        "smiles": smiles, "atomic_numbers": z.astype(np.uint8) if z.size == 0 or z.max() < 256 else z,
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
         "rejects": rejects,
     }
+
+
+def _featurize_in_worker(rows: list[SourceRow]) -> dict:
+    """:func:`featurize_chunk` in a parsing worker, which then gives the chunk's freed memory
+    back (see :func:`core.runtime.allocator.release_freed_memory`)."""
+    chunk = featurize_chunk(rows)
+    release_freed_memory()
+    return chunk
 
 
 def lost_chunk(rows: list[SourceRow], reason: str) -> dict:
@@ -166,8 +184,28 @@ def _scoring_threads(threads: int, busy_workers: int) -> int:
 def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32",
                  threads: Callable[[], int] | None = None) -> tuple[np.ndarray, ...]:
     """Scores of a featurized chunk: (score, graph term, node term, node errors, node ptr).
-    ``threads()``, asked before each batch, says how many threads torch may use for it."""
+    ``threads()``, asked before each batch, says how many threads torch may use for it. A
+    GLocalKD model, or a consensus's GLocalKD component, scores on the array path; any other
+    detector (or component) scores the chunk's graphs."""
+    if hasattr(model, "score_arrays"):
+        s = _array_scores(model, chunk, batch_graphs, precision, threads)
+    else:
+        glocalkd = getattr(model, "components_", {}).get("glocalkd")
+        if glocalkd is not None and hasattr(glocalkd, "score_arrays"):  # a consensus
+            known = {"glocalkd": _array_scores(glocalkd, chunk, batch_graphs, precision, threads)}
+            s = model.score(chunk_graphs(chunk), known=known)
+        else:
+            s = model.score(chunk_graphs(chunk))
+    return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
+
+
+def _array_scores(model, chunk: dict, batch_graphs: int, precision: str,
+                  threads: Callable[[], int] | None):
+    """A GLocalKD model's :class:`~core.data.scores.Scores` of a chunk, batch by batch, from its
+    arrays (no graph objects)."""
     import torch
+
+    from core.data.scores import Scores
 
     counts = chunk["counts"]
     node_ptr = np.concatenate([[0], np.cumsum(counts)])
@@ -175,9 +213,6 @@ def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float3
     # bonds both ways, renumbered to the chunk's global node ids
     offsets = np.repeat(node_ptr[:-1], chunk["edge_counts"])
     e = chunk["edges"].astype(np.int64) + offsets[:, None]
-    if not hasattr(model, "score_arrays"):  # any other detector scores the chunk's graphs as a GraphSet
-        s = model.score(chunk_graphs(chunk))
-        return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
     x_all = torch.from_numpy(chunk["x"][:, :model.schema_.dim])  # an older model reads fewer columns
     parts = []
     for lo in range(0, len(counts), batch_graphs):
@@ -190,10 +225,7 @@ def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float3
         if wanted and wanted != torch.get_num_threads():
             torch.set_num_threads(wanted)
         parts.append(model.score_arrays(x, edge_index, torch.from_numpy(counts[lo:hi]), precision=precision))
-    from core.data.scores import Scores
-
-    s = Scores.concat(parts)
-    return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
+    return Scores.concat(parts)
 
 
 def chunk_graphs(chunk: dict) -> GraphSet:
@@ -384,10 +416,10 @@ class _Pool:
 
     def submit(self, rows: list[SourceRow]) -> Future:
         try:
-            future = self.executor.submit(featurize_chunk, rows)
+            future = self.executor.submit(_featurize_in_worker, rows)
         except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
             self.restart()
-            future = self.executor.submit(featurize_chunk, rows)
+            future = self.executor.submit(_featurize_in_worker, rows)
         self._close_our_result_writer()
         return future
 
@@ -546,6 +578,8 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                     nodes += int(chunk["counts"].sum())
                     rejected += len(chunk["rejects"])
                     last_line = max(last_line, item.rows[-1].line)
+                    item = chunk = scored = None
+                    release_freed_memory()  # the chunk's arrays would otherwise stay in this process's heap
                     if on_progress is not None:
                         on_progress(rows, scored_rows)
                     if should_stop is not None and should_stop():

@@ -53,6 +53,38 @@ def test_screening_matches_scoring_in_memory(library, model, tmp_path):
                                                      "rejected: line 202: invalid SMILES syntax: not_a_molecule"}
 
 
+def test_a_consensus_screens_as_it_scores_in_memory(library, tmp_path, monkeypatch):
+    """Screening scores a consensus's GLocalKD component on the array path and hands it to the
+    consensus (the other components score the chunk's graphs): the ranking is the in-memory one."""
+    from core import make_detector
+    from core.detectors.consensus import Consensus
+
+    graphs = load(library)
+    consensus = make_detector("consensus", seed=0, component_params={
+        "glocalkd": {"epochs": 2, "hidden_dim": 32, "out_dim": 16, "device": "cpu"}}).fit(graphs)
+    given = []
+    score = Consensus.score
+    monkeypatch.setattr(Consensus, "score", lambda self, g, on_progress=None, *, known=None:
+                        given.append(sorted(known or {})) or score(self, g, on_progress, known=known))
+    screen(consensus, library, tmp_path / "screen.csv", chunk_size=64, workers=1)
+    assert given and all(names == ["glocalkd"] for names in given)
+    streamed = _rows(tmp_path / "screen.csv")[:298]
+    in_memory = score(consensus, graphs)
+    order = np.argsort(-in_memory.score, kind="stable")
+    assert [r["id"] for r in streamed] == [graphs.meta[i].id for i in order]
+    assert np.allclose([float(r["score"]) for r in streamed], in_memory.score[order], rtol=1e-5)
+
+
+def test_a_chunk_featurized_in_small_batches_is_the_same_chunk(library, monkeypatch):
+    rows = list(screening.iter_smiles_rows(library))
+    whole = screening.featurize_chunk(rows)
+    monkeypatch.setattr(screening, "FEATURIZE_BATCH", 7)
+    batched = screening.featurize_chunk(rows)
+    assert whole.keys() == batched.keys() and len(whole["counts"]) == 298
+    for key, value in whole.items():
+        assert np.array_equal(value, batched[key]) if isinstance(value, np.ndarray) else value == batched[key], key
+
+
 def test_multi_level_merge(library, model, tmp_path, monkeypatch):
     monkeypatch.setattr(screening, "MERGE_FAN_IN", 3)
     screen(model, library, tmp_path / "a.csv", chunk_size=20, workers=1)
