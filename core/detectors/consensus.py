@@ -177,11 +177,17 @@ class Consensus(Detector):
         some components already gave these graphs (screening scores the GLocalKD component on
         its faster array path), used as they are."""
         self._check_fitted()
-        scores = self._component_scores(graphs, on_progress, known)
+        return self.combine_scores(self._component_scores(graphs, on_progress, known), graphs.node_ptr())
+
+    def combine_scores(self, scores: dict[str, Scores], node_ptr: np.ndarray) -> Scores:
+        """The consensus of its components' scores of the same graphs (every component's, by
+        name; ``node_ptr`` cuts the graphs' nodes): what :meth:`score` returns. Screening scores
+        each component of a chunk on its own fast path and combines them here."""
+        self._check_fitted()
         combined, _ = self._combine(scores)
         base = scores.get("glocalkd")
         if base is None:
-            out = Scores.graph_only(combined, graphs.node_ptr())
+            out = Scores.graph_only(combined, node_ptr)
         else:
             out = Scores(combined.astype(np.float32), base.graph_term, base.node_term, base.node_errors,
                          base.node_ptr)

@@ -64,6 +64,21 @@ def _labelled(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(g.edge_index.numpy(), node_labels(g)) for g in graphs.graphs]
 
 
+def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
+                       bond_counts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each molecule's edge index (bonds both ways, as a molecule graph holds them) and node
+    labels (its atoms' elements, as :func:`node_labels` reads them), from the packed arrays of
+    many molecules (:class:`core.data.atom_batch.MoleculeArrays`): no graph objects."""
+    labels = np.argmax(x[:, : len(ELEMENTS) + 1], axis=1).astype(np.int64)
+    atom_ptr = np.concatenate([[0], np.cumsum(atom_counts)])
+    bond_ptr = np.concatenate([[0], np.cumsum(bond_counts)])
+    out = []
+    for k in range(len(atom_counts)):
+        pairs = bonds[bond_ptr[k]:bond_ptr[k + 1]].astype(np.int64)
+        out.append((np.concatenate([pairs, pairs[:, ::-1]]).T, labels[atom_ptr[k]:atom_ptr[k + 1]]))
+    return out
+
+
 class GraphKernel:
     """A normalised graph kernel fitted on training graphs: ``fit`` gives the (n, n) training
     kernel, ``transform`` the (m, n) kernel between new graphs and the training graphs."""
@@ -105,11 +120,15 @@ class GraphKernel:
             raise ValueError("the kernel's training features do not match its training graphs")
 
     def transform(self, graphs: GraphSet) -> np.ndarray:
+        return self.transform_labelled(_labelled(graphs))
+
+    def transform_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """:meth:`transform` of graphs given as (edge index, node labels) pairs."""
         if not hasattr(self, "kernel_"):
             raise GLocalKDError("the graph kernel is not fitted yet")
-        if len(graphs) == 0:
+        if len(labelled) == 0:
             return np.zeros((0, self.n_train_))
-        return self._feature_kernel(*self.kernel_.transform(_labelled(graphs)))
+        return self._feature_kernel(*self.kernel_.transform(labelled))
 
     def _feature_kernel(self, features: sp.csr_matrix, squares: np.ndarray) -> np.ndarray:
         """Kernel of ``features`` against the training graphs', normalised as GraKeL does."""

@@ -22,6 +22,11 @@ def graph_sizes(graphs: GraphSet) -> np.ndarray:
     return np.log1p(np.asarray(sizes, dtype=np.float64).reshape(-1, 2))
 
 
+def log_sizes(nodes: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """:func:`graph_sizes` from counts: ``nodes`` and undirected ``edges`` per graph."""
+    return np.log1p(np.column_stack([np.asarray(nodes, dtype=np.float64), np.asarray(edges, dtype=np.float64)]))
+
+
 class SizeBaseline(Detector):
     """Size-deviation detector in the scikit-learn / PyOD style. Fitted state: ``mean_`` and
     ``std_`` of the training graphs' log sizes, ``train_scores_``."""
@@ -64,6 +69,11 @@ class SizeBaseline(Detector):
         """Each graph's log sizes (the representation scored)."""
         self._check_fitted()
         return graph_sizes(graphs).astype(np.float32)
+
+    def score_sizes(self, nodes: np.ndarray, edges: np.ndarray) -> np.ndarray:
+        """Scores of graphs given by their node and undirected edge counts (screening's path)."""
+        self._check_fitted()
+        return self._values(log_sizes(nodes, edges))
 
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
         """Graph scores (higher = more anomalous); no node scores."""

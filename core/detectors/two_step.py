@@ -105,13 +105,20 @@ class TwoStepDetector(Detector):
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
         """Graph scores (higher = more anomalous); no node scores."""
         self._check_fitted()
-        k = self.kernel_.transform(graphs)
-        if len(graphs) == 0:
-            values = np.zeros(0)
-        elif self.scorer == "iforest":
-            values = -self.scorer_.score_samples(k)
-        else:
-            values = self.scorer_.decision_function(kernel_distance(k))
+        values = self._scores(self.kernel_.transform(graphs))
         if on_progress is not None:
             on_progress(len(graphs), len(graphs))
         return Scores.graph_only(values, graphs.node_ptr())
+
+    def score_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Scores of graphs given as (edge index, node labels) pairs (screening's path; see
+        :func:`core.detectors.graph_kernels.labelled_molecules`)."""
+        self._check_fitted()
+        return self._scores(self.kernel_.transform_labelled(labelled))
+
+    def _scores(self, k: np.ndarray) -> np.ndarray:
+        if len(k) == 0:
+            return np.zeros(0)
+        if self.scorer == "iforest":
+            return -self.scorer_.score_samples(k)
+        return self.scorer_.decision_function(kernel_distance(k))

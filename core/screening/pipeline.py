@@ -185,18 +185,40 @@ def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float3
                  threads: Callable[[], int] | None = None) -> tuple[np.ndarray, ...]:
     """Scores of a featurized chunk: (score, graph term, node term, node errors, node ptr).
     ``threads()``, asked before each batch, says how many threads torch may use for it. A
-    GLocalKD model, or a consensus's GLocalKD component, scores on the array path; any other
-    detector (or component) scores the chunk's graphs."""
-    if hasattr(model, "score_arrays"):
-        s = _array_scores(model, chunk, batch_graphs, precision, threads)
-    else:
-        glocalkd = getattr(model, "components_", {}).get("glocalkd")
-        if glocalkd is not None and hasattr(glocalkd, "score_arrays"):  # a consensus
-            known = {"glocalkd": _array_scores(glocalkd, chunk, batch_graphs, precision, threads)}
-            s = model.score(chunk_graphs(chunk), known=known)
+    detector scores the chunk's arrays where it can (:func:`_packed_scores`), a consensus each
+    of its components so; any other detector (or component) scores the chunk's graphs."""
+    s = _packed_scores(model, chunk, batch_graphs, precision, threads)
+    components = getattr(model, "components_", None)
+    if s is None and components and hasattr(model, "combine_scores"):  # a consensus
+        known = {name: scores for name, detector in components.items()
+                 if (scores := _packed_scores(detector, chunk, batch_graphs, precision, threads)) is not None}
+        if len(known) == len(components):
+            s = model.combine_scores(known, np.concatenate([[0], np.cumsum(chunk["counts"])]))
         else:
-            s = model.score(chunk_graphs(chunk))
+            s = model.score(chunk_graphs(chunk), known=known)
+    elif s is None:
+        s = model.score(chunk_graphs(chunk))
     return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
+
+
+def _packed_scores(detector, chunk: dict, batch_graphs: int, precision: str,
+                   threads: Callable[[], int] | None):
+    """A single detector's :class:`~core.data.scores.Scores` of a chunk straight from its arrays
+    (no graph objects: GLocalKD's forward passes, a graph kernel's labelled edges, the size
+    baseline's counts), or None for a detector without such a path."""
+    from core.data.scores import Scores
+
+    if hasattr(detector, "score_arrays"):
+        return _array_scores(detector, chunk, batch_graphs, precision, threads)
+    node_ptr = np.concatenate([[0], np.cumsum(chunk["counts"])])
+    if hasattr(detector, "score_labelled"):
+        from core.detectors.graph_kernels import labelled_molecules
+
+        labelled = labelled_molecules(chunk["x"], chunk["edges"], chunk["counts"], chunk["edge_counts"])
+        return Scores.graph_only(detector.score_labelled(labelled), node_ptr)
+    if hasattr(detector, "score_sizes"):
+        return Scores.graph_only(detector.score_sizes(chunk["counts"], chunk["edge_counts"]), node_ptr)
+    return None
 
 
 def _array_scores(model, chunk: dict, batch_graphs: int, precision: str,

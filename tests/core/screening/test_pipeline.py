@@ -54,25 +54,32 @@ def test_screening_matches_scoring_in_memory(library, model, tmp_path):
 
 
 def test_a_consensus_screens_as_it_scores_in_memory(library, tmp_path, monkeypatch):
-    """Screening scores a consensus's GLocalKD component on the array path and hands it to the
-    consensus (the other components score the chunk's graphs): the ranking is the in-memory one."""
+    """Screening scores each component of a consensus on its own path from the chunk's arrays
+    (GLocalKD's forward passes, WL-LESINN's labelled edges, graph size's counts) and never makes
+    graph objects: the ranking and the scores are the in-memory ones."""
     from core import make_detector
-    from core.detectors.consensus import Consensus
 
     graphs = load(library)
     consensus = make_detector("consensus", seed=0, component_params={
         "glocalkd": {"epochs": 2, "hidden_dim": 32, "out_dim": 16, "device": "cpu"}}).fit(graphs)
-    given = []
-    score = Consensus.score
-    monkeypatch.setattr(Consensus, "score", lambda self, g, on_progress=None, *, known=None:
-                        given.append(sorted(known or {})) or score(self, g, on_progress, known=known))
+    monkeypatch.setattr(screening, "chunk_graphs", lambda chunk: pytest.fail("graph objects were made"))
     screen(consensus, library, tmp_path / "screen.csv", chunk_size=64, workers=1)
-    assert given and all(names == ["glocalkd"] for names in given)
     streamed = _rows(tmp_path / "screen.csv")[:298]
-    in_memory = score(consensus, graphs)
+    in_memory = consensus.score(graphs)
     order = np.argsort(-in_memory.score, kind="stable")
     assert [r["id"] for r in streamed] == [graphs.meta[i].id for i in order]
     assert np.allclose([float(r["score"]) for r in streamed], in_memory.score[order], rtol=1e-5)
+
+
+@pytest.mark.parametrize("detector", ["wl-lesinn", "pk-lesinn", "size"])
+def test_graph_only_detectors_score_a_chunk_as_its_graphs(library, detector):
+    from core import make_detector
+
+    model = make_detector(detector, seed=0).fit(load(library))
+    chunk = screening.featurize_chunk(list(screening.iter_smiles_rows(library)))
+    packed = screening._packed_scores(model, chunk, 256, "float32", None)
+    assert packed is not None
+    assert np.array_equal(packed.score, model.score(screening.chunk_graphs(chunk)).score)
 
 
 def test_a_chunk_featurized_in_small_batches_is_the_same_chunk(library, monkeypatch):
