@@ -59,8 +59,8 @@ def to_grakel(graphs: GraphSet) -> list[list]:
     return out
 
 
-def _labelled(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Each graph's edge index and discrete node labels."""
+def labelled_graphs(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each graph's edge index and discrete node labels (what the kernels read)."""
     return [(g.edge_index.numpy(), node_labels(g)) for g in graphs.graphs]
 
 
@@ -100,7 +100,7 @@ class GraphKernel:
             raise GLocalKDError("a graph kernel needs training graphs")
         self.kernel_ = self._make()
         self.n_train_ = len(graphs)
-        self.train_features_, self.train_squares_ = self.kernel_.fit(_labelled(graphs))
+        self.train_features_, self.train_squares_ = self.kernel_.fit(labelled_graphs(graphs))
         return self._feature_kernel(self.train_features_, self.train_squares_)
 
     def fitted_state(self) -> dict:
@@ -120,7 +120,7 @@ class GraphKernel:
             raise ValueError("the kernel's training features do not match its training graphs")
 
     def transform(self, graphs: GraphSet) -> np.ndarray:
-        return self.transform_labelled(_labelled(graphs))
+        return self.transform_labelled(labelled_graphs(graphs))
 
     def transform_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """:meth:`transform` of graphs given as (edge index, node labels) pairs."""

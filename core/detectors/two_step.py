@@ -15,10 +15,13 @@ from sklearn.ensemble import IsolationForest
 
 from core.detectors.base import Detector
 from core.errors import GLocalKDError
-from core.detectors.graph_kernels import GraphKernel, kernel_distance
+from core.detectors.graph_kernels import GraphKernel, kernel_distance, labelled_graphs
 from core.data.graphset import GraphSet
 from core.detectors.lesinn import LESINN
 from core.data.scores import Scores
+
+# graphs x training graphs per block of scoring: 8M float64 values, 64 MB per dense matrix
+KERNEL_BLOCK_VALUES = 8_000_000
 
 SCORERS = ("iforest", "lesinn")
 
@@ -105,16 +108,24 @@ class TwoStepDetector(Detector):
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
         """Graph scores (higher = more anomalous); no node scores."""
         self._check_fitted()
-        values = self._scores(self.kernel_.transform(graphs))
+        values = self.score_labelled(labelled_graphs(graphs))
         if on_progress is not None:
             on_progress(len(graphs), len(graphs))
         return Scores.graph_only(values, graphs.node_ptr())
 
     def score_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Scores of graphs given as (edge index, node labels) pairs (screening's path; see
-        :func:`core.detectors.graph_kernels.labelled_molecules`)."""
+        :func:`core.detectors.graph_kernels.labelled_molecules`). With the WL kernel the graphs
+        are scored a block at a time, so that their dense kernel against the training graphs
+        stays near ``KERNEL_BLOCK_VALUES`` values: a graph's WL features are its own. (The
+        propagation kernel's hashing depends on the graphs transformed together, so PK scores
+        every graph given at once, as before.)"""
         self._check_fitted()
-        return self._scores(self.kernel_.transform_labelled(labelled))
+        step = KERNEL_BLOCK_VALUES // max(1, self.kernel_.n_train_) if self.kernel == "wl" else len(labelled)
+        step = max(1, step)
+        parts = [self._scores(self.kernel_.transform_labelled(labelled[lo:lo + step]))
+                 for lo in range(0, len(labelled), step)]
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def _scores(self, k: np.ndarray) -> np.ndarray:
         if len(k) == 0:
