@@ -6,42 +6,27 @@ the ``job`` a task function receives: ``report``, ``stopped`` and ``abandoned``.
 """
 from __future__ import annotations
 
-import threading
 import traceback
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
+from .tasks import Job
 
-class Task(QObject):
-    """Runs ``fn(task)`` in a thread; ``fn`` may call ``task.report(...)`` and poll ``task.stopped``."""
+
+class Task(QObject, Job):
+    """Runs ``fn(task)`` in a thread. It is the :class:`app.tasks.Job` the function receives
+    (``report``, ``stopped``, ``abandoned``; ``stop`` and ``abandon`` for the window), whose
+    progress reports are also emitted as a signal."""
 
     progress = Signal(object)
     finished = Signal(object)
     failed = Signal(str)
 
     def __init__(self, fn: Callable[["Task"], Any]):
-        super().__init__()
+        QObject.__init__(self)
+        Job.__init__(self, on_progress=self.progress.emit)
         self._fn = fn
-        self._stop = threading.Event()
-        self._abandon = threading.Event()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def abandon(self) -> None:
-        """Stop, and skip any work after the stop too: nobody will read the result (the window closes)."""
-        self._abandon.set()
-        self._stop.set()
-
-    def abandoned(self) -> bool:
-        return self._abandon.is_set()
-
-    def stopped(self) -> bool:
-        return self._stop.is_set()
-
-    def report(self, value: object) -> None:
-        self.progress.emit(value)
 
     @Slot()
     def run(self) -> None:

@@ -57,6 +57,19 @@ $$$$
 """
 
 
+def moses_library(path: Path, rows: int, bad: dict[int, str]) -> Path:
+    """A SMILES list of the first ``rows`` bundled MOSES molecules, named mol0, mol1, ..., with
+    the rows in ``bad`` (index -> text) replaced by bad SMILES."""
+    import gzip
+
+    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
+        smiles = [line.strip() for line in fh][1:rows + 1]
+    for k, text in bad.items():
+        smiles[k] = text
+    path.write_text("smiles name\n" + "\n".join(f"{s} mol{k}" for k, s in enumerate(smiles)) + "\n")
+    return path
+
+
 def ring(n: int) -> list[tuple[int, int]]:
     return [(i, (i + 1) % n) for i in range(n)]
 

@@ -132,10 +132,9 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
     if mols or not parts:
         parts.append(featurize_molecules(mols, smiles[len(smiles) - len(mols):]))
     arrays = concatenate(parts)  # features are 0/1 bytes: a quarter of float32's to pass on
-    z = arrays.atomic_numbers
     return {
         "lines": np.asarray(lines, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
-        "smiles": smiles, "atomic_numbers": z.astype(np.uint8) if z.size == 0 or z.max() < 256 else z,
+        "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
         "rejects": rejects,
     }

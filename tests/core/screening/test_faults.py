@@ -14,15 +14,9 @@ from core.screening.pipeline import merge_reports, screen
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    from tests.conftest import RESOURCES
-    import gzip
+    from tests.conftest import moses_library
 
-    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
-        smiles = [line.strip() for line in fh][1:121]
-    smiles[7] = "C1CC"
-    path = tmp_path_factory.mktemp("lib") / "lib.smi"
-    path.write_text("smiles name\n" + "\n".join(f"{s} mol{k}" for k, s in enumerate(smiles)) + "\n")
-    return path
+    return moses_library(tmp_path_factory.mktemp("lib") / "lib.smi", 120, {7: "C1CC"})
 
 
 @pytest.fixture(scope="module")

@@ -10,17 +10,10 @@ from core.screening.pipeline import screen
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    """A SMILES library with bad rows among good ones."""
-    from tests.conftest import RESOURCES
-    import gzip
+    """A SMILES library with bad rows among good ones (an unclosed ring, not a molecule)."""
+    from tests.conftest import moses_library
 
-    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
-        smiles = [line.strip() for line in fh][1:301]
-    smiles[10] = "C1CC"  # unclosed ring
-    smiles[200] = "not_a_molecule"
-    path = tmp_path_factory.mktemp("lib") / "lib.smi"
-    path.write_text("smiles name\n" + "\n".join(f"{s} mol{k}" for k, s in enumerate(smiles)) + "\n")
-    return path
+    return moses_library(tmp_path_factory.mktemp("lib") / "lib.smi", 300, {10: "C1CC", 200: "not_a_molecule"})
 
 
 @pytest.fixture(scope="module")
