@@ -132,9 +132,11 @@ class GraphKernel:
 
     def _feature_kernel(self, features: sp.csr_matrix, squares: np.ndarray) -> np.ndarray:
         """Kernel of ``features`` against the training graphs', normalised as GraKeL does."""
-        k = (features @ self.train_features_.T).toarray()
+        k = np.asarray((features @ self.train_features_.T).toarray(), dtype=np.float64)
+        norms = np.outer(squares, self.train_squares_)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return self._clean(k / np.sqrt(np.outer(squares, self.train_squares_)))
+            np.divide(k, np.sqrt(norms, out=norms), out=k)  # in place: each pass over k costs as much as the product
+        return self._clean(k)
 
     @staticmethod
     def _clean(k) -> np.ndarray:
@@ -142,9 +144,14 @@ class GraphKernel:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             k = np.asarray(k.toarray() if hasattr(k, "toarray") else k, dtype=np.float64)
-        return np.nan_to_num(k, nan=0.0, posinf=0.0, neginf=0.0)
+        return np.nan_to_num(k, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-def kernel_distance(k: np.ndarray) -> np.ndarray:
-    """Feature-space distance from a normalised kernel: sqrt(2 - 2k), clipped at 0."""
-    return np.sqrt(np.clip(2.0 - 2.0 * k, 0.0, None))
+def kernel_distance(k: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    """Feature-space distance from a normalised kernel: sqrt(2 - 2k), clipped at 0.
+    ``overwrite`` computes it in ``k``'s own memory (a float64 array the caller no longer needs)."""
+    d = k if overwrite and k.dtype == np.float64 and k.flags.writeable else np.array(k, dtype=np.float64)
+    np.multiply(d, 2.0, out=d)
+    np.subtract(2.0, d, out=d)
+    np.clip(d, 0.0, None, out=d)
+    return np.sqrt(d, out=d)

@@ -9,10 +9,15 @@ anomalous, as in PyOD. The paper's setting is 256 members of 256 points.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from sklearn.metrics import pairwise_distances
 
 from core.errors import GLocalKDError
+
+# Distances scored per tile of rows (see LESINN._score): 256 rows of 1,600 training points.
+ROW_TILE_VALUES = 409_600
 
 
 class LESINN:
@@ -70,7 +75,7 @@ class LESINN:
         if self.metric == "precomputed":
             if X.ndim != 2 or X.shape[1] != self.n_train_:
                 raise GLocalKDError(f"precomputed distances need {self.n_train_} columns, not {X.shape}")
-            return self._score(X[:, self.used_])
+            return self._score(X if len(self.used_) == self.n_train_ else X[:, self.used_])
         return self._score(self._distances(X))
 
     def _distances(self, X: np.ndarray) -> np.ndarray:
@@ -79,15 +84,53 @@ class LESINN:
     def _score(self, d_used: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
         """``d_used``: distances to the used training points. ``exclude[i]`` is the training index
         of row i itself (a training point is not its own nearest neighbour), or None."""
-        d = np.array(d_used, dtype=np.float64)
+        d = np.asarray(d_used, dtype=np.float64)  # copied below only if it is written to
         if exclude is not None:
+            d = d.copy()
             col = np.searchsorted(self.used_, exclude)
             hit = (col < len(self.used_)) & (self.used_[np.minimum(col, len(self.used_) - 1)] == exclude)
             d[np.flatnonzero(hit), col[hit]] = np.inf
         position = np.searchsorted(self.used_, self.members_)  # members as columns of d
         total = np.zeros(d.shape[0])
-        for cols in position:
-            nearest = d[:, cols].min(axis=1)
+        # Rows a tile at a time, so that a tile's distances stay in the cache (gathering a
+        # member's scattered columns from thousands of rows at once was 5-20x slower per row).
+        step = max(1, ROW_TILE_VALUES // max(1, d.shape[1]))
+        for lo in range(0, d.shape[0], step):
+            nearest = member_nearest(d[lo:lo + step], position)
             # a one-point member holding the point itself has no other neighbour: count it as 0
-            total += np.where(np.isfinite(nearest), nearest, 0.0)
+            nearest = np.where(np.isfinite(nearest), nearest, 0.0)
+            sums = total[lo:lo + step]
+            for m in range(len(position)):  # summed member by member, in the members' order
+                sums += nearest[:, m]
         return total / len(position)
+
+
+def member_nearest(d: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """(rows, members): each row's smallest distance to a point of each member (``position[m]``
+    are member m's columns of ``d``).
+
+    The direct way gathers every member's columns (members x subsample values a row). Here
+    only each row's ``k`` nearest columns are looked at: a member's nearest point is its first
+    point among them in order of distance, and with ``k = n / subsample (ln members + 5)`` a
+    member has no point among them with probability below e^-5 / members; a row where some
+    member has none takes the direct way. The values are exactly the direct way's (a nearest
+    distance is one of the row's own values): 40-50 against 117-120 µs a row for 1,600
+    training graphs and 256 members of 256 points."""
+    members, size = position.shape
+    n = d.shape[1]
+    k = min(n, math.ceil(n / size * (math.log(members) + 5)))
+    candidates = np.argpartition(d, k - 1, axis=1)[:, :k]
+    distances = np.take_along_axis(d, candidates, axis=1)
+    order = np.argsort(distances, axis=1)
+    candidates = np.take_along_axis(candidates, order, axis=1)
+    distances = np.take_along_axis(distances, order, axis=1)
+    member_of = np.zeros((n, members), dtype=bool)
+    member_of[position, np.arange(members)[:, None]] = True
+    hits = member_of[candidates]  # (rows, k, members): is the row's i-th nearest column in member m?
+    first = hits.argmax(axis=1)
+    nearest = np.take_along_axis(distances, first, axis=1)
+    uncovered = ~np.take_along_axis(hits, first[:, None, :], axis=1)[:, 0, :].all(axis=1)
+    if uncovered.any():
+        rows = d[uncovered]
+        nearest[uncovered] = np.stack([rows[:, cols].min(axis=1) for cols in position], axis=1)
+    return nearest

@@ -128,8 +128,9 @@ class TwoStepDetector(Detector):
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def _scores(self, k: np.ndarray) -> np.ndarray:
+        """Scores from the kernel ``k`` against the training graphs (LESINN overwrites ``k``)."""
         if len(k) == 0:
             return np.zeros(0)
         if self.scorer == "iforest":
             return -self.scorer_.score_samples(k)
-        return self.scorer_.decision_function(kernel_distance(k))
+        return self.scorer_.decision_function(kernel_distance(k, overwrite=True))

@@ -1,0 +1,48 @@
+"""LESINN scores by each row's nearest columns only; the values must be exactly those of the
+direct definition (every member's nearest point), whatever the rows, ties and tiles."""
+import numpy as np
+import pytest
+from sklearn.metrics import pairwise_distances
+
+from core.detectors import lesinn
+from core.detectors.lesinn import LESINN, member_nearest
+
+
+def direct_nearest(d: np.ndarray, position: np.ndarray) -> np.ndarray:
+    return np.stack([d[:, cols].min(axis=1) for cols in position], axis=1)
+
+
+def direct_scores(model: LESINN, d: np.ndarray) -> np.ndarray:
+    """The definition: mean over members of the distance to the member's nearest point."""
+    nearest = direct_nearest(d[:, model.used_], np.searchsorted(model.used_, model.members_))
+    return np.where(np.isfinite(nearest), nearest, 0.0).mean(axis=1)
+
+
+@pytest.mark.parametrize("n, subsample, members", [(400, 64, 50), (300, 256, 256), (40, 8, 16), (6, 1, 4)])
+def test_scores_equal_the_definition(n, subsample, members):
+    rng = np.random.default_rng(n)
+    train = rng.random((n, 5))
+    train[1] = train[0]  # a tie
+    test = np.vstack([rng.random((250, 5)) * 1.5, train[:3]])
+    model = LESINN(members, subsample, metric="precomputed", seed=2).fit(pairwise_distances(train))
+    scores = model.decision_function(pairwise_distances(test, train))
+    np.testing.assert_allclose(scores, direct_scores(model, pairwise_distances(test, train)), rtol=1e-12)
+
+
+def test_rows_where_a_member_is_far_take_the_direct_way():
+    rng = np.random.default_rng(0)
+    position = np.stack([rng.choice(500, 20, replace=False) for _ in range(30)])
+    d = rng.random((40, 500))
+    d[:10, position[0]] += 5.0  # member 0 has no point among these rows' nearest columns
+    assert np.array_equal(member_nearest(d, position), direct_nearest(d, position))
+
+
+def test_scores_do_not_depend_on_the_tile(monkeypatch):
+    rng = np.random.default_rng(1)
+    train, test = rng.random((200, 4)), rng.random((100, 4))
+    model = LESINN(32, 16, seed=0).fit(train)
+    whole = model.decision_function(test)
+    monkeypatch.setattr(lesinn, "ROW_TILE_VALUES", 7 * 200)  # 7 rows a tile
+    assert np.array_equal(model.decision_function(test), whole)
+    refit = LESINN(32, 16, seed=0).fit(train)
+    assert np.array_equal(refit.train_scores_, model.train_scores_)
