@@ -22,8 +22,7 @@ from rdkit import Chem
 
 from core.data import mol_pickle
 from core.data.atom_queries import featurize_by_queries
-from core.data.chem import (ATOM_FEATURE_DIM, CHARGES, DEGREES, FEATURE_NAMES, HYDROGENS, RING_SIZES,
-                            mol_arrays)
+from core.data.chem import ATOM_FEATURE_DIM, CHARGES, DEGREES, FEATURE_NAMES, HYDROGENS, RING_SIZES, mol_arrays
 from core.data.molecule_arrays import MoleculeArrays, concatenate, interleave
 
 __all__ = ["MoleculeArrays", "concatenate", "featurize_molecules"]

@@ -41,8 +41,8 @@ _AROMATIC, _NO_IMPLICIT, _ATOM_FLAGS_READ = 0x40, 0x20, 0x60
 # 5 explicit valence, 6 implicit valence, 7 radicals (one byte each); bit 8 (next byte) isotope
 # (four bytes); bit 0 (a float mass) is no longer written
 _SP3 = 4  # Atom::HybridizationType, written only when not SP3
-_BITS = np.array([bin(b & 0xFE).count("1") for b in range(256)], dtype=np.int64)
-_BEFORE = {bit: np.array([bin(b & 0xFE & ((1 << bit) - 1)).count("1") for b in range(256)], dtype=np.int64)
+_BITS = np.array([(b & 0xFE).bit_count() for b in range(256)], dtype=np.int64)
+_BEFORE = {bit: np.array([(b & 0xFE & ((1 << bit) - 1)).bit_count() for b in range(256)], dtype=np.int64)
            for bit in (3, 4, 6, 7)}  # data bytes before that property's byte
 # bond flags byte: aromatic (6), conjugated (5), type (3), direction (2), stereo (1) are read or
 # skipped; query (4), molfile end points (0) and bit 7 are not read

@@ -103,7 +103,7 @@ def test_the_bundled_molecules_take_the_binary_form():
 
 
 def test_without_the_binary_form_every_molecule_takes_the_query_path(monkeypatch):
-    import core.data.atom_batch as atom_batch
+    from core.data import atom_batch
 
     monkeypatch.setattr(atom_batch, "_pickle_ok", False)
     monkeypatch.setattr(mol_pickle, "decode", None)  # never called
