@@ -1,219 +1,119 @@
 """The atom features of many molecules at once: the screening featurizer.
 
 :func:`core.data.chem.mol_arrays` reads one molecule. Screening reads millions, and there
-each RDKit call made from Python costs more than the work it asks for: an atom object
-alone costs about a microsecond to hand to Python. So :func:`featurize_molecules` asks
-RDKit per *molecule*, never per atom, and builds the features of the whole batch with a
-few numpy operations at the end:
+each RDKit call made from Python costs more than the work it asks for. So
+:func:`featurize_molecules` asks RDKit for one thing per molecule, its binary form
+(``mol.ToBinary()``), reads the atoms, bonds and rings of the whole batch from those bytes
+(:mod:`core.data.mol_pickle`) and builds the features with a few numpy operations.
 
-- bonds, degrees and aromaticity come from one bond-order adjacency matrix (an atom is
-  aromatic exactly when one of its bonds is; RDKit marks both together);
-- elements come from the SMILES text the molecule was parsed from (RDKit numbers atoms in
-  the order the text writes them; ``None`` text or a count that does not match falls back
-  to asking the atoms);
-- hydrogen counts, hybridisations and formal charges come from one SMARTS match per value
-  that is not the common one (an atom no pattern matches has no hydrogen, is SP3 or is
-  neutral); radicals are asked of bracket atoms only (no other atom can carry one);
-- ring membership and sizes come from the ring info, as in ``mol_arrays``.
-
-The result is byte-identical to ``mol_arrays`` molecule by molecule (a test compares the two
-on every bundled molecule). Molecules past ``mol_arrays``'s dense-adjacency size, and the rare ones
-with hydrogen atoms or zero-order bonds, take its path.
+The binary form is RDKit's own: molecules it does not cover (query atoms, more than 255
+atoms, unusual bond types, another pickle version, ...) are read by
+:func:`core.data.atom_queries.featurize_by_queries`, and the first call checks on tricky
+molecules that the bytes give what ``mol_arrays`` gives (else every molecule goes that way).
+The result is byte-identical to ``mol_arrays`` molecule by molecule (tests compare the two on
+every bundled molecule).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from rdkit import Chem
 
-from core.data.chem import (ATOM_FEATURE_DIM, CHARGES, DEGREES, DENSE_ADJACENCY_ATOMS, FEATURE_NAMES,
-                             HYDROGENS, RING_SIZES, mol_arrays)
+from core.data import mol_pickle
+from core.data.atom_queries import featurize_by_queries
+from core.data.chem import ATOM_FEATURE_DIM, CHARGES, DEGREES, FEATURE_NAMES, HYDROGENS, RING_SIZES, mol_arrays
+from core.data.molecule_arrays import MoleculeArrays, concatenate, interleave
 
+__all__ = ["MoleculeArrays", "concatenate", "featurize_molecules"]
 
-@dataclass
-class MoleculeArrays:
-    """Many molecules as arrays: features of all atoms, molecule after molecule, and bonds as
-    atom-index pairs *within* each molecule (i < j, sorted), with the counts that cut them."""
-
-    x: np.ndarray  # (atoms, ATOM_FEATURE_DIM)
-    bonds: np.ndarray  # (bonds, 2) int32
-    atomic_numbers: np.ndarray  # (atoms,) int64
-    atom_counts: np.ndarray  # (molecules,) int64
-    bond_counts: np.ndarray  # (molecules,) int64
-
-
-def concatenate(parts: Sequence[MoleculeArrays]) -> MoleculeArrays:
-    """The arrays of several batches, one after the other."""
-    if len(parts) == 1:
-        return parts[0]
-    return MoleculeArrays(*(np.concatenate([getattr(p, name) for p in parts])
-                            for name in ("x", "bonds", "atomic_numbers", "atom_counts", "bond_counts")))
-
-
-def _pattern(smarts: str) -> Chem.Mol:
-    return Chem.MolFromSmarts(smarts)
-
-
-# the first column of each block of the vocabulary, and a few single columns
 _COLUMN = {name: k for k, name in enumerate(FEATURE_NAMES)}
 _OFF_DEGREE, _OFF_CHARGE, _OFF_H = _COLUMN["degree=0"], _COLUMN["charge<=-2"], _COLUMN["hydrogens=0"]
-_SP3_COLUMN, _OTHER_COLUMN = _COLUMN["hybridisation=SP3"], _COLUMN["hybridisation=other"]
 _AROMATIC, _IN_RING, _RADICAL = _COLUMN["aromatic"], _COLUMN["in_ring"], _COLUMN["radical"]
 _FIRST_RING_SIZE = _COLUMN[f"ring_size={RING_SIZES[0]}"]
-_FIRST_HYBRID = _COLUMN["hybridisation=SP"]
-
-# One pattern per value that is not the common one (no hydrogen, SP3).
-_HYDROGEN_PATTERNS = [(h, _pattern(f"[H{h}]")) for h in range(1, HYDROGENS - 1)] + [
-    (HYDROGENS - 1, _pattern("[" + ";".join(f"!H{h}" for h in range(HYDROGENS - 1)) + "]"))]
-# SP3, the common value, is what no pattern matches; SP3D and SP3D2 are looked for only when
-# one of them is there (one cheap test instead of two matches)
-_HYBRID_PATTERNS = [(_pattern("[^1]"), _COLUMN["hybridisation=SP"]), (_pattern("[^2]"), _COLUMN["hybridisation=SP2"]),
-                    (_pattern("[!^1;!^2;!^3;!^4;!^5]"), _COLUMN["hybridisation=other"]),
-                    (_pattern("[^4]"), _COLUMN["hybridisation=SP3D"]), (_pattern("[^5]"), _COLUMN["hybridisation=SP3D2"])]
-_HYPER = _pattern("[^4,^5]")
-_CHARGED = _pattern("[!+0]")
-
-# SMILES atoms: a bracket atom, or an organic-subset symbol (two-letter ones first), or "*"
-_ATOM_TOKEN = re.compile(r"\[[^\]]*\]|Br|Cl|[BCNOPSFIbcnops*]")
-_BRACKET_SYMBOL = re.compile(r"\[\d*([A-Z][a-z]?|[a-z][a-z]?|\*)")
 _TABLE = Chem.GetPeriodicTable()
-_Z_OF_TOKEN: dict[str, int] = {}
-
-# atomic number -> element column (the last entry: "other element", also for numbers past the table)
+# atomic number (one byte) -> element column ("other element" for the rest)
 _ELEMENT_COLUMN = np.array([_COLUMN.get(f"element={_TABLE.GetElementSymbol(z)}", _COLUMN["element=other"])
-                            for z in range(119)] + [_COLUMN["element=other"]], dtype=np.int64)
+                            for z in range(119)] + [_COLUMN["element=other"]] * (256 - 119), dtype=np.int64)
+# Atom::HybridizationType (one byte) -> column: SP, SP2, SP3, SP3D, SP3D2; the rest "other"
+_HYBRID_COLUMN = np.full(256, _COLUMN["hybridisation=other"], dtype=np.int64)
+_HYBRID_COLUMN[[2, 3, 4, 6, 7]] = [_COLUMN[f"hybridisation={h}"] for h in ("SP", "SP2", "SP3", "SP3D", "SP3D2")]
+
+# Molecules for the first-use check: charges, radicals, explicit and isotopic H, aromatic
+# heteroatoms, hypervalence, large and fused rings, fragments, stereo, metals (not "*": a dummy
+# atom carries a label the binary form's reader leaves to the other path).
+CHECK_SMILES = (
+    "C", "[U]", "[2H]C([2H])([2H])[2H]", "[NH4+]", "[O-][N+](=O)c1ccccc1", "[Fe+3]", "[O-2]",
+    "[Na+].[Cl-]", "[CH3]", "C[C]C", "[O]", "F[S](F)(F)(F)(F)F", "FP(F)(F)(F)F", "c1ccc2c(c1)[nH]c1ccccc12",
+    "C1CC12CCCCC2CCc1ccc2ccccc2c1", "C1CCCCCCCCCCC1", "C12C3C4C1C5C2C3C45", "C=[N+]=[N-]", "[Pt](Cl)(Cl)(N)N",
+    "OB(O)c1ccccc1", "[Se]1C=CC=C1", "C/C=C/[C@H](O)[13CH2]F", "c1cc[o+]cc1", "[nH]1cccc1", "CC#N",
+)
+_pickle_ok: bool | None = None  # the first-use check's answer
 
 
-def _token_z(token: str) -> int:
-    """Atomic number of a SMILES atom token ("c", "Cl", "[nH]", "[13C@@H+]"); -1 if unknown."""
-    z = _Z_OF_TOKEN.get(token)
-    if z is None:
-        symbol = token
-        if token.startswith("["):
-            m = _BRACKET_SYMBOL.match(token)
-            symbol = m.group(1) if m else ""
-        symbol = symbol[:1].upper() + symbol[1:]
+def pickle_matches_mol_arrays() -> bool:
+    """Whether, with this RDKit, features read from the binary form equal ``mol_arrays``'s on
+    :data:`CHECK_SMILES` (checked once)."""
+    global _pickle_ok
+    if _pickle_ok is None:
+        from core.data.chem import parse_smiles
+
+        mols = [parse_smiles(s)[0] for s in CHECK_SMILES]
         try:
-            z = 0 if symbol == "*" else _TABLE.GetAtomicNumber(symbol)
-        except RuntimeError:  # not an element symbol
-            z = -1
-        _Z_OF_TOKEN[token] = z
-    return z
+            decoded = mol_pickle.decode([m.ToBinary() for m in mols])
+            same = bool(decoded.ok.all())
+            if same:
+                got = _from_pickle(decoded, np.uint8)
+                expected = [mol_arrays(m, np.uint8) for m in mols]
+                same = (np.array_equal(got.x, np.concatenate([e[0] for e in expected]))
+                        and np.array_equal(got.bonds, np.concatenate([e[1] for e in expected]))
+                        and np.array_equal(got.atomic_numbers, np.concatenate([e[2] for e in expected])))
+        except Exception:  # any surprise in the bytes means: not this way
+            same = False
+        _pickle_ok = same
+    return _pickle_ok
 
 
 def featurize_molecules(mols: Sequence[Chem.Mol], smiles: Sequence[str | None] | None = None,
                         dtype: type = np.uint8) -> MoleculeArrays:
     """The features and bonds of ``mols``, all at once; ``smiles[i]``, when given, is the text
-    ``mols[i]`` was parsed from (it saves asking each atom for its element)."""
-    texts = smiles if smiles is not None else [None] * len(mols)
-    counts, bond_counts = np.zeros(len(mols), dtype=np.int64), np.zeros(len(mols), dtype=np.int64)
-    zs, rows, cols, vals = [], [], [], []  # per molecule: atomic numbers; adjacency entries
-    hot_atoms, hot_cols = [], []  # one-hot entries beyond the per-atom blocks: (atom, column)
-    h_atoms, h_values, charge_atoms, charge_values = [], [], [], []  # atoms off the common value
-    slow: list[tuple[int, np.ndarray, np.ndarray]] = []  # (molecule, x, bonds) read by mol_arrays
-    base = 0
-    for k, (mol, text) in enumerate(zip(mols, texts)):
-        n = mol.GetNumAtoms()
-        counts[k] = n
-        fast = n <= DENSE_ADJACENCY_ATOMS
-        if fast:
-            adj = Chem.GetAdjacencyMatrix(mol, useBO=True)
-            i, j = adj.nonzero()
-            tokens = _ATOM_TOKEN.findall(text.split(None, 1)[0]) if text else ()
-            z = [_token_z(t) for t in tokens] if len(tokens) == n else []
-            if len(z) != n or -1 in z:
-                z, tokens = [mol.GetAtomWithIdx(a).GetAtomicNum() for a in range(n)], ()
-            # a zero-order bond is missing from a bond-order matrix; SMARTS counts hydrogen atoms
-            # kept as atoms (isotopes) in a neighbour's H count, mol_arrays does not
-            fast = len(i) == 2 * mol.GetNumBonds() and 1 not in z
-        if not fast:
-            x, pairs, z = mol_arrays(mol, dtype)
-            slow.append((k, x, pairs))
-            zs.append(z)
-            base += n
-            continue
-        rows.append(i + base)
-        cols.append(j + base)
-        vals.append(adj[i, j])
-        bond_counts[k] = len(i) // 2
-        zs.append(z)
-        for h, pattern in _HYDROGEN_PATTERNS:
-            for (a,) in mol.GetSubstructMatches(pattern, uniquify=False, maxMatches=n):
-                h_atoms.append(a + base)
-                h_values.append(h)
-        hyper = mol.HasSubstructMatch(_HYPER)
-        for pattern, column in _HYBRID_PATTERNS[:5 if hyper else 3]:
-            for (a,) in mol.GetSubstructMatches(pattern, uniquify=False, maxMatches=n):
-                hot_atoms.append(a + base)
-                hot_cols.append(column)
-        atom_at = mol.GetAtomWithIdx
-        for (a,) in mol.GetSubstructMatches(_CHARGED, uniquify=False, maxMatches=n):
-            charge_atoms.append(a + base)
-            charge_values.append(atom_at(a).GetFormalCharge())
-        for a in ([a for a, t in enumerate(tokens) if t[0] == "["] if tokens else range(n)):
-            if atom_at(a).GetNumRadicalElectrons():
-                hot_atoms.append(a + base)
-                hot_cols.append(_RADICAL)
-        for ring in mol.GetRingInfo().AtomRings():
-            column = _FIRST_RING_SIZE + min(len(ring), RING_SIZES[-1]) - RING_SIZES[0]
-            for a in ring:
-                hot_atoms += (a + base, a + base)
-                hot_cols += (_IN_RING, column)
-        base += n
-    return _assemble(base, counts, bond_counts, zs, rows, cols, vals, hot_atoms, hot_cols,
-                     (h_atoms, h_values), (charge_atoms, charge_values), slow, dtype)
+    ``mols[i]`` was parsed from (it helps with the molecules the binary form does not cover)."""
+    if not pickle_matches_mol_arrays():
+        return featurize_by_queries(mols, smiles, dtype)
+    decoded = mol_pickle.decode([m.ToBinary() for m in mols])
+    fast = _from_pickle(decoded, dtype)
+    if decoded.ok.all():
+        return fast
+    rest = np.flatnonzero(~decoded.ok).tolist()
+    slow = featurize_by_queries([mols[k] for k in rest], None if smiles is None else [smiles[k] for k in rest],
+                                dtype)
+    return interleave(fast, slow, decoded.ok)
 
 
-def _assemble(atoms: int, counts, bond_counts, zs, rows, cols, vals, hot_atoms, hot_cols, hydrogens, charges,
-              slow, dtype) -> MoleculeArrays:
-    """The batch's arrays from what :func:`featurize_molecules` gathered, in a few numpy steps."""
-    empty = np.zeros(0, dtype=np.int64)
-    i = np.concatenate(rows) if rows else empty
-    j = np.concatenate(cols) if cols else empty
-    v = np.concatenate(vals) if vals else np.zeros(0)
-    z = np.fromiter((a for zz in zs for a in zz), dtype=np.int64, count=atoms)
-    degree = np.bincount(i, minlength=atoms)
-    aromatic = np.bincount(i[v == 1.5], minlength=atoms) > 0
-    hs = np.zeros(atoms, dtype=np.int64)
-    hs[hydrogens[0]] = hydrogens[1]
-    charge = np.zeros(atoms, dtype=np.int64)
-    charge[charges[0]] = charges[1]
-    x = np.zeros((atoms, ATOM_FEATURE_DIM), dtype=dtype)
-    every = np.arange(atoms)
-    x[every, _ELEMENT_COLUMN[np.minimum(z, len(_ELEMENT_COLUMN) - 1)]] = 1
-    x[every, _OFF_DEGREE + np.minimum(degree, DEGREES - 1)] = 1
-    x[every, _OFF_CHARGE + np.clip(charge, CHARGES[0], CHARGES[-1]) - CHARGES[0]] = 1
-    x[every, _OFF_H + hs] = 1
-    x[every, _SP3_COLUMN] = 1  # SP3 unless another hybridisation is set below
-    hyb = np.asarray(hot_atoms, dtype=np.int64)
-    hyb_cols = np.asarray(hot_cols, dtype=np.int64)
-    is_hyb = (hyb_cols >= _FIRST_HYBRID) & (hyb_cols <= _OTHER_COLUMN)
-    x[hyb[is_hyb], _SP3_COLUMN] = 0
-    x[hyb, hyb_cols] = 1
-    x[aromatic, _AROMATIC] = 1
-    first = i < j  # each bond once, in the row-major order of mol_arrays
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    owner = np.repeat(np.arange(len(counts)), counts)
-    bonds = np.stack([i[first], j[first]], axis=1) - starts[owner[i[first]]][:, None] if len(i) else \
-        np.zeros((0, 2), dtype=np.int64)
-    if slow:  # the large molecules, read by mol_arrays: put their rows and bonds in place
-        x, bonds = _with_large(x, bonds, counts, bond_counts, starts, slow)
-    return MoleculeArrays(x=x, bonds=bonds.astype(np.int32), atomic_numbers=z, atom_counts=counts,
-                          bond_counts=bond_counts)
-
-
-def _with_large(x, bonds, counts, bond_counts, starts, slow):
-    """Insert the rows and bonds of molecules read by ``mol_arrays`` (whose adjacency was skipped)."""
-    pieces, at = [], 0
-    bond_starts = np.concatenate([[0], np.cumsum(bond_counts)[:-1]])
-    for k, xk, pairs in slow:
-        x[starts[k]:starts[k] + counts[k]] = xk
-        bond_counts[k] = len(pairs)
-        cut = bond_starts[k]
-        pieces += [bonds[at:cut], pairs.astype(bonds.dtype)]
-        at = cut
-    pieces.append(bonds[at:])
-    return x, np.concatenate(pieces)
+def _from_pickle(decoded: mol_pickle.PickledAtoms, dtype: type) -> MoleculeArrays:
+    """The feature matrix and sorted bonds of the molecules :func:`mol_pickle.decode` read."""
+    counts, bond_counts = decoded.atom_counts[decoded.ok], decoded.bond_counts[decoded.ok]
+    atoms = int(counts.sum())
+    first_atom = np.repeat(np.cumsum(counts) - counts, bond_counts)
+    lo = np.minimum(decoded.bonds[:, 0], decoded.bonds[:, 1])
+    hi = np.maximum(decoded.bonds[:, 0], decoded.bonds[:, 1])
+    order = np.argsort((lo + first_atom) * 256 + hi)  # each molecule's bonds as mol_arrays sorts them
+    bonds = np.stack([lo[order], hi[order]], axis=1).astype(np.int32)
+    degree = np.bincount(np.concatenate([lo, hi]) + np.concatenate([first_atom, first_atom]), minlength=atoms)
+    row = np.arange(atoms) * ATOM_FEATURE_DIM
+    ring_row = decoded.ring_atoms * ATOM_FEATURE_DIM
+    hot = np.concatenate([
+        row + _ELEMENT_COLUMN[decoded.atomic_numbers],
+        row + _OFF_DEGREE + np.minimum(degree, DEGREES - 1),
+        row + _OFF_CHARGE + np.clip(decoded.charges, CHARGES[0], CHARGES[-1]) - CHARGES[0],
+        row + _OFF_H + np.minimum(decoded.hydrogens, HYDROGENS - 1),
+        row + _HYBRID_COLUMN[decoded.hybridisations],
+        row[decoded.aromatic] + _AROMATIC,
+        row[decoded.radicals] + _RADICAL,
+        ring_row + _IN_RING,
+        ring_row + _FIRST_RING_SIZE + np.minimum(decoded.ring_sizes, RING_SIZES[-1]) - RING_SIZES[0],
+    ])
+    x = np.zeros(atoms * ATOM_FEATURE_DIM, dtype=dtype)
+    x[hot] = 1
+    return MoleculeArrays(x=x.reshape(atoms, ATOM_FEATURE_DIM), bonds=bonds, atomic_numbers=decoded.atomic_numbers,
+                          atom_counts=counts, bond_counts=bond_counts)
