@@ -6,15 +6,17 @@ some label values) is featurized exactly as the training data was.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
-from torch_geometric.data import Data
-from torch_geometric.utils import degree
 
 from core.data.chem import ATOM_FEATURE_DIMS, ATOM_FEATURE_VERSION
 from core.errors import DataError, SchemaMismatchError
 from core.data.feature_modes import MODES
 from core.data.graphset import GraphSet
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
 
 MAX_DEGREE_CAP = 64
 
@@ -128,6 +130,8 @@ class FeatureSchema:
 
     def apply(self, graphs: GraphSet) -> list[Data]:
         """Model-ready graphs (``x``, ``edge_index``) for every graph; non-finite features are refused."""
+        from torch_geometric.data import Data  # here: scoring arrays (screening) never needs it
+
         out = []
         for i, g in enumerate(graphs.graphs):
             x = self.transform(g)
@@ -152,4 +156,5 @@ class FeatureSchema:
 
 
 def _degrees(data: Data) -> torch.Tensor:
-    return degree(data.edge_index[0], num_nodes=int(data.num_nodes), dtype=torch.long)
+    """Each node's number of edges (as sources)."""
+    return torch.bincount(data.edge_index[0], minlength=int(data.num_nodes))

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
-from torch_geometric.data import Data
+if TYPE_CHECKING:  # the graphs are torch-geometric Data, but scoring never needs the import
+    from torch_geometric.data import Data
 
 
 @dataclass

@@ -15,11 +15,14 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
-from torch_geometric.data import Data
-from torch_geometric.nn.conv.gcn_conv import gcn_norm
+
+from core.data.adjacency import gcn_edges
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
 
 
 # A batch is processed in runs of about this many nodes (see ``max_batch_nodes``).
@@ -65,7 +68,7 @@ class PackedGraphs:
                                                                            dtype=torch.long))
         edge_index = torch.cat([d.edge_index for d in data], dim=1) + offsets if data else \
             torch.zeros(2, 0, dtype=torch.long)
-        edge_index, weight = gcn_norm(edge_index, None, total, add_self_loops=True)
+        edge_index, weight = gcn_edges(edge_index, total)
         src, dst = edge_index
         order = torch.argsort(dst * max(total, 1) + src)  # CSR order: by destination, then source
         self.src, self.dst, self.weight = src[order], dst[order], weight[order]

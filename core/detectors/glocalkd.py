@@ -18,8 +18,6 @@ from typing import Callable
 
 import numpy as np
 import torch
-from torch_geometric.data import Batch
-from torch_geometric.utils import scatter
 
 from core.detectors.base import NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back, describe_error
 from core.detectors.training import train_epochs
@@ -28,8 +26,8 @@ from core.data.features import MODES, FeatureSchema
 from core.nn.gcn import GCNEncoder, normalized_adjacency
 from core.data.graphset import GraphSet
 from core.nn.optim import adam
-from core.data.packed import PackedGraphs, max_batch_nodes
-from core.nn.pooling import global_max_pool
+from core.data.packed import PackedBatch, PackedGraphs, max_batch_nodes
+from core.nn.pooling import global_max_pool, graph_mean, graph_sum
 from core.nn.row_groups import GroupedPropagation
 from core.data.scores import Scores
 from core.runtime.device import matmul_dtype, resolve_device
@@ -163,12 +161,12 @@ class GLocalKD(Detector):
         packed.graph_extra["t_graph"] = torch.cat(graphs)
 
     @staticmethod
-    def _embed(net: GCNEncoder, batch: Batch, adj: torch.Tensor, matmul_dtype: torch.dtype | None = None,
+    def _embed(net: GCNEncoder, batch: PackedBatch, adj: torch.Tensor, matmul_dtype: torch.dtype | None = None,
                groups: GroupedPropagation | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         h = net(batch.x, adj, matmul_dtype, adj_symmetric=getattr(batch, "symmetric", False), groups=groups)
         return h, global_max_pool(h, batch.batch, size=batch.num_graphs)
 
-    def _grouping(self, batch: Batch, adj: torch.Tensor) -> GroupedPropagation | None:
+    def _grouping(self, batch: PackedBatch, adj: torch.Tensor) -> GroupedPropagation | None:
         """Groups of nodes that look alike to the networks (both have the same layers), when
         this model groups (``grouped_``, decided on its training graphs) and runs on a CPU.
         On a GPU the products are cheap and finding the groups (numpy, on the CPU) would add
@@ -178,14 +176,14 @@ class GLocalKD(Detector):
             return None
         return GroupedPropagation.build(batch.x, adj, self.num_layers)
 
-    def _errors(self, batch: Batch, adj: torch.Tensor, t_node: torch.Tensor, t_graph: torch.Tensor,
+    def _errors(self, batch: PackedBatch, adj: torch.Tensor, t_node: torch.Tensor, t_graph: torch.Tensor,
                 matmul_dtype: torch.dtype | None = None, groups: GroupedPropagation | None = None):
         """Per-graph squared graph-embedding error, per-graph mean node error, per-node errors,
         and the per-node error vectors (predictor - target)."""
         h, h_graph = self._embed(self.predictor_, batch, adj, matmul_dtype, groups)
         diff = h - t_node
         node_err = diff.pow(2).sum(dim=1)
-        node_term = scatter(node_err, batch.batch, dim=0, dim_size=batch.num_graphs, reduce="mean")
+        node_term = graph_mean(node_err, batch.batch, batch.num_graphs)
         graph_err = (h_graph - t_graph).pow(2).sum(dim=1)
         return graph_err, node_term, node_err, diff
 
@@ -205,7 +203,7 @@ class GLocalKD(Detector):
         done = 0
         try:
             for batch in packed.batches(batch_size, device, max_nodes=max_batch_nodes(device)):
-                parts.append(self._score_batch(batch, batch.adj))
+                parts.append(self._score_batch(batch))
                 done += batch.num_graphs
                 if on_progress is not None:
                     call_back(on_progress, done, len(packed))
@@ -215,16 +213,15 @@ class GLocalKD(Detector):
             raise GLocalKDError(f"scoring failed ({describe_error(exc)})") from exc
         return Scores.concat(parts)
 
-    def _score_batch(self, batch, adj: torch.Tensor | None = None, matmul_dtype: torch.dtype | None = None) -> Scores:
-        """Scores of one batch (a torch-geometric ``Batch`` or a :class:`PackedBatch`)."""
-        if adj is None:
-            adj = normalized_adjacency(batch.edge_index, batch.num_nodes)
+    def _score_batch(self, batch: PackedBatch, matmul_dtype: torch.dtype | None = None) -> Scores:
+        """Scores of one batch."""
+        adj = batch.adj
         groups = self._grouping(batch, adj)
         t_node, t_graph = self._embed(self.target_, batch, adj, matmul_dtype, groups)
         graph_err, node_mean, node_err, diff = self._errors(batch, adj, t_node, t_graph, matmul_dtype, groups)
         index, size = batch.batch, batch.num_graphs
-        node_max = scatter(node_err, index, dim=0, dim_size=size, reduce="max")
-        size_err = scatter(diff, index, dim=0, dim_size=size, reduce="sum").pow(2).sum(dim=1) / self.mean_nodes_ ** 2
+        node_max = global_max_pool(node_err.view(-1, 1), index, size).view(-1)
+        size_err = graph_sum(diff, index, size).pow(2).sum(dim=1) / self.mean_nodes_ ** 2
         graph_term = graph_err + size_err if self.size_term else graph_err
         node_term = node_mean + node_max if self.node_max else node_mean
         parts = {"graph": graph_err, "node_mean": node_mean, "node_max": node_max, "size": size_err}
@@ -252,10 +249,12 @@ class GLocalKD(Detector):
         if x.shape[1] != self.schema_.dim:
             raise GLocalKDError(f"features have width {x.shape[1]}, the model expects {self.schema_.dim}")
         ptr = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
-        batch = Batch(x=x.float(), edge_index=edge_index.long(),
-                      batch=torch.repeat_interleave(torch.arange(len(counts)), counts), ptr=ptr)
+        device = self.device_
+        batch = PackedBatch(x=x.float().to(device), adj=normalized_adjacency(edge_index.long(), int(ptr[-1])).to(device),
+                            batch=torch.repeat_interleave(torch.arange(len(counts)), counts).to(device),
+                            ptr=ptr.to(device), node_extra={}, graph_extra={})
         try:
-            return self._score_batch(batch.to(self.device_), matmul_dtype=dtype)
+            return self._score_batch(batch, matmul_dtype=dtype)
         except NUMERICAL_ERRORS as exc:
             raise GLocalKDError(f"scoring failed ({describe_error(exc)})") from exc
 

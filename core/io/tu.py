@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch_geometric.data import Data
 
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
@@ -239,6 +238,8 @@ def load_tu(path: str | Path) -> GraphSet:
     if edge_labels is not None:
         edge_labels = edge_labels[order]
     edge_ptr = np.concatenate([[0], np.cumsum(np.bincount(edge_graph, minlength=num_graphs))])
+
+    from torch_geometric.data import Data  # here, not at the top: scoring molecules never needs it
 
     graphs, meta, rejects = [], [], []
     for g in range(num_graphs):

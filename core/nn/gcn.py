@@ -1,25 +1,36 @@
 """The GCN encoder shared by the target and predictor networks (the paper's Eqs. 5-9)."""
 from __future__ import annotations
 
-import warnings
-
 import torch
 from torch import nn
-from torch_geometric.nn import GCNConv
-from torch_geometric.nn.conv.gcn_conv import gcn_norm
-from torch_geometric.utils import to_torch_csr_tensor
 
+from core.data.adjacency import gcn_adjacency
 from core.nn.row_groups import GroupedPropagation
 from core.nn.sparse import propagate
 
 
-
 def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
-    """D^-1/2 (A + I) D^-1/2 as a sparse CSR matrix (transposed, as torch-geometric's spmm wants)."""
-    ei, w = gcn_norm(edge_index, None, num_nodes, add_self_loops=True)
-    with warnings.catch_warnings():  # torch calls sparse CSR "beta"; the SpMM it serves is stable
-        warnings.simplefilter("ignore", UserWarning)
-        return to_torch_csr_tensor(ei.flip(0), w, size=(num_nodes, num_nodes))
+    """D^-1/2 (A + I) D^-1/2 as a sparse CSR matrix, rows = destinations."""
+    return gcn_adjacency(edge_index, num_nodes)
+
+
+class GCNLayer(nn.Module):
+    """One layer's weights: ``lin.weight`` (out x in) and ``bias``, the names and shapes
+    torch-geometric's ``GCNConv`` gives them, so model files read the same. The products are
+    :class:`GCNEncoder`'s own (sparse Â times dense features), which is why the layer is not a
+    ``GCNConv``: importing torch-geometric costs more than a second, and scoring never needs it.
+
+    The new weights draw as many random numbers as a ``GCNConv`` (whose ``Linear`` draws its
+    initial weights twice) so that a seed gives the weights it gave with ``GCNConv`` (a test
+    compares them); :meth:`GCNEncoder.reset_parameters` sets them."""
+
+    def __init__(self, in_channels: int, out_channels: int, bias: bool = True):
+        super().__init__()
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.lin = nn.Linear(in_channels, out_channels, bias=False)  # its initialisation: one draw
+        with torch.no_grad():
+            self.lin.weight.uniform_()  # the second draw, as GCNConv's
+        self.bias = nn.Parameter(torch.zeros(out_channels)) if bias else None
 
 
 class GCNEncoder(nn.Module):
@@ -46,7 +57,7 @@ class GCNEncoder(nn.Module):
             raise ValueError("num_layers must be at least 1")
         dims = [in_dim] + [hidden_dim] * (num_layers - 1) + [out_dim]
         self.convs = nn.ModuleList(
-            GCNConv(a, b, normalize=False, bias=bias) for a, b in zip(dims[:-1], dims[1:])
+            GCNLayer(a, b, bias=bias) for a, b in zip(dims[:-1], dims[1:])
         )
         self.reset_parameters()
 

@@ -39,3 +39,17 @@ def global_max_pool(x: torch.Tensor, batch: torch.Tensor, size: int) -> torch.Te
     if x.requires_grad and torch.is_grad_enabled():
         return _MaxPool.apply(x, batch, size)
     return _forward(x, batch, size)
+
+
+def graph_sum(x: torch.Tensor, batch: torch.Tensor, size: int) -> torch.Tensor:
+    """Each graph's sum over its nodes, shape (size, ...) (torch-geometric's ``scatter`` sum,
+    the same operation)."""
+    index = batch.view(-1, *([1] * (x.dim() - 1))).expand_as(x)
+    return x.new_zeros((size,) + tuple(x.shape[1:])).scatter_add_(0, index, x)
+
+
+def graph_mean(x: torch.Tensor, batch: torch.Tensor, size: int) -> torch.Tensor:
+    """Each graph's mean over its nodes (0 for a graph without nodes), computed as
+    torch-geometric's ``scatter`` mean: the sum divided by the node count."""
+    count = x.new_zeros(size).scatter_add_(0, batch, x.new_ones(x.shape[0])).clamp(min=1)
+    return graph_sum(x, batch, size) / count.view(-1, *([1] * (x.dim() - 1)))

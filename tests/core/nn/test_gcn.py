@@ -1,5 +1,8 @@
-"""The GCN encoder computes exactly torch-geometric's GCNConv layers, with and without autograd."""
+"""The GCN encoder computes exactly torch-geometric's GCNConv layers, with and without autograd,
+and holds its weights as GCNConv does (names, shapes and a seed's initial values)."""
 import torch
+from torch import nn
+from torch_geometric.nn import GCNConv
 
 from core.nn.gcn import GCNEncoder, normalized_adjacency
 from core.nn.sparse import spmm
@@ -14,7 +17,9 @@ def test_encoder_matches_pyg_gcnconv_layers_with_and_without_grad():
     edges = torch.tensor([[0, 1, 1, 2, 3, 4, 5, 6], [1, 0, 2, 1, 4, 3, 6, 5]])
     adj = normalized_adjacency(edges, 7)
     expected = x
-    for i, conv in enumerate(net.convs):  # PyG's own layer: linear, propagate, bias
+    for i, layer in enumerate(net.convs):  # PyG's own layer, with the same weights: linear, propagate, bias
+        conv = GCNConv(layer.in_channels, layer.out_channels, normalize=False)
+        conv.load_state_dict(layer.state_dict())
         expected = conv(expected, adj)
         if i < len(net.convs) - 1:
             expected = torch.relu(expected)
@@ -58,3 +63,27 @@ def test_spmm_is_the_dense_product_for_any_layout_of_x():
     # beta = 0: whatever the result's memory held is never read
     filled = torch.full((6, 9), float("nan")).addmm_(adj, x, beta=0)
     assert torch.allclose(filled, dense @ x, atol=1e-6)
+
+
+def test_a_seed_gives_the_weights_gcnconv_layers_gave():
+    """Model files and seeds from before keep their meaning: same parameter names and shapes,
+    and the same initial weights (and random state after them) for the same seed."""
+    for bias in (True, False):
+        torch.manual_seed(5)
+        net = GCNEncoder(37, 64, 32, 3, bias=bias)
+        after = torch.rand(3)
+
+        class WithGCNConv(GCNEncoder):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.normalize = False
+                dims = [37, 64, 64, 32]
+                self.convs = nn.ModuleList(GCNConv(a, b, normalize=False, bias=bias) for a, b in zip(dims[:-1], dims[1:]))
+                self.reset_parameters()
+
+        torch.manual_seed(5)
+        reference = WithGCNConv()
+        mine, theirs = net.state_dict(), reference.state_dict()
+        assert list(mine) == list(theirs)
+        assert all(torch.equal(mine[k], theirs[k]) for k in mine)
+        assert torch.equal(after, torch.rand(3))
