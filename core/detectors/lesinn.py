@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.metrics import pairwise_distances
 
 from core.errors import GLocalKDError
 
@@ -79,6 +78,8 @@ class LESINN:
         return self._score(self._distances(X))
 
     def _distances(self, X: np.ndarray) -> np.ndarray:
+        from sklearn.metrics import pairwise_distances  # here: precomputed distances (a saved model) never need it
+
         return pairwise_distances(X, self.train_, metric=self.metric)
 
     def _score(self, d_used: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:

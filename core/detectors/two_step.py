@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from sklearn.ensemble import IsolationForest
 
 from core.detectors.base import Detector
 from core.errors import GLocalKDError
@@ -66,6 +65,8 @@ class TwoStepDetector(Detector):
         self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed)
         k_train = self.kernel_.fit(graphs)
         if self.scorer == "iforest":
+            from sklearn.ensemble import IsolationForest  # here: importing scikit-learn costs about a second
+
             self.scorer_ = IsolationForest(n_estimators=self.n_estimators, max_samples=min(self.max_samples,
                                            len(graphs)), random_state=self.seed).fit(k_train)
             self.train_scores_ = -self.scorer_.score_samples(k_train)
