@@ -3,7 +3,7 @@
     python -m benchmarks.first_row MODEL LIBRARY
 
 Run in a fresh interpreter (as the command is): it counts the imports of core and torch, loading
-the model, starting the workers and parsing and scoring the first chunk. Prints one JSON line.
+the model (any detector's file), starting the workers and parsing and scoring the first chunk. Prints one JSON line.
 """
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ def main() -> None:
 
     started = psutil.Process().create_time()
     model_path, library = sys.argv[1], sys.argv[2]
-    from core import GLocalKD
+    from core.detectors.model_file import load_detector
     from core.screening.pipeline import screen
 
     imported = time.time() - started
-    model = GLocalKD.load(model_path, device="cpu")
+    model = load_detector(model_path, device="cpu")  # any detector's model file, as the command reads it
     loaded = time.time() - started
     first: list[float] = []
 

@@ -548,13 +548,16 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
             try:
                 pool = _Pool(workers)
                 while True:
-                    while not stopped and not (pending and pending[-1].alone):  # bounded read-ahead
+                    # bounded read-ahead: one chunk in flight per worker. Each parsed chunk waits in
+                    # this process until scored; a chunk more per worker kept about 60 MB more here
+                    # on full MOSES (peak PSS 1,245 against 1,182 MB) at the same rate (6,855 and 6,871/s)
+                    while not stopped and not (pending and pending[-1].alone):
                         if again:  # a suspect chunk is parsed with nothing else in flight
                             if pending:
                                 break
                             nxt, alone = again.popleft(), True
                         else:
-                            if exhausted or len(pending) > workers:
+                            if exhausted or len(pending) >= workers:
                                 break
                             if should_stop is not None and should_stop():
                                 stopped = True
