@@ -3,7 +3,8 @@
     python benchmarks/consensus/tables.py [docs/results/consensus/candidates.json]
 
 Prints two markdown tables: the components and the consensus per row (mean ± std over the
-folds or seeds), and the consensus beside the best single method of the competitor table.
+folds or seeds; the best single detector of each row in italics), as in docs/consensus.md, and
+the consensus beside the best single method of the competitor table, as in docs/results.md.
 """
 from __future__ import annotations
 
@@ -16,33 +17,41 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 SINGLES = ("glocalkd", "size", "wl-lesinn", "pk-lesinn", "ocgcn")
 CONSENSUS = "fisher/conf/S3"
+WITH_PK = "fisher/conf/S4"
 LABELS = {"glocalkd": "GLocalKD", "size": "graph size", "wl-lesinn": "WL-LESINN", "pk-lesinn": "PK-LESINN",
           "ocgcn": "OCGCN"}
 
 
-def _cell(v):
-    return "not measured" if v is None else f"{np.mean(v):.3f} ± {np.std(v):.3f}"
+def _cell(v, best: bool = False):
+    if v is None:
+        return "not measured"
+    text = f"{np.mean(v):.3f} ± {np.std(v):.3f}"
+    return f"*{text}*" if best else text
 
 
 def main() -> None:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs/results/consensus/candidates.json"
     rows = json.loads(path.read_text())["per_row"]
-    head = "| data set (rule) [folds] | " + " | ".join(LABELS[c] for c in SINGLES) + " | **consensus** |"
-    print(head + "\n|" + "---|" * (len(SINGLES) + 2))
-    means = {c: [] for c in SINGLES + (CONSENSUS,)}
+    columns = SINGLES + (CONSENSUS, WITH_PK)
+    print("| data set (rule) [folds] | " + " | ".join(LABELS[c] for c in SINGLES)
+          + " | **consensus** | consensus + PK-LESINN |")
+    print("|" + "---|" * (len(columns) + 1))
+    means = {c: [] for c in columns}
+    within = {c: 0 for c in columns}
     for row, r in rows.items():
         auc = r["auc"]
-        cells = []
-        for c in SINGLES + (CONSENSUS,):
-            v = auc.get(c)
-            if v is not None:
-                means[c].append(np.mean(v))
-            cells.append(_cell(v))
+        measured = {c: float(np.mean(auc[c])) for c in columns if auc.get(c) is not None}
+        best = max(measured[c] for c in SINGLES if c in measured)
+        for c, m in measured.items():
+            means[c].append(m)
+            within[c] += m >= best - 0.03
+        cells = [_cell(auc.get(c), c in SINGLES and measured.get(c) == best) for c in columns]
         print(f"| {row} [{len(r['folds'])}] | " + " | ".join(cells) + " |")
     print("| **mean of the rows measured** | " + " | ".join(
-        f"**{np.mean(means[c]):.3f}** ({len(means[c])})" for c in SINGLES + (CONSENSUS,)) + " |")
-    print("| rows below 0.5 | " + " | ".join(str(sum(m < 0.5 for m in means[c])) for c in SINGLES + (CONSENSUS,))
-          + " |")
+        f"**{np.mean(means[c]):.3f}**" + ("" if len(means[c]) == len(rows) else f" ({len(means[c])} rows)")
+        for c in columns) + " |")
+    print("| rows below 0.5 | " + " | ".join(str(sum(m < 0.5 for m in means[c])) for c in columns) + " |")
+    print("| rows within 0.03 of the best single detector | " + " | ".join(str(within[c]) for c in columns) + " |")
     print()
     print("| data set (rule) | consensus | best single method (competitor table) | difference |")
     print("|---|---|---|---|")
