@@ -119,7 +119,7 @@ p-values of GLocalKD, graph size and WL-LESINN ([`consensus.md`](consensus.md) s
 which rule it was chosen). Here it is beside the best single method of each row of the table
 above, on the same folds (Tox21: the same split, 5 model seeds). Its components are fitted on
 80 % of each fold's normal training graphs (the rest calibrates), at the library's defaults; the
-single methods above use all of them. REDDIT-BINARY has 1 of 5 folds. Read from
+single methods above use all of them. Read from
 [`results/consensus/candidates.json`](results/consensus/candidates.json).
 
 """
