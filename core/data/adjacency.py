@@ -41,9 +41,16 @@ def gcn_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
         key = key[first]
         weight = weight.new_zeros(len(key)).scatter_add_(0, slot, weight)
     rows = torch.div(key, max(num_nodes, 1), rounding_mode="floor")
-    crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=key.device)
-    crow[1:] = torch.bincount(rows, minlength=num_nodes).cumsum(0)
+    return csr_adjacency(rows, key - rows * max(num_nodes, 1), weight, num_nodes)
+
+
+def csr_adjacency(dst: torch.Tensor, src: torch.Tensor, weight: torch.Tensor, num_nodes: int,
+                  device: torch.device | str | None = None) -> torch.Tensor:
+    """The sparse CSR matrix (rows = destinations) of edges already sorted by (destination,
+    source), on ``device`` (default: where the edges are)."""
+    crow = torch.cat([dst.new_zeros(1), torch.bincount(dst, minlength=num_nodes).cumsum(0)])
+    device = dst.device if device is None else device
     with warnings.catch_warnings():  # torch calls sparse CSR "beta"; the SpMM it serves is stable
         warnings.simplefilter("ignore", UserWarning)
-        return torch.sparse_csr_tensor(crow, key - rows * max(num_nodes, 1), weight,
-                                       size=(num_nodes, num_nodes))
+        return torch.sparse_csr_tensor(crow.to(device), src.to(device), weight.to(device),
+                                       size=(num_nodes, num_nodes), check_invariants=False)

@@ -13,13 +13,12 @@ CPU each layer's activations stay in cache whatever the batch size.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 import torch
 
-from core.data.adjacency import gcn_edges
+from core.data.adjacency import csr_adjacency, gcn_edges
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
@@ -102,13 +101,8 @@ class PackedGraphs:
         edges = torch.arange(m) + torch.repeat_interleave(self.edge_ptr[graphs] - e_ptr[:-1], e_counts, output_size=m)
         shift = torch.repeat_interleave(node_shift, e_counts, output_size=m)
         dst, src = self.dst[edges] - shift, self.src[edges] - shift
-        crow = torch.cat([dst.new_zeros(1), torch.bincount(dst, minlength=n).cumsum(0)])
-        with warnings.catch_warnings():  # torch calls sparse CSR "beta"; the SpMM it serves is stable
-            warnings.simplefilter("ignore", UserWarning)
-            adj = torch.sparse_csr_tensor(crow.to(device), src.to(device), self.weight[edges].to(device),
-                                          size=(n, n), check_invariants=False)
         return PackedBatch(
-            x=self.x[nodes].to(device), adj=adj,
+            x=self.x[nodes].to(device), adj=csr_adjacency(dst, src, self.weight[edges], n, device),
             batch=torch.repeat_interleave(torch.arange(len(graphs)), counts, output_size=n).to(device),
             ptr=ptr.to(device),
             node_extra={k: v[nodes].to(device) for k, v in self.node_extra.items()},

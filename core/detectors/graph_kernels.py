@@ -16,8 +16,6 @@ Both keep their fitted state in plain arrays.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -136,14 +134,7 @@ class GraphKernel:
         norms = np.outer(squares, self.train_squares_)
         with np.errstate(invalid="ignore", divide="ignore"):
             np.divide(k, np.sqrt(norms, out=norms), out=k)  # in place: each pass over k costs as much as the product
-        return self._clean(k)
-
-    @staticmethod
-    def _clean(k) -> np.ndarray:
-        """A dense float matrix; graphs with an all-zero feature vector (0/0 when normalising) get 0."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            k = np.asarray(k.toarray() if hasattr(k, "toarray") else k, dtype=np.float64)
+        # graphs with an all-zero feature vector (0/0 when normalising) get 0
         return np.nan_to_num(k, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
 
 

@@ -96,8 +96,9 @@ class LESINN:
         # Rows a tile at a time, so that a tile's distances stay in the cache (gathering a
         # member's scattered columns from thousands of rows at once was 5-20x slower per row).
         step = max(1, ROW_TILE_VALUES // max(1, d.shape[1]))
+        member_of = membership(position, d.shape[1])
         for lo in range(0, d.shape[0], step):
-            nearest = member_nearest(d[lo:lo + step], position)
+            nearest = member_nearest(d[lo:lo + step], position, member_of)
             # a one-point member holding the point itself has no other neighbour: count it as 0
             nearest = np.where(np.isfinite(nearest), nearest, 0.0)
             sums = total[lo:lo + step]
@@ -106,7 +107,14 @@ class LESINN:
         return total / len(position)
 
 
-def member_nearest(d: np.ndarray, position: np.ndarray) -> np.ndarray:
+def membership(position: np.ndarray, n: int) -> np.ndarray:
+    """(n, members) bool: whether column j of the distances is one of member m's points."""
+    member_of = np.zeros((n, len(position)), dtype=bool)
+    member_of[position, np.arange(len(position))[:, None]] = True
+    return member_of
+
+
+def member_nearest(d: np.ndarray, position: np.ndarray, member_of: np.ndarray | None = None) -> np.ndarray:
     """(rows, members): each row's smallest distance to a point of each member (``position[m]``
     are member m's columns of ``d``).
 
@@ -116,7 +124,8 @@ def member_nearest(d: np.ndarray, position: np.ndarray) -> np.ndarray:
     member has no point among them with probability below e^-5 / members; a row where some
     member has none takes the direct way. The values are exactly the direct way's (a nearest
     distance is one of the row's own values): 40-50 against 117-120 µs a row for 1,600
-    training graphs and 256 members of 256 points."""
+    training graphs and 256 members of 256 points. ``member_of``: :func:`membership` of
+    ``position`` (made here if not given; a caller scoring many tiles makes it once)."""
     members, size = position.shape
     n = d.shape[1]
     k = min(n, math.ceil(n / size * (math.log(members) + 5)))
@@ -125,8 +134,8 @@ def member_nearest(d: np.ndarray, position: np.ndarray) -> np.ndarray:
     order = np.argsort(distances, axis=1)
     candidates = np.take_along_axis(candidates, order, axis=1)
     distances = np.take_along_axis(distances, order, axis=1)
-    member_of = np.zeros((n, members), dtype=bool)
-    member_of[position, np.arange(members)[:, None]] = True
+    if member_of is None:
+        member_of = membership(position, n)
     hits = member_of[candidates]  # (rows, k, members): is the row's i-th nearest column in member m?
     first = hits.argmax(axis=1)
     nearest = np.take_along_axis(distances, first, axis=1)

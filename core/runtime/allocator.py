@@ -19,22 +19,34 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import sys
 
 _M_TRIM_THRESHOLD = -1  # mallopt parameter numbers, from glibc's <malloc.h>
 _M_MMAP_THRESHOLD = -3
 
 
+def _libc() -> ctypes.CDLL | None:
+    """The C library on Linux (glibc or another), else None."""
+    return _load_libc() if sys.platform.startswith("linux") else None
+
+
+@functools.cache
+def _load_libc() -> ctypes.CDLL | None:
+    """The C library, looked up once: the lookup takes about 2 ms, and screening releases
+    memory after every chunk."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
 def retain_freed_memory(trim_mb: int = 256, mmap_mb: int = 32) -> bool:
     """Set glibc's thresholds. Blocks under ``mmap_mb`` come from the heap, which gives freed
     memory back only past ``trim_mb``. Returns whether the settings took. It returns False off
     Linux, or when the C library is not glibc (musl has no ``mallopt``)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is None:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     # Set both: setting either one turns off glibc's sliding thresholds.
@@ -46,11 +58,8 @@ def release_freed_memory() -> bool:
     A screening worker calls it after each chunk: the thresholds above, inherited from its
     parent at fork, would otherwise keep up to ``trim_mb`` of a chunk's freed memory in every
     worker for the whole run. Returns whether any memory went back (False off glibc)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
+    trim = getattr(_libc(), "malloc_trim", None)
+    if trim is None:
         return False
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
     return bool(trim(0))
