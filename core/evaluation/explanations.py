@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
@@ -268,6 +269,10 @@ class ExplanationResult:
     # graph-level ROC-AUCs of each GLocalKD readout combination (core.data.scores.READOUTS) of the
     # same model: {"readout": {"local": .., "global": .., "local:ring": .., ...}}
     readouts: dict = field(default_factory=dict)
+    # the detector measured (``glocalkd`` or ``consensus``); for a consensus, each component's own
+    # graph-level ROC-AUCs: {"size": {"local": .., "global": .., "local:ring": .., ...}}
+    detector: str = "glocalkd"
+    components: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -301,18 +306,11 @@ def evaluate_explanations(planted: PlantedSet, model, node_errors: Sequence[str]
     s_norm = model.score(planted.normal)
     s_local = model.score(planted.local)
     s_glob = model.score(planted.global_)
-    y_local = np.r_[np.zeros(len(s_norm)), np.ones(len(s_local))]
-    y_glob = np.r_[np.zeros(len(s_norm)), np.ones(len(s_glob))]
-    graph_by_kind = {}
-    for tag, kinds, scores in (("local", planted.local_kinds, s_local), ("global", planted.global_kinds, s_glob)):
-        kinds = np.array(kinds)
-        for kind in sorted(set(kinds.tolist())):
-            mask = kinds == kind
-            graph_by_kind[f"{tag}:{kind}"] = {
-                "graph_auc": roc_auc(np.r_[np.zeros(len(s_norm)), np.ones(mask.sum())],
-                                     np.r_[s_norm.score, scores.score[mask]]),
-                "count": int(mask.sum())}
+    graph = _graph_aucs(planted, s_norm.score, s_local.score, s_glob.score)
+    counts = Counter(f"local:{k}" for k in planted.local_kinds) + Counter(f"global:{k}" for k in planted.global_kinds)
+    graph_by_kind = {key: {"graph_auc": graph[key], "count": counts[key]} for key in sorted(counts)}
     readouts = _readout_aucs(planted, model, s_norm, s_local, s_glob)
+    components = _component_aucs(planted, s_norm, s_local, s_glob)
     results = []
     for mode in node_errors:
         errors = [s_local.node_errors_of(i) for i in range(len(s_local))]
@@ -328,32 +326,39 @@ def evaluate_explanations(planted: PlantedSet, model, node_errors: Sequence[str]
             by_kind[f"local:{kind}"].update(node_auc=float(np.nanmean(node_aucs[mask])),
                                             topk_hit_rate=float(np.mean(hits[mask])))
         results.append(ExplanationResult(
-            graph_auc_local=roc_auc(y_local, np.r_[s_norm.score, s_local.score]),
-            graph_auc_global=roc_auc(y_glob, np.r_[s_norm.score, s_glob.score]),
+            graph_auc_local=graph["local"], graph_auc_global=graph["global"],
             node_auc=float(np.nanmean(node_aucs)), topk_hit_rate=float(np.mean(hits)), by_kind=by_kind,
             sizes={"train": len(planted.train), "normal": len(planted.normal), "local": len(planted.local),
                    "global": len(planted.global_)},
-            seconds_train=seconds, node_error=mode, readouts=readouts))
+            seconds_train=seconds, node_error=mode, readouts=readouts,
+            detector=str(getattr(model, "name", type(model).__name__)), components=components))
     return results
+
+
+def _graph_aucs(planted: PlantedSet, norm: np.ndarray, local: np.ndarray, glob: np.ndarray) -> dict:
+    """Graph-level ROC-AUCs of one score of the normals and the copies: local, global and by kind."""
+    row = {}
+    for tag, kinds, scores in (("local", planted.local_kinds, local), ("global", planted.global_kinds, glob)):
+        row[tag] = roc_auc(np.r_[np.zeros(len(norm)), np.ones(len(scores))], np.r_[norm, scores])
+        kinds = np.array(kinds)
+        for kind in sorted(set(kinds.tolist())):
+            mask = kinds == kind
+            row[f"{tag}:{kind}"] = roc_auc(np.r_[np.zeros(len(norm)), np.ones(mask.sum())], np.r_[norm, scores[mask]])
+    return row
+
+
+def _component_aucs(planted: PlantedSet, s_norm, s_local, s_glob) -> dict:
+    """A consensus's components' own graph-level AUCs (empty for a single detector)."""
+    parts = [s.component_scores() for s in (s_norm, s_local, s_glob)]
+    return {name: _graph_aucs(planted, parts[0][name], parts[1][name], parts[2][name]) for name in parts[0]}
 
 
 def _readout_aucs(planted: PlantedSet, model, s_norm, s_local, s_glob) -> dict:
     """Graph-level AUCs (local, global, by kind) of every readout combination of one trained model."""
     if not all(READOUT_PARTS <= set(s.parts) for s in (s_norm, s_local, s_glob)):
         return {}
-    out = {}
-    for name, flags in READOUTS.items():
-        norm, local, glob = (combine_readouts(s.parts, model.lam, *flags) for s in (s_norm, s_local, s_glob))
-        row = {}
-        for tag, kinds, scores in (("local", planted.local_kinds, local), ("global", planted.global_kinds, glob)):
-            row[tag] = roc_auc(np.r_[np.zeros(len(norm)), np.ones(len(scores))], np.r_[norm, scores])
-            kinds = np.array(kinds)
-            for kind in sorted(set(kinds.tolist())):
-                mask = kinds == kind
-                row[f"{tag}:{kind}"] = roc_auc(np.r_[np.zeros(len(norm)), np.ones(mask.sum())],
-                                               np.r_[norm, scores[mask]])
-        out[name] = row
-    return out
+    return {name: _graph_aucs(planted, *(combine_readouts(s.parts, model.lam, *flags) for s in (s_norm, s_local, s_glob)))
+            for name, flags in READOUTS.items()}
 
 
 def _atom_type_zscores(model, planted: PlantedSet, errors: list[np.ndarray]) -> list[np.ndarray]:

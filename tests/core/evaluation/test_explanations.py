@@ -3,7 +3,7 @@ import gzip
 import numpy as np
 import pytest
 
-from core import GLocalKD
+from core import GLocalKD, make_detector
 from core.data.chem import ELEMENTS
 from core.evaluation.explanations import (GLOBAL_MAKERS, LOCAL_PLANTERS, evaluate_explanations, make_planted,
                                node_explanation_quality)
@@ -48,6 +48,24 @@ def test_tiny_benchmark_runs_end_to_end(smiles):
     assert raw.graph_auc_local == z.graph_auc_local and raw.node_error == "raw" and z.node_error == "zscore"
 
 
+def test_consensus_benchmark_reads_its_glocalkd_components_node_errors(smiles):
+    from core.evaluation.metrics import roc_auc
+
+    p = make_planted(smiles, n_train=150, n_normal=40, n_local=24, n_global=15, seed=2)
+    model = make_detector("consensus", device="cpu", seed=0,
+                          component_params={"glocalkd": {"epochs": 2, "hidden_dim": 32, "out_dim": 16}})
+    raw, _ = evaluate_explanations(p, model)
+    assert raw.detector == "consensus" and list(raw.components) == ["glocalkd", "wl-lesinn", "size"]
+    size = model.components_["size"]
+    expected = roc_auc(np.r_[np.zeros(40), np.ones(15)], np.r_[size.score(p.normal).score, size.score(p.global_).score])
+    assert raw.components["size"]["global"] == pytest.approx(expected)
+    errors = model.components_["glocalkd"].score(p.local)
+    node_aucs, hits = node_explanation_quality([errors.node_errors_of(i) for i in range(len(errors))], p.local_planted)
+    assert raw.node_auc == pytest.approx(np.nanmean(node_aucs)) and raw.topk_hit_rate == pytest.approx(hits.mean())
+    assert raw.graph_auc_global == pytest.approx(roc_auc(np.r_[np.zeros(40), np.ones(15)],
+                                                         np.r_[model.score(p.normal).score, model.score(p.global_).score]))
+
+
 def test_cli_evaluate_explanations(tmp_path, capsys):
     import json
 
@@ -55,8 +73,10 @@ def test_cli_evaluate_explanations(tmp_path, capsys):
 
     out = tmp_path / "x.json"
     assert main(["evaluate-explanations", str(RESOURCES / "moses_sample.csv.gz"), "--train", "120", "--normal", "30",
-                 "--local", "12", "--global", "9", "--epochs", "2", "--device", "cpu", "--json", str(out)]) == 0
+                 "--local", "12", "--global", "9", "--epochs", "2", "--device", "cpu", "--detector", "glocalkd",
+                 "--json", str(out)]) == 0
     assert "node errors raw: graph AUC local" in capsys.readouterr().out
     saved = json.loads(out.read_text())
+    assert saved["results"][0]["detector"] == "glocalkd" and saved["results"][0]["components"] == {}
     assert [r["node_error"] for r in saved["results"]] == ["raw", "zscore"]
     assert saved["results"][0]["sizes"] == {"train": 120, "normal": 30, "local": 12, "global": 9}
