@@ -5,7 +5,8 @@ import argparse
 import sys
 import time
 
-from core.cli.options import add_data_options, add_readout_options, add_threads_option, load_graphs
+from core.cli.options import add_data_options, add_readout_options, add_threads_option, load_graphs, summary
+from core.data.graphset import GraphSet
 from core.data.feature_modes import MODES
 from core.detectors.registry import DEFAULT_DETECTOR
 from core.errors import GLocalKDError
@@ -39,6 +40,13 @@ def add_parser(sub) -> None:
                    help="share of the normal graphs held out to calibrate p-values (reports then carry p- and "
                         "q-values and --fdr works); 0 trains on every graph, as the paper does, without p-values")
     t.add_argument("--normal-label", help="train only on graphs with this label")
+    t.add_argument("--known-anomalies", metavar="FILE",
+                   help="graphs known to be anomalous (e.g. reference actives; any format DATA takes), never "
+                        "trained on: the consensus trusts each of its views as far as it ranks them above the "
+                        "held-out normal graphs (3 or more; docs/consensus.md)")
+    t.add_argument("--known-label", metavar="LABEL",
+                   help="the graphs of DATA with this label are the known anomalies (as --known-anomalies); "
+                        "without --normal-label, the model trains on the other graphs")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--device", default="auto", help="auto, cpu or cuda")
     add_threads_option(t)
@@ -55,6 +63,9 @@ def run(args: argparse.Namespace) -> None:
     from core.detectors.registry import make_detector
 
     graphs = load_graphs(args)
+    known = known_anomalies(args, graphs)
+    if args.known_label is not None and args.normal_label is None:
+        graphs = graphs.subset(i for i, label in enumerate(graphs.labels) if label != known.meta[0].label)
     if args.normal_label is not None:
         graphs = graphs.with_label(args.normal_label)
         if len(graphs) == 0:
@@ -79,6 +90,9 @@ def run(args: argparse.Namespace) -> None:
                               component_params={"glocalkd": gcn})
     else:
         model = make_detector(args.detector, seed=args.seed)
+    if known is not None and args.detector != "consensus":
+        raise GLocalKDError("known anomalies weigh the consensus's views: train the consensus (the default "
+                            "detector), or leave out --known-anomalies and --known-label")
     if args.calibration > 0 and args.detector != "consensus" and not can_calibrate(len(graphs), args.calibration):
         print(f"{len(graphs)} graphs are too few to hold out a calibration share: training on all of them, "
               "so the model gives no p-values", file=sys.stderr)
@@ -91,8 +105,35 @@ def run(args: argparse.Namespace) -> None:
             fit_with_calibration(model, graphs, args.calibration, seed=args.seed, on_epoch=on_epoch)
         else:
             model.fit(graphs, on_epoch=on_epoch)
+    if known is not None:
+        auc = model.weigh_views(known)
+        weights = model.view_weights_ or {name: 1.0 for name in auc}
+        print(f"views weighed by {len(known)} known anomalies (ROC-AUC against the held-out normal graphs, "
+              "weight): " + ", ".join(f"{n} {auc[n]:.3f} ({weights[n]:.2f})" for n in auc)
+              + ("" if model.view_weights_ else "; no view ranks them above the normal graphs, so all weigh the same"),
+              file=sys.stderr)
     model.save(args.output)
     held_out = len(model.calibration_scores_) if model.is_calibrated else 0
     loss = f"; final loss {model.loss_history_[-1]:.4g}" if model.loss_history_ else ""
     print(f"{model!r}\ntrained on {len(graphs) - held_out} graphs, calibrated on {held_out} held out, in "
           f"{time.perf_counter() - start:.1f} s{loss}; model written to {args.output}", file=sys.stderr)
+
+
+def known_anomalies(args: argparse.Namespace, graphs: GraphSet) -> GraphSet | None:
+    """The known anomalies of ``--known-anomalies`` (a file) or ``--known-label`` (graphs of DATA)."""
+    if args.known_anomalies is not None and args.known_label is not None:
+        raise GLocalKDError("give the known anomalies as a file (--known-anomalies) or a label (--known-label), not both")
+    if args.known_label is not None:
+        known = graphs.with_label(args.known_label)
+        if len(known) == 0:
+            raise GLocalKDError(f"no graphs of {graphs.source} have label {args.known_label!r}")
+    elif args.known_anomalies is not None:
+        from core.io.load import load
+
+        known = load(args.known_anomalies, smiles_column=args.smiles_column, id_column=args.id_column,
+                     label_column=args.label_column)
+        print(summary(known), file=sys.stderr)
+    else:
+        return None
+    print(f"{len(known)} known anomalies weigh the consensus's views", file=sys.stderr)
+    return known

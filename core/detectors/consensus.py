@@ -18,6 +18,12 @@ the calibration graphs' own combined statistics, each computed leave-one-out, so
 consensus's p-values are conformal p-values too, whatever the dependence between its
 components. The node errors and the two score terms come from the GLocalKD component, so
 heatmaps keep working.
+
+With a few graphs known to be anomalous (a chemist's reference actives), :meth:`Consensus.weigh_views`
+trusts each view as far as it ranks them above the calibration graphs: view c's weight is
+``max(0, AUC_c - 0.5)``, its evidence is multiplied by it (weights scaled to a mean of 1), and the
+calibration graphs' statistics are computed again with the weights, so p-values stay calibrated.
+Without known anomalies every view weighs the same (docs/consensus.md).
 """
 from __future__ import annotations
 
@@ -30,23 +36,41 @@ from core.data.scores import COMPONENT_PREFIX, Scores
 from core.detectors.base import Detector, EpochInfo
 from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split, conformal_p_values
-from core.errors import GLocalKDError
+from core.errors import DataError, GLocalKDError
 
 RULES = ("fisher", "cauchy", "minp")
+WEIGHABLE_RULES = ("fisher", "cauchy")  # the rules that sum the components' evidence
 DEFAULT_COMPONENTS = ("glocalkd", "wl-lesinn", "size")
+MIN_KNOWN_ANOMALIES = 3  # fewer cannot tell the views apart (docs/consensus.md: 3 already help)
 
 
-def combine_p_values(p: np.ndarray, rule: str) -> np.ndarray:
+def combine_p_values(p: np.ndarray, rule: str, weights: np.ndarray | None = None) -> np.ndarray:
     """The combined statistic of an (n, m) array of p-values, one row per graph; higher means
-    stronger evidence of an anomaly."""
+    stronger evidence of an anomaly. ``weights`` (m values with a mean of 1; None: equal)
+    multiply each component's evidence under ``fisher`` and ``cauchy``."""
     p = np.clip(np.asarray(p, dtype=np.float64), 1e-300, 1.0)
-    if rule == "fisher":
-        return -2.0 * np.log(p).sum(axis=1)
-    if rule == "cauchy":
-        return np.tan((0.5 - p) * np.pi).mean(axis=1)
     if rule == "minp":
+        if weights is not None:
+            raise GLocalKDError("the minp rule cannot weigh its components")
         return -np.log(p.min(axis=1))
+    if rule == "fisher":
+        evidence = -2.0 * np.log(p)
+        return evidence.sum(axis=1) if weights is None else (evidence * weights).sum(axis=1)
+    if rule == "cauchy":
+        evidence = np.tan((0.5 - p) * np.pi)
+        return evidence.mean(axis=1) if weights is None else (evidence * weights).mean(axis=1)
     raise GLocalKDError(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
+
+
+def view_weights(known_auc: dict[str, float]) -> dict[str, float] | None:
+    """Weights from each view's ROC-AUC of the known anomalies against the calibration graphs:
+    ``max(0, AUC - 0.5)``, scaled to a mean of 1; None (equal weights) when no view ranks them
+    above the normal graphs."""
+    raw = {name: max(0.0, float(auc) - 0.5) if np.isfinite(auc) else 0.0 for name, auc in known_auc.items()}
+    total = sum(raw.values())
+    if total <= 0.0:
+        return None
+    return {name: len(raw) * w / total for name, w in raw.items()}
 
 
 def leave_one_out_p_values(calibration_scores: np.ndarray) -> np.ndarray:
@@ -76,15 +100,17 @@ class Consensus(Detector):
         device: for the components that run on a GPU.
 
     Fitted state: ``components_`` (name -> fitted detector), ``component_calibration_``
-    (name -> the calibration graphs' scores), ``calibration_scores_`` (the calibration graphs'
-    combined statistics), ``train_scores_``, ``loss_history_`` (GLocalKD's, when a component),
-    ``stopped_early_``.
+    (name -> the calibration graphs' scores), ``component_train_`` (name -> the fit graphs'
+    scores), ``calibration_scores_`` (the calibration graphs' combined statistics),
+    ``train_scores_``, ``loss_history_`` (GLocalKD's, when a component), ``stopped_early_``,
+    ``view_weights_`` (name -> weight, or None: equal) and ``known_anomaly_auc_`` (name -> the
+    ROC-AUC of the known anomalies of :meth:`weigh_views`, or None).
     """
 
     name = "consensus"
     calibrates_itself = True  # its components on a held-out share; the combined statistic leave-one-out
-    FITTED = ("components_", "component_calibration_", "calibration_scores_", "train_scores_", "loss_history_",
-              "stopped_early_")
+    FITTED = ("components_", "component_calibration_", "component_train_", "calibration_scores_", "train_scores_",
+              "loss_history_", "stopped_early_", "view_weights_", "known_anomaly_auc_")
 
     def __init__(self, components: Sequence[str] = DEFAULT_COMPONENTS, rule: str = "fisher",
                  calibration: float = DEFAULT_CALIBRATION_FRACTION, component_params: dict | None = None,
@@ -134,12 +160,53 @@ class Consensus(Detector):
             self.stopped_early_ |= bool(getattr(detector, "stopped_early_", False))
         glocalkd = self.components_.get("glocalkd")
         self.loss_history_ = list(glocalkd.loss_history_) if glocalkd is not None else []
+        self.component_train_ = {n: s.score.astype(np.float64) for n, s in self._component_scores(fit_graphs).items()}
+        self.view_weights_, self.known_anomaly_auc_ = None, None
+        self._combine_reference_scores()
+
+    def _combine_reference_scores(self) -> None:
+        """The calibration graphs' combined statistics (from leave-one-out p-values) and the fit
+        graphs', under the current weights."""
         loo = np.column_stack([leave_one_out_p_values(self.component_calibration_[n]) for n in self.components])
         # at the precision of the scores score() returns (float32), so that a graph tied with a
         # calibration or training graph compares as tied (p-values, percentile thresholds): the
         # combined statistic takes few distinct values, and ties are common
-        self.calibration_scores_ = _as_scored(combine_p_values(loo, self.rule))
-        self.train_scores_ = _as_scored(self._combine(self._component_scores(fit_graphs))[0])
+        self.calibration_scores_ = _as_scored(combine_p_values(loo, self.rule, self._weights()))
+        self.train_scores_ = _as_scored(self._combine_arrays(self.component_train_)[0])
+
+    def _weights(self) -> np.ndarray | None:
+        if self.view_weights_ is None:
+            return None
+        return np.array([self.view_weights_[n] for n in self.components], dtype=np.float64)
+
+    def weigh_views(self, known: GraphSet) -> dict[str, float]:
+        """Trust each view as far as it ranks ``known`` (graphs known to be anomalous, never
+        trained on) above the calibration graphs, and return each view's ROC-AUC of them.
+
+        A view's weight is ``max(0, AUC - 0.5)``, scaled so that the weights average 1; when no
+        view ranks them above the normal graphs, every view weighs the same. The calibration
+        graphs' statistics are recomputed with the weights, so p-values stay calibrated. Calling
+        it again replaces the weights."""
+        self._check_fitted()
+        if self.rule not in WEIGHABLE_RULES:
+            raise GLocalKDError(f"the {self.rule} rule cannot weigh its views; use {' or '.join(WEIGHABLE_RULES)}")
+        if self.component_train_ is None:
+            raise GLocalKDError("this model file was written before views could be weighed: train the model again")
+        if len(known) < MIN_KNOWN_ANOMALIES:
+            raise DataError(f"weighing the views needs at least {MIN_KNOWN_ANOMALIES} known anomalies, "
+                            f"not {len(known)}", known.source)
+        from core.evaluation.metrics import roc_auc
+
+        scores = self._component_scores(known)
+        auc = {}
+        for name in self.components:
+            cal = self.component_calibration_[name]
+            auc[name] = roc_auc(np.r_[np.zeros(len(cal), dtype=bool), np.ones(len(known), dtype=bool)],
+                                np.r_[cal, scores[name].score.astype(np.float64)])
+        self.known_anomaly_auc_ = auc
+        self.view_weights_ = view_weights(auc)
+        self._combine_reference_scores()
+        return dict(auc)
 
     def _component_scores(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None,
                           known: dict[str, Scores] | None = None) -> dict[str, Scores]:
@@ -153,9 +220,11 @@ class Consensus(Detector):
 
     def _combine(self, scores: dict[str, Scores]) -> tuple[np.ndarray, np.ndarray]:
         """The combined statistic and the components' p-values (n, m)."""
-        p = np.column_stack([conformal_p_values(self.component_calibration_[n], scores[n].score)
-                             for n in self.components])
-        return combine_p_values(p, self.rule), p
+        return self._combine_arrays({n: s.score for n, s in scores.items()})
+
+    def _combine_arrays(self, scores: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        p = np.column_stack([conformal_p_values(self.component_calibration_[n], scores[n]) for n in self.components])
+        return combine_p_values(p, self.rule, self._weights()), p
 
     def component_p_values(self, graphs: GraphSet) -> dict[str, np.ndarray]:
         """Each component's conformal p-values of ``graphs``, by component name."""
@@ -206,8 +275,9 @@ class Consensus(Detector):
                                    "calibration": d.calibration_scores_ if d.is_calibrated else None}
                                for n, d in self.components_.items()},
                 "component_calibration": self.component_calibration_, "calibration": self.calibration_scores_,
-                "train_scores": self.train_scores_, "loss_history": list(self.loss_history_),
-                "stopped_early": bool(self.stopped_early_)}
+                "component_train": self.component_train_, "train_scores": self.train_scores_,
+                "loss_history": list(self.loss_history_), "stopped_early": bool(self.stopped_early_),
+                "view_weights": self.view_weights_, "known_anomaly_auc": self.known_anomaly_auc_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
         if set(state["components"]) != set(self.components):
@@ -229,6 +299,13 @@ class Consensus(Detector):
         self.train_scores_ = np.asarray(state["train_scores"])
         self.loss_history_ = list(state["loss_history"])
         self.stopped_early_ = bool(state["stopped_early"])
+        # model files written before views could be weighed have neither
+        train = state.get("component_train")
+        self.component_train_ = None if train is None else {n: np.asarray(train[n], dtype=np.float64)
+                                                            for n in self.components}
+        weights, auc = state.get("view_weights"), state.get("known_anomaly_auc")
+        self.view_weights_ = None if weights is None else {n: float(weights[n]) for n in self.components}
+        self.known_anomaly_auc_ = None if auc is None else {n: float(auc[n]) for n in self.components}
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """The first component's representation (GLocalKD's embeddings by default)."""

@@ -62,3 +62,38 @@ def test_too_few_graphs_train_on_all_and_say_there_are_no_p_values(tu_folder, tm
     err = capsys.readouterr().err
     assert "too few to calibrate" in err and "too few to hold out a calibration share" in err
     assert load_detector(out).name == "glocalkd" and not load_detector(out).is_calibrated
+
+
+def test_known_anomalies_weigh_the_consensus_and_are_never_trained_on(herg_path, tmp_path, capsys):
+    """hERG's 0-labelled molecules as known anomalies: the model trains on the others only, and
+    its file keeps each view's weight; a file of known anomalies works the same way."""
+    from core import load
+
+    out = tmp_path / "m.pt"
+    assert main(["train", str(herg_path), "-o", str(out), "--known-label", "0", *TINY]) == 0
+    err = capsys.readouterr().err
+    model = load_detector(out, device="cpu")
+    herg = load(herg_path)
+    n_known = sum(label == "0" for label in herg.labels)
+    assert f"views weighed by {n_known} known anomalies" in err
+    assert len(model.calibration_scores_) + len(model.train_scores_) == len(herg) - n_known
+    assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size"}
+    assert model.view_weights_ is None or sum(model.view_weights_.values()) == pytest.approx(3.0)
+
+    known = tmp_path / "known.smi"
+    known.write_text("".join(f"{m.smiles} {m.id}\n" for m, label in zip(herg.meta, herg.labels) if label == "0"))
+    assert main(["train", str(herg_path), "-o", str(out), "--normal-label", "1", "--known-anomalies", str(known),
+                 *TINY]) == 0
+    assert load_detector(out, device="cpu").known_anomaly_auc_ == model.known_anomaly_auc_
+
+
+def test_known_anomalies_need_the_consensus_and_one_source(herg_path, tmp_path, capsys):
+    out = tmp_path / "m.pt"
+    assert main(["train", str(herg_path), "-o", str(out), "--known-label", "0", "--detector", "glocalkd", *TINY]) == 2
+    assert "known anomalies weigh the consensus's views" in capsys.readouterr().err
+    assert main(["train", str(herg_path), "-o", str(out), "--known-label", "nope", *TINY]) == 2
+    assert "no graphs of" in capsys.readouterr().err
+    assert main(["train", str(herg_path), "-o", str(out), "--known-label", "0", "--known-anomalies",
+                 str(herg_path), *TINY]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert not out.exists()

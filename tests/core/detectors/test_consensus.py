@@ -6,7 +6,7 @@ import pytest
 
 from core import GLocalKDError, load, make_detector, roc_auc
 from core.detectors.conformal import calibration_split
-from core.detectors.consensus import combine_p_values, leave_one_out_p_values
+from core.detectors.consensus import combine_p_values, leave_one_out_p_values, view_weights
 from tests.conftest import RESOURCES
 
 SMALL = {"glocalkd": {"epochs": 3, "hidden_dim": 16, "out_dim": 8}, "wl-lesinn": {"ensemble_size": 16}}
@@ -90,3 +90,60 @@ def test_an_evaluation_of_the_consensus_records_each_component_auc(tmp_path):
     assert set(fold.auc_readouts) >= {"component:glocalkd", "component:size"}
     assert fold.auc_readouts["component:size"] > 0.9  # the anomalies are the large rings
     assert "component size" in result.summary()
+
+
+def test_weights_from_known_anomalies_trust_the_view_that_ranks_them_high(tmp_path):
+    """Normal graphs are rings of 6-8 nodes, the known anomalies rings of 14-18: graph size tells
+    them apart best, so it gets the larger weight, and a held-out large ring gains on a graph of
+    normal size that only WL-LESINN finds odd (a triangle with a tail). The weighted model keeps
+    its weights, scores and p-values in its file."""
+    from tests.conftest import ring, write_tu
+
+    rng = np.random.default_rng(0)
+    normal = [(int(n), ring(int(n)), 0) for n in rng.integers(6, 9, size=80)]
+    known = [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)]
+    tailed_triangle = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 6)]
+    test = [(7, ring(7), 0), (16, ring(16), 1), (7, tailed_triangle, 1)]
+    data = load(write_tu(tmp_path, "RINGS", normal + known + test))
+    fit_set, known_set, test_set = data.subset(range(80)), data.subset(range(80, 85)), data.subset([85, 86, 87])
+    model = make_detector("consensus", components=("wl-lesinn", "size"), seed=0,
+                          component_params={"wl-lesinn": {"ensemble_size": 16}}).fit(fit_set)
+    assert model.view_weights_ is None and model.known_anomaly_auc_ is None
+    before = model.score(test_set).score
+    cal_before = model.calibration_scores_.copy()
+
+    auc = model.weigh_views(known_set)
+    assert auc["size"] == 1.0 and model.view_weights_["size"] > model.view_weights_["wl-lesinn"]
+    assert np.mean(list(model.view_weights_.values())) == pytest.approx(1.0)
+    after = model.score(test_set).score
+    assert after[2] < before[2] and after[1] - after[2] > before[1] - before[2]
+    assert after[0] == before[0] == 0.0  # a normal ring: no evidence in any view
+    # the calibration graphs' statistics are recomputed with the weights (p-values stay calibrated)
+    weights = np.array([model.view_weights_[n] for n in model.components])
+    loo = np.column_stack([leave_one_out_p_values(model.component_calibration_[n]) for n in model.components])
+    np.testing.assert_allclose(model.calibration_scores_, combine_p_values(loo, "fisher", weights), rtol=1e-6)
+    assert not np.allclose(model.calibration_scores_, cal_before)
+    fit_idx, _ = calibration_split(80, model.calibration, model.seed)
+    np.testing.assert_array_equal(model.score(fit_set.subset(fit_idx)).score, model.train_scores_)
+
+    path = tmp_path / "weighted.pt"
+    model.save(path)
+    loaded = make_detector("consensus").load(path)
+    assert loaded.view_weights_ == model.view_weights_ and loaded.known_anomaly_auc_ == model.known_anomaly_auc_
+    np.testing.assert_array_equal(loaded.score(test_set).score, after)
+
+
+def test_weighing_needs_enough_known_anomalies_and_a_summing_rule(herg):
+    from core import DataError
+
+    model = make_detector("consensus", components=("size",), seed=0).fit(herg.subset(range(100)))
+    with pytest.raises(DataError, match="at least 3 known anomalies"):
+        model.weigh_views(herg.subset([100, 101]))
+    minp = make_detector("consensus", components=("size",), rule="minp", seed=0).fit(herg.subset(range(100)))
+    with pytest.raises(GLocalKDError, match="cannot weigh"):
+        minp.weigh_views(herg.subset(range(100, 110)))
+
+
+def test_known_anomalies_no_view_ranks_high_leave_equal_weights():
+    assert view_weights({"a": 0.4, "b": 0.5}) is None
+    assert view_weights({"a": 0.9, "b": 0.6, "c": 0.2}) == pytest.approx({"a": 3 * 0.4 / 0.5, "b": 3 * 0.1 / 0.5, "c": 0.0})
