@@ -45,6 +45,10 @@ def add_parser(sub) -> None:
                    help="primary score: both terms, graph term only or node term only (all are recorded)")
     e.add_argument("--method", default="glocalkd", type=str.lower, choices=list(DETECTORS),
                    help="detector: GLocalKD or one of the paper's competitors (same folds and metrics)")
+    e.add_argument("--known-anomalies", type=int, default=0, metavar="K",
+                   help="with --method consensus: K anomalies of each fold's training part (never its test part, "
+                        "never trained on) weigh the consensus's views, as glocalkd train --known-anomalies does; "
+                        "the equal-weight AUC is recorded beside it")
     e.add_argument("--resume", action="store_true",
                    help="keep the folds already in --json (same settings) and run only the missing ones")
     e.add_argument("--resume-from", action="append", default=[], metavar="JSON",
@@ -139,7 +143,8 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     result = evaluate(args.data, protocol=args.protocol, test=args.test, anomaly=args.anomaly, folds=args.folds,
                       cv_seed=args.cv_seed, seeds=seeds, model_params=params, contamination=args.contamination,
                       train_fraction=args.train_fraction, score=args.score, ensemble=args.ensemble,
-                      standardize=args.standardize, method=method, resume=resume,
+                      standardize=args.standardize, method=method, known_anomalies=args.known_anomalies,
+                      resume=resume,
                       only=getattr(args, "only", None), on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
     result.command = command
     print(result.summary())

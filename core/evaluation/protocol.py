@@ -36,6 +36,8 @@ from core.data.scores import READOUT_PARTS, READOUTS, combine_readouts
 
 PROTOCOLS = ("cv", "split")
 SCORE_TERMS = ("both", "graph", "node")
+EQUAL_WEIGHTS = "equal-weights"  # readout: the consensus before known anomalies weighed its views
+KNOWN_SEED = 20223  # seeds the draw of known anomalies from a fold's training part
 
 # ---------------------------------------------------------------------------- anomaly class
 def choose_anomaly_label(graphs: GraphSet, rule: str = "minority") -> str:
@@ -69,7 +71,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
              anomaly: str = "minority", folds: int = 5, cv_seed: int = 1, seeds: Sequence[int] = (0, 1, 2, 3, 4),
              model_params: Mapping | None = None, contamination: float = 0.0, train_fraction: float = 1.0,
              score: str = "both", ensemble: int = 1, standardize: bool = False, method: str = "glocalkd",
-             resume: "EvaluationResult | Sequence[EvaluationResult] | None" = None,
+             known_anomalies: int = 0, resume: "EvaluationResult | Sequence[EvaluationResult] | None" = None,
              only: Sequence[int] | None = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
              on_fold: Callable[[EvaluationResult], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> EvaluationResult:
@@ -84,7 +86,11 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     terms, ``graph`` term or ``node`` term; all three AUCs are always recorded). ``ensemble`` > 1
     averages the scores of that many models with independent random targets (each member's
     scores divided by its mean training score). ``standardize`` z-scores TU node attributes
-    with the training graphs' mean and std. ``on_fold`` sees the partial result after each fold.
+    with the training graphs' mean and std. ``known_anomalies`` > 0 (the consensus only) draws
+    that many anomalies from each fold's training part (never from its test part, never trained
+    on) and weighs the consensus's views by them (:meth:`core.detectors.consensus.Consensus.weigh_views`);
+    the fold records the equal-weight consensus's AUC too, as ``auc_readouts["equal-weights"]``.
+    ``on_fold`` sees the partial result after each fold.
     ``resume`` is an unfinished earlier result of the same evaluation: its folds are kept and only
     the missing ones run (each fold's split and seeds do not depend on the others, so the result
     is the one an uninterrupted run gives); several partial results, e.g. from processes that ran
@@ -95,6 +101,9 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     from core.io.load import load
 
     _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds)
+    if known_anomalies < 0 or (known_anomalies and detector_info(method).name != "consensus"):
+        raise GLocalKDError(f"known anomalies weigh the consensus's views: a count of 0 or more with method "
+                            f"consensus, not {known_anomalies} with {method}")
     say = on_progress or (lambda _msg: None)
     start_wall = time.perf_counter()
     data_path = str(data) if not isinstance(data, GraphSet) else data.source
@@ -120,7 +129,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         options={"folds": folds if protocol == "cv" else None, "cv_seed": cv_seed if protocol == "cv" else None,
                  "seeds": list(seeds) if protocol == "split" else [seeds[0]], "contamination": contamination,
                  "train_fraction": train_fraction, "score": score, "ensemble": ensemble,
-                 "standardize": standardize, "auc_std": "population (ddof 0)"},
+                 "standardize": standardize, "known_anomalies": known_anomalies, "auc_std": "population (ddof 0)"},
         test_path=None if test_graphs is None else (str(test) if not isinstance(test, GraphSet) else test.source),
         unlabelled_skipped=skipped, environment=environment())
     say(f"{result.dataset}, {detector_info(method).label}: {len(graphs)} labelled graphs, {int(is_anom.sum())} "
@@ -135,8 +144,10 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             continue
         if should_stop is not None and should_stop():
             break
-        train_set, n_anomalies = _training_set(graphs, is_anom, train_idx, np.random.default_rng(seed + 7919 * k),
-                                               train_fraction, contamination, say)
+        train_set, n_anomalies, known = _training_set(graphs, is_anom, train_idx,
+                                                      np.random.default_rng(seed + 7919 * k), train_fraction,
+                                                      contamination, known_anomalies,
+                                                      np.random.default_rng([KNOWN_SEED, seed, k]), say)
         if protocol == "cv":
             fold_test, fold_anom = graphs.subset(test_idx.tolist()), is_anom[test_idx]
         else:
@@ -145,9 +156,9 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             train_set, fold_test = _standardize(train_set, fold_test)
         say(f"{'fold' if protocol == 'cv' else 'seed run'} {k}/{len(runs)} (model seed {seed}): training on "
             f"{len(train_set)} graphs ({n_anomalies} anomalous), scoring {len(fold_test)} "
-            f"({int(fold_anom.sum())} anomalous)")
+            f"({int(fold_anom.sum())} anomalous)" + (f"; {len(known)} known anomalies" if known is not None else ""))
         fr = _run_fold(k, seed, train_set, n_anomalies, fold_test, fold_anom, method, params, ensemble,
-                       full_params.get("lam", 1.0), on_epoch, should_stop)
+                       full_params.get("lam", 1.0), on_epoch, should_stop, known)
         if should_stop is not None and should_stop():
             break
         result.folds.append(fr)
@@ -229,9 +240,12 @@ def _resume(result: EvaluationResult, resume, runs: list, only: Sequence[int] | 
 
 
 def _training_set(graphs: GraphSet, is_anom: np.ndarray, train_idx: np.ndarray, rng: np.random.Generator,
-                  train_fraction: float, contamination: float, say: ProgressFn) -> tuple[GraphSet, int]:
+                  train_fraction: float, contamination: float, known_anomalies: int, known_rng: np.random.Generator,
+                  say: ProgressFn) -> tuple[GraphSet, int, GraphSet | None]:
     """The graphs a fold trains on: its normal graphs (``train_fraction`` of them), plus anomalies
-    from its training part up to ``contamination``; and how many of those anomalies there are."""
+    from its training part up to ``contamination``; how many of those anomalies there are; and
+    ``known_anomalies`` other anomalies of the training part, drawn with ``known_rng`` (a generator
+    of their own, so that the other draws do not change with the count; None when 0)."""
     normal_idx = train_idx[~is_anom[train_idx]]
     if train_fraction < 1.0:
         n_keep = max(1, int(round(train_fraction * len(normal_idx))))
@@ -243,12 +257,19 @@ def _training_set(graphs: GraphSet, is_anom: np.ndarray, train_idx: np.ndarray, 
         if want > len(pool):
             say(f"  only {len(pool)} anomalies available for {contamination:.0%} contamination; using all")
         anom_idx = np.sort(rng.choice(pool, min(want, len(pool)), replace=False))
-    return graphs.subset(np.concatenate([normal_idx, anom_idx]).tolist()), len(anom_idx)
+    known = None
+    if known_anomalies:
+        pool = np.setdiff1d(train_idx[is_anom[train_idx]], anom_idx)
+        if len(pool) < known_anomalies:
+            say(f"  only {len(pool)} anomalies in the training part to serve as {known_anomalies} known anomalies; "
+                "using all")
+        known = graphs.subset(np.sort(known_rng.choice(pool, min(known_anomalies, len(pool)), replace=False)).tolist())
+    return graphs.subset(np.concatenate([normal_idx, anom_idx]).tolist()), len(anom_idx), known
 
 
 def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: GraphSet, anomalous: np.ndarray,
               method: str, params: dict, ensemble: int, lam: float, on_epoch: Callable | None,
-              should_stop: Callable[[], bool] | None) -> FoldResult:
+              should_stop: Callable[[], bool] | None, known: GraphSet | None = None) -> FoldResult:
     """Train ``ensemble`` detectors on ``train_set``, score ``test`` and measure. An ensemble's
     members have independent seeds; each member's scores are divided by its mean training score."""
     from core.detectors.registry import make_detector
@@ -261,6 +282,11 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
         t0 = time.perf_counter()
         model.fit(train_set, on_epoch=on_epoch, should_stop=should_stop)
         train_s += time.perf_counter() - t0
+        if known is not None:  # the same model with equal weights, then weighed
+            equal_scale = 1.0 / max(float(np.mean(model.train_scores_)), 1e-12) if ensemble > 1 else 1.0
+            equal = model.score(test).score.astype(np.float64) * equal_scale
+            parts[EQUAL_WEIGHTS] = parts.get(EQUAL_WEIGHTS, 0.0) + equal
+            model.weigh_views(known)
         t0 = time.perf_counter()
         s = model.score(test)
         score_s += time.perf_counter() - t0
@@ -287,8 +313,10 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
 
 def _readout_aucs(anomalous: np.ndarray, parts: dict[str, np.ndarray], lam: float) -> dict[str, float]:
     """ROC-AUC of every readout combination of one trained GLocalKD, and of each component of a
-    consensus (``component:NAME``); none for other detectors."""
-    aucs = {name: roc_auc(anomalous, values) for name, values in parts.items() if name.startswith("component:")}
+    consensus (``component:NAME``, and ``equal-weights`` when known anomalies weighed its views);
+    none for other detectors."""
+    aucs = {name: roc_auc(anomalous, values) for name, values in parts.items()
+            if name.startswith("component:") or name == EQUAL_WEIGHTS}
     if READOUT_PARTS <= set(parts):
         aucs.update({name: roc_auc(anomalous, combine_readouts(parts, lam, *flags))
                      for name, flags in READOUTS.items()})

@@ -97,7 +97,8 @@ class EvaluationResult:
         readouts = sorted({n for f in self.folds for n in f.auc_readouts})
         for name in readouts:
             v = np.array([f.auc_readouts.get(name, math.nan) for f in self.folds], dtype=np.float64)
-            what = f"component {name.split(':', 1)[1]}" if name.startswith("component:") else f"readout {name!r}"
+            what = (f"component {name.split(':', 1)[1]}" if name.startswith("component:")
+                    else "the views weighed equally" if name == "equal-weights" else f"readout {name!r}")
             lines.append(f"  ROC-AUC with {what}: {np.nanmean(v):.4f} ± {np.nanstd(v):.4f}")
         paper, same = self.paper, paper_value(self.dataset, self.method)
         if same and self.method != "glocalkd":
@@ -161,14 +162,17 @@ def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
     return merged
 
 
+OPTION_DEFAULTS = {"known_anomalies": 0}  # options younger than some result files
+
+
 def settings_key(r: EvaluationResult) -> tuple:
-    """What must agree for two results to be parts of one evaluation. Parameters added to the
-    detector since a result was written count as their defaults."""
+    """What must agree for two results to be parts of one evaluation. Parameters and options
+    added since a result was written count as their defaults."""
     from core.detectors.registry import make_detector
 
     defaults = make_detector(r.method).get_params()
     params = {**{k: v for k, v in defaults.items() if k not in r.params}, **r.params}
-    return r.dataset, r.protocol, r.method, r.anomaly_label, params, r.options
+    return r.dataset, r.protocol, r.method, r.anomaly_label, params, {**OPTION_DEFAULTS, **r.options}
 
 
 def same_fold(a: FoldResult, b: FoldResult) -> bool:

@@ -147,3 +147,23 @@ def test_weighing_needs_enough_known_anomalies_and_a_summing_rule(herg):
 def test_known_anomalies_no_view_ranks_high_leave_equal_weights():
     assert view_weights({"a": 0.4, "b": 0.5}) is None
     assert view_weights({"a": 0.9, "b": 0.6, "c": 0.2}) == pytest.approx({"a": 3 * 0.4 / 0.5, "b": 3 * 0.1 / 0.5, "c": 0.0})
+
+
+def test_an_evaluation_with_known_anomalies_draws_them_from_the_training_part(tmp_path):
+    from core.evaluation import evaluate
+    from tests.conftest import ring, write_tu
+
+    rng = np.random.default_rng(0)
+    graphs = [(n, ring(n), 0) for n in rng.integers(6, 9, size=60)] + [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)] * 2
+    data = write_tu(tmp_path, "RINGS", graphs)
+    log = []
+    result = evaluate(data, folds=2, method="consensus", known_anomalies=3, on_progress=log.append,
+                      model_params={"component_params": SMALL, "components": ("glocalkd", "size")})
+    assert result.options["known_anomalies"] == 3
+    for fold in result.folds:
+        assert fold.n_train == 30 and fold.n_test == 35 and fold.n_test_anomalies == 5  # test part untouched
+        assert "equal-weights" in fold.auc_readouts and fold.auc > 0.9
+    assert sum("; 3 known anomalies" in line for line in log) == 2
+    assert "ROC-AUC with the views weighed equally" in result.summary()
+    with pytest.raises(GLocalKDError, match="known anomalies weigh the consensus"):
+        evaluate(data, folds=2, method="size", known_anomalies=3)
