@@ -596,7 +596,8 @@ class MainWindow(QMainWindow):
             self._busy(f"Fitting {info.label}…")
         self.stop_button.setEnabled(info.trains_by_epoch)
         self.act_stop.setEnabled(info.trains_by_epoch)
-        job = functools.partial(tasks.train, self.state.graphs, info.name, params, self.form.normal_label())
+        job = functools.partial(tasks.train, self.state.graphs, info.name, params, self.form.normal_label(),
+                                known_label=self.form.known_label())
         self.runner.start("train", job, self._trained, self._failed, self._epoch)
 
     @Slot(object)
@@ -615,13 +616,15 @@ class MainWindow(QMainWindow):
             return
         self._idle()
         self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
-                               result.size_scores)
+                               result.size_scores, known_label=result.known_label)
         model = result.model
         epochs = len(model.loss_history_)
         note = f" (stopped after {epochs} epochs)" if model.stopped_early_ else ""
         self._show_detector(model)
+        weighed = tasks.view_weights_text(model)
         self.progress_label.setText(f"Trained on {result.n_train:,} graphs in "
-                                    f"{duration(time.perf_counter() - self._train_started)}{note}.")
+                                    f"{duration(time.perf_counter() - self._train_started)}{note}."
+                                    + (f" {weighed}" if weighed else ""))
         self.loss_plot.show_losses(list(model.loss_history_))
         self._show_data()
         self.tabs.setCurrentWidget(self.heatmap)
@@ -735,7 +738,8 @@ class MainWindow(QMainWindow):
         self.state.normal_label = self.form.normal_label()
         self._show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
-        self.statusBar().showMessage(f"Model loaded from {path}", 8000)
+        weighed = tasks.view_weights_text(model)
+        self.statusBar().showMessage(f"Model loaded from {path}" + (f". {weighed}" if weighed else ""), 12000)
         if self.state.graphs is not None and len(self.state.graphs):
             self._score_current("Scoring with the loaded model…")
         self._update_summary()

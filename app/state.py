@@ -53,6 +53,7 @@ class AppState:
         self.size_scores: np.ndarray | None = None
         self.trained_on_shown = 0  # how many of the shown graphs the model was trained on
         self.normal_label: str | None = None  # the training graphs' label (None: all graphs)
+        self.known_label: str | None = None  # the label of the known anomalies that weighed the views
         self.percentile = 95.0
         self.flag_rule = "percentile"  # or "p" (expected false-alarm rate) or "q" (false-discovery rate)
         self.alpha = 0.05  # the rate of the p and q rules
@@ -68,9 +69,9 @@ class AppState:
         self._similarity = None
 
     def set_trained(self, model, scores: Scores, n_train: int, normal_label: str | None, size_model,
-                    size_scores: np.ndarray | None) -> None:
+                    size_scores: np.ndarray | None, known_label: str | None = None) -> None:
         self.model, self.scores, self.trained_on_shown = model, scores, n_train
-        self.normal_label = normal_label
+        self.normal_label, self.known_label = normal_label, known_label
         self.size_model, self.size_scores = size_model, size_scores
         self._similarity = None
 
@@ -79,6 +80,7 @@ class AppState:
         self.model = model
         self.scores = self.size_scores = self.size_model = None
         self.trained_on_shown = 0
+        self.known_label = None  # its known anomalies, if any, came from another file
         self._similarity = None
 
     def set_scores(self, scores: Scores, size_model=None, size_scores: np.ndarray | None = None) -> None:
@@ -170,6 +172,9 @@ class AppState:
                           if components else "")
         note = (f"; includes the {self.trained_on_shown:,} training graphs, so it is optimistic: score a "
                 "held-out file for a fair figure" if self.trained_on_shown else "")
+        if self.known_label is not None and self.known_label == anomaly_label:
+            note += (f"; the anomalies of label {anomaly_label} weighed the consensus's views, which makes it "
+                     "more optimistic still")
         text = (f"ROC-AUC {auc:.3f} on {int(known.sum()):,} labelled graphs "
                 f"({int(is_anomaly.sum()):,} anomalous){component_text}{size_text}{note}")
         return Evaluation(anomaly_label, scores, is_anomaly, auc, fpr, tpr, reference, text, components)

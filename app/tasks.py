@@ -96,24 +96,49 @@ class Trained:
     normal_label: str | None
     size_model: Any
     size_scores: np.ndarray | None
+    known_label: str | None = None  # the label of the known anomalies that weighed a consensus's views
 
 
-def train(graphs, detector: str, params: dict, normal_label: str | None, job) -> Trained | None:
+def train(graphs, detector: str, params: dict, normal_label: str | None, job,
+          known_label: str | None = None) -> Trained | None:
     """Fit ``detector`` on the normal graphs (all when ``normal_label`` is None), score every graph,
-    and fit the graph-size baseline on the same graphs. ``job.report`` receives each EpochInfo.
-    Returns None when the window is closing (nobody will read the result)."""
+    and fit the graph-size baseline on the same graphs. With ``known_label`` (a consensus, with a
+    normal label), the graphs of that label weigh the consensus's views. ``job.report`` receives
+    each EpochInfo. Returns None when the window is closing (nobody will read the result)."""
     from core import GLocalKDError, fit_with_calibration, make_detector
 
     train_set = graphs if normal_label is None else graphs.with_label(normal_label)
     if len(train_set) == 0:
         raise GLocalKDError(f"no graphs have label {normal_label}")
+    known = None
+    if known_label is not None:
+        if normal_label is None or known_label == normal_label:
+            raise GLocalKDError("known anomalies need a normal label of their own: pick the normal graphs' label")
+        known = graphs.with_label(known_label)
     model = make_detector(detector, **params)
     # a fifth of the normal graphs held out, so that scores have p-values (as glocalkd train does)
     fit_with_calibration(model, train_set, on_epoch=job.report, should_stop=job.stopped)
     if job.abandoned():
         return None
+    if known is not None:
+        model.weigh_views(known)
     size = make_detector("size").fit(train_set)
-    return Trained(model, model.score(graphs), len(train_set), normal_label, size, size.score(graphs).score)
+    return Trained(model, model.score(graphs), len(train_set), normal_label, size, size.score(graphs).score,
+                   known_label)
+
+
+def view_weights_text(model) -> str:
+    """How known anomalies weighed a consensus's views ("" when none did), for the window."""
+    from core import detector_info
+
+    auc = getattr(model, "known_anomaly_auc_", None)
+    if not auc:
+        return ""
+    weights = model.view_weights_ or {name: 1.0 for name in auc}
+    views = ", ".join(f"{detector_info(n).label} {weights[n]:.2f} (ROC-AUC {auc[n]:.3f})"
+                      for n in sorted(auc, key=lambda n: -weights[n]))
+    same = "" if model.view_weights_ else " (no view ranks them above the normal graphs: equal weights)"
+    return f"Views weighed by known anomalies: {views}{same}."
 
 
 def score(model, graphs, normal_label: str | None, size_model, job):

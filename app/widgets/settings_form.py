@@ -7,9 +7,11 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 from core import DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info
 
 ALL_GRAPHS = "All graphs"
+NO_KNOWN = "None"
 RECOMMENDED = " (recommended)"
 # the detectors built from GLocalKD and others: the GCN rows set their GLocalKD component
 WITH_GLOCALKD = {"consensus"}
+WEIGHABLE = {"consensus"}  # the detectors whose views known anomalies can weigh
 
 
 def detector_label(name: str) -> str:
@@ -46,6 +48,10 @@ class TrainSettings(QWidget):
         self.normal_note.setWordWrap(True)
         self.normal_note.setTextFormat(Qt.TextFormat.RichText)
         self.normal_note.setStyleSheet("color: #666;")
+        self.known = QComboBox()
+        self.known.setToolTip("Graphs known to be anomalous (e.g. reference actives), never trained on: the "
+                              "consensus trusts each of its views as far as it ranks them above the held-out "
+                              "normal graphs (docs/consensus.md). Pick the normal graphs' label first")
         self.epochs = _spin(1, 100000, 150)
         self.lr = QDoubleSpinBox()
         self.lr.setDecimals(6)
@@ -78,7 +84,8 @@ class TrainSettings(QWidget):
         self.device_note = QLabel("")
         self.device_note.setStyleSheet("color: #666;")
         for label, widget in (("Detector", self.detector), ("", self.detector_note),
-                              ("Normal graphs", self.normal), ("", self.normal_note), ("Epochs", self.epochs), ("Learning rate", self.lr),
+                              ("Normal graphs", self.normal), ("", self.normal_note),
+                              ("Known anomalies", self.known), ("Epochs", self.epochs), ("Learning rate", self.lr),
                               ("Batch size", self.batch), ("Hidden width", self.hidden),
                               ("Embedding width", self.out_dim), ("GCN layers", self.layers),
                               ("λ (node term)", self.lam), ("Seed", self.seed), ("Node features", self.features),
@@ -92,6 +99,7 @@ class TrainSettings(QWidget):
                       "node_max": self.node_max, "size_term": self.size_term}
         info = detector_info(self.detector_name())
         self.detector_note.setText(f"{info.summary}.")
+        self.normal.currentIndexChanged.connect(self._offer_known)
         self.set_labels({})
 
     def activate(self) -> None:
@@ -115,6 +123,7 @@ class TrainSettings(QWidget):
         for key, widget in self._rows.items():
             self._form.setRowVisible(widget, key in used)
         self._form.setRowVisible(self.device_note, "device" in used)
+        self._form.setRowVisible(self.known, info.name in WEIGHABLE)
         if info.name in WITH_GLOCALKD:
             nodes = "its GLocalKD gives the per-node errors for the heatmap and takes the GCN settings below"
         else:
@@ -147,9 +156,33 @@ class TrainSettings(QWidget):
         if preferred is not None and preferred in counts:
             self.normal.setCurrentIndex(list(counts).index(preferred) + 1)
         self.normal_note.setText(NORMAL_HELP if counts else "The data has no labels: training uses all graphs.")
+        self._counts = dict(counts)
+        self._offer_known()
+
+    def _offer_known(self) -> None:
+        """Offer the labels other than the normal one as known anomalies; none while every graph
+        is trained on (a known anomaly is never trained on)."""
+        counts = getattr(self, "_counts", {})
+        normal = self.normal_label()
+        chosen = self.known.currentData()
+        self.known.clear()
+        self.known.addItem(NO_KNOWN)
+        for label, n in counts.items():
+            if label != normal:
+                self.known.addItem(f"Label {label} ({n:,} graphs)", label)
+        self._known_allowed = normal is not None and self.known.count() > 1
+        self.known.setEnabled(self._known_allowed)
+        if chosen is not None and self.known.findData(chosen) > 0 and self._known_allowed:
+            self.known.setCurrentIndex(self.known.findData(chosen))
 
     def normal_label(self) -> str | None:
         return self.normal.currentData()
+
+    def known_label(self) -> str | None:
+        """The label of the known anomalies (None: none), for a detector that can weigh its views."""
+        if not self._known_allowed or self.detector_name() not in WEIGHABLE:  # (the form is disabled while busy)
+            return None
+        return self.known.currentData()
 
     def set_device_note(self, text: str) -> None:
         self.device_note.setText(text)

@@ -157,6 +157,28 @@ def test_the_consensus_is_the_recommended_default_with_heatmaps_and_each_compone
     assert sum(t.startswith(("GLocalKD (", "WL-LESINN (", "Graph size (")) for t in legend) == 3
 
 
+def test_known_anomalies_weigh_the_consensus_when_a_normal_label_is_chosen(qtbot, window, herg_path):
+    form = window.form
+    open_and_wait(qtbot, window, herg_path)
+    assert not form.known.isEnabled() and form.known_label() is None  # all graphs trained on: none can be known
+    form.normal.setCurrentIndex(form.normal.findData("1"))
+    assert form.known.isEnabled() and [form.known.itemData(i) for i in range(form.known.count())] == [None, "0"]
+    form.known.setCurrentIndex(form.known.findData("0"))
+    assert form.known_label() == "0"
+    form.detector.setCurrentIndex(form.detector.findData("glocalkd"))
+    assert not form._form.isRowVisible(form.known) and form.known_label() is None  # GLocalKD has one view
+    form.detector.setCurrentIndex(form.detector.findData("consensus"))
+    window.form.epochs.setValue(SMALL["epochs"])
+    window.form.hidden.setValue(SMALL["hidden_dim"])
+    window.form.out_dim.setValue(SMALL["out_dim"])
+    window.train()
+    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=300000)
+    model = window.model
+    assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size"}
+    assert "Views weighed by known anomalies: " in window.progress_label.text()
+    assert "weighed the consensus's views, which makes it more optimistic still" in window.auc_label.text()
+
+
 def test_a_single_detector_shows_no_component_aucs(qtbot, window, tu_folder):
     open_and_wait(qtbot, window, tu_folder)
     train_and_wait(qtbot, window, detector="size")

@@ -171,3 +171,20 @@ def test_html_report_is_one_self_contained_file(herg_trained, tmp_path):
     import re
 
     assert not re.search(r"""(src|href)=["'](?!#)""", html)  # nothing to fetch (only in-page SVG links)
+
+
+def test_known_anomalies_weigh_a_consensus_and_need_a_normal_label():
+    from core import GLocalKDError
+    from tests.conftest import RESOURCES
+
+    loaded = tasks.load_data(str(RESOURCES / "herg.tab"), {}, tasks.Job())
+    params = {"component_params": {"glocalkd": SMALL}}
+    trained = tasks.train(loaded.graphs, "consensus", params, "1", tasks.Job(), known_label="0")
+    model = trained.model
+    assert trained.known_label == "0" and trained.n_train == sum(lab == "1" for lab in loaded.graphs.labels)
+    assert set(model.known_anomaly_auc_) == set(model.components)
+    text = tasks.view_weights_text(model)
+    assert text.startswith("Views weighed by known anomalies: ") and "WL-LESINN" in text
+    with pytest.raises(GLocalKDError, match="pick the normal graphs' label"):
+        tasks.train(loaded.graphs, "consensus", params, None, tasks.Job(), known_label="0")
+    assert tasks.view_weights_text(tasks.train(loaded.graphs, "consensus", params, "1", tasks.Job()).model) == ""
