@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from . import tasks
-from .state import AppState, app_wording, describe_model, duration, with_suffix
+from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
 from .widgets.dialogs import ColumnDialog, RejectsDialog
 from .widgets.heatmap import HeatmapPanel
 from .widgets.map_view import MapView
@@ -621,14 +621,15 @@ class MainWindow(QMainWindow):
         epochs = len(model.loss_history_)
         note = f" (stopped after {epochs} epochs)" if model.stopped_early_ else ""
         self._show_detector(model)
-        weighed = tasks.view_weights_text(model)
+        weighed = view_weights_text(model)
         self.progress_label.setText(f"Trained on {result.n_train:,} graphs in "
                                     f"{duration(time.perf_counter() - self._train_started)}{note}."
                                     + (f" {weighed}" if weighed else ""))
         self.loss_plot.show_losses(list(model.loss_history_))
         self._show_data()
         self.tabs.setCurrentWidget(self.heatmap)
-        self.statusBar().showMessage(f"Trained{note}; {len(result.scores):,} graphs scored.", 8000)
+        self.statusBar().showMessage(f"Trained{note}; {len(result.scores):,} graphs scored."
+                                     + (f" {weighed}" if weighed else ""), 12000)
 
     def stop(self) -> None:
         for name in ("train", "score_file"):
@@ -738,7 +739,7 @@ class MainWindow(QMainWindow):
         self.state.normal_label = self.form.normal_label()
         self._show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
-        weighed = tasks.view_weights_text(model)
+        weighed = view_weights_text(model)
         self.statusBar().showMessage(f"Model loaded from {path}" + (f". {weighed}" if weighed else ""), 12000)
         if self.state.graphs is not None and len(self.state.graphs):
             self._score_current("Scoring with the loaded model…")

@@ -214,6 +214,9 @@ class AppState:
                  f"Node features: {self.schema_text}", f"Labels: {label_text}", f"Rejected rows: {len(g.rejects):,}"]
         if self.model is not None:
             lines.append(f"Model: {describe_model(self.model)}")
+            weighed = view_weights_text(self.model, compact=True)
+            if weighed:
+                lines.append(weighed)
         return lines
 
 
@@ -250,6 +253,23 @@ def app_wording(message: str) -> str:
 def duration(seconds: float) -> str:
     seconds = max(0, int(round(seconds)))
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+def view_weights_text(model, compact: bool = False) -> str:
+    """How known anomalies weighed a consensus's views ("" when none did), for the window;
+    ``compact``: the weights alone, for the data summary."""
+    from core import detector_info
+
+    auc = getattr(model, "known_anomaly_auc_", None)
+    if not auc:
+        return ""
+    weights = model.view_weights_ or {name: 1.0 for name in auc}
+    order = sorted(auc, key=lambda n: -weights[n])
+    if compact:
+        return "View weights (known anomalies): " + ", ".join(f"{detector_info(n).label} {weights[n]:.2f}" for n in order)
+    views = ", ".join(f"{detector_info(n).label} {weights[n]:.2f} (ROC-AUC {auc[n]:.3f})" for n in order)
+    same = "" if model.view_weights_ else " (no view ranks them above the normal graphs: equal weights)"
+    return f"Views weighed by known anomalies: {views}{same}."
 
 
 def describe_model(model) -> str:

@@ -127,19 +127,6 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
                    known_label)
 
 
-def view_weights_text(model) -> str:
-    """How known anomalies weighed a consensus's views ("" when none did), for the window."""
-    from core import detector_info
-
-    auc = getattr(model, "known_anomaly_auc_", None)
-    if not auc:
-        return ""
-    weights = model.view_weights_ or {name: 1.0 for name in auc}
-    views = ", ".join(f"{detector_info(n).label} {weights[n]:.2f} (ROC-AUC {auc[n]:.3f})"
-                      for n in sorted(auc, key=lambda n: -weights[n]))
-    same = "" if model.view_weights_ else " (no view ranks them above the normal graphs: equal weights)"
-    return f"Views weighed by known anomalies: {views}{same}."
-
 
 def score(model, graphs, normal_label: str | None, size_model, job):
     """Score ``graphs`` with ``model``; the graph-size baseline too (fitted here on the normal graphs

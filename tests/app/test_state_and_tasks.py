@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from app import tasks
-from app.state import AppState, app_wording, with_suffix
+from app.state import AppState, app_wording, view_weights_text, with_suffix
 
 SMALL = {"hidden_dim": 16, "out_dim": 8, "epochs": 2, "batch_size": 64}
 
@@ -183,8 +183,9 @@ def test_known_anomalies_weigh_a_consensus_and_need_a_normal_label():
     model = trained.model
     assert trained.known_label == "0" and trained.n_train == sum(lab == "1" for lab in loaded.graphs.labels)
     assert set(model.known_anomaly_auc_) == set(model.components)
-    text = tasks.view_weights_text(model)
+    text = view_weights_text(model)
     assert text.startswith("Views weighed by known anomalies: ") and "WL-LESINN" in text
+    assert view_weights_text(model, compact=True).startswith("View weights (known anomalies): ")
     with pytest.raises(GLocalKDError, match="pick the normal graphs' label"):
         tasks.train(loaded.graphs, "consensus", params, None, tasks.Job(), known_label="0")
-    assert tasks.view_weights_text(tasks.train(loaded.graphs, "consensus", params, "1", tasks.Job()).model) == ""
+    assert view_weights_text(tasks.train(loaded.graphs, "consensus", params, "1", tasks.Job()).model) == ""
