@@ -73,6 +73,16 @@ def view_weights(known_auc: dict[str, float]) -> dict[str, float] | None:
     return {name: len(raw) * w / total for name, w in raw.items()}
 
 
+def separation_auc(normal_scores: np.ndarray, anomaly_scores: np.ndarray) -> float:
+    """ROC-AUC of ``anomaly_scores`` against ``normal_scores`` (higher = more anomalous): the chance
+    that an anomaly scores above a normal graph, ties counting half (Mann-Whitney)."""
+    normal = np.sort(np.asarray(normal_scores, dtype=np.float64))
+    s = np.asarray(anomaly_scores, dtype=np.float64)
+    below = np.searchsorted(normal, s, side="left")
+    ties = np.searchsorted(normal, s, side="right") - below
+    return float(np.mean((below + 0.5 * ties) / len(normal)))
+
+
 def leave_one_out_p_values(calibration_scores: np.ndarray) -> np.ndarray:
     """Each calibration graph's conformal p-value against the other calibration graphs."""
     cal = np.asarray(calibration_scores, dtype=np.float64)
@@ -195,14 +205,8 @@ class Consensus(Detector):
         if len(known) < MIN_KNOWN_ANOMALIES:
             raise DataError(f"weighing the views needs at least {MIN_KNOWN_ANOMALIES} known anomalies, "
                             f"not {len(known)}", known.source)
-        from core.evaluation.metrics import roc_auc
-
         scores = self._component_scores(known)
-        auc = {}
-        for name in self.components:
-            cal = self.component_calibration_[name]
-            auc[name] = roc_auc(np.r_[np.zeros(len(cal), dtype=bool), np.ones(len(known), dtype=bool)],
-                                np.r_[cal, scores[name].score.astype(np.float64)])
+        auc = {name: separation_auc(self.component_calibration_[name], scores[name].score) for name in self.components}
         self.known_anomaly_auc_ = auc
         self.view_weights_ = view_weights(auc)
         self._combine_reference_scores()

@@ -6,7 +6,7 @@ import pytest
 
 from core import GLocalKDError, load, make_detector, roc_auc
 from core.detectors.conformal import calibration_split
-from core.detectors.consensus import combine_p_values, leave_one_out_p_values, view_weights
+from core.detectors.consensus import combine_p_values, leave_one_out_p_values, separation_auc, view_weights
 from tests.conftest import RESOURCES
 
 SMALL = {"glocalkd": {"epochs": 3, "hidden_dim": 16, "out_dim": 8}, "wl-lesinn": {"ensemble_size": 16}}
@@ -142,6 +142,13 @@ def test_weighing_needs_enough_known_anomalies_and_a_summing_rule(herg):
     minp = make_detector("consensus", components=("size",), rule="minp", seed=0).fit(herg.subset(range(100)))
     with pytest.raises(GLocalKDError, match="cannot weigh"):
         minp.weigh_views(herg.subset(range(100, 110)))
+
+
+def test_separation_auc_is_the_roc_auc_of_anomalies_against_normals():
+    rng = np.random.default_rng(0)
+    normal, anomalous = rng.integers(0, 5, 40).astype(float), rng.integers(2, 8, 7).astype(float)  # many ties
+    expected = roc_auc(np.r_[np.zeros(40), np.ones(7)].astype(bool), np.r_[normal, anomalous])
+    assert separation_auc(normal, anomalous) == pytest.approx(expected)
 
 
 def test_known_anomalies_no_view_ranks_high_leave_equal_weights():
