@@ -11,13 +11,13 @@ from typing import Sequence
 # Nothing here loads torch: it loads with the first command that needs it, so --help and
 # --version answer at once.
 from core import __version__
-from core.cli import evaluate, explanations, info, merge, score, screen, train
+from core.cli import evaluate, explanations, info, merge, score, screen, train, weigh
 from core.cli.options import check_outputs, set_threads
 from core.errors import GLocalKDError
 from core.runtime.allocator import retain_freed_memory
 
 COMMANDS = {"train": train, "score": score, "info": info, "evaluate": evaluate, "screen": screen,
-            "merge-reports": merge, "evaluate-explanations": explanations}
+            "merge-reports": merge, "evaluate-explanations": explanations, "weigh": weigh}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -106,12 +106,8 @@ def run(args: argparse.Namespace) -> None:
         else:
             model.fit(graphs, on_epoch=on_epoch)
     if known is not None:
-        auc = model.weigh_views(known)
-        weights = model.view_weights_ or {name: 1.0 for name in auc}
-        print(f"views weighed by {len(known)} known anomalies (ROC-AUC against the held-out normal graphs, "
-              "weight): " + ", ".join(f"{n} {auc[n]:.3f} ({weights[n]:.2f})" for n in auc)
-              + ("" if model.view_weights_ else "; no view ranks them above the normal graphs, so all weigh the same"),
-              file=sys.stderr)
+        model.weigh_views(known)
+        print(weights_summary(model, len(known)), file=sys.stderr)
     model.save(args.output)
     held_out = len(model.calibration_scores_) if model.is_calibrated else 0
     loss = f"; final loss {model.loss_history_[-1]:.4g}" if model.loss_history_ else ""
@@ -137,3 +133,12 @@ def known_anomalies(args: argparse.Namespace, graphs: GraphSet) -> GraphSet | No
         return None
     print(f"{len(known)} known anomalies weigh the consensus's views", file=sys.stderr)
     return known
+
+
+def weights_summary(model, n_known: int) -> str:
+    """One line on how ``n_known`` known anomalies weighed a consensus's views."""
+    auc = model.known_anomaly_auc_
+    weights = model.view_weights_ or {name: 1.0 for name in auc}
+    return (f"views weighed by {n_known} known anomalies (ROC-AUC against the held-out normal graphs, weight): "
+            + ", ".join(f"{n} {auc[n]:.3f} ({weights[n]:.2f})" for n in auc)
+            + ("" if model.view_weights_ else "; no view ranks them above the normal graphs, so all weigh the same"))

@@ -97,3 +97,21 @@ def test_known_anomalies_need_the_consensus_and_one_source(herg_path, tmp_path, 
                  str(herg_path), *TINY]) == 2
     assert "not both" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_weigh_gives_a_trained_consensus_the_weights_training_with_known_anomalies_gives(herg_path, tmp_path, capsys):
+    plain, weighed, direct = tmp_path / "plain.pt", tmp_path / "weighed.pt", tmp_path / "direct.pt"
+    assert main(["train", str(herg_path), "-o", str(plain), "--normal-label", "1", *TINY]) == 0
+    assert main(["weigh", str(plain), str(herg_path), "--label", "0", "-o", str(weighed)]) == 0
+    assert "views weighed by 204 known anomalies" in capsys.readouterr().err
+    assert main(["train", str(herg_path), "-o", str(direct), "--normal-label", "1", "--known-label", "0", *TINY]) == 0
+    a, b = load_detector(weighed, device="cpu"), load_detector(direct, device="cpu")
+    assert a.view_weights_ == b.view_weights_ and a.known_anomaly_auc_ == b.known_anomaly_auc_
+    assert load_detector(plain, device="cpu").view_weights_ is None  # the input model is left as it was
+    capsys.readouterr()
+    assert main(["weigh", str(plain), str(herg_path), "-o", str(plain)]) == 2  # would overwrite its input
+    assert "is an input of this command" in capsys.readouterr().err
+    gcn = tmp_path / "gcn.pt"
+    assert main(["train", str(herg_path), "-o", str(gcn), "--detector", "glocalkd", *TINY]) == 0
+    assert main(["weigh", str(gcn), str(herg_path), "-o", str(tmp_path / "x.pt")]) == 2
+    assert "known anomalies weigh a consensus's views" in capsys.readouterr().err

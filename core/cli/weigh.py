@@ -1,0 +1,36 @@
+"""``glocalkd weigh``: weigh a trained consensus's views by graphs known to be anomalous, without
+training again (docs/consensus.md, "With a few known anomalies")."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli.options import add_data_options, load_graphs
+from core.errors import GLocalKDError
+
+
+def add_parser(sub) -> None:
+    w = sub.add_parser("weigh", help="weigh a trained consensus's views by known anomalies (no training)")
+    w.add_argument("model", help="a consensus model file written by 'glocalkd train'")
+    w.add_argument("data", help="the known anomalies: a file or folder in any format 'glocalkd train' reads")
+    w.add_argument("-o", "--output", required=True, help="model file to write (the weighed model)")
+    w.add_argument("--label", help="only the graphs of DATA with this label are known anomalies")
+    w.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    add_data_options(w)
+
+
+def run(args: argparse.Namespace) -> None:
+    from core.cli.train import weights_summary
+    from core.detectors.model_file import load_detector
+
+    model = load_detector(args.model, device=args.device)
+    if model.name != "consensus":
+        raise GLocalKDError(f"{args.model} is a {model.name} model: known anomalies weigh a consensus's views")
+    known = load_graphs(args)
+    if args.label is not None:
+        known = known.with_label(args.label)
+        if len(known) == 0:
+            raise GLocalKDError(f"no graphs of {args.data} have label {args.label!r}")
+    model.weigh_views(known)
+    model.save(args.output)
+    print(f"{weights_summary(model, len(known))}\nmodel written to {args.output}", file=sys.stderr)
