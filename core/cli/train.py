@@ -120,6 +120,8 @@ def known_anomalies(args: argparse.Namespace, graphs: GraphSet) -> GraphSet | No
     if args.known_anomalies is not None and args.known_label is not None:
         raise GLocalKDError("give the known anomalies as a file (--known-anomalies) or a label (--known-label), not both")
     if args.known_label is not None:
+        if args.normal_label is not None and str(args.known_label) == str(args.normal_label):
+            raise GLocalKDError(f"label {args.known_label!r} cannot be both the normal graphs' and the known anomalies'")
         known = graphs.with_label(args.known_label)
         if len(known) == 0:
             raise GLocalKDError(f"no graphs of {graphs.source} have label {args.known_label!r}")

@@ -96,6 +96,8 @@ def test_known_anomalies_need_the_consensus_and_one_source(herg_path, tmp_path, 
     assert main(["train", str(herg_path), "-o", str(out), "--known-label", "0", "--known-anomalies",
                  str(herg_path), *TINY]) == 2
     assert "not both" in capsys.readouterr().err
+    assert main(["train", str(herg_path), "-o", str(out), "--known-label", "1", "--normal-label", "1", *TINY]) == 2
+    assert "cannot be both" in capsys.readouterr().err
     assert not out.exists()
 
 
