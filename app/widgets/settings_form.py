@@ -49,6 +49,8 @@ class TrainSettings(QWidget):
         self.normal_note.setTextFormat(Qt.TextFormat.RichText)
         self.normal_note.setStyleSheet("color: #666;")
         self.known = QComboBox()
+        self._counts: dict[str, int] = {}  # the open data's labels (set_labels)
+        self._known_allowed = False  # a label other than the normal one can be the known anomalies
         self.known.setToolTip("Graphs known to be anomalous (e.g. reference actives), never trained on: the "
                               "consensus trusts each of its views as far as it ranks them above the held-out "
                               "normal graphs (docs/consensus.md). Pick the normal graphs' label first")
@@ -162,7 +164,7 @@ class TrainSettings(QWidget):
     def _offer_known(self) -> None:
         """Offer the labels other than the normal one as known anomalies; none while every graph
         is trained on (a known anomaly is never trained on)."""
-        counts = getattr(self, "_counts", {})
+        counts = self._counts
         normal = self.normal_label()
         chosen = self.known.currentData()
         self.known.clear()

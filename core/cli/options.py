@@ -107,11 +107,12 @@ def set_threads(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
 
 
-def load_graphs(args: argparse.Namespace, quiet: bool = False) -> GraphSet:
-    """Load ``args.data`` with the data options; unless ``quiet``, summarise it on stderr."""
+def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None = None) -> GraphSet:
+    """Load ``path`` (default ``args.data``) with the data options; unless ``quiet``, summarise it
+    on stderr."""
     from core.io.load import load
 
-    graphs = load(args.data, smiles_column=args.smiles_column, id_column=args.id_column,
+    graphs = load(args.data if path is None else path, smiles_column=args.smiles_column, id_column=args.id_column,
                   label_column=args.label_column)
     if not quiet:
         print(summary(graphs), file=sys.stderr)

@@ -5,7 +5,7 @@ import argparse
 import sys
 import time
 
-from core.cli.options import add_data_options, add_readout_options, add_threads_option, load_graphs, summary
+from core.cli.options import add_data_options, add_readout_options, add_threads_option, load_graphs
 from core.data.graphset import GraphSet
 from core.data.feature_modes import MODES
 from core.detectors.registry import DEFAULT_DETECTOR
@@ -126,11 +126,7 @@ def known_anomalies(args: argparse.Namespace, graphs: GraphSet) -> GraphSet | No
         if len(known) == 0:
             raise GLocalKDError(f"no graphs of {graphs.source} have label {args.known_label!r}")
     elif args.known_anomalies is not None:
-        from core.io.load import load
-
-        known = load(args.known_anomalies, smiles_column=args.smiles_column, id_column=args.id_column,
-                     label_column=args.label_column)
-        print(summary(known), file=sys.stderr)
+        known = load_graphs(args, path=args.known_anomalies)
     else:
         return None
     print(f"{len(known)} known anomalies weigh the consensus's views", file=sys.stderr)
