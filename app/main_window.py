@@ -109,6 +109,9 @@ class MainWindow(QMainWindow):
         self.act_open_folder = action("Open TU &folder…", self.open_folder_dialog)
         self.act_train = action("&Train", self.train, "Ctrl+T", "Train the detector on the normal graphs")
         self.act_stop = action("&Stop", self.stop, "Esc", "Stop training or scoring (what is done so far is kept)")
+        self.act_weigh = action("&Weigh views by known anomalies…", self.weigh_dialog, tip=(
+            "Trust each of the consensus's views as far as it ranks a file of graphs known to be anomalous "
+            "(e.g. reference actives) above normal graphs; no training"))
         self.act_score_file = action("Score &another file…", self.score_file_dialog, "Ctrl+Shift+O",
                                      "Score another file with the trained model; its results open in a new tab")
         self.act_export = action("&Export…", self.export_dialog, QKeySequence.StandardKey.Save,
@@ -139,6 +142,8 @@ class MainWindow(QMainWindow):
         model_menu = bar.addMenu("&Model")
         model_menu.addAction(self.act_train)
         model_menu.addAction(self.act_stop)
+        model_menu.addSeparator()
+        model_menu.addAction(self.act_weigh)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction("&About", self.about)
 
@@ -460,25 +465,37 @@ class MainWindow(QMainWindow):
         if self.runner.busy():
             self._warn("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
             return
-        from core import GLocalKDError, is_report, is_table, table_columns
+        from core import is_report
 
         if options is None and is_report(path):  # a ranked report (e.g. a screening result): its own tab
             self.open_report(path)
             return
-        if options is None and is_table(path):
-            try:
-                cols = table_columns(path)
-            except GLocalKDError as exc:
-                self._warn("Cannot open file", app_wording(str(exc)))
+        if options is None:
+            options = self._ask_columns(path)
+            if options is None:
                 return
-            if cols.smiles is None:
-                dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, self)
-                if dialog.exec() != ColumnDialog.DialogCode.Accepted:
-                    return
-                options = dialog.options()
         self.statusBar().showMessage(f"Loading {path}…")
         self._busy(f"Loading {Path(path).name}…")
-        self.runner.start("load", functools.partial(tasks.load_data, path, options or {}), self._loaded, self._failed)
+        self.runner.start("load", functools.partial(tasks.load_data, path, options), self._loaded, self._failed)
+
+    def _ask_columns(self, path: str) -> dict | None:
+        """The loader's options for ``path``: none for most files; for a table whose SMILES column
+        is not obvious, the columns the user picks. None when cancelled or the table is unreadable."""
+        from core import GLocalKDError, is_table, table_columns
+
+        if not is_table(path):
+            return {}
+        try:
+            cols = table_columns(path)
+        except GLocalKDError as exc:
+            self._warn("Cannot open file", app_wording(str(exc)))
+            return None
+        if cols.smiles is not None:
+            return {}
+        dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, self)
+        if dialog.exec() != ColumnDialog.DialogCode.Accepted:
+            return None
+        return dialog.options()
 
     def open_report(self, path: str) -> None:
         """Read a ranked CSV report in the background and show it in a tab beside the results."""
@@ -696,6 +713,49 @@ class MainWindow(QMainWindow):
         text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
         view = self._add_report_tab(report, f"{name} scored with the current model{stopped}. ")
         self.results_tabs.setTabText(self.results_tabs.indexOf(view), f"{name} (scored)")
+        self.progress_label.setText(text)
+        self.statusBar().showMessage(text, 15000)
+
+    def _weighable(self) -> bool:
+        return callable(getattr(self.state.model, "weigh_views", None))  # a consensus: its views
+
+    def weigh_dialog(self) -> None:
+        if not self._weighable():
+            self._warn("No consensus", "Known anomalies weigh the views of a consensus: train the consensus "
+                       "(the recommended detector) or load one first.")
+            return
+        path = self._ask_open("Known anomalies: graphs known to be anomalous", FILE_FILTER)
+        if path:
+            self.weigh_views(path)
+
+    def weigh_views(self, path: str, options: dict | None = None) -> None:
+        """Weigh the consensus's views by the known anomalies in ``path`` (never trained on; no
+        training), in the background; the open graphs are then scored with the weighed model."""
+        if self.runner.busy():
+            self._warn("Busy", "Wait for the current work to finish (or press Stop) before weighing the views.")
+            return
+        if options is None:
+            options = self._ask_columns(path)
+            if options is None:
+                return
+        st = self.state
+        self._busy(f"Weighing the views by {Path(path).name}…")
+        self.runner.start("weigh", functools.partial(tasks.weigh, st.model, path, options, st.graphs),
+                          self._weighed, self._failed)
+
+    @Slot(object)
+    def _weighed(self, result: tasks.Weighed) -> None:
+        self._idle()
+        st = self.state
+        st.model, st.known_label = result.model, None  # the known anomalies came from a file
+        if result.scores is not None:
+            st.set_scores(result.scores, st.size_model, st.size_scores)
+        rejected = (f" ({result.n_rejected:,} {'row' if result.n_rejected == 1 else 'rows'} rejected)"
+                    if result.n_rejected else "")
+        text = (f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. "
+                f"{view_weights_text(result.model)}")
+        self._show_detector(result.model)
+        self._show_data()
         self.progress_label.setText(text)
         self.statusBar().showMessage(text, 15000)
 
@@ -1068,6 +1128,7 @@ class MainWindow(QMainWindow):
         self.act_stop.setEnabled(stoppable)
         self.stop_button.setEnabled(stoppable)
         self.act_score_file.setEnabled(st.model is not None and not busy)
+        self.act_weigh.setEnabled(self._weighable() and not busy)
         self.act_export.setEnabled(st.scores is not None and not busy)
         self.act_html.setEnabled(st.scores is not None and not busy)
         savable = st.model is not None and st.model.can_save

@@ -128,6 +128,33 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
 
 
 
+@dataclass
+class Weighed:
+    model: Any  # a copy of the consensus, its views weighed
+    scores: Any  # the open graphs' scores under it (None when no graphs are open)
+    path: str  # the file of known anomalies
+    n_known: int
+    n_rejected: int  # rows of that file that could not be read as graphs
+
+
+def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
+    """Weigh a trained consensus's views by the graphs of ``path`` (known anomalies, in any format
+    :func:`core.load` reads; never trained on), as ``glocalkd weigh`` does, and score ``graphs``
+    with the result. The weights go to a copy, so the window's model stays as it was should this
+    fail."""
+    import copy
+
+    from core import GLocalKDError, load
+
+    if not callable(getattr(model, "weigh_views", None)):
+        raise GLocalKDError(f"a {model.name} model has a single view: known anomalies weigh the views of a consensus")
+    known = load(path, **options)  # a file with no readable row, or too few, raises naming it
+    weighed = copy.deepcopy(model)
+    weighed.weigh_views(known)
+    scores = weighed.score(graphs) if graphs is not None and len(graphs) else None
+    return Weighed(weighed, scores, path, len(known), len(known.rejects))
+
+
 def score(model, graphs, normal_label: str | None, size_model, job):
     """Score ``graphs`` with ``model``; the graph-size baseline too (fitted here on the normal graphs
     of ``graphs`` when there is none, e.g. after a model was loaded from a file).

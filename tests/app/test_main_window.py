@@ -179,6 +179,29 @@ def test_known_anomalies_weigh_the_consensus_when_a_normal_label_is_chosen(qtbot
     assert "weighed the consensus's views, which makes it more optimistic still" in window.auc_label.text()
 
 
+def test_a_file_of_known_anomalies_weighs_a_trained_consensus(qtbot, window, herg_path, tmp_path):
+    open_and_wait(qtbot, window, herg_path)
+    assert not window.act_weigh.isEnabled()  # no model yet
+    train_and_wait(qtbot, window, normal="1", detector="glocalkd")
+    assert not window.act_weigh.isEnabled()  # one view: nothing to weigh
+    train_and_wait(qtbot, window, normal="1", detector="consensus")
+    qtbot.waitUntil(lambda: _idle(window) and window.model.name == "consensus", timeout=300000)
+    assert window.act_weigh.isEnabled()
+    before, scores_before = window.model, window.scores
+    actives = [m.smiles for m in window.graphs.meta if m.label == "0"][:10]
+    known = tmp_path / "actives.smi"
+    known.write_text("\n".join(actives) + "\n")
+
+    window.weigh_views(str(known))
+    qtbot.waitUntil(lambda: _idle(window) and window.model is not before, timeout=60000)
+    assert before.known_anomaly_auc_ is None and set(window.model.known_anomaly_auc_) == set(before.components)
+    text = window.progress_label.text()
+    assert text.startswith("10 known anomalies read from actives.smi. Views weighed by known anomalies: ")
+    assert "View weights (known anomalies): " in window.summary.text()
+    assert window.scores is not scores_before and len(window.scores) == len(window.graphs)
+    assert window.act_weigh.isEnabled() and window.act_train.isEnabled()
+
+
 def test_a_single_detector_shows_no_component_aucs(qtbot, window, tu_folder):
     open_and_wait(qtbot, window, tu_folder)
     train_and_wait(qtbot, window, detector="size")

@@ -189,3 +189,33 @@ def test_known_anomalies_weigh_a_consensus_and_need_a_normal_label():
     with pytest.raises(GLocalKDError, match="pick the normal graphs' label"):
         tasks.train(loaded.graphs, "consensus", params, None, tasks.Job(), known_label="0")
     assert view_weights_text(tasks.train(loaded.graphs, "consensus", params, "1", tasks.Job()).model) == ""
+
+
+def test_a_file_of_known_anomalies_weighs_a_copy_of_a_trained_consensus(tmp_path):
+    from core import DataError, GLocalKDError, load
+    from tests.conftest import RESOURCES
+
+    loaded = tasks.load_data(str(RESOURCES / "herg.tab"), {}, tasks.Job())
+    graphs = loaded.graphs
+    trained = tasks.train(graphs, "consensus", {"component_params": {"glocalkd": SMALL}}, "1", tasks.Job())
+    actives = [m.smiles for m in graphs.meta if m.label == "0"]
+    known_file = tmp_path / "known.smi"
+    known_file.write_text("\n".join(actives[:8] + ["not a molecule"]) + "\n")
+
+    result = tasks.weigh(trained.model, str(known_file), {}, graphs, tasks.Job())
+    assert (result.n_known, result.n_rejected, result.path) == (8, 1, str(known_file))
+    assert trained.model.known_anomaly_auc_ is None  # the window's model is left as it was
+    expected = dict(result.model.known_anomaly_auc_)
+    reference = load(str(known_file))
+    assert trained.model.weigh_views(reference) == expected  # as glocalkd weigh weighs them
+    assert result.model.view_weights_ == trained.model.view_weights_
+    assert np.array_equal(result.scores.score, trained.model.score(graphs).score)
+    assert len(result.scores) == len(graphs)
+
+    for name, rows in (("none.smi", ["not a molecule"]), ("two.smi", actives[:2])):
+        (tmp_path / name).write_text("\n".join(rows) + "\n")
+        with pytest.raises(DataError, match=f"{name}.*(no molecule could be read|at least 3 known anomalies)"):
+            tasks.weigh(trained.model, str(tmp_path / name), {}, graphs, tasks.Job())
+    glocalkd = tasks.train(graphs, "glocalkd", SMALL, "1", tasks.Job()).model
+    with pytest.raises(GLocalKDError, match="a glocalkd model has a single view"):
+        tasks.weigh(glocalkd, str(known_file), {}, graphs, tasks.Job())
