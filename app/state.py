@@ -175,7 +175,9 @@ class AppState:
         if self.known_label is not None and self.known_label == anomaly_label:
             note += (f"; the anomalies of label {anomaly_label} weighed the consensus's views, which makes it "
                      "more optimistic still")
-        text = (f"ROC-AUC {auc:.3f} on {int(known.sum()):,} labelled graphs "
+        below = (f" (below 0.5: the detector scores label {anomaly_label} as more normal than the rest)"
+                 if auc < 0.5 else "")
+        text = (f"ROC-AUC {auc:.3f}{below} on {int(known.sum()):,} labelled graphs "
                 f"({int(is_anomaly.sum()):,} anomalous){component_text}{size_text}{note}")
         return Evaluation(anomaly_label, scores, is_anomaly, auc, fpr, tpr, reference, text, components)
 

@@ -57,6 +57,11 @@ def test_evaluation_uses_cores_minority_rule_and_keeps_the_size_baseline(herg_tr
     assert ev.auc == pytest.approx(roc_auc(labels, st.scores.score))
     assert ev.reference is not None and "graph size alone" in ev.text
     assert ev.fpr[0] == 0 and ev.tpr[-1] == 1
+    other = st.evaluation("1")  # two classes: one of the two AUCs is below 0.5, and says so
+    assert other.auc == pytest.approx(1 - ev.auc)
+    low, high = sorted((ev, other), key=lambda e: e.auc)
+    assert low.auc < 0.5 and "(below 0.5: the detector scores label " in low.text
+    assert "below 0.5" not in high.text
 
 
 def test_a_loaded_model_is_scored_with_a_size_baseline_fitted_on_the_normal_graphs(herg_trained, tmp_path):
