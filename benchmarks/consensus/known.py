@@ -14,7 +14,8 @@ setting fixed before the first run and the same for every data set:
 - each view c gets ``a_c``, the ROC-AUC of the known anomalies against the calibration graphs
   (held-out normal training graphs) under c's raw score; no test normal is used;
 - candidates over the default's views (GLocalKD, graph size, WL-LESINN; ``+G``: graph
-  statistics with LESINN as a fourth):
+  statistics with LESINN as a fourth; ``+W``, measured later: LESINN on the unnormalised WL
+  counts of wl_counts.py as a fourth):
 
   - ``known-select``: the view with the largest a_c alone;
   - ``known-fisher``: Fisher with weights ``w_c = max(0, a_c - 0.5)``
@@ -89,7 +90,7 @@ def auc_se(auc: float, n_pos: int, n_neg: int) -> float:
 
 def fold_draw(fdir: Path, fold: int, draw: int, K: int) -> dict | None:
     y = np.load(fdir / "meta.npz")["y_test"].astype(int)
-    comps = load(fdir, SINGLES + ("gstats-lesinn",))
+    comps = load(fdir, SINGLES + ("gstats-lesinn", "wl-count-lesinn"))
     anom = np.flatnonzero(y == 1)
     k = min(K, len(anom) // 2)
     if k < 1:
@@ -100,7 +101,7 @@ def fold_draw(fdir: Path, fold: int, draw: int, K: int) -> dict | None:
     res = {}
     for c in comps:
         res[f"single:{c}"] = roc_auc_score(yk, comps[c][1][keep])
-    for tag, names in (("", DEFAULT), ("+G", DEFAULT + ("gstats-lesinn",))):
+    for tag, names in (("", DEFAULT), ("+G", DEFAULT + ("gstats-lesinn",)), ("+W", DEFAULT + ("wl-count-lesinn",))):
         a = {c: roc_auc_score(np.r_[np.zeros(len(comps[c][0])), np.ones(k)],
                               np.r_[comps[c][0], comps[c][1][known]]) for c in names}
         w = {c: max(0.0, a[c] - 0.5) for c in names}
@@ -132,12 +133,12 @@ def main(argv=None) -> int:
                 r = fold_draw(fdir, fold, draw, args.k)
                 for key, v in (r or {}).items():
                     acc.setdefault(key, []).append(v)
-                for key in ("known-fisher", "known-cautious"):
+                for key in ("known-fisher", "known-cautious", "known-fisher+W"):
                     if r:
                         losses.setdefault(key, []).append(r[key] < r["fisher"] - 0.05)
         table[row] = {key: float(np.mean(v)) for key, v in acc.items()}
     cands = ["fisher", "known-select", "known-fisher", "known-cautious", "fisher+G", "known-select+G",
-             "known-fisher+G"]
+             "known-fisher+G", "fisher+W", "known-select+W", "known-fisher+W"]
     print("row".ljust(28) + "".join(c.rjust(15) for c in cands) + "best single".rjust(13))
     diffs = {c: [] for c in cands}
     within = {c: 0 for c in cands}
