@@ -47,12 +47,16 @@ def _size(**params):
     return SizeBaseline(**params)
 
 
-def _two_step(kernel: str, scorer: str) -> Callable[..., object]:
+TWO_STEP_FIXED = {"kernel", "scorer", "normalize"}  # a two-step detector's name fixes them
+
+
+def _two_step(kernel: str, scorer: str, normalize: bool = True) -> Callable[..., object]:
     def make(**params):
         from core.detectors.two_step import TwoStepDetector
 
-        return TwoStepDetector(kernel=kernel, scorer=scorer, **params)
+        return TwoStepDetector(kernel=kernel, scorer=scorer, normalize=normalize, **params)
 
+    make.fixed = TWO_STEP_FIXED
     return make
 
 
@@ -65,6 +69,9 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
                  False, False, _two_step("wl", "iforest")),
     DetectorInfo("wl-lesinn", "WL-LESINN", "Weisfeiler-Lehman subtree kernel (3 iterations) + LESINN "
                  "nearest-neighbour ensemble", False, False, _two_step("wl", "lesinn")),
+    DetectorInfo("wl-count-lesinn", "WL counts", "Weisfeiler-Lehman subtree counts (3 iterations, not normalised, "
+                 "so size counts too) + LESINN nearest-neighbour ensemble", False, False,
+                 _two_step("wl", "lesinn", normalize=False)),
     DetectorInfo("pk-iforest", "PK-iForest", "propagation kernel + isolation forest", False, False,
                  _two_step("pk", "iforest")),
     DetectorInfo("pk-lesinn", "PK-LESINN", "propagation kernel + LESINN nearest-neighbour ensemble", False, False,
@@ -84,7 +91,8 @@ def info_in(table: dict[str, DetectorInfo], name: str) -> DetectorInfo:
 
 def params_in(table: dict[str, DetectorInfo], name: str) -> set[str]:
     """The constructor parameters the detector ``name`` of ``table`` takes."""
-    return set(info_in(table, name).factory().param_names()) - {"kernel", "scorer"}
+    factory = info_in(table, name).factory
+    return set(factory().param_names()) - getattr(factory, "fixed", set())
 
 
 def make_in(table: dict[str, DetectorInfo], name: str, **params):

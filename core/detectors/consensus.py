@@ -23,7 +23,10 @@ With a few graphs known to be anomalous (a chemist's reference actives), :meth:`
 trusts each view as far as it ranks them above the calibration graphs: view c's weight is
 ``max(0, AUC_c - 0.5)``, its evidence is multiplied by it (weights scaled to a mean of 1), and the
 calibration graphs' statistics are computed again with the weights, so p-values stay calibrated.
-Without known anomalies every view weighs the same (docs/consensus.md).
+Without known anomalies every component weighs the same. *Reserve views* (by default LESINN on
+raw WL counts) are fitted and calibrated beside the components but weigh nothing, and are not
+even scored, until known anomalies weigh the views: they point the right way on some data sets
+and the wrong way on others, which only known anomalies can tell (docs/consensus.md).
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ from core.errors import DataError, GLocalKDError
 RULES = ("fisher", "cauchy", "minp")
 WEIGHABLE_RULES = ("fisher", "cauchy")  # the rules that sum the components' evidence
 DEFAULT_COMPONENTS = ("glocalkd", "wl-lesinn", "size")
+DEFAULT_RESERVE_VIEWS = ("wl-count-lesinn",)
 MIN_KNOWN_ANOMALIES = 3  # fewer cannot tell the views apart (docs/consensus.md: 3 already help)
 
 
@@ -102,6 +106,8 @@ class Consensus(Detector):
     Args:
         components: registry names of the detectors combined (default: GLocalKD, WL-LESINN and
             graph size).
+        reserve_views: registry names of detectors fitted and calibrated beside them that count
+            only once known anomalies weigh the views (default: WL counts).
         rule: ``fisher``, ``cauchy`` or ``minp``.
         calibration: share of the normal training graphs held out to calibrate the components.
         component_params: constructor parameters per component name, e.g.
@@ -109,9 +115,9 @@ class Consensus(Detector):
         seed: seeds the calibration split and every component.
         device: for the components that run on a GPU.
 
-    Fitted state: ``components_`` (name -> fitted detector), ``component_calibration_``
-    (name -> the calibration graphs' scores), ``component_train_`` (name -> the fit graphs'
-    scores), ``calibration_scores_`` (the calibration graphs' combined statistics),
+    Fitted state, for every view (components and reserve views): ``components_`` (name -> fitted
+    detector), ``component_calibration_`` (name -> the calibration graphs' scores),
+    ``component_train_`` (name -> the fit graphs' scores); and ``calibration_scores_`` (the calibration graphs' combined statistics),
     ``train_scores_``, ``loss_history_`` (GLocalKD's, when a component), ``stopped_early_``,
     ``view_weights_`` (name -> weight, or None: equal) and ``known_anomaly_auc_`` (name -> the
     ROC-AUC of the known anomalies of :meth:`weigh_views`, or None).
@@ -124,8 +130,9 @@ class Consensus(Detector):
 
     def __init__(self, components: Sequence[str] = DEFAULT_COMPONENTS, rule: str = "fisher",
                  calibration: float = DEFAULT_CALIBRATION_FRACTION, component_params: dict | None = None,
-                 seed: int = 0, device: str = "auto"):
-        self.components = list(components)  # a list, as it reads back from JSON
+                 seed: int = 0, device: str = "auto", reserve_views: Sequence[str] = DEFAULT_RESERVE_VIEWS):
+        self.components = list(components)  # lists, as they read back from JSON
+        self.reserve_views = list(reserve_views)
         self.rule = rule
         self.calibration = calibration
         self.component_params = component_params
@@ -136,10 +143,22 @@ class Consensus(Detector):
     def has_node_scores(self) -> bool:  # the GLocalKD component's node errors
         return "glocalkd" in self.components
 
+    @property
+    def views(self) -> list[str]:
+        """Every view the consensus fits: its components, then its reserve views."""
+        return [*self.components, *self.reserve_views]
+
+    def scored_views(self) -> list[str]:
+        """The views whose scores the consensus combines now: its components, and every view
+        once known anomalies have weighed them."""
+        return self.views if getattr(self, "view_weights_", None) is not None else list(self.components)
+
     def validate_params(self) -> None:
-        unknown = [c for c in self.components if c not in SINGLE_DETECTORS]
-        if not self.components or unknown or len(set(self.components)) != len(self.components):
-            raise GLocalKDError(f"components must be distinct detector names, not {list(self.components)}")
+        views = self.views
+        unknown = [c for c in views if c not in SINGLE_DETECTORS]
+        if not self.components or unknown or len(set(views)) != len(views):
+            raise GLocalKDError(f"components and reserve views must be distinct detector names, not "
+                                f"{list(self.components)} and {list(self.reserve_views)}")
         if self.rule not in RULES:
             raise GLocalKDError(f"rule must be one of {', '.join(RULES)}, not {self.rule!r}")
         if not 0.0 < float(self.calibration) < 1.0:
@@ -159,7 +178,7 @@ class Consensus(Detector):
         fit_graphs, cal_graphs = graphs.subset(fit_idx), graphs.subset(cal_idx)
         self.components_, self.component_calibration_ = {}, {}
         self.stopped_early_ = False
-        for name in self.components:
+        for name in self.views:
             detector = self._make(name)
             detector.fit(fit_graphs, on_epoch=on_epoch if name == "glocalkd" else None, should_stop=should_stop)
             scores = detector.score(cal_graphs).score.astype(np.float64)
@@ -170,14 +189,15 @@ class Consensus(Detector):
             self.stopped_early_ |= bool(getattr(detector, "stopped_early_", False))
         glocalkd = self.components_.get("glocalkd")
         self.loss_history_ = list(glocalkd.loss_history_) if glocalkd is not None else []
-        self.component_train_ = {n: s.score.astype(np.float64) for n, s in self._component_scores(fit_graphs).items()}
         self.view_weights_, self.known_anomaly_auc_ = None, None
+        self.component_train_ = {n: s.score.astype(np.float64)
+                                 for n, s in self._component_scores(fit_graphs, views=self.views).items()}
         self._combine_reference_scores()
 
     def _combine_reference_scores(self) -> None:
         """The calibration graphs' combined statistics (from leave-one-out p-values) and the fit
         graphs', under the current weights."""
-        loo = np.column_stack([leave_one_out_p_values(self.component_calibration_[n]) for n in self.components])
+        loo = np.column_stack([leave_one_out_p_values(self.component_calibration_[n]) for n in self.scored_views()])
         # at the precision of the scores score() returns (float32), so that a graph tied with a
         # calibration or training graph compares as tied (p-values, percentile thresholds): the
         # combined statistic takes few distinct values, and ties are common
@@ -185,18 +205,20 @@ class Consensus(Detector):
         self.train_scores_ = _as_scored(self._combine_arrays(self.component_train_)[0])
 
     def _weights(self) -> np.ndarray | None:
+        """The scored views' weights, in :meth:`scored_views` order (None: equal)."""
         if self.view_weights_ is None:
             return None
-        return np.array([self.view_weights_[n] for n in self.components], dtype=np.float64)
+        return np.array([self.view_weights_[n] for n in self.scored_views()], dtype=np.float64)
 
     def weigh_views(self, known: GraphSet) -> dict[str, float]:
         """Trust each view as far as it ranks ``known`` (graphs known to be anomalous, never
         trained on) above the calibration graphs, and return each view's ROC-AUC of them.
 
-        A view's weight is ``max(0, AUC - 0.5)``, scaled so that the weights average 1; when no
-        view ranks them above the normal graphs, every view weighs the same. The calibration
-        graphs' statistics are recomputed with the weights, so p-values stay calibrated. Calling
-        it again replaces the weights."""
+        Every view is weighed, the reserve views too. A view's weight is ``max(0, AUC - 0.5)``,
+        scaled so that the weights average 1; when no view ranks them above the normal graphs,
+        the components weigh the same and the reserve views nothing, as without known anomalies.
+        The calibration graphs' statistics are recomputed with the weights, so p-values stay
+        calibrated. Calling it again replaces the weights."""
         self._check_fitted()
         if self.rule not in WEIGHABLE_RULES:
             raise GLocalKDError(f"the {self.rule} rule cannot weigh its views; use {' or '.join(WEIGHABLE_RULES)}")
@@ -205,21 +227,23 @@ class Consensus(Detector):
         if len(known) < MIN_KNOWN_ANOMALIES:
             raise DataError(f"weighing the views needs at least {MIN_KNOWN_ANOMALIES} known anomalies, "
                             f"not {len(known)}", known.source)
-        scores = self._component_scores(known)
-        auc = {name: separation_auc(self.component_calibration_[name], scores[name].score) for name in self.components}
+        scores = self._component_scores(known, views=self.views)
+        auc = {name: separation_auc(self.component_calibration_[name], scores[name].score) for name in self.views}
         self.known_anomaly_auc_ = auc
         self.view_weights_ = view_weights(auc)
         self._combine_reference_scores()
         return dict(auc)
 
     def _component_scores(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None,
-                          known: dict[str, Scores] | None = None) -> dict[str, Scores]:
+                          known: dict[str, Scores] | None = None, views: list[str] | None = None) -> dict[str, Scores]:
+        """Each view's scores of ``graphs`` (``views``: the scored views by default)."""
         known = known or {}
+        views = self.scored_views() if views is None else views
         out = {}
-        for k, name in enumerate(self.components):
+        for k, name in enumerate(views):
             out[name] = known[name] if name in known else self.components_[name].score(graphs)
             if on_progress is not None:
-                on_progress(round(len(graphs) * (k + 1) / len(self.components)), len(graphs))
+                on_progress(round(len(graphs) * (k + 1) / len(views)), len(graphs))
         return out
 
     def _combine(self, scores: dict[str, Scores]) -> tuple[np.ndarray, np.ndarray]:
@@ -227,14 +251,15 @@ class Consensus(Detector):
         return self._combine_arrays({n: s.score for n, s in scores.items()})
 
     def _combine_arrays(self, scores: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        p = np.column_stack([conformal_p_values(self.component_calibration_[n], scores[n]) for n in self.components])
+        p = np.column_stack([conformal_p_values(self.component_calibration_[n], scores[n])
+                             for n in self.scored_views()])
         return combine_p_values(p, self.rule, self._weights()), p
 
     def component_p_values(self, graphs: GraphSet) -> dict[str, np.ndarray]:
-        """Each component's conformal p-values of ``graphs``, by component name."""
+        """Each scored view's conformal p-values of ``graphs``, by name."""
         self._check_fitted()
         _, p = self._combine(self._component_scores(graphs))
-        return {name: p[:, k] for k, name in enumerate(self.components)}
+        return {name: p[:, k] for k, name in enumerate(self.scored_views())}
 
     def component_scores(self, graphs: GraphSet) -> dict[str, np.ndarray]:
         """Each component's own score of ``graphs`` (higher = more anomalous), by component name:
@@ -284,10 +309,12 @@ class Consensus(Detector):
                 "view_weights": self.view_weights_, "known_anomaly_auc": self.known_anomaly_auc_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
-        if set(state["components"]) != set(self.components):
+        saved = set(state["components"])
+        self.reserve_views = [v for v in self.reserve_views if v in saved]  # older files have none
+        if saved != set(self.views):
             raise ValueError("the saved components are not the model's components")
         self.components_ = {}
-        for name in self.components:
+        for name in self.views:
             saved = state["components"][name]
             params = {k: v for k, v in saved["params"].items() if k in single_params(name)}
             if "device" in params:
@@ -298,7 +325,7 @@ class Consensus(Detector):
                 component.calibration_scores_ = np.asarray(saved["calibration"], dtype=np.float64)
             self.components_[name] = component
         self.component_calibration_ = {n: np.asarray(state["component_calibration"][n], dtype=np.float64)
-                                       for n in self.components}
+                                       for n in self.views}
         self.calibration_scores_ = np.asarray(state["calibration"], dtype=np.float64)
         self.train_scores_ = np.asarray(state["train_scores"])
         self.loss_history_ = list(state["loss_history"])
@@ -306,10 +333,10 @@ class Consensus(Detector):
         # model files written before views could be weighed have neither
         train = state.get("component_train")
         self.component_train_ = None if train is None else {n: np.asarray(train[n], dtype=np.float64)
-                                                            for n in self.components}
+                                                            for n in self.views}
         weights, auc = state.get("view_weights"), state.get("known_anomaly_auc")
-        self.view_weights_ = None if weights is None else {n: float(weights[n]) for n in self.components}
-        self.known_anomaly_auc_ = None if auc is None else {n: float(auc[n]) for n in self.components}
+        self.view_weights_ = None if weights is None else {n: float(weights[n]) for n in self.views}
+        self.known_anomaly_auc_ = None if auc is None else {n: float(auc[n]) for n in self.views}
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """The first component's representation (GLocalKD's embeddings by default)."""

@@ -4,7 +4,10 @@ The GLocalKD paper's two-step baselines take WL (three iterations, the same neig
 as a three-layer GCN) and PK ("the recommended setting in GraKeL") from GraKeL. Both work on
 discrete node labels: a TU collection's node labels, a molecule's element, or, for graphs
 without labels (IMDB, REDDIT), the node degree, the usual choice for WL on plain graphs.
-Kernels are normalised (k(x, x) = 1), so ``sqrt(2 - 2 k)`` is a distance in feature space.
+Kernels are normalised (k(x, x) = 1) as GraKeL does, so ``sqrt(2 - 2 k)`` is a distance in
+feature space: graphs are compared by the shares of their subtrees. Unnormalised (raw counts),
+``sqrt(k(x, x) + k(y, y) - 2 k(x, y))`` also sees how many subtrees a graph has, so its size
+(docs/consensus.md, "A WL view that keeps size").
 
 GraKeL computes the propagation kernel with a dense matrix per graph and pair by pair in Python
 (45 s for 1,000 Tox21 molecules, over an hour per REDDIT-BINARY fold). Its value is a sum of dot
@@ -78,15 +81,18 @@ def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray
 
 
 class GraphKernel:
-    """A normalised graph kernel fitted on training graphs: ``fit`` gives the (n, n) training
-    kernel, ``transform`` the (m, n) kernel between new graphs and the training graphs."""
+    """A graph kernel fitted on training graphs: ``fit`` gives the (n, n) training kernel,
+    ``transform`` the (m, n) kernel between new graphs and the training graphs, and
+    :meth:`distances` / :meth:`distances_labelled` the feature-space distances. ``normalize``:
+    cosine-normalised as GraKeL does (the default), else the raw feature products."""
 
-    def __init__(self, kind: str = "wl", wl_iterations: int = 3, seed: int = 0):
+    def __init__(self, kind: str = "wl", wl_iterations: int = 3, seed: int = 0, normalize: bool = True):
         if kind not in KERNELS:
             raise GLocalKDError(f"kernel must be one of {', '.join(KERNELS)}, not {kind!r}")
         self.kind = kind
         self.wl_iterations = wl_iterations
         self.seed = seed
+        self.normalize = normalize
 
     def _make(self):
         if self.kind == "wl":
@@ -128,9 +134,35 @@ class GraphKernel:
             return np.zeros((0, self.n_train_))
         return self._feature_kernel(*self.kernel_.transform(labelled))
 
+    def distances(self, k: np.ndarray, squares: np.ndarray, overwrite: bool = False) -> np.ndarray:
+        """Feature-space distances from this kernel's values ``k`` (graphs x training graphs) of
+        graphs whose own kernel values are ``squares``: :func:`kernel_distance` when normalised,
+        else ``sqrt(squares + training squares - 2k)``. ``overwrite`` reuses ``k``'s memory."""
+        if self.normalize:
+            return kernel_distance(k, overwrite=overwrite)
+        d = k if overwrite and k.dtype == np.float64 and k.flags.writeable else np.array(k, dtype=np.float64)
+        np.multiply(d, -2.0, out=d)
+        d += np.asarray(squares, dtype=np.float64)[:, None]
+        d += self.train_squares_[None, :]
+        np.clip(d, 0.0, None, out=d)
+        return np.sqrt(d, out=d)
+
+    def distances_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Feature-space distances of graphs given as (edge index, node labels) pairs to the
+        training graphs."""
+        if not hasattr(self, "kernel_"):
+            raise GLocalKDError("the graph kernel is not fitted yet")
+        if len(labelled) == 0:
+            return np.zeros((0, self.n_train_))
+        features, squares = self.kernel_.transform(labelled)
+        return self.distances(self._feature_kernel(features, squares), squares, overwrite=True)
+
     def _feature_kernel(self, features: sp.csr_matrix, squares: np.ndarray) -> np.ndarray:
-        """Kernel of ``features`` against the training graphs', normalised as GraKeL does."""
+        """Kernel of ``features`` against the training graphs', normalised as GraKeL does unless
+        ``normalize`` is off. ``squares``: each graph's own kernel value, unseen features included."""
         k = np.asarray((features @ self.train_features_.T).toarray(), dtype=np.float64)
+        if not self.normalize:
+            return k
         norms = np.outer(squares, self.train_squares_)
         with np.errstate(invalid="ignore", divide="ignore"):
             np.divide(k, np.sqrt(norms, out=norms), out=k)  # in place: each pass over k costs as much as the product

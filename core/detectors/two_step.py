@@ -3,8 +3,10 @@
 The GLocalKD paper's WL-iForest, WL-LESINN, PK-iForest and PK-LESINN baselines. The kernel
 is fitted on the training graphs; a graph is represented by its kernel values against them
 (the empirical kernel map), which is what iForest isolates; LESINN uses the kernel's own
-feature-space distance ``sqrt(2 - 2k)``. Both see exactly the kernel's information, and a new
-graph is scored without refitting anything. Graph scores only: no per-node scores.
+feature-space distance (``sqrt(2 - 2k)`` for the normalised kernels). Both see exactly the
+kernel's information, and a new graph is scored without refitting anything. Graph scores
+only: no per-node scores. ``normalize=False`` keeps the raw WL counts: WL-count-LESINN, a view
+that also sees a graph's size (docs/consensus.md).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from core.detectors.base import Detector
 from core.errors import GLocalKDError
-from core.detectors.graph_kernels import GraphKernel, kernel_distance, labelled_graphs
+from core.detectors.graph_kernels import GraphKernel, labelled_graphs
 from core.data.graphset import GraphSet
 from core.detectors.lesinn import LESINN
 from core.data.scores import Scores
@@ -30,7 +32,8 @@ class TwoStepDetector(Detector):
 
     iForest: ``n_estimators`` trees on subsamples of ``max_samples`` (the paper: 100, 256;
     its contamination of 0.1 only moves iForest's own cut-off, never the scores). LESINN:
-    ``ensemble_size`` members of ``subsample_size`` graphs (the paper: 256, 256).
+    ``ensemble_size`` members of ``subsample_size`` graphs (the paper: 256, 256). ``normalize``:
+    the kernel cosine-normalised (the paper's baselines) or raw feature products.
     Fitted state: ``kernel_``, ``scorer_``, ``train_scores_``.
     """
 
@@ -38,7 +41,7 @@ class TwoStepDetector(Detector):
 
     def __init__(self, kernel: str = "wl", scorer: str = "iforest", wl_iterations: int = 3,
                  n_estimators: int = 100, max_samples: int = 256, ensemble_size: int = 256,
-                 subsample_size: int = 256, seed: int = 0):
+                 subsample_size: int = 256, seed: int = 0, normalize: bool = True):
         self.kernel = kernel
         self.scorer = scorer
         self.wl_iterations = wl_iterations
@@ -47,10 +50,11 @@ class TwoStepDetector(Detector):
         self.ensemble_size = ensemble_size
         self.subsample_size = subsample_size
         self.seed = seed
+        self.normalize = normalize
 
     @property
     def name(self) -> str:
-        return f"{self.kernel}-{self.scorer}"
+        return f"{self.kernel}-{self.scorer}" if self.normalize else f"{self.kernel}-count-{self.scorer}"
 
     FITTED = ("kernel_", "scorer_", "train_scores_", "loss_history_", "stopped_early_")
 
@@ -62,7 +66,7 @@ class TwoStepDetector(Detector):
              should_stop: Callable[[], bool] | None = None) -> None:
         """Fit the kernel and the scorer; there are no epochs, so ``on_epoch`` and ``should_stop``
         are not called."""
-        self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed)
+        self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed, self.normalize)
         k_train = self.kernel_.fit(graphs)
         if self.scorer == "iforest":
             from sklearn.ensemble import IsolationForest  # here: importing scikit-learn costs about a second
@@ -72,7 +76,8 @@ class TwoStepDetector(Detector):
             self.train_scores_ = -self.scorer_.score_samples(k_train)
         else:
             self.scorer_ = LESINN(self.ensemble_size, self.subsample_size, metric="precomputed",
-                                  seed=self.seed).fit(kernel_distance(k_train))
+                                  seed=self.seed).fit(self.kernel_.distances(k_train, self.kernel_.train_squares_,
+                                                                             overwrite=True))
             self.train_scores_ = self.scorer_.train_scores_
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
@@ -92,7 +97,7 @@ class TwoStepDetector(Detector):
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
         if self.scorer != "lesinn":
             raise GLocalKDError(f"{self.name} models cannot be loaded")
-        self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed)
+        self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed, self.normalize)
         self.kernel_.restore_fitted_state(state["kernel"])
         self.scorer_ = LESINN(self.ensemble_size, self.subsample_size, metric="precomputed", seed=self.seed)
         self.scorer_.restore_fitted_state(state["scorer"])
@@ -124,14 +129,14 @@ class TwoStepDetector(Detector):
         self._check_fitted()
         step = KERNEL_BLOCK_VALUES // max(1, self.kernel_.n_train_) if self.kernel == "wl" else len(labelled)
         step = max(1, step)
-        parts = [self._scores(self.kernel_.transform_labelled(labelled[lo:lo + step]))
-                 for lo in range(0, len(labelled), step)]
+        parts = [self._scores(labelled[lo:lo + step]) for lo in range(0, len(labelled), step)]
         return np.concatenate(parts) if parts else np.zeros(0)
 
-    def _scores(self, k: np.ndarray) -> np.ndarray:
-        """Scores from the kernel ``k`` against the training graphs (LESINN overwrites ``k``)."""
-        if len(k) == 0:
+    def _scores(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Scores of graphs from their kernel values (iForest) or distances (LESINN) against
+        the training graphs."""
+        if len(labelled) == 0:
             return np.zeros(0)
         if self.scorer == "iforest":
-            return -self.scorer_.score_samples(k)
-        return self.scorer_.decision_function(kernel_distance(k, overwrite=True))
+            return -self.scorer_.score_samples(self.kernel_.transform_labelled(labelled))
+        return self.scorer_.decision_function(self.kernel_.distances_labelled(labelled))

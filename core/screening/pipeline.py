@@ -187,11 +187,12 @@ def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float3
     detector scores the chunk's arrays where it can (:func:`_packed_scores`), a consensus each
     of its components so; any other detector (or component) scores the chunk's graphs."""
     s = _packed_scores(model, chunk, batch_graphs, precision, threads)
-    components = getattr(model, "components_", None)
-    if s is None and components and hasattr(model, "combine_scores"):  # a consensus
-        known = {name: scores for name, detector in components.items()
-                 if (scores := _packed_scores(detector, chunk, batch_graphs, precision, threads)) is not None}
-        if len(known) == len(components):
+    if s is None and hasattr(model, "scored_views"):  # a consensus: the views it combines now
+        views = model.scored_views()
+        known = {name: scores for name in views
+                 if (scores := _packed_scores(model.components_[name], chunk, batch_graphs, precision, threads))
+                 is not None}
+        if len(known) == len(views):
             s = model.combine_scores(known, np.concatenate([[0], np.cumsum(chunk["counts"])]))
         else:
             s = model.score(chunk_graphs(chunk), known=known)

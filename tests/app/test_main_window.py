@@ -174,7 +174,7 @@ def test_known_anomalies_weigh_the_consensus_when_a_normal_label_is_chosen(qtbot
     window.train()
     qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=300000)
     model = window.model
-    assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size"}
+    assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size", "wl-count-lesinn"}
     assert "Views weighed by known anomalies: " in window.progress_label.text()
     assert "weighed the consensus's views, which makes it more optimistic still" in window.auc_label.text()
 
@@ -194,7 +194,7 @@ def test_a_file_of_known_anomalies_weighs_a_trained_consensus(qtbot, window, her
 
     window.weigh_views(str(known))
     qtbot.waitUntil(lambda: _idle(window) and window.model is not before, timeout=60000)
-    assert before.known_anomaly_auc_ is None and set(window.model.known_anomaly_auc_) == set(before.components)
+    assert before.known_anomaly_auc_ is None and set(window.model.known_anomaly_auc_) == set(before.views)
     text = window.progress_label.text()
     assert text.startswith("10 known anomalies read from actives.smi. Views weighed by known anomalies: ")
     assert "View weights (known anomalies): " in window.summary.text()

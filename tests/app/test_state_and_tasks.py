@@ -187,7 +187,7 @@ def test_known_anomalies_weigh_a_consensus_and_need_a_normal_label():
     trained = tasks.train(loaded.graphs, "consensus", params, "1", tasks.Job(), known_label="0")
     model = trained.model
     assert trained.known_label == "0" and trained.n_train == sum(lab == "1" for lab in loaded.graphs.labels)
-    assert set(model.known_anomaly_auc_) == set(model.components)
+    assert set(model.known_anomaly_auc_) == set(model.views)
     text = view_weights_text(model)
     assert text.startswith("Views weighed by known anomalies: ") and "WL-LESINN" in text
     assert view_weights_text(model, compact=True).startswith("View weights (known anomalies): ")

@@ -77,8 +77,8 @@ def test_known_anomalies_weigh_the_consensus_and_are_never_trained_on(herg_path,
     n_known = sum(label == "0" for label in herg.labels)
     assert f"views weighed by {n_known} known anomalies" in err
     assert len(model.calibration_scores_) + len(model.train_scores_) == len(herg) - n_known
-    assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size"}
-    assert model.view_weights_ is None or sum(model.view_weights_.values()) == pytest.approx(3.0)
+    assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size", "wl-count-lesinn"}
+    assert model.view_weights_ is None or sum(model.view_weights_.values()) == pytest.approx(4.0)
 
     known = tmp_path / "known.smi"
     known.write_text("".join(f"{m.smiles} {m.id}\n" for m, label in zip(herg.meta, herg.labels) if label == "0"))
@@ -109,6 +109,13 @@ def test_weigh_gives_a_trained_consensus_the_weights_training_with_known_anomali
     assert main(["train", str(herg_path), "-o", str(direct), "--normal-label", "1", "--known-label", "0", *TINY]) == 0
     a, b = load_detector(weighed, device="cpu"), load_detector(direct, device="cpu")
     assert a.view_weights_ == b.view_weights_ and a.known_anomaly_auc_ == b.known_anomaly_auc_
+    assert a.view_weights_ is not None and a.scored_views() == a.views  # the reserve view is weighed too
+    # screening a weighed consensus (each view on its array path) gives score's report
+    reports = tmp_path / "score.csv", tmp_path / "screen.csv"
+    assert main(["score", str(weighed), str(herg_path), "-o", str(reports[0]), "--device", "cpu"]) == 0
+    assert main(["screen", str(weighed), str(herg_path), "-o", str(reports[1]), "--workers", "1",
+                 "--device", "cpu"]) == 0
+    assert reports[0].read_text() == reports[1].read_text()
     assert load_detector(plain, device="cpu").view_weights_ is None  # the input model is left as it was
     capsys.readouterr()
     assert main(["weigh", str(plain), str(herg_path), "-o", str(plain)]) == 2  # would overwrite its input

@@ -43,7 +43,9 @@ def test_consensus_finds_what_any_of_its_views_finds(herg):
     train, held = order[:300], order[300:]
     test = np.sort(np.concatenate([held, np.flatnonzero(labels == "0")]))
     model = make_detector("consensus", component_params=SMALL, seed=0).fit(herg.subset(np.sort(train)))
-    assert set(model.components_) == {"glocalkd", "wl-lesinn", "size"}
+    assert model.components == ["glocalkd", "wl-lesinn", "size"] and model.reserve_views == ["wl-count-lesinn"]
+    assert set(model.components_) == set(model.views) == {"glocalkd", "wl-lesinn", "size", "wl-count-lesinn"}
+    assert model.scored_views() == model.components  # a reserve view waits for known anomalies
     assert len(model.calibration_scores_) == 60
     scores = model.score(herg.subset(test))
     auc = roc_auc(labels[test] == "0", scores.score)
@@ -62,7 +64,8 @@ def test_consensus_finds_what_any_of_its_views_finds(herg):
     # each component's own score, as its detector alone scores the graphs (for per-component AUCs)
     own = model.component_scores(herg.subset(test[:10]))
     assert list(own) == model.components == list(scores.component_scores())
-    for name, detector in model.components_.items():
+    for name in model.components:
+        detector = model.components_[name]
         np.testing.assert_allclose(own[name], detector.score(herg.subset(test[:10])).score, rtol=1e-6)
         np.testing.assert_array_equal(scores.component_scores()[name][:10],
                                       detector.score(herg.subset(test[:10])).score.astype(np.float32))
@@ -106,7 +109,7 @@ def test_weights_from_known_anomalies_trust_the_view_that_ranks_them_high(tmp_pa
     test = [(7, ring(7), 0), (16, ring(16), 1), (7, tailed_triangle, 1)]
     data = load(write_tu(tmp_path, "RINGS", normal + known + test))
     fit_set, known_set, test_set = data.subset(range(80)), data.subset(range(80, 85)), data.subset([85, 86, 87])
-    model = make_detector("consensus", components=("wl-lesinn", "size"), seed=0,
+    model = make_detector("consensus", components=("wl-lesinn", "size"), reserve_views=(), seed=0,
                           component_params={"wl-lesinn": {"ensemble_size": 16}}).fit(fit_set)
     assert model.view_weights_ is None and model.known_anomaly_auc_ is None
     before = model.score(test_set).score
@@ -131,6 +134,88 @@ def test_weights_from_known_anomalies_trust_the_view_that_ranks_them_high(tmp_pa
     loaded = make_detector("consensus").load(path)
     assert loaded.view_weights_ == model.view_weights_ and loaded.known_anomaly_auc_ == model.known_anomaly_auc_
     np.testing.assert_array_equal(loaded.score(test_set).score, after)
+
+
+def test_a_reserve_view_counts_only_once_known_anomalies_weigh_it(tmp_path):
+    """Rings of 6-8 nodes are normal, rings of 14-18 the known anomalies. Every node of a ring
+    has the same subtrees, so WL-LESINN (shares of subtrees) cannot tell a large ring from a
+    small one; the reserve view, LESINN on raw WL counts, can. Until known anomalies weigh the
+    views, the reserve view changes nothing (not even scored); then it takes the weight."""
+    from tests.conftest import ring, write_tu
+
+    rng = np.random.default_rng(1)
+    normal = [(int(n), ring(int(n)), 0) for n in rng.integers(6, 9, size=80)]
+    known = [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)]
+    data = load(write_tu(tmp_path, "RINGS", normal + known + [(7, ring(7), 0), (16, ring(16), 1)], node_labels=False))
+    fit_set, known_set, test_set = data.subset(range(80)), data.subset(range(80, 85)), data.subset([85, 86])
+    params = dict(components=("wl-lesinn",), seed=0, component_params={"wl-lesinn": {"ensemble_size": 16}})
+    model = make_detector("consensus", **params).fit(fit_set)
+    plain = make_detector("consensus", reserve_views=(), **params).fit(fit_set)
+    assert model.scored_views() == ["wl-lesinn"] and set(model.components_) == {"wl-lesinn", "wl-count-lesinn"}
+    before = model.score(test_set)
+    np.testing.assert_array_equal(before.score, plain.score(test_set).score)  # the same consensus, exactly
+    np.testing.assert_array_equal(model.calibration_scores_, plain.calibration_scores_)
+    assert set(before.parts) == {"component:wl-lesinn"}
+    assert before.score[1] == before.score[0]  # a large ring looks like a small one to WL-LESINN
+
+    auc = model.weigh_views(known_set)
+    assert auc["wl-count-lesinn"] == 1.0 and auc["wl-lesinn"] <= 0.5
+    assert model.view_weights_ == {"wl-lesinn": 0.0, "wl-count-lesinn": 2.0}
+    assert model.scored_views() == ["wl-lesinn", "wl-count-lesinn"]
+    after = model.score(test_set)
+    assert set(after.parts) == {"component:wl-lesinn", "component:wl-count-lesinn"}
+    assert after.score[1] > after.score[0]  # the large ring: the smallest p-value its calibration allows
+    assert model.p_values(after.score)[1] == pytest.approx(1 / (len(model.calibration_scores_) + 1))
+    loo = np.column_stack([leave_one_out_p_values(model.component_calibration_[n]) for n in model.views])
+    np.testing.assert_allclose(model.calibration_scores_, combine_p_values(loo, "fisher", np.array([0.0, 2.0])),
+                               rtol=1e-6)
+    fit_idx, _ = calibration_split(80, model.calibration, model.seed)
+    np.testing.assert_array_equal(model.score(fit_set.subset(fit_idx)).score, model.train_scores_)
+    path = tmp_path / "weighed.pt"
+    model.save(path)
+    loaded = make_detector("consensus").load(path)
+    assert loaded.reserve_views == ["wl-count-lesinn"] and loaded.view_weights_ == model.view_weights_
+    np.testing.assert_array_equal(loaded.score(test_set).score, after.score)
+
+
+def test_raw_wl_counts_give_euclidean_distances_between_count_vectors(tmp_path):
+    """WL-count-LESINN's distances are those of the graphs' subtree count vectors, unseen
+    subtrees included; WL-LESINN's are the normalised kernel's."""
+    from core.detectors.graph_kernels import GraphKernel, labelled_graphs
+    from tests.conftest import ring, write_tu
+
+    graphs = [(6, ring(6), 0), (9, ring(9), 0), (4, [(0, 1), (1, 2), (2, 3)], 0), (5, [(0, 1), (0, 2), (0, 3), (0, 4)], 0)]
+    data = load(write_tu(tmp_path, "MIX", graphs, node_labels=False))
+    train, new = data.subset([0, 1, 2]), data.subset([3])
+    raw = GraphKernel("wl", 3, normalize=False)
+    raw.fit(train)
+    norm = GraphKernel("wl", 3)
+    k_norm = norm.fit(train)
+
+    def counts(graph_set):  # each graph's subtree labels per WL iteration, counted by hand
+        from collections import Counter
+
+        out = []
+        for edges, labels in labelled_graphs(graph_set):
+            nbrs = {i: sorted(edges[1][edges[0] == i].tolist()) for i in range(len(labels))}
+            lab = [str(x) for x in labels]
+            c = Counter((0, x) for x in lab)
+            for it in range(1, 4):
+                lab = [lab[i] + "|" + ",".join(sorted(lab[j] for j in nbrs[i])) for i in range(len(lab))]
+                c.update((it, x) for x in lab)
+            out.append(c)
+        return out
+
+    def dist(a, b):
+        keys = set(a) | set(b)
+        return np.sqrt(sum((a[k] - b[k]) ** 2 for k in keys))
+
+    c_train, c_new = counts(train), counts(new)
+    expected = np.array([[dist(c_new[0], t) for t in c_train]])
+    np.testing.assert_allclose(raw.distances_labelled(labelled_graphs(new)), expected, atol=1e-9)
+    np.testing.assert_allclose(norm.distances(k_norm, np.ones(3)), np.sqrt(np.clip(2 - 2 * k_norm, 0, None)))
+    model = make_detector("wl-count-lesinn", ensemble_size=8, subsample_size=2).fit(train)
+    assert model.name == "wl-count-lesinn" and np.all(np.isfinite(model.score(new).score))
 
 
 def test_weighing_needs_enough_known_anomalies_and_a_summing_rule(herg):

@@ -148,8 +148,11 @@ def test_the_default_detector_is_the_consensus_of_glocalkd_graph_size_and_wl_les
 
 
 def test_registry_builds_each_detector_and_refuses_unknown_names_and_settings():
-    assert set(DETECTORS) == {"glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "pk-iforest", "pk-lesinn", "size",
-                              "consensus"}
+    assert set(DETECTORS) == {"glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "wl-count-lesinn", "pk-iforest",
+                              "pk-lesinn", "size", "consensus"}
+    counts = make_detector("wl-count-lesinn")
+    assert counts.name == "wl-count-lesinn" and counts.get_params()["normalize"] is False
+    assert "normalize" in accepted_params("glocalkd") and "normalize" not in accepted_params("wl-lesinn")
     assert detector_info("GLocalKD").has_node_scores
     assert "lam" in accepted_params("glocalkd") and "lam" not in accepted_params("ocgcn")
     assert make_detector("pk-lesinn").get_params()["kernel"] == "pk"
