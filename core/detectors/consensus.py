@@ -117,8 +117,8 @@ class Consensus(Detector):
 
     Fitted state, for every view (components and reserve views): ``components_`` (name -> fitted
     detector), ``component_calibration_`` (name -> the calibration graphs' scores),
-    ``component_train_`` (name -> the fit graphs' scores); and ``calibration_scores_`` (the calibration graphs' combined statistics),
-    ``train_scores_``, ``loss_history_`` (GLocalKD's, when a component), ``stopped_early_``,
+    ``component_train_`` (name -> the fit graphs' scores); and ``calibration_scores_`` (the
+    calibration graphs' combined statistics), ``train_scores_``, ``loss_history_`` (GLocalKD's, when a component), ``stopped_early_``,
     ``view_weights_`` (name -> weight, or None: equal) and ``known_anomaly_auc_`` (name -> the
     ROC-AUC of the known anomalies of :meth:`weigh_views`, or None).
     """
