@@ -165,12 +165,17 @@ def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
 OPTION_DEFAULTS = {"known_anomalies": 0}  # options younger than some result files
 
 
+# Parameters younger than some result files whose default changed what was measured: a result
+# without one was made with this value (a consensus without reserve views weighed three views).
+PARAMS_BEFORE = {"consensus": {"reserve_views": []}}
+
+
 def settings_key(r: EvaluationResult) -> tuple:
     """What must agree for two results to be parts of one evaluation. Parameters and options
-    added since a result was written count as their defaults."""
+    added since a result was written count as their defaults, or as :data:`PARAMS_BEFORE` says."""
     from core.detectors.registry import make_detector
 
-    defaults = make_detector(r.method).get_params()
+    defaults = {**make_detector(r.method).get_params(), **PARAMS_BEFORE.get(r.method, {})}
     params = {**{k: v for k, v in defaults.items() if k not in r.params}, **r.params}
     return r.dataset, r.protocol, r.method, r.anomaly_label, params, {**OPTION_DEFAULTS, **r.options}
 

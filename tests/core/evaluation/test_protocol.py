@@ -200,6 +200,19 @@ def test_every_readout_of_the_same_model_is_measured_and_kept_in_json(easy_tu, t
     assert "readout 'size'" in back.summary()
 
 
+def test_a_consensus_result_from_before_reserve_views_is_not_merged_with_one_that_has_them():
+    """Known anomalies weigh a fourth view since the consensus has reserve views: folds measured
+    with three views must not pass for folds measured with four."""
+    from core.evaluation.results import EvaluationResult, settings_key
+
+    new = EvaluationResult(dataset="D", data_path="D", protocol="cv", method="consensus", anomaly_rule="minority",
+                           anomaly_label="1", normal_labels=["0"], params={"reserve_views": ["wl-count-lesinn"]},
+                           options={"known_anomalies": 10})
+    old = EvaluationResult.from_dict({**new.to_dict(), "params": {}})
+    assert settings_key(old) != settings_key(new)
+    assert settings_key(old) == settings_key(EvaluationResult.from_dict({**new.to_dict(), "params": {"reserve_views": []}}))
+
+
 def test_a_run_written_before_the_readout_settings_existed_can_be_resumed(easy_tu, tmp_path):
     partial = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=2))
     partial.folds = partial.folds[:1]
