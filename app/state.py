@@ -265,12 +265,13 @@ def view_weights_text(model, compact: bool = False) -> str:
     auc = getattr(model, "known_anomaly_auc_", None)
     if not auc:
         return ""
-    weights = model.view_weights_ or {name: 1.0 for name in auc}
+    weights = model.weights_now()
     order = sorted(auc, key=lambda n: -weights[n])
     if compact:
         return "View weights (known anomalies): " + ", ".join(f"{detector_info(n).label} {weights[n]:.2f}" for n in order)
     views = ", ".join(f"{detector_info(n).label} {weights[n]:.2f} (ROC-AUC {auc[n]:.3f})" for n in order)
-    same = "" if model.view_weights_ else " (no view ranks them above the normal graphs: equal weights)"
+    same = "" if model.view_weights_ else (" (no view ranks them above the normal graphs: the components weigh "
+                                           "the same, as without known anomalies)")
     return f"Views weighed by known anomalies: {views}{same}."
 
 

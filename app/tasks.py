@@ -127,7 +127,6 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
                    known_label)
 
 
-
 @dataclass
 class Weighed:
     model: Any  # a copy of the consensus, its views weighed

@@ -135,8 +135,8 @@ def known_anomalies(args: argparse.Namespace, graphs: GraphSet) -> GraphSet | No
 
 def weights_summary(model, n_known: int) -> str:
     """One line on how ``n_known`` known anomalies weighed a consensus's views."""
-    auc = model.known_anomaly_auc_
-    weights = model.view_weights_ or {name: 1.0 for name in auc}
+    auc, weights = model.known_anomaly_auc_, model.weights_now()
     return (f"views weighed by {n_known} known anomalies (ROC-AUC against the held-out normal graphs, weight): "
             + ", ".join(f"{n} {auc[n]:.3f} ({weights[n]:.2f})" for n in auc)
-            + ("" if model.view_weights_ else "; no view ranks them above the normal graphs, so all weigh the same"))
+            + ("" if model.view_weights_ else "; no view ranks them above the normal graphs, so the components "
+               "weigh the same, as without known anomalies"))

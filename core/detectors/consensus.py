@@ -118,9 +118,10 @@ class Consensus(Detector):
     Fitted state, for every view (components and reserve views): ``components_`` (name -> fitted
     detector), ``component_calibration_`` (name -> the calibration graphs' scores),
     ``component_train_`` (name -> the fit graphs' scores); and ``calibration_scores_`` (the
-    calibration graphs' combined statistics), ``train_scores_``, ``loss_history_`` (GLocalKD's, when a component), ``stopped_early_``,
-    ``view_weights_`` (name -> weight, or None: equal) and ``known_anomaly_auc_`` (name -> the
-    ROC-AUC of the known anomalies of :meth:`weigh_views`, or None).
+    calibration graphs' combined statistics), ``train_scores_``, ``loss_history_`` (GLocalKD's,
+    when a component), ``stopped_early_``, ``view_weights_`` (name -> weight, or None: not weighed;
+    :meth:`weights_now` says what each view weighs either way) and ``known_anomaly_auc_`` (name ->
+    the ROC-AUC of the known anomalies of :meth:`weigh_views`, or None).
     """
 
     name = "consensus"
@@ -203,6 +204,13 @@ class Consensus(Detector):
         # combined statistic takes few distinct values, and ties are common
         self.calibration_scores_ = _as_scored(combine_p_values(loo, self.rule, self._weights()))
         self.train_scores_ = _as_scored(self._combine_arrays(self.component_train_)[0])
+
+    def weights_now(self) -> dict[str, float]:
+        """Each view's weight in the consensus now: the known anomalies' weights once they have
+        weighed the views, else 1 for every component and 0 for every reserve view."""
+        if self.view_weights_ is not None:
+            return dict(self.view_weights_)
+        return {name: float(name in self.components) for name in self.views}
 
     def _weights(self) -> np.ndarray | None:
         """The scored views' weights, in :meth:`scored_views` order (None: equal)."""

@@ -152,6 +152,7 @@ def test_a_reserve_view_counts_only_once_known_anomalies_weigh_it(tmp_path):
     model = make_detector("consensus", **params).fit(fit_set)
     plain = make_detector("consensus", reserve_views=(), **params).fit(fit_set)
     assert model.scored_views() == ["wl-lesinn"] and set(model.components_) == {"wl-lesinn", "wl-count-lesinn"}
+    assert model.weights_now() == {"wl-lesinn": 1.0, "wl-count-lesinn": 0.0}
     before = model.score(test_set)
     np.testing.assert_array_equal(before.score, plain.score(test_set).score)  # the same consensus, exactly
     np.testing.assert_array_equal(model.calibration_scores_, plain.calibration_scores_)
@@ -161,7 +162,7 @@ def test_a_reserve_view_counts_only_once_known_anomalies_weigh_it(tmp_path):
     auc = model.weigh_views(known_set)
     assert auc["wl-count-lesinn"] == 1.0 and auc["wl-lesinn"] <= 0.5
     assert model.view_weights_ == {"wl-lesinn": 0.0, "wl-count-lesinn": 2.0}
-    assert model.scored_views() == ["wl-lesinn", "wl-count-lesinn"]
+    assert model.scored_views() == ["wl-lesinn", "wl-count-lesinn"] and model.weights_now() == model.view_weights_
     after = model.score(test_set)
     assert set(after.parts) == {"component:wl-lesinn", "component:wl-count-lesinn"}
     assert after.score[1] > after.score[0]  # the large ring: the smallest p-value its calibration allows
