@@ -20,6 +20,11 @@ setting fixed before the first run and the same for every data set:
   - ``known-select``: the view with the largest a_c alone;
   - ``known-fisher``: Fisher with weights ``w_c = max(0, a_c - 0.5)``
     (``sum_c w_c (-2 log p_c) / sum_c w_c``; equal weights if every w_c is 0);
+  - ``+WG`` (measured after ``+W``): both as a fourth and fifth view. Its adoption rule, fixed
+    before its first run: graph statistics become a second reserve view only if, at K = 10,
+    ``known-fisher+WG`` beats ``known-fisher+W`` by at least two standard errors of the per-row
+    differences, and at K = 3, 5 and 10 it loses more than 0.05 against equal weights in no
+    more fold/draw pairs than ``known-fisher+W``;
   - ``known-cautious``: the same with ``w_c = max(0, a_c - se_c - 0.5)``, a view trusted only
     as far as its AUC exceeds chance by one standard error (Hanley and McNeil's, from the
     known-anomaly and calibration counts). Measured after the others, with its adoption rule
@@ -101,7 +106,8 @@ def fold_draw(fdir: Path, fold: int, draw: int, K: int) -> dict | None:
     res = {}
     for c in comps:
         res[f"single:{c}"] = roc_auc_score(yk, comps[c][1][keep])
-    for tag, names in (("", DEFAULT), ("+G", DEFAULT + ("gstats-lesinn",)), ("+W", DEFAULT + ("wl-count-lesinn",))):
+    for tag, names in (("", DEFAULT), ("+G", DEFAULT + ("gstats-lesinn",)), ("+W", DEFAULT + ("wl-count-lesinn",)),
+                       ("+WG", DEFAULT + ("wl-count-lesinn", "gstats-lesinn"))):
         a = {c: roc_auc_score(np.r_[np.zeros(len(comps[c][0])), np.ones(k)],
                               np.r_[comps[c][0], comps[c][1][known]]) for c in names}
         w = {c: max(0.0, a[c] - 0.5) for c in names}
@@ -133,12 +139,13 @@ def main(argv=None) -> int:
                 r = fold_draw(fdir, fold, draw, args.k)
                 for key, v in (r or {}).items():
                     acc.setdefault(key, []).append(v)
-                for key in ("known-fisher", "known-cautious", "known-fisher+W"):
+                for key in ("known-fisher", "known-cautious", "known-fisher+W", "known-fisher+WG"):
                     if r:
                         losses.setdefault(key, []).append(r[key] < r["fisher"] - 0.05)
         table[row] = {key: float(np.mean(v)) for key, v in acc.items()}
     cands = ["fisher", "known-select", "known-fisher", "known-cautious", "fisher+G", "known-select+G",
-             "known-fisher+G", "fisher+W", "known-select+W", "known-fisher+W"]
+             "known-fisher+G", "fisher+W", "known-select+W", "known-fisher+W",
+             "known-fisher+WG"]
     print("row".ljust(28) + "".join(c.rjust(15) for c in cands) + "best single".rjust(13))
     diffs = {c: [] for c in cands}
     within = {c: 0 for c in cands}
