@@ -15,16 +15,19 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFileDialog, QGroupBox,
-                               QHBoxLayout, QLabel, QLineEdit, QMainWindow, QMessageBox, QProgressBar, QPushButton,
-                               QScrollArea, QSplitter, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QGroupBox, QHBoxLayout, QLabel, QMainWindow, QMessageBox,
+                               QProgressBar, QPushButton, QScrollArea, QSplitter, QStackedWidget, QTabWidget,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from . import tasks
+from .file_memory import FileMemory
 from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
 from .widgets.dialogs import ColumnDialog, RejectsDialog
+from .widgets.filter_bar import FilterBar
 from .widgets.heatmap import HeatmapPanel
 from .widgets.map_view import MapView
-from .widgets.plots import EvaluationPlot, LossPlot
+from .widgets.evaluation import EvaluationPage
+from .widgets.plots import LossPlot
 from .widgets.report_view import ReportView
 from .widgets.settings_form import TrainSettings
 from .widgets.table import COLUMNS, ResultsModel, results_view
@@ -34,7 +37,6 @@ DEMOS = {
     "hERG (655 molecules, SMILES)": DEMO_DATA / "herg.tab",
     "AIDS (2,000 molecular graphs, TU)": DEMO_DATA / "AIDS.zip",
 }
-MAX_RECENT = 8
 FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip);;"
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
                "TU collection (*.zip);;All files (*)")
@@ -51,6 +53,7 @@ class MainWindow(QMainWindow):
         from .workers import Runner
 
         self.settings = settings or QSettings("GLocalKD Studio", "GLocalKD Studio")
+        self.files = FileMemory(self.settings, not_recent=DEMO_DATA)
         self.setWindowTitle("GLocalKD Studio")
         self.setAcceptDrops(True)
         self.state = AppState()
@@ -201,56 +204,11 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
 
         # --- results: filter bar (both filters apply as you type, after a short pause) and table
-        self.filter_edit = QLineEdit()
-        self.filter_edit.setPlaceholderText("Filter by id, name, SMILES or label (applies as you type)")
-        self.filter_edit.setClearButtonEnabled(True)
-        self._filter_timer = QTimer(self, singleShot=True, interval=300)
-        self._filter_timer.timeout.connect(self.apply_text_filter)
-        self.filter_edit.textChanged.connect(self._filter_timer.start)
-        self.smarts_edit = QLineEdit()
-        self.smarts_edit.setPlaceholderText("SMARTS substructure, e.g. c1ccccc1N (applies as you type)")
-        self.smarts_edit.setClearButtonEnabled(True)
-        self._smarts_timer = QTimer(self, singleShot=True, interval=400)
-        self._smarts_timer.timeout.connect(self.apply_smarts)
-        self.smarts_edit.textChanged.connect(self._smarts_timer.start)
-        self.smarts_edit.returnPressed.connect(self.apply_smarts)
-        self.percentile = QDoubleSpinBox()
-        self.percentile.setRange(50.0, 100.0)
-        self.percentile.setDecimals(1)
-        self.percentile.setSingleStep(0.5)
-        self.percentile.setValue(95.0)
-        self.percentile.setSuffix(" th pct.")
-        self.percentile.setToolTip("Flag graphs scoring above this percentile of the training graphs' scores")
-        self.percentile.valueChanged.connect(self._threshold_changed)
-        self.flag_rule = QComboBox()
-        for rule, text, tip in (
-                ("percentile", "percentile of training scores",
-                 "Flag graphs scoring above this percentile of the training graphs' scores"),
-                ("p", "expected false-alarm rate (p <)",
-                 "Flag graphs whose p-value is below this rate: about that share of normal graphs is flagged "
-                 "(p-values come from normal graphs held out from training)"),
-                ("q", "false-discovery rate (q \u2264)",
-                 "Flag graphs whose q-value is at most this rate: on average at most that share of the flagged "
-                 "graphs are normal (Benjamini-Hochberg over the scored graphs)")):
-            self.flag_rule.addItem(text, rule)
-            self.flag_rule.setItemData(self.flag_rule.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
-        self.flag_rule.currentIndexChanged.connect(self._flag_rule_changed)
-        self.count_label = QLabel("")
-        self.filter_note = QLabel("")  # a SMARTS that does not parse, said in place (no pop-up while typing)
-        self.filter_note.setStyleSheet("color: #b03a2e;")
-        self.group_scaffolds = QCheckBox("Group by scaffold")
-        self.group_scaffolds.setToolTip("Group the rows by Bemis-Murcko scaffold: each scaffold's count and best "
-                                        "score, so a series of related anomalies reads as one finding")
-        self.group_scaffolds.toggled.connect(self._group_toggled)
-        bar = QHBoxLayout()
-        bar.addWidget(self.filter_edit, 2)
-        bar.addWidget(self.smarts_edit, 2)
-        bar.addWidget(self.filter_note)
-        bar.addWidget(QLabel("Flag by"))
-        bar.addWidget(self.flag_rule)
-        bar.addWidget(self.percentile)
-        bar.addWidget(self.group_scaffolds)
-        bar.addWidget(self.count_label, 1)
+        self.filters = FilterBar()
+        self.filters.text_changed.connect(self.apply_text_filter)
+        self.filters.smarts_changed.connect(self.apply_smarts)
+        self.filters.flag_changed.connect(self._flag_changed)
+        self.filters.grouping_toggled.connect(self._group_toggled)
 
         self.model_table = ResultsModel(self)
         self.table = results_view(self.model_table)
@@ -278,31 +236,20 @@ class MainWindow(QMainWindow):
         results = QWidget()  # the filter bar spans the table and the map
         results_layout = QVBoxLayout(results)
         results_layout.setContentsMargins(0, 0, 0, 0)
-        results_layout.addLayout(bar)
+        results_layout.addWidget(self.filters)
         results_layout.addWidget(top, 1)
 
         # --- bottom tabs: heatmap, loss, evaluation
-        self.heatmap = HeatmapPanel(self._last_dir)
-        self.heatmap.last_dir_used.connect(self._remember_dir)
+        self.heatmap = HeatmapPanel(self.files.last_dir)
+        self.heatmap.last_dir_used.connect(self.files.remember_dir)
         self.heatmap.neighbour_clicked.connect(self.select_graph)
         self.loss_plot = LossPlot()
-        self.eval_plot = EvaluationPlot()
-        self.anomaly_class = QComboBox()
-        self.anomaly_class.currentIndexChanged.connect(self._update_evaluation)
-        self.auc_label = QLabel("")
-        self.auc_label.setWordWrap(True)  # a long note must wrap, not widen the window and squeeze the form
-        eval_page = QWidget()
-        eval_layout = QVBoxLayout(eval_page)
-        eval_top = QHBoxLayout()
-        eval_top.addWidget(QLabel("Anomalous class:"))
-        eval_top.addWidget(self.anomaly_class)
-        eval_top.addWidget(self.auc_label, 1)
-        eval_layout.addLayout(eval_top)
-        eval_layout.addWidget(self.eval_plot, 1)
+        self.evaluation = EvaluationPage()
+        self.evaluation.class_changed.connect(self._update_evaluation)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.heatmap, "Node heatmap")
         self.tabs.addTab(self.loss_plot, "Training loss")
-        self.tabs.addTab(eval_page, "Evaluation")
+        self.tabs.addTab(self.evaluation, "Evaluation")
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.setObjectName("main_splitter")
@@ -371,7 +318,7 @@ class MainWindow(QMainWindow):
         saved["detector"] = self.settings.value(DETECTOR_KEY)
         self.form.set_params({k: v for k, v in saved.items() if v is not None})
         try:
-            self.percentile.setValue(float(self.settings.value("view/percentile", 95.0)))
+            self.filters.set_percentile(float(self.settings.value("view/percentile", 95.0)))
         except (TypeError, ValueError):
             pass
         self._rebuild_recent()
@@ -383,49 +330,19 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/top_splitter", self.top_splitter.saveState())
         for key, value in self.form.params().items():
             self.settings.setValue(DETECTOR_KEY if key == "detector" else f"train/{key}", value)
-        self.settings.setValue("view/percentile", self.percentile.value())
+        self.settings.setValue("view/percentile", self.filters.percentile())
         self.settings.sync()
 
-    def _recent(self) -> list[str]:
-        value = self.settings.value("files/recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or [])]
-
     def _add_recent(self, path: str) -> None:
-        if Path(path).resolve().parent == DEMO_DATA:
-            return  # the demos have their own menu
-        recent = [path] + [p for p in self._recent() if p != path]
-        self.settings.setValue("files/recent", recent[:MAX_RECENT])
-        self._remember_dir(str(Path(path).parent))
-        self._rebuild_recent()
+        if self.files.add_recent(path):
+            self._rebuild_recent()
 
     def _rebuild_recent(self) -> None:
         self.recent_menu.clear()
-        recent = self._recent()
+        recent = self.files.recent()
         for path in recent:
             self.recent_menu.addAction(path, lambda p=path: self.open_path(p))
         self.recent_menu.setEnabled(bool(recent))
-
-    def _last_dir(self) -> str:
-        """The folder every file dialog starts in: the last one used in any of them."""
-        return str(self.settings.value("files/last_dir", str(Path.home())))
-
-    @Slot(str)
-    def _remember_dir(self, folder: str) -> None:
-        self.settings.setValue("files/last_dir", folder)
-
-    def _ask_open(self, title: str, filters: str) -> str:
-        path, _ = QFileDialog.getOpenFileName(self, title, self._last_dir(), filters)
-        if path:
-            self._remember_dir(str(Path(path).parent))
-        return path
-
-    def _ask_save(self, title: str, name: str, filters: str) -> tuple[str, str]:
-        path, chosen = QFileDialog.getSaveFileName(self, title, str(Path(self._last_dir()) / name), filters)
-        if path:
-            self._remember_dir(str(Path(path).parent))
-        return path, chosen
 
     # ================================================================ start-up
     @Slot(object)
@@ -446,14 +363,13 @@ class MainWindow(QMainWindow):
 
     # ================================================================ opening data
     def open_dialog(self) -> None:
-        path = self._ask_open("Open graph data", FILE_FILTER)
+        path = self.files.ask_open(self, "Open graph data", FILE_FILTER)
         if path:
             self.open_path(path)
 
     def open_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a TU collection folder", self._last_dir())
+        path = self.files.ask_folder(self, "Open a TU collection folder")
         if path:
-            self._remember_dir(str(Path(path).parent))
             self.open_path(path)
 
     def open_path(self, path: str, options: dict | None = None) -> None:
@@ -560,10 +476,10 @@ class MainWindow(QMainWindow):
         self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
                                       st.q_values() if st.scores is not None else None)
         self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
-        self.smarts_edit.setEnabled(st.has_smiles())
-        self.group_scaffolds.setEnabled(st.has_smiles() and st.scores is not None)
+        self.filters.smarts_edit.setEnabled(st.has_smiles())
+        self.filters.group_scaffolds.setEnabled(st.has_smiles() and st.scores is not None)
         if st.scores is None:
-            self.group_scaffolds.setChecked(False)
+            self.filters.group_scaffolds.setChecked(False)
         self.heatmap.clear()
         self.heatmap.fixed_vmax = None
         if st.scores is not None and st.scores.has_node_scores:
@@ -583,7 +499,7 @@ class MainWindow(QMainWindow):
         else:  # before scoring: file order, and no sort arrow on the empty Rank column
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             self.model_table.sort(-1)
-        if self.group_scaffolds.isChecked():
+        if self.filters.group_scaffolds.isChecked():
             self._group_toggled(True)
 
     def _update_summary(self) -> None:
@@ -674,7 +590,7 @@ class MainWindow(QMainWindow):
         if self.state.model is None:
             self._warn("No model", "Train a model or load one first.")
             return
-        path = self._ask_open("Score another file", FILE_FILTER)
+        path = self.files.ask_open(self, "Score another file", FILE_FILTER)
         if path:
             self.score_file(path)
 
@@ -724,7 +640,7 @@ class MainWindow(QMainWindow):
             self._warn("No consensus", "Known anomalies weigh the views of a consensus: train the consensus "
                        "(the recommended detector) or load one first.")
             return
-        path = self._ask_open("Known anomalies: graphs known to be anomalous", FILE_FILTER)
+        path = self.files.ask_open(self, "Known anomalies: graphs known to be anomalous", FILE_FILTER)
         if path:
             self.weigh_views(path)
 
@@ -764,7 +680,7 @@ class MainWindow(QMainWindow):
             self._warn("No model", "Train a model first.")
             return
         stem = Path(self.state.data_path).stem or "model"
-        path, _ = self._ask_save("Save model", f"{stem}_model.pt", MODEL_FILTER)
+        path, _ = self.files.ask_save(self, "Save model", f"{stem}_model.pt", MODEL_FILTER)
         if path:
             self.save_model(path)
 
@@ -782,7 +698,7 @@ class MainWindow(QMainWindow):
         return path
 
     def load_model_dialog(self) -> None:
-        path = self._ask_open("Load model", f"{MODEL_FILTER};;All files (*)")
+        path = self.files.ask_open(self, "Load model", f"{MODEL_FILTER};;All files (*)")
         if path:
             self.load_model(path)
 
@@ -827,7 +743,7 @@ class MainWindow(QMainWindow):
             visible_only = box.clickedButton() is visible
         stem = Path(st.graphs.source).stem or "graphs"
         filters = ";;".join(EXPORT_FILTERS) if st.has_smiles() else next(iter(EXPORT_FILTERS))
-        path, chosen = self._ask_save("Export ranked rows", f"{stem}_ranked.csv", filters)
+        path, chosen = self.files.ask_save(self, "Export ranked rows", f"{stem}_ranked.csv", filters)
         if path:
             suffix = EXPORT_FILTERS.get(chosen, ".csv")
             if Path(path).suffix.lower() not in (".csv", ".sdf"):
@@ -856,8 +772,8 @@ class MainWindow(QMainWindow):
         if st.graphs is None or st.scores is None:
             self._warn("Nothing to report", "Train or load a model and score a data set first.")
             return
-        path, _ = self._ask_save("Export HTML report", f"{Path(st.graphs.source).stem or 'graphs'}_report.html",
-                                 "HTML (*.html)")
+        name = f"{Path(st.graphs.source).stem or 'graphs'}_report.html"
+        path, _ = self.files.ask_save(self, "Export HTML report", name, "HTML (*.html)")
         if path:
             self.export_html(with_suffix(path, ".html"))
 
@@ -866,7 +782,7 @@ class MainWindow(QMainWindow):
         st = self.state
         self._busy("Writing the HTML report…")
         job = functools.partial(tasks.export_html, path, st.graphs, st.scores, st.model,
-                                self.anomaly_class.currentData(), st.threshold(), st.p_values())
+                                self.evaluation.anomalous_label(), st.threshold(), st.p_values())
         self.runner.start("html", job, lambda n, p=path: self._html_written(p, n), self._failed)
 
     def _html_written(self, path: str, drawn: int) -> None:
@@ -877,24 +793,22 @@ class MainWindow(QMainWindow):
     # ================================================================ table, filters, detail
     @Slot()
     def apply_text_filter(self) -> None:
-        self.model_table.set_text_filter(self.filter_edit.text())
+        self.model_table.set_text_filter(self.filters.text())
         self._update_counts()
 
     @Slot()
     def apply_smarts(self) -> None:
         from core import GLocalKDError, smarts_matches
 
-        self._smarts_timer.stop()
-        text = self.smarts_edit.text().strip()
-        self.filter_note.setText("")
+        text = self.filters.smarts()
+        self.filters.clear_note()
         if not text or self.state.graphs is None:
             self.model_table.set_smarts_mask(None)
         else:
             try:
                 mask = smarts_matches([m.smiles for m in self.state.graphs.meta], text)
             except GLocalKDError:
-                self.filter_note.setText("not a valid SMARTS")
-                self.filter_note.setToolTip(f"{text!r} does not parse as SMARTS; the filter is off until it does")
+                self.filters.say_smarts_invalid(text)
                 self.model_table.set_smarts_mask(None)
                 self._update_counts()
                 return
@@ -903,52 +817,34 @@ class MainWindow(QMainWindow):
         self._show_selected()  # the match is highlighted in the drawing
 
     def _reapply_filters(self) -> None:
-        if self.filter_edit.text().strip():
+        if self.filters.text().strip():
             self.apply_text_filter()
-        if self.smarts_edit.text().strip() and self.smarts_edit.isEnabled():
+        if self.filters.smarts():
             self.apply_smarts()
 
-    def _flag_rule_changed(self) -> None:
-        """Switch the spin box between a percentile (50-100) and a rate (0.001-0.5)."""
-        rule = self.flag_rule.currentData()
-        self.percentile.blockSignals(True)
+    @Slot(str, float)
+    def _flag_changed(self, rule: str, value: float) -> None:
+        st = self.state
+        st.flag_rule = rule
         if rule == "percentile":
-            self.percentile.setRange(50.0, 100.0)
-            self.percentile.setDecimals(1)
-            self.percentile.setSingleStep(0.5)
-            self.percentile.setSuffix(" th pct.")
-            self.percentile.setValue(self.state.percentile)
+            st.percentile = value
         else:
-            self.percentile.setRange(0.001, 0.5)
-            self.percentile.setDecimals(3)
-            self.percentile.setSingleStep(0.01)
-            self.percentile.setSuffix("")
-            self.percentile.setValue(self.state.alpha)
-        self.percentile.setToolTip(self.flag_rule.itemData(self.flag_rule.currentIndex(), Qt.ItemDataRole.ToolTipRole))
-        self.percentile.blockSignals(False)
-        self.state.flag_rule = rule
-        self._threshold_changed()
-
-    def _threshold_changed(self) -> None:
-        if self.state.flag_rule == "percentile":
-            self.state.percentile = self.percentile.value()
-        else:
-            self.state.alpha = self.percentile.value()
-        self.model_table.set_threshold(self.state.threshold())
+            st.alpha = value
+        self.model_table.set_threshold(st.threshold())
         if self.map_view.map is not None:
-            self.map_view.set_flagged(self.state.flagged())
+            self.map_view.set_flagged(st.flagged())
         self._update_counts()
         self._update_evaluation()
 
     def _update_counts(self) -> None:
         st = self.state
         if st.graphs is None:
-            self.count_label.setText("")
+            self.filters.set_count("")
             return
         text = f"{self.model_table.visible_count():,} of {len(st.graphs):,} shown"
         if st.threshold() is not None:
             text += f" · {int(st.flagged().sum()):,} flagged"
-        self.count_label.setText(text)
+        self.filters.set_count(text)
 
     @Slot()
     def _row_selected(self, current, _previous=None) -> None:
@@ -984,7 +880,7 @@ class MainWindow(QMainWindow):
         if st.scores is None:
             self.heatmap.clear("Train or load a model to see node errors for this graph.")
             return
-        smarts = self.smarts_edit.text().strip() if not self.filter_note.text() else ""
+        smarts = self.filters.valid_smarts()
         try:
             highlight = None
             if smarts:
@@ -1019,9 +915,9 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _scaffold_chosen(self, scaffold_smiles: str) -> None:
         """A scaffold group was opened: show its molecules in the table (a SMARTS filter on it)."""
-        self.group_scaffolds.setChecked(False)
+        self.filters.group_scaffolds.setChecked(False)
         if scaffold_smiles:
-            self.smarts_edit.setText(scaffold_smiles)
+            self.filters.smarts_edit.setText(scaffold_smiles)
             self.apply_smarts()
 
     # ================================================================ chemical-space map
@@ -1057,15 +953,11 @@ class MainWindow(QMainWindow):
     @Slot(int)
     def select_graph(self, graph_index: int) -> None:
         """Select a graph's row in the table (clicked on the map), clearing filters that hide it."""
-        if self.group_scaffolds.isChecked():
-            self.group_scaffolds.setChecked(False)
+        if self.filters.group_scaffolds.isChecked():
+            self.filters.group_scaffolds.setChecked(False)
         row = self.model_table.row_of(graph_index)
         if row is None:
-            for edit in (self.filter_edit, self.smarts_edit):
-                edit.blockSignals(True)
-                edit.clear()
-                edit.blockSignals(False)
-            self.filter_note.setText("")
+            self.filters.clear_filters()
             self.model_table.set_text_filter("")
             self.model_table.set_smarts_mask(None)
             self._update_counts()
@@ -1076,29 +968,13 @@ class MainWindow(QMainWindow):
 
     # ================================================================ evaluation
     def _update_evaluation_classes(self) -> None:
-        self.anomaly_class.blockSignals(True)
-        self.anomaly_class.clear()
         counts = self.state.graphs.label_counts() if self.state.graphs is not None else {}
-        for label, n in counts.items():
-            self.anomaly_class.addItem(f"label {label} ({n:,})", label)
-        default = self.state.default_anomaly_label()
-        if default is not None:
-            self.anomaly_class.setCurrentIndex(self.anomaly_class.findData(default))
-        self.anomaly_class.blockSignals(False)
+        self.evaluation.set_classes(counts, self.state.default_anomaly_label())
         self._update_evaluation()
 
     def _update_evaluation(self) -> None:
-        ev = self.state.evaluation(self.anomaly_class.currentData())
-        if ev is None:
-            self.auc_label.setText("")
-            self.eval_plot.show_nothing("Labels with at least two classes, and scores, are needed for the "
-                                        "ROC curve and the class distributions.")
-            return
-        self.auc_label.setText(ev.text)
-        self.auc_label.setToolTip("Graph size alone: the AUC of scoring each graph by how unusual its node and "
-                                  "edge counts are against the training graphs. A detector that does not beat it "
-                                  "has learned little beyond size." if ev.reference else "")
-        self.eval_plot.show_evaluation(ev, self.state.threshold())
+        self.evaluation.show_evaluation(self.state.evaluation(self.evaluation.anomalous_label()),
+                                        self.state.threshold())
 
     # ================================================================ state, messages
     def _busy(self, text: str, indeterminate: bool = True) -> None:
@@ -1122,7 +998,7 @@ class MainWindow(QMainWindow):
         self.act_open.setEnabled(not busy)
         self.act_open_folder.setEnabled(not busy)
         self.demo_menu.setEnabled(not busy)
-        self.recent_menu.setEnabled(not busy and bool(self._recent()))
+        self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
         self.act_train.setEnabled(has_data and not busy)
         self.train_button.setEnabled(has_data and not busy)
         self.act_stop.setEnabled(stoppable)

@@ -84,11 +84,11 @@ def main() -> int:
 
     def select():
         if args.smarts:
-            window.smarts_edit.setText(args.smarts)
+            window.filters.smarts_edit.setText(args.smarts)
             window.apply_smarts()
         window.table.selectRow(args.row)
         if args.scaffolds:
-            window.group_scaffolds.setChecked(True)
+            window.filters.group_scaffolds.setChecked(True)
         QTimer.singleShot(1500, save)
 
     def shoot_report():

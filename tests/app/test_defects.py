@@ -50,7 +50,7 @@ def test_selection_and_heatmap_follow_the_molecule_when_sorting_and_filtering(qt
     assert [w.model_table.graph_index(ix.row()) for ix in w.table.selectionModel().selectedRows()] == [chosen]
     # a filter that hides it: nothing selected, and the heatmap no longer shows it
     other = next(m.id for m in w.graphs.meta if ident not in m.id and m.id not in ident)
-    w.filter_edit.setText(other)
+    w.filters.text_edit.setText(other)
     qtbot.waitUntil(lambda: w.model_table.visible_count() < 655, timeout=5000)
     assert w.model_table.row_of(chosen) is None
     assert w.state.selected is None and ident not in w.heatmap.title.text()
@@ -81,7 +81,7 @@ def test_saved_model_gets_its_extension_and_dialogs_remember_the_folder(qtbot, t
     w.load_model_dialog()
     assert seen["open_start"] == str(folder)  # the Load dialog starts where the model was saved
     w.export_dialog  # noqa: B018
-    assert w._last_dir() == str(folder)
+    assert w.files.last_dir() == str(folder)
 
 
 # 4 ---------------------------------------------------------------- readable heatmaps
@@ -110,7 +110,7 @@ def test_heatmap_scale_is_robust_by_default_and_pictures_carry_id_and_score(qtbo
 
 def test_an_active_smarts_filter_is_highlighted_in_the_drawing(qtbot, trained):
     w = trained
-    w.smarts_edit.setText("c1ccccc1")
+    w.filters.smarts_edit.setText("c1ccccc1")
     qtbot.waitUntil(lambda: w.model_table.visible_count() < 655, timeout=5000)
     w.table.selectRow(0)
     graphs, i, scores, highlight = w.heatmap._current
@@ -120,7 +120,7 @@ def test_an_active_smarts_filter_is_highlighted_in_the_drawing(qtbot, trained):
 # 5 ---------------------------------------------------------------- export follows the filters
 def test_export_visible_or_all_rows_with_a_flag_column(qtbot, trained, tmp_path):
     w = trained
-    w.filter_edit.setText("CHEMBL1")
+    w.filters.text_edit.setText("CHEMBL1")
     qtbot.waitUntil(lambda: w.model_table.visible_count() < 655, timeout=5000)
     shown = w.model_table.visible_count()
     out = tmp_path / "visible.csv"
@@ -135,10 +135,10 @@ def test_export_visible_or_all_rows_with_a_flag_column(qtbot, trained, tmp_path)
 # 6 ---------------------------------------------------------------- both filters apply as you type
 def test_smarts_filter_applies_as_you_type_like_the_text_filter(qtbot, trained):
     w = trained
-    w.smarts_edit.setText("[Cl]")  # no Enter
+    w.filters.smarts_edit.setText("[Cl]")  # no Enter
     qtbot.waitUntil(lambda: 0 < w.model_table.visible_count() < 655, timeout=5000)
-    w.smarts_edit.setText("[[bad")
-    qtbot.waitUntil(lambda: w.filter_note.text() == "not a valid SMARTS", timeout=5000)
+    w.filters.smarts_edit.setText("[[bad")
+    qtbot.waitUntil(lambda: w.filters.note.text() == "not a valid SMARTS", timeout=5000)
     assert not hasattr(w, "_last_warning")  # said beside the box, no pop-up while typing
     assert w.model_table.visible_count() == 655
 
@@ -195,7 +195,7 @@ def test_a_loaded_model_keeps_the_size_baseline_in_the_roc(qtbot, trained, tmp_p
     w.model.save(path)
     w.load_model(str(path))
     qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=60000)
-    assert "graph size alone" in w.auc_label.text() and w.eval_plot.reference_shown
+    assert "graph size alone" in w.evaluation.auc_label.text() and w.evaluation.plot.reference_shown
 
 
 # 10 --------------------------------------------------------------- start-up, file order, wording
@@ -236,12 +236,12 @@ def test_scaffold_groups_count_and_best_score_and_open_their_molecules(qtbot, tr
                                np.array([4, 1, 2, 3]), np.array([False, True, True, False]))
     assert groups[0][:5] == ("b", 1, 1, 5.0, 1) and groups[1][:5] == ("a", 2, 1, 3.0, 2)
     w = trained
-    w.group_scaffolds.setChecked(True)
+    w.filters.group_scaffolds.setChecked(True)
     view = w.scaffold_view
     assert w.table_stack.currentWidget() is view and view.table.rowCount() == len(view.groups) > 10
     assert sum(g[1] for g in view.groups) == 655
     assert view.table.item(0, 0).text() == "1"  # the top-ranked molecule's group first
     row = next(r for r in range(view.table.rowCount()) if view.table.item(r, SCAFFOLD).text() == "c1ccccc1")
     view.table.cellDoubleClicked.emit(row, 0)
-    assert w.table_stack.currentWidget() is w.table and w.smarts_edit.text() == "c1ccccc1"
+    assert w.table_stack.currentWidget() is w.table and w.filters.smarts_edit.text() == "c1ccccc1"
     assert 0 < w.model_table.visible_count() < 655

@@ -99,15 +99,15 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
 
     assert window.scores is not None  # noqa  (the state's scores, through the window)
     # the evaluation tab has an AUC for the labelled data (anomalous class 0 = the minority)
-    assert window.anomaly_class.currentData() == "0"
-    assert window.auc_label.text().startswith("ROC-AUC")
+    assert window.evaluation.anomaly_class.currentData() == "0"
+    assert window.evaluation.auc_label.text().startswith("ROC-AUC")
     # beside it, the AUC of the graph-size baseline fitted on the same training graphs
     from core import make_detector
     from core.evaluation.metrics import roc_auc
 
     size = make_detector("size").fit(window.graphs.with_label("1")).score(window.graphs).score
     expected = roc_auc(np.array([lab == "0" for lab in window.graphs.labels]), size)
-    assert f"graph size alone: {expected:.3f}" in window.auc_label.text()
+    assert f"graph size alone: {expected:.3f}" in window.evaluation.auc_label.text()
 
     # the exported report matches the core's ranking
     out = tmp_path / "report.csv"
@@ -147,13 +147,13 @@ def test_the_consensus_is_the_recommended_default_with_heatmaps_and_each_compone
     from core.evaluation.metrics import roc_auc
 
     is_active = np.array([lab == "0" for lab in window.graphs.labels])
-    text = window.auc_label.text()
+    text = window.evaluation.auc_label.text()
     assert text.startswith(f"ROC-AUC {roc_auc(is_active, window.scores.score):.3f}")
     for name, label in (("glocalkd", "GLocalKD"), ("wl-lesinn", "WL-LESINN"), ("size", "Graph size")):
         own = model.components_[name].score(window.graphs).score
         assert f"{label} {roc_auc(is_active, own):.3f}" in text, (label, text)
     assert "its components: GLocalKD" in text
-    legend = [t.get_text() for t in window.eval_plot.figure.axes[1].get_legend().get_texts()]
+    legend = [t.get_text() for t in window.evaluation.plot.figure.axes[1].get_legend().get_texts()]
     assert sum(t.startswith(("GLocalKD (", "WL-LESINN (", "Graph size (")) for t in legend) == 3
 
 
@@ -176,7 +176,7 @@ def test_known_anomalies_weigh_the_consensus_when_a_normal_label_is_chosen(qtbot
     model = window.model
     assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size", "wl-count-lesinn"}
     assert "Views weighed by known anomalies: " in window.progress_label.text()
-    assert "weighed the consensus's views, which makes it more optimistic still" in window.auc_label.text()
+    assert "weighed the consensus's views, which makes it more optimistic still" in window.evaluation.auc_label.text()
 
 
 def test_a_file_of_known_anomalies_weighs_a_trained_consensus(qtbot, window, herg_path, tmp_path):
@@ -205,7 +205,7 @@ def test_a_file_of_known_anomalies_weighs_a_trained_consensus(qtbot, window, her
 def test_a_single_detector_shows_no_component_aucs(qtbot, window, tu_folder):
     open_and_wait(qtbot, window, tu_folder)
     train_and_wait(qtbot, window, detector="size")
-    assert window.model.name == "size" and "its components" not in window.auc_label.text()
+    assert window.model.name == "size" and "its components" not in window.evaluation.auc_label.text()
 
 
 def test_sorting_and_filters(qtbot, window, herg_path):
@@ -219,21 +219,21 @@ def test_sorting_and_filters(qtbot, window, herg_path):
     assert 1 <= m.rowCount() < 10
     assert all("astemizole" in m.data(m.index(r, 1)).lower() for r in range(m.rowCount()))
     m.set_text_filter("")
-    window.smarts_edit.setText("[Cl]")
+    window.filters.smarts_edit.setText("[Cl]")
     window.apply_smarts()
     assert 0 < m.rowCount() < 655
     assert all("Cl" in m.data(m.index(r, 3)) for r in range(m.rowCount()))
-    window.smarts_edit.setText("[[bad")
+    window.filters.smarts_edit.setText("[[bad")
     window.apply_smarts()  # said beside the box, not in a pop-up while typing; the filter is off
-    assert window.filter_note.text() == "not a valid SMARTS" and m.rowCount() == 655
+    assert window.filters.note.text() == "not a valid SMARTS" and m.rowCount() == 655
 
 
 def test_flag_threshold_follows_the_percentile(qtbot, window, herg_path):
     open_and_wait(qtbot, window, herg_path)
     train_and_wait(qtbot, window, normal="1")
-    window.percentile.setValue(99.0)
+    window.filters.threshold.setValue(99.0)
     few = int(window.model_table.flagged().sum())
-    window.percentile.setValue(60.0)
+    window.filters.threshold.setValue(60.0)
     many = int(window.model_table.flagged().sum())
     assert few < many
     assert many == int((window.scores.score > np.percentile(window.model.train_scores_, 60.0)).sum())
@@ -288,13 +288,15 @@ def test_settings_persist_between_runs(qtbot, settings, herg_path):
     qtbot.addWidget(first)
     first.form.epochs.setValue(77)
     first.form.lr.setValue(0.003)
-    first.percentile.setValue(90.0)
+    first.filters.threshold.setValue(90.0)
+    first.filters.flag_rule.setCurrentIndex(first.filters.flag_rule.findData("p"))
+    first.filters.threshold.setValue(0.2)  # quit while flagging by a rate: the percentile is still kept
     first.close()
     second = MainWindow(settings)
     qtbot.addWidget(second)
     assert second.form.epochs.value() == 77
     assert second.form.lr.value() == pytest.approx(0.003)
-    assert second.percentile.value() == 90.0
+    assert second.filters.threshold.value() == 90.0 and second.state.percentile == 90.0
 
 
 def test_a_chosen_detector_persists_and_settings_from_the_glocalkd_default_start_on_the_consensus(qtbot,
@@ -331,7 +333,7 @@ def test_dropping_a_file_opens_it(qtbot, window, smiles_file):
     window.dropEvent(event)
     qtbot.waitUntil(lambda: _idle(window) and window.graphs is not None, timeout=20000)
     assert len(window.graphs) == 4
-    assert str(smiles_file) in window._recent()
+    assert str(smiles_file) in window.files.recent()
 
 
 def test_unclear_columns_are_asked_for(qtbot, window, tmp_path, monkeypatch):
@@ -507,15 +509,15 @@ def test_flag_by_false_alarm_rate_or_false_discovery_rate_with_p_and_q_in_the_ta
     m = window.model_table
     top = m.graph_index(0)
     assert m.data(m.index(0, COLUMNS.index("p-value"))) == f"{p[top]:.3g}"
-    window.flag_rule.setCurrentIndex(window.flag_rule.findData("q"))
-    assert window.percentile.maximum() == 0.5
-    window.percentile.setValue(0.3)
+    window.filters.flag_rule.setCurrentIndex(window.filters.flag_rule.findData("q"))
+    assert window.filters.threshold.maximum() == 0.5
+    window.filters.threshold.setValue(0.3)
     q = benjamini_hochberg(p)
     assert st.flag_rule == "q" and st.alpha == 0.3
     np.testing.assert_array_equal(st.flagged(), q <= 0.3)
     assert int(m.flagged().sum()) == int((q <= 0.3).sum())
-    window.flag_rule.setCurrentIndex(window.flag_rule.findData("p"))
+    window.filters.flag_rule.setCurrentIndex(window.filters.flag_rule.findData("p"))
     np.testing.assert_array_equal(st.flagged(), p < 0.3)
-    window.flag_rule.setCurrentIndex(window.flag_rule.findData("percentile"))
-    assert window.percentile.value() == 95.0
+    window.filters.flag_rule.setCurrentIndex(window.filters.flag_rule.findData("percentile"))
+    assert window.filters.threshold.value() == 95.0
     np.testing.assert_array_equal(st.flagged(), window.scores.score > window.model.threshold(95.0))

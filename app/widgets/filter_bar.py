@@ -1,0 +1,148 @@
+"""The bar above the results: what is shown (a text filter and a SMARTS filter, both applied as
+you type after a short pause), what is flagged (a rule and its threshold), grouping by scaffold,
+and how many rows that leaves. It holds no data: it says what the user asked for, by signals."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QWidget
+
+PERCENTILE_TIP = "Flag graphs scoring above this percentile of the training graphs' scores"
+FLAG_RULES = (  # (rule, its name in the box, what it means)
+    ("percentile", "percentile of training scores", PERCENTILE_TIP),
+    ("p", "expected false-alarm rate (p <)",
+     "Flag graphs whose p-value is below this rate: about that share of normal graphs is flagged "
+     "(p-values come from normal graphs held out from training)"),
+    ("q", "false-discovery rate (q \u2264)",
+     "Flag graphs whose q-value is at most this rate: on average at most that share of the flagged "
+     "graphs are normal (Benjamini-Hochberg over the scored graphs)"),
+)
+INVALID_SMARTS = "not a valid SMARTS"
+
+
+class FilterBar(QWidget):
+    """Filters, flag rule and grouping of the results table, as one row of controls."""
+
+    text_changed = Signal(str)  # the text filter, after a pause in typing
+    smarts_changed = Signal(str)  # the SMARTS filter, after a pause or at Enter
+    flag_changed = Signal(str, float)  # the flag rule ("percentile", "p" or "q") and its threshold
+    grouping_toggled = Signal(bool)  # rows grouped by scaffold, or not
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._last = {"percentile": 95.0, "rate": 0.05}  # each kind of threshold keeps its value
+        self.text_edit = QLineEdit()
+        self.text_edit.setPlaceholderText("Filter by id, name, SMILES or label (applies as you type)")
+        self.text_edit.setClearButtonEnabled(True)
+        self._text_timer = QTimer(self, singleShot=True, interval=300)
+        self._text_timer.timeout.connect(lambda: self.text_changed.emit(self.text()))
+        self.text_edit.textChanged.connect(self._text_timer.start)
+        self.smarts_edit = QLineEdit()
+        self.smarts_edit.setPlaceholderText("SMARTS substructure, e.g. c1ccccc1N (applies as you type)")
+        self.smarts_edit.setClearButtonEnabled(True)
+        self._smarts_timer = QTimer(self, singleShot=True, interval=400)
+        self._smarts_timer.timeout.connect(self._emit_smarts)
+        self.smarts_edit.textChanged.connect(self._smarts_timer.start)
+        self.smarts_edit.returnPressed.connect(self._emit_smarts)
+        self.note = QLabel("")  # a SMARTS that does not parse, said in place (no pop-up while typing)
+        self.note.setStyleSheet("color: #b03a2e;")
+        self.flag_rule = QComboBox()
+        for rule, text, tip in FLAG_RULES:
+            self.flag_rule.addItem(text, rule)
+            self.flag_rule.setItemData(self.flag_rule.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.flag_rule.currentIndexChanged.connect(self._rule_switched)
+        self.threshold = QDoubleSpinBox()
+        self._set_range("percentile")
+        self.threshold.valueChanged.connect(self._threshold_edited)
+        self.group_scaffolds = QCheckBox("Group by scaffold")
+        self.group_scaffolds.setToolTip("Group the rows by Bemis-Murcko scaffold: each scaffold's count and best "
+                                        "score, so a series of related anomalies reads as one finding")
+        self.group_scaffolds.toggled.connect(self.grouping_toggled)
+        self.count = QLabel("")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.text_edit, 2)
+        row.addWidget(self.smarts_edit, 2)
+        row.addWidget(self.note)
+        row.addWidget(QLabel("Flag by"))
+        row.addWidget(self.flag_rule)
+        row.addWidget(self.threshold)
+        row.addWidget(self.group_scaffolds)
+        row.addWidget(self.count, 1)
+
+    # ---------------------------------------------------------------- what the user asked for
+    def text(self) -> str:
+        return self.text_edit.text()
+
+    def smarts(self) -> str:
+        """The SMARTS typed, stripped; "" when there is none or it is switched off."""
+        return self.smarts_edit.text().strip() if self.smarts_edit.isEnabled() else ""
+
+    def valid_smarts(self) -> str:
+        """The SMARTS to highlight in drawings: "" while the one typed does not parse."""
+        return "" if self.note.text() else self.smarts()
+
+    def rule(self) -> str:
+        return self.flag_rule.currentData()
+
+    def percentile(self) -> float:
+        """The percentile threshold, whichever rule is shown (the settings keep it)."""
+        return self._last["percentile"]
+
+    def set_percentile(self, value: float) -> None:
+        self._last["percentile"] = value
+        if self.rule() == "percentile":
+            self.threshold.setValue(value)
+
+    # ---------------------------------------------------------------- what the window tells it
+    def say_smarts_invalid(self, text: str) -> None:
+        self.note.setText(INVALID_SMARTS)
+        self.note.setToolTip(f"{text!r} does not parse as SMARTS; the filter is off until it does")
+
+    def clear_note(self) -> None:
+        self.note.setText("")
+
+    def set_count(self, text: str) -> None:
+        self.count.setText(text)
+
+    def clear_filters(self) -> None:
+        """Empty both filters without a signal: the window clears its table's filters itself."""
+        for edit in (self.text_edit, self.smarts_edit):
+            edit.blockSignals(True)
+            edit.clear()
+            edit.blockSignals(False)
+        self._text_timer.stop()
+        self._smarts_timer.stop()
+        self.clear_note()
+
+    # ---------------------------------------------------------------- internals
+    def _emit_smarts(self) -> None:
+        self._smarts_timer.stop()
+        self.smarts_changed.emit(self.smarts_edit.text().strip())
+
+    def _kind(self, rule: str) -> str:
+        return "percentile" if rule == "percentile" else "rate"
+
+    def _set_range(self, rule: str) -> None:
+        """The spin box as a percentile (50-100) or as a rate (0.001-0.5), at that kind's last value."""
+        self.threshold.blockSignals(True)
+        if rule == "percentile":
+            self.threshold.setRange(50.0, 100.0)
+            self.threshold.setDecimals(1)
+            self.threshold.setSingleStep(0.5)
+            self.threshold.setSuffix(" th pct.")
+        else:
+            self.threshold.setRange(0.001, 0.5)
+            self.threshold.setDecimals(3)
+            self.threshold.setSingleStep(0.01)
+            self.threshold.setSuffix("")
+        self.threshold.setValue(self._last[self._kind(rule)])
+        self.threshold.setToolTip(dict((r, tip) for r, _, tip in FLAG_RULES)[rule])
+        self.threshold.blockSignals(False)
+
+    def _rule_switched(self) -> None:
+        self._set_range(self.rule())
+        self.flag_changed.emit(self.rule(), self.threshold.value())
+
+    def _threshold_edited(self, value: float) -> None:
+        self._last[self._kind(self.rule())] = value
+        self.flag_changed.emit(self.rule(), value)
