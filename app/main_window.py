@@ -23,10 +23,10 @@ from . import tasks
 from .file_memory import FileMemory
 from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
 from .widgets.dialogs import ColumnDialog, RejectsDialog
+from .widgets.evaluation import EvaluationPage
 from .widgets.filter_bar import FilterBar
 from .widgets.heatmap import HeatmapPanel
 from .widgets.map_view import MapView
-from .widgets.evaluation import EvaluationPage
 from .widgets.plots import LossPlot
 from .widgets.report_view import ReportView
 from .widgets.settings_form import TrainSettings
