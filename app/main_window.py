@@ -15,9 +15,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QGroupBox, QHBoxLayout, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QPushButton, QScrollArea, QSplitter, QStackedWidget, QTabWidget,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QSplitter, QStackedWidget,
+                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from . import tasks
 from .file_memory import FileMemory
@@ -29,7 +28,7 @@ from .widgets.heatmap import HeatmapPanel
 from .widgets.map_view import MapView
 from .widgets.plots import LossPlot
 from .widgets.report_view import ReportView
-from .widgets.settings_form import TrainSettings
+from .widgets.side_panel import SidePanel
 from .widgets.table import COLUMNS, ResultsModel, results_view
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # installed with the package (pyproject package-data)
@@ -159,46 +158,14 @@ class MainWindow(QMainWindow):
 
     def _build_ui(self) -> None:
         # --- left dock: data summary and training settings
-        self.summary = QLabel("No data loaded.")
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.rejects_button = QPushButton("Show rejected rows…")
-        self.rejects_button.clicked.connect(self.show_rejects)
-        data_box = QGroupBox("Data")
-        data_layout = QVBoxLayout(data_box)
-        data_layout.addWidget(self.summary)
-        data_layout.addWidget(self.rejects_button)
-
-        self.form = TrainSettings()
-        self.train_button = QPushButton("Train")
-        self.train_button.clicked.connect(self.train)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.clicked.connect(self.stop)
-        self.progress = QProgressBar()
-        self.progress.setFormat("")
-        self.progress_label = QLabel("")
-        self.progress_label.setWordWrap(True)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.train_button)
-        buttons.addWidget(self.stop_button)
-        train_box = QGroupBox("Training")
-        train_layout = QVBoxLayout(train_box)
-        train_layout.addWidget(self.form)
-        train_layout.addLayout(buttons)
-        train_layout.addWidget(self.progress)
-        train_layout.addWidget(self.progress_label)
-
-        side = QWidget()
-        side_layout = QVBoxLayout(side)
-        side_layout.addWidget(data_box)
-        side_layout.addWidget(train_box)
-        side_layout.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidget(side)
-        scroll.setWidgetResizable(True)
+        self.side = SidePanel()
+        self.side.train_clicked.connect(self.train)
+        self.side.stop_clicked.connect(self.stop)
+        self.side.rejects_clicked.connect(self.show_rejects)
+        self.form = self.side.form  # read by training, maps and settings
         dock = QDockWidget("Data and training", self)
         dock.setObjectName("side_dock")
-        dock.setWidget(scroll)
+        dock.setWidget(self.side)
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
                          QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
@@ -351,7 +318,7 @@ class MainWindow(QMainWindow):
         self.form.activate()
         self.form.set_device_note(device_note)
         self._idle()
-        self.progress_label.setText("Ready." if self._pending_open is None else "")
+        self.side.say("Ready." if self._pending_open is None else "")
 
     @Slot()
     def _open_pending(self) -> None:
@@ -376,7 +343,7 @@ class MainWindow(QMainWindow):
         """Load ``path`` in the background; asks for columns when a table's SMILES column is not obvious."""
         if not self._ready:  # torch is still loading: open the file once it has
             self._pending_open = (path, options)
-            self.progress_label.setText(f"Loading torch and RDKit, then {Path(path).name}…")
+            self.side.say(f"Loading torch and RDKit, then {Path(path).name}…")
             return
         if self.runner.busy():
             self._warn("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
@@ -421,14 +388,14 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _report_progress(self, rows: int) -> None:
-        self.progress_label.setText(f"Reading report: {rows:,} rows…")
+        self.side.say(f"Reading report: {rows:,} rows…")
 
     @Slot(object)
     def _report_loaded(self, report) -> None:
         self._idle()
         self._add_recent(report.source)
         self._add_report_tab(report, "")
-        self.progress_label.setText(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
+        self.side.say(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
 
     def _add_report_tab(self, report, note: str) -> ReportView:
         view = ReportView(report, lambda: self.state.model, note)
@@ -455,7 +422,7 @@ class MainWindow(QMainWindow):
         self._add_recent(result.path)
         self.form.set_labels(graphs.label_counts())  # "All graphs" first, as glocalkd train has
         rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
-        self.progress_label.setText(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
+        self.side.say(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
         if self.state.model is not None and len(graphs):
             self._score_current("Scoring with the current model…")
         self._show_data()
@@ -503,7 +470,7 @@ class MainWindow(QMainWindow):
             self._group_toggled(True)
 
     def _update_summary(self) -> None:
-        self.summary.setText("<br>".join(self.state.summary_lines()))
+        self.side.set_summary(self.state.summary_lines())
 
     # ================================================================ training
     def train(self) -> None:
@@ -521,13 +488,11 @@ class MainWindow(QMainWindow):
         self._train_started = time.perf_counter()
         if info.trains_by_epoch:
             self.tabs.setCurrentWidget(self.loss_plot)
-            self.progress.setRange(0, self.form.epochs.value())  # GLocalKD's epochs, also in a consensus
-            self.progress.setValue(0)
-            self.progress.setFormat("epoch %v / %m")
+            self.side.count_to(self.form.epochs.value(), "epoch")  # GLocalKD's epochs, also in a consensus
             self._busy(f"Training {info.label}…", indeterminate=False)
         else:  # a kernel and a shallow detector: one step, no epochs to count
             self._busy(f"Fitting {info.label}…")
-        self.stop_button.setEnabled(info.trains_by_epoch)
+        self.side.stop_button.setEnabled(info.trains_by_epoch)
         self.act_stop.setEnabled(info.trains_by_epoch)
         job = functools.partial(tasks.train, self.state.graphs, info.name, params, self.form.normal_label(),
                                 known_label=self.form.known_label())
@@ -536,11 +501,11 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _epoch(self, info) -> None:
         self._losses.append(info.loss)
-        self.progress.setValue(info.epoch)
+        self.side.advance(info.epoch)
         elapsed = time.perf_counter() - self._train_started
         eta = elapsed / info.epoch * (info.epochs - info.epoch)
-        self.progress_label.setText(f"Epoch {info.epoch}/{info.epochs} · loss {info.loss:.4g} · "
-                                    f"{info.seconds:.2f} s/epoch · ETA {duration(eta)}")
+        self.side.say(f"Epoch {info.epoch}/{info.epochs} · loss {info.loss:.4g} · "
+                      f"{info.seconds:.2f} s/epoch · ETA {duration(eta)}")
         self.loss_plot.show_losses(self._losses)
 
     @Slot(object)
@@ -555,9 +520,9 @@ class MainWindow(QMainWindow):
         note = f" (stopped after {epochs} epochs)" if model.stopped_early_ else ""
         self._show_detector(model)
         weighed = view_weights_text(model)
-        self.progress_label.setText(f"Trained on {result.n_train:,} graphs in "
-                                    f"{duration(time.perf_counter() - self._train_started)}{note}."
-                                    + (f" {weighed}" if weighed else ""))
+        self.side.say(f"Trained on {result.n_train:,} graphs in "
+                      f"{duration(time.perf_counter() - self._train_started)}{note}."
+                      + (f" {weighed}" if weighed else ""))
         self.loss_plot.show_losses(list(model.loss_history_))
         self._show_data()
         self.tabs.setCurrentWidget(self.heatmap)
@@ -568,7 +533,7 @@ class MainWindow(QMainWindow):
         for name in ("train", "score_file"):
             if self.runner.busy(name):
                 self.runner.stop(name)
-                self.progress_label.setText("Stopping…")
+                self.side.say("Stopping…")
 
     # ================================================================ scoring, models
     def _score_current(self, message: str) -> None:
@@ -582,7 +547,7 @@ class MainWindow(QMainWindow):
         scores, size_model, size_scores = result
         self._idle()
         self.state.set_scores(scores, size_model, size_scores)
-        self.progress_label.setText(f"Scored {len(scores):,} graphs.")
+        self.side.say(f"Scored {len(scores):,} graphs.")
         self._show_data()
         self.statusBar().showMessage(f"{len(scores):,} graphs scored.", 8000)
 
@@ -601,8 +566,7 @@ class MainWindow(QMainWindow):
             self._warn("Busy", "Wait for the current work to finish (or press Stop) before scoring a file.")
             return
         report_path = str(Path(tempfile.mkdtemp(dir=self._scratch)) / f"{Path(path).stem}_ranked.csv")
-        self.progress.setRange(0, 0)
-        self.progress.setFormat("")
+        self.side.busy_bar()
         self._busy(f"Scoring {Path(path).name} with the current model…")
         self._screen_started = time.perf_counter()
         self._screen_path = path
@@ -613,10 +577,10 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _screen_progress(self, p: tasks.ScreenProgress) -> None:
         if p.total:
-            self.progress.setRange(0, p.total)
-            self.progress.setValue(min(p.rows, p.total))
-            self.progress.setFormat("%v / %m rows")
-        self.progress_label.setText(p.text())
+            if self.side.progress.maximum() != p.total:
+                self.side.count_to(p.total, "rows")
+            self.side.advance(p.rows)
+        self.side.say(p.text())
 
     @Slot(object)
     def _file_scored(self, result) -> None:
@@ -629,7 +593,7 @@ class MainWindow(QMainWindow):
         text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
         view = self._add_report_tab(report, f"{name} scored with the current model{stopped}. ")
         self.results_tabs.setTabText(self.results_tabs.indexOf(view), f"{name} (scored)")
-        self.progress_label.setText(text)
+        self.side.say(text)
         self.statusBar().showMessage(text, 15000)
 
     def _weighable(self) -> bool:
@@ -672,7 +636,7 @@ class MainWindow(QMainWindow):
                 f"{view_weights_text(result.model)}")
         self._show_detector(result.model)
         self._show_data()
-        self.progress_label.setText(text)
+        self.side.say(text)
         self.statusBar().showMessage(text, 15000)
 
     def save_model_dialog(self) -> None:
@@ -787,7 +751,7 @@ class MainWindow(QMainWindow):
 
     def _html_written(self, path: str, drawn: int) -> None:
         self._idle()
-        self.progress_label.setText(f"HTML report written: {Path(path).name} ({drawn} molecules drawn).")
+        self.side.say(f"HTML report written: {Path(path).name} ({drawn} molecules drawn).")
         self.statusBar().showMessage(f"HTML report written to {path}", 8000)
 
     # ================================================================ table, filters, detail
@@ -941,7 +905,7 @@ class MainWindow(QMainWindow):
     def _map_computed(self, result) -> None:
         key, space_map = result
         self._idle()
-        self.progress_label.setText("Map ready.")
+        self.side.say("Map ready.")
         self._map_cache[key] = space_map
         self._map_ready(space_map)
 
@@ -978,15 +942,13 @@ class MainWindow(QMainWindow):
 
     # ================================================================ state, messages
     def _busy(self, text: str, indeterminate: bool = True) -> None:
-        self.progress_label.setText(text)
+        self.side.say(text)
         if indeterminate:
-            self.progress.setRange(0, 0)  # a busy bar while loading or scoring
+            self.side.busy_bar()  # while loading or scoring
         self._update_state(busy=True)
 
     def _idle(self) -> None:
-        self.progress.setRange(0, 1)
-        self.progress.setValue(1)
-        self.progress.setFormat("")
+        self.side.done_bar()
         self._update_state(busy=False)
 
     @Slot()
@@ -1000,9 +962,9 @@ class MainWindow(QMainWindow):
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
         self.act_train.setEnabled(has_data and not busy)
-        self.train_button.setEnabled(has_data and not busy)
+        self.side.train_button.setEnabled(has_data and not busy)
         self.act_stop.setEnabled(stoppable)
-        self.stop_button.setEnabled(stoppable)
+        self.side.stop_button.setEnabled(stoppable)
         self.act_score_file.setEnabled(st.model is not None and not busy)
         self.act_weigh.setEnabled(self._weighable() and not busy)
         self.act_export.setEnabled(st.scores is not None and not busy)
@@ -1014,8 +976,7 @@ class MainWindow(QMainWindow):
                                        "retrains in the time a file would take to load")
         self.act_load_model.setEnabled(not busy)
         rejects = st.graphs.rejects if st.graphs is not None else []
-        self.rejects_button.setEnabled(bool(rejects))
-        self.rejects_button.setText(f"Show rejected rows ({len(rejects):,})…" if rejects else "No rejected rows")
+        self.side.set_rejects(len(rejects))
         self.form.setEnabled(not busy)
 
     @Slot(str)
@@ -1023,7 +984,7 @@ class MainWindow(QMainWindow):
         """Any failure in a worker: say so in the app's words; the data and results on screen stay."""
         message = app_wording(message)
         self._idle()
-        self.progress_label.setText("")
+        self.side.say("")
         if not self._ready:  # the warm-up failed: torch or RDKit cannot load; the form says what it can
             self._ready = True
             self.form.activate()

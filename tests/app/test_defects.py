@@ -157,7 +157,7 @@ def test_score_another_file_opens_a_tab_beside_with_progress(qtbot, trained, smi
     progress = []
     w.runner.changed.connect(lambda: None)
     w.score_file(str(smiles_file))
-    assert w.stop_button.isEnabled()  # stoppable
+    assert w.side.stop_button.isEnabled()  # stoppable
     task = w.runner._running["score_file"][1]
     task.progress.connect(progress.append)
     qtbot.waitUntil(lambda: _idle(w) and bool(w.report_views), timeout=60000)
@@ -165,7 +165,7 @@ def test_score_another_file_opens_a_tab_beside_with_progress(qtbot, trained, smi
     assert len(view.report) == 4 and len(view.report.rejects) == 2
     assert w.results_tabs.count() == 2 and w.results_tabs.currentWidget() is view
     assert len(w.graphs) == 655 and w.model_table.rowCount() == 655  # the open results stay
-    assert w.progress_label.text().startswith("Scored 4 molecules of mols.smi")  # not "Scoring…" any more
+    assert w.side.progress_label.text().startswith("Scored 4 molecules of mols.smi")  # not "Scoring…" any more
     w.results_tabs.setCurrentIndex(0)
 
 
@@ -211,7 +211,7 @@ def test_the_window_shows_before_torch_has_loaded(qtbot, settings):  # noqa: F81
     w.show()
     assert w.isVisible() and not w._ready  # torch and RDKit load behind a busy bar, after the window shows
     assert w._warm_timer.isActive() or w.runner.busy("warmup")
-    assert w.progress.maximum() == 0 and "Loading torch" in w.progress_label.text()
+    assert w.side.progress.maximum() == 0 and "Loading torch" in w.side.progress_label.text()
     qtbot.waitUntil(lambda: w._ready and _idle(w), timeout=60000)
     assert "torch sees" in w.form.device_note.text()
 

@@ -65,9 +65,9 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     open_and_wait(qtbot, window, herg_path)
     assert window.stack.currentIndex() == 1
     assert window.model_table.rowCount() == 655
-    assert window.progress_label.text() == "Loaded 655 graphs."
-    assert "Labels: 0: 204, 1: 451" in window.summary.text()
-    assert "RDKit atom features" in window.summary.text()
+    assert window.side.progress_label.text() == "Loaded 655 graphs."
+    assert "Labels: 0: 204, 1: 451" in window.side.summary.text()
+    assert "RDKit atom features" in window.side.summary.text()
     # the paper's score by default: the extra readouts cost AUC on hERG (docs/results.md)
     assert not window.form.node_max.isChecked() and not window.form.size_term.isChecked()
     window.form.node_max.setChecked(True)
@@ -79,8 +79,8 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     train_and_wait(qtbot, window, normal="1")
     assert window.model.name == "glocalkd" and len(window.model.loss_history_) == 3
     assert window.model.node_max and window.model.size_term and window.model.schema_.atom_version == 2
-    assert "score + largest node error + size term" in window.summary.text()
-    assert "with ring sizes" in window.summary.text()
+    assert "score + largest node error + size term" in window.side.summary.text()
+    assert "with ring sizes" in window.side.summary.text()
     qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
     assert "+ size " in window.heatmap.title.text() and "+ largest " in window.heatmap.title.text()
 
@@ -132,7 +132,7 @@ def test_the_consensus_is_the_recommended_default_with_heatmaps_and_each_compone
     gcn = model.components_["glocalkd"]
     assert (gcn.epochs, gcn.hidden_dim, gcn.out_dim, gcn.batch_size, gcn.lam) == (3, 16, 8, 64, 0.5)
     assert len(window._losses) == 3  # the loss curve follows its GLocalKD's epochs
-    assert "Consensus, RDKit atom features" in window.summary.text()
+    assert "Consensus, RDKit atom features" in window.side.summary.text()
     # the heatmap: node errors from its GLocalKD component
     qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
     assert window.tabs.tabText(window.tabs.indexOf(window.heatmap)) == "Node heatmap"
@@ -175,7 +175,7 @@ def test_known_anomalies_weigh_the_consensus_when_a_normal_label_is_chosen(qtbot
     qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=300000)
     model = window.model
     assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size", "wl-count-lesinn"}
-    assert "Views weighed by known anomalies: " in window.progress_label.text()
+    assert "Views weighed by known anomalies: " in window.side.progress_label.text()
     assert "weighed the consensus's views, which makes it more optimistic still" in window.evaluation.auc_label.text()
 
 
@@ -195,9 +195,9 @@ def test_a_file_of_known_anomalies_weighs_a_trained_consensus(qtbot, window, her
     window.weigh_views(str(known))
     qtbot.waitUntil(lambda: _idle(window) and window.model is not before, timeout=60000)
     assert before.known_anomaly_auc_ is None and set(window.model.known_anomaly_auc_) == set(before.views)
-    text = window.progress_label.text()
+    text = window.side.progress_label.text()
     assert text.startswith("10 known anomalies read from actives.smi. Views weighed by known anomalies: ")
-    assert "View weights (known anomalies): " in window.summary.text()
+    assert "View weights (known anomalies): " in window.side.summary.text()
     assert window.scores is not scores_before and len(window.scores) == len(window.graphs)
     assert window.act_weigh.isEnabled() and window.act_train.isEnabled()
 
@@ -241,12 +241,12 @@ def test_flag_threshold_follows_the_percentile(qtbot, window, herg_path):
 
 def test_stop_ends_training_and_keeps_a_usable_model(qtbot, window, herg_path):
     start_endless_training(qtbot, window, herg_path, epochs_seen=2)
-    assert window.stop_button.isEnabled()
+    assert window.side.stop_button.isEnabled()
     window.stop()
     qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=15000)
     assert window.model.stopped_early_ and len(window.model.loss_history_) < 100000
     assert window.model_table.rowCount() == 655
-    assert window.train_button.isEnabled()
+    assert window.side.train_button.isEnabled()
 
 
 def test_bad_file_shows_a_message_and_keeps_what_is_on_screen(qtbot, window, herg_path, tmp_path):
@@ -265,9 +265,9 @@ def test_bad_file_shows_a_message_and_keeps_what_is_on_screen(qtbot, window, her
 def test_rejected_rows_are_listed(qtbot, window, smiles_file):
     open_and_wait(qtbot, window, smiles_file)
     assert len(window.graphs) == 4
-    assert window.rejects_button.isEnabled() and "(2)" in window.rejects_button.text()
-    assert "Rejected rows: 2" in window.summary.text()
-    assert window.progress_label.text() == "Loaded 4 graphs, 2 rows rejected."  # no stale "Loading…"
+    assert window.side.rejects_button.isEnabled() and "(2)" in window.side.rejects_button.text()
+    assert "Rejected rows: 2" in window.side.summary.text()
+    assert window.side.progress_label.text() == "Loaded 4 graphs, 2 rows rejected."  # no stale "Loading…"
 
 
 def test_score_another_file_and_model_round_trip(qtbot, window, herg_path, smiles_file, tmp_path):
@@ -398,7 +398,7 @@ def test_a_failure_inside_the_worker_is_reported_and_the_app_stays_usable(qtbot,
     qtbot.waitUntil(lambda: _idle(window) and hasattr(window, "_last_warning"), timeout=20000)
     assert "Out of memory" in window._last_warning
     assert window.model is None and window.model_table.rowCount() == 655
-    assert window.train_button.isEnabled()
+    assert window.side.train_button.isEnabled()
     monkeypatch.undo()
     train_and_wait(qtbot, window)  # and training works again afterwards
     assert window.scores is not None
@@ -414,7 +414,7 @@ def test_competing_detectors_train_rank_and_say_they_have_no_heatmap(qtbot, wind
     window.train()
     qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=120000)
     assert window.model.name == "wl-lesinn" and not window.scores.has_node_scores
-    assert "WL-LESINN" in window.summary.text()
+    assert "WL-LESINN" in window.side.summary.text()
     m = window.model_table
     shown = [float(m.data(m.index(r, 4))) for r in range(20)]
     assert shown == sorted(shown, reverse=True)
