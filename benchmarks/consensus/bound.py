@@ -17,20 +17,21 @@ Searched, all on conformal p-values of the per-fold dumps:
   a graph's own score (GLocalKD, graph size, WL-LESINN, graph statistics with LESINN); every
   weight in {0, 0.5, 1, 2, 4}: an exhaustive grid.
 - ``<rule>-search``: weighted Fisher, weighted Stouffer (``sum_c w_c z_c``, ``z = Phi^-1(1 - p)``)
-  and weighted max evidence (``max_c w_c (-log p_c)``) over all nine views (the four, LESINN on
+  and weighted max evidence (``max_c w_c (-log p_c)``) over all ten views (the four, LESINN on
   the unnormalised WL counts of wl_counts.py, PK-LESINN, graph statistics with an isolation
-  forest, structure-only statistics with LESINN and with an isolation forest); weights in {0, 0.25, 0.5, 1, 2, 4} by coordinate ascent from the default,
-  until no single change helps. A local search: its optimum is a lower bound on the best of the
-  family, which is why the exhaustive grid is reported too.
+  forest, structure-only statistics with LESINN and with an isolation forest, and WL-iForest,
+  dumped with ``dump.py ROW --components wl-iforest``); weights in {0, 0.25, 0.5, 1, 2, 4} by
+  coordinate ascent from the default, until no single change helps. A local search: its optimum
+  is a lower bound on the best of the family, which is why the exhaustive grids are reported too.
 
 Each search is run twice: maximising the mean ROC-AUC over the 14 rows first (ties by the count
 of rows within 0.03 of the best single detector), and maximising that count first.
 
-Two wider searches of the nine-view weighted Fisher, so that the local search's optimum is not
+Two wider searches of the ten-view weighted Fisher, so that the local search's optimum is not
 taken for the family's (``--wide``):
 
-- ``fisher-grid9``: every weighting of the nine views in {0, 1, 3} (19,682 of them): exhaustive,
-  on a coarser grid;
+- ``fisher-grid-coarse``: every weighting of the ten views in {0, 1, 3} (59,048 of them):
+  exhaustive, on a coarser grid;
 - ``fisher-restarts``: coordinate ascent as above from ``--restarts`` random starts (weights
   drawn from the search grid, seed 0), the best end point kept.
 """
@@ -52,7 +53,7 @@ from combine import ROWS, conformal_p  # noqa: E402
 
 DUMPS = Path(__file__).resolve().parent / "dumps"
 OWN_SCORE_VIEWS = ("glocalkd", "size", "wl-lesinn", "gstats-lesinn")
-ALL_VIEWS = OWN_SCORE_VIEWS + ("wl-count-lesinn", "pk-lesinn", "gstats-if", "struct-lesinn", "struct-if")
+ALL_VIEWS = OWN_SCORE_VIEWS + ("wl-count-lesinn", "pk-lesinn", "gstats-if", "struct-lesinn", "struct-if", "wl-iforest")
 SINGLES = ("glocalkd", "size", "wl-lesinn", "pk-lesinn", "ocgcn")
 DEFAULT = {"glocalkd": 1.0, "size": 1.0, "wl-lesinn": 1.0}
 RULES = {
@@ -152,7 +153,7 @@ def coordinate_ascent(obj: Objective, grid, key, start: dict) -> tuple[dict, tup
 
 
 def wide_search(obj: Objective, keys: dict, restarts: int) -> list:
-    """The nine-view Fisher family searched wider: an exhaustive coarse grid, then random restarts
+    """The ten-view Fisher family searched wider: an exhaustive coarse grid, then random restarts
     of the coordinate ascent; the best of each for every objective."""
     found = []
     bests = {k: (None, None) for k in keys}
@@ -164,7 +165,7 @@ def wide_search(obj: Objective, keys: dict, restarts: int) -> list:
         for k, key in keys.items():
             if bests[k][1] is None or key(t) > key(bests[k][1]):
                 bests[k] = (w, t)
-    found += [("fisher-grid9", k, w, t) for k, (w, t) in bests.items()]
+    found += [("fisher-grid-coarse", k, w, t) for k, (w, t) in bests.items()]
     grid = (0, 0.25, 0.5, 1, 2, 4)
     rng = np.random.default_rng(0)
     for k, key in keys.items():
