@@ -443,10 +443,7 @@ class MainWindow(QMainWindow):
         self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
                                       st.q_values() if st.scores is not None else None)
         self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
-        self.filters.smarts_edit.setEnabled(st.has_smiles())
-        self.filters.group_scaffolds.setEnabled(st.has_smiles() and st.scores is not None)
-        if st.scores is None:
-            self.filters.group_scaffolds.setChecked(False)
+        self.filters.set_available(smiles=st.has_smiles(), scores=st.scores is not None)
         self.heatmap.clear()
         self.heatmap.fixed_vmax = None
         if st.scores is not None and st.scores.has_node_scores:
@@ -466,7 +463,7 @@ class MainWindow(QMainWindow):
         else:  # before scoring: file order, and no sort arrow on the empty Rank column
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             self.model_table.sort(-1)
-        if self.filters.group_scaffolds.isChecked():
+        if self.filters.is_grouped():
             self._group_toggled(True)
 
     def _update_summary(self) -> None:
@@ -879,10 +876,9 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _scaffold_chosen(self, scaffold_smiles: str) -> None:
         """A scaffold group was opened: show its molecules in the table (a SMARTS filter on it)."""
-        self.filters.group_scaffolds.setChecked(False)
+        self.filters.ungroup()
         if scaffold_smiles:
-            self.filters.smarts_edit.setText(scaffold_smiles)
-            self.apply_smarts()
+            self.filters.show_substructure(scaffold_smiles)
 
     # ================================================================ chemical-space map
     @Slot(str, str)
@@ -917,8 +913,7 @@ class MainWindow(QMainWindow):
     @Slot(int)
     def select_graph(self, graph_index: int) -> None:
         """Select a graph's row in the table (clicked on the map), clearing filters that hide it."""
-        if self.filters.group_scaffolds.isChecked():
-            self.filters.group_scaffolds.setChecked(False)
+        self.filters.ungroup()
         row = self.model_table.row_of(graph_index)
         if row is None:
             self.filters.clear_filters()

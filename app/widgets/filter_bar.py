@@ -93,7 +93,26 @@ class FilterBar(QWidget):
         if self.rule() == "percentile":
             self.threshold.setValue(value)
 
+    def is_grouped(self) -> bool:
+        return self.group_scaffolds.isChecked()
+
     # ---------------------------------------------------------------- what the window tells it
+    def set_available(self, smiles: bool, scores: bool) -> None:
+        """SMARTS needs SMILES; grouping by scaffold needs SMILES and scores (it is undone without)."""
+        self.smarts_edit.setEnabled(smiles)
+        self.group_scaffolds.setEnabled(smiles and scores)
+        if not scores:
+            self.group_scaffolds.setChecked(False)
+
+    def ungroup(self) -> None:
+        self.group_scaffolds.setChecked(False)
+
+    def show_substructure(self, smarts: str) -> None:
+        """Filter by ``smarts`` at once (a scaffold opened from its group): typed in the box, and
+        applied now rather than again after the typing pause."""
+        self.smarts_edit.setText(smarts)
+        self._emit_smarts()
+
     def say_smarts_invalid(self, text: str) -> None:
         self.note.setText(INVALID_SMARTS)
         self.note.setToolTip(f"{text!r} does not parse as SMARTS; the filter is off until it does")
