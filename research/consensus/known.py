@@ -2,7 +2,7 @@
 
 Usage (worktree root, after dump.py and views.py)::
 
-    PYTHONPATH=. python benchmarks/consensus/known.py [--k 10] [--draws 5] [--json OUT.json]
+    python -m research.consensus.known [--k 10] [--draws 5] [--json OUT.json]
 
 A different setting from the rest of the study: the user also has a handful of graphs known to
 be anomalous (a chemist's reference actives). Simulated from the per-fold dumps, with every
@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from combine import ROWS, conformal_p  # noqa: E402
+from core.detectors.consensus import leave_one_out_p_values
+from research.consensus.combine import ROWS, conformal_p
 
 DUMPS = Path(__file__).resolve().parent / "dumps"
 DEFAULT = ("glocalkd", "size", "wl-lesinn")
@@ -70,18 +70,12 @@ def fisher(comps: dict, names, weights=None) -> np.ndarray:
     return sum(weights[c] * logs[c] for c in names) / sum(weights.values())
 
 
-def loo_p(cal: np.ndarray) -> np.ndarray:
-    """Each calibration graph's conformal p-value against the other calibration graphs."""
-    n = len(cal)
-    return (1.0 + n - np.searchsorted(np.sort(cal), cal, side="left") - 1) / n
-
-
 def recal_flagged(comps: dict, names, weights, normal_test: np.ndarray) -> float:
     """Share of the test normals whose re-calibrated p-value of the weighted Fisher statistic is
     below 0.05 (the calibration graphs' statistics from leave-one-out p-values, as the product)."""
     tw = sum(weights.values())
     w = {c: (weights[c] / tw if tw > 0 else 1.0) for c in names}
-    cal_stat = sum(w[c] * -2.0 * np.log(loo_p(comps[c][0])) for c in names)
+    cal_stat = sum(w[c] * -2.0 * np.log(leave_one_out_p_values(comps[c][0])) for c in names)
     test_stat = sum(w[c] * -2.0 * np.log(conformal_p(comps[c][0], comps[c][1][normal_test])) for c in names)
     return float(np.mean(conformal_p(cal_stat, test_stat) < 0.05))
 

@@ -2,7 +2,7 @@
 
 Usage (worktree root)::
 
-    PYTHONPATH=. nice -n 10 python benchmarks/consensus/timing.py [ROW] [--repeats 3] [--json OUT]
+    nice -n 10 python -m research.consensus.timing [ROW] [--repeats 3] [--json OUT]
 
 Fits every component on the fit part of fold 1 of ROW (default AIDS; the same split as
 dump.py), then times ``score`` on all graphs of the data set (already loaded and parsed: the
@@ -22,9 +22,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from combine import combine_stat, conformal_p  # noqa: E402
-from dump import CAL_FRACTION, SPLIT_SEED, folds_of  # noqa: E402
+from research.consensus.combine import combine_stat, conformal_p  # noqa: E402
+from research.consensus.dump import CAL_FRACTION, SPLIT_SEED, folds_of  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -1,9 +1,9 @@
 """A WL view that keeps size: LESINN on the *unnormalised* Weisfeiler-Lehman subtree counts.
 
-Usage (from a checkout whose ``benchmarks/consensus/dumps`` holds dump.py's per-fold files)::
+Usage (from a checkout whose ``research/consensus/dumps`` holds dump.py's per-fold files)::
 
-    PYTHONPATH=. OMP_NUM_THREADS=1 python benchmarks/consensus/wl_counts.py [ROW ...]   # dump the view
-    PYTHONPATH=. python benchmarks/consensus/wl_counts.py --summary
+    OMP_NUM_THREADS=1 python -m research.consensus.wl_counts [ROW ...]   # dump the view
+    python -m research.consensus.wl_counts --summary
 
 Why: WL-LESINN's kernel is normalised (cosine), so a graph is compared by the *shares* of its
 subtrees, and a large graph's shares regress towards the common ones: on AIDS, where graph size
@@ -31,8 +31,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from combine import ROWS as ROW_ORDER, conformal_p  # noqa: E402
+from research.consensus.combine import ROWS as ROW_ORDER, conformal_p  # noqa: E402
 
 NAME = "wl-count-lesinn"
 DUMPS = Path(__file__).resolve().parent / "dumps"

@@ -2,7 +2,7 @@
 
 Usage (from the worktree root, so that ``import core`` is this worktree's)::
 
-    PYTHONPATH=. nice -n 10 python benchmarks/consensus/dump.py ROW [--components ...] [--ocgcn]
+    nice -n 10 python -m research.consensus.dump ROW [--components ...] [--ocgcn]
         [--only 1,2] [--seeds 5]
 
 ROW is one of the 14 rows of docs/results.md's competitor table: ``AIDS``, ``BZR``,
@@ -21,7 +21,7 @@ calibration (the other 20 %). Every component is fitted on the fit part only, an
 fit part (GLocalKD: a forward pass; the others: their own ``train_scores_``), the calibration
 graphs and the test graphs. Nothing here looks at a test label except to store it.
 
-Output: ``benchmarks/consensus/dumps/<row>/fold<k>/meta.npz`` (labels, indices) and one
+Output: ``research/consensus/dumps/<row>/fold<k>/meta.npz`` (labels, indices) and one
 ``<component>.npz`` per component (scores of fit / cal / test, and for GLocalKD a per-graph
 summary matrix of its errors), plus ``dumps/<row>/times.json`` (wall seconds of fit and of
 scoring per component and fold). A component already dumped for a fold is skipped, so the

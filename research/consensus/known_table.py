@@ -2,7 +2,7 @@
 
 Usage (repository root)::
 
-    python benchmarks/consensus/known_table.py RESULT.json [RESULT.json ...]
+    python -m research.consensus.known_table RESULT.json [RESULT.json ...]
 
 Each RESULT.json is written by ``glocalkd evaluate DATA --method consensus --known-anomalies K
 --json RESULT.json``: per fold, the weighed consensus's ROC-AUC (``auc``) and the same model's

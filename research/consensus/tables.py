@@ -1,6 +1,6 @@
 """The consensus tables of docs/consensus.md and docs/results.md, from the per-fold AUCs.
 
-    python benchmarks/consensus/tables.py [docs/results/consensus/candidates.json]
+    python -m research.consensus.tables [docs/results/consensus/candidates.json]
 
 Prints two markdown tables: the components and the consensus per row (mean ± std over the
 folds or seeds; the best single detector of each row in italics), as in docs/consensus.md, and

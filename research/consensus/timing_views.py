@@ -2,7 +2,7 @@
 
 Usage (worktree root)::
 
-    PYTHONPATH=. OMP_NUM_THREADS=1 nice -n 19 python benchmarks/consensus/timing_views.py \
+    OMP_NUM_THREADS=1 nice -n 19 python -m research.consensus.timing_views \
         [--fit 2000] [--score 20000] [--repeats 3] [--json OUT]
 
 Reads the first ``--fit`` + ``--score`` SMILES of moses/train.csv.gz (parsing not timed), fits
@@ -29,9 +29,8 @@ import numpy as np  # noqa: E402
 from scipy.sparse import csr_matrix  # noqa: E402
 from scipy.sparse.csgraph import connected_components  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dump import DATA  # noqa: E402
-from views import label_block, per_graph, standardise  # noqa: E402
+from research.consensus.dump import DATA  # noqa: E402
+from research.consensus.views import label_block, per_graph, standardise  # noqa: E402
 
 
 def packed_features(n_nodes, edges, edge_counts, labels, vocab):

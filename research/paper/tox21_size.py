@@ -4,7 +4,7 @@ Tox21 testing files, actives anomalous: what the paper's Tox21 GLocalKD numbers 
 Then the AUC of an untrained GLocalKD predictor (one epoch at lr 1e-12, trained on the
 training file's inactives) with element and with one-hot degree features.
 
-Usage: python benchmarks/evaluation/tox21_size.py [DATASETS]
+Usage: python -m research.paper.tox21_size [DATASETS]
 (DATASETS: the folder holding the Tox21 files; default ../shared/datasets beside the repository)
 """
 import sys
@@ -13,10 +13,9 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
 from core import GLocalKD, load
+
+ROOT = Path(__file__).resolve().parents[2]
 
 root = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "datasets"
 for name in ("Tox21_HSE", "Tox21_p53"):

@@ -3,7 +3,7 @@ dumped components (dump.py): ROC-AUC per row, calibration of the re-calibrated F
 
 Usage (worktree root)::
 
-    PYTHONPATH=. python benchmarks/consensus/combine_views.py [--json docs/results/consensus/views.json]
+    python -m research.consensus.combine_views [--json docs/results/consensus/views.json]
 
 The candidate list below was written before any combination was computed and is the same for
 every data set. A view a row does not have (labels-lesinn on plain graphs) is left out of that
@@ -21,8 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from combine import (ALPHA, DUMPS, ROWS, auc, cal_loo_p, combine_stat, conformal_p,  # noqa: E402
+from research.consensus.combine import (ALPHA, DUMPS, ROWS, auc, cal_loo_p, combine_stat, conformal_p,  # noqa: E402
                      reference_best, stat_to_p)
 
 OLD = ("glocalkd", "size", "wl-lesinn", "pk-lesinn", "ocgcn")
@@ -190,7 +189,7 @@ def main(argv=None) -> int:
     if args.json:  # compact: fold AUCs (and the decor weights) rounded, calibration as means
         keep_cal = lambda k: k.endswith("recal") or k in NEW or k.startswith("expected")  # noqa: E731
         Path(args.json).write_text(json.dumps({
-            "about": "benchmarks/consensus/combine_views.py over the dumps of dump.py and views.py",
+            "about": "research/consensus/combine_views.py over the dumps of dump.py and views.py",
             "rows": rows, "folds": {r: per_row[r]["folds"] for r in rows},
             "candidate_sets": SETS, "decor_sets": DECOR_SETS, "cauchy_sets": CAUCHY_SETS,
             "fewest_rows_below_half_of_a_single": min_below, "summary": summary,

@@ -1,9 +1,9 @@
 """How far can a fixed combination rule go? An upper bound chosen with the test labels.
 
-Usage (from a checkout whose ``benchmarks/consensus/dumps`` holds the per-fold files of
+Usage (from a checkout whose ``research/consensus/dumps`` holds the per-fold files of
 dump.py and views.py)::
 
-    PYTHONPATH=. python benchmarks/consensus/bound.py [--json OUT.json]
+    python -m research.consensus.bound [--json OUT.json]
 
 A fixed rule gives every data set the same weights. Every label-free rule of the study is one
 (the default: Fisher, weight 1 on GLocalKD, graph size and WL-LESINN). Here the weights are
@@ -48,8 +48,7 @@ from scipy import stats
 from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from combine import ROWS, conformal_p  # noqa: E402
+from research.consensus.combine import ROWS, conformal_p  # noqa: E402
 
 DUMPS = Path(__file__).resolve().parent / "dumps"
 OWN_SCORE_VIEWS = ("glocalkd", "size", "wl-lesinn", "gstats-lesinn")

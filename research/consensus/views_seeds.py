@@ -4,7 +4,7 @@ the views of ``views.py --seed-offset K`` (K = 0 is the dumped component).
 
 Usage (worktree root)::
 
-    PYTHONPATH=. python benchmarks/consensus/views_seeds.py [--offsets 0,1,2]
+    python -m research.consensus.views_seeds [--offsets 0,1,2]
 """
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from combine import DUMPS, ROWS, auc, combine_stat, conformal_p  # noqa: E402
+from research.consensus.combine import DUMPS, ROWS, auc, combine_stat, conformal_p  # noqa: E402
 
 SETS = {"alone": (), "S3+": ("glocalkd", "size", "wl-lesinn"), "S4+": ("glocalkd", "size", "wl-lesinn", "pk-lesinn"),
         "G+WL+": ("glocalkd", "wl-lesinn")}

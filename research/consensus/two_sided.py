@@ -1,6 +1,6 @@
 """Two-sided conformal p-values in the consensus, from the per-fold dumps of dump.py.
 
-    python benchmarks/consensus/two_sided.py
+    python -m research.consensus.two_sided
 
 A two-sided p-value calls a graph odd when a component scores it unusually high *or* unusually
 low: p = min(1, 2 min(p_high, p_low)). Prints, per row and over the 14 rows, the ROC-AUC of
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from combine import DUMPS, ROWS, auc, conformal_p, load_fold
+from research.consensus.combine import DUMPS, ROWS, auc, conformal_p, load_fold
 
 S3 = ("glocalkd", "size", "wl-lesinn")
 VARIANTS = {"one-sided (product)": (S3, ()), "all two-sided": (S3, S3), "size two-sided": (S3, ("size",)),

@@ -1,8 +1,8 @@
 """Would a view of GLocalKD's largest node errors keep single odd atoms in sight?
 
-Usage (from a checkout whose ``benchmarks/consensus/dumps`` holds dump.py's per-fold files)::
+Usage (from a checkout whose ``research/consensus/dumps`` holds dump.py's per-fold files)::
 
-    PYTHONPATH=. python benchmarks/consensus/node_views.py
+    python -m research.consensus.node_views
 
 On planted anomalies the consensus finds a single odd atom less well than GLocalKD alone: the
 graph score averages the node errors, and graph size and WL-LESINN dilute it further. A
@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from combine import ROWS, conformal_p  # noqa: E402
+from research.consensus.combine import ROWS, conformal_p  # noqa: E402
 
 DUMPS = Path(__file__).resolve().parent / "dumps"
 SINGLES = ("glocalkd", "size", "wl-lesinn", "pk-lesinn", "ocgcn")

@@ -2,7 +2,7 @@
 
 Usage (worktree root, one row at a time, niced)::
 
-    PYTHONPATH=. OMP_NUM_THREADS=1 nice -n 19 python benchmarks/consensus/views.py ROW [ROW ...]
+    OMP_NUM_THREADS=1 nice -n 19 python -m research.consensus.views ROW [ROW ...]
 
 Same folds, fit / calibration / test split and seeds as dump.py: the fold's ``meta.npz`` is
 read, never re-drawn (and checked against dump.folds_of). Every setting below was fixed
@@ -47,8 +47,7 @@ import numpy as np  # noqa: E402
 from scipy.sparse import csr_matrix  # noqa: E402
 from scipy.sparse.csgraph import connected_components  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dump import ROWS, folds_of, row_dir  # noqa: E402
+from research.consensus.dump import ROWS, folds_of, row_dir  # noqa: E402
 
 STRUCT = ("log_nodes", "log_edges", "density", "deg_mean", "deg_std", "log_deg_max", "log_cycle_rank",
           "log_components")

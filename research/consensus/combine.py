@@ -4,7 +4,7 @@ calibration of the p-values on held-out normal graphs.
 
 Usage (worktree root)::
 
-    PYTHONPATH=. python benchmarks/consensus/combine.py [--json OUT.json] [--markdown OUT.md]
+    python -m research.consensus.combine [--json OUT.json] [--markdown OUT.md]
 
 Every rule below is the same for every data set and uses only the fit and calibration graphs
 (normal training graphs) of a fold; test labels are read only to compute ROC-AUC and the
@@ -25,6 +25,12 @@ the calibration graphs, each computed from full-conformal component p-values aga
 calibration graphs plus the test graph, which makes the n + 1 statistics exchangeable under
 the null, so ``(1 + #{T_j >= T}) / (n + 1)`` is a valid conformal p-value whatever the
 dependence between the components.
+
+The formulas the product has are core's own: conformal p-values
+(:func:`core.data.pvalues.conformal_p_values`), leave-one-out p-values and the Fisher and min-p
+statistics (:mod:`core.detectors.consensus`). What is left here is what only the study needs:
+the tail variant, ACAT's numerical form (see :func:`combine_stat`), Stouffer, each
+combination's own p-value and the MUSE-style candidates.
 """
 from __future__ import annotations
 
@@ -40,6 +46,9 @@ from sklearn.covariance import LedoitWolf
 from sklearn.ensemble import IsolationForest
 from sklearn.metrics import roc_auc_score
 
+from core.data.pvalues import conformal_p_values
+from core.detectors.consensus import combine_p_values, leave_one_out_p_values
+
 HERE = Path(__file__).resolve().parent
 DUMPS = HERE / "dumps"
 REPO = HERE.parent.parent
@@ -52,16 +61,13 @@ CACHE_VERSION = 1  # bump when a candidate's definition changes
 
 # ---------------------------------------------------------------------------- p-values
 def conformal_p(cal: np.ndarray, s: np.ndarray) -> np.ndarray:
-    cal = np.sort(np.asarray(cal, dtype=np.float64))
-    n = len(cal)
-    ge = n - np.searchsorted(cal, s, side="left")  # #{cal >= s}
-    return (1.0 + ge) / (n + 1.0)
+    """The product's conformal p-value of scores ``s`` against calibration scores ``cal``."""
+    return conformal_p_values(cal, s)
 
 
 def loo_counts(cal: np.ndarray) -> np.ndarray:
-    """#{i != j: cal_i >= cal_j} for every calibration score j."""
-    srt = np.sort(cal)
-    return len(cal) - np.searchsorted(srt, cal, side="left") - 1
+    """#{i != j: cal_i >= cal_j} for every calibration score j (from the product's leave-one-out p-value)."""
+    return np.rint(leave_one_out_p_values(cal) * len(cal) - 1.0).astype(np.int64)
 
 
 def tail_model(cal: np.ndarray):
@@ -97,20 +103,29 @@ def cal_loo_p(cal: np.ndarray, test: np.ndarray, tail: bool) -> np.ndarray:
     return np.clip(p, 1e-300, 1.0)
 
 
+# the study's rule names -> the product's (core.detectors.consensus.RULES)
+PRODUCT_RULES = {"fisher": "fisher", "minp": "minp"}
+
+
 def combine_stat(p: np.ndarray, rule: str) -> np.ndarray:
-    """Combined statistic along the last axis, larger = more anomalous."""
-    m = p.shape[-1]
-    if rule == "fisher":
-        return -2.0 * np.log(p).sum(axis=-1)
+    """Combined statistic along the last axis, larger = more anomalous.
+
+    Fisher and min-p are the product's (:func:`core.detectors.consensus.combine_p_values`).
+    Stouffer is not in the product. ACAT is the study's own form, ``1 / tan(p pi)``: the
+    product's ``cauchy`` rule, ``tan((0.5 - p) pi)``, is the same function but ends at
+    -1.6e16 where p = 1 (this form at -3.2e14), which changes ties among graphs that one view
+    calls wholly normal; the study's recorded ACAT figures come from this form."""
+    p = np.asarray(p, dtype=np.float64)
+    if rule == "stouffer":
+        return probit(p).sum(axis=-1) / np.sqrt(p.shape[-1])
     if rule == "acat":
         # tan((0.5 - p) pi) = 1 / tan(p pi); for tiny p use 1 / (p pi) to avoid overflow
         t = np.where(p < 1e-15, 1.0 / (p * np.pi), 1.0 / np.tan(np.pi * np.minimum(p, 1 - 1e-15)))
         return t.mean(axis=-1)
-    if rule == "minp":
-        return -p.min(axis=-1) * m
-    if rule == "stouffer":
-        return probit(p).sum(axis=-1) / np.sqrt(m)
-    raise ValueError(rule)
+    if rule not in PRODUCT_RULES:
+        raise ValueError(rule)
+    flat = combine_p_values(p.reshape(-1, p.shape[-1]), PRODUCT_RULES[rule])
+    return flat.reshape(p.shape[:-1])
 
 
 def stat_to_p(t: np.ndarray, rule: str, m: int) -> np.ndarray:
@@ -119,8 +134,8 @@ def stat_to_p(t: np.ndarray, rule: str, m: int) -> np.ndarray:
         return stats.chi2.sf(t, 2 * m)
     if rule == "acat":
         return 0.5 - np.arctan(t) / np.pi
-    if rule == "minp":
-        return np.minimum(1.0, -t)
+    if rule == "minp":  # the product's statistic is -log(min p)
+        return np.minimum(1.0, m * np.exp(-t))
     if rule == "stouffer":
         return stats.norm.sf(t)
     raise ValueError(rule)

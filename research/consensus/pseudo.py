@@ -2,8 +2,8 @@
 
 Usage (worktree root)::
 
-    PYTHONPATH=. OMP_NUM_THREADS=1 nice -n 19 python benchmarks/consensus/pseudo.py ROW [ROW ...]
-    PYTHONPATH=. python benchmarks/consensus/pseudo.py --summary
+    OMP_NUM_THREADS=1 nice -n 19 python -m research.consensus.pseudo ROW [ROW ...]
+    python -m research.consensus.pseudo --summary
 
 The idea, in the manner of self-supervised model selection: perturb the held-out normal
 calibration graphs, score the perturbed copies with every component, and trust each component
@@ -53,8 +53,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dump import ROWS, folds_of, row_dir  # noqa: E402
+from research.consensus.dump import ROWS, folds_of, row_dir  # noqa: E402
 
 TYPES = ("rewire", "relabel", "resize")
 COMPS = ("size", "wl-lesinn", "gstats-lesinn")
