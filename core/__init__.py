@@ -11,6 +11,8 @@ Never imports Qt.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
 # The public names and the modules that define them. They are imported on first use (PEP 562),
@@ -47,6 +49,35 @@ _PUBLIC = {
 }
 _RENAMED = {"REPORT_COLUMNS": "COLUMNS", "HEATMAP_SCALES": "SCALES"}  # public name -> the name in its module
 __all__ = ["__version__", *_PUBLIC]
+
+if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__ below imports on first use
+    from core.runtime.allocator import retain_freed_memory
+    from core.runtime.threads import wait_passively
+    from core.runtime.device import resolve_device
+    from core.errors import DataError, GLocalKDError, ModelFileError, SchemaMismatchError
+    from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
+    from core.data.features import FeatureSchema
+    from core.data.scores import Scores, READOUT_PARTS
+    from core.data.substructure import smarts_matches
+    from core.io.load import load
+    from core.io.columns import is_table, table_columns
+    from core.io.report import COLUMNS as REPORT_COLUMNS, node_names, write_report, report_rows, safe_cell
+    from core.io.ranked_report import RankedReport, is_report, read_report, row_graphs
+    from core.detectors.base import Detector, EpochInfo
+    from core.detectors.glocalkd import GLocalKD
+    from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector
+    from core.detectors.model_file import load_detector, save_detector
+    from core.detectors.conformal import fit_with_calibration
+    from core.data.pvalues import benjamini_hochberg
+    from core.evaluation.protocol import choose_anomaly_label
+    from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values
+    from core.screening.pipeline import screen, molecule_schema, merge_reports, ScreenSummary
+    from core.viz.heatmap import (draw_heatmap, graph_molecule, molecule_image, node_error_norm, fixed_error_scale,
+        SCALES as HEATMAP_SCALES, smarts_atoms)
+    from core.viz.chemical_space import space_map
+    from core.viz.similarity import SimilarityIndex, similar_molecules, scaffolds
+    from core.viz.sharing import write_sdf
+    from core.evaluation.html_report import html_report
 
 from core import _legacy  # noqa: E402  (old module paths, one more release)
 

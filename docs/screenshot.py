@@ -1,6 +1,6 @@
 """Make the README screenshot: open a demo, train, map, select the top-ranked row, grab the window.
 
-    python docs/screenshot.py [--data resources/herg.tab] [--normal 1] [--epochs 40] [--out docs/screenshot.png]
+    python docs/screenshot.py [--data app/demo_data/herg.tab] [--normal 1] [--epochs 40] [--out docs/screenshot.png]
 
 Runs on any Qt platform (offscreen included); under Xvfb it shows what a user sees.
 """
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--data", default="resources/herg.tab")
+    p.add_argument("--data", default="app/demo_data/herg.tab")
     p.add_argument("--normal", default="1", help="label of the normal graphs ('' for all)")
     p.add_argument("--epochs", type=int, default=40)
     p.add_argument("--detector", default="consensus", help="detector to train (the default: consensus; glocalkd, ocgcn, ...)")

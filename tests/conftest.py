@@ -9,7 +9,8 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parents[1]
-RESOURCES = ROOT / "resources"
+RESOURCES = ROOT / "resources"  # data only the tests use
+DEMO_DATA = ROOT / "app" / "demo_data"  # the demos the app installs with (hERG, AIDS); tests use them too
 
 
 def write_tu(folder: Path, name: str, graphs: list[tuple[int, list[tuple[int, int]], int]],
@@ -105,12 +106,12 @@ def smiles_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def herg_path() -> Path:
-    return RESOURCES / "herg.tab"
+    return DEMO_DATA / "herg.tab"
 
 
 @pytest.fixture
 def aids_zip() -> Path:
-    return RESOURCES / "AIDS.zip"
+    return DEMO_DATA / "AIDS.zip"
 
 
 @pytest.fixture

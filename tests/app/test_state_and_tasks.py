@@ -14,9 +14,9 @@ SMALL = {"hidden_dim": 16, "out_dim": 8, "epochs": 2, "batch_size": 64}
 
 @pytest.fixture(scope="module")
 def herg_trained():
-    from tests.conftest import RESOURCES
+    from tests.conftest import DEMO_DATA
 
-    loaded = tasks.load_data(str(RESOURCES / "herg.tab"), {}, tasks.Job())
+    loaded = tasks.load_data(str(DEMO_DATA / "herg.tab"), {}, tasks.Job())
     trained = tasks.train(loaded.graphs, "glocalkd", SMALL, None, tasks.Job())
     state = AppState()
     state.set_data(loaded.path, loaded.graphs, loaded.schema_text)
@@ -128,10 +128,10 @@ def test_export_sdf_has_scores_as_sd_properties(herg_trained, tmp_path):
 
 
 def test_screen_file_streams_molecules_with_progress(herg_trained, tmp_path):
-    from tests.conftest import RESOURCES
+    from tests.conftest import DEMO_DATA
 
     job = tasks.Job()
-    report, summary = tasks.screen_file(herg_trained.model, str(RESOURCES / "herg.tab"), str(tmp_path / "r.csv"),
+    report, summary = tasks.screen_file(herg_trained.model, str(DEMO_DATA / "herg.tab"), str(tmp_path / "r.csv"),
                                         job, workers=1)
     assert summary is not None and summary.scored == 655 == len(report)  # core.screen wrote it
     assert job.reports and job.reports[-1].rows == 655 and job.reports[-1].total == 655
@@ -180,9 +180,9 @@ def test_html_report_is_one_self_contained_file(herg_trained, tmp_path):
 
 def test_known_anomalies_weigh_a_consensus_and_need_a_normal_label():
     from core import GLocalKDError
-    from tests.conftest import RESOURCES
+    from tests.conftest import DEMO_DATA
 
-    loaded = tasks.load_data(str(RESOURCES / "herg.tab"), {}, tasks.Job())
+    loaded = tasks.load_data(str(DEMO_DATA / "herg.tab"), {}, tasks.Job())
     params = {"component_params": {"glocalkd": SMALL}}
     trained = tasks.train(loaded.graphs, "consensus", params, "1", tasks.Job(), known_label="0")
     model = trained.model
@@ -198,9 +198,9 @@ def test_known_anomalies_weigh_a_consensus_and_need_a_normal_label():
 
 def test_a_file_of_known_anomalies_weighs_a_copy_of_a_trained_consensus(tmp_path):
     from core import DataError, GLocalKDError, load
-    from tests.conftest import RESOURCES
+    from tests.conftest import DEMO_DATA
 
-    loaded = tasks.load_data(str(RESOURCES / "herg.tab"), {}, tasks.Job())
+    loaded = tasks.load_data(str(DEMO_DATA / "herg.tab"), {}, tasks.Job())
     graphs = loaded.graphs
     trained = tasks.train(graphs, "consensus", {"component_params": {"glocalkd": SMALL}}, "1", tasks.Job())
     actives = [m.smiles for m in graphs.meta if m.label == "0"]

@@ -13,11 +13,11 @@ TINY = ["--epochs", "2", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
 
 @pytest.fixture(scope="module")
 def calibrated(tmp_path_factory):
-    from tests.conftest import RESOURCES
+    from tests.conftest import DEMO_DATA
 
     folder = tmp_path_factory.mktemp("model")
     model = folder / "m.pt"
-    assert main(["train", str(RESOURCES / "herg.tab"), "-o", str(model), *TINY]) == 0
+    assert main(["train", str(DEMO_DATA / "herg.tab"), "-o", str(model), *TINY]) == 0
     return model
 
 

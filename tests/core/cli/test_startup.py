@@ -10,7 +10,7 @@ import pytest
 
 from core import read_report
 from core.cli.main import main
-from tests.conftest import RESOURCES, moses_library
+from tests.conftest import DEMO_DATA, moses_library
 
 TINY = ["--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
 
@@ -18,7 +18,7 @@ TINY = ["--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
 @pytest.mark.parametrize("detector", ["glocalkd", "consensus"])
 def test_scoring_a_molecule_file_imports_neither_torch_geometric_nor_scikit_learn(detector, tmp_path):
     model = tmp_path / "m.pt"
-    assert main(["train", str(RESOURCES / "herg.tab"), "-o", str(model), "--detector", detector, *TINY]) == 0
+    assert main(["train", str(DEMO_DATA / "herg.tab"), "-o", str(model), "--detector", detector, *TINY]) == 0
     library = moses_library(tmp_path / "lib.smi", 300, {5: "C1CC"})
     for command in ("screen", "score"):
         report = tmp_path / f"{command}.csv"

@@ -14,7 +14,7 @@ from rdkit import Chem
 
 from core.data.chem import (ATOM_FEATURE_DIM, CHARGES, DEGREES, ELEMENTS, FEATURE_NAMES, HYBRIDISATIONS,
                        HYDROGENS, RING_SIZES, mol_arrays, parse_molblock, parse_smiles)
-from tests.conftest import RESOURCES
+from tests.conftest import DEMO_DATA, RESOURCES
 
 TRICKY = [
     "C", "[U]", "*", "[2H]C([2H])([2H])[2H]", "[H]C([H])([H])O", "[NH4+]", "[CH4]", "[SiH4]",
@@ -61,7 +61,7 @@ def _molecules() -> list[tuple[str, Chem.Mol]]:
     out = []
     with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as f:
         out += [(row["SMILES"], parse_smiles(row["SMILES"])[0]) for row in itertools.islice(csv.DictReader(f), 1000)]
-    with open(RESOURCES / "herg.tab", encoding="utf-8") as f:
+    with open(DEMO_DATA / "herg.tab", encoding="utf-8") as f:
         out += [(row["Drug"], parse_smiles(row["Drug"])[0]) for row in csv.DictReader(f, delimiter="\t")]
     out += [(s, parse_smiles(s)[0]) for s in TRICKY]
     return out

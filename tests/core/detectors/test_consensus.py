@@ -7,7 +7,7 @@ import pytest
 from core import GLocalKDError, load, make_detector, roc_auc
 from core.detectors.conformal import calibration_split
 from core.detectors.consensus import combine_p_values, leave_one_out_p_values, separation_auc, view_weights
-from tests.conftest import RESOURCES
+from tests.conftest import DEMO_DATA
 
 SMALL = {"glocalkd": {"epochs": 3, "hidden_dim": 16, "out_dim": 8}, "wl-lesinn": {"ensemble_size": 16}}
 
@@ -31,7 +31,7 @@ def test_leave_one_out_p_values_rank_each_calibration_graph_among_the_others():
 
 @pytest.fixture(scope="module")
 def herg():
-    return load(RESOURCES / "herg.tab")
+    return load(DEMO_DATA / "herg.tab")
 
 
 def test_consensus_finds_what_any_of_its_views_finds(herg):

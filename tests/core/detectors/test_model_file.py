@@ -11,14 +11,14 @@ from core.detectors.base import Detector
 from core.detectors.conformal import fit_calibrated
 from core.data.serialization import decode_state, encode_state
 from core.detectors.model_file import load_detector
-from tests.conftest import RESOURCES
+from tests.conftest import DEMO_DATA
 
 SMALL = {"glocalkd": {"epochs": 2, "hidden_dim": 16, "out_dim": 8}, "wl-lesinn": {"ensemble_size": 8}}
 
 
 @pytest.fixture(scope="module")
 def herg():
-    return load(RESOURCES / "herg.tab")
+    return load(DEMO_DATA / "herg.tab")
 
 
 @pytest.mark.parametrize("name, params", [

@@ -7,7 +7,7 @@ import pytest
 from core import load
 from core.detectors.graph_kernels import GraphKernel, to_grakel
 from core.detectors.wl_features import WLFeatures, mix64
-from tests.conftest import RESOURCES, ring, write_tu
+from tests.conftest import DEMO_DATA, ring, write_tu
 
 
 def grakel_wl(train, test, iterations=3):
@@ -21,7 +21,7 @@ def grakel_wl(train, test, iterations=3):
 
 @pytest.mark.parametrize("iterations", [1, 3])
 def test_the_kernel_is_grakels_on_molecules(iterations):
-    herg = load(RESOURCES / "herg.tab")
+    herg = load(DEMO_DATA / "herg.tab")
     train, test = herg.subset(range(0, 120)), herg.subset(range(500, 560))
     ours = GraphKernel("wl", wl_iterations=iterations)
     k_train, k_test = ours.fit(train), ours.transform(test)

@@ -13,9 +13,9 @@ def fitted(herg_path_module):
 
 @pytest.fixture(scope="module")
 def herg_path_module():
-    from tests.conftest import RESOURCES
+    from tests.conftest import DEMO_DATA
 
-    return RESOURCES / "herg.tab"
+    return DEMO_DATA / "herg.tab"
 
 
 def test_map_has_one_point_per_graph_and_is_reproducible(fitted):
