@@ -79,10 +79,6 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.viz.sharing import write_sdf
     from core.evaluation.html_report import html_report
 
-from core import _legacy  # noqa: E402  (old module paths, one more release)
-
-_legacy.install()
-
 
 def __getattr__(name: str):
     module = _PUBLIC.get(name)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -37,29 +36,12 @@ def _private_imports(path: Path) -> list[str]:
 def test_no_module_imports_a_private_name_of_another():
     sources = sorted((ROOT / "core").rglob("*.py")) + sorted((ROOT / "app").rglob("*.py"))
     found = [hit for path in sources for hit in _private_imports(path)]
-    # core/__init__ installs the alias finder of its own private module; nothing else may
-    assert found == ["core/__init__.py:35 imports _legacy from core"] or found == [
-        f for f in found if f.startswith("core/__init__.py")], found
+    assert found == [], found
 
 
-def test_the_flat_module_paths_still_import_with_a_deprecation_warning():
-    code = ("import warnings, sys\n"
-            "with warnings.catch_warnings(record=True) as seen:\n"
-            "    warnings.simplefilter('always')\n"
-            "    from core.model import GLocalKD\n"
-            "    from core.loaders.tu import load_tu\n"
-            "    from core.evaluate import evaluate\n"
-            "import core\n"
-            "import core.evaluation\nassert GLocalKD is core.GLocalKD and evaluate is core.evaluation.evaluate\n"
-            "moved = [str(w.message) for w in seen if issubclass(w.category, DeprecationWarning) and 'moved' in str(w.message)]\n"
-            "assert any('core.detectors.glocalkd' in m for m in moved), moved\n"
-            "assert any('core.io.tu' in m for m in moved), moved\n")
-    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-2000:]
-
-
-def test_an_unknown_old_path_is_still_an_import_error():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+def test_the_flat_layout_module_paths_are_gone():
+    """0.2.0 removed the aliases of the flat layout (``core.model``, ``core.loaders``): no module
+    may answer at those paths, or two names for one module would creep back."""
+    for old in ("core.model", "core.loaders", "core.no_such_module"):
         with pytest.raises(ImportError):
-            __import__("core.no_such_module")
+            __import__(old)
