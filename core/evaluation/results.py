@@ -268,4 +268,5 @@ def write_markdown(results: EvaluationResult | Sequence[EvaluationResult], path:
         parts.append(f"\n## {r.dataset}\n\n```\n{r.summary()}\n```\n\nModel: "
                      + ", ".join(f"{k}={v}" for k, v in r.params.items()) + "; options: "
                      + ", ".join(f"{k}={v}" for k, v in r.options.items()) + "\n")
-    path.write_text("".join(parts))
+    with atomic_output(path, "w", encoding="utf-8") as fh:
+        fh.write("".join(parts))
