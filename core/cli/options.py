@@ -66,27 +66,27 @@ def non_negative(text: str) -> int:
     return value
 
 
+# What each subcommand's options are, for the one output check (core.runtime.files.check_outputs).
+# An option that names a file must be in one of these; tests/core/cli/test_outputs.py checks that
+# every subcommand's outputs are refused over each of its inputs.
+INPUT_OPTIONS = ("model", "data", "reports", "test", "known_anomalies")
+OUTPUT_OPTIONS = ("output", "json", "markdown")
+MAKES_FOLDERS = ("json", "markdown")  # their writers make missing folders
+# (--resume-from is read whole before anything is written: it may name the --json being rewritten.)
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    """Before any work: each output file (``-o``, ``--json``) can be written, and is not one of the
-    command's inputs (the model, the data, a report to merge), which it would overwrite."""
-    from pathlib import Path
+    """Before any work: each output file (``-o``, ``--json``, ``--markdown``) can be written, and is
+    not, and is not inside, one of the command's inputs (the model, the data, a report to merge)."""
+    from core.runtime.files import check_outputs as check
 
-    from core.errors import GLocalKDError
-    from core.runtime.files import check_writable
+    def named(option: str) -> list[str]:
+        value = getattr(args, option, None)
+        return [str(v) for v in (value if isinstance(value, (list, tuple)) else [value]) if v]
 
-    data = getattr(args, "data", None)
-    inputs = [getattr(args, "model", None), *(data if isinstance(data, list) else [data]),
-              *(getattr(args, "reports", None) or [])]
-    for output in (getattr(args, "output", None), getattr(args, "json", None)):
-        if not output:
-            continue
-        if output == getattr(args, "output", None):
-            check_writable(output)  # (--json makes its folder)
-        out = Path(output)
-        for given in inputs:
-            if given and Path(given).exists() and out.exists() and out.resolve() == Path(given).resolve():
-                raise GLocalKDError(f"the output {output} is an input of this command ({given}): it would be "
-                                    "overwritten; write elsewhere")
+    outputs = [path for option in OUTPUT_OPTIONS for path in named(option)]
+    inputs = [path for option in INPUT_OPTIONS for path in named(option)]
+    check(outputs, inputs, make_folders=[path for option in MAKES_FOLDERS for path in named(option)])
 
 
 def add_readout_options(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,121 @@
+"""Outputs checked before any work, by one check for every command: an output may not be, or lie
+inside, an input; it must be writable; ``evaluate --resume`` checks every value it reads."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.cli.main import main
+from tests.conftest import path, ring, write_tu
+
+TINY = ["--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
+
+
+def _error(capsys, code, needle):
+    err = capsys.readouterr().err
+    assert code == 2, err
+    last = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and last.startswith("glocalkd: error: ") and needle in last, err
+
+
+@pytest.fixture
+def tu(tmp_path):
+    graphs = [(5 + i % 3, ring(5 + i % 3), 1) for i in range(8)] + [(6, path(5), 0) for _ in range(4)]
+    return write_tu(tmp_path / "TOY", "TOY", graphs, node_labels=True, attributes=True)
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Make any evaluation fail the test: the checks must come first."""
+    import core.evaluation.protocol
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the evaluation ran before its outputs were checked")
+
+    monkeypatch.setattr(core.evaluation.protocol, "evaluate", refuse)
+
+
+def test_evaluate_refuses_a_json_that_is_a_file_of_its_data_folder(tu, capsys, no_work):
+    target = tu / "TOY_A.txt"
+    before = target.read_bytes()
+    _error(capsys, main(["evaluate", str(tu), "--json", str(target), *TINY]), "is an input of this command")
+    _error(capsys, main(["evaluate", str(tu), "--markdown", str(tu / "new.md"), *TINY]), "is an input")
+    assert target.read_bytes() == before and not (tu / "new.md").exists()
+
+
+def test_evaluate_refuses_an_unwritable_json_before_any_fold(tu, tmp_path, capsys, no_work):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    _error(capsys, main(["evaluate", str(tu), "--json", str(blocker / "r.json"), *TINY]), "Not a folder")
+    _error(capsys, main(["evaluate", str(tu), "--json", str(tmp_path), *TINY]), "Is a folder")
+
+
+@pytest.mark.parametrize("command", [
+    ["score", "{model}", "{data}", "-o", "{out}"],
+    ["screen", "{model}", "{data}", "-o", "{out}"],
+    ["train", "{data}", "-o", "{out}"],
+    ["train", "{data}", "--known-anomalies", "{known}", "-o", "{out}"],
+    ["weigh", "{model}", "{data}", "-o", "{out}"],
+    ["merge-reports", "{report}", "-o", "{out}"],
+    ["evaluate", "{data}", "--json", "{out}"],
+    ["evaluate", "{data}", "--protocol", "split", "--test", "{known}", "--markdown", "{out}"],
+    ["evaluate-explanations", "{data}", "--json", "{out}"],
+])
+def test_every_command_refuses_an_output_over_any_input(tmp_path, capsys, model_file, command):
+    files = {"model": model_file, "data": tmp_path / "d.smi", "known": tmp_path / "k.smi",
+             "report": tmp_path / "r.csv"}
+    files["data"].write_text("CCO a\nCCN b\n")
+    files["known"].write_text("CCCl x\n")
+    files["report"].write_text("rank,id\n")
+    inputs = [name for name in files if "{" + name + "}" in " ".join(command)]
+    for name in inputs:
+        before = files[name].read_bytes()
+        argv = [part.format(out=files[name], **files) for part in command]
+        _error(capsys, main(argv), "is an input of this command")
+        assert files[name].read_bytes() == before
+
+
+def _partial_result(tu, tmp_path):
+    """A real partial result of a 2-fold evaluation (fold 1 only)."""
+    out = tmp_path / "r.json"
+    assert main(["evaluate", str(tu), "--folds", "2", "--only", "1", "--json", str(out), *TINY]) == 0
+    return out
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda f: f.update(auc=7.0), "auc must be a number from 0 to 1"),
+    (lambda f: f.update(auc=-0.5), "auc must be a number from 0 to 1"),
+    (lambda f: f.update(auc="0.8"), "auc must be a number from 0 to 1"),
+    (lambda f: f.update(auc=[0.8]), "auc must be a number from 0 to 1"),
+    (lambda f: f.update(auc_graph=True), "auc_graph must be a number from 0 to 1"),
+    (lambda f: f.pop("auc"), "auc is missing"),
+    (lambda f: f.update(n_test="40"), "n_test must be a whole number"),
+    (lambda f: f.update(train_seconds=None), "train_seconds must be a number of seconds"),
+    (lambda f: f.update(auc_readouts={"both": 3}), "auc_readouts.both must be a number from 0 to 1"),
+])
+def test_resume_refuses_a_result_file_with_a_bad_value(tu, tmp_path, capsys, edit, needle):
+    out = _partial_result(tu, tmp_path)
+    data = json.loads(out.read_text())
+    edit(data["folds"][0])
+    out.write_text(json.dumps(data))
+    capsys.readouterr()
+    _error(capsys, main(["evaluate", str(tu), "--folds", "2", "--json", str(out), "--resume", *TINY]), needle)
+    err_file = str(out)
+    assert json.loads(out.read_text()) == data  # nothing written over it
+    _error(capsys, main(["evaluate", str(tu), "--folds", "2", "--resume-from", err_file, *TINY]), err_file)
+
+
+def test_resume_refuses_garbage_in_place_of_a_result(tu, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    for text in ('"just a string"', "null", "[1, 2]", '{"dataset": "TOY", "data_path": "x", "protocol": "cv", '
+                 '"folds": ["fold"]}', '{"dataset": 3}'):
+        out.write_text(text)
+        _error(capsys, main(["evaluate", str(tu), "--folds", "2", "--json", str(out), "--resume", *TINY]), str(out))
+
+
+def test_resume_still_completes_a_valid_partial_result(tu, tmp_path, capsys):
+    out = _partial_result(tu, tmp_path)
+    assert main(["evaluate", str(tu), "--folds", "2", "--json", str(out), "--resume", *TINY]) == 0
+    folds = json.loads(out.read_text())["folds"]
+    assert [f["fold"] for f in folds] == [1, 2] and all(0 <= f["auc"] <= 1 for f in folds)
