@@ -75,6 +75,19 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     is a damaged gzip stream (naming the last line read). Streams the file, so a large
     library is never held in memory whole.
     """
+    for number, line, _ in read_lines_and_endings(path):
+        yield number, line
+
+
+def read_lines_and_endings(path: str | Path) -> Iterator[tuple[int, str, str]]:
+    """As :func:`read_lines`, with each line's own ending (``"\\n"``, ``"\\r\\n"``, ``"\\r"`` or
+    ``""`` at the end of the file): a quoted table cell that spans lines is rebuilt byte for byte.
+
+    Args:
+        path: the text file, gzipped or not.
+    Returns:
+        An iterator of (line number, line, ending).
+    """
     path = Path(path)
     if not path.is_file():
         raise DataError("no such file", path)
@@ -84,32 +97,33 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
         return
     emitted = 0
     try:
-        for number, line in _decoded(path, "utf-8-sig", "strict"):
+        for number, line, ending in _decoded(path, "utf-8-sig", "strict"):
             emitted = number
-            yield number, line
+            yield number, line, ending
         return
     except UnicodeDecodeError:
         pass
-    for number, line in _decoded(path, "cp1252", "replace"):
+    for number, line, ending in _decoded(path, "cp1252", "replace"):
         if number > emitted:
-            yield number, line
+            yield number, line, ending
 
 
-def _decoded(path: Path, encoding: str, errors: str) -> Iterator[tuple[int, str]]:
+def _decoded(path: Path, encoding: str, errors: str) -> Iterator[tuple[int, str, str]]:
     number = 0
     try:
         with _open_binary(path) as raw:
-            text = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None)
+            text = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline="")  # endings kept as they are
             limit = MAX_LINE_CHARS
             while True:
                 line = text.readline(limit + 1)  # bounded: one line never fills the memory
                 if not line:
                     return
                 number += 1
-                if len(line) > limit and not line.endswith("\n"):
+                if len(line) > limit and not line.endswith(("\n", "\r")):
                     raise DataError(f"line longer than {limit:,} characters: not a molecule, table or graph "
                                     "file this reads (or a damaged one)", path, number)
-                yield number, line.rstrip("\r\n")
+                body = line.rstrip("\r\n")
+                yield number, body, line[len(body):]
     except _READ_ERRORS as exc:
         where = f" after line {number}" if number else ""
         raise DataError(f"cannot read file{where} (damaged or truncated?): {exc}", path) from None

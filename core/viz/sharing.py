@@ -63,9 +63,10 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
 
 
 def sd_text(text: str) -> str:
-    """``text`` as one SDF line that cannot end a record or a data item: each line break becomes a
-    space, and a line that would read as the record's end (``$$$$``) or a data header (``>``)
-    starts with an underscore. SDF has no escapes: one molecule's name must never split the file.
+    """``text`` as one SDF line that cannot end a record, a molblock or a data item: each line break
+    becomes a space, and a line that would read as the record's end (``$$$$``), the molblock's end
+    (``M  END``, as a title) or a data header (``>``) starts with an underscore. SDF has no escapes:
+    one molecule's name must never split the file.
 
     Args:
         text: an id, a name or a property value.
@@ -73,6 +74,6 @@ def sd_text(text: str) -> str:
         The text to write.
     """
     line = " ".join(text.splitlines()) if text else ""
-    if line.lstrip().startswith(("$$$$", ">")):
+    if line.lstrip().startswith(("$$$$", ">", "M  END")):
         line = "_" + line
     return line
