@@ -272,7 +272,8 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
             yield number, row, "unmatched quote (\") in this row"
             replay.extendleft(reversed(rest))
             continue
-        text = "".join(line + ending for _, line, ending in pending[:-1]) + pending[-1][1]
+        text = pending[0][1] if len(pending) == 1 else \
+            "".join(line + ending for _, line, ending in pending[:-1]) + pending[-1][1]
         row, problem = _parse_row(text, delimiter)
         yield pending[0][0], row, problem
         pending = []
