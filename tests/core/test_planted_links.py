@@ -38,7 +38,7 @@ def _plant(folder: Path, name: str) -> list[Path]:
     victims = []
     for k, pattern in enumerate(PLANTED):
         victim = folder / f"victim{k}.txt"
-        victim.write_text(f"precious {k}\n")
+        victim.write_text(f"precious {victim.name}\n")
         victim.chmod(0o600)
         link = folder / pattern.format(name)
         if not link.exists() and not link.is_symlink():
@@ -48,8 +48,8 @@ def _plant(folder: Path, name: str) -> list[Path]:
 
 
 def _check(folder: Path, name: str, victims: list[Path]) -> None:
-    for k, victim in enumerate(victims):
-        assert victim.read_text() == f"precious {k}\n", f"written through a link: {victim}"
+    for victim in victims:
+        assert victim.read_text() == f"precious {victim.name}\n", f"written through a link: {victim}"
         assert victim.stat().st_mode & 0o777 == 0o600
     out = folder / name
     assert out.is_file() and not out.is_symlink() and out.stat().st_size > 0
@@ -124,3 +124,19 @@ def test_the_html_report_gets_the_permissions_of_every_other_output(tmp_path, sc
     _report(tmp_path / "r.csv", graphs, model, scores)
     assert (tmp_path / "r.html").stat().st_mode & 0o777 == (tmp_path / "r.csv").stat().st_mode & 0o777 \
         == new_file_mode()
+
+
+def test_screen_top_never_writes_through_a_planted_link(tmp_path, scored):
+    from core.cli.main import main
+
+    graphs, model, _ = scored
+    model.save(tmp_path / "m.pt")
+    data = tmp_path / "lib.smi"
+    data.write_text("CCO a\nCCN b\nc1ccccc1 c\nCC(=O)O d\nCCCl e\nnot_a_smiles f\n")
+    victims = _plant(tmp_path, "r.csv")
+    (tmp_path / "r.csv").unlink()  # the report itself is written first, then cut to the best rows in place
+    assert main(["screen", str(tmp_path / "m.pt"), str(data), "-o", str(tmp_path / "r.csv"), "--top", "2",
+                 "--workers", "1", "--device", "cpu"]) == 0
+    _check(tmp_path, "r.csv", [v for v in victims if v.name != "victim0.txt"])
+    rows = (tmp_path / "r.csv").read_text().splitlines()
+    assert len([r for r in rows if ",ok," in r]) == 2 and "rejected" in rows[-2]  # the 2 best, the rejected row
