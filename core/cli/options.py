@@ -67,12 +67,16 @@ def non_negative(text: str) -> int:
 
 
 # What each subcommand's options are, for the one output check (core.runtime.files.check_outputs).
-# An option that names a file must be in one of these; tests/core/cli/test_outputs.py checks that
-# every subcommand's outputs are refused over each of its inputs.
+# An option that names a file or folder must be in one of these, or in NOT_CHECKED with its reason:
+# tests/core/cli/test_outputs.py fails otherwise, and checks that every subcommand's outputs are
+# refused over each of its inputs.
 INPUT_OPTIONS = ("model", "data", "reports", "test", "known_anomalies")
 OUTPUT_OPTIONS = ("output", "json", "markdown")
 MAKES_FOLDERS = ("json", "markdown")  # their writers make missing folders
-# (--resume-from is read whole before anything is written: it may name the --json being rewritten.)
+NOT_CHECKED = {
+    "resume_from": "read whole before anything is written: it may name the --json being rewritten",
+    "scratch": "a folder for chunk files in a private folder made inside it, removed at the end",
+}
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -81,8 +85,8 @@ def check_outputs(args: argparse.Namespace) -> None:
     from core.runtime.files import check_outputs as check
 
     def named(option: str) -> list[str]:
-        value = getattr(args, option, None)
-        return [str(v) for v in (value if isinstance(value, (list, tuple)) else [value]) if v]
+        value = getattr(args, option, None)  # (evaluate's --known-anomalies is a count, not a file)
+        return [v for v in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(v, str) and v]
 
     outputs = [path for option in OUTPUT_OPTIONS for path in named(option)]
     inputs = [path for option in INPUT_OPTIONS for path in named(option)]

@@ -119,3 +119,26 @@ def test_resume_still_completes_a_valid_partial_result(tu, tmp_path, capsys):
     assert main(["evaluate", str(tu), "--folds", "2", "--json", str(out), "--resume", *TINY]) == 0
     folds = json.loads(out.read_text())["folds"]
     assert [f["fold"] for f in folds] == [1, 2] and all(0 <= f["auc"] <= 1 for f in folds)
+
+
+def test_every_option_that_names_a_file_is_an_input_or_an_output_of_the_check():
+    """A new option naming a file or folder must say what it is, or the output check misses it."""
+    import argparse
+    import re
+
+    from core.cli.main import build_parser
+    from core.cli.options import INPUT_OPTIONS, NOT_CHECKED, OUTPUT_OPTIONS
+
+    known = set(INPUT_OPTIONS) | set(OUTPUT_OPTIONS) | set(NOT_CHECKED)
+    columns = {"smiles_column", "id_column", "label_column", "scheduler"}  # column names, a cluster's address
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    unknown = []
+    for command, subparser in sub.choices.items():
+        for action in subparser._actions:
+            names_a_path = action.type is None and action.nargs != 0 and (
+                action.metavar in ("FILE", "JSON", "DIR")
+                or re.search(r"\b(file|folder|write|report|collection)s?\b", action.help or "", re.I))
+            if names_a_path and action.dest not in known | columns:
+                unknown.append(f"{command} {action.dest}")
+    assert not unknown, unknown
