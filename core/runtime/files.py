@@ -110,6 +110,13 @@ def check_writable(path: str | Path, make_folder: bool = False) -> None:
         raise FileNotFoundError(errno.ENOENT, f"No such file or directory (no folder {folder})", str(path))
     if not os.access(folder, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, f"Permission denied (cannot write in {folder})", str(path))
+    try:  # what the writer will do: create a file there (finds read-only and special file systems too)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
+    except OSError as exc:
+        raise PermissionError(exc.errno or errno.EACCES, f"{exc.strerror or 'Permission denied'} (cannot write in "
+                              f"{folder})", str(path)) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def check_outputs(outputs: Sequence[str | Path], inputs: Sequence[str | Path],

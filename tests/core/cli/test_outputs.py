@@ -3,6 +3,7 @@ inside, an input; it must be writable; ``evaluate --resume`` checks every value 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +50,8 @@ def test_evaluate_refuses_an_unwritable_json_before_any_fold(tu, tmp_path, capsy
     blocker.write_text("x")
     _error(capsys, main(["evaluate", str(tu), "--json", str(blocker / "r.json"), *TINY]), "Not a folder")
     _error(capsys, main(["evaluate", str(tu), "--json", str(tmp_path), *TINY]), "Is a folder")
+    if Path("/proc/self").is_dir():  # a folder where nobody, root included, can make a file
+        _error(capsys, main(["evaluate", str(tu), "--json", "/proc/r.json", *TINY]), "cannot write in /proc")
 
 
 @pytest.mark.parametrize("command", [

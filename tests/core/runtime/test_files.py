@@ -100,3 +100,11 @@ def test_an_output_that_cannot_be_written_is_refused_first(tmp_path):
     with pytest.raises(IsADirectoryError):
         check_outputs([tmp_path], [])
     check_outputs([tmp_path / "new" / "deeper" / "r.json"], [], make_folders=[tmp_path / "new" / "deeper" / "r.json"])
+
+
+def test_a_folder_where_no_file_can_be_made_is_refused_even_for_root():
+    """os.access says yes to root everywhere; the check makes (and removes) a file, as the writer will."""
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc here")  # (Linux only: a folder no one can create files in)
+    with pytest.raises(OSError, match="cannot write in /proc"):
+        check_outputs(["/proc/r.json"], [])
