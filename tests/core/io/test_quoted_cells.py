@@ -54,3 +54,18 @@ def test_a_stray_quote_still_rejects_only_its_own_line(tmp_path):
     rows = _rows(tmp_path / "s.csv")
     assert rows[0].problem == 'unmatched quote (") in this row' and rows[0].line == 2
     assert [(r.line, r.smiles, r.problem) for r in rows[1:]] == [(4, "CCN", None), (6, "CCC", None)]
+
+
+def test_a_report_gives_back_its_cells_as_they_were(tmp_path):
+    from core import GLocalKD, read_report, write_report
+
+    table = tmp_path / "t.csv"
+    ids = ["a\r\nb", "c\n\nd", "e\rf", "#g\n# h", "plain"]
+    with open(table, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["smiles", "id"])
+        writer.writerows([("CCO", i) for i in ids])
+    graphs = load(table)
+    assert [m.id for m in graphs.meta] == ids
+    write_report(tmp_path / "r.csv", graphs, GLocalKD(epochs=2, hidden_dim=16, out_dim=8).fit(graphs).score(graphs))
+    assert sorted(read_report(tmp_path / "r.csv").ids) == sorted(ids)
