@@ -201,9 +201,22 @@ def check_result_dict(d: Mapping) -> Mapping:
                 raise ValueError(f"auc_readouts must be an object, not {_shown(readouts)}")
             for name, value in readouts.items():
                 _rate(f"auc_readouts.{name}", value)
+            for part, whole in (("n_train_anomalies", "n_train"), ("n_test_anomalies", "n_test")):
+                if fold[part] > fold[whole]:
+                    raise ValueError(f"{part} ({fold[part]}) is more than {whole} ({fold[whole]})")
+            runs = _runs(d)
+            if not 1 <= fold["fold"] <= (runs or fold["fold"]):
+                raise ValueError(f"fold must be a number from 1 to {runs or 'the number of folds'}, not {fold['fold']}")
         except ValueError as exc:
             raise ValueError(where + str(exc)) from None
     return d
+
+
+def _runs(d: Mapping) -> int | None:
+    """How many folds (cv) or seed runs (split) the result's options say, when they say it."""
+    options = d.get("options") or {}
+    runs = options.get("folds") if d["protocol"] == "cv" else len(options.get("seeds") or []) or None
+    return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs > 0 else None
 
 
 def _finite_number(v) -> bool:

@@ -96,6 +96,9 @@ def _partial_result(tu, tmp_path):
     (lambda f: f.update(n_test="40"), "n_test must be a whole number"),
     (lambda f: f.update(train_seconds=None), "train_seconds must be a number of seconds"),
     (lambda f: f.update(auc_readouts={"both": 3}), "auc_readouts.both must be a number from 0 to 1"),
+    (lambda f: f.update(fold=0), "fold must be a number from 1 to 2"),
+    (lambda f: f.update(fold=99), "fold must be a number from 1 to 2"),
+    (lambda f: f.update(n_test_anomalies=10**6), "n_test_anomalies (1000000) is more than n_test"),
 ])
 def test_resume_refuses_a_result_file_with_a_bad_value(tu, tmp_path, capsys, edit, needle):
     out = _partial_result(tu, tmp_path)
