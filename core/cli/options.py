@@ -82,6 +82,8 @@ NOT_CHECKED = {
 def check_outputs(args: argparse.Namespace) -> None:
     """Before any work: each output file (``-o``, ``--json``, ``--markdown``) can be written, and is
     not, and is not inside, one of the command's inputs (the model, the data, a report to merge)."""
+    import glob
+
     from core.runtime.files import check_outputs as check
 
     def named(option: str) -> list[str]:
@@ -90,6 +92,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 
     outputs = [path for option in OUTPUT_OPTIONS for path in named(option)]
     inputs = [path for option in INPUT_OPTIONS for path in named(option)]
+    inputs += [match for path in inputs if glob.has_magic(path) for match in glob.glob(path)]  # screen's shards
     check(outputs, inputs, make_folders=[path for option in MAKES_FOLDERS for path in named(option)])
 
 

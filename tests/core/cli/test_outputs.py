@@ -148,3 +148,11 @@ def test_every_option_that_names_a_file_is_an_input_or_an_output_of_the_check():
             if names_a_path and action.dest not in known | columns:
                 unknown.append(f"{command} {action.dest}")
     assert not unknown, unknown
+
+
+def test_screen_refuses_an_output_that_is_one_of_its_shards(tmp_path, capsys, model_file):
+    for k in range(2):
+        (tmp_path / f"shard{k}.smi").write_text("CCO a\n")
+    _error(capsys, main(["screen", str(model_file), str(tmp_path / "shard*.smi"), "-o", str(tmp_path / "shard1.smi"),
+                         "--scheduler", "local:1"]), "is an input of this command")
+    assert (tmp_path / "shard1.smi").read_text() == "CCO a\n"
