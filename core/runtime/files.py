@@ -50,13 +50,17 @@ def replace_output(finished: str | Path, path: str | Path) -> None:
 
     Args:
         finished: the complete file, on the same file system as ``path``.
-        path: where it goes; it keeps the permissions of a file already there, else gets
-            0666 less the umask, as a file the user made with any other program.
+        path: where it goes; it keeps the permissions of our own file already there, else gets
+            0666 less the umask, as a file the user made with any other program (a link or a
+            hard link planted at that name lends it nothing).
     """
     path = Path(path)
     try:
         old = os.lstat(path)
-        mode = old.st_mode & 0o777 if stat.S_ISREG(old.st_mode) else new_file_mode()
+        # the old file's mode only when it is ours alone: not a link, not a second name of another file
+        owner = os.geteuid() if hasattr(os, "geteuid") else old.st_uid
+        ours = stat.S_ISREG(old.st_mode) and old.st_nlink == 1 and old.st_uid == owner
+        mode = old.st_mode & 0o777 if ours else new_file_mode()
     except OSError:
         mode = new_file_mode()
     try:

@@ -108,3 +108,14 @@ def test_a_folder_where_no_file_can_be_made_is_refused_even_for_root():
         pytest.skip("no /proc here")  # (Linux only: a folder no one can create files in)
     with pytest.raises(OSError, match="cannot write in /proc"):
         check_outputs(["/proc/r.json"], [])
+
+
+def test_a_hard_link_planted_at_the_name_lends_neither_content_nor_permissions(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    victim.chmod(0o666)
+    os.link(victim, tmp_path / "r.csv")
+    with atomic_output(tmp_path / "r.csv", "w") as fh:
+        fh.write("report\n")
+    assert victim.read_text() == "precious\n"
+    assert (tmp_path / "r.csv").stat().st_mode & 0o777 == new_file_mode()
