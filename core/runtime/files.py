@@ -12,9 +12,10 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import IO
 
 from core.errors import GLocalKDError
 

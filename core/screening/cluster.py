@@ -41,9 +41,9 @@ from pathlib import Path
 from core.errors import DataError, GLocalKDError
 from core.data.pvalues import bh_q_table
 from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, format_p, safe_cell
+from core.runtime.files import atomic_output, replace_output
 from core.screening import pipeline
 from core.screening.pipeline import ScreenSummary, featurize_chunk, iter_smiles_rows
-from core.runtime.files import atomic_output, replace_output
 
 try:  # a plain base class when Dask is missing: the module still imports, --scheduler says what to install
     from distributed.diagnostics.plugin import WorkerPlugin

@@ -11,7 +11,6 @@ import pytest
 from core import GLocalKD, load, write_report
 
 
-
 def new_file_mode() -> int:
     """What any program gives a new file: 0666 less the umask."""
     mask = os.umask(0o022)
@@ -129,7 +128,7 @@ def test_the_html_report_gets_the_permissions_of_every_other_output(tmp_path, sc
 def test_screen_top_never_writes_through_a_planted_link(tmp_path, scored):
     from core.cli.main import main
 
-    graphs, model, _ = scored
+    _, model, _ = scored
     model.save(tmp_path / "m.pt")
     data = tmp_path / "lib.smi"
     data.write_text("CCO a\nCCN b\nc1ccccc1 c\nCC(=O)O d\nCCCl e\nnot_a_smiles f\n")

@@ -114,8 +114,8 @@ def test_resume_refuses_a_result_file_with_a_bad_value(tu, tmp_path, capsys, edi
 
 def test_resume_refuses_garbage_in_place_of_a_result(tu, tmp_path, capsys):
     out = tmp_path / "r.json"
-    for text in ('"just a string"', "null", "[1, 2]", '{"dataset": "TOY", "data_path": "x", "protocol": "cv", '
-                 '"folds": ["fold"]}', '{"dataset": 3}'):
+    not_objects = ['"just a string"', "null", "[1, 2]", '{"dataset": 3}']
+    for text in (*not_objects, '{"dataset": "TOY", "data_path": "x", "protocol": "cv", "folds": ["fold"]}'):
         out.write_text(text)
         _error(capsys, main(["evaluate", str(tu), "--folds", "2", "--json", str(out), "--resume", *TINY]), str(out))
 
@@ -144,7 +144,7 @@ def test_every_option_that_names_a_file_is_an_input_or_an_output_of_the_check():
         for action in subparser._actions:
             names_a_path = action.type is None and action.nargs != 0 and (
                 action.metavar in ("FILE", "JSON", "DIR")
-                or re.search(r"\b(file|folder|write|report|collection)s?\b", action.help or "", re.I))
+                or re.search(r"\b(file|folder|write|report|collection)s?\b", action.help or "", re.IGNORECASE))
             if names_a_path and action.dest not in known | columns:
                 unknown.append(f"{command} {action.dest}")
     assert not unknown, unknown

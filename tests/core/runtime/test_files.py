@@ -56,10 +56,9 @@ def test_a_link_at_the_name_is_replaced_not_written_through(tmp_path):
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
     target = tmp_path / "r.csv"
     target.write_text("old\n")
-    with pytest.raises(RuntimeError):
-        with atomic_output(target, "w") as fh:
-            fh.write("half")
-            raise RuntimeError("stop")
+    with pytest.raises(RuntimeError), atomic_output(target, "w") as fh:
+        fh.write("half")
+        raise RuntimeError("stop")
     assert target.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["r.csv"]
 
 

@@ -17,8 +17,8 @@ def hostile(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sdf")
     rows = [("CCO", f"m{i}", f"name {i}", "0") for i in range(12)]
     for k, text in enumerate(HOSTILE):
-        smiles, ident, _, label = rows[k]
-        rows[k] = (smiles, text, f"name\n$$$$\n{k}", label if k % 2 else f"1\n$$$$")
+        smiles, _, _, label = rows[k]
+        rows[k] = (smiles, text, f"name\n$$$$\n{k}", label if k % 2 else "1\n$$$$")
     table = folder / "lib.csv"
     with open(table, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
