@@ -261,14 +261,12 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     """Write the ranked report of ``rows`` (graph indices; None: all rows, and the rejected rows at
     the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
     graphs. Written atomically; returns the number of data rows."""
-    from core import REPORT_COLUMNS, report_rows, safe_cell
+    from core import REPORT_COLUMNS, atomic_output, report_rows, safe_cell
 
     keep = None if rows is None else set(int(i) for i in rows)
     ranking = scores.ranking()
-    path_ = Path(path)
-    tmp = path_.with_name(f".{path_.name}.tmp")
     written = 0
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow([*REPORT_COLUMNS, *EXPORT_COLUMNS_EXTRA])
         for k, row in enumerate(report_rows(graphs, scores)):
@@ -283,7 +281,6 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
                 row = [*row, ""]
             writer.writerow([safe_cell(cell) for cell in row])
             written += 1
-    tmp.replace(path_)
     return written
 
 

@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 _PUBLIC = {
     # runtime
     "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "resolve_device": "runtime.device",
+    "atomic_output": "runtime.files",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
     # data

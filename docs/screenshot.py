@@ -97,7 +97,16 @@ def main() -> int:
         QTimer.singleShot(1500, save)
 
     def save(target=None):
-        (target or window).grab().save(args.out)
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+        from core import atomic_output
+
+        png = QByteArray()
+        buffer = QBuffer(png)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        (target or window).grab().save(buffer, "PNG")
+        with atomic_output(args.out) as fh:  # the one writer: never through a link, never half written
+            fh.write(bytes(png))
         print(f"wrote {args.out}")
         window.close()
         Path(args.out).with_suffix(".ini").unlink(missing_ok=True)  # after close(), which saves settings

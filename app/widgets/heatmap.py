@@ -159,16 +159,16 @@ class HeatmapPanel(QWidget):
     def save_to(self, path: str) -> None:
         """Save the drawing with its id and score in the picture (as PNG, or SVG by extension)."""
         if path.lower().endswith(".svg") and self.kind == "molecule":
-            from core import graph_molecule, molecule_image
+            from core import atomic_output, graph_molecule, molecule_image
 
             graphs, i, scores, highlight = self._current
             errors = scores.node_errors_of(i) if scores.has_node_scores else None
             scale, vmax = self.scale_choice()
-            with open(path, "wb") as fh:  # RDKit's own vector drawing, not a raster inside an SVG
+            with atomic_output(path) as fh:  # RDKit's own vector drawing, not a raster inside an SVG
                 fh.write(molecule_image(graph_molecule(graphs, i), errors, svg=True, scale=scale, vmax=vmax,
                                         highlight=highlight, legend=self.picture_title()))
         else:
-            self.canvas.figure.savefig(path, dpi=150)
+            self.canvas.save_to(path)
 
 
 def _terms(scores, i: int) -> str:

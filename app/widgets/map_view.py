@@ -177,7 +177,7 @@ class MapView(QWidget):
     def save_picture(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save map", "map.png", "PNG image (*.png);;SVG image (*.svg)")
         if path:
-            self.canvas.figure.savefig(path, dpi=150)
+            self.canvas.save_to(path)
 
 
 def score_percentiles(scores: np.ndarray) -> np.ndarray:

@@ -1,6 +1,8 @@
 """Matplotlib views embedded in Qt: live loss curve, score distributions and ROC."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 from matplotlib.figure import Figure
@@ -12,6 +14,14 @@ class Canvas(FigureCanvasQTAgg):
         super().__init__(Figure(figsize=(width, height), layout="constrained" if constrained else None))
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(200, 160)
+
+    def save_to(self, path: str, dpi: int = 150) -> None:
+        """Write the figure to ``path`` in the format its suffix names (PNG by default), atomically."""
+        from core import atomic_output
+
+        suffix = Path(path).suffix.lower().lstrip(".")
+        with atomic_output(path) as fh:
+            self.figure.savefig(fh, format=suffix if suffix in self.get_supported_filetypes() else "png", dpi=dpi)
 
 
 class LossPlot(Canvas):

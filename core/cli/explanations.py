@@ -59,6 +59,11 @@ def run(args: argparse.Namespace) -> None:
     for name, row in results[0].components.items():
         print(f"component {name}: graph AUC local {row['local']:.3f}, global {row['global']:.3f}")
     if args.json:
-        with open(args.json, "w") as fh:
+        from pathlib import Path
+
+        from core.runtime.files import atomic_output
+
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)  # as evaluate --json does
+        with atomic_output(args.json, "w", encoding="utf-8") as fh:
             json.dump({"command": "glocalkd evaluate-explanations " + " ".join(sys.argv[2:]),
                        "results": [r.to_dict() for r in results]}, fh, indent=2)

@@ -66,27 +66,34 @@ def non_negative(text: str) -> int:
     return value
 
 
+# What each subcommand's options are, for the one output check (core.runtime.files.check_outputs).
+# An option that names a file or folder must be in one of these, or in NOT_CHECKED with its reason:
+# tests/core/cli/test_outputs.py fails otherwise, and checks that every subcommand's outputs are
+# refused over each of its inputs.
+INPUT_OPTIONS = ("model", "data", "reports", "test", "known_anomalies")
+OUTPUT_OPTIONS = ("output", "json", "markdown")
+MAKES_FOLDERS = ("json", "markdown")  # their writers make missing folders
+NOT_CHECKED = {
+    "resume_from": "read whole before anything is written: it may name the --json being rewritten",
+    "scratch": "a folder for chunk files in a private folder made inside it, removed at the end",
+}
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    """Before any work: each output file (``-o``, ``--json``) can be written, and is not one of the
-    command's inputs (the model, the data, a report to merge), which it would overwrite."""
-    from pathlib import Path
+    """Before any work: each output file (``-o``, ``--json``, ``--markdown``) can be written, and is
+    not, and is not inside, one of the command's inputs (the model, the data, a report to merge)."""
+    import glob
 
-    from core.errors import GLocalKDError
-    from core.runtime.files import check_writable
+    from core.runtime.files import check_outputs as check
 
-    data = getattr(args, "data", None)
-    inputs = [getattr(args, "model", None), *(data if isinstance(data, list) else [data]),
-              *(getattr(args, "reports", None) or [])]
-    for output in (getattr(args, "output", None), getattr(args, "json", None)):
-        if not output:
-            continue
-        if output == getattr(args, "output", None):
-            check_writable(output)  # (--json makes its folder)
-        out = Path(output)
-        for given in inputs:
-            if given and Path(given).exists() and out.exists() and out.resolve() == Path(given).resolve():
-                raise GLocalKDError(f"the output {output} is an input of this command ({given}): it would be "
-                                    "overwritten; write elsewhere")
+    def named(option: str) -> list[str]:
+        value = getattr(args, option, None)  # (evaluate's --known-anomalies is a count, not a file)
+        return [v for v in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(v, str) and v]
+
+    outputs = [path for option in OUTPUT_OPTIONS for path in named(option)]
+    inputs = [path for option in INPUT_OPTIONS for path in named(option)]
+    inputs += [match for path in inputs if glob.has_magic(path) for match in glob.glob(path)]  # screen's shards
+    check(outputs, inputs, make_folders=[path for option in MAKES_FOLDERS for path in named(option)])
 
 
 def add_readout_options(parser: argparse.ArgumentParser) -> None:

@@ -4,8 +4,6 @@ It opens in any browser, with no server and no other file."""
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from html import escape
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import numpy as np
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
 from core.evaluation.metrics import roc_auc, roc_points
+from core.runtime.files import atomic_output
 
 
 def _svg(fig) -> str:
@@ -126,9 +125,6 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
                      f"{flag}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
     parts.append("</table><p style='color:#777'>Written by GLocalKD Studio. Heatmaps: atoms coloured by node "
                  "error, robust scale (clipped at each molecule's 90th percentile).</p></body></html>")
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    with atomic_output(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(parts))
-    os.replace(tmp, path)
     return drawn

@@ -121,7 +121,9 @@ class EvaluationResult:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "EvaluationResult":
-        d = dict(d)
+        """The result a :meth:`to_dict` mapping holds; every value is checked (:func:`check_result_dict`),
+        so a damaged or edited file is refused, never merged."""
+        d = dict(check_result_dict(d))
         def value(v):
             if isinstance(v, dict):
                 return {n: (math.nan if a is None else a) for n, a in v.items()}
@@ -131,6 +133,116 @@ class EvaluationResult:
         d.pop("summary", None)
         d.pop("paper", None)
         return cls(folds=folds, **d)
+
+
+# The checks of a result file's values: what each field must hold (None is a metric that had no value).
+_RATES = ("auc", "auc_graph", "auc_node", "ap", "fpr95")  # from 0 to 1, or None
+_COUNTS = ("fold", "seed", "n_train", "n_train_anomalies", "n_test", "n_test_anomalies", "epochs_run")
+_SECONDS = ("train_seconds", "score_seconds")
+
+
+def check_result_dict(d: Mapping) -> Mapping:
+    """Check every value of a result mapping read from a file; return it.
+
+    Args:
+        d: the mapping :meth:`EvaluationResult.to_dict` wrote (``json.loads`` of a ``--json`` file).
+
+    Returns:
+        ``d`` itself.
+
+    Raises:
+        ValueError: naming the first field that is missing or not what it must be (a rate outside
+            0 to 1, a text where a number belongs, a count that is not a whole number ...).
+    """
+    if not isinstance(d, Mapping):
+        raise ValueError("not a JSON object")
+    for key in ("dataset", "data_path", "protocol"):
+        if not isinstance(d.get(key), str):
+            raise ValueError(f"{key} must be a text, not {_shown(d.get(key))}")
+    if d["protocol"] not in ("cv", "split"):
+        raise ValueError(f"protocol must be cv or split, not {_shown(d['protocol'])}")
+    for key in ("method", "anomaly_rule", "anomaly_label"):
+        if key in d and not isinstance(d[key], str):
+            raise ValueError(f"{key} must be a text, not {_shown(d[key])}")
+    for key in ("test_path", "command"):
+        if d.get(key) is not None and not isinstance(d[key], str):
+            raise ValueError(f"{key} must be a text or null, not {_shown(d[key])}")
+    for key in ("params", "options", "environment"):
+        if key in d and not isinstance(d[key], Mapping):
+            raise ValueError(f"{key} must be an object, not {_shown(d[key])}")
+    if "normal_labels" in d and not (isinstance(d["normal_labels"], list)
+                                     and all(isinstance(v, str) for v in d["normal_labels"])):
+        raise ValueError(f"normal_labels must be a list of texts, not {_shown(d['normal_labels'])}")
+    if "complete" in d and not isinstance(d["complete"], bool):
+        raise ValueError(f"complete must be true or false, not {_shown(d['complete'])}")
+    if "unlabelled_skipped" in d:
+        _count("unlabelled_skipped", d["unlabelled_skipped"])
+    if "wall_seconds" in d:
+        _seconds("wall_seconds", d["wall_seconds"])
+    folds = d.get("folds", [])
+    if not isinstance(folds, list):
+        raise ValueError(f"folds must be a list, not {_shown(folds)}")
+    for k, fold in enumerate(folds, start=1):
+        if not isinstance(fold, Mapping):
+            raise ValueError(f"fold entry {k} must be an object, not {_shown(fold)}")
+        where = f"fold entry {k}: "
+        try:
+            for key in _COUNTS:
+                _count(key, fold.get(key))
+            for key in _RATES:
+                _rate(key, fold.get(key), missing=key not in fold)
+            for key in _SECONDS:
+                _seconds(key, fold.get(key))
+            loss = fold.get("final_loss")
+            if loss is not None and not _finite_number(loss):
+                raise ValueError(f"final_loss must be a finite number or null, not {_shown(loss)}")
+            readouts = fold.get("auc_readouts", {})
+            if not isinstance(readouts, Mapping):
+                raise ValueError(f"auc_readouts must be an object, not {_shown(readouts)}")
+            for name, value in readouts.items():
+                _rate(f"auc_readouts.{name}", value)
+            for part, whole in (("n_train_anomalies", "n_train"), ("n_test_anomalies", "n_test")):
+                if fold[part] > fold[whole]:
+                    raise ValueError(f"{part} ({fold[part]}) is more than {whole} ({fold[whole]})")
+            runs = _runs(d)
+            if not 1 <= fold["fold"] <= (runs or fold["fold"]):
+                raise ValueError(f"fold must be a number from 1 to {runs or 'the number of folds'}, not {fold['fold']}")
+        except ValueError as exc:
+            raise ValueError(where + str(exc)) from None
+    return d
+
+
+def _runs(d: Mapping) -> int | None:
+    """How many folds (cv) or seed runs (split) the result's options say, when they say it."""
+    options = d.get("options") or {}
+    runs = options.get("folds") if d["protocol"] == "cv" else len(options.get("seeds") or []) or None
+    return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs > 0 else None
+
+
+def _finite_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _rate(key: str, v, missing: bool = False) -> None:
+    if missing:
+        raise ValueError(f"{key} is missing")
+    if v is not None and not (_finite_number(v) and 0.0 <= v <= 1.0):
+        raise ValueError(f"{key} must be a number from 0 to 1 (or null), not {_shown(v)}")
+
+
+def _count(key: str, v) -> None:
+    if not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+        raise ValueError(f"{key} must be a whole number of 0 or more, not {_shown(v)}")
+
+
+def _seconds(key: str, v) -> None:
+    if not (_finite_number(v) and v >= 0):
+        raise ValueError(f"{key} must be a number of seconds of 0 or more, not {_shown(v)}")
+
+
+def _shown(v) -> str:
+    text = json.dumps(v) if not isinstance(v, float) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _num(v):
@@ -207,10 +319,20 @@ def write_json(result: EvaluationResult, path: str | Path) -> None:
 
 
 def read_json(path: str | Path) -> EvaluationResult:
-    """Read a result written by :func:`write_json`; a file that is not one is a :class:`DataError`."""
+    """Read a result written by :func:`write_json`, checking every value; a file that is not one,
+    or holds a value it cannot hold (an AUC of 7, a text for a number), is a :class:`DataError`."""
     try:
-        return EvaluationResult.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"not a result file written by 'glocalkd evaluate --json' ({type(exc).__name__}: "
+                        f"{str(exc)[:200]})", path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the result file: {exc.strerror or exc}", path) from None
+    try:
+        return EvaluationResult.from_dict(data)
+    except ValueError as exc:
+        raise DataError(f"not a valid result file of 'glocalkd evaluate --json': {str(exc)[:200]}", path) from None
+    except (KeyError, TypeError, AttributeError) as exc:
         raise DataError(f"not a result file written by 'glocalkd evaluate --json' ({type(exc).__name__}: "
                         f"{str(exc)[:200]})", path) from None
 
@@ -268,4 +390,5 @@ def write_markdown(results: EvaluationResult | Sequence[EvaluationResult], path:
         parts.append(f"\n## {r.dataset}\n\n```\n{r.summary()}\n```\n\nModel: "
                      + ", ".join(f"{k}={v}" for k, v in r.params.items()) + "; options: "
                      + ", ".join(f"{k}={v}" for k, v in r.options.items()) + "\n")
-    path.write_text("".join(parts))
+    with atomic_output(path, "w", encoding="utf-8") as fh:
+        fh.write("".join(parts))

@@ -16,7 +16,8 @@ from rdkit import Chem
 from core.data.chem import mol_to_graph, parse_molblock, parse_smiles
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
-from core.io.text import DELIMITERS, allow_large_csv_fields, data_lines, read_lines, sniff_delimiter, strip_compression
+from core.io.text import (DELIMITERS, allow_large_csv_fields, data_lines, read_lines, read_lines_and_endings,
+                          sniff_delimiter, strip_compression)
 
 SMILES_COLUMNS = ("smiles", "canonical_smiles", "isomeric_smiles", "drug", "smi", "mol", "molecule",
                   "structure")
@@ -162,11 +163,10 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     path = Path(path)
     allow_large_csv_fields()
     suffix = Path(strip_compression(path.name)).suffix.lower()
-    lines = data_lines(path)
-    try:
-        header_no, header_line = next(lines)
-    except StopIteration:
-        raise DataError("file is empty (no header row and no data)", path) from None
+    lines = read_lines_and_endings(path)
+    header_no, header_line = next(((n, line) for n, line, _ in lines if _is_data(line)), (None, None))
+    if header_line is None:
+        raise DataError("file is empty (no header row and no data)", path)
     sniffed = sniff_delimiter(header_line, suffix)
     delimiter, header, s_col = sniffed, [], None
     for candidate in (sniffed,) + tuple(d for d in DELIMITERS if d != sniffed):
@@ -189,7 +189,7 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     return _table_rows(lines, delimiter, header, s_col, i_col, l_col), hint
 
 
-def _table_rows(lines: Iterator[tuple[int, str]], delimiter: str, header: list[str], s_col: int,
+def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: list[str], s_col: int,
                 i_col: int | None, l_col: int | None) -> Iterator[SourceRow]:
     for number, row, problem in _csv_rows(lines, delimiter):
         if problem is None and len(row) <= s_col:
@@ -224,9 +224,17 @@ def _parse_row(text: str, delimiter: str) -> tuple[list[str], str | None]:
         return [text], f"cannot split the row into fields: {exc}"
 
 
-def _csv_rows(lines: Iterator[tuple[int, str]], delimiter: str
+def _is_data(line: str) -> bool:
+    """A line that holds data: not blank, not a ``#`` comment (unless inside a quoted cell)."""
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
               ) -> Iterator[tuple[int, list[str], str | None]]:
-    """csv-parse lines, joining a quoted field that spans lines; yields (first line number, fields,
+    """csv-parse (line number, line, ending) triples, joining a quoted field that spans lines with
+    the lines' own endings, so the cell is kept byte for byte: a line inside it that is blank or
+    starts with ``#`` is part of the cell, not a comment. Yields (first line number, fields,
     problem or None).
 
     A quote still open after ``MAX_FIELD_LINES`` lines or at the end of the file is a stray
@@ -234,8 +242,8 @@ def _csv_rows(lines: Iterator[tuple[int, str]], delimiter: str
     own, so one bad line never swallows the rest of the file.
     """
     source = iter(lines)
-    replay: deque[tuple[int, str]] = deque()
-    pending: list[tuple[int, str]] = []
+    replay: deque[tuple[int, str, str]] = deque()
+    pending: list[tuple[int, str, str]] = []
     open_quote = False
     while True:
         if replay:
@@ -245,24 +253,28 @@ def _csv_rows(lines: Iterator[tuple[int, str]], delimiter: str
         if item is None:
             if not pending:
                 return
-            (number, line), rest = pending[0], pending[1:]
+            (number, line, _), rest = pending[0], pending[1:]
             pending, open_quote = [], False
             row, _ = _parse_row(line + '"', delimiter)
             yield number, row, "unmatched quote (\") in this row"
             replay.extend(rest)
             continue
+        if not pending and not _is_data(item[1]):
+            continue  # a blank or comment line between rows
         pending.append(item)
         open_quote = _quote_open_after(item[1], delimiter, open_quote)
         if open_quote:  # a quoted field goes on in the next line
             if len(pending) <= MAX_FIELD_LINES:
                 continue
-            (number, line), rest = pending[0], pending[1:]
+            (number, line, _), rest = pending[0], pending[1:]
             pending, open_quote = [], False
             row, _ = _parse_row(line + '"', delimiter)
             yield number, row, "unmatched quote (\") in this row"
             replay.extendleft(reversed(rest))
             continue
-        row, problem = _parse_row("\n".join(line for _, line in pending), delimiter)
+        text = pending[0][1] if len(pending) == 1 else \
+            "".join(line + ending for _, line, ending in pending[:-1]) + pending[-1][1]
+        row, problem = _parse_row(text, delimiter)
         yield pending[0][0], row, problem
         pending = []
 

@@ -17,7 +17,7 @@ import numpy as np
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
 from core.io.report import COLUMNS, END_PREFIX, LEGACY_COLUMNS, parse_end_row
-from core.io.text import allow_large_csv_fields, read_lines
+from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 
 @dataclass
@@ -92,7 +92,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     def keep(text: str) -> str:  # labels, names and statuses repeat: store each once
         return interned.setdefault(text, text) if len(text) < 24 else text
 
-    lines = read_lines(path)
+    lines = read_lines_and_endings(path)  # a quoted cell comes back as it was written
     header = None
     count = 0
     for line_no, row in csv_records(lines):
@@ -141,16 +141,17 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64))
 
 
-def csv_records(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) per CSV record of numbered lines; a quoted field may span lines and
-    keeps its line breaks (as ``\\n``)."""
+def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) per CSV record of numbered lines; a quoted field may span lines. Given
+    (number, line, ending) triples (:func:`core.io.text.read_lines_and_endings`) it keeps the
+    field's own line breaks byte for byte; given (number, line) pairs, each break reads as ``\\n``."""
     numbered = iter(lines)
     current = [0]
 
     def text():
-        for line_no, line in numbered:
-            current[0] = line_no
-            yield line + "\n"
+        for item in numbered:
+            current[0] = item[0]
+            yield item[1] + (item[2] if len(item) > 2 else "\n")
 
     for row in csv.reader(text()):
         yield current[0], row

@@ -6,8 +6,6 @@ that a spreadsheet would run as a formula is prefixed with an apostrophe).
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -17,6 +15,7 @@ from core.data.chem import atom_symbols
 from core.data.graphset import GraphSet, element_symbols
 from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores
+from core.runtime.files import atomic_output
 
 COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score", "num_nodes", "label",
            "top_nodes", "status", "p_value", "q_value")
@@ -115,28 +114,13 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
     ``p_values``: a calibrated model's p-values of the graphs (``detector.p_values(scores.score)``)."""
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     rows = 0
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(COLUMNS)
-            for row in report_rows(graphs, scores, top_k, p_values):
-                writer.writerow([safe_cell(cell) for cell in row])
-                rows += 1
-        _set_mode(tmp, path)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(COLUMNS)
+        for row in report_rows(graphs, scores, top_k, p_values):
+            writer.writerow([safe_cell(cell) for cell in row])
+            rows += 1
     return rows
 
 
-def _set_mode(tmp: str, path: Path) -> None:
-    """Give the new report the old one's permissions, or 0644 (a temporary file starts as 0600)."""
-    try:
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-        os.chmod(tmp, mode)
-    except OSError:
-        pass

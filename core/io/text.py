@@ -75,41 +75,58 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     is a damaged gzip stream (naming the last line read). Streams the file, so a large
     library is never held in memory whole.
     """
+    return _lines(path, endings=False)
+
+
+def read_lines_and_endings(path: str | Path) -> Iterator[tuple[int, str, str]]:
+    """As :func:`read_lines`, with each line's own ending (``"\\n"``, ``"\\r\\n"``, ``"\\r"`` or
+    ``""`` at the end of the file): a quoted table cell that spans lines is rebuilt byte for byte.
+
+    Args:
+        path: the text file, gzipped or not.
+    Returns:
+        An iterator of (line number, line, ending).
+    """
+    return _lines(path, endings=True)
+
+
+def _lines(path: str | Path, endings: bool) -> Iterator[tuple]:
     path = Path(path)
     if not path.is_file():
         raise DataError("no such file", path)
     announced = _sniff(path)
     if announced is not None:
-        yield from _decoded(path, announced, "replace")
+        yield from _decoded(path, announced, "replace", endings)
         return
     emitted = 0
     try:
-        for number, line in _decoded(path, "utf-8-sig", "strict"):
-            emitted = number
-            yield number, line
+        for item in _decoded(path, "utf-8-sig", "strict", endings):
+            emitted = item[0]
+            yield item
         return
     except UnicodeDecodeError:
         pass
-    for number, line in _decoded(path, "cp1252", "replace"):
-        if number > emitted:
-            yield number, line
+    for item in _decoded(path, "cp1252", "replace", endings):
+        if item[0] > emitted:
+            yield item
 
 
-def _decoded(path: Path, encoding: str, errors: str) -> Iterator[tuple[int, str]]:
+def _decoded(path: Path, encoding: str, errors: str, endings: bool) -> Iterator[tuple]:
     number = 0
     try:
         with _open_binary(path) as raw:
-            text = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None)
+            text = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline="")  # endings kept as they are
             limit = MAX_LINE_CHARS
             while True:
                 line = text.readline(limit + 1)  # bounded: one line never fills the memory
                 if not line:
                     return
                 number += 1
-                if len(line) > limit and not line.endswith("\n"):
+                if len(line) > limit and not line.endswith(("\n", "\r")):
                     raise DataError(f"line longer than {limit:,} characters: not a molecule, table or graph "
                                     "file this reads (or a damaged one)", path, number)
-                yield number, line.rstrip("\r\n")
+                body = line.rstrip("\r\n")
+                yield (number, body, line[len(body):]) if endings else (number, body)
     except _READ_ERRORS as exc:
         where = f" after line {number}" if number else ""
         raise DataError(f"cannot read file{where} (damaged or truncated?): {exc}", path) from None

@@ -3,48 +3,167 @@
 The new content goes to a temporary file created with ``O_CREAT | O_EXCL`` under a random name
 in the target's own directory (``tempfile.mkstemp``), so nobody who can write that directory can
 plant a link for us to follow; it is then renamed over the target, which replaces a link at the
-target's name rather than writing through it."""
+target's name rather than writing through it. This module is the one place that writes a file a
+user named: ``tests/architecture/test_one_writer.py`` fails on any other write to a path."""
 from __future__ import annotations
 
 import errno
 import os
+import re
+import stat
 import tempfile
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
+
+from core.errors import GLocalKDError
 
 
 @contextmanager
 def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[IO]:
-    """Open a temporary file beside ``path`` for writing; on success it replaces ``path`` (keeping
-    the old file's permissions, or 0644), on any error it is removed and ``path`` is untouched."""
+    """Open a temporary file beside ``path`` for writing; on success it replaces ``path``.
+
+    Args:
+        path: the file to write; a link at that name is replaced, never written through.
+        mode: a write mode of :func:`open` (``"wb"``, ``"w"``).
+        **open_args: passed to :func:`open` (``encoding``, ``newline``).
+
+    Returns:
+        A context manager giving the open file. The finished file keeps the old file's
+        permissions, or gets the usual ones for a new file (0666 less the umask); on any error the
+        temporary file is removed and ``path`` is untouched.
+    """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=_folder(path))
     try:
         with os.fdopen(fd, mode, **open_args) as fh:
             yield fh
-        try:
-            mode_bits = path.stat().st_mode & 0o777 if path.is_file() and not path.is_symlink() else 0o644
-            os.chmod(tmp, mode_bits)
-        except OSError:
-            pass
-        os.replace(tmp, path)
+        replace_output(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def check_writable(path: str | Path) -> None:
-    """Raise ``OSError`` naming ``path`` when a file cannot be written there (its folder is missing,
-    not a folder, or not writable; or ``path`` is a folder): called before any long work."""
+def replace_output(finished: str | Path, path: str | Path) -> None:
+    """Move a finished file (written in a private scratch folder or by :func:`atomic_output`) to
+    ``path`` by a rename, which replaces a link at that name rather than writing through it.
+
+    Args:
+        finished: the complete file, on the same file system as ``path``.
+        path: where it goes; it keeps the permissions of our own file already there, else gets
+            0666 less the umask, as a file the user made with any other program (a link or a
+            hard link planted at that name lends it nothing).
+    """
     path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        old = os.lstat(path)
+        # the old file's mode only when it is ours alone: not a link, not a second name of another file
+        owner = os.geteuid() if hasattr(os, "geteuid") else old.st_uid
+        ours = stat.S_ISREG(old.st_mode) and old.st_nlink == 1 and old.st_uid == owner
+        mode = old.st_mode & 0o777 if ours else new_file_mode()
+    except OSError:
+        mode = new_file_mode()
+    try:
+        os.chmod(finished, mode)
+    except OSError:
+        pass
+    os.replace(finished, path)
+
+
+def new_file_mode() -> int:
+    """The permissions a new file gets here: 0666 less the process's umask (0644 under the usual 022)."""
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system says it (Linux's
+    ``/proc/self/status``), else by setting and restoring it."""
+    try:
+        found = re.search(r"^Umask:\s*([0-7]+)", Path("/proc/self/status").read_text(), re.MULTILINE)
+        if found:
+            return int(found.group(1), 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _folder(path: Path) -> str:
+    return str(path.parent) if str(path.parent) else "."
+
+
+def check_writable(path: str | Path, make_folder: bool = False) -> None:
+    """Raise ``OSError`` naming ``path`` when a file cannot be written there: called before any long work.
+
+    Args:
+        path: the output file.
+        make_folder: the writer makes missing folders (``--json``): then the nearest folder that
+            exists must be writable, and nothing on the way may be a file.
+    """
+    path = Path(path)
+    folder = Path(_folder(path))
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "Is a folder, not a file", str(path))
+    if make_folder:
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, f"Not a folder: {folder}", str(path))
     if not folder.is_dir():
         raise FileNotFoundError(errno.ENOENT, f"No such file or directory (no folder {folder})", str(path))
     if not os.access(folder, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, f"Permission denied (cannot write in {folder})", str(path))
+    try:  # what the writer will do: create a file there (finds read-only and special file systems too)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
+    except OSError as exc:
+        raise PermissionError(exc.errno or errno.EACCES, f"{exc.strerror or 'Permission denied'} (cannot write in "
+                              f"{folder})", str(path)) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_outputs(outputs: Sequence[str | Path], inputs: Sequence[str | Path],
+                  make_folders: Sequence[str | Path] = ()) -> None:
+    """Check a command's output files before it does any work: the one check of every command.
+
+    Args:
+        outputs: the files the command will write.
+        inputs: the files and folders it reads (a folder holds every file under it).
+        make_folders: the outputs whose writer makes their missing folders.
+
+    Raises:
+        GLocalKDError: an output is an input, lies inside an input folder, or is named twice
+            (compared as resolved paths and as files, so links and hard links count).
+        OSError: an output cannot be written (see :func:`check_writable`).
+    """
+    made = {str(Path(p)) for p in make_folders}
+    seen: dict[Path, str] = {}
+    for output in outputs:
+        out = Path(output)
+        resolved = out.resolve()
+        for given in inputs:
+            if _overlaps(out, resolved, Path(given)):
+                raise GLocalKDError(f"the output {output} is an input of this command, or lies inside one ({given}): "
+                                    "it would be overwritten; write elsewhere")
+        check_writable(out, make_folder=str(out) in made)
+        if resolved in seen:
+            raise GLocalKDError(f"the output {output} is named twice ({seen[resolved]}): write them to two files")
+        seen[resolved] = str(output)
+
+
+def _overlaps(out: Path, resolved: Path, given: Path) -> bool:
+    """Whether writing ``out`` would touch the input ``given`` (the same file, or a file inside it)."""
+    if not given.exists():
+        return False
+    source = given.resolve()
+    if resolved == source or source in resolved.parents:
+        return True
+    try:
+        return out.exists() and os.path.samefile(out, given)
+    except OSError:
+        return False
 
 
 def read_model_file(path: str | Path):

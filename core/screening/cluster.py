@@ -41,6 +41,7 @@ from pathlib import Path
 from core.errors import DataError, GLocalKDError
 from core.data.pvalues import bh_q_table
 from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, format_p, safe_cell
+from core.runtime.files import atomic_output, replace_output
 from core.screening import pipeline
 from core.screening.pipeline import ScreenSummary, featurize_chunk, iter_smiles_rows
 
@@ -298,7 +299,8 @@ def write_summary(summary: ScreenSummary, report: str | Path, **extra) -> Path:
     data = {"rows": summary.rows, "scored": summary.scored, "rejected": summary.rejected,
             "kept": min(summary.scored, extra.get("top") or summary.scored), "nodes": summary.nodes,
             "seconds": round(summary.seconds, 3), "stopped": summary.stopped, **extra}
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    with atomic_output(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2) + "\n")
     return path
 
 
@@ -320,7 +322,7 @@ def write_top(files: list[Path], rejects_file: Path, out: Path, tmp: Path, top: 
     _merge_best(files, partial, top, with_rank=True, q_values=bh_q_table(p_counts) if p_counts else None)
     with open(partial, "a", newline="", encoding="utf-8") as dst, open(rejects_file, encoding="utf-8") as rej:
         shutil.copyfileobj(rej, dst)
-    os.replace(partial, out)
+    replace_output(partial, out)
 
 
 def _merge_best(files: list[Path], out: Path, top: int, with_rank: bool,
@@ -341,10 +343,9 @@ def _merge_best(files: list[Path], out: Path, top: int, with_rank: bool,
 
 def keep_top(report: str | Path, top: int) -> int:
     """Cut a ranked report to its ``top`` best rows and every rejected row, in place; rows kept."""
-    report = Path(report)
-    tmp = report.with_name(report.name + ".top.tmp")
     kept = 0
-    with open(report, newline="", encoding="utf-8") as src, open(tmp, "w", newline="", encoding="utf-8") as dst:
+    with open(report, newline="", encoding="utf-8") as src, \
+            atomic_output(report, "w", newline="", encoding="utf-8") as dst:
         reader, writer = csv.reader(src), csv.writer(dst)
         writer.writerow(next(reader))
         for row in reader:
@@ -353,7 +354,6 @@ def keep_top(report: str | Path, top: int) -> int:
             elif kept < top:
                 writer.writerow(row)
                 kept += 1
-    os.replace(tmp, report)
     return kept
 
 

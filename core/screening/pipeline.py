@@ -37,6 +37,7 @@ from core.data.pvalues import bh_q_table
 from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
+from core.runtime.files import replace_output
 from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
 
 MERGE_FAN_IN = 128
@@ -338,9 +339,7 @@ def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: 
         digest = hashlib.file_digest(fh, "sha256").hexdigest()[:16]
     with open(partial, "a", newline="", encoding="utf-8") as dst:
         csv.writer(dst).writerow(end_row(rows, model, digest))
-    mode = out.stat().st_mode & 0o777 if out.exists() else 0o644
-    os.chmod(partial, mode)
-    os.replace(partial, out)
+    replace_output(partial, out)
 
 
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:

@@ -9,6 +9,7 @@ import numpy as np
 
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
+from core.runtime.files import atomic_output
 
 
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
@@ -33,19 +34,17 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
     chosen = np.arange(len(ranking)) if rows is None else np.asarray(list(rows), dtype=np.int64)
     chosen = chosen[np.argsort(rank[chosen], kind="stable")]
     written = 0
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with Chem.SDWriter(str(tmp)) as writer:
+    with atomic_output(path, "w", encoding="utf-8") as fh, Chem.SDWriter(fh) as writer:
         for i in chosen.tolist():
             mol = graph_molecule(graphs, i)
             if mol is None:
                 continue
             meta = graphs.meta[i]
             mol = Chem.Mol(mol)
-            mol.SetProp("_Name", meta.id)
-            mol.SetProp("id", meta.id)
+            mol.SetProp("_Name", sd_text(meta.id))
+            mol.SetProp("id", sd_text(meta.id))
             if meta.name and meta.name != meta.id:
-                mol.SetProp("name", meta.name)
+                mol.SetProp("name", sd_text(meta.name))
             mol.SetIntProp("rank", int(rank[i]))
             mol.SetProp("score", f"{float(scores.score[i]):.6g}")
             if p_values is not None:
@@ -53,12 +52,28 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
             if flagged is not None:
                 mol.SetIntProp("flagged", int(bool(flagged[i])))
             if meta.label is not None:
-                mol.SetProp("label", str(meta.label))
+                mol.SetProp("label", sd_text(str(meta.label)))
             top = scores.top_nodes(i, top_k)
             if top:
                 symbol = [a.GetSymbol() for a in mol.GetAtoms()]  # node order is atom order (graph_molecule)
                 mol.SetProp("top_atoms", ";".join(f"{symbol[j]}{j}:{err:.4g}" for j, err in top))
             writer.write(mol)
             written += 1
-    tmp.replace(path)
     return written
+
+
+def sd_text(text: str) -> str:
+    """``text`` as one SDF line that cannot end a record, a molblock or a data item: each line break
+    becomes a space, and a line that would read as the record's end (``$$$$``), the molblock's end
+    (``M  END``, as a title) or a data header (``>``) starts with an underscore. SDF has no escapes:
+    one molecule's name must never split the file.
+
+    Args:
+        text: an id, a name or a property value.
+    Returns:
+        The text to write.
+    """
+    line = " ".join(text.splitlines()) if text else ""
+    if line.lstrip().startswith(("$$$$", ">", "M  END")):
+        line = "_" + line
+    return line

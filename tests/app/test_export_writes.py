@@ -1,0 +1,64 @@
+"""The app's exports (CSV, SDF, pictures) go through core's one writer: a link planted at the
+export's name, or at the fixed temporary name the exports once used, is never written through."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from app import tasks
+from core import GLocalKD, load
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    data = tmp_path_factory.mktemp("d") / "lib.smi"
+    data.write_text("CCO a\nCCN b\nc1ccccc1 c\nCC(=O)O d\nCCCl e\n")
+    graphs = load(data)
+    model = GLocalKD(epochs=2, hidden_dim=16, out_dim=8, seed=0).fit(graphs)
+    return graphs, model.score(graphs)
+
+
+def _plant(folder, name):
+    victim = folder / "victim.txt"
+    victim.write_text("precious\n")
+    for planted in (name, f".{name}.tmp"):
+        (folder / planted).symlink_to(victim)
+    return victim
+
+
+def _usual_mode() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@pytest.mark.parametrize("name", ["export.csv", "export.sdf"])
+def test_exports_never_write_through_a_planted_link(tmp_path, scored, name):
+    graphs, scores = scored
+    victim = _plant(tmp_path, name)
+    flagged = np.zeros(len(graphs), dtype=bool)
+    if name.endswith(".csv"):
+        assert tasks.export_csv(str(tmp_path / name), graphs, scores, None, flagged) == len(graphs)
+    else:
+        assert tasks.export_sdf(str(tmp_path / name), graphs, scores, None, flagged, None) == len(graphs)
+    out = tmp_path / name
+    assert victim.read_text() == "precious\n"
+    assert out.is_file() and not out.is_symlink() and out.stat().st_mode & 0o777 == _usual_mode()
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_a_saved_picture_is_written_whole_and_never_through_a_link(qtbot, tmp_path, suffix):
+    from app.widgets.plots import LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.show_losses([3.0, 2.0, 1.5])
+    name = f"loss.{suffix}"
+    victim = _plant(tmp_path, name)
+    plot.save_to(str(tmp_path / name))
+    out = tmp_path / name
+    assert victim.read_text() == "precious\n" and not out.is_symlink()
+    head = out.read_bytes()[:200]
+    assert head.startswith(b"\x89PNG") if suffix == "png" else b"<svg" in head or b"<?xml" in head

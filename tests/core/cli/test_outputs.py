@@ -1,0 +1,158 @@
+"""Outputs checked before any work, by one check for every command: an output may not be, or lie
+inside, an input; it must be writable; ``evaluate --resume`` checks every value it reads."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.cli.main import main
+from tests.conftest import path, ring, write_tu
+
+TINY = ["--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
+
+
+def _error(capsys, code, needle):
+    err = capsys.readouterr().err
+    assert code == 2, err
+    last = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and last.startswith("glocalkd: error: ") and needle in last, err
+
+
+@pytest.fixture
+def tu(tmp_path):
+    graphs = [(5 + i % 3, ring(5 + i % 3), 1) for i in range(8)] + [(6, path(5), 0) for _ in range(4)]
+    return write_tu(tmp_path / "TOY", "TOY", graphs, node_labels=True, attributes=True)
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Make any evaluation fail the test: the checks must come first."""
+    import core.evaluation.protocol
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the evaluation ran before its outputs were checked")
+
+    monkeypatch.setattr(core.evaluation.protocol, "evaluate", refuse)
+
+
+def test_evaluate_refuses_a_json_that_is_a_file_of_its_data_folder(tu, capsys, no_work):
+    target = tu / "TOY_A.txt"
+    before = target.read_bytes()
+    _error(capsys, main(["evaluate", str(tu), "--json", str(target), *TINY]), "is an input of this command")
+    _error(capsys, main(["evaluate", str(tu), "--markdown", str(tu / "new.md"), *TINY]), "is an input")
+    assert target.read_bytes() == before and not (tu / "new.md").exists()
+
+
+def test_evaluate_refuses_an_unwritable_json_before_any_fold(tu, tmp_path, capsys, no_work):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    _error(capsys, main(["evaluate", str(tu), "--json", str(blocker / "r.json"), *TINY]), "Not a folder")
+    _error(capsys, main(["evaluate", str(tu), "--json", str(tmp_path), *TINY]), "Is a folder")
+    if Path("/proc/self").is_dir():  # a folder where nobody, root included, can make a file
+        _error(capsys, main(["evaluate", str(tu), "--json", "/proc/r.json", *TINY]), "cannot write in /proc")
+
+
+@pytest.mark.parametrize("command", [
+    ["score", "{model}", "{data}", "-o", "{out}"],
+    ["screen", "{model}", "{data}", "-o", "{out}"],
+    ["train", "{data}", "-o", "{out}"],
+    ["train", "{data}", "--known-anomalies", "{known}", "-o", "{out}"],
+    ["weigh", "{model}", "{data}", "-o", "{out}"],
+    ["merge-reports", "{report}", "-o", "{out}"],
+    ["evaluate", "{data}", "--json", "{out}"],
+    ["evaluate", "{data}", "--protocol", "split", "--test", "{known}", "--markdown", "{out}"],
+    ["evaluate-explanations", "{data}", "--json", "{out}"],
+])
+def test_every_command_refuses_an_output_over_any_input(tmp_path, capsys, model_file, command):
+    files = {"model": model_file, "data": tmp_path / "d.smi", "known": tmp_path / "k.smi",
+             "report": tmp_path / "r.csv"}
+    files["data"].write_text("CCO a\nCCN b\n")
+    files["known"].write_text("CCCl x\n")
+    files["report"].write_text("rank,id\n")
+    inputs = [name for name in files if "{" + name + "}" in " ".join(command)]
+    for name in inputs:
+        before = files[name].read_bytes()
+        argv = [part.format(out=files[name], **files) for part in command]
+        _error(capsys, main(argv), "is an input of this command")
+        assert files[name].read_bytes() == before
+
+
+def _partial_result(tu, tmp_path):
+    """A real partial result of a 2-fold evaluation (fold 1 only)."""
+    out = tmp_path / "r.json"
+    assert main(["evaluate", str(tu), "--folds", "2", "--only", "1", "--json", str(out), *TINY]) == 0
+    return out
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda f: f.update(auc=7.0), "auc must be a number from 0 to 1"),
+    (lambda f: f.update(auc=-0.5), "auc must be a number from 0 to 1"),
+    (lambda f: f.update(auc="0.8"), "auc must be a number from 0 to 1"),
+    (lambda f: f.update(auc=[0.8]), "auc must be a number from 0 to 1"),
+    (lambda f: f.update(auc_graph=True), "auc_graph must be a number from 0 to 1"),
+    (lambda f: f.pop("auc"), "auc is missing"),
+    (lambda f: f.update(n_test="40"), "n_test must be a whole number"),
+    (lambda f: f.update(train_seconds=None), "train_seconds must be a number of seconds"),
+    (lambda f: f.update(auc_readouts={"both": 3}), "auc_readouts.both must be a number from 0 to 1"),
+    (lambda f: f.update(fold=0), "fold must be a number from 1 to 2"),
+    (lambda f: f.update(fold=99), "fold must be a number from 1 to 2"),
+    (lambda f: f.update(n_test_anomalies=10**6), "n_test_anomalies (1000000) is more than n_test"),
+])
+def test_resume_refuses_a_result_file_with_a_bad_value(tu, tmp_path, capsys, edit, needle):
+    out = _partial_result(tu, tmp_path)
+    data = json.loads(out.read_text())
+    edit(data["folds"][0])
+    out.write_text(json.dumps(data))
+    capsys.readouterr()
+    _error(capsys, main(["evaluate", str(tu), "--folds", "2", "--json", str(out), "--resume", *TINY]), needle)
+    err_file = str(out)
+    assert json.loads(out.read_text()) == data  # nothing written over it
+    _error(capsys, main(["evaluate", str(tu), "--folds", "2", "--resume-from", err_file, *TINY]), err_file)
+
+
+def test_resume_refuses_garbage_in_place_of_a_result(tu, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    not_objects = ['"just a string"', "null", "[1, 2]", '{"dataset": 3}']
+    for text in (*not_objects, '{"dataset": "TOY", "data_path": "x", "protocol": "cv", "folds": ["fold"]}'):
+        out.write_text(text)
+        _error(capsys, main(["evaluate", str(tu), "--folds", "2", "--json", str(out), "--resume", *TINY]), str(out))
+
+
+def test_resume_still_completes_a_valid_partial_result(tu, tmp_path, capsys):
+    out = _partial_result(tu, tmp_path)
+    assert main(["evaluate", str(tu), "--folds", "2", "--json", str(out), "--resume", *TINY]) == 0
+    folds = json.loads(out.read_text())["folds"]
+    assert [f["fold"] for f in folds] == [1, 2] and all(0 <= f["auc"] <= 1 for f in folds)
+
+
+def test_every_option_that_names_a_file_is_an_input_or_an_output_of_the_check():
+    """A new option naming a file or folder must say what it is, or the output check misses it."""
+    import argparse
+    import re
+
+    from core.cli.main import build_parser
+    from core.cli.options import INPUT_OPTIONS, NOT_CHECKED, OUTPUT_OPTIONS
+
+    known = set(INPUT_OPTIONS) | set(OUTPUT_OPTIONS) | set(NOT_CHECKED)
+    columns = {"smiles_column", "id_column", "label_column", "scheduler"}  # column names, a cluster's address
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    unknown = []
+    for command, subparser in sub.choices.items():
+        for action in subparser._actions:
+            names_a_path = action.type is None and action.nargs != 0 and (
+                action.metavar in ("FILE", "JSON", "DIR")
+                or re.search(r"\b(file|folder|write|report|collection)s?\b", action.help or "", re.IGNORECASE))
+            if names_a_path and action.dest not in known | columns:
+                unknown.append(f"{command} {action.dest}")
+    assert not unknown, unknown
+
+
+def test_screen_refuses_an_output_that_is_one_of_its_shards(tmp_path, capsys, model_file):
+    for k in range(2):
+        (tmp_path / f"shard{k}.smi").write_text("CCO a\n")
+    _error(capsys, main(["screen", str(model_file), str(tmp_path / "shard*.smi"), "-o", str(tmp_path / "shard1.smi"),
+                         "--scheduler", "local:1"]), "is an input of this command")
+    assert (tmp_path / "shard1.smi").read_text() == "CCO a\n"

@@ -1,0 +1,120 @@
+"""The one writer (atomic_output, replace_output) and the one output check (check_outputs)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from core.errors import GLocalKDError
+from core.runtime.files import atomic_output, check_outputs, new_file_mode, replace_output
+
+
+@pytest.fixture
+def umask():
+    """Set the process's umask for one test, then restore it."""
+    old = os.umask(0o022)
+    os.umask(old)
+    yield lambda mask: os.umask(mask)
+    os.umask(old)
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664), (0o077, 0o600)])
+def test_a_new_file_gets_the_umasks_usual_permissions(tmp_path, umask, mask, mode):
+    umask(mask)
+    assert new_file_mode() == mode
+    with atomic_output(tmp_path / "new.csv", "w") as fh:
+        fh.write("x\n")
+    assert (tmp_path / "new.csv").stat().st_mode & 0o777 == mode
+    finished = tmp_path / "scratch.csv"
+    finished.write_text("y\n")
+    finished.chmod(0o600)
+    replace_output(finished, tmp_path / "moved.csv")
+    assert (tmp_path / "moved.csv").stat().st_mode & 0o777 == mode
+
+
+def test_a_file_written_again_keeps_its_permissions(tmp_path):
+    target = tmp_path / "r.csv"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    with atomic_output(target, "w") as fh:
+        fh.write("new\n")
+    assert target.read_text() == "new\n" and target.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_link_at_the_name_is_replaced_not_written_through(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    victim.chmod(0o600)
+    (tmp_path / "r.csv").symlink_to(victim)
+    with atomic_output(tmp_path / "r.csv", "w") as fh:
+        fh.write("report\n")
+    assert victim.read_text() == "precious\n" and victim.stat().st_mode & 0o777 == 0o600
+    assert not (tmp_path / "r.csv").is_symlink() and (tmp_path / "r.csv").read_text() == "report\n"
+    assert (tmp_path / "r.csv").stat().st_mode & 0o777 == new_file_mode()  # not the victim's
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
+    target = tmp_path / "r.csv"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError), atomic_output(target, "w") as fh:
+        fh.write("half")
+        raise RuntimeError("stop")
+    assert target.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["r.csv"]
+
+
+def test_an_output_inside_an_input_folder_is_refused(tmp_path):
+    data = tmp_path / "AIDS"
+    data.mkdir()
+    (data / "AIDS_A.txt").write_text("1, 2\n")
+    for output in (data / "AIDS_A.txt", data / "results.json", data / "sub" / "r.json"):
+        with pytest.raises(GLocalKDError, match="is an input of this command"):
+            check_outputs([output], [data], make_folders=[output])
+    check_outputs([tmp_path / "results.json"], [data])  # beside it is fine
+
+
+def test_an_output_that_resolves_to_an_input_is_refused(tmp_path):
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    (tmp_path / "link.smi").symlink_to(data)
+    os.link(data, tmp_path / "hard.smi")
+    (tmp_path / "folder_link").symlink_to(tmp_path, target_is_directory=True)
+    for output in (tmp_path / "link.smi", tmp_path / "hard.smi", tmp_path / "folder_link" / "d.smi",
+                   tmp_path / "sub" / ".." / "d.smi"):
+        with pytest.raises(GLocalKDError, match="is an input"):
+            check_outputs([output], [data])
+
+
+def test_the_same_output_named_twice_is_refused(tmp_path):
+    with pytest.raises(GLocalKDError, match="named twice"):
+        check_outputs([tmp_path / "r.json", tmp_path / "." / "r.json"], [])
+
+
+def test_an_output_that_cannot_be_written_is_refused_first(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(NotADirectoryError):
+        check_outputs([blocker / "deeper" / "r.json"], [], make_folders=[blocker / "deeper" / "r.json"])
+    with pytest.raises(FileNotFoundError):
+        check_outputs([tmp_path / "missing" / "r.csv"], [])
+    with pytest.raises(IsADirectoryError):
+        check_outputs([tmp_path], [])
+    check_outputs([tmp_path / "new" / "deeper" / "r.json"], [], make_folders=[tmp_path / "new" / "deeper" / "r.json"])
+
+
+def test_a_folder_where_no_file_can_be_made_is_refused_even_for_root():
+    """os.access says yes to root everywhere; the check makes (and removes) a file, as the writer will."""
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc here")  # (Linux only: a folder no one can create files in)
+    with pytest.raises(OSError, match="cannot write in /proc"):
+        check_outputs(["/proc/r.json"], [])
+
+
+def test_a_hard_link_planted_at_the_name_lends_neither_content_nor_permissions(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    victim.chmod(0o666)
+    os.link(victim, tmp_path / "r.csv")
+    with atomic_output(tmp_path / "r.csv", "w") as fh:
+        fh.write("report\n")
+    assert victim.read_text() == "precious\n"
+    assert (tmp_path / "r.csv").stat().st_mode & 0o777 == new_file_mode()
