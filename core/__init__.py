@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.runtime.allocator import retain_freed_memory
     from core.runtime.threads import wait_passively
     from core.runtime.device import resolve_device
+    from core.runtime.files import atomic_output
     from core.errors import DataError, GLocalKDError, ModelFileError, SchemaMismatchError
     from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
     from core.data.features import FeatureSchema
