@@ -21,6 +21,7 @@ _PUBLIC = {
     "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "resolve_device": "runtime.device",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
+    "ParameterError": "errors",
     # data
     "GraphMeta": "data.graphset", "GraphSet": "data.graphset", "Reject": "data.graphset",
     "normalize_label": "data.graphset", "FeatureSchema": "data.features", "Scores": "data.scores",

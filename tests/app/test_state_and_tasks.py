@@ -149,9 +149,13 @@ def test_model_files_get_their_extension():
 
 
 def test_error_messages_use_the_apps_words():
-    text = "no SMILES column found (columns: 'a', 'b'); name it with the SMILES-column option"
-    assert "option" not in app_wording(text) and "column dialog" in app_wording(text)
-    assert "--" not in app_wording("use --normal-label or --batch-size")
+    from core import DataError, ParameterError
+
+    error = DataError("no SMILES column found (columns: 'a', 'b'); name it with {smiles_column}", "t.csv", 1,
+                      params=("smiles_column",))
+    assert "column dialog" in app_wording(error) and "smiles" not in app_wording(error).split(";")[1]
+    worded = app_wording(ParameterError("use {normal_label} or {batch_size}", "normal_label", "batch_size"))
+    assert worded == "use the Normal graphs setting or the Batch size setting"
 
 
 def test_the_default_consensus_on_too_few_graphs_says_to_choose_a_single_detector(tu_folder):
