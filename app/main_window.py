@@ -594,7 +594,9 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 15000)
 
     def _weighable(self) -> bool:
-        return callable(getattr(self.state.model, "weigh_views", None))  # a consensus: its views
+        from core import detector_info
+
+        return self.state.model is not None and detector_info(self.state.model.name).weighable
 
     def weigh_dialog(self) -> None:
         if not self._weighable():
