@@ -36,7 +36,10 @@ _PUBLIC = {
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
-    "benjamini_hochberg": "data.pvalues",
+    "benjamini_hochberg": "data.pvalues", "detector_defaults": "detectors.registry",
+    # training: the one use case of the command line, the app and the evaluation harness
+    "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
+    "weigh_known_anomalies": "training.use_case",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
     "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
