@@ -20,8 +20,9 @@ The rules, for every front end (the command line, the app, the evaluation harnes
    False); with ``calibration`` 0, always on every graph.
 5. **Settings.** ``seed`` and ``device`` go to the detector when it takes them; the detector takes
    the ``params`` it accepts, and a detector built on GLocalKD (registry: ``needs_glocalkd``)
-   passes the GLocalKD ones to its GLocalKD component; the rest are ignored (the settings of
-   another detector), unless no detector takes them.
+   gives its GLocalKD component every GLocalKD setting (the ``params`` it does not take itself,
+   GLocalKD's defaults for the others, ``seed`` and ``device``); the rest are ignored (the
+   settings of another detector), unless no detector takes them.
 
 Errors are :class:`core.errors.ParameterError` naming the parameter, for each front end to word.
 """
@@ -32,7 +33,8 @@ from typing import Any
 
 from core.data.graphset import GraphSet, normalize_label
 from core.detectors.conformal import calibration_split, can_calibrate
-from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_info
+from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
+                                     detector_info)
 from core.errors import GLocalKDError, ParameterError
 from core.training.spec import TrainSpec
 
@@ -160,9 +162,10 @@ def _params(info: DetectorInfo, spec: TrainSpec) -> dict[str, Any]:
             routed[key] = value
         elif not any(key in accepted_params(name) for name in DETECTORS):
             raise ParameterError(f"no detector takes a setting {{{key}}}", key)
-    if routed:
+    if info.needs_glocalkd:  # its GLocalKD's every setting, as its model file records them
         given = dict(params.get("component_params") or {})
-        params["component_params"] = {**given, FALLBACK_DETECTOR: {**routed, **given.get(FALLBACK_DETECTOR, {})}}
+        gcn = {**detector_defaults(FALLBACK_DETECTOR), **routed, "seed": spec.seed, "device": spec.device}
+        params["component_params"] = {**given, FALLBACK_DETECTOR: {**gcn, **given.get(FALLBACK_DETECTOR, {})}}
     for key, value in (("seed", spec.seed), ("device", spec.device), ("calibration", spec.calibration)):
         if key in own and (key != "calibration" or info.calibrates_itself):
             params[key] = value

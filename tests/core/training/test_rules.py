@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import ParameterError, TrainSpec, load, train_model
+from core import ParameterError, TrainSpec, detector_defaults, load, train_model
 from core.detectors.conformal import calibration_split
 from core.training import plan_training
 
@@ -82,7 +82,9 @@ def test_known_anomalies_come_as_graphs_or_as_a_label_not_both(herg):
 def test_gcn_settings_reach_the_glocalkd_of_a_consensus_and_other_detectors_settings_are_ignored(herg):
     plan = plan_training(herg, TrainSpec(detector="consensus", params={**SMALL, "weight_decay": 1e-3},
                                          seed=4, device="cpu", calibration=0.3))
-    assert plan.params == {"component_params": {"glocalkd": SMALL}, "seed": 4, "device": "cpu", "calibration": 0.3}
+    gcn = {**detector_defaults("glocalkd"), **SMALL, "seed": 4, "device": "cpu"}  # as its model file records it
+    assert plan.params == {"component_params": {"glocalkd": gcn}, "seed": 4, "device": "cpu", "calibration": 0.3}
+    assert list(plan.params["component_params"]["glocalkd"]) == list(detector_defaults("glocalkd"))
     single = plan_training(herg, TrainSpec(detector="glocalkd", params={**SMALL, "weight_decay": 1e-3}, seed=4))
     assert single.params == {**SMALL, "seed": 4, "device": "auto"}  # OCGCN's weight decay: not GLocalKD's
     kernel = plan_training(herg, TrainSpec(detector="wl-lesinn", params=SMALL, seed=4))
