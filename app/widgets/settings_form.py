@@ -105,6 +105,10 @@ class TrainSettings(QWidget):
                       "features": self.features, "normalize": self.normalize, "device": self.device,
                       "node_max": self.node_max, "size_term": self.size_term}
         self._defaulted = {**self._rows, "seed": self.seed}  # the rows whose default is the detector's
+        for key, widget in self._defaulted.items():  # a value set before activation is kept
+            changed = widget.toggled if isinstance(widget, QCheckBox) else (
+                widget.currentIndexChanged if isinstance(widget, QComboBox) else widget.valueChanged)
+            changed.connect(lambda *_, key=key: self._given.add(key) if not self._active else None)
         for widget in (*self._rows.values(), self.device_note):  # shown, with their defaults, once activated
             form.setRowVisible(widget, False)
         info = detector_info(self.detector_name())

@@ -34,3 +34,16 @@ def test_the_consensus_gets_the_gcn_rows_which_train_model_passes_to_its_glocalk
     form.set_params({"detector": "wl-lesinn"})
     assert form.detector_params() == {"seed": 0}
     assert form.known_label() is None  # a single view: no known anomalies
+
+
+def test_a_value_typed_before_activation_is_kept(qtbot):
+    from app.widgets.settings_form import TrainSettings
+
+    form = TrainSettings()
+    qtbot.addWidget(form)
+    form.lr.setValue(0.003)
+    form.normalize.setChecked(True)
+    assert form.params()["lr"] == 0.003 and form.params()["normalize"] is True and form.params()["epochs"] is None
+    form.activate()
+    assert form.params()["lr"] == 0.003 and form.params()["normalize"] is True
+    assert form.params()["epochs"] == detector_defaults("glocalkd")["epochs"]
