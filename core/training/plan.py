@@ -38,7 +38,8 @@ from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, 
 from core.errors import GLocalKDError, ParameterError
 from core.training.spec import TrainSpec
 
-FALLBACK_DETECTOR = "glocalkd"  # trains on every graph when the default cannot calibrate
+GLOCALKD = "glocalkd"
+FALLBACK_DETECTOR = GLOCALKD  # trains on every graph when the default cannot calibrate
 OWN_FIELDS = ("seed", "device", "calibration")  # fields of the spec, not settings in its params
 
 
@@ -150,7 +151,7 @@ def _check_self_calibration(info: DetectorInfo, spec: TrainSpec, n_normal: int) 
 def _params(info: DetectorInfo, spec: TrainSpec) -> dict[str, Any]:
     """The detector's constructor parameters under rule 5."""
     own = accepted_params(info.name)
-    component = accepted_params(FALLBACK_DETECTOR) - {"seed", "device"} if info.needs_glocalkd else set()
+    component = accepted_params(GLOCALKD) - {"seed", "device"} if info.needs_glocalkd else set()
     params: dict[str, Any] = {}
     routed: dict[str, Any] = {}
     for key, value in spec.params.items():
@@ -164,8 +165,8 @@ def _params(info: DetectorInfo, spec: TrainSpec) -> dict[str, Any]:
             raise ParameterError(f"no detector takes a setting {{{key}}}", key)
     if info.needs_glocalkd:  # its GLocalKD's every setting, as its model file records them
         given = dict(params.get("component_params") or {})
-        gcn = {**detector_defaults(FALLBACK_DETECTOR), **routed, "seed": spec.seed, "device": spec.device}
-        params["component_params"] = {**given, FALLBACK_DETECTOR: {**gcn, **given.get(FALLBACK_DETECTOR, {})}}
+        gcn = {**detector_defaults(GLOCALKD), **routed, "seed": spec.seed, "device": spec.device}
+        params["component_params"] = {**given, GLOCALKD: {**gcn, **given.get(GLOCALKD, {})}}
     for key, value in (("seed", spec.seed), ("device", spec.device), ("calibration", spec.calibration)):
         if key in own and (key != "calibration" or info.calibrates_itself):
             params[key] = value
