@@ -371,7 +371,7 @@ class MainWindow(QMainWindow):
         try:
             cols = table_columns(path)
         except GLocalKDError as exc:
-            self._warn("Cannot open file", app_wording(str(exc)))
+            self._warn("Cannot open file", app_wording(exc))
             return None
         if cols.smiles is not None:
             return {}
@@ -594,7 +594,9 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 15000)
 
     def _weighable(self) -> bool:
-        return callable(getattr(self.state.model, "weigh_views", None))  # a consensus: its views
+        from core import detector_info
+
+        return self.state.model is not None and detector_info(self.state.model.name).weighable
 
     def weigh_dialog(self) -> None:
         if not self._weighable():
@@ -653,7 +655,7 @@ class MainWindow(QMainWindow):
         try:
             self.state.model.save(path)
         except (GLocalKDError, OSError) as exc:
-            self._warn("Cannot save model", app_wording(str(exc)))
+            self._warn("Cannot save model", app_wording(exc))
             return None
         self.statusBar().showMessage(f"Model saved to {path}", 8000)
         return path
@@ -669,7 +671,7 @@ class MainWindow(QMainWindow):
         try:
             model = load_detector(path, device=self.form.params()["device"])
         except GLocalKDError as exc:
-            self._warn("Cannot load model", app_wording(str(exc)))
+            self._warn("Cannot load model", app_wording(exc))
             return
         self.state.set_model(model)
         # the graph-size baseline is fitted again on the open data's normal graphs (the form's choice)
@@ -724,7 +726,7 @@ class MainWindow(QMainWindow):
             else:
                 n = tasks.export_csv(path, st.graphs, st.scores, rows, st.flagged())
         except (GLocalKDError, OSError, ValueError) as exc:
-            self._warn("Cannot export", app_wording(str(exc)))
+            self._warn("Cannot export", app_wording(exc))
             return
         self.statusBar().showMessage(f"{n:,} rows written to {path}", 8000)
 
@@ -976,8 +978,8 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _failed(self, message: str) -> None:
-        """Any failure in a worker: say so in the app's words; the data and results on screen stay."""
-        message = app_wording(message)
+        """Any failure in a worker, in the app's words (the worker words it): the data and results on
+        screen stay."""
         self._idle()
         self.side.say("")
         if not self._ready:  # the warm-up failed: torch or RDKit cannot load; the form says what it can

@@ -6,7 +6,6 @@ keeps results together and answers questions about them (threshold, flags, evalu
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -229,27 +228,33 @@ def with_suffix(path: str, suffix: str = MODEL_SUFFIX) -> str:
     return path if path.lower().endswith(suffix.lower()) else path + suffix
 
 
-_CLI_WORDS = [
-    (re.compile(r"\(?name it with the SMILES-column option\)?"), "choose it in the column dialog (File ▸ Open…)"),
-    (re.compile(r"the SMILES-column option"), "the column dialog (File ▸ Open…)"),
-    (re.compile(r"--smiles-column"), "the SMILES column choice"),
-    (re.compile(r"--id-column"), "the ID column choice"),
-    (re.compile(r"--label-column"), "the label column choice"),
-    (re.compile(r"--normal-label"), "the Normal graphs choice"),
-    (re.compile(r"--batch-size"), "the Batch size setting"),
-    (re.compile(r"--device"), "the Device setting"),
-    (re.compile(r"--epochs"), "the Epochs setting"),
-    # the consensus holds out calibration graphs; a single detector trains on all when there are too few
-    (re.compile(r"; train without calibration$"), "; choose GLocalKD (or another single detector) as the "
-                                                  "Detector, which trains on every graph when they are this few"),
-]
+# The training form's field labels, by the parameter each field sets (the form lays its rows out
+# with them; error messages name the fields by them).
+FIELD_LABELS = {"detector": "Detector", "normal_label": "Normal graphs", "known_label": "Known anomalies",
+                "epochs": "Epochs", "lr": "Learning rate", "batch_size": "Batch size", "hidden_dim": "Hidden width",
+                "out_dim": "Embedding width", "num_layers": "GCN layers", "lam": "λ (node term)", "seed": "Seed",
+                "features": "Node features", "device": "Device"}
+# the parameters core's errors name that are set elsewhere than in the form
+OTHER_CONTROLS = {"smiles_column": "the column dialog (File ▸ Open…)", "id_column": "the ID column choice",
+                  "label_column": "the label column choice",
+                  "known_anomalies": "Model ▸ Weigh views by known anomalies…",
+                  "calibration": "the calibration share (a fifth of the normal graphs)"}
 
 
-def app_wording(message: str) -> str:
-    """A core error message in the app's words: command-line options become the app's controls."""
-    for pattern, words in _CLI_WORDS:
-        message = pattern.sub(words, message)
-    return message
+def control_name(param: str) -> str:
+    """How the app names the control that sets ``param`` (e.g. ``the Batch size setting``)."""
+    if param in FIELD_LABELS:
+        return f"the {FIELD_LABELS[param]} setting"
+    return OTHER_CONTROLS.get(param, param.replace("_", " "))
+
+
+def app_wording(error: BaseException | str) -> str:
+    """An error in the app's words: each parameter a core error names becomes the app's control
+    for it. A message already worded (a string) is returned as it is."""
+    if isinstance(error, str):
+        return error
+    params = getattr(error, "params", ())
+    return error.worded({p: control_name(p) for p in params}) if params else str(error)
 
 
 def duration(seconds: float) -> str:

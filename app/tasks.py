@@ -101,29 +101,23 @@ class Trained:
 
 def train(graphs, detector: str, params: dict, normal_label: str | None, job,
           known_label: str | None = None) -> Trained | None:
-    """Fit ``detector`` on the normal graphs (all when ``normal_label`` is None), score every graph,
-    and fit the graph-size baseline on the same graphs. With ``known_label`` (a consensus, with a
-    normal label), the graphs of that label weigh the consensus's views. ``job.report`` receives
-    each EpochInfo. Returns None when the window is closing (nobody will read the result)."""
-    from core import GLocalKDError, fit_with_calibration, make_detector
+    """Train ``detector`` as every front end does (:func:`core.train_model`: on the graphs of
+    ``normal_label``, or on every graph but the known anomalies of ``known_label``, a share held out
+    to calibrate p-values), score every graph, and fit the graph-size baseline on the same normal
+    graphs. ``params`` are the form's settings (``seed`` and ``device`` among them). ``job.report``
+    receives each EpochInfo. Returns None when the window is closing (nobody will read the result)."""
+    from core import TrainSpec, train_model
 
-    train_set = graphs if normal_label is None else graphs.with_label(normal_label)
-    if len(train_set) == 0:
-        raise GLocalKDError(f"no graphs have label {normal_label}")
-    known = None
-    if known_label is not None:
-        if normal_label is None or known_label == normal_label:
-            raise GLocalKDError("known anomalies need a normal label of their own: pick the normal graphs' label")
-        known = graphs.with_label(known_label)
-    model = make_detector(detector, **params)
-    # a fifth of the normal graphs held out, so that scores have p-values (as glocalkd train does)
-    fit_with_calibration(model, train_set, on_epoch=job.report, should_stop=job.stopped)
+    settings = dict(params)
+    seed, device = settings.pop("seed", 0), settings.pop("device", "auto")
+    spec = TrainSpec(detector=detector, params=settings, normal_label=normal_label, known_label=known_label,
+                     seed=seed, device=device)
+    trained = train_model(graphs, spec, on_epoch=job.report, should_stop=job.stopped)
     if job.abandoned():
         return None
-    if known is not None:
-        model.weigh_views(known)
-    size = make_detector("size").fit(train_set)
-    return Trained(model, model.score(graphs), len(train_set), normal_label, size, size.score(graphs).score,
+    model, normal = trained.model, trained.plan.normal
+    size = train_model(normal, TrainSpec(detector="size", calibration=0.0)).model
+    return Trained(model, model.score(graphs), len(normal), normal_label, size, size.score(graphs).score,
                    known_label)
 
 
@@ -143,13 +137,11 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
     fail."""
     import copy
 
-    from core import GLocalKDError, load
+    from core import load, weigh_known_anomalies
 
-    if not callable(getattr(model, "weigh_views", None)):
-        raise GLocalKDError(f"a {model.name} model has a single view: known anomalies weigh the views of a consensus")
     known = load(path, **options)  # a file with no readable row, or too few, raises naming it
     weighed = copy.deepcopy(model)
-    weighed.weigh_views(known)
+    weigh_known_anomalies(weighed, known)
     scores = weighed.score(graphs) if graphs is not None and len(graphs) else None
     return Weighed(weighed, scores, path, len(known), len(known.rejects))
 
@@ -158,12 +150,12 @@ def score(model, graphs, normal_label: str | None, size_model, job):
     """Score ``graphs`` with ``model``; the graph-size baseline too (fitted here on the normal graphs
     of ``graphs`` when there is none, e.g. after a model was loaded from a file).
     Returns (scores, size_model, size scores)."""
-    from core import make_detector
+    from core import TrainSpec, train_model
 
     if size_model is None:
         train_set = graphs if normal_label is None else graphs.with_label(normal_label)
         if len(train_set):
-            size_model = make_detector("size").fit(train_set)
+            size_model = train_model(train_set, TrainSpec(detector="size", calibration=0.0)).model
     size_scores = size_model.score(graphs).score if size_model is not None else None
     return model.score(graphs), size_model, size_scores
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
+from .state import app_wording
 from .tasks import Job
 
 
@@ -40,7 +41,7 @@ class Task(QObject, Job):
             if "out of memory" in str(exc).lower():  # raw, or "training failed (out of memory)"
                 self.failed.emit("Out of memory. Try a smaller batch size or narrower layers.\n\n" + str(exc))
             elif isinstance(exc, GLocalKDError):
-                self.failed.emit(str(exc))
+                self.failed.emit(app_wording(exc))
             else:
                 self.failed.emit(f"Unexpected error: {exc}\n\n{traceback.format_exc(limit=6)}")
         else:

@@ -24,6 +24,7 @@ _PUBLIC = {
     "atomic_output": "runtime.files",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
+    "ParameterError": "errors",
     # data
     "GraphMeta": "data.graphset", "GraphSet": "data.graphset", "Reject": "data.graphset",
     "normalize_label": "data.graphset", "FeatureSchema": "data.features", "Scores": "data.scores",
@@ -38,7 +39,10 @@ _PUBLIC = {
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
-    "benjamini_hochberg": "data.pvalues",
+    "benjamini_hochberg": "data.pvalues", "detector_defaults": "detectors.registry",
+    # training: the one use case of the command line, the app and the evaluation harness
+    "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
+    "weigh_known_anomalies": "training.use_case",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
     "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",

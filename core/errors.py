@@ -1,5 +1,8 @@
-"""The project's error types: one base class, with file and line where they are known."""
+"""The project's error types: one base class, with file and line where they are known, and the
+parameters a message names, so that each front end can word them its own way."""
 from __future__ import annotations
+
+from typing import Mapping
 
 
 class GLocalKDError(Exception):
@@ -7,10 +10,50 @@ class GLocalKDError(Exception):
 
     Its text is always one line (line breaks and other control characters from the input
     are shown escaped), so a command line or a status bar can show it as it is.
+
+    A message that names parameters (``params``) holds each as a ``{name}`` placeholder:
+    ``str(error)`` writes the Python name (``normal_label``), :meth:`worded` the front end's
+    (``--normal-label`` on the command line, the form field's label in the app).
     """
 
+    params: tuple[str, ...] = ()
+
     def __str__(self) -> str:
-        return one_line(super().__str__())
+        return self.worded({})
+
+    def worded(self, names: Mapping[str, str]) -> str:
+        """The message with each parameter it names written as ``names`` says (the Python name
+        when ``names`` has none for it).
+
+        Args:
+            names: parameter name -> the words a front end uses for it.
+
+        Returns:
+            One line.
+        """
+        text = super().__str__()
+        for param in self.params:
+            text = text.replace("{" + param + "}", names.get(param, param))
+        return one_line(text)
+
+
+class ParameterError(GLocalKDError):
+    """A setting that cannot be used: the message names the parameters it is about.
+
+    Args:
+        message: the text, each parameter written ``{name}``, e.g. ``"{calibration} must be
+            below 1"``.
+        params: the parameters the message names, the one at fault first.
+    """
+
+    def __init__(self, message: str, *params: str):
+        super().__init__(message)
+        self.params = params
+
+    @property
+    def param(self) -> str:
+        """The parameter at fault."""
+        return self.params[0]
 
 
 def one_line(text: str) -> str:
@@ -23,10 +66,12 @@ def one_line(text: str) -> str:
 class DataError(GLocalKDError):
     """Input that cannot be read; names the file and, where known, the line or record."""
 
-    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+    def __init__(self, message: str, path: str | None = None, line: int | None = None,
+                 params: tuple[str, ...] = ()):
         self.reason = message
         self.path = str(path) if path is not None else None
         self.line = line
+        self.params = params  # the parameters the message names, as ``{name}`` placeholders
         where = ""
         if self.path:
             where = self.path + (f":{line}" if line is not None else "") + ": "

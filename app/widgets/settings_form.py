@@ -4,14 +4,14 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget)
 
-from core import DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info
+from core import DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_defaults, detector_info
+
+from ..state import FIELD_LABELS
 
 ALL_GRAPHS = "All graphs"
 NO_KNOWN = "None"
 RECOMMENDED = " (recommended)"
-# the detectors built from GLocalKD and others: the GCN rows set their GLocalKD component
-WITH_GLOCALKD = {"consensus"}
-WEIGHABLE = {"consensus"}  # the detectors whose views known anomalies can weigh
+DEFAULTS_FROM = "glocalkd"  # the detector whose signature gives the rows their defaults (the paper's)
 
 
 def detector_label(name: str) -> str:
@@ -20,14 +20,18 @@ def detector_label(name: str) -> str:
 
 
 class TrainSettings(QWidget):
-    """Form over a detector's constructor parameters (defaults: the paper's); rows a detector
-    does not use are hidden."""
+    """Form over a detector's constructor parameters; rows a detector does not use are hidden.
+
+    The rows' defaults are GLocalKD's (the paper's), read from its signature when the form is
+    activated (:meth:`activate`, once torch has loaded); saved values restored before then
+    (:meth:`set_params`) are kept."""
 
     def __init__(self):
         super().__init__()
         form = QFormLayout(self)
         self._form = form
         self._active = False
+        self._given: set[str] = set()  # the parameters set before activation (restored settings)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.detector = QComboBox()
         # the default first and selected (docs/consensus.md: the best mean ranking over the paper's benchmarks)
@@ -55,21 +59,19 @@ class TrainSettings(QWidget):
                               "consensus trusts each of its views as far as it ranks them above the held-out "
                               "normal graphs, a fourth view (WL counts, which also sees size) included "
                               "(docs/consensus.md). Pick the normal graphs' label first")
-        self.epochs = _spin(1, 100000, 150)
+        self.epochs = _spin(1, 100000)
         self.lr = QDoubleSpinBox()
         self.lr.setDecimals(6)
         self.lr.setRange(1e-6, 1.0)
         self.lr.setSingleStep(1e-4)
-        self.lr.setValue(1e-4)
-        self.batch = _spin(1, 100000, 300)
-        self.hidden = _spin(1, 8192, 512)
-        self.out_dim = _spin(1, 8192, 256)
-        self.layers = _spin(1, 10, 3)
+        self.batch = _spin(1, 100000)
+        self.hidden = _spin(1, 8192)
+        self.out_dim = _spin(1, 8192)
+        self.layers = _spin(1, 10)
         self.lam = QDoubleSpinBox()
         self.lam.setRange(0.0, 100.0)
         self.lam.setSingleStep(0.1)
-        self.lam.setValue(1.0)
-        self.seed = _spin(0, 2**31 - 1, 0)
+        self.seed = _spin(0, 2**31 - 1)
         self.features = QComboBox()
         self.features.addItems(["auto", "attributes", "labels", "both", "degree", "atom", "atom-rings"])
         self.features.setToolTip("auto: what the data has (molecules: RDKit atom features). atom-rings: atom "
@@ -86,20 +88,29 @@ class TrainSettings(QWidget):
         self.device.addItems(["auto", "cpu", "cuda"])
         self.device_note = QLabel("")
         self.device_note.setStyleSheet("color: #666;")
-        for label, widget in (("Detector", self.detector), ("", self.detector_note),
-                              ("Normal graphs", self.normal), ("", self.normal_note),
-                              ("Known anomalies", self.known), ("Epochs", self.epochs), ("Learning rate", self.lr),
-                              ("Batch size", self.batch), ("Hidden width", self.hidden),
-                              ("Embedding width", self.out_dim), ("GCN layers", self.layers),
-                              ("λ (node term)", self.lam), ("Seed", self.seed), ("Node features", self.features),
-                              ("", self.normalize), ("Score readouts", self.node_max), ("", self.size_term),
-                              ("Device", self.device), ("", self.device_note)):
-            form.addRow(label, widget)
+        label = FIELD_LABELS.get
+        for text, widget in ((label("detector"), self.detector), ("", self.detector_note),
+                             (label("normal_label"), self.normal), ("", self.normal_note),
+                             (label("known_label"), self.known), (label("epochs"), self.epochs),
+                             (label("lr"), self.lr), (label("batch_size"), self.batch),
+                             (label("hidden_dim"), self.hidden), (label("out_dim"), self.out_dim),
+                             (label("num_layers"), self.layers), (label("lam"), self.lam), (label("seed"), self.seed),
+                             (label("features"), self.features), ("", self.normalize),
+                             ("Score readouts", self.node_max), ("", self.size_term),
+                             (label("device"), self.device), ("", self.device_note)):
+            form.addRow(text, widget)
         # which constructor parameter each row sets (rows of other detectors are hidden)
         self._rows = {"epochs": self.epochs, "lr": self.lr, "batch_size": self.batch, "hidden_dim": self.hidden,
                       "out_dim": self.out_dim, "num_layers": self.layers, "lam": self.lam,
                       "features": self.features, "normalize": self.normalize, "device": self.device,
                       "node_max": self.node_max, "size_term": self.size_term}
+        self._defaulted = {**self._rows, "seed": self.seed}  # the rows whose default is the detector's
+        for key, widget in self._defaulted.items():  # a value set before activation is kept
+            changed = widget.toggled if isinstance(widget, QCheckBox) else (
+                widget.currentIndexChanged if isinstance(widget, QComboBox) else widget.valueChanged)
+            changed.connect(lambda *_, key=key: self._given.add(key) if not self._active else None)
+        for widget in (*self._rows.values(), self.device_note):  # shown, with their defaults, once activated
+            form.setRowVisible(widget, False)
         info = detector_info(self.detector_name())
         self.detector_note.setText(f"{info.summary}.")
         self.normal.currentIndexChanged.connect(self._offer_known)
@@ -110,6 +121,8 @@ class TrainSettings(QWidget):
         (torch), so the window calls this once torch has loaded; until then the form is disabled."""
         if not self._active:
             self._active = True
+            defaults = detector_defaults(DEFAULTS_FROM)
+            self.set_params({k: v for k, v in defaults.items() if k in self._defaulted and k not in self._given})
             self.detector.currentIndexChanged.connect(self._detector_changed)
         self._detector_changed()
 
@@ -118,7 +131,7 @@ class TrainSettings(QWidget):
 
     def _used_rows(self, name: str) -> set[str]:
         """The parameters the rows set for detector ``name`` (a consensus: its GLocalKD's too)."""
-        return accepted_params(name) | (accepted_params("glocalkd") if name in WITH_GLOCALKD else set())
+        return accepted_params(name) | (accepted_params("glocalkd") if detector_info(name).needs_glocalkd else set())
 
     def _detector_changed(self) -> None:
         info = detector_info(self.detector_name())
@@ -126,8 +139,8 @@ class TrainSettings(QWidget):
         for key, widget in self._rows.items():
             self._form.setRowVisible(widget, key in used)
         self._form.setRowVisible(self.device_note, "device" in used)
-        self._form.setRowVisible(self.known, info.name in WEIGHABLE)
-        if info.name in WITH_GLOCALKD:
+        self._form.setRowVisible(self.known, info.weighable)
+        if info.needs_glocalkd:
             nodes = "its GLocalKD gives the per-node errors for the heatmap and takes the GCN settings below"
         else:
             nodes = "per-node errors for the heatmap" if info.has_node_scores else "graph scores only, no heatmap"
@@ -136,15 +149,10 @@ class TrainSettings(QWidget):
         self.detector_note.setText(f"{info.summary}; {nodes}.{why}")
 
     def detector_params(self) -> dict:
-        """The constructor parameters of the chosen detector (the rows it uses); a consensus gets
-        the GCN rows as its GLocalKD component's parameters."""
-        name = self.detector_name()
-        params = self.params()
-        own = {k: v for k, v in params.items() if k in accepted_params(name)}
-        if name in WITH_GLOCALKD:
-            gcn = accepted_params("glocalkd") - {"seed", "device"}  # the consensus passes its own on
-            own["component_params"] = {"glocalkd": {k: v for k, v in params.items() if k in gcn}}
-        return own
+        """The settings of the rows the chosen detector uses (a consensus: its GLocalKD's too,
+        which :func:`core.train_model` passes on to its GLocalKD component)."""
+        used = self._used_rows(self.detector_name())
+        return {k: v for k, v in self.params().items() if k in used}
 
     def set_labels(self, counts: dict[str, int], preferred: str | None = None) -> None:
         """Offer 'All graphs' (the default, as ``glocalkd train`` has) and each label with its count;
@@ -183,7 +191,7 @@ class TrainSettings(QWidget):
 
     def known_label(self) -> str | None:
         """The label of the known anomalies (None: none), for a detector that can weigh its views."""
-        if not self._known_allowed or self.detector_name() not in WEIGHABLE:  # (the form is disabled while busy)
+        if not self._known_allowed or not detector_info(self.detector_name()).weighable:  # (disabled while busy)
             return None
         return self.known.currentData()
 
@@ -191,14 +199,21 @@ class TrainSettings(QWidget):
         self.device_note.setText(text)
 
     def params(self) -> dict:
-        return dict(epochs=self.epochs.value(), lr=self.lr.value(), batch_size=self.batch.value(),
-                    hidden_dim=self.hidden.value(), out_dim=self.out_dim.value(), num_layers=self.layers.value(),
-                    lam=self.lam.value(), normalize=self.normalize.isChecked(), node_max=self.node_max.isChecked(),
-                    size_term=self.size_term.isChecked(), features=self.features.currentText(),
-                    seed=self.seed.value(), device=self.device.currentText(), detector=self.detector_name())
+        """Every row's value and the detector; before :meth:`activate`, None for a number or check
+        box that has neither a restored value nor its default yet (a menu shows its first choice)."""
+        values = dict(epochs=self.epochs.value(), lr=self.lr.value(), batch_size=self.batch.value(),
+                      hidden_dim=self.hidden.value(), out_dim=self.out_dim.value(), num_layers=self.layers.value(),
+                      lam=self.lam.value(), normalize=self.normalize.isChecked(), node_max=self.node_max.isChecked(),
+                      size_term=self.size_term.isChecked(), features=self.features.currentText(),
+                      seed=self.seed.value(), device=self.device.currentText(), detector=self.detector_name())
+        if not self._active:
+            values.update({k: None for k, widget in self._defaulted.items()
+                           if k not in self._given and not isinstance(widget, QComboBox)})
+        return values
 
     def set_params(self, p: dict) -> None:
         """Restore saved values; unknown or malformed entries are ignored."""
+        done: set[str] = set()
         setters = {"epochs": self.epochs.setValue, "lr": self.lr.setValue, "batch_size": self.batch.setValue,
                    "hidden_dim": self.hidden.setValue, "out_dim": self.out_dim.setValue,
                    "num_layers": self.layers.setValue, "lam": self.lam.setValue, "seed": self.seed.setValue}
@@ -206,21 +221,25 @@ class TrainSettings(QWidget):
             try:
                 if key in p:
                     setter(type(setter.__self__.value())(p[key]))
+                    done.add(key)
             except (TypeError, ValueError):
                 pass
         for key, box in (("normalize", self.normalize), ("node_max", self.node_max), ("size_term", self.size_term)):
             if key in p:
                 box.setChecked(str(p[key]).lower() in ("true", "1"))
+                done.add(key)
         for key, combo in (("features", self.features), ("device", self.device)):
             if key in p and combo.findText(str(p[key])) >= 0:
                 combo.setCurrentText(str(p[key]))
+                done.add(key)
         if "detector" in p and self.detector.findData(str(p["detector"])) >= 0:
             self.detector.setCurrentIndex(self.detector.findData(str(p["detector"])))
+        if not self._active:
+            self._given |= done
 
 
-def _spin(lo: int, hi: int, value: int) -> QSpinBox:
+def _spin(lo: int, hi: int) -> QSpinBox:
     box = QSpinBox()
     box.setRange(lo, hi)
-    box.setValue(value)
     box.setGroupSeparatorShown(True)
     return box

@@ -28,16 +28,17 @@ def add_parser(sub) -> None:
     e.add_argument("--cv-seed", type=int, default=1, help="seed of the fold shuffle (the paper's: 1)")
     e.add_argument("--seeds", type=int, default=5, help="split protocol: number of model seeds")
     e.add_argument("--seed", type=int, default=0, help="model seed (the first one for split)")
-    e.add_argument("--epochs", type=int, default=150)
+    # the GCN settings: left out, the detector's own defaults (GLocalKD's: the paper's)
+    e.add_argument("--epochs", type=int, help="training epochs (default: the detector's)")
     e.add_argument("--lr", type=float, help="learning rate (default: the paper's for this data set, else 1e-4)")
     e.add_argument("--batch-size", type=int, help="batch size (default: the paper's, 300 or 2000 for Tox21)")
-    e.add_argument("--hidden", type=int, default=512, help="hidden width")
-    e.add_argument("--out-dim", type=int, default=256, help="embedding width")
-    e.add_argument("--layers", type=int, default=3)
-    e.add_argument("--lam", type=float, default=1.0, help="weight of the node term")
+    e.add_argument("--hidden", type=int, help="hidden width (default: the detector's)")
+    e.add_argument("--out-dim", type=int, help="embedding width (default: the detector's)")
+    e.add_argument("--layers", type=int, help="GCN layers (default: the detector's)")
+    e.add_argument("--lam", type=float, help="weight of the node term (default: the detector's)")
     e.add_argument("--normalize", action="store_true", help="L2-normalise each layer's node embeddings")
     add_readout_options(e)
-    e.add_argument("--features", choices=MODES, default="auto")
+    e.add_argument("--features", choices=MODES, help="node features (default: the detector's)")
     e.add_argument("--contamination", type=float, default=0.0,
                    help="share of anomalies in the training set (paper: 0 to 0.16)")
     e.add_argument("--train-fraction", type=float, default=1.0, help="share of the normal training graphs kept")
@@ -117,14 +118,14 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     params = dict(epochs=args.epochs, lr=lr, batch_size=batch, hidden_dim=args.hidden, out_dim=args.out_dim,
                   num_layers=args.layers, lam=args.lam, normalize=args.normalize, features=args.features,
                   device=args.device, node_max=args.node_max, size_term=args.size_term)
-    params = {k: v for k, v in params.items() if k in accepted}  # e.g. WL-iForest has no epochs
+    # given ones only (the others: the detector's defaults), and only those it takes (WL-iForest has no epochs)
+    params = {k: v for k, v in params.items() if k in accepted and v is not None and v is not False}
     seeds = list(range(args.seed, args.seed + args.seeds)) if args.protocol == "split" else [args.seed]
     argv = _reproducing_argv(getattr(args, "argv", None) or [])
     command = "glocalkd " + " ".join(shlex.quote(a) for a in argv) if argv else None
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
-    every = max(1, args.epochs // 10)
-
     def on_epoch(info) -> None:
+        every = max(1, info.epochs // 10)
         if info.epoch % every == 0 or info.epoch == info.epochs:
             log(f"    epoch {info.epoch}/{info.epochs} loss {info.loss:.5g} ({info.seconds:.2f} s)")
 

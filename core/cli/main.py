@@ -12,7 +12,7 @@ from typing import Sequence
 # --version answer at once.
 from core import __version__
 from core.cli import evaluate, explanations, info, merge, score, screen, train, weigh
-from core.cli.options import check_outputs, set_threads
+from core.cli.options import check_outputs, error_text, set_threads
 from core.errors import GLocalKDError
 from core.runtime.allocator import retain_freed_memory
 
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_outputs(args)  # before any work: a bad output path must not cost a training run
             status = COMMANDS[args.command].run(args)
         except GLocalKDError as exc:
-            print(f"glocalkd: error: {exc}", file=sys.stderr)
+            print(f"glocalkd: error: {error_text(exc)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print("glocalkd: interrupted", file=sys.stderr)

@@ -9,6 +9,28 @@ if TYPE_CHECKING:
     from core.data.graphset import GraphSet
 
 
+# The options whose name is not their parameter's (``--hidden`` sets ``hidden_dim``); every other
+# option is its parameter with dashes: ``--normal-label`` sets ``normal_label``.
+RENAMED = {"hidden": "hidden_dim", "layers": "num_layers"}
+
+
+def parameter_of(dest: str) -> str:
+    """The parameter an option sets, from the option's argparse ``dest`` (``hidden`` -> ``hidden_dim``)."""
+    return RENAMED.get(dest, dest)
+
+
+def option_name(param: str) -> str:
+    """The option that sets a parameter: ``normal_label`` -> ``--normal-label``, ``hidden_dim`` -> ``--hidden``."""
+    dest = next((d for d, p in RENAMED.items() if p == param), param)
+    return "--" + dest.replace("_", "-")
+
+
+def error_text(error: Exception) -> str:
+    """An error in the command line's words: each parameter it names becomes its option."""
+    params = getattr(error, "params", ())
+    return error.worded({p: option_name(p) for p in params}) if params else str(error)
+
+
 def add_data_options(p: argparse.ArgumentParser) -> None:
     """--smiles-column, --id-column and --label-column of a table or SDF file."""
     p.add_argument("--smiles-column", help="SMILES column of a CSV/TSV file (found by name if omitted)")

@@ -22,15 +22,17 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> None:
     from core.cli.train import weights_summary
     from core.detectors.model_file import load_detector
+    from core.detectors.registry import detector_info
+    from core.training import weigh_known_anomalies
 
     model = load_detector(args.model, device=args.device)
-    if model.name != "consensus":
+    if not detector_info(model.name).weighable:
         raise GLocalKDError(f"{args.model} is a {model.name} model: known anomalies weigh a consensus's views")
     known = load_graphs(args)
     if args.label is not None:
         known = known.with_label(args.label)
         if len(known) == 0:
             raise GLocalKDError(f"no graphs of {args.data} have label {args.label!r}")
-    model.weigh_views(known)
+    weigh_known_anomalies(model, known)
     model.save(args.output)
     print(f"{weights_summary(model, len(known))}\nmodel written to {args.output}", file=sys.stderr)

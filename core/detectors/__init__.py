@@ -4,8 +4,9 @@ from core.detectors.registry import (
     DETECTORS,
     DetectorInfo,
     accepted_params,
+    detector_defaults,
     detector_info,
     make_detector,
 )
 
-__all__ = ["DEFAULT_DETECTOR", "DETECTORS", "DetectorInfo", "accepted_params", "detector_info", "make_detector"]
+__all__ = ["DEFAULT_DETECTOR", "DETECTORS", "DetectorInfo", "accepted_params", "detector_defaults", "detector_info", "make_detector"]

@@ -19,7 +19,22 @@ from core.errors import GLocalKDError
 
 @dataclass(frozen=True)
 class DetectorInfo:
-    """A detector's name, its display label, what it is, and how to build it."""
+    """A detector's registry entry: its name, display label and summary, how to build it, and
+    what it can do. Every front end asks these fields rather than keeping lists of names.
+
+    Attributes:
+        name: the registry name (lower case), as ``glocalkd train --detector`` takes it.
+        label: the name shown to people.
+        summary: one phrase on what it is.
+        has_node_scores: its scores carry per-node errors (heatmaps mean something).
+        trains_by_epoch: it reports progress per epoch (``on_epoch``).
+        factory: builds an unfitted detector from constructor parameters.
+        savable: it has a model file format (``glocalkd train`` offers it).
+        calibrates_itself: it holds out its calibration share inside ``fit`` (its
+            ``calibration`` parameter), so it is never fitted on a held-out split from outside.
+        weighable: known anomalies can weigh its views (``weigh_views``).
+        needs_glocalkd: it is built on a GLocalKD component, which takes the GCN settings.
+    """
 
     name: str
     label: str
@@ -27,6 +42,10 @@ class DetectorInfo:
     has_node_scores: bool
     trains_by_epoch: bool
     factory: Callable[..., object]
+    savable: bool = False
+    calibrates_itself: bool = False
+    weighable: bool = False
+    needs_glocalkd: bool = False
 
 
 def _glocalkd(**params):
@@ -62,22 +81,22 @@ def _two_step(kernel: str, scorer: str, normalize: bool = True) -> Callable[...,
 
 SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
     DetectorInfo("glocalkd", "GLocalKD", "glocal knowledge distillation from a frozen random GCN (the paper's "
-                 "method)", True, True, _glocalkd),
+                 "method)", True, True, _glocalkd, savable=True),
     DetectorInfo("ocgcn", "OCGCN", "the same GCN trained with the Deep SVDD one-class objective", False, True,
                  _ocgcn),
     DetectorInfo("wl-iforest", "WL-iForest", "Weisfeiler-Lehman subtree kernel (3 iterations) + isolation forest",
                  False, False, _two_step("wl", "iforest")),
     DetectorInfo("wl-lesinn", "WL-LESINN", "Weisfeiler-Lehman subtree kernel (3 iterations) + LESINN "
-                 "nearest-neighbour ensemble", False, False, _two_step("wl", "lesinn")),
+                 "nearest-neighbour ensemble", False, False, _two_step("wl", "lesinn"), savable=True),
     DetectorInfo("wl-count-lesinn", "WL counts", "Weisfeiler-Lehman subtree counts (3 iterations, not normalised, "
                  "so size counts too) + LESINN nearest-neighbour ensemble", False, False,
-                 _two_step("wl", "lesinn", normalize=False)),
+                 _two_step("wl", "lesinn", normalize=False), savable=True),
     DetectorInfo("pk-iforest", "PK-iForest", "propagation kernel + isolation forest", False, False,
                  _two_step("pk", "iforest")),
     DetectorInfo("pk-lesinn", "PK-LESINN", "propagation kernel + LESINN nearest-neighbour ensemble", False, False,
-                 _two_step("pk", "lesinn")),
+                 _two_step("pk", "lesinn"), savable=True),
     DetectorInfo("size", "Graph size", "a sanity baseline: how unusual a graph's node and edge counts are "
-                 "against the training graphs", False, False, _size),
+                 "against the training graphs", False, False, _size, savable=True),
 )}
 
 

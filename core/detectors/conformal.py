@@ -62,9 +62,13 @@ def fit_with_calibration(detector, graphs: GraphSet, fraction: float = DEFAULT_C
                          seed: int = 0, on_epoch: Callable | None = None,
                          should_stop: Callable[[], bool] | None = None) -> bool:
     """Fit ``detector`` as a product does: calibrated on a held-out share when there are graphs
-    enough (:func:`can_calibrate`), else on all of them. A detector that calibrates itself (the
-    consensus) is fitted as it is. Returns whether the fitted detector gives p-values."""
-    if getattr(detector, "calibrates_itself", False) or not can_calibrate(len(graphs), fraction):
+    enough (:func:`can_calibrate`), else on all of them. A detector that calibrates itself (its
+    registry entry says so: the consensus) is fitted as it is. Returns whether the fitted detector
+    gives p-values."""
+    from core.detectors.registry import DETECTORS
+
+    info = DETECTORS.get(detector.name)
+    if (info is not None and info.calibrates_itself) or not can_calibrate(len(graphs), fraction):
         detector.fit(graphs, on_epoch=on_epoch, should_stop=should_stop)
     else:
         fit_calibrated(detector, graphs, fraction, seed, on_epoch, should_stop)

@@ -125,7 +125,6 @@ class Consensus(Detector):
     """
 
     name = "consensus"
-    calibrates_itself = True  # its components on a held-out share; the combined statistic leave-one-out
     FITTED = ("components_", "component_calibration_", "component_train_", "calibration_scores_", "train_scores_",
               "loss_history_", "stopped_early_", "view_weights_", "known_anomaly_auc_")
 

@@ -9,6 +9,8 @@ whether its scores carry per-node errors, so views know when a heatmap means som
 """
 from __future__ import annotations
 
+import inspect
+
 from core.detectors.catalog import SINGLE_DETECTORS, DetectorInfo, info_in, make_in, params_in
 
 
@@ -19,7 +21,8 @@ def _consensus(**params):
 
 
 _CONSENSUS = DetectorInfo("consensus", "Consensus", "GLocalKD, WL-LESINN and graph size, each calibrated on held-out "
-                          "normal graphs, their p-values combined (Fisher)", True, True, _consensus)
+                          "normal graphs, their p-values combined (Fisher)", True, True, _consensus, savable=True,
+                          calibrates_itself=True, weighable=True, needs_glocalkd=True)
 DETECTORS: dict[str, DetectorInfo] = {**SINGLE_DETECTORS, _CONSENSUS.name: _CONSENSUS}
 
 # The default detector of make_detector, ``glocalkd train`` and the app. The rule that chose it
@@ -28,7 +31,8 @@ DETECTORS: dict[str, DetectorInfo] = {**SINGLE_DETECTORS, _CONSENSUS.name: _CONS
 # single detector. The consensus: 0.662 (1 row below 0.5) against at most 0.604 (3 to 5 rows).
 DEFAULT_DETECTOR = "consensus"
 
-__all__ = ["DEFAULT_DETECTOR", "DETECTORS", "DetectorInfo", "accepted_params", "detector_info", "make_detector"]
+__all__ = ["DEFAULT_DETECTOR", "DETECTORS", "DetectorInfo", "accepted_params", "detector_defaults", "detector_info",
+           "make_detector"]
 
 
 def detector_info(name: str) -> DetectorInfo:
@@ -45,3 +49,19 @@ def make_detector(name: str = DEFAULT_DETECTOR, **params):
     """A new, unfitted detector ``name`` (the consensus by default, :data:`DEFAULT_DETECTOR`) with
     ``params``; parameters it does not take are an error."""
     return make_in(DETECTORS, name, **params)
+
+
+def detector_defaults(name: str) -> dict[str, object]:
+    """The default of each constructor parameter of the detector ``name``, read from its signature:
+    the one place they are written (the command line and the app's form read them here).
+
+    Args:
+        name: a registry name (case-insensitive).
+
+    Returns:
+        Parameter name -> default, for the parameters :func:`accepted_params` lists. Imports the
+        detector's module (torch, for most).
+    """
+    accepted = accepted_params(name)
+    signature = inspect.signature(type(make_detector(name)))
+    return {n: p.default for n, p in signature.parameters.items() if n in accepted and p.default is not p.empty}

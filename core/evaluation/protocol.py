@@ -101,7 +101,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     from core.io.load import load
 
     _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds)
-    if known_anomalies < 0 or (known_anomalies and detector_info(method).name != "consensus"):
+    if known_anomalies < 0 or (known_anomalies and not detector_info(method).weighable):
         raise GLocalKDError(f"known anomalies weigh the consensus's views: a count of 0 or more with method "
                             f"consensus, not {known_anomalies} with {method}")
     say = on_progress or (lambda _msg: None)
@@ -271,22 +271,33 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
               method: str, params: dict, ensemble: int, lam: float, on_epoch: Callable | None,
               should_stop: Callable[[], bool] | None, known: GraphSet | None = None) -> FoldResult:
     """Train ``ensemble`` detectors on ``train_set``, score ``test`` and measure. An ensemble's
-    members have independent seeds; each member's scores are divided by its mean training score."""
-    from core.detectors.registry import make_detector
+    members have independent seeds; each member's scores are divided by its mean training score.
+    Training follows the product's rules (:func:`core.training.train_model`), with the paper's
+    protocol: a single detector trains on every graph (no calibration share); a detector that
+    calibrates itself holds out its ``calibration`` share (its default unless ``params`` sets one)."""
+    from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
+    from core.detectors.registry import detector_info
+    from core.training import TrainSpec, train_model, weigh_known_anomalies
 
+    settings = dict(params)
+    calibration = settings.pop("calibration", DEFAULT_CALIBRATION_FRACTION)
+    device = settings.pop("device", "auto")
+    settings.pop("seed", None)  # each member's below
+    calibration = calibration if detector_info(method).calibrates_itself else 0.0
     total, graph_t, node_t, parts = 0.0, 0.0, 0.0, {}
     train_s = score_s = 0.0
     losses, epochs_run = [], 0
     for member in range(ensemble):
-        model = make_detector(method, **{**params, "seed": seed + 1000 * member})
+        spec = TrainSpec(detector=method, params=settings, calibration=calibration, seed=seed + 1000 * member,
+                         device=device)
         t0 = time.perf_counter()
-        model.fit(train_set, on_epoch=on_epoch, should_stop=should_stop)
+        model = train_model(train_set, spec, on_epoch=on_epoch, should_stop=should_stop).model
         train_s += time.perf_counter() - t0
         if known is not None:  # the same model with equal weights, then weighed
             equal_scale = 1.0 / max(float(np.mean(model.train_scores_)), 1e-12) if ensemble > 1 else 1.0
             equal = model.score(test).score.astype(np.float64) * equal_scale
             parts[EQUAL_WEIGHTS] = parts.get(EQUAL_WEIGHTS, 0.0) + equal
-            model.weigh_views(known)
+            weigh_known_anomalies(model, known)
         t0 = time.perf_counter()
         s = model.score(test)
         score_s += time.perf_counter() - t0

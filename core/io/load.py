@@ -58,7 +58,8 @@ def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column:
     if suffix in SMILES_SUFFIXES:
         return smiles_rows(path), ""
     if suffix in MOLECULE_TABLE_SUFFIXES:
-        return table_rows(path, smiles_column, id_column, label_column)
+        rows, hint = table_rows(path, smiles_column, id_column, label_column)
+        return rows, hint.replace("{smiles_column}", "smiles_column")  # as str(DataError) words it
     if suffix in SDF_SUFFIXES:
         return sdf_rows(path, id_column, label_column), ""
     raise DataError("streamed scoring reads SMILES lists (.smi), tables (.csv, .tsv, .tab, .txt) and SDF "

@@ -56,7 +56,7 @@ class _Collector:
             which = f"its only {unit} was" if len(self.rejects) == 1 else \
                 f"all {len(self.rejects)} {unit}s were"
             raise DataError(f"no molecule could be read: {which} rejected (first: {first.reason}){hint}",
-                            path, first.line)
+                            path, first.line, params=("smiles_column",) if hint else ())
         return GraphSet(self.graphs, self.meta, self.rejects, source=str(path), format=fmt,
                         kind="molecule")
 
@@ -151,7 +151,7 @@ def _show(names: list[str], limit: int = 200) -> str:
 def table_rows(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
                label_column: str | None = None) -> tuple[Iterator[SourceRow], str]:
     """The rows of a delimited table with a header row, and the hint to add when no row holds a
-    molecule. The header is read at once (a missing column is an error before any row); the rows
+    molecule (naming the parameter as ``{smiles_column}``, see :class:`core.errors.DataError`). The header is read at once (a missing column is an error before any row); the rows
     are streamed. The SMILES, id and label columns are found by common names (``smiles``,
     ``Drug``, ``id``, ``Drug_ID``, ``label``, ``Y``, ...) or named by the caller.
 
@@ -181,11 +181,11 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
             break
     if s_col is None:
         _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
-        raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with the "
-                        "SMILES-column option", path, header_no)
+        raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with {{smiles_column}}",
+                        path, header_no, params=("smiles_column",))
     i_col = _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
     l_col = _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
-    hint = f"; is {header[s_col]!r} the SMILES column? (name it with the SMILES-column option)"
+    hint = f"; is {header[s_col]!r} the SMILES column? (name it with {{smiles_column}})"
     return _table_rows(lines, delimiter, header, s_col, i_col, l_col), hint
 
 

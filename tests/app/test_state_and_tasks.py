@@ -149,9 +149,13 @@ def test_model_files_get_their_extension():
 
 
 def test_error_messages_use_the_apps_words():
-    text = "no SMILES column found (columns: 'a', 'b'); name it with the SMILES-column option"
-    assert "option" not in app_wording(text) and "column dialog" in app_wording(text)
-    assert "--" not in app_wording("use --normal-label or --batch-size")
+    from core import DataError, ParameterError
+
+    error = DataError("no SMILES column found (columns: 'a', 'b'); name it with {smiles_column}", "t.csv", 1,
+                      params=("smiles_column",))
+    assert "column dialog" in app_wording(error) and "smiles" not in app_wording(error).split(";")[1]
+    worded = app_wording(ParameterError("use {normal_label} or {batch_size}", "normal_label", "batch_size"))
+    assert worded == "use the Normal graphs setting or the Batch size setting"
 
 
 def test_the_default_consensus_on_too_few_graphs_says_to_choose_a_single_detector(tu_folder):
@@ -160,7 +164,8 @@ def test_the_default_consensus_on_too_few_graphs_says_to_choose_a_single_detecto
     graphs = load(tu_folder)  # 12 graphs: too few to hold out the consensus's calibration share
     with pytest.raises(GLocalKDError) as failure:
         tasks.train(graphs, "consensus", {"component_params": {"glocalkd": SMALL}}, None, tasks.Job())
-    assert "choose GLocalKD" in app_wording(str(failure.value))
+    worded = app_wording(failure.value)
+    assert "choose another detector with the Detector setting (GLocalKD, for one)" in worded and "--" not in worded
     trained = tasks.train(graphs, "glocalkd", SMALL, None, tasks.Job())  # what the message offers works
     assert trained.model.name == "glocalkd" and not trained.model.is_calibrated
 
@@ -178,7 +183,7 @@ def test_html_report_is_one_self_contained_file(herg_trained, tmp_path):
     assert not re.search(r"""(src|href)=["'](?!#)""", html)  # nothing to fetch (only in-page SVG links)
 
 
-def test_known_anomalies_weigh_a_consensus_and_need_a_normal_label():
+def test_known_anomalies_weigh_a_consensus_and_are_never_trained_on():
     from core import GLocalKDError
     from tests.conftest import DEMO_DATA
 
@@ -191,8 +196,11 @@ def test_known_anomalies_weigh_a_consensus_and_need_a_normal_label():
     text = view_weights_text(model)
     assert text.startswith("Views weighed by known anomalies: ") and "WL-LESINN" in text
     assert view_weights_text(model, compact=True).startswith("View weights (known anomalies): ")
-    with pytest.raises(GLocalKDError, match="pick the normal graphs' label"):
-        tasks.train(loaded.graphs, "consensus", params, None, tasks.Job(), known_label="0")
+    # without a normal label, the model trains on every graph but the known anomalies (as glocalkd train)
+    others = tasks.train(loaded.graphs, "consensus", params, None, tasks.Job(), known_label="0")
+    assert others.n_train == trained.n_train and others.model.known_anomaly_auc_ == model.known_anomaly_auc_
+    with pytest.raises(GLocalKDError, match="cannot be both"):
+        tasks.train(loaded.graphs, "consensus", params, "0", tasks.Job(), known_label="0")
     assert view_weights_text(tasks.train(loaded.graphs, "consensus", params, "1", tasks.Job()).model) == ""
 
 

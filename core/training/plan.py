@@ -1,0 +1,173 @@
+"""The rules of training, decided before any fitting: which detector, with which settings, on
+which graphs, calibrated or not, weighed by which known anomalies.
+
+The rules, for every front end (the command line, the app, the evaluation harness):
+
+1. **Normal graphs.** With ``normal_label``, the graphs of that label; without, every graph but
+   the known anomalies of ``known_label``. A label no graph has is an error.
+2. **Known anomalies** come as graphs (``known_anomalies``) or as a label of the data
+   (``known_label``), not both; that label cannot be the normal one, and is never trained on.
+   They weigh the views of a detector that has several (registry: ``weighable``); for any other
+   they are an error.
+3. **Detector.** The one named, or, when none is, the default (the consensus) if it can hold out
+   its calibration share of the normal graphs (:func:`core.detectors.conformal.can_calibrate`),
+   else GLocalKD (:attr:`TrainingPlan.fell_back` says so). A named detector is never swapped.
+4. **Calibration.** ``calibration`` is a share from 0 to below 1. A detector that calibrates
+   itself (registry: ``calibrates_itself``, the consensus) takes it as its own ``calibration``
+   parameter, needs it above 0 and needs graphs enough to hold it out and train on the rest.
+   Any other is fitted on the rest and calibrated on the held-out share when there are graphs
+   enough, else trained on every graph without p-values (:attr:`TrainingPlan.calibrated` is
+   False); with ``calibration`` 0, always on every graph.
+5. **Settings.** ``seed`` and ``device`` go to the detector when it takes them; the detector takes
+   the ``params`` it accepts, and a detector built on GLocalKD (registry: ``needs_glocalkd``)
+   gives its GLocalKD component every GLocalKD setting (the ``params`` it does not take itself,
+   GLocalKD's defaults for the others, ``seed`` and ``device``); the rest are ignored (the
+   settings of another detector), unless no detector takes them.
+
+Errors are :class:`core.errors.ParameterError` naming the parameter, for each front end to word.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.data.graphset import GraphSet, normalize_label
+from core.detectors.conformal import calibration_split, can_calibrate
+from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
+                                     detector_info)
+from core.errors import GLocalKDError, ParameterError
+from core.training.spec import TrainSpec
+
+GLOCALKD = "glocalkd"
+FALLBACK_DETECTOR = GLOCALKD  # trains on every graph when the default cannot calibrate
+OWN_FIELDS = ("seed", "device", "calibration")  # fields of the spec, not settings in its params
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """What :func:`core.training.train_model` will do, decided by the rules of this module.
+
+    Attributes:
+        detector: the registry entry of the detector to train.
+        params: its constructor parameters.
+        normal: the normal graphs (the calibration share among them).
+        known: the known anomalies (None: none).
+        calibrated: whether a held-out share of ``normal`` calibrates the model (by the detector
+            itself, or from outside).
+        fell_back: no detector was named and the default could not calibrate, so GLocalKD trains.
+    """
+
+    detector: DetectorInfo
+    params: dict[str, Any]
+    normal: GraphSet
+    known: GraphSet | None
+    calibrated: bool
+    fell_back: bool
+
+
+def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
+    """Apply the rules of this module to ``spec`` over ``graphs``.
+
+    Args:
+        graphs: the data (every label).
+        spec: what to train.
+
+    Returns:
+        The plan; no detector is fitted.
+
+    Raises:
+        ParameterError: a setting that breaks a rule, naming it.
+    """
+    if not 0.0 <= spec.calibration < 1.0:
+        raise ParameterError(f"{{calibration}} must be a share from 0 to below 1, not {spec.calibration}",
+                             "calibration")
+    known = _known_anomalies(graphs, spec)
+    normal = _normal_graphs(graphs, spec, known)
+    info, fell_back = _detector(spec, len(normal))
+    if known is not None and not info.weighable:
+        raise ParameterError(f"known anomalies weigh the consensus's views, and {info.label} has one: choose the "
+                             "consensus (the default) with {detector}, or leave out {known_anomalies} and "
+                             "{known_label}", "detector", "known_anomalies", "known_label")
+    if info.calibrates_itself:
+        _check_self_calibration(info, spec, len(normal))
+        calibrated = True
+    else:
+        calibrated = can_calibrate(len(normal), spec.calibration)
+    return TrainingPlan(info, _params(info, spec), normal, known, calibrated, fell_back)
+
+
+def _known_anomalies(graphs: GraphSet, spec: TrainSpec) -> GraphSet | None:
+    if spec.known_anomalies is not None and spec.known_label is not None:
+        raise ParameterError("give the known anomalies as graphs ({known_anomalies}) or as a label ({known_label}), "
+                             "not both", "known_anomalies", "known_label")
+    if spec.known_label is None:
+        return spec.known_anomalies
+    if spec.normal_label is not None and normalize_label(spec.known_label) == normalize_label(spec.normal_label):
+        raise ParameterError(f"label {spec.known_label!r} cannot be both the normal graphs' ({{normal_label}}) and "
+                             "the known anomalies' ({known_label})", "known_label", "normal_label")
+    known = graphs.with_label(spec.known_label)
+    if len(known) == 0:
+        raise ParameterError(f"no graphs of {graphs.source} have label {spec.known_label!r} ({{known_label}})",
+                             "known_label")
+    return known
+
+
+def _normal_graphs(graphs: GraphSet, spec: TrainSpec, known: GraphSet | None) -> GraphSet:
+    if spec.normal_label is not None:
+        normal = graphs.with_label(spec.normal_label)
+        if len(normal) == 0:
+            raise ParameterError(f"no graphs have label {spec.normal_label!r} ({{normal_label}})", "normal_label")
+        return normal
+    if spec.known_label is not None:  # every graph but the known anomalies
+        wanted = normalize_label(spec.known_label)
+        return graphs.subset(i for i, label in enumerate(graphs.labels) if label != wanted)
+    return graphs
+
+
+def _detector(spec: TrainSpec, n_normal: int) -> tuple[DetectorInfo, bool]:
+    if spec.detector is not None:
+        try:
+            return detector_info(spec.detector), False
+        except GLocalKDError as exc:
+            raise ParameterError(f"{{detector}}: {exc}", "detector") from None
+    if can_calibrate(n_normal, spec.calibration):
+        return detector_info(DEFAULT_DETECTOR), False
+    return detector_info(FALLBACK_DETECTOR), True
+
+
+def _check_self_calibration(info: DetectorInfo, spec: TrainSpec, n_normal: int) -> None:
+    """A detector that calibrates itself needs a share above 0, and graphs enough to hold it out."""
+    if not spec.calibration:
+        raise ParameterError(f"the {info.label} calibrates its components: {{calibration}} must be above 0",
+                             "calibration")
+    try:
+        calibration_split(n_normal, spec.calibration, spec.seed)  # the detector's own split
+    except GLocalKDError:
+        raise ParameterError(f"{n_normal} normal graphs are too few for the {info.label} to hold out a calibration "
+                             "share and train on the rest; choose another detector with {detector} (GLocalKD, for "
+                             "one), which trains on every graph when they are this few", "detector") from None
+
+
+def _params(info: DetectorInfo, spec: TrainSpec) -> dict[str, Any]:
+    """The detector's constructor parameters under rule 5."""
+    own = accepted_params(info.name)
+    component = accepted_params(GLOCALKD) - {"seed", "device"} if info.needs_glocalkd else set()
+    params: dict[str, Any] = {}
+    routed: dict[str, Any] = {}
+    for key, value in spec.params.items():
+        if key in OWN_FIELDS:
+            raise ParameterError(f"{{{key}}} is a field of the training spec, not a detector setting", key)
+        if key in own:
+            params[key] = value
+        elif key in component:
+            routed[key] = value
+        elif not any(key in accepted_params(name) for name in DETECTORS):
+            raise ParameterError(f"no detector takes a setting {{{key}}}", key)
+    if info.needs_glocalkd:  # its GLocalKD's every setting, as its model file records them
+        given = dict(params.get("component_params") or {})
+        gcn = {**detector_defaults(GLOCALKD), **routed, "seed": spec.seed, "device": spec.device}
+        params["component_params"] = {**given, GLOCALKD: {**gcn, **given.get(GLOCALKD, {})}}
+    for key, value in (("seed", spec.seed), ("device", spec.device), ("calibration", spec.calibration)):
+        if key in own and (key != "calibration" or info.calibrates_itself):
+            params[key] = value
+    return params

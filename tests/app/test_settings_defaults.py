@@ -1,0 +1,49 @@
+"""The training form's defaults are the detector's signature's, and settings restored before they
+are known are kept."""
+from __future__ import annotations
+
+from core import detector_defaults
+
+
+def test_the_form_shows_glocalkds_defaults_once_activated_and_keeps_restored_values(qtbot):
+    from app.widgets.settings_form import TrainSettings
+
+    form = TrainSettings()
+    qtbot.addWidget(form)
+    before = form.params()
+    assert before["epochs"] is None and before["lam"] is None  # not known before torch has loaded
+    form.set_params({"epochs": "77", "lr": "not a number"})
+    form.activate()
+    defaults = detector_defaults("glocalkd")
+    values = form.params()
+    assert values["epochs"] == 77  # restored
+    for key in ("lr", "batch_size", "hidden_dim", "out_dim", "num_layers", "lam", "normalize", "node_max",
+                "size_term", "features", "seed", "device"):
+        assert values[key] == defaults[key], key
+
+
+def test_the_consensus_gets_the_gcn_rows_which_train_model_passes_to_its_glocalkd(qtbot):
+    from app.widgets.settings_form import TrainSettings
+
+    form = TrainSettings()
+    qtbot.addWidget(form)
+    form.activate()
+    form.set_params({"detector": "consensus", "epochs": 3})
+    params = form.detector_params()
+    assert params["epochs"] == 3 and "component_params" not in params and params["seed"] == 0
+    form.set_params({"detector": "wl-lesinn"})
+    assert form.detector_params() == {"seed": 0}
+    assert form.known_label() is None  # a single view: no known anomalies
+
+
+def test_a_value_typed_before_activation_is_kept(qtbot):
+    from app.widgets.settings_form import TrainSettings
+
+    form = TrainSettings()
+    qtbot.addWidget(form)
+    form.lr.setValue(0.003)
+    form.normalize.setChecked(True)
+    assert form.params()["lr"] == 0.003 and form.params()["normalize"] is True and form.params()["epochs"] is None
+    form.activate()
+    assert form.params()["lr"] == 0.003 and form.params()["normalize"] is True
+    assert form.params()["epochs"] == detector_defaults("glocalkd")["epochs"]

@@ -1,0 +1,109 @@
+"""The one set of training rules (core.training.plan), checked without fitting a model, and
+train_model on tiny models."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import ParameterError, TrainSpec, detector_defaults, load, train_model
+from core.detectors.conformal import calibration_split
+from core.training import plan_training
+
+SMALL = {"epochs": 2, "hidden_dim": 16, "out_dim": 8}
+
+
+@pytest.fixture(scope="module")
+def herg():
+    from tests.conftest import RESOURCES
+
+    return load(str(RESOURCES / "herg.tab"))  # 655 molecules: 451 of label 1, 204 of label 0
+
+
+def test_without_a_detector_the_default_consensus_trains_when_it_can_calibrate(herg):
+    plan = plan_training(herg, TrainSpec())
+    assert plan.detector.name == "consensus" and plan.calibrated and not plan.fell_back
+
+
+@pytest.mark.parametrize("calibration", [0.0, 0.2])
+def test_without_a_detector_glocalkd_trains_when_the_default_cannot_calibrate(tu_folder, calibration):
+    plan = plan_training(load(str(tu_folder)), TrainSpec(calibration=calibration))  # 12 graphs: too few
+    assert plan.detector.name == "glocalkd" and plan.fell_back and not plan.calibrated
+
+
+def test_a_named_detector_is_never_swapped(tu_folder):
+    graphs = load(str(tu_folder))
+    with pytest.raises(ParameterError) as too_few:
+        plan_training(graphs, TrainSpec(detector="consensus"))
+    assert too_few.value.param == "detector" and "12 normal graphs are too few" in str(too_few.value)
+    with pytest.raises(ParameterError) as no_share:
+        plan_training(graphs, TrainSpec(detector="consensus", calibration=0.0))
+    assert no_share.value.param == "calibration"
+    plan = plan_training(graphs, TrainSpec(detector="glocalkd"))  # a single detector: on every graph
+    assert not plan.calibrated and not plan.fell_back
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.0, 1.5])
+def test_the_calibration_share_is_from_0_to_below_1(herg, share):
+    with pytest.raises(ParameterError) as failure:
+        plan_training(herg, TrainSpec(calibration=share))
+    assert failure.value.param == "calibration"
+
+
+def test_a_known_label_without_a_normal_label_trains_on_every_other_graph(herg):
+    plan = plan_training(herg, TrainSpec(known_label="0"))
+    assert len(plan.known) == 204 and len(plan.normal) == 451
+    assert set(plan.normal.labels) == {"1"} and set(plan.known.labels) == {"0"}
+    with_normal = plan_training(herg, TrainSpec(normal_label="1", known_label="0"))
+    assert len(with_normal.normal) == 451 and len(with_normal.known) == 204
+
+
+@pytest.mark.parametrize("spec, params", [
+    (TrainSpec(normal_label="1", known_label="1.0"), ("known_label", "normal_label")),  # the same label
+    (TrainSpec(known_label="7"), ("known_label",)),  # no graph has it
+    (TrainSpec(normal_label="7"), ("normal_label",)),
+    (TrainSpec(detector="glocalkd", known_label="0"), ("detector", "known_anomalies", "known_label")),
+    (TrainSpec(calibration=0.0, known_label="0"), ("detector", "known_anomalies", "known_label")),  # GLocalKD
+    (TrainSpec(params={"epochz": 3}), ("epochz",)),  # no detector takes it
+    (TrainSpec(params={"seed": 3}), ("seed",)),  # a field of the spec
+])
+def test_settings_that_break_a_rule_name_their_parameters(herg, spec, params):
+    with pytest.raises(ParameterError) as failure:
+        plan_training(herg, spec)
+    assert failure.value.params == params
+    assert all(p in str(failure.value) for p in params)  # str() writes the Python names
+
+
+def test_known_anomalies_come_as_graphs_or_as_a_label_not_both(herg):
+    with pytest.raises(ParameterError) as failure:
+        plan_training(herg, TrainSpec(known_label="0", known_anomalies=herg.subset(range(5))))
+    assert failure.value.params == ("known_anomalies", "known_label")
+
+
+def test_gcn_settings_reach_the_glocalkd_of_a_consensus_and_other_detectors_settings_are_ignored(herg):
+    plan = plan_training(herg, TrainSpec(detector="consensus", params={**SMALL, "weight_decay": 1e-3},
+                                         seed=4, device="cpu", calibration=0.3))
+    gcn = {**detector_defaults("glocalkd"), **SMALL, "seed": 4, "device": "cpu"}  # as its model file records it
+    assert plan.params == {"component_params": {"glocalkd": gcn}, "seed": 4, "device": "cpu", "calibration": 0.3}
+    assert list(plan.params["component_params"]["glocalkd"]) == list(detector_defaults("glocalkd"))
+    single = plan_training(herg, TrainSpec(detector="glocalkd", params={**SMALL, "weight_decay": 1e-3}, seed=4))
+    assert single.params == {**SMALL, "seed": 4, "device": "auto"}  # OCGCN's weight decay: not GLocalKD's
+    kernel = plan_training(herg, TrainSpec(detector="wl-lesinn", params=SMALL, seed=4))
+    assert kernel.params == {"seed": 4}
+
+
+def test_a_single_detector_is_calibrated_on_a_share_drawn_with_the_spec_seed(herg):
+    normal = herg.with_label("1")
+    trained = train_model(herg, TrainSpec(detector="glocalkd", params=SMALL,
+                                          normal_label="1", seed=3, device="cpu"))
+    _, held_out = calibration_split(len(normal), 0.2, seed=3)
+    expected = trained.model.score(normal.subset(held_out)).score
+    assert np.array_equal(np.sort(trained.model.calibration_scores_), np.sort(expected.astype(np.float64)))
+    assert trained.n_calibration == len(held_out) and trained.n_fit == len(normal) - len(held_out)
+
+
+def test_train_model_weighs_a_consensus_by_the_known_anomalies_and_says_its_plan_first(herg):
+    seen = []
+    trained = train_model(herg, TrainSpec(params=SMALL, normal_label="1", known_label="0", device="cpu"),
+                          on_plan=seen.append)
+    assert seen == [trained.plan] and trained.model.name == "consensus"
+    assert set(trained.model.known_anomaly_auc_) == set(trained.model.views)
