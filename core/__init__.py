@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.runtime.threads import wait_passively
     from core.runtime.device import resolve_device
     from core.runtime.files import atomic_output
-    from core.errors import DataError, GLocalKDError, ModelFileError, SchemaMismatchError
+    from core.errors import DataError, GLocalKDError, ModelFileError, SchemaMismatchError, ParameterError
     from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
     from core.data.features import FeatureSchema
     from core.data.scores import Scores, READOUT_PARTS
@@ -71,10 +71,13 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.io.ranked_report import RankedReport, is_report, read_report, row_graphs
     from core.detectors.base import Detector, EpochInfo
     from core.detectors.glocalkd import GLocalKD
-    from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector
+    from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector,
+        detector_defaults)
     from core.detectors.model_file import load_detector, save_detector
     from core.detectors.conformal import fit_with_calibration
     from core.data.pvalues import benjamini_hochberg
+    from core.training.spec import TrainSpec
+    from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
     from core.evaluation.protocol import choose_anomaly_label
     from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values
     from core.screening.pipeline import screen, molecule_schema, merge_reports, ScreenSummary

@@ -14,9 +14,9 @@ SMALL = {"epochs": 2, "hidden_dim": 16, "out_dim": 8}
 
 @pytest.fixture(scope="module")
 def herg():
-    from tests.conftest import RESOURCES
+    from tests.conftest import DEMO_DATA
 
-    return load(str(RESOURCES / "herg.tab"))  # 655 molecules: 451 of label 1, 204 of label 0
+    return load(str(DEMO_DATA / "herg.tab"))  # 655 molecules: 451 of label 1, 204 of label 0
 
 
 def test_without_a_detector_the_default_consensus_trains_when_it_can_calibrate(herg):
