@@ -29,13 +29,13 @@ _PUBLIC = {
     "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns",
     "REPORT_COLUMNS": "io.report", "node_names": "io.report", "write_report": "io.report",
     "report_rows": "io.report", "safe_cell": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
-    "row_graphs": "io.ranked_report",
+    "row_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf", "atomic_output": "runtime.files",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
-    "benjamini_hochberg": "data.pvalues",
+    "benjamini_hochberg": "data.pvalues", "fdr_unreached_note": "data.pvalues",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
     "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",

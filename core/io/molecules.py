@@ -181,11 +181,11 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
             break
     if s_col is None:
         _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
-        raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with the "
-                        "SMILES-column option", path, header_no)
+        raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with "
+                        "--smiles-column", path, header_no)
     i_col = _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
     l_col = _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
-    hint = f"; is {header[s_col]!r} the SMILES column? (name it with the SMILES-column option)"
+    hint = f"; is {header[s_col]!r} the SMILES column? (name it with --smiles-column)"
     return _table_rows(lines, delimiter, header, s_col, i_col, l_col), hint
 
 
