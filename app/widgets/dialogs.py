@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout)
+                               QMessageBox, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from typing import TYPE_CHECKING
 
@@ -67,3 +67,21 @@ class ColumnDialog(QDialog):
         pick = lambda box: None if box.currentText() == NONE else box.currentText()  # noqa: E731
         return {"smiles_column": self.smiles.currentText(), "id_column": pick(self.ident),
                 "label_column": pick(self.label)}
+
+
+def ask_rows(parent, shown: int, total: int) -> str | None:
+    """Export the rows the filters show ("visible") or all of them ("all"); None when cancelled."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(parent, "Export", f"The filters show {shown:,} of {total:,} rows.\n\n"
+                                  f"Yes: export the {shown:,} visible rows. No: export all {total:,} rows.",
+                                  buttons.Yes | buttons.No | buttons.Cancel, buttons.Yes)
+    return {buttons.Yes: "visible", buttons.No: "all"}.get(answer)
+
+
+def ask_unsaved(parent, pending: list[str], doing: str) -> str:
+    """Before ``doing`` (e.g. "quitting") over unsaved work: "save", "discard" or "cancel"."""
+    buttons = QMessageBox.StandardButton
+    listed = "".join(f"\n• {text}" for text in pending)
+    answer = QMessageBox.question(parent, "Unsaved work", f"This work is not saved:{listed}\n\nSave it before "
+                                  f"{doing}?", buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+    return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")

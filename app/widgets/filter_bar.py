@@ -93,6 +93,15 @@ class FilterBar(QWidget):
         if self.rule() == "percentile":
             self.threshold.setValue(value)
 
+    def rate(self) -> float:
+        """The rate of the p and q rules, whichever rule is shown (the settings keep it)."""
+        return self._last["rate"]
+
+    def set_rate(self, value: float) -> None:
+        self._last["rate"] = value
+        if self.rule() != "percentile":
+            self.threshold.setValue(value)
+
     def is_grouped(self) -> bool:
         return self.group_scaffolds.isChecked()
 
