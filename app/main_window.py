@@ -210,7 +210,9 @@ class MainWindow(QMainWindow):
         top.setObjectName("top_splitter")
         top.addWidget(self.table_stack)
         top.addWidget(self.map_view)
-        top.setSizes([760, 440])
+        top.setStretchFactor(0, 3)  # the table (score, p and q) first; the map grows less
+        top.setStretchFactor(1, 1)
+        top.setSizes([1000, 400])
         self.top_splitter = top
         results = QWidget()  # the filter bar spans the table and the map
         results_layout = QVBoxLayout(results)
@@ -475,6 +477,7 @@ class MainWindow(QMainWindow):
         self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
                                       st.q_values() if st.scores is not None else None)
         self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
+        self.table.setColumnHidden(COLUMNS.index("Name"), not any(m.name and m.name != m.id for m in g.meta))
         self.filters.set_available(smiles=st.has_smiles(), scores=st.scores is not None)
         self.heatmap.clear()
         self.heatmap.fixed_vmax = None
@@ -879,11 +882,13 @@ class MainWindow(QMainWindow):
         when the filters hide that molecule, nothing is selected and the heatmap says why."""
         i = self.state.selected
         if i is None:
+            self.table.scrollToTop()
             return
         row = self.model_table.row_of(i)
         if row is None:
             self.state.selected = None
             self.table.selectionModel().clear()
+            self.table.scrollToTop()  # the rows the filters show, from the first
             self.map_view.highlight(None)
             self.heatmap.clear("The selected molecule is hidden by the filters. Select a row.")
             return

@@ -19,6 +19,13 @@ FLAG_RULES = (  # (rule, its name in the box, what it means)
 INVALID_SMARTS = "not a valid SMARTS"
 
 
+class ThresholdBox(QDoubleSpinBox):
+    """The flag threshold: "95th percentile", "97.5th percentile", "0.05" (no trailing zeros)."""
+
+    def textFromValue(self, value: float) -> str:  # noqa: N802 (Qt's name)
+        return f"{value:.{self.decimals()}f}".rstrip("0").rstrip(".")
+
+
 class FilterBar(QWidget):
     """Filters, flag rule and grouping of the results table, as one row of controls."""
 
@@ -50,7 +57,7 @@ class FilterBar(QWidget):
             self.flag_rule.addItem(text, rule)
             self.flag_rule.setItemData(self.flag_rule.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.flag_rule.currentIndexChanged.connect(self._rule_switched)
-        self.threshold = QDoubleSpinBox()
+        self.threshold = ThresholdBox()
         self._set_range("percentile")
         self.threshold.valueChanged.connect(self._threshold_edited)
         self.group_scaffolds = QCheckBox("Group by scaffold")
@@ -60,6 +67,10 @@ class FilterBar(QWidget):
         self.count = QLabel("")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
+        widest = "000,000 of 000,000 shown · 000,000 flagged"
+        self.count.setMinimumWidth(self.count.fontMetrics().horizontalAdvance(widest) + 8)  # never clipped
+        for edit in (self.text_edit, self.smarts_edit):
+            edit.setMinimumWidth(180)  # their hints readable beside the count
         row.addWidget(self.text_edit, 2)
         row.addWidget(self.smarts_edit, 2)
         row.addWidget(self.note)
@@ -157,7 +168,7 @@ class FilterBar(QWidget):
             self.threshold.setRange(50.0, 100.0)
             self.threshold.setDecimals(1)
             self.threshold.setSingleStep(0.5)
-            self.threshold.setSuffix(" th pct.")
+            self.threshold.setSuffix("th percentile")
         else:
             self.threshold.setRange(0.001, 0.5)
             self.threshold.setDecimals(3)

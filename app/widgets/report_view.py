@@ -33,6 +33,8 @@ class ReportView(QWidget):
         self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         hidden = ["Flag"] + ([] if self.model_table.scores.has_node_scores else ["Graph term", "Node term"])
         hidden += [name for name, values in (("Name", report.names), ("Label", report.labels)) if not any(values)]
+        if "Name" not in hidden and all(n == i or not n for n, i in zip(report.names, report.ids)):
+            hidden.append("Name")  # it would repeat the ID
         hidden += [name for name, values in (("p-value", report.p_value), ("q-value", report.q_value))
                    if not np.isfinite(values).any()]  # a model without calibration gives none
         for column in hidden:  # no flag threshold without training scores; empty columns say nothing
@@ -60,7 +62,7 @@ class ReportView(QWidget):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(self.heatmap)
-        split.setSizes([560, 740])  # room for the drawing beside its lists
+        split.setSizes([700, 600])  # rank, id, score, p and q in sight; the drawing beside its lists
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)

@@ -19,13 +19,13 @@ def add_parser(sub) -> None:
     t = sub.add_parser("train", help="train a model on normal graphs")
     t.add_argument("data", help="TU folder or .zip, .smi, .csv/.tsv/.tab or .sdf file (optionally .gz)")
     t.add_argument("-o", "--output", required=True, help="model file to write")
-    t.add_argument("--epochs", type=int, default=150)
-    t.add_argument("--lr", type=float, default=1e-4)
-    t.add_argument("--batch-size", type=int, default=300)
-    t.add_argument("--hidden", type=int, default=512, help="hidden width")
-    t.add_argument("--out-dim", type=int, default=256, help="embedding width")
-    t.add_argument("--layers", type=int, default=3)
-    t.add_argument("--lam", type=float, default=1.0, help="weight of the node term")
+    t.add_argument("--epochs", type=int, default=150, help="training epochs of the GCNs (default: %(default)s)")
+    t.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate (default: %(default)s)")
+    t.add_argument("--batch-size", type=int, default=300, help="graphs per batch (default: %(default)s)")
+    t.add_argument("--hidden", type=int, default=512, help="hidden width (default: %(default)s)")
+    t.add_argument("--out-dim", type=int, default=256, help="embedding width (default: %(default)s)")
+    t.add_argument("--layers", type=int, default=3, help="GCN layers (default: %(default)s)")
+    t.add_argument("--lam", type=float, default=1.0, help="weight of the node term (default: %(default)s)")
     t.add_argument("--normalize", action="store_true",
                    help="L2-normalise each layer's node embeddings (the authors' code; off in the paper)")
     add_readout_options(t)
@@ -47,7 +47,8 @@ def add_parser(sub) -> None:
     t.add_argument("--known-label", metavar="LABEL",
                    help="the graphs of DATA with this label are the known anomalies (as --known-anomalies); "
                         "without --normal-label, the model trains on the other graphs")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=int, default=0, help="random seed: weights, batches, calibration split "
+                   "(default: %(default)s)")
     t.add_argument("--device", default="auto", help="auto, cpu or cuda")
     add_threads_option(t)
     add_data_options(t)
@@ -97,10 +98,14 @@ def run(args: argparse.Namespace) -> None:
         print(f"{len(graphs)} graphs are too few to hold out a calibration share: training on all of them, "
               "so the model gives no p-values", file=sys.stderr)
     start = time.perf_counter()
-    with tqdm(total=args.epochs, unit="epoch", file=sys.stderr, disable=None) as bar:
+    piped = not sys.stderr.isatty()  # no progress bar: a line every tenth of the epochs instead
+    with tqdm(total=args.epochs, unit="epoch", file=sys.stderr, disable=piped or None) as bar:
         def on_epoch(info):
             bar.set_postfix(loss=f"{info.loss:.4g}")
             bar.update(1)
+            if piped and (info.epoch % max(1, info.epochs // 10) == 0 or info.epoch == info.epochs):
+                print(f"epoch {info.epoch}/{info.epochs} · loss {info.loss:.4g} · "
+                      f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
         if args.calibration > 0:
             fit_with_calibration(model, graphs, args.calibration, seed=args.seed, on_epoch=on_epoch)
         else:
@@ -111,7 +116,9 @@ def run(args: argparse.Namespace) -> None:
     model.save(args.output)
     held_out = len(model.calibration_scores_) if model.is_calibrated else 0
     loss = f"; final loss {model.loss_history_[-1]:.4g}" if model.loss_history_ else ""
-    print(f"{model!r}\ntrained on {len(graphs) - held_out} graphs, calibrated on {held_out} held out, in "
+    from core.detectors.registry import detector_info
+
+    print(f"{detector_info(model.name).label} trained on {len(graphs) - held_out} graphs, calibrated on {held_out} held out, in "
           f"{time.perf_counter() - start:.1f} s{loss}; model written to {args.output}", file=sys.stderr)
 
 
