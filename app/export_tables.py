@@ -24,6 +24,7 @@ class ExportTable:
         has_molecules: whether SDF can be written (the rows have SMILES or molecules).
         write_csv: ``(path, rows or None) -> rows written``; None writes all rows and the rejected ones.
         write_sdf: ``(path, rows or None) -> molecules written``.
+        write_html: ``(path, job=None) -> molecules drawn``: the one-file HTML report, a background job.
     """
 
     stem: str
@@ -32,11 +33,13 @@ class ExportTable:
     has_molecules: bool
     write_csv: Callable[[str, np.ndarray | None], int]
     write_sdf: Callable[[str, np.ndarray | None], int]
+    write_html: Callable[..., int]
 
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
-                 p_values: np.ndarray | None, has_molecules: bool) -> ExportTable:
-    """The training data's results tab: every graph, its score, p- and q-value and flag."""
+                 p_values: np.ndarray | None, has_molecules: bool, html: dict) -> ExportTable:
+    """The training data's results tab: every graph, its score, p- and q-value and flag; ``html``:
+    the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
 
     def write_csv(path: str, rows: np.ndarray | None) -> int:
         return tasks.export_csv(path, graphs, scores, rows, flagged, p_values)
@@ -44,11 +47,17 @@ def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.nda
     def write_sdf(path: str, rows: np.ndarray | None) -> int:
         return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values)
 
-    return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf)
+    def write_html(path: str, job=None) -> int:
+        return tasks.export_html(path, graphs, scores, html["model"], html["anomaly_label"], html["threshold"],
+                                 p_values, vmax=html["vmax"])
+
+    return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html)
 
 
-def report_table(stem: str, report, visible: np.ndarray) -> ExportTable:
-    """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows."""
+def report_table(stem: str, report, visible: np.ndarray, model) -> ExportTable:
+    """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows;
+    ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings)."""
     return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
                        lambda path, rows: tasks.export_report_csv(path, report, rows),
-                       lambda path, rows: tasks.export_report_sdf(path, report, rows))
+                       lambda path, rows: tasks.export_report_sdf(path, report, rows),
+                       lambda path, job=None: tasks.export_report_html(path, report, model))

@@ -15,16 +15,17 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QSplitter, QStackedWidget,
-                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QSplitter,
+                               QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from . import tasks
 from .file_memory import FileMemory
 from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
 from .unsaved import MODEL, UnsavedWork
 from .view_choices import restore_choices, save_choices
+from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
-from .widgets.dialogs import ColumnDialog, RejectsDialog, ask_rows
+from .widgets.dialogs import ColumnDialog, RejectsDialog
 from .widgets.evaluation import EvaluationPage
 from .widgets.filter_bar import FilterBar
 from .widgets.heatmap import HeatmapPanel
@@ -70,10 +71,6 @@ class MainWindow(QMainWindow):
         self.report_views: list[ReportView] = []  # ranked reports open as tabs beside the results
         self._unsaved = UnsavedWork()  # asked about before quitting or opening over it
         self._scratch = tempfile.mkdtemp(prefix="glocalkd-studio-")  # reports of scored files
-        from PySide6.QtWidgets import QApplication
-
-        from .wheel_guard import install_wheel_guard
-
         install_wheel_guard(QApplication.instance())  # spin and combo boxes take the wheel only when focused
         self._build_actions()
         self._build_ui()
@@ -299,7 +296,8 @@ class MainWindow(QMainWindow):
         # settings saved when GLocalKD was the default start on the new default once
         saved["detector"] = self.settings.value(DETECTOR_KEY)
         self.form.set_params({k: v for k, v in saved.items() if v is not None})
-        for key, setter in (("view/percentile", self.filters.set_percentile), ("view/flag_rate", self.filters.set_rate)):
+        thresholds = (("view/percentile", self.filters.set_percentile), ("view/flag_rate", self.filters.set_rate))
+        for key, setter in thresholds:
             try:
                 value = self.settings.value(key)
                 if value is not None:
@@ -674,7 +672,7 @@ class MainWindow(QMainWindow):
         self._show_data()
         self.side.say(text)
         self.statusBar().showMessage(text.split(". ")[0] + ".", 15000)
-        self._inform("Views weighed", text)  # whole, not cut by the status bar
+        self._warn("Views weighed", text, QMessageBox.Icon.Information)  # whole, not cut by the status bar
 
     def save_model_dialog(self) -> None:
         if self.state.model is None:
@@ -735,27 +733,19 @@ class MainWindow(QMainWindow):
             return None
         from .export_tables import graphs_table
 
+        html = {"model": st.model, "anomaly_label": self.evaluation.anomalous_label(), "threshold": st.threshold(),
+                "vmax": self.heatmap.fixed_vmax}
         return graphs_table(Path(st.graphs.source).stem or "graphs", st.graphs, st.scores,
-                            self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles())
+                            self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles(), html)
 
     def export_dialog(self) -> None:
         table = self.export_table()
         if table is None:
             self._warn("Nothing to export", "Train or load a model and score a data set first.")
             return
-        visible_only = False
-        if len(table.visible) < table.total:
-            choice = ask_rows(self, len(table.visible), table.total)
-            if choice is None:
-                return
-            visible_only = choice == "visible"
-        filters = ";;".join(EXPORT_FILTERS) if table.has_molecules else next(iter(EXPORT_FILTERS))
-        path, chosen = self.files.ask_save(self, "Export ranked rows", f"{table.stem}_ranked.csv", filters)
-        if path:
-            suffix = EXPORT_FILTERS.get(chosen, ".csv")
-            if Path(path).suffix.lower() not in (".csv", ".sdf"):
-                path += suffix
-            self.export_report(path, visible_only)
+        answer = dialogs.ask_export_path(self, self.files, table, EXPORT_FILTERS)
+        if answer is not None:
+            self.export_report(*answer)
 
     def export_report(self, path: str, visible_only: bool = False) -> None:
         """Write the active tab's rows (all, or those its filters show) as CSV, or as SDF (by the
@@ -765,44 +755,34 @@ class MainWindow(QMainWindow):
         table = self.export_table()
         if table is None:
             return
-        rows = table.visible if visible_only else None
         try:
             write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
-            n = write(path, rows)
+            n = write(path, table.visible if visible_only else None)
         except (GLocalKDError, OSError, ValueError) as exc:
             self._warn("Cannot export", app_wording(str(exc)))
             return
         view = self.results_tabs.currentWidget()
-        if isinstance(view, ReportView):
-            self._unsaved.done(view)
-        elif not (self.state.model is not None and self.state.model.can_save):  # no model file: the results are the work
-            self._unsaved.done(MODEL)
+        model = self.state.model
+        if isinstance(view, ReportView) or model is None or not model.can_save:  # no model file: results are the work
+            self._unsaved.done(view if isinstance(view, ReportView) else MODEL)
         self.statusBar().showMessage(f"{n:,} rows written to {path}", 8000)
 
     def html_dialog(self) -> None:
-        view = self.results_tabs.currentWidget()
-        st = self.state
-        if not isinstance(view, ReportView) and (st.graphs is None or st.scores is None):
+        table = self.export_table()
+        if table is None:
             self._warn("Nothing to report", "Train or load a model and score a data set first.")
             return
-        stem = view.export_table().stem if isinstance(view, ReportView) else Path(st.graphs.source).stem or "graphs"
-        path, _ = self.files.ask_save(self, "Export HTML report", f"{stem}_report.html", "HTML (*.html)")
+        path, _ = self.files.ask_save(self, "Export HTML report", f"{table.stem}_report.html", "HTML (*.html)")
         if path:
             self.export_html(with_suffix(path, ".html"))
 
     def export_html(self, path: str) -> None:
         """Write the active tab's one-file HTML report in the background (drawing the top molecules
         takes a moment)."""
-        st = self.state
-        view = self.results_tabs.currentWidget()
+        table = self.export_table()
         self._busy("Writing the HTML report…")
-        if isinstance(view, ReportView):
-            job = functools.partial(tasks.export_report_html, path, view.report, st.model)
-        else:
-            job = functools.partial(tasks.export_html, path, st.graphs, st.scores, st.model,
-                                    self.evaluation.anomalous_label(), st.threshold(), st.p_values(),
-                                    vmax=self.heatmap.fixed_vmax)
-        self.runner.start("html", job, lambda n, p=path: self._html_written(p, n), self._failed)
+        self.runner.start("html", functools.partial(table.write_html, path),
+                          lambda n, p=path: self._html_written(p, n), self._failed)
 
     def _html_written(self, path: str, drawn: int) -> None:
         self._idle()
@@ -1051,16 +1031,12 @@ class MainWindow(QMainWindow):
         self._warn("Something went wrong", message)
         self.statusBar().showMessage("Failed: " + message.splitlines()[0], 10000)
 
-    def _inform(self, title: str, message: str) -> None:
-        box = QMessageBox(QMessageBox.Icon.Information, title, message, QMessageBox.StandardButton.Ok, self)
-        box.setObjectName("information_box")
-        box.open()  # like _warn: the event loop keeps running
-
-    def _warn(self, title: str, message: str) -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+    def _warn(self, title: str, message: str, icon=QMessageBox.Icon.Warning) -> None:
+        box = QMessageBox(icon, title, message, QMessageBox.StandardButton.Ok, self)
         box.setObjectName("warning_box")
         box.open()  # window-modal without blocking the event loop (tests and workers keep running)
-        self._last_warning = message
+        if icon == QMessageBox.Icon.Warning:
+            self._last_warning = message
 
     def show_rejects(self) -> None:
         g = self.state.graphs
@@ -1083,24 +1059,18 @@ class MainWindow(QMainWindow):
             self.open_path(urls[0])
 
     def _confirm_unsaved(self, keys: list | None, doing: str) -> bool:
-        """Before ``doing`` over unsaved work (of ``keys``; None: all): Save (the model, or the results
-        by Export), Discard or Cancel. True when the work may go on."""
+        """Before ``doing`` over unsaved work (of ``keys``; None: all): Save, Discard or Cancel.
+        True when the work may go on."""
         pending = self._unsaved.pending(keys)
-        if not pending:
-            return True
-        answer = dialogs.ask_unsaved(self, pending, doing)
-        if answer == "cancel":
-            return False
-        chosen = [k for k in self._unsaved.keys() if keys is None or k in keys]
-        for key in chosen:
-            if answer == "discard":
-                self._unsaved.done(key)
-            elif key == MODEL and self.state.model is not None and self.state.model.can_save:
-                self.save_model_dialog()
-            else:  # results without a model file: export them from their tab
-                self.results_tabs.setCurrentWidget(self.splitter if key == MODEL else key)
-                self.export_dialog()
-        return not self._unsaved.pending(keys)
+        return not pending or self._unsaved.settle(keys, dialogs.ask_unsaved(self, pending, doing), self._save_work)
+
+    def _save_work(self, key) -> None:
+        """Save the model to a file, or export results that have none (a scored file's, or a model's without a file)."""
+        if key == MODEL and self.state.model is not None and self.state.model.can_save:
+            self.save_model_dialog()
+        else:
+            self.results_tabs.setCurrentWidget(self.splitter if key == MODEL else key)
+            self.export_dialog()
 
     def closeEvent(self, event) -> None:
         """Ask about unsaved work, stop background work, remember the layout and settings, then close."""

@@ -2,6 +2,8 @@
 exported. The window asks before quitting or opening over it (Save / Discard / Cancel). No Qt."""
 from __future__ import annotations
 
+from typing import Callable
+
 MODEL = "model"  # the key of the trained model (and the training data's results)
 
 
@@ -27,3 +29,16 @@ class UnsavedWork:
 
     def clear(self) -> None:
         self._items.clear()
+
+    def settle(self, keys: list | None, answer: str, save: Callable[[object], None]) -> bool:
+        """Act on the user's ``answer`` ("save", "discard" or "cancel") about the work of ``keys``
+        (None: all): ``save(key)`` saves one (it calls :meth:`done` when it did). True when the
+        work may go on: nothing of ``keys`` is left unsaved."""
+        if answer == "cancel":
+            return False
+        for key in [k for k in self.keys() if keys is None or k in keys]:
+            if answer == "discard":
+                self.done(key)
+            else:
+                save(key)
+        return not self.pending(keys)

@@ -16,9 +16,9 @@ from .tasks import Job
 
 class Task(QObject, Job):
     """Runs ``fn(job=task)`` in a thread: always by keyword, so the task never lands in a
-    parameter with a default that the caller left out (e.g. ``top_n``). It is the :class:`app.tasks.Job` the function receives
-    (``report``, ``stopped``, ``abandoned``; ``stop`` and ``abandon`` for the window), whose
-    progress reports are also emitted as a signal."""
+    parameter with a default that the caller left out (e.g. ``top_n``). It is the
+    :class:`app.tasks.Job` the function receives (``report``, ``stopped``, ``abandoned``; ``stop``
+    and ``abandon`` for the window), whose progress reports are also emitted as a signal."""
 
     progress = Signal(object)
     finished = Signal(object)

@@ -1,6 +1,8 @@
 """Small dialogs: the rejected-rows list and the CSV column chooser."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel,
                                QMessageBox, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
@@ -67,6 +69,29 @@ class ColumnDialog(QDialog):
         pick = lambda box: None if box.currentText() == NONE else box.currentText()  # noqa: E731
         return {"smiles_column": self.smiles.currentText(), "id_column": pick(self.ident),
                 "label_column": pick(self.label)}
+
+
+def ask_export_path(parent, files, table, filters: dict[str, str]) -> tuple[str, bool] | None:
+    """Where to export ``table`` (an :class:`app.export_tables.ExportTable`) and whether only its
+    visible rows: (path with a .csv or .sdf suffix, visible only), or None when cancelled.
+
+    Args:
+        files: the window's :class:`app.file_memory.FileMemory` (the Save dialog's folder).
+        filters: the Save dialog's filters, each with the suffix it writes (CSV first).
+    """
+    visible_only = False
+    if len(table.visible) < table.total:
+        choice = ask_rows(parent, len(table.visible), table.total)
+        if choice is None:
+            return None
+        visible_only = choice == "visible"
+    offered = ";;".join(filters) if table.has_molecules else next(iter(filters))
+    path, chosen = files.ask_save(parent, "Export ranked rows", f"{table.stem}_ranked.csv", offered)
+    if not path:
+        return None
+    if Path(path).suffix.lower() not in set(filters.values()):
+        path += filters.get(chosen, ".csv")
+    return path, visible_only
 
 
 def ask_rows(parent, shown: int, total: int) -> str | None:

@@ -4,7 +4,8 @@ and how many rows that leaves. It holds no data: it says what the user asked for
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout,
+                               QWidget)
 
 PERCENTILE_TIP = "Flag graphs scoring above this percentile of the training graphs' scores"
 FLAG_RULES = (  # (rule, its name in the box, what it means)
@@ -65,20 +66,24 @@ class FilterBar(QWidget):
                                         "score, so a series of related anomalies reads as one finding")
         self.group_scaffolds.toggled.connect(self.grouping_toggled)
         self.count = QLabel("")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        # two rows, so that the bar fits a 1280-pixel screen beside the side panel: the filters, then
+        # the flag rule with the count of shown and flagged rows (never clipped)
+        rows = QVBoxLayout(self)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.setSpacing(2)
+        filters, flags = QHBoxLayout(), QHBoxLayout()
         widest = "000,000 of 000,000 shown · 000,000 flagged"
-        self.count.setMinimumWidth(self.count.fontMetrics().horizontalAdvance(widest) + 8)  # never clipped
-        for edit in (self.text_edit, self.smarts_edit):
-            edit.setMinimumWidth(180)  # their hints readable beside the count
-        row.addWidget(self.text_edit, 2)
-        row.addWidget(self.smarts_edit, 2)
-        row.addWidget(self.note)
-        row.addWidget(QLabel("Flag by"))
-        row.addWidget(self.flag_rule)
-        row.addWidget(self.threshold)
-        row.addWidget(self.group_scaffolds)
-        row.addWidget(self.count, 1)
+        self.count.setMinimumWidth(self.count.fontMetrics().horizontalAdvance(widest) + 8)
+        filters.addWidget(self.text_edit, 1)
+        filters.addWidget(self.smarts_edit, 1)
+        filters.addWidget(self.note)
+        flags.addWidget(QLabel("Flag by"))
+        flags.addWidget(self.flag_rule)
+        flags.addWidget(self.threshold)
+        flags.addWidget(self.group_scaffolds)
+        flags.addWidget(self.count, 1)
+        rows.addLayout(filters)
+        rows.addLayout(flags)
 
     # ---------------------------------------------------------------- what the user asked for
     def text(self) -> str:

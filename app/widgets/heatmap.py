@@ -29,6 +29,8 @@ class HeatmapPanel(QWidget):
         self.title = QLabel("Select a row to see which nodes drive its score.")
         self.title.setWordWrap(True)
         self.scale = QComboBox()
+        self.scale.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.scale.setMinimumContentsLength(12)  # the drawing keeps the width
         for key, text in SCALES.items():
             self.scale.addItem(text, key)
         self.scale.setToolTip("Shared (the default): one colour scale for every molecule, from 0 to the 99th "
@@ -38,9 +40,9 @@ class HeatmapPanel(QWidget):
                               "molecule but makes every molecule look equally red.")
         self.scale.currentIndexChanged.connect(self.redraw)
         self.top = QListWidget()
-        self.top.setMaximumWidth(230)
+        self.top.setMaximumWidth(200)
         self.neighbours = QListWidget()
-        self.neighbours.setMaximumWidth(230)
+        self.neighbours.setMaximumWidth(200)
         self.neighbours.setToolTip("Morgan fingerprints (radius 2), Tanimoto similarity. A close neighbour with a low "
                                    "score means a small odd group; no close neighbour, a new chemotype. "
                                    "Double-click to select it.")

@@ -41,6 +41,9 @@ class MapView(QWidget):
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #555;")
         self.canvas = Canvas(5, 4.5)
+        for combo in (self.space, self.method, self.colour):  # narrow beside the table when space is short
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(8)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for row_widgets in ((self.space, self.method, self.compute_button), (self.colour, self.save_button)):

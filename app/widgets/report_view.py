@@ -63,6 +63,8 @@ class ReportView(QWidget):
         split.addWidget(left)
         split.addWidget(self.heatmap)
         split.setSizes([700, 600])  # rank, id, score, p and q in sight; the drawing beside its lists
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)
@@ -80,7 +82,7 @@ class ReportView(QWidget):
         from ..export_tables import report_table
 
         stem = Path(self.report.source).stem.removesuffix("_ranked") or "report"
-        return report_table(stem, self.report, self.model_table.visible_graphs())
+        return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter())
 
     @Slot()
     def _filter(self) -> None:

@@ -263,7 +263,7 @@ def results_view(model: "ResultsModel") -> QTableView:
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     table.horizontalHeader().setStretchLastSection(True)
     header = table.horizontalHeader()
-    for col, width in zip(range(len(COLUMNS)), (55, 130, 130, 240, 80, 80, 80, 85, 85, 60, 60)):
+    for col, width in zip(range(len(COLUMNS)), (50, 120, 130, 240, 75, 75, 75, 85, 85, 60, 60)):
         # never narrower than its header's name (with room for the sort arrow)
         table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(COLUMNS[col]) + 28))
     for place, name in enumerate(("Score", "p-value", "q-value"), start=2):  # shown after the ID, in sight

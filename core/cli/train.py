@@ -8,7 +8,7 @@ import time
 from core.cli.options import add_data_options, add_readout_options, add_threads_option, load_graphs
 from core.data.graphset import GraphSet
 from core.data.feature_modes import MODES
-from core.detectors.registry import DEFAULT_DETECTOR
+from core.detectors.registry import DEFAULT_DETECTOR, detector_info
 from core.errors import GLocalKDError
 
 DEFAULT_CALIBRATION_FRACTION = 0.2  # as core.detectors.conformal's, without importing torch for --help
@@ -116,10 +116,9 @@ def run(args: argparse.Namespace) -> None:
     model.save(args.output)
     held_out = len(model.calibration_scores_) if model.is_calibrated else 0
     loss = f"; final loss {model.loss_history_[-1]:.4g}" if model.loss_history_ else ""
-    from core.detectors.registry import detector_info
 
-    print(f"{detector_info(model.name).label} trained on {len(graphs) - held_out} graphs, calibrated on {held_out} held out, in "
-          f"{time.perf_counter() - start:.1f} s{loss}; model written to {args.output}", file=sys.stderr)
+    print(f"{detector_info(model.name).label} trained on {len(graphs) - held_out} graphs, calibrated on {held_out} "
+          f"held out, in {time.perf_counter() - start:.1f} s{loss}; model written to {args.output}", file=sys.stderr)
 
 
 def known_anomalies(args: argparse.Namespace, graphs: GraphSet) -> GraphSet | None:

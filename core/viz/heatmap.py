@@ -248,7 +248,7 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
     if not plain:
         cax = fig.add_axes((0.80, 0.12, 0.03, 0.70))  # room for its label
         label = {"robust": "node error (robust scale)", "log": "node error (log scale)"}
-        text = "node error (fixed scale)" if vmax is not None and scale != "log" else label.get(scale, "node error")
+        text = "node error (shared scale)" if vmax is not None and scale != "log" else label.get(scale, "node error")
         fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=CMAP), cax=cax, label=text,
                      extend="max" if norm.vmax < float(np.max(errors, initial=0)) else "neither")
     if title:

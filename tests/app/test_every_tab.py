@@ -143,7 +143,8 @@ def test_spin_and_combo_boxes_ignore_the_wheel_unless_focused(qtbot, window):  #
 
 
 # 5 ---------------------------------------------------------------- unsaved work
-def test_quitting_or_opening_over_a_trained_model_asks_first(qtbot, settings, herg_path, tmp_path, monkeypatch):  # noqa: F811
+def test_quitting_or_opening_over_a_trained_model_asks_first(qtbot, settings, herg_path, tmp_path,  # noqa: F811
+                                                              monkeypatch):
     w = MainWindow(settings)
     qtbot.addWidget(w)
     w.show()
@@ -176,7 +177,8 @@ def test_score_p_and_q_are_in_view_and_headers_are_not_cut(qtbot, window, calibr
             col = COLUMNS.index(name)
             assert table.columnWidth(col) >= header.fontMetrics().horizontalAdvance(name) + 16, name
     qtbot.waitUntil(lambda: view.table.viewport().width() > 0, timeout=2000)
-    right = view.table.columnViewportPosition(COLUMNS.index("q-value")) + view.table.columnWidth(COLUMNS.index("q-value"))
+    q = COLUMNS.index("q-value")
+    right = view.table.columnViewportPosition(q) + view.table.columnWidth(q)
     assert right <= view.table.viewport().width()
 
 
