@@ -70,8 +70,9 @@ def _colour_legend(vmax: float) -> str:
 
     fig = Figure(figsize=(4.2, 0.75))
     cax = fig.add_axes((0.05, 0.55, 0.9, 0.3))
-    fig.colorbar(matplotlib.cm.ScalarMappable(norm=Normalize(0.0, vmax), cmap=CMAP), cax=cax,
-                 orientation="horizontal", extend="max")
+    bar = fig.colorbar(matplotlib.cm.ScalarMappable(norm=Normalize(0.0, vmax), cmap=CMAP), cax=cax,
+                       orientation="horizontal", extend="max")
+    bar.solids.set_rasterized(False)  # vector, like the rest: no embedded image
     cax.set_xlabel("node error (atoms above the top of the scale: darkest red)", fontsize=8)
     cax.tick_params(labelsize=8)
     return _svg(fig)
