@@ -43,7 +43,7 @@ class MapView(QWidget):
         self.canvas = Canvas(5, 4.5)
         for combo in (self.space, self.method, self.colour):  # narrow beside the table when space is short
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(8)
+            combo.setMinimumContentsLength(12)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for row_widgets in ((self.space, self.method, self.compute_button), (self.colour, self.save_button)):
