@@ -15,12 +15,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QSplitter, QStackedWidget,
-                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QSplitter,
+                               QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from . import tasks
 from .file_memory import FileMemory
 from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
+from .unsaved import MODEL, UnsavedWork
+from .view_choices import restore_choices, save_choices
+from .wheel_guard import install_wheel_guard
+from .widgets import dialogs
 from .widgets.dialogs import ColumnDialog, RejectsDialog
 from .widgets.evaluation import EvaluationPage
 from .widgets.filter_bar import FilterBar
@@ -65,7 +69,9 @@ class MainWindow(QMainWindow):
         self._losses: list[float] = []
         self._map_cache: dict = {}
         self.report_views: list[ReportView] = []  # ranked reports open as tabs beside the results
+        self._unsaved = UnsavedWork()  # asked about before quitting or opening over it
         self._scratch = tempfile.mkdtemp(prefix="glocalkd-studio-")  # reports of scored files
+        install_wheel_guard(QApplication.instance())  # spin and combo boxes take the wheel only when focused
         self._build_actions()
         self._build_ui()
         self._restore()
@@ -112,8 +118,11 @@ class MainWindow(QMainWindow):
         self.act_train = action("&Train", self.train, "Ctrl+T", "Train the detector on the normal graphs")
         self.act_stop = action("&Stop", self.stop, "Esc", "Stop training or scoring (what is done so far is kept)")
         self.act_weigh = action("&Weigh views by known anomalies…", self.weigh_dialog, tip=(
-            "Trust each of the consensus's views as far as it ranks a file of graphs known to be anomalous "
-            "(e.g. reference actives) above normal graphs; no training"))
+            "The consensus combines views, each a detector of its own: GLocalKD, WL counts (Weisfeiler-Lehman "
+            "subtree counts: which small neighbourhoods a graph has) and graph size. Give a file of graphs known "
+            "to be anomalous (e.g. reference actives; anomalies only, not the training data): each view is then "
+            "trusted as far as it ranks them above the normal graphs. No training."))
+        self.act_weigh.setToolTip(self.act_weigh.statusTip())
         self.act_score_file = action("Score &another file…", self.score_file_dialog, "Ctrl+Shift+O",
                                      "Score another file with the trained model; its results open in a new tab")
         self.act_export = action("&Export…", self.export_dialog, QKeySequence.StandardKey.Save,
@@ -198,7 +207,9 @@ class MainWindow(QMainWindow):
         top.setObjectName("top_splitter")
         top.addWidget(self.table_stack)
         top.addWidget(self.map_view)
-        top.setSizes([760, 440])
+        top.setStretchFactor(0, 3)  # the table (score, p and q) first; the map grows less
+        top.setStretchFactor(1, 1)
+        top.setSizes([1000, 400])
         self.top_splitter = top
         results = QWidget()  # the filter bar spans the table and the map
         results_layout = QVBoxLayout(results)
@@ -232,6 +243,7 @@ class MainWindow(QMainWindow):
         self.results_tabs.addTab(splitter, "Results")
         self.results_tabs.tabBar().setTabButton(0, self.results_tabs.tabBar().ButtonPosition.RightSide, None)
         self.results_tabs.tabCloseRequested.connect(self._close_tab)
+        self.results_tabs.currentChanged.connect(lambda _index: self._update_state())  # Export: the active tab's rows
 
         self.stack = QStackedWidget()
         self.stack.addWidget(self._welcome_page())
@@ -284,11 +296,23 @@ class MainWindow(QMainWindow):
         # settings saved when GLocalKD was the default start on the new default once
         saved["detector"] = self.settings.value(DETECTOR_KEY)
         self.form.set_params({k: v for k, v in saved.items() if v is not None})
-        try:
-            self.filters.set_percentile(float(self.settings.value("view/percentile", 95.0)))
-        except (TypeError, ValueError):
-            pass
+        thresholds = (("view/percentile", self.filters.set_percentile), ("view/flag_rate", self.filters.set_rate))
+        for key, setter in thresholds:
+            try:
+                value = self.settings.value(key)
+                if value is not None:
+                    setter(float(value))
+            except (TypeError, ValueError):
+                pass
+        restore_choices(self.settings, self._view_choices())
         self._rebuild_recent()
+
+    def _view_choices(self) -> dict:
+        """Every choice the views offer, by settings key (kept across relaunches; the training
+        settings are kept by the form's own keys)."""
+        return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
+                "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
+                "view/heatmap_scale": self.heatmap.scale}
 
     def _save_settings(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -298,6 +322,8 @@ class MainWindow(QMainWindow):
         for key, value in self.form.params().items():
             self.settings.setValue(DETECTOR_KEY if key == "detector" else f"train/{key}", value)
         self.settings.setValue("view/percentile", self.filters.percentile())
+        self.settings.setValue("view/flag_rate", self.filters.rate())
+        save_choices(self.settings, self._view_choices())
         self.settings.sync()
 
     def _add_recent(self, path: str) -> None:
@@ -353,6 +379,8 @@ class MainWindow(QMainWindow):
         if options is None and is_report(path):  # a ranked report (e.g. a screening result): its own tab
             self.open_report(path)
             return
+        if not self._confirm_unsaved([MODEL], "opening another file"):
+            return
         if options is None:
             options = self._ask_columns(path)
             if options is None:
@@ -399,6 +427,7 @@ class MainWindow(QMainWindow):
 
     def _add_report_tab(self, report, note: str) -> ReportView:
         view = ReportView(report, lambda: self.state.model, note)
+        view.heatmap.fixed_vmax_getter = lambda: self.heatmap.fixed_vmax  # colours as on the training tab
         self.report_views.append(view)
         self.results_tabs.addTab(view, view.title)
         self.results_tabs.setCurrentWidget(view)
@@ -410,6 +439,9 @@ class MainWindow(QMainWindow):
     def _close_tab(self, index: int) -> None:
         view = self.results_tabs.widget(index)
         if isinstance(view, ReportView):  # a closed report frees its rows
+            if not self._confirm_unsaved([view], "closing its tab"):
+                return
+            self._unsaved.done(view)
             self.results_tabs.removeTab(index)
             self.report_views.remove(view)
             view.deleteLater()
@@ -443,13 +475,14 @@ class MainWindow(QMainWindow):
         self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
                                       st.q_values() if st.scores is not None else None)
         self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
+        self.table.setColumnHidden(COLUMNS.index("Name"), not any(m.name and m.name != m.id for m in g.meta))
         self.filters.set_available(smiles=st.has_smiles(), scores=st.scores is not None)
         self.heatmap.clear()
         self.heatmap.fixed_vmax = None
         if st.scores is not None and st.scores.has_node_scores:
             from core import fixed_error_scale
 
-            self.heatmap.fixed_vmax = fixed_error_scale(st.scores.node_errors)
+            self.heatmap.fixed_vmax = fixed_error_scale(st.training_node_errors())
         self._map_cache = {}
         self.map_view.clear("Compute the map to see where the graphs sit in the model's embedding space."
                             if st.model is not None else "Train or load a model to map its graph embeddings.")
@@ -521,6 +554,8 @@ class MainWindow(QMainWindow):
                       f"{duration(time.perf_counter() - self._train_started)}{note}."
                       + (f" {weighed}" if weighed else ""))
         self.loss_plot.show_losses(list(model.loss_history_))
+        self._unsaved.add(MODEL, f"the {describe_model(model)} model trained on {Path(self.state.data_path).name}"
+                          " and its scores")
         self._show_data()
         self.tabs.setCurrentWidget(self.heatmap)
         self.statusBar().showMessage(f"Trained{note}; {len(result.scores):,} graphs scored."
@@ -589,6 +624,7 @@ class MainWindow(QMainWindow):
         name = Path(self._screen_path).name
         text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
         view = self._add_report_tab(report, f"{name} scored with the current model{stopped}. ")
+        self._unsaved.add(view, f"the results of {name} (scored), not exported")
         self.results_tabs.setTabText(self.results_tabs.indexOf(view), f"{name} (scored)")
         self.side.say(text)
         self.statusBar().showMessage(text, 15000)
@@ -634,9 +670,11 @@ class MainWindow(QMainWindow):
         text = (f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. "
                 f"{view_weights_text(result.model)}")
         self._show_detector(result.model)
+        self._unsaved.add(MODEL, "the consensus with its views weighed by known anomalies")
         self._show_data()
         self.side.say(text)
-        self.statusBar().showMessage(text, 15000)
+        self.statusBar().showMessage(text.split(". ")[0] + ".", 15000)
+        self._warn("Views weighed", text, QMessageBox.Icon.Information)  # whole, not cut by the status bar
 
     def save_model_dialog(self) -> None:
         if self.state.model is None:
@@ -657,6 +695,7 @@ class MainWindow(QMainWindow):
         except (GLocalKDError, OSError) as exc:
             self._warn("Cannot save model", app_wording(exc))
             return None
+        self._unsaved.done(MODEL)
         self.statusBar().showMessage(f"Model saved to {path}", 8000)
         return path
 
@@ -686,67 +725,66 @@ class MainWindow(QMainWindow):
         self._update_state()
 
     # ================================================================ export
-    def export_dialog(self) -> None:
+    def export_table(self):
+        """The active tab's rows to export (:class:`app.export_tables.ExportTable`); None when it has no scores."""
+        view = self.results_tabs.currentWidget()
+        if isinstance(view, ReportView):
+            return view.export_table()
         st = self.state
         if st.graphs is None or st.scores is None:
+            return None
+        from .export_tables import graphs_table
+
+        html = {"model": st.model, "anomaly_label": self.evaluation.anomalous_label(), "threshold": st.threshold(),
+                "vmax": self.heatmap.fixed_vmax}
+        return graphs_table(Path(st.graphs.source).stem or "graphs", st.graphs, st.scores,
+                            self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles(), html)
+
+    def export_dialog(self) -> None:
+        table = self.export_table()
+        if table is None:
             self._warn("Nothing to export", "Train or load a model and score a data set first.")
             return
-        visible_only = False
-        shown, total = self.model_table.visible_count(), len(st.graphs)
-        if shown < total:
-            box = QMessageBox(QMessageBox.Icon.Question, "Export", f"The filters show {shown:,} of {total:,} rows.",
-                              parent=self)
-            visible = box.addButton(f"Visible rows ({shown:,})", QMessageBox.ButtonRole.AcceptRole)
-            box.addButton(f"All rows ({total:,})", QMessageBox.ButtonRole.AcceptRole)
-            box.addButton(QMessageBox.StandardButton.Cancel)
-            box.exec()
-            if box.clickedButton() not in box.buttons() or box.standardButton(box.clickedButton()) == \
-                    QMessageBox.StandardButton.Cancel:
-                return
-            visible_only = box.clickedButton() is visible
-        stem = Path(st.graphs.source).stem or "graphs"
-        filters = ";;".join(EXPORT_FILTERS) if st.has_smiles() else next(iter(EXPORT_FILTERS))
-        path, chosen = self.files.ask_save(self, "Export ranked rows", f"{stem}_ranked.csv", filters)
-        if path:
-            suffix = EXPORT_FILTERS.get(chosen, ".csv")
-            if Path(path).suffix.lower() not in (".csv", ".sdf"):
-                path += suffix
-            self.export_report(path, visible_only)
+        answer = dialogs.ask_export_path(self, self.files, table, EXPORT_FILTERS)
+        if answer is not None:
+            self.export_report(*answer)
 
     def export_report(self, path: str, visible_only: bool = False) -> None:
-        """Write the ranked rows (all, or those the filters show) as CSV with a ``flagged`` column, or as
-        SDF (by the extension) with score, p-value, rank, flag and top atoms as SD properties."""
+        """Write the active tab's rows (all, or those its filters show) as CSV, or as SDF (by the
+        extension) with its scores, p- and q-values as SD properties."""
         from core import GLocalKDError
 
-        st = self.state
-        rows = self.model_table.visible_graphs() if visible_only else None
+        table = self.export_table()
+        if table is None:
+            return
         try:
-            if path.lower().endswith(".sdf"):
-                n = tasks.export_sdf(path, st.graphs, st.scores, rows, st.flagged(), st.p_values())
-            else:
-                n = tasks.export_csv(path, st.graphs, st.scores, rows, st.flagged())
+            write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
+            n = write(path, table.visible if visible_only else None)
         except (GLocalKDError, OSError, ValueError) as exc:
             self._warn("Cannot export", app_wording(exc))
             return
+        view = self.results_tabs.currentWidget()
+        model = self.state.model
+        if isinstance(view, ReportView) or model is None or not model.can_save:  # no model file: results are the work
+            self._unsaved.done(view if isinstance(view, ReportView) else MODEL)
         self.statusBar().showMessage(f"{n:,} rows written to {path}", 8000)
 
     def html_dialog(self) -> None:
-        st = self.state
-        if st.graphs is None or st.scores is None:
+        table = self.export_table()
+        if table is None:
             self._warn("Nothing to report", "Train or load a model and score a data set first.")
             return
-        name = f"{Path(st.graphs.source).stem or 'graphs'}_report.html"
-        path, _ = self.files.ask_save(self, "Export HTML report", name, "HTML (*.html)")
+        path, _ = self.files.ask_save(self, "Export HTML report", f"{table.stem}_report.html", "HTML (*.html)")
         if path:
             self.export_html(with_suffix(path, ".html"))
 
     def export_html(self, path: str) -> None:
-        """Write the one-file HTML report in the background (drawing the top molecules takes a moment)."""
-        st = self.state
+        """Write the active tab's one-file HTML report in the background (drawing the top molecules
+        takes a moment)."""
+        table = self.export_table()
         self._busy("Writing the HTML report…")
-        job = functools.partial(tasks.export_html, path, st.graphs, st.scores, st.model,
-                                self.evaluation.anomalous_label(), st.threshold(), st.p_values())
-        self.runner.start("html", job, lambda n, p=path: self._html_written(p, n), self._failed)
+        self.runner.start("html", functools.partial(table.write_html, path),
+                          lambda n, p=path: self._html_written(p, n), self._failed)
 
     def _html_written(self, path: str, drawn: int) -> None:
         self._idle()
@@ -808,6 +846,10 @@ class MainWindow(QMainWindow):
         if st.threshold() is not None:
             text += f" · {int(st.flagged().sum()):,} flagged"
         self.filters.set_count(text)
+        note = st.fdr_note()
+        if note:  # nothing flagged must not look like nothing anomalous
+            self.side.say(note)
+            self.filters.count.setToolTip(note)
 
     @Slot()
     def _row_selected(self, current, _previous=None) -> None:
@@ -822,11 +864,13 @@ class MainWindow(QMainWindow):
         when the filters hide that molecule, nothing is selected and the heatmap says why."""
         i = self.state.selected
         if i is None:
+            self.table.scrollToTop()
             return
         row = self.model_table.row_of(i)
         if row is None:
             self.state.selected = None
             self.table.selectionModel().clear()
+            self.table.scrollToTop()  # the rows the filters show, from the first
             self.map_view.highlight(None)
             self.heatmap.clear("The selected molecule is hidden by the filters. Select a row.")
             return
@@ -964,8 +1008,9 @@ class MainWindow(QMainWindow):
         self.side.stop_button.setEnabled(stoppable)
         self.act_score_file.setEnabled(st.model is not None and not busy)
         self.act_weigh.setEnabled(self._weighable() and not busy)
-        self.act_export.setEnabled(st.scores is not None and not busy)
-        self.act_html.setEnabled(st.scores is not None and not busy)
+        rows = st.scores is not None or isinstance(self.results_tabs.currentWidget(), ReportView)  # the active tab's
+        self.act_export.setEnabled(rows and not busy)
+        self.act_html.setEnabled(rows and not busy)
         savable = st.model is not None and st.model.can_save
         self.act_save_model.setEnabled(savable and not busy)
         self.act_save_model.setToolTip("Save the trained model" if savable or st.model is None else
@@ -988,11 +1033,12 @@ class MainWindow(QMainWindow):
         self._warn("Something went wrong", message)
         self.statusBar().showMessage("Failed: " + message.splitlines()[0], 10000)
 
-    def _warn(self, title: str, message: str) -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+    def _warn(self, title: str, message: str, icon=QMessageBox.Icon.Warning) -> None:
+        box = QMessageBox(icon, title, message, QMessageBox.StandardButton.Ok, self)
         box.setObjectName("warning_box")
         box.open()  # window-modal without blocking the event loop (tests and workers keep running)
-        self._last_warning = message
+        if icon == QMessageBox.Icon.Warning:
+            self._last_warning = message
 
     def show_rejects(self) -> None:
         g = self.state.graphs
@@ -1014,8 +1060,25 @@ class MainWindow(QMainWindow):
         if urls:
             self.open_path(urls[0])
 
+    def _confirm_unsaved(self, keys: list | None, doing: str) -> bool:
+        """Before ``doing`` over unsaved work (of ``keys``; None: all): Save, Discard or Cancel.
+        True when the work may go on."""
+        pending = self._unsaved.pending(keys)
+        return not pending or self._unsaved.settle(keys, dialogs.ask_unsaved(self, pending, doing), self._save_work)
+
+    def _save_work(self, key) -> None:
+        """Save the model to a file, or export results that have none (a scored file's, or a model's without a file)."""
+        if key == MODEL and self.state.model is not None and self.state.model.can_save:
+            self.save_model_dialog()
+        else:
+            self.results_tabs.setCurrentWidget(self.splitter if key == MODEL else key)
+            self.export_dialog()
+
     def closeEvent(self, event) -> None:
-        """Stop background work, remember the layout and settings, then close."""
+        """Ask about unsaved work, stop background work, remember the layout and settings, then close."""
+        if not self._confirm_unsaved(None, "quitting"):
+            event.ignore()
+            return
         self.runner.stop_all()
         self._save_settings()
         shutil.rmtree(self._scratch, ignore_errors=True)

@@ -132,6 +132,21 @@ class AppState:
 
         return benjamini_hochberg(p)
 
+    def fdr_note(self) -> str:
+        """Under the q rule, when no row is flagged: why (too few calibration graphs for this many
+        rows) and what to do; "" otherwise."""
+        if self.flag_rule != "q" or self.scores is None or not getattr(self.model, "is_calibrated", False):
+            return ""
+        if self.flagged().any():
+            return ""
+        from core import fdr_unreached_note
+
+        return (f"No row has q ≤ {self.alpha:g}. " +
+                fdr_unreached_note(len(self.model.calibration_scores_), len(self.scores), self.alpha)
+                .replace("(a larger calibration share, e.g. 'glocalkd train --calibration 0.4')",
+                         "(the app holds out a fifth of the normal graphs; 'glocalkd train --calibration 0.4' "
+                         "holds out more, and its model loads here)"))
+
     def has_smiles(self) -> bool:
         return self.graphs is not None and any(m.smiles for m in self.graphs.meta)
 
@@ -187,6 +202,16 @@ class AppState:
         if self.normal_label is None:
             return np.arange(len(self.graphs))
         return np.array([k for k, lab in enumerate(self.graphs.labels) if lab == self.normal_label], dtype=np.int64)
+
+    def training_node_errors(self) -> np.ndarray:
+        """The node errors of the training graphs (all graphs' without a normal label), which anchor
+        the heatmaps' shared colour scale; empty without scores."""
+        s = self.scores
+        if s is None or not s.has_node_scores:
+            return np.zeros(0, dtype=np.float32)
+        ptr = s.node_ptr
+        parts = [s.node_errors[ptr[i]:ptr[i + 1]] for i in self.training_indices().tolist()]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
     def similar_training_molecules(self, i: int, k: int = 5) -> list[tuple[int, float]]:
         """The k training molecules most like graph i (Morgan fingerprints, Tanimoto), as (graph index,

@@ -1,6 +1,7 @@
 """Background jobs as plain module-level functions (Orange's ``run(data, learner, state)`` habit).
 
-Each job takes its inputs and, last, a ``job`` object with three methods: ``report(value)``
+Each job takes its inputs and a parameter named ``job`` (the runner passes it by keyword, so a
+job's own parameters with defaults stay at their defaults), an object with three methods: ``report(value)``
 (progress), ``stopped()`` (Stop was pressed) and ``abandoned()`` (the window is closing). The
 window runs them in a worker thread (:mod:`app.workers`); tests call them directly with a
 :class:`Job`. None of them touches Qt or a widget.
@@ -139,11 +140,34 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
 
     from core import load, weigh_known_anomalies
 
+    check_known_anomalies_file(path, graphs)
     known = load(path, **options)  # a file with no readable row, or too few, raises naming it
+    check_known_anomalies(path, known)
     weighed = copy.deepcopy(model)
     weigh_known_anomalies(weighed, known)
     scores = weighed.score(graphs) if graphs is not None and len(graphs) else None
     return Weighed(weighed, scores, path, len(known), len(known.rejects))
+
+
+def check_known_anomalies_file(path: str, graphs) -> None:
+    """Refuse the open data file itself as known anomalies (it holds the normal graphs too)."""
+    from core import GLocalKDError
+
+    if graphs is not None and graphs.source and Path(graphs.source).exists() and Path(path).exists() \
+            and Path(path).resolve() == Path(graphs.source).resolve():
+        raise GLocalKDError(f"{path} is the open data file: known anomalies must be a file of graphs known to be "
+                            "anomalous only (e.g. reference actives), never the training data")
+
+
+def check_known_anomalies(path: str, known) -> None:
+    """Refuse a file whose graphs carry two or more labels: known anomalies are one kind of graph."""
+    from core import GLocalKDError
+
+    counts = known.label_counts()
+    if len(counts) >= 2:
+        listed = ", ".join(f"{label}: {n:,}" for label, n in counts.items())
+        raise GLocalKDError(f"{path} holds graphs of {len(counts)} labels ({listed}): known anomalies must be "
+                            "graphs known to be anomalous only. Keep only the anomalous rows in that file.")
 
 
 def score(model, graphs, normal_label: str | None, size_model, job):
@@ -249,10 +273,12 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
 EXPORT_COLUMNS_EXTRA = ("flagged",)
 
 
-def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray, job=None) -> int:
+def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
+               p_values: np.ndarray | None = None, job=None) -> int:
     """Write the ranked report of ``rows`` (graph indices; None: all rows, and the rejected rows at
     the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
-    graphs. Written atomically; returns the number of data rows."""
+    graphs; ``p_values`` (one per graph) fill ``p_value`` and their q-values ``q_value``, as the
+    table shows them. Written atomically; returns the number of data rows."""
     from core import REPORT_COLUMNS, atomic_output, report_rows, safe_cell
 
     keep = None if rows is None else set(int(i) for i in rows)
@@ -261,7 +287,7 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow([*REPORT_COLUMNS, *EXPORT_COLUMNS_EXTRA])
-        for k, row in enumerate(report_rows(graphs, scores)):
+        for k, row in enumerate(report_rows(graphs, scores, p_values=p_values)):
             if k < len(ranking):
                 i = int(ranking[k])
                 if keep is not None and i not in keep:
@@ -278,20 +304,79 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
 
 def export_sdf(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
                p_values: np.ndarray | None, job=None) -> int:
-    """Write the ranked molecules of ``rows`` (None: all) as SDF with score, p-value, rank, flag and
-    top atoms as SD properties."""
+    """Write the ranked molecules of ``rows`` (None: all) as SDF with score, p- and q-value, rank,
+    flag and top atoms as SD properties."""
     from core import write_sdf
 
     return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values)
 
 
 def export_html(path: str, graphs, scores, model, anomaly_label: str | None, threshold: float | None,
-                p_values: np.ndarray | None, top_n: int = 25, job=None) -> int:
-    """Write the one-file HTML report (data, model settings, top molecules' heatmaps, histogram, ROC)."""
+                p_values: np.ndarray | None, top_n: int = 25, vmax: float | None = None, job=None) -> int:
+    """Write the one-file HTML report (data, model settings, top molecules' heatmaps, histogram, ROC);
+    ``vmax``: the heatmaps' shared colour scale (the window's), else core's over all graphs."""
     from core import html_report
 
     from .state import describe_model
 
     settings = {"detector": describe_model(model), **model.get_params()}
     return html_report(path, graphs, scores, settings, top_n=top_n, anomaly_label=anomaly_label, threshold=threshold,
-                       p_values=p_values)
+                       p_values=p_values, vmax=vmax)
+
+
+def export_report_csv(path: str, report, rows: np.ndarray | None, job=None) -> int:
+    """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
+    and its rejected rows at the end) as a ranked report, in rank order. Written atomically;
+    returns the number of data rows."""
+    from core import REPORT_COLUMNS, atomic_output, safe_cell
+
+    chosen = np.arange(len(report)) if rows is None else np.sort(np.asarray(rows, dtype=np.int64))
+
+    def number(value) -> str:
+        return f"{float(value):.6g}" if np.isfinite(value) else ""
+
+    written = 0
+    with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(REPORT_COLUMNS)
+        for i in chosen.tolist():
+            row = [str(i + 1), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
+                   number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
+                   report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i])]
+            writer.writerow([safe_cell(str(cell)) for cell in row])
+            written += 1
+        if rows is None:
+            for reject in report.rejects:
+                writer.writerow(["", safe_cell(reject.id), "", safe_cell(reject.text), "", "", "", "", "", "",
+                                 f"rejected: {reject.reason}", "", ""])
+                written += 1
+    return written
+
+
+def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None) -> int:
+    """Write the molecules of a ranked report's ``rows`` (None: all) as SDF with its columns as
+    SD properties; returns the number of molecules written."""
+    from core import write_report_sdf
+
+    return write_report_sdf(path, report, rows)
+
+
+def export_report_html(path: str, report, model, top_n: int = 25, job=None) -> int:
+    """Write the one-file HTML report of a ranked report's rows (a scored file's tab): its
+    molecules are read back from the report, their heatmaps drawn with ``model`` when it scores
+    atoms (the model that wrote the report), else plain. Returns the number of molecules drawn."""
+    from core import GLocalKDError, Scores, html_report, load
+
+    from .state import describe_model
+
+    graphs = load(report.source)
+    if len(graphs) != len(report):
+        raise GLocalKDError(f"{report.source}: {len(graphs):,} molecules read back for {len(report):,} scored rows")
+    if model is not None and model.has_node_scores:
+        scores = model.score(graphs)
+    else:
+        ptr = np.concatenate([[0], np.cumsum([int(g.num_nodes) for g in graphs.graphs])])
+        scores = Scores.graph_only(report.score, ptr)
+    p_values = report.p_value if np.isfinite(report.p_value).any() else None
+    settings = {"detector": describe_model(model)} if model is not None else {"report": Path(report.source).name}
+    return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values)

@@ -16,9 +16,10 @@ from .tasks import Job
 
 
 class Task(QObject, Job):
-    """Runs ``fn(task)`` in a thread. It is the :class:`app.tasks.Job` the function receives
-    (``report``, ``stopped``, ``abandoned``; ``stop`` and ``abandon`` for the window), whose
-    progress reports are also emitted as a signal."""
+    """Runs ``fn(job=task)`` in a thread: always by keyword, so the task never lands in a
+    parameter with a default that the caller left out (e.g. ``top_n``). It is the
+    :class:`app.tasks.Job` the function receives (``report``, ``stopped``, ``abandoned``; ``stop``
+    and ``abandon`` for the window), whose progress reports are also emitted as a signal."""
 
     progress = Signal(object)
     finished = Signal(object)
@@ -32,7 +33,7 @@ class Task(QObject, Job):
     @Slot()
     def run(self) -> None:
         try:
-            result = self._fn(self)
+            result = self._fn(job=self)
         except MemoryError:
             self.failed.emit("Out of memory. Try a smaller batch size or narrower layers.")
         except Exception as exc:  # every failure becomes a message; the app stays usable

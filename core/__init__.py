@@ -33,13 +33,13 @@ _PUBLIC = {
     "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns",
     "REPORT_COLUMNS": "io.report", "node_names": "io.report", "write_report": "io.report",
     "report_rows": "io.report", "safe_cell": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
-    "row_graphs": "io.ranked_report",
+    "row_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
-    "benjamini_hochberg": "data.pvalues", "detector_defaults": "detectors.registry",
+    "benjamini_hochberg": "data.pvalues", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
     # training: the one use case of the command line, the app and the evaluation harness
     "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
     "weigh_known_anomalies": "training.use_case",
@@ -69,13 +69,14 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.io.columns import is_table, table_columns
     from core.io.report import COLUMNS as REPORT_COLUMNS, node_names, write_report, report_rows, safe_cell
     from core.io.ranked_report import RankedReport, is_report, read_report, row_graphs
+    from core.io.report_sdf import write_report_sdf
     from core.detectors.base import Detector, EpochInfo
     from core.detectors.glocalkd import GLocalKD
     from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector,
         detector_defaults)
     from core.detectors.model_file import load_detector, save_detector
     from core.detectors.conformal import fit_with_calibration
-    from core.data.pvalues import benjamini_hochberg
+    from core.data.pvalues import benjamini_hochberg, fdr_unreached_note
     from core.training.spec import TrainSpec
     from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
     from core.evaluation.protocol import choose_anomaly_label

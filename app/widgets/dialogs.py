@@ -1,8 +1,10 @@
 """Small dialogs: the rejected-rows list and the CSV column chooser."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout)
+                               QMessageBox, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from typing import TYPE_CHECKING
 
@@ -67,3 +69,44 @@ class ColumnDialog(QDialog):
         pick = lambda box: None if box.currentText() == NONE else box.currentText()  # noqa: E731
         return {"smiles_column": self.smiles.currentText(), "id_column": pick(self.ident),
                 "label_column": pick(self.label)}
+
+
+def ask_export_path(parent, files, table, filters: dict[str, str]) -> tuple[str, bool] | None:
+    """Where to export ``table`` (an :class:`app.export_tables.ExportTable`) and whether only its
+    visible rows: (path with a .csv or .sdf suffix, visible only), or None when cancelled.
+
+    Args:
+        files: the window's :class:`app.file_memory.FileMemory` (the Save dialog's folder).
+        filters: the Save dialog's filters, each with the suffix it writes (CSV first).
+    """
+    visible_only = False
+    if len(table.visible) < table.total:
+        choice = ask_rows(parent, len(table.visible), table.total)
+        if choice is None:
+            return None
+        visible_only = choice == "visible"
+    offered = ";;".join(filters) if table.has_molecules else next(iter(filters))
+    path, chosen = files.ask_save(parent, "Export ranked rows", f"{table.stem}_ranked.csv", offered)
+    if not path:
+        return None
+    if Path(path).suffix.lower() not in set(filters.values()):
+        path += filters.get(chosen, ".csv")
+    return path, visible_only
+
+
+def ask_rows(parent, shown: int, total: int) -> str | None:
+    """Export the rows the filters show ("visible") or all of them ("all"); None when cancelled."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(parent, "Export", f"The filters show {shown:,} of {total:,} rows.\n\n"
+                                  f"Yes: export the {shown:,} visible rows. No: export all {total:,} rows.",
+                                  buttons.Yes | buttons.No | buttons.Cancel, buttons.Yes)
+    return {buttons.Yes: "visible", buttons.No: "all"}.get(answer)
+
+
+def ask_unsaved(parent, pending: list[str], doing: str) -> str:
+    """Before ``doing`` (e.g. "quitting") over unsaved work: "save", "discard" or "cancel"."""
+    buttons = QMessageBox.StandardButton
+    listed = "".join(f"\n• {text}" for text in pending)
+    answer = QMessageBox.question(parent, "Unsaved work", f"This work is not saved:{listed}\n\nSave it before "
+                                  f"{doing}?", buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+    return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")

@@ -4,7 +4,8 @@ and how many rows that leaves. It holds no data: it says what the user asked for
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout,
+                               QWidget)
 
 PERCENTILE_TIP = "Flag graphs scoring above this percentile of the training graphs' scores"
 FLAG_RULES = (  # (rule, its name in the box, what it means)
@@ -17,6 +18,13 @@ FLAG_RULES = (  # (rule, its name in the box, what it means)
      "graphs are normal (Benjamini-Hochberg over the scored graphs)"),
 )
 INVALID_SMARTS = "not a valid SMARTS"
+
+
+class ThresholdBox(QDoubleSpinBox):
+    """The flag threshold: "95th percentile", "97.5th percentile", "0.05" (no trailing zeros)."""
+
+    def textFromValue(self, value: float) -> str:  # noqa: N802 (Qt's name)
+        return f"{value:.{self.decimals()}f}".rstrip("0").rstrip(".")
 
 
 class FilterBar(QWidget):
@@ -50,7 +58,7 @@ class FilterBar(QWidget):
             self.flag_rule.addItem(text, rule)
             self.flag_rule.setItemData(self.flag_rule.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.flag_rule.currentIndexChanged.connect(self._rule_switched)
-        self.threshold = QDoubleSpinBox()
+        self.threshold = ThresholdBox()
         self._set_range("percentile")
         self.threshold.valueChanged.connect(self._threshold_edited)
         self.group_scaffolds = QCheckBox("Group by scaffold")
@@ -58,16 +66,24 @@ class FilterBar(QWidget):
                                         "score, so a series of related anomalies reads as one finding")
         self.group_scaffolds.toggled.connect(self.grouping_toggled)
         self.count = QLabel("")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.text_edit, 2)
-        row.addWidget(self.smarts_edit, 2)
-        row.addWidget(self.note)
-        row.addWidget(QLabel("Flag by"))
-        row.addWidget(self.flag_rule)
-        row.addWidget(self.threshold)
-        row.addWidget(self.group_scaffolds)
-        row.addWidget(self.count, 1)
+        # two rows, so that the bar fits a 1280-pixel screen beside the side panel: the filters, then
+        # the flag rule with the count of shown and flagged rows (never clipped)
+        rows = QVBoxLayout(self)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.setSpacing(2)
+        filters, flags = QHBoxLayout(), QHBoxLayout()
+        widest = "000,000 of 000,000 shown · 000,000 flagged"
+        self.count.setMinimumWidth(self.count.fontMetrics().horizontalAdvance(widest) + 8)
+        filters.addWidget(self.text_edit, 1)
+        filters.addWidget(self.smarts_edit, 1)
+        filters.addWidget(self.note)
+        flags.addWidget(QLabel("Flag by"))
+        flags.addWidget(self.flag_rule)
+        flags.addWidget(self.threshold)
+        flags.addWidget(self.group_scaffolds)
+        flags.addWidget(self.count, 1)
+        rows.addLayout(filters)
+        rows.addLayout(flags)
 
     # ---------------------------------------------------------------- what the user asked for
     def text(self) -> str:
@@ -91,6 +107,15 @@ class FilterBar(QWidget):
     def set_percentile(self, value: float) -> None:
         self._last["percentile"] = value
         if self.rule() == "percentile":
+            self.threshold.setValue(value)
+
+    def rate(self) -> float:
+        """The rate of the p and q rules, whichever rule is shown (the settings keep it)."""
+        return self._last["rate"]
+
+    def set_rate(self, value: float) -> None:
+        self._last["rate"] = value
+        if self.rule() != "percentile":
             self.threshold.setValue(value)
 
     def is_grouped(self) -> bool:
@@ -148,7 +173,7 @@ class FilterBar(QWidget):
             self.threshold.setRange(50.0, 100.0)
             self.threshold.setDecimals(1)
             self.threshold.setSingleStep(0.5)
-            self.threshold.setSuffix(" th pct.")
+            self.threshold.setSuffix("th percentile")
         else:
             self.threshold.setRange(0.001, 0.5)
             self.threshold.setDecimals(3)

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLis
 
 from .plots import Canvas
 
-SCALES = {"robust": "Robust scale (90th percentile)", "linear": "Linear per molecule", "log": "Log scale",
-          "fixed": "Fixed across molecules"}
+SCALES = {"fixed": "Colours shared by all molecules", "robust": "Per molecule (robust, 90th percentile)",
+          "linear": "Per molecule (linear)", "log": "Per molecule (log)"}
 
 
 class HeatmapPanel(QWidget):
@@ -29,16 +29,20 @@ class HeatmapPanel(QWidget):
         self.title = QLabel("Select a row to see which nodes drive its score.")
         self.title.setWordWrap(True)
         self.scale = QComboBox()
+        self.scale.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.scale.setMinimumContentsLength(12)  # the drawing keeps the width
         for key, text in SCALES.items():
             self.scale.addItem(text, key)
-        self.scale.setToolTip("Robust: the colours stop at the 90th percentile of the molecule's atom errors, so "
-                              "one extreme atom does not wash the others out. Fixed: one scale for every "
-                              "molecule (the 99th percentile of all atom errors), to compare molecules.")
+        self.scale.setToolTip("Shared (the default): one colour scale for every molecule, from 0 to the 99th "
+                              "percentile of the training molecules' atom errors, so a colour means the same error "
+                              "on every molecule and a low-scoring molecule stays pale. Per molecule: each molecule's "
+                              "own scale (robust stops at its 90th percentile), which shows the pattern inside one "
+                              "molecule but makes every molecule look equally red.")
         self.scale.currentIndexChanged.connect(self.redraw)
         self.top = QListWidget()
-        self.top.setMaximumWidth(230)
+        self.top.setMaximumWidth(200)
         self.neighbours = QListWidget()
-        self.neighbours.setMaximumWidth(230)
+        self.neighbours.setMaximumWidth(200)
         self.neighbours.setToolTip("Morgan fingerprints (radius 2), Tanimoto similarity. A close neighbour with a low "
                                    "score means a small odd group; no close neighbour, a new chemotype. "
                                    "Double-click to select it.")
@@ -63,7 +67,8 @@ class HeatmapPanel(QWidget):
         layout.addWidget(self.title)
         layout.addLayout(row, 1)
         self.kind = ""
-        self.fixed_vmax: float | None = None
+        self.fixed_vmax: float | None = None  # the shared scale's top: training molecules' atom errors
+        self.fixed_vmax_getter = None  # or another panel's (a scored file's tab uses the training tab's)
         self._current = None
         self.set_neighbours([])
 
@@ -78,8 +83,13 @@ class HeatmapPanel(QWidget):
         self._current = None
 
     def scale_choice(self) -> tuple[str, float | None]:
+        """(scale, top of scale) for core's drawing: the shared scale is linear up to ``fixed_vmax``
+        (robust per molecule until a scale is known)."""
+        vmax = self.fixed_vmax_getter() if self.fixed_vmax_getter is not None else self.fixed_vmax
         key = self.scale.currentData()
-        return ("linear", self.fixed_vmax) if key == "fixed" else (key, None)
+        if key == "fixed":
+            return ("linear", vmax) if vmax is not None else ("robust", None)
+        return key, None
 
     def show_graph(self, graphs, i: int, scores, highlight: list[int] | None = None) -> None:
         """Draw graph i with its node errors (from ``scores``); ``highlight`` marks a SMARTS match."""

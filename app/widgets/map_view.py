@@ -41,13 +41,17 @@ class MapView(QWidget):
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #555;")
         self.canvas = Canvas(5, 4.5)
-        controls = QHBoxLayout()
-        for w in (self.space, self.method, self.colour, self.compute_button, self.save_button):
-            controls.addWidget(w)
-        controls.addStretch(1)
+        for combo in (self.space, self.method, self.colour):  # narrow beside the table when space is short
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(12)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(controls)
+        for row_widgets in ((self.space, self.method, self.compute_button), (self.colour, self.save_button)):
+            controls = QHBoxLayout()  # two short rows: the map may be narrow beside the table
+            for w in row_widgets:
+                controls.addWidget(w)
+            controls.addStretch(1)
+            layout.addLayout(controls)
         layout.addWidget(self.note)
         layout.addWidget(self.canvas, 1)
         self.map = None

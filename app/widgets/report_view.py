@@ -28,10 +28,15 @@ class ReportView(QWidget):
         self.setObjectName("report_view")
         self.model_table = ResultsModel(self)
         self.model_table.set_report(report)
+        self.model_table.set_p_values(report.p_value, report.q_value)
         self.table = results_view(self.model_table)
         self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         hidden = ["Flag"] + ([] if self.model_table.scores.has_node_scores else ["Graph term", "Node term"])
         hidden += [name for name, values in (("Name", report.names), ("Label", report.labels)) if not any(values)]
+        if "Name" not in hidden and all(n == i or not n for n, i in zip(report.names, report.ids)):
+            hidden.append("Name")  # it would repeat the ID
+        hidden += [name for name, values in (("p-value", report.p_value), ("q-value", report.q_value))
+                   if not np.isfinite(values).any()]  # a model without calibration gives none
         for column in hidden:  # no flag threshold without training scores; empty columns say nothing
             self.table.setColumnHidden(COLUMNS.index(column), True)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
@@ -57,17 +62,27 @@ class ReportView(QWidget):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(self.heatmap)
-        split.setSizes([560, 740])  # room for the drawing beside its lists
+        split.setSizes([700, 600])  # rank, id, score, p and q in sight; the drawing beside its lists
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
-        rejected = f" · {len(report.rejects):,} rejected rows (listed at the end of the file)" if report.rejects else ""
+        rejected = (f" · {len(report.rejects):,} rejected rows (File ▸ Export… with all rows writes them at the "
+                    "end)" if report.rejects else "")
         where = "" if note else f" · {report.source}"  # a scored file's report is a scratch file: no path
         self.status.setText(f"{note}{len(report):,} scored rows{rejected}{where}")
         self._update_count()
         if len(report):
             self.table.selectRow(0)
+
+    def export_table(self):
+        """The rows this tab shows, for File ▸ Export (:class:`app.export_tables.ExportTable`)."""
+        from ..export_tables import report_table
+
+        stem = Path(self.report.source).stem.removesuffix("_ranked") or "report"
+        return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter())
 
     @Slot()
     def _filter(self) -> None:

@@ -43,10 +43,10 @@ class SidePanel(QScrollArea):
         buttons.addWidget(self.stop_button)
         train_box = QGroupBox("Training")
         train_layout = QVBoxLayout(train_box)
-        train_layout.addWidget(self.form)
-        train_layout.addLayout(buttons)
+        train_layout.addLayout(buttons)  # above the settings: progress and ETA stay in sight while training
         train_layout.addWidget(self.progress)
         train_layout.addWidget(self.progress_label)
+        train_layout.addWidget(self.form)
 
         content = QWidget()
         layout = QVBoxLayout(content)
@@ -71,7 +71,7 @@ class SidePanel(QScrollArea):
         """A bar that counts ``unit`` up to ``maximum`` (e.g. epochs, rows), from 0."""
         self.progress.setRange(0, maximum)
         self.progress.setValue(0)
-        self.progress.setFormat(f"{unit} %v / %m" if unit == "epoch" else f"%v / %m {unit}")
+        self.progress.setFormat("%p%" if unit == "epoch" else f"%v / %m {unit}")  # the line below counts epochs
 
     def advance(self, value: int) -> None:
         self.progress.setValue(min(value, self.progress.maximum()))
@@ -82,6 +82,7 @@ class SidePanel(QScrollArea):
         self.progress.setFormat("")
 
     def done_bar(self) -> None:
+        """An empty bar: nothing is running."""
         self.progress.setRange(0, 1)
-        self.progress.setValue(1)
+        self.progress.setValue(0)
         self.progress.setFormat("")

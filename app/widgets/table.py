@@ -250,7 +250,8 @@ class ResultsModel(QAbstractTableModel):
 
 def results_view(model: "ResultsModel") -> QTableView:
     """A table view over ``model`` as both windows show it: one row per line (no wrapping), sortable,
-    whole-row single selection, columns sized for ids, SMILES and scores."""
+    whole-row single selection, columns sized for ids, SMILES and scores, which come right after
+    the ID (the model's column order stays :data:`COLUMNS`)."""
     table = QTableView()
     table.setModel(model)
     table.setSortingEnabled(True)
@@ -261,8 +262,12 @@ def results_view(model: "ResultsModel") -> QTableView:
     table.verticalHeader().setDefaultSectionSize(22)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     table.horizontalHeader().setStretchLastSection(True)
-    for col, width in zip(range(len(COLUMNS)), (55, 150, 150, 320, 80, 80, 80, 55, 55, 80)):
-        table.setColumnWidth(col, width)
+    header = table.horizontalHeader()
+    for col, width in zip(range(len(COLUMNS)), (50, 120, 130, 240, 75, 75, 75, 85, 85, 60, 60)):
+        # never narrower than its header's name (with room for the sort arrow)
+        table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(COLUMNS[col]) + 28))
+    for place, name in enumerate(("Score", "p-value", "q-value"), start=2):  # shown after the ID, in sight
+        header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
     return table
 
 

@@ -19,6 +19,21 @@ def parameter_of(dest: str) -> str:
     return RENAMED.get(dest, dest)
 
 
+class DetectorDefaultsHelp(argparse.HelpFormatter):
+    """Help that writes GLocalKD's own default beside each setting whose help says "(default:
+    GLocalKD's)": read from its signature when the help is shown, so parsing never imports torch."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is None and "(default: GLocalKD's)" in text:
+            from core.detectors.registry import detector_defaults
+
+            value = detector_defaults("glocalkd").get(parameter_of(action.dest))
+            if value is not None:
+                text = text.replace("(default: GLocalKD's)", f"(default: {value}, GLocalKD's)")
+        return text
+
+
 def option_name(param: str) -> str:
     """The option that sets a parameter: ``normal_label`` -> ``--normal-label``, ``hidden_dim`` -> ``--hidden``."""
     dest = next((d for d, p in RENAMED.items() if p == param), param)
@@ -179,13 +194,21 @@ def check_fdr(args: argparse.Namespace) -> None:
         raise GLocalKDError(f"--fdr must be a rate between 0 and 1, not {args.fdr}")
 
 
-def report_flagged(flagged: int | None, fdr: float | None, scored: int) -> None:
-    """Say how many rows ``--fdr`` flags (the report's first rows), or why it cannot."""
+def report_flagged(flagged: int | None, fdr: float | None, scored: int, calibration: int = 0) -> None:
+    """Say how many rows ``--fdr`` flags (the report's first rows), or why it cannot; none flagged,
+    why not and what to do (``calibration``: the model's calibration graphs)."""
     if fdr is None:
         return
     if flagged is None:
         print("glocalkd: --fdr needs p-values, and this model is not calibrated: train it with "
               "--calibration above 0", file=sys.stderr)
+        return
+    if flagged == 0:
+        from core.data.pvalues import fdr_unreached_note
+
+        why = f" {fdr_unreached_note(calibration, scored, fdr)}" if calibration else ""
+        print(f"no row of {scored:,} flagged at a false-discovery rate of {fdr:g} (no q-value <= {fdr:g}).{why}",
+              file=sys.stderr)
         return
     print(f"{flagged:,} of {scored:,} scored rows flagged at a false-discovery rate of {fdr:g} (q-value <= {fdr:g}): "
           f"ranks 1 to {flagged:,} of the report", file=sys.stderr)

@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if args.fdr is not None and p_values is not None:
         from core.data.pvalues import benjamini_hochberg
 
-        report_flagged(int((benjamini_hochberg(p_values) <= args.fdr).sum()), args.fdr, len(graphs))
+        report_flagged(int((benjamini_hochberg(p_values) <= args.fdr).sum()), args.fdr, len(graphs),
+                       len(model.calibration_scores_))
     else:
         report_flagged(None, args.fdr, len(graphs))
     return 0

@@ -77,5 +77,7 @@ def screen_file(model, args: argparse.Namespace, **options) -> int:
               "there", file=sys.stderr)
         return 130 if summary.interrupted else 0
     print(where, file=sys.stderr)
-    report_flagged(summary.flagged_at(args.fdr) if args.fdr is not None else None, args.fdr, summary.scored)
+    calibration = len(model.calibration_scores_) if getattr(model, "is_calibrated", False) else 0
+    report_flagged(summary.flagged_at(args.fdr) if args.fdr is not None else None, args.fdr, summary.scored,
+                   calibration)
     return 0

@@ -6,10 +6,10 @@ import argparse
 import sys
 import time
 
-from core.cli.options import add_data_options, add_readout_options, add_threads_option, load_graphs, parameter_of
+from core.cli.options import DetectorDefaultsHelp, add_data_options, add_readout_options, add_threads_option, load_graphs, parameter_of
 from core.data.feature_modes import MODES
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
-from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS
+from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, detector_info
 
 SAVABLE = [name for name, info in DETECTORS.items() if info.savable]  # what --detector offers
 # the options that set a detector's settings (left out: the detector's own defaults, its signature's)
@@ -18,7 +18,7 @@ SETTING_OPTIONS = ("epochs", "lr", "batch_size", "hidden", "out_dim", "layers", 
 
 
 def add_parser(sub) -> None:
-    t = sub.add_parser("train", help="train a model on normal graphs")
+    t = sub.add_parser("train", help="train a model on normal graphs", formatter_class=DetectorDefaultsHelp)
     t.add_argument("data", help="TU folder or .zip, .smi, .csv/.tsv/.tab or .sdf file (optionally .gz)")
     t.add_argument("-o", "--output", required=True, help="model file to write")
     # the GCN settings: left out, the detector's own defaults (GLocalKD's: the paper's)
@@ -50,7 +50,8 @@ def add_parser(sub) -> None:
     t.add_argument("--known-label", metavar="LABEL",
                    help="the graphs of DATA with this label are the known anomalies (as --known-anomalies); "
                         "without --normal-label, the model trains on the other graphs")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=int, default=0, help="random seed: weights, batches, calibration split "
+                   "(default: %(default)s)")
     t.add_argument("--device", default="auto", help="auto, cpu or cuda")
     add_threads_option(t)
     add_data_options(t)
@@ -69,19 +70,24 @@ def run(args: argparse.Namespace) -> None:
                      normal_label=args.normal_label, known_label=args.known_label, known_anomalies=known,
                      seed=args.seed, device=args.device)
     start = time.perf_counter()
-    with tqdm(unit="epoch", file=sys.stderr, disable=None) as bar:
+    piped = not sys.stderr.isatty()  # no progress bar: a line every tenth of the epochs instead
+    with tqdm(unit="epoch", file=sys.stderr, disable=piped or None) as bar:
         def on_epoch(info):
             bar.total = info.epochs
             bar.set_postfix(loss=f"{info.loss:.4g}")
             bar.update(1)
+            if piped and (info.epoch % max(1, info.epochs // 10) == 0 or info.epoch == info.epochs):
+                print(f"epoch {info.epoch}/{info.epochs} · loss {info.loss:.4g} · "
+                      f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
         trained = train_model(graphs, spec, on_epoch=on_epoch, on_plan=lambda plan: say_plan(plan, args))
     model = trained.model
     if trained.plan.known is not None:
         print(weights_summary(model, len(trained.plan.known)), file=sys.stderr)
     model.save(args.output)
     loss = f"; final loss {model.loss_history_[-1]:.4g}" if model.loss_history_ else ""
-    print(f"{model!r}\ntrained on {trained.n_fit} graphs, calibrated on {trained.n_calibration} held out, in "
-          f"{time.perf_counter() - start:.1f} s{loss}; model written to {args.output}", file=sys.stderr)
+    print(f"{detector_info(model.name).label} trained on {trained.n_fit} graphs, calibrated on "
+          f"{trained.n_calibration} held out, in {time.perf_counter() - start:.1f} s{loss}; model written to "
+          f"{args.output}", file=sys.stderr)
 
 
 def detector_settings(args: argparse.Namespace) -> dict:

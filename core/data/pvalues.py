@@ -58,3 +58,27 @@ def bh_q_table(p_counts: dict[str, int]) -> dict[str, str]:
         best = min(best, float(level) * n / int(upto))
         out[level] = f"{best:.6g}"
     return out
+
+
+def fdr_unreached_note(n_calibration: int, n_scored: int, alpha: float) -> str:
+    """Why a false-discovery rate of ``alpha`` flags nothing, and what to do, in words.
+
+    With ``n`` calibration graphs the smallest p-value is ``1 / (n + 1)``; a q-value multiplies a
+    p-value by (rows scored / its rank), so on ``n_scored`` rows no q can reach ``alpha`` unless at
+    least ``n_scored / (alpha * (n + 1))`` rows score above every calibration graph.
+
+    Args:
+        n_calibration: held-out normal graphs the model's p-values come from.
+        n_scored: rows scored (the set the q-values are taken over).
+        alpha: the false-discovery rate asked for.
+
+    Returns:
+        One paragraph naming the smallest p-value, how many rows would have to reach it, and the remedies.
+    """
+    smallest = 1.0 / (n_calibration + 1)
+    needed = int(np.ceil(n_scored * smallest / alpha))
+    return (f"With {n_calibration:,} calibration graphs the smallest p-value is 1/{n_calibration + 1:,} = "
+            f"{smallest:.2g}, so on {n_scored:,} rows a q-value reaches {alpha:g} only if at least {needed:,} rows "
+            "score above every calibration graph. Hold out more calibration graphs (a larger calibration share, "
+            "e.g. 'glocalkd train --calibration 0.4'), score fewer rows at a time, or flag by p-value or by "
+            "percentile instead.")

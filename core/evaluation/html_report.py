@@ -59,9 +59,27 @@ def _roc(fpr: np.ndarray, tpr: np.ndarray, auc: float) -> str:
     return _svg(fig)
 
 
+def _colour_legend(vmax: float) -> str:
+    """The heatmaps' colour scale as a horizontal colour bar (SVG): node error from 0 to ``vmax``."""
+    import matplotlib
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+
+    from core.viz.heatmap import CMAP
+
+    fig = Figure(figsize=(4.2, 0.75))
+    cax = fig.add_axes((0.05, 0.55, 0.9, 0.3))
+    bar = fig.colorbar(matplotlib.cm.ScalarMappable(norm=Normalize(0.0, vmax), cmap=CMAP), cax=cax,
+                       orientation="horizontal", extend="max")
+    bar.solids.set_rasterized(False)  # vector, like the rest: no embedded image
+    cax.set_xlabel("node error (atoms above the top of the scale: darkest red)", fontsize=8)
+    cax.tick_params(labelsize=8)
+    return _svg(fig)
+
+
 def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: dict, top_n: int = 25,
                 anomaly_label: str | None = None, threshold: float | None = None,
-                p_values: np.ndarray | None = None, title: str = "") -> int:
+                p_values: np.ndarray | None = None, title: str = "", vmax: float | None = None) -> int:
     """Write the report to ``path`` (atomically); returns the number of molecules drawn.
 
     Args:
@@ -70,8 +88,14 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
         anomaly_label: the anomalous class, for the class histogram and the ROC curve (with labels).
         threshold: the flag threshold, drawn on the histogram and used for the flag column.
         p_values: shape ``(graphs,)``, listed beside each score when given.
+        vmax: the top of the heatmaps' colour scale, shared by every molecule (e.g. a high
+            percentile of the training graphs' node errors); default the 99th percentile of all
+            the graphs' node errors (:func:`core.viz.heatmap.fixed_error_scale`).
     """
-    from core.viz.heatmap import graph_molecule, molecule_image
+    from core.viz.heatmap import fixed_error_scale, graph_molecule, molecule_image
+
+    if scores.has_node_scores and vmax is None:
+        vmax = fixed_error_scale(scores.node_errors)
 
     n = len(graphs)
     ranking = scores.ranking()
@@ -105,8 +129,11 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
     parts.append(_histogram(scores.score, is_anomaly, threshold))
     if roc:
         parts.append(roc)
-    parts.append(f"</div><h2>Top {min(top_n, n)} of {n:,}</h2><table><tr><th>Rank</th><th>Molecule</th>"
-                 "<th>Id, score</th></tr>")
+    parts.append(f"</div><h2>Top {min(top_n, n)} of {n:,}</h2>")
+    if scores.has_node_scores:
+        parts.append(f"<p>Atoms are coloured by their node error on one colour scale shared by every molecule "
+                     f"(0 to {vmax:.4g}), so a colour means the same error in every drawing:</p>{_colour_legend(vmax)}")
+    parts.append("<table><tr><th>Rank</th><th>Molecule</th><th>Id, score</th></tr>")
     drawn = 0
     for rank, i in enumerate(ranking[:top_n].tolist(), start=1):
         meta = graphs.meta[i]
@@ -114,7 +141,7 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
         errors = scores.node_errors_of(i) if scores.has_node_scores else None
         picture = ""
         if mol is not None and mol.GetNumAtoms() == int(graphs.graphs[i].num_nodes):
-            picture = molecule_image(mol, errors, size=(360, 300), svg=True).decode()
+            picture = molecule_image(mol, errors, size=(360, 300), svg=True, scale="linear", vmax=vmax).decode()
             picture = picture[picture.index("<svg"):]
             drawn += 1
         p = f"<br>p-value {p_values[i]:.3g}" if p_values is not None else ""
@@ -123,8 +150,9 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
         parts.append(f"<tr><td>{rank}</td><td class='mol'>{picture}</td><td><b>{escape(meta.id)}</b> "
                      f"{escape(meta.name if meta.name != meta.id else '')}<br>score {scores.score[i]:.4g}{p}{label}"
                      f"{flag}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
-    parts.append("</table><p style='color:#777'>Written by GLocalKD Studio. Heatmaps: atoms coloured by node "
-                 "error, robust scale (clipped at each molecule's 90th percentile).</p></body></html>")
+    scale_note = (f"Heatmaps: atoms coloured by node error, colour scale shared by every molecule (0 to {vmax:.4g})."
+                  if scores.has_node_scores else "This detector scores whole graphs: the molecules are drawn plain.")
+    parts.append(f"</table><p style='color:#777'>Written by GLocalKD Studio. {scale_note}</p></body></html>")
     with atomic_output(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(parts))
     return drawn

@@ -205,7 +205,7 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
     """
     fig.clear()
     plain = errors is None
-    ax = fig.add_axes((0.02, 0.02, 0.76, 0.90))
+    ax = fig.add_axes((0.02, 0.02, 0.72, 0.90))
     ax.set_axis_off()
     n = int(graphs.graphs[i].num_nodes)
     norm, colours = _colours(np.zeros(n) if plain else errors, scale, vmax)
@@ -246,9 +246,9 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
             for k, (x, y) in pos.items():
                 ax.text(x, y, str(k), fontsize=8, ha="center", va="center", color=font[k])
     if not plain:
-        cax = fig.add_axes((0.80, 0.12, 0.03, 0.70))  # room for its label
+        cax = fig.add_axes((0.76, 0.12, 0.03, 0.70))  # room for its ticks and label on a narrow canvas
         label = {"robust": "node error (robust scale)", "log": "node error (log scale)"}
-        text = "node error (fixed scale)" if vmax is not None and scale != "log" else label.get(scale, "node error")
+        text = "node error (shared scale)" if vmax is not None and scale != "log" else label.get(scale, "node error")
         fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=CMAP), cax=cax, label=text,
                      extend="max" if norm.vmax < float(np.max(errors, initial=0)) else "neither")
     if title:

@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from core.data.graphset import GraphSet
+from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores
 from core.runtime.files import atomic_output
 
@@ -15,7 +16,8 @@ from core.runtime.files import atomic_output
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
               flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5) -> int:
     """Write molecules in rank order to an SDF file with SD properties ``id``, ``name``, ``rank``,
-    ``score``, ``p_value`` (when given), ``flagged`` (when given), ``label`` and ``top_atoms``.
+    ``score``, ``p_value`` and its Benjamini-Hochberg ``q_value`` over all graphs (when given),
+    ``flagged`` (when given), ``label`` and ``top_atoms``.
 
     Args:
         rows: graph indices to write (e.g. the rows a filter shows); default all. They are
@@ -28,6 +30,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
 
     from core.viz.heatmap import graph_molecule
 
+    q_values = benjamini_hochberg(np.asarray(p_values, dtype=np.float64)) if p_values is not None else None
     ranking = scores.ranking()
     rank = np.empty(len(ranking), dtype=np.int64)
     rank[ranking] = np.arange(1, len(ranking) + 1)
@@ -49,6 +52,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
             mol.SetProp("score", f"{float(scores.score[i]):.6g}")
             if p_values is not None:
                 mol.SetProp("p_value", f"{float(p_values[i]):.4g}")
+                mol.SetProp("q_value", f"{float(q_values[i]):.4g}")
             if flagged is not None:
                 mol.SetIntProp("flagged", int(bool(flagged[i])))
             if meta.label is not None:

@@ -296,7 +296,9 @@ def test_settings_persist_between_runs(qtbot, settings, herg_path):
     qtbot.addWidget(second)
     assert second.form.epochs.value() == 77
     assert second.form.lr.value() == pytest.approx(0.003)
-    assert second.filters.threshold.value() == 90.0 and second.state.percentile == 90.0
+    # the flag rule and both thresholds are kept: it reopens flagging by p at 0.2, the percentile kept
+    assert second.filters.rule() == "p" and second.filters.threshold.value() == pytest.approx(0.2)
+    assert second.filters.percentile() == 90.0 and second.state.percentile == 90.0 and second.state.alpha == 0.2
 
 
 def test_a_chosen_detector_persists_and_settings_from_the_glocalkd_default_start_on_the_consensus(qtbot,

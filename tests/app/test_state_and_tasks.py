@@ -175,7 +175,7 @@ def test_html_report_is_one_self_contained_file(herg_trained, tmp_path):
     out = tmp_path / "report.html"
     drawn = tasks.export_html(str(out), st.graphs, st.scores, st.model, "0", st.threshold(), st.p_values(), top_n=5)
     html = out.read_text()
-    assert drawn == 5 and html.count("<svg") == 5 + 2  # five heatmaps, the histogram and the ROC
+    assert drawn == 5 and html.count("<svg") == 5 + 3  # five heatmaps, the histogram, the ROC and the colour legend
     top = st.graphs.meta[int(st.scores.ranking()[0])].id
     assert top in html and "ROC-AUC" in html and "p-value" in html and "hidden_dim" in html
     import re

@@ -1,0 +1,63 @@
+"""What a results tab can export: the rows it shows, written as CSV or SDF by the tab's own data.
+
+Each tab that shows rows (the training data's results, a scored file's report) describes itself
+as an :class:`ExportTable`; Export writes the active tab's table, so the file holds what the tab
+shows (its rows, in rank order, with the columns of its report). No Qt here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import tasks
+
+
+@dataclass
+class ExportTable:
+    """One tab's rows to export.
+
+    Attributes:
+        stem: the file name's stem offered in the Save dialog (e.g. ``herg`` -> ``herg_ranked.csv``).
+        total: how many scored rows the tab holds.
+        visible: the row indices its filters show, in table order.
+        has_molecules: whether SDF can be written (the rows have SMILES or molecules).
+        write_csv: ``(path, rows or None) -> rows written``; None writes all rows and the rejected ones.
+        write_sdf: ``(path, rows or None) -> molecules written``.
+        write_html: ``(path, job=None) -> molecules drawn``: the one-file HTML report, a background job.
+    """
+
+    stem: str
+    total: int
+    visible: np.ndarray
+    has_molecules: bool
+    write_csv: Callable[[str, np.ndarray | None], int]
+    write_sdf: Callable[[str, np.ndarray | None], int]
+    write_html: Callable[..., int]
+
+
+def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
+                 p_values: np.ndarray | None, has_molecules: bool, html: dict) -> ExportTable:
+    """The training data's results tab: every graph, its score, p- and q-value and flag; ``html``:
+    the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
+
+    def write_csv(path: str, rows: np.ndarray | None) -> int:
+        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values)
+
+    def write_sdf(path: str, rows: np.ndarray | None) -> int:
+        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values)
+
+    def write_html(path: str, job=None) -> int:
+        return tasks.export_html(path, graphs, scores, html["model"], html["anomaly_label"], html["threshold"],
+                                 p_values, vmax=html["vmax"])
+
+    return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html)
+
+
+def report_table(stem: str, report, visible: np.ndarray, model) -> ExportTable:
+    """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows;
+    ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings)."""
+    return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
+                       lambda path, rows: tasks.export_report_csv(path, report, rows),
+                       lambda path, rows: tasks.export_report_sdf(path, report, rows),
+                       lambda path, job=None: tasks.export_report_html(path, report, model))

@@ -1,0 +1,58 @@
+"""A ranked report's rows (e.g. a scored file's, read back) as an SDF file with the report's
+columns as SD properties, the way :func:`core.viz.sharing.write_sdf` shares scored graphs."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from core.io.ranked_report import RankedReport
+from core.runtime.files import atomic_output
+
+
+def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int] | None = None) -> int:
+    """Write the molecules of ``report`` to ``path`` (atomically) in rank order, with SD properties
+    ``id``, ``name``, ``rank``, ``score``, ``p_value`` and ``q_value`` (when known), ``label`` and
+    ``top_atoms``.
+
+    Args:
+        path: the SDF file to write.
+        report: a ranked report read by :func:`core.io.ranked_report.read_report`.
+        rows: row indices to write (e.g. those a filter shows); default all.
+
+    Returns:
+        The number of molecules written; rows whose SMILES RDKit cannot parse are skipped.
+    """
+    from rdkit import Chem
+
+    from core.data.chem import parse_smiles
+
+    chosen = np.arange(len(report)) if rows is None else np.sort(np.asarray(list(rows), dtype=np.int64))
+    written = 0
+    with atomic_output(path, "w", encoding="utf-8") as fh:
+        writer = Chem.SDWriter(fh)
+        for i in chosen.tolist():
+            mol = parse_smiles(str(report.smiles[i]))[0]
+            if mol is None:
+                continue
+            mol = Chem.Mol(mol)
+            ident = str(report.ids[i])
+            mol.SetProp("_Name", ident)
+            mol.SetProp("id", ident)
+            name = str(report.names[i])
+            if name and name != ident:
+                mol.SetProp("name", name)
+            mol.SetIntProp("rank", i + 1)
+            mol.SetProp("score", f"{float(report.score[i]):.6g}")
+            for prop, values in (("p_value", report.p_value), ("q_value", report.q_value)):
+                if np.isfinite(values[i]):
+                    mol.SetProp(prop, f"{float(values[i]):.4g}")
+            if str(report.labels[i]):
+                mol.SetProp("label", str(report.labels[i]))
+            if str(report.top_nodes[i]):
+                mol.SetProp("top_atoms", str(report.top_nodes[i]))
+            writer.write(mol)
+            written += 1
+        writer.close()
+    return written

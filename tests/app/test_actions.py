@@ -1,0 +1,249 @@
+"""Every action of the menus and the toolbar, triggered as a user triggers it (``action.trigger()``),
+on the training data's tab after a short training and again on a scored file's tab.
+
+File dialogs are answered with temporary paths and message boxes are answered; no exception may
+escape (pytest-qt fails a test on an exception in a slot; ``sys.excepthook`` is watched too), and
+each export's file must read back with the rows and columns of the tab it came from. The actions
+are found at run time: an action without a case here fails the test.
+"""
+from __future__ import annotations
+
+import csv
+import sys
+
+import pytest
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+from rdkit import Chem
+
+from app.main_window import MainWindow
+from app.widgets.report_view import ReportView
+from app.widgets.table import COLUMNS
+from core import REPORT_COLUMNS, save_detector
+from tests.app.test_main_window import _idle, open_and_wait, settings, train_and_wait  # noqa: F401
+
+TINY = {"epochs": 2, "hidden_dim": 16, "out_dim": 8}
+
+
+def menu_and_toolbar_actions(window: MainWindow) -> list[tuple[str, QAction]]:
+    """(menu path, action) of every action a user can trigger: the menus' items (submenus
+    included) and the toolbar's buttons."""
+    found: list[tuple[str, QAction]] = []
+
+    def walk(menu, prefix: str) -> None:
+        for action in menu.actions():
+            if action.isSeparator():
+                continue
+            name = f"{prefix}/{action.text().replace('&', '')}"
+            if action.menu() is not None:
+                walk(action.menu(), name)
+            else:
+                found.append((name, action))
+
+    for top in window.menuBar().actions():
+        walk(top.menu(), top.text().replace("&", ""))
+    from PySide6.QtWidgets import QToolBar
+
+    for bar in window.findChildren(QToolBar):
+        for action in bar.actions():  # a toolbar button of its own, or a menu's action again
+            if not action.isSeparator() and all(action is not a for _, a in found):
+                found.append((f"toolbar/{action.text().replace('&', '')}", action))
+    return found
+
+
+def case_of(name: str) -> str:
+    """The case an action's menu path falls under: recent files are paths, demo items are data sets."""
+    if name.startswith("File/Open recent/"):
+        return "File/Open recent/*"
+    if name.startswith("File/Open demo data/"):
+        return "File/Open demo data/*"
+    return name.removeprefix("toolbar/")
+
+
+class Answers:
+    """The answers a user gives to the dialogs: the next file to open or write."""
+
+    def __init__(self, monkeypatch, tmp_path):
+        self.open_path = ""
+        self.save_path = ""
+        self.questions: list[str] = []
+        self.hook_errors: list = []
+        monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (self.open_path, ""))
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (self.save_path, ""))
+        monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: "")
+        monkeypatch.setattr(QMessageBox, "about", lambda *a, **k: self.questions.append("about"))
+        monkeypatch.setattr(QMessageBox, "question", self._question)
+        monkeypatch.setattr(sys, "excepthook", lambda *exc: self.hook_errors.append(exc))
+        self.answer = QMessageBox.StandardButton.No  # "export all rows"; "discard" is asked for by name
+
+    def _question(self, parent, title, text, *args, **kwargs):
+        self.questions.append(title)
+        if title == "Unsaved work":
+            return QMessageBox.StandardButton.Discard if self.answer != "cancel" else QMessageBox.StandardButton.Cancel
+        return self.answer
+
+
+def check_csv(path, tab_rows: int, with_flag: bool) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["status"] == "ok"]
+        fh.seek(0)
+        header = next(csv.reader(fh))
+    assert header[:len(REPORT_COLUMNS)] == list(REPORT_COLUMNS) and ("flagged" in header) == with_flag
+    assert len(rows) == tab_rows
+    assert all(r["score"] and r["p_value"] and r["q_value"] for r in rows)  # what the table shows
+    return rows
+
+
+def check_sdf(path, tab_rows: int) -> None:
+    mols = [m for m in Chem.SDMolSupplier(str(path)) if m is not None]
+    assert len(mols) == tab_rows
+    assert all(m.HasProp("score") and m.HasProp("p_value") and m.HasProp("q_value") for m in mols)
+
+
+def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag: str, files: dict) -> None:
+    """Trigger every action once on the window's active tab (exports first, quitting last)."""
+    w = window
+
+    def table_rows() -> int:
+        view = w.results_tabs.currentWidget()
+        model = view.model_table if isinstance(view, ReportView) else w.model_table
+        return model.rowCount()
+
+    def export(suffix):
+        def run(action):
+            answers.save_path = str(tmp_path / f"{tag}_export{suffix}")
+            rows, on_report = table_rows(), isinstance(w.results_tabs.currentWidget(), ReportView)
+            action.trigger()
+            if suffix == ".csv":
+                check_csv(answers.save_path, rows, with_flag=not on_report)
+            else:
+                check_sdf(answers.save_path, rows)
+        return run
+
+    def html(action):
+        answers.save_path = str(tmp_path / f"{tag}_report.html")
+        view = w.results_tabs.currentWidget()
+        top_id = (view.report.ids[0] if isinstance(view, ReportView) else
+                  w.graphs.meta[int(w.scores.ranking()[0])].id)
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+        text = open(answers.save_path, encoding="utf-8").read()
+        assert "<svg" in text and str(top_id) in text and "colour scale" in text
+
+    def save_model(action):
+        answers.save_path = str(tmp_path / f"{tag}_model")
+        action.trigger()
+        assert (tmp_path / f"{tag}_model.pt").is_file() or not w.model.can_save
+
+    def load_model(action):
+        answers.open_path = files["model"]
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=120000)
+
+    def score_file(action):
+        answers.open_path = files["smiles"]
+        before = len(w.report_views)
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == before + 1, timeout=120000)
+
+    def weigh(action):
+        answers.open_path = files["known"]
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+
+    def train(action):
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=300000)
+
+    def stop(action):
+        action.trigger()  # nothing runs: nothing happens
+
+    def open_file(action):
+        answers.open_path = files["data"]
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and w.graphs is not None, timeout=120000)
+
+    def plain(action):
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+
+    def quit_cancelled(action):
+        answers.answer = "cancel"
+        w._unsaved.add("probe", "a probe")  # something unsaved: Cancel keeps the window open
+        action.trigger()
+        assert w.isVisible()
+        w._unsaved.done("probe")
+        answers.answer = QMessageBox.StandardButton.No
+
+    cases = {  # in the order they run
+        "File/Export…": export(".csv"),
+        "File/Export… (SDF)": export(".sdf"),
+        "File/Export HTML report…": html,
+        "File/Save model…": save_model,
+        "Model/Weigh views by known anomalies…": weigh,
+        "File/Score another file…": score_file,
+        "Model/Stop": stop,
+        "Model/Train": train,
+        "File/Load model…": load_model,
+        "Help/About": plain,
+        "File/Open…": open_file,
+        "File/Open TU folder…": plain,
+        "File/Open demo data/*": plain,
+        "File/Open recent/*": plain,
+        "File/Quit": quit_cancelled,
+    }
+    missing = sorted({case_of(name) for name, _ in menu_and_toolbar_actions(w)} - set(cases))
+    assert not missing, f"actions without a case in this test: {missing}"
+    start_tab = w.results_tabs.currentWidget()
+    done = []
+    for case, run in cases.items():
+        key = case.removesuffix(" (SDF)")
+        # the actions again: opening a file rebuilds the recent files' menu
+        chosen = [(name, a) for name, a in menu_and_toolbar_actions(w) if case_of(name) == key and a.isEnabled()
+                  and "AIDS" not in name]  # one item of each list is enough; AIDS takes long to load
+        if not chosen:
+            continue
+        if w.results_tabs.indexOf(start_tab) >= 0:  # each action on the tab under test
+            w.results_tabs.setCurrentWidget(start_tab)
+        name, action = chosen[0]
+        run(action)
+        done.append(case)
+        assert not answers.hook_errors, (name, answers.hook_errors)
+    for case in ("File/Export…", "File/Export HTML report…", "Model/Train", "File/Score another file…"):
+        assert case in done, f"{case} was never triggered on the {tag} tab"
+
+
+@pytest.fixture
+def files(tmp_path, herg_path):
+    smiles = tmp_path / "library.smi"
+    smiles.write_text("smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nnot_a_smiles bad1\nCCCCN a5\n"
+                      "Clc1ccccc1 a6\n")
+    known = tmp_path / "known.smi"
+    known.write_text("smiles id\nCCCCCCCCCCCCCCCCCC k1\nC1CCCCCCCCCCC1 k2\nCC(C)(C)C(C)(C)C k3\nOCCOCCOCCO k4\n")
+    return {"smiles": str(smiles), "known": str(known), "data": str(herg_path), "model": str(tmp_path / "tiny.pt")}
+
+
+def test_every_action_on_the_training_tab_and_on_a_scored_file_tab(qtbot, settings, tmp_path, files,  # noqa: F811
+                                                                    herg_path, monkeypatch, no_hang):
+    answers = Answers(monkeypatch, tmp_path)
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY, batch_size=64)
+    save_detector(w.model, files["model"])
+    run_every_action(qtbot, w, answers, tmp_path, "training", files)
+
+    # a scored file's tab, active: every action again, the exports writing its rows
+    answers.open_path = files["smiles"]
+    w.act_score_file.trigger()
+    qtbot.waitUntil(lambda: _idle(w) and isinstance(w.results_tabs.currentWidget(), ReportView), timeout=120000)
+    view = w.results_tabs.currentWidget()
+    assert view.model_table.rowCount() == 5 and len(view.report.rejects) == 1
+    p_col = COLUMNS.index("p-value")
+    assert view.model_table.index(0, p_col).data()  # the tab shows its p-values
+    run_every_action(qtbot, w, answers, tmp_path, "scored", files)
+    with open(tmp_path / "scored_export.csv", newline="", encoding="utf-8") as fh:
+        statuses = [r["status"] for r in csv.DictReader(fh)]
+    assert sum(s.startswith("rejected") for s in statuses) == 1  # all rows: its rejected row too
+    w.runner.stop_all()

@@ -1,0 +1,24 @@
+"""A ranked report's rows written as SDF, and the words for an FDR that flags nothing."""
+import numpy as np
+from rdkit import Chem
+
+from core import fdr_unreached_note, load, make_detector, read_report, write_report, write_report_sdf
+
+
+def test_a_reports_rows_become_sdf_records_with_its_columns(tmp_path):
+    smi = tmp_path / "m.smi"
+    smi.write_text("smiles id\nCCO a\nc1ccccc1O b\nCCN c\nnonsense d\n")
+    graphs = load(str(smi))
+    scores = make_detector("size").fit(graphs).score(graphs)
+    write_report(tmp_path / "r.csv", graphs, scores, p_values=np.array([0.01, 0.2, 0.5]))
+    report = read_report(tmp_path / "r.csv")
+    assert write_report_sdf(tmp_path / "r.sdf", report, rows=[2, 0]) == 2
+    mols = list(Chem.SDMolSupplier(str(tmp_path / "r.sdf")))
+    assert [m.GetIntProp("rank") for m in mols] == [1, 3]  # rank order whatever the order asked
+    assert [m.GetProp("id") for m in mols] == [report.ids[0], report.ids[2]]
+    assert all(m.HasProp("p_value") and m.HasProp("q_value") for m in mols)
+
+
+def test_the_fdr_note_gives_the_smallest_p_and_the_rows_needed():
+    text = fdr_unreached_note(131, 655, 0.05)
+    assert "1/132 = 0.0076" in text and "at least 100 rows" in text and "calibration" in text
