@@ -354,3 +354,31 @@ def test_a_killed_worker_loses_and_duplicates_no_row(client, model_file, library
     assert (summary.rows, summary.scored, summary.rejected, summary.stopped) == (600, 598, 2, False)
     assert (tmp_path / "k.csv").read_bytes() == single.read_bytes()
     client.wait_for_workers(1, timeout=30)
+
+
+def test_the_cluster_is_an_executor_of_the_pipeline_not_a_second_one(client, model_file, library, tmp_path,
+                                                                     monkeypatch):
+    """The structure that keeps the two executors alike: the Dask module reads no library, writes
+    no report and merges nothing of its own; its run is the pipeline's ``screen``."""
+    import ast
+    import inspect
+
+    from core.screening import cluster, pipeline
+
+    tree = ast.parse(inspect.getsource(cluster))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not imported & {"csv", "heapq", "json", "core.io.load", "core.io.report"}
+    called = {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+              for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    assert not called & {"open", "write_text", "write_bytes", "molecule_rows", "iter_smiles_rows"}
+
+    class Ran(Exception):
+        pass
+
+    def pipeline_screen(model, path, report, **options):
+        raise Ran(type(options["executor"]).__name__)
+
+    monkeypatch.setattr(pipeline, "screen", pipeline_screen)
+    with pytest.raises(Ran, match="DaskExecutor"):
+        screen_on_cluster(model_file, [library], tmp_path / "r.csv", client)
