@@ -155,9 +155,8 @@ def merge_simulation(shards: int, per_shard: int) -> dict:
     """Time merge_reports of ``shards`` ranked reports and a --top 1000 merge of their chunk files."""
     import numpy as np
 
-    from core.io.report import COLUMNS
-    from core.screening.cluster import write_top
-    from core.screening.pipeline import merge_reports
+    from core.io.report import COLUMNS, end_row
+    from core.screening.pipeline import merge_reports, write_ranked
 
     rng = np.random.default_rng(0)
     with gzip.open(MOSES, "rt") as src:
@@ -176,9 +175,10 @@ def merge_simulation(shards: int, per_shard: int) -> dict:
                 for i, sc in enumerate(scores):
                     smi = smiles[(s * per_shard + i) % len(smiles)]
                     row = [f"{sc:.6g}", f"ZINC{s:04d}{i:07d}", "", smi, f"{sc:.6g}", f"{sc * 0.6:.6g}",
-                           f"{sc * 0.4:.6g}", 24, "", "C3:0.412;N7:0.388;O12:0.301;C1:0.25;C2:0.2", "ok"]
+                           f"{sc * 0.4:.6g}", 24, "", "C3:0.412;N7:0.388;O12:0.301;C1:0.25;C2:0.2", "ok", "", ""]
                     w.writerow([str(i + 1)] + row[1:])
-                    wc.writerow(row)
+                    wc.writerow([row[0], s * per_shard + i] + row[1:])  # a chunk file: score, input position
+                w.writerow(end_row(per_shard, "model", f"{s:016x}"))
             reports.append(path)
             chunk_files.append(chunk)
         write_seconds = time.perf_counter() - t0
@@ -192,16 +192,16 @@ def merge_simulation(shards: int, per_shard: int) -> dict:
         work = tmp / "work"
         work.mkdir()
         t0 = time.perf_counter()
-        write_top(list(chunk_files), tmp / "rejects.csv", tmp / "top.csv", work, 1000)
+        write_ranked(list(chunk_files), tmp / "rejects.csv", tmp / "top.csv", work, 0, "model", limit=1000)
         top_seconds = time.perf_counter() - t0
     # the client's share: read and chunk MOSES rows (gzipped CSV) and serialise each chunk as a task argument
     import pickle
 
-    from core.screening.cluster import library_chunks
+    from core.screening.pipeline import chunks, iter_smiles_rows
 
     t0 = time.perf_counter()
     read_rows = sent_bytes = 0
-    for _, chunk in library_chunks([MOSES], 20000):
+    for chunk in chunks(iter_smiles_rows(MOSES), 20000):
         sent_bytes += len(pickle.dumps(chunk, protocol=5))
         read_rows += len(chunk)
         if read_rows >= 200000:

@@ -84,7 +84,7 @@ def main() -> None:
             files[-1].write_text("".join(lines[k::10]), encoding="utf-8")
         rejects, out = tmp / "rejects.csv", tmp / "report.csv"
         rejects.write_text("")
-        t_merge, _ = _best(lambda: pipeline.write_ranked(files, rejects, out, tmp, n, "model"), args.repeats)
+        t_merge, _ = _best(lambda: pipeline.write_ranked(files, rejects, out, tmp, 0, "model"), args.repeats)
     stages = {"read": t_read, "parse": t_parse, "featurize": t_feat, "transfer": t_transfer, "score": t_score,
               "write": t_write, "merge": t_merge}
     us = {k: round(v / n * 1e6, 1) for k, v in stages.items()}

@@ -32,33 +32,51 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.detectors.model_file import load_detector
-
-    from core.screening.cluster import keep_top, run_command, single_library
+    """``glocalkd screen``: the pipeline on this machine, or with ``--scheduler`` on a Dask cluster
+    (the same report, messages and exit statuses)."""
+    from core.runtime.signals import stop_signals_interrupt
 
     check_fdr(args)
+    with stop_signals_interrupt():  # SIGTERM while the model loads or a cluster starts: 130 too
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.scheduler:
-        return run_command(args)
+        from core.screening.cluster import screen_on_cluster
+
+        return _screen_and_report(args, lambda progress: screen_on_cluster(
+            args.model, args.data, args.output, args.scheduler, chunk_size=args.chunk_size,
+            smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
+            batch_graphs=args.batch_graphs, precision=args.precision, device=args.device, top=args.top,
+            scratch=args.scratch, on_progress=progress))
+    from core.detectors.model_file import load_detector
+    from core.screening.cluster import single_library
+
     args.data = single_library(args.data)
     model = load_detector(args.model, device=args.device)
-    status = screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
-                         batch_graphs=args.batch_graphs, precision=args.precision)
-    if args.top and status == 0:
-        keep_top(args.output, args.top)
-    return status
+    return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
+                       batch_graphs=args.batch_graphs, precision=args.precision, top=args.top)
 
 
 def screen_file(model, args: argparse.Namespace, **options) -> int:
     """Run the streaming pipeline on ``args.data`` (``score`` and ``screen`` alike), report on
     stderr, and return the exit status: 130 when Ctrl+C, SIGTERM or SIGHUP stopped the run (the
     report then holds every row scored)."""
-    from core.cli.progress import Progress
     from core.screening.pipeline import screen
 
+    return _screen_and_report(args, lambda progress: screen(
+        model, args.data, args.output, smiles_column=args.smiles_column, id_column=args.id_column,
+        label_column=getattr(args, "label_column", None), top_k=args.top_nodes, on_progress=progress, **options))
+
+
+def _screen_and_report(args: argparse.Namespace, run_screen) -> int:
+    """Call ``run_screen(on_progress)`` under a progress bar, then report the run on stderr; the
+    exit status (130 when a stop signal ended the run)."""
+    from core.cli.progress import Progress
+
     with Progress(unit="mol") as bar:
-        summary = screen(model, args.data, args.output, smiles_column=args.smiles_column,
-                         id_column=args.id_column, label_column=getattr(args, "label_column", None),
-                         top_k=args.top_nodes, on_progress=bar.update, **options)
+        summary = run_screen(bar.update)
     if summary.rejected:
         text = f"{summary.rejected:,} rows rejected"
         for line, reason in summary.first_rejects:
@@ -66,7 +84,9 @@ def screen_file(model, args: argparse.Namespace, **options) -> int:
         if summary.rejected > len(summary.first_rejects):
             text += f"\n  ... and {summary.rejected - len(summary.first_rejects):,} more (all listed in the report)"
         print(text, file=sys.stderr)
-    print(f"{summary.rows:,} rows: {summary.scored:,} scored, {summary.rejected:,} rejected, in "
+    top = getattr(args, "top", None)
+    kept = f" ({min(top, summary.scored):,} best kept)" if top else ""
+    print(f"{summary.rows:,} rows: {summary.scored:,} scored{kept}, {summary.rejected:,} rejected, in "
           f"{summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s)", file=sys.stderr)
     if not summary.written:
         print(f"glocalkd: interrupted before any row was scored; {summary.report} left as it was", file=sys.stderr)
@@ -77,7 +97,6 @@ def screen_file(model, args: argparse.Namespace, **options) -> int:
               "there", file=sys.stderr)
         return 130 if summary.interrupted else 0
     print(where, file=sys.stderr)
-    calibration = len(model.calibration_scores_) if getattr(model, "is_calibrated", False) else 0
     report_flagged(summary.flagged_at(args.fdr) if args.fdr is not None else None, args.fdr, summary.scored,
-                   calibration)
+                   summary.calibration)
     return 0

@@ -56,6 +56,17 @@ DETECTOR_VERSION = 1
 NUMERICAL_ERRORS = (RuntimeError, MemoryError, ValueError, IndexError)
 
 
+def _without_runtime(value):
+    """``value`` with the runtime settings (:attr:`Detector.RUNTIME_PARAMS`) left out of every
+    ``params`` dict inside it (a consensus's state holds its components' settings)."""
+    if isinstance(value, dict):
+        return {k: ({n: _without_runtime(x) for n, x in v.items() if n not in Detector.RUNTIME_PARAMS}
+                    if k == "params" and isinstance(v, dict) else _without_runtime(v)) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_without_runtime(v) for v in value)
+    return value
+
+
 class Detector(abc.ABC):
     """Base of every detector: ``fit(graphs)`` on normal graphs, then ``score(graphs) -> Scores``
     (higher = more anomalous).
@@ -158,9 +169,16 @@ class Detector(abc.ABC):
         """Set the fitted state from :meth:`fitted_state`'s values (read from a model file)."""
         raise GLocalKDError(f"{type(self).__name__} models cannot be loaded")
 
+    RUNTIME_PARAMS: tuple[str, ...] = ("device",)  # where a model runs, not what it scores
+
+    def scoring_params(self) -> dict:
+        """The parameters that decide the scores: :meth:`get_params` less :attr:`RUNTIME_PARAMS`."""
+        return {k: v for k, v in self.get_params().items() if k not in self.RUNTIME_PARAMS}
+
     def fingerprint(self) -> str:
-        """A short hash of the fitted detector (settings and state), written into reports: reports
-        with the same fingerprint were scored by the same model, whatever its file is called."""
+        """A short hash of what decides the fitted detector's scores (settings and state, not the
+        device it runs on), written into reports: reports with the same fingerprint were scored by
+        the same model, whatever its file is called and wherever it ran."""
         import hashlib
         import io
 
@@ -170,7 +188,8 @@ class Detector(abc.ABC):
 
         self._check_fitted()
         buffer = io.BytesIO()
-        torch.save(encode_state({"params": self.get_params(), "state": self.fitted_state()}), buffer)
+        torch.save(encode_state({"params": self.scoring_params(), "state": _without_runtime(self.fitted_state())}),
+                   buffer)
         return hashlib.sha256(buffer.getvalue()).hexdigest()[:16]
 
     def file_state(self) -> dict:

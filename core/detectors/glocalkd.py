@@ -279,13 +279,14 @@ class GLocalKD(Detector):
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
 
     def fingerprint(self) -> str:
-        """A short hash of the fitted model (settings, feature schema, weights): reports scored
-        with the same fingerprint were scored by the same model, whatever its file is called."""
+        """A short hash of what decides the fitted model's scores (settings, feature schema,
+        weights; not the device it runs on): reports scored with the same fingerprint were scored by
+        the same model, whatever its file is called and wherever it ran."""
         import hashlib
         import json
 
         self._check_fitted()
-        h = hashlib.sha256(json.dumps([self.get_params(), self.schema_.to_dict()], sort_keys=True,
+        h = hashlib.sha256(json.dumps([self.scoring_params(), self.schema_.to_dict()], sort_keys=True,
                                       default=str).encode())
         for net in (self.target_, self.predictor_):
             for name, tensor in sorted(net.state_dict().items()):

@@ -18,15 +18,36 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+_stop_received = threading.Event()
+
+
 def _raise_interrupt(signum, frame) -> None:
+    _stop_received.set()
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def stop_received() -> bool:
+    """Whether SIGTERM or SIGHUP arrived inside :func:`stop_signals_interrupt`. Its
+    KeyboardInterrupt can be lost: raised while the main thread runs a garbage-collector callback
+    or a ``__del__`` (Dask's scheduler keeps one), Python only reports it; a long loop checks this
+    too, and stops."""
+    return _stop_received.is_set()
+
+
+def _quiet_lost_interrupt(previous):
+    def hook(unraisable) -> None:  # the lost KeyboardInterrupt is seen through stop_received()
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and _stop_received.is_set():
+            return
+        previous(unraisable)
+    return hook
 
 
 @contextmanager
 def stop_signals_interrupt() -> Iterator[None]:
     """Inside the block, SIGTERM and SIGHUP raise KeyboardInterrupt as Ctrl+C does, so the same
-    code keeps the results and removes temporary files. Only the main thread can handle signals:
-    elsewhere (a GUI's worker thread) this does nothing."""
+    code keeps the results and removes temporary files (and :func:`stop_received` says that one
+    came). Only the main thread can handle signals: elsewhere (a GUI's worker thread) this does
+    nothing."""
     if not _in_main_thread():
         yield
         return
@@ -34,11 +55,16 @@ def stop_signals_interrupt() -> Iterator[None]:
     for sig in STOP_SIGNALS:
         if sig != signal.SIGINT and signal.getsignal(sig) in (signal.SIG_DFL, None):
             previous[sig] = signal.signal(sig, _raise_interrupt)
+    hook = sys.unraisablehook
+    if previous:
+        _stop_received.clear()
+        sys.unraisablehook = _quiet_lost_interrupt(hook)
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = hook
 
 
 class Deferred:

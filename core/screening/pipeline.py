@@ -9,13 +9,16 @@ function of the model file and the chunk: the same code shards across machines.
 """
 from __future__ import annotations
 
+import bisect
 import csv
 import hashlib
 import heapq
+import itertools
 import math
 import multiprocessing as mp
 import os
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -24,11 +27,11 @@ from dataclasses import dataclass, field
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
-from core.errors import DataError, GLocalKDError, SlowPrecisionWarning
+from core.errors import DataError, GLocalKDError, SlowPrecisionWarning, one_line
 from core.data.chem import element_symbols
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
@@ -37,8 +40,8 @@ from core.data.pvalues import bh_q_table
 from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
-from core.runtime.files import replace_output
-from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
+from core.runtime.files import atomic_output
+from core.runtime.signals import deferred_stops, init_worker_process, stop_received, stop_signals_interrupt
 
 MERGE_FAN_IN = 128
 
@@ -59,6 +62,7 @@ class ScreenSummary:
     written: bool = True  # False when stopped before any row: an existing report is left as it was
     first_rejects: list[tuple[int, str]] = field(default_factory=list)  # (line, reason) of the first few
     p_counts: dict[str, int] = field(default_factory=dict)  # a calibrated model's p-values (text -> rows)
+    calibration: int = 0  # the model's calibration graphs (the smallest p it can give is 1 / (calibration + 1))
 
     @property
     def molecules_per_second(self) -> float:
@@ -116,12 +120,14 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
     from core.data.atom_batch import concatenate, featurize_molecules
 
     lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
-    for row in rows:
+    positions = []  # each scored row's place in the chunk: ties in the report keep input order
+    for k, row in enumerate(rows):
         mol, text, reason = parse_row(row)
         if mol is None:
             rejects.append((row.line, row.id, text, reason))
             continue
         mols.append(mol)
+        positions.append(k)
         lines.append(row.line)
         ids.append(row.id)
         names.append(row.name)
@@ -134,7 +140,7 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         parts.append(featurize_molecules(mols, smiles[len(smiles) - len(mols):]))
     arrays = concatenate(parts)  # features are 0/1 bytes: a quarter of float32's to pass on
     return {
-        "lines": np.asarray(lines, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
+        "lines": np.asarray(lines, dtype=np.int64), "positions": np.asarray(positions, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
         "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
         "rejects": rejects,
@@ -269,107 +275,257 @@ def chunk_graphs(chunk: dict) -> GraphSet:
     return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles")
 
 
+# ---------------------------------------------------------------------------- chunk files
+@dataclass
+class ChunkJob:
+    """A chunk of rows to parse and score: its number in the run, its rows, the input position of
+    its first row over the whole run (ties in the report keep input order), and the shard's file
+    name that its rejected rows name (empty when the run reads one file)."""
+
+    index: int
+    rows: list[SourceRow]
+    first: int
+    source: str = ""
+
+
+@dataclass
+class ChunkSettings:
+    """How every executor turns a chunk into its sorted chunk file."""
+
+    scratch: Path  # the run's folder for chunk files (shared by every worker of a cluster)
+    top_k: int = 5  # atoms listed per row
+    batch_graphs: int = 256
+    precision: str = "float32"
+    keep: int | None = None  # the best rows a chunk file keeps (--top); None: every row
+
+
+@dataclass
+class ChunkResult:
+    """What one chunk gave: counts, its sorted chunk file (None when no row was scored), its
+    rejected rows (line, id, text, reason) and its p-value counts (text -> rows)."""
+
+    rows: int
+    scored: int
+    nodes: int
+    last_line: int
+    file: str | None
+    rejects: list[tuple[int, str, str, str]]
+    p_counts: dict[str, int]
+    source: str = ""
+
+
+def finish_chunk(model, job: ChunkJob, chunk: dict, settings: ChunkSettings,
+                 threads: Callable[[], int] | None = None) -> ChunkResult:
+    """Score a featurized chunk and write its sorted chunk file: the step every executor runs
+    (the local one in this process, a cluster's on its workers)."""
+    result = ChunkResult(rows=len(job.rows), scored=len(chunk["counts"]), nodes=int(chunk["counts"].sum()),
+                         last_line=job.rows[-1].line if job.rows else 0, file=None,
+                         rejects=list(chunk["rejects"]), p_counts={}, source=job.source)
+    if result.scored:
+        scored = _score_chunk(model, chunk, settings.batch_graphs, settings.precision, threads)
+        p = model.p_values(scored[0]) if getattr(model, "is_calibrated", False) else None
+        if p is not None:  # every scored row counts for the q-values, kept or not
+            result.p_counts = dict(Counter(format_p(v) for v in p))
+        target = settings.scratch / f"chunk{job.first:012d}.csv"  # one name per chunk: a task run twice leaves one
+        _write_sorted_chunk(target, chunk, scored, settings.top_k, p, first=job.first, keep=settings.keep)
+        result.file = str(target)
+    return result
+
+
 def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int,
-                        p_values: np.ndarray | None = None) -> None:
-    """A scored chunk's report rows, highest score first, the score in front as the merge key;
-    ``p_values`` (a calibrated model's) fill ``p_value``, and ``q_value`` waits for the merge."""
+                        p_values: np.ndarray | None = None, first: int = 0, keep: int | None = None) -> None:
+    """A scored chunk's report rows in report order, with the merge key in front: the score as
+    written (highest first), then the row's input position (``first`` + its place in the chunk),
+    so that equal scores keep input order however the library was cut. ``p_values`` (a
+    calibrated model's) fill ``p_value``; ``q_value`` waits for the merge; ``keep``: the best
+    rows only."""
     score, graph_term, node_term, node_errors, node_ptr = scored
+    text = [f"{v:.6g}" for v in score]
+    positions = first + chunk["positions"]
+    order = np.lexsort((positions, -np.array([float(t) for t in text], dtype=np.float64)))[:keep]
     p_text = [""] * len(score) if p_values is None else [format_p(v) for v in p_values]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        for i in np.argsort(-score, kind="stable"):
+        for i in order:
             errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
             top = np.argsort(-errors, kind="stable")[:top_k] if np.isfinite(errors).any() else np.zeros(0, dtype=np.int64)
             names = element_symbols(chunk["atomic_numbers"][node_ptr[i] + top])
-            writer.writerow([f"{score[i]:.6g}", chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
-                             f"{score[i]:.6g}", format_term(graph_term[i]), format_term(node_term[i]),
+            writer.writerow([text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
+                             text[i], format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
                              ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], ""])
 
 
-def _merge(files: list[Path], out: Path, tmp: Path, q_values: dict[str, str] | None = None) -> None:
-    """K-way merge of files sorted by descending first column, fanning in at most MERGE_FAN_IN at once."""
+# ---------------------------------------------------------------------------- the ranked report
+# A chunk file's row: the merge key (score as written, input position), then the report's
+# columns after ``rank``; the report's column c is the chunk row's c + 1.
+KEY_COLUMNS = 2
+
+
+def _merge_key(row: list[str]) -> tuple[float, int]:
+    return -float(row[0]), int(row[1])
+
+
+def _merge(files: list[Path], out, tmp: Path, q_values: dict[str, str] | None = None, limit: int | None = None,
+           check: Callable[[list[str]], None] | None = None) -> int:
+    """K-way merge of sorted chunk files into the report stream ``out``, fanning in at most
+    MERGE_FAN_IN files at once (each round cut to ``limit`` rows); returns the rows written."""
     level = 0
     while len(files) > MERGE_FAN_IN:
         merged = []
         for k in range(0, len(files), MERGE_FAN_IN):
             target = tmp / f"merge{level}_{k}.csv"
-            _merge_group(files[k:k + MERGE_FAN_IN], target, with_rank=False)
+            _merge_group(files[k:k + MERGE_FAN_IN], target, False, limit=limit)
             for f in files[k:k + MERGE_FAN_IN]:
                 f.unlink()
             merged.append(target)
         files, level = merged, level + 1
-    _merge_group(files, out, with_rank=True, q_values=q_values)
+    return _merge_group(files, out, True, q_values=q_values, limit=limit, check=check)
 
 
-def _merge_group(files: list[Path], out: Path, with_rank: bool, q_values: dict[str, str] | None = None) -> None:
-    """Merge sorted files into ``out``; the final pass numbers the ranks and fills each row's
-    q-value from ``q_values`` (p-value text -> q-value text over the whole report)."""
+def _merge_group(files: list[Path], out, with_rank: bool, q_values: dict[str, str] | None = None,
+                 limit: int | None = None, check: Callable[[list[str]], None] | None = None) -> int:
+    """Merge sorted chunk files (at most ``limit`` rows). Without ``with_rank`` into the chunk file
+    ``out`` (a path); with it, as report rows into the stream ``out``: ranks numbered, each row's
+    q-value from ``q_values`` (p-value text -> q-value text over the whole report), each row
+    shown to ``check`` first. Returns the rows written."""
     allow_large_csv_fields()  # a cell may be longer than csv's default limit (131,072 characters)
     handles = [open(f, newline="", encoding="utf-8") for f in files]
     try:
-        streams = [csv.reader(h) for h in handles]
-        merged = heapq.merge(*streams, key=lambda row: -float(row[0]))
-        with open(out, "a" if with_rank else "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            for rank, row in enumerate(merged, start=1):
-                if with_rank:
-                    row[Q_VALUE] = (q_values or {}).get(row[P_VALUE], "")
-                    writer.writerow([str(rank)] + [safe_cell(c) for c in row[1:]])
-                else:
+        merged = heapq.merge(*(csv.reader(h) for h in handles), key=_merge_key)
+        if limit is not None:
+            merged = itertools.islice(merged, limit)
+        if not with_rank:
+            with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh)
+                n = 0
+                for n, row in enumerate(merged, start=1):
                     writer.writerow(row)
+            return n
+        writer = csv.writer(out)
+        q_values = q_values or {}
+        rank = 0
+        for rank, row in enumerate(merged, start=1):
+            if check is not None:
+                check(row)
+            row[KEY_COLUMNS + Q_VALUE - 1] = q_values.get(row[KEY_COLUMNS + P_VALUE - 1], "")
+            writer.writerow([str(rank)] + [safe_cell(c) for c in row[KEY_COLUMNS:]])
+        return rank
     finally:
         for h in handles:
             h.close()
 
 
-def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rows: int, model: str,
-                  p_counts: dict[str, int] | None = None) -> None:
-    """The ranked report: header, the k-way merge of the sorted files with ranks, the rejected rows,
-    the end row last (``rows`` rows scored by ``model``, a digest of the bytes before it); written
-    in ``tmp`` and renamed into place, so ``out`` is never half-written."""
-    partial = tmp / "report.csv"
-    with open(partial, "w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh).writerow(COLUMNS)
-    _merge(sorted_files, partial, tmp, bh_q_table(p_counts) if p_counts else None)
-    with open(partial, "a", newline="", encoding="utf-8") as dst, \
-            open(rejects_file, newline="", encoding="utf-8") as rej:
-        shutil.copyfileobj(rej, dst)
-    with open(partial, "rb") as fh:
-        digest = hashlib.file_digest(fh, "sha256").hexdigest()[:16]
-    with open(partial, "a", newline="", encoding="utf-8") as dst:
-        csv.writer(dst).writerow(end_row(rows, model, digest))
-    replace_output(partial, out)
+class _Digesting:
+    """A text stream that passes what is written on to ``stream`` and keeps its SHA-256 (UTF-8)."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.hash = hashlib.sha256()
+
+    def write(self, text: str) -> int:
+        self.hash.update(text.encode("utf-8"))
+        return self.stream.write(text)
+
+
+def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
+                  p_counts: dict[str, int] | None = None, limit: int | None = None,
+                  check: Callable[[list[str]], None] | None = None) -> int:
+    """The ranked report: header, the k-way merge of the sorted chunk files with ranks (the
+    ``limit`` best rows), the ``rejected`` rows of ``rejects_file``, and the end row last (the
+    rows before it, the fingerprint of ``model``, a digest of the bytes before it). Written
+    through :func:`~core.runtime.files.atomic_output`: ``out`` is never half-written. Returns
+    the rows written (the end row's count)."""
+    q_values = bh_q_table(p_counts) if p_counts else None
+    with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
+        stream = _Digesting(fh)
+        csv.writer(stream).writerow(COLUMNS)
+        kept = _merge(sorted_files, stream, tmp, q_values, limit, check)
+        with open(rejects_file, newline="", encoding="utf-8") as rej:
+            shutil.copyfileobj(rej, stream)
+        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16]))
+    return kept + rejected
+
+
+def write_summary(summary: "ScreenSummary", report: str | Path, **extra) -> Path:
+    """``REPORT.summary.json``: the counts of a run whose report keeps the best rows only."""
+    import json
+
+    path = Path(str(report) + ".summary.json")
+    data = {"rows": summary.rows, "scored": summary.scored, "rejected": summary.rejected,
+            "kept": min(summary.scored, extra.get("top") or summary.scored), "nodes": summary.nodes,
+            "seconds": round(summary.seconds, 3), "stopped": summary.stopped, **extra}
+    with atomic_output(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2) + "\n")
+    return path
+
+
+class _Overlap:
+    """Finds one molecule in two shard reports: the same model gives it the same score, so its
+    copies meet in the merge among the rows of that score, and its rejected rows name the same
+    line with the same text. Rows are told apart by id (the line number where the file has no
+    ids), name and SMILES; ``bounds[k]`` is the input position of shard k's first row."""
+
+    def __init__(self, reports: list, bounds: list[int]) -> None:
+        self.reports, self.bounds = reports, bounds
+        self.score: str | None = None
+        self.seen: dict[tuple, int] = {}
+        self.rejects: dict[bytes, int] = {}
+
+    def _refuse(self, ident: str, smiles: str, shard: int, other: int):
+        raise DataError(f"the molecule {one_line(ident)!r} ({one_line(smiles)[:80]}) is also in "
+                        f"{self.reports[other]}: shards that overlap (the same library screened twice, or with "
+                        "two --chunk-size values?) are not merged", self.reports[shard])
+
+    def __call__(self, row: list[str]) -> None:
+        if row[0] != self.score:
+            self.score, self.seen = row[0], {}
+        shard = bisect.bisect_right(self.bounds, int(row[1])) - 1
+        key = (row[KEY_COLUMNS], row[KEY_COLUMNS + 1], row[KEY_COLUMNS + 2])
+        other = self.seen.setdefault(key, shard)
+        if other != shard:
+            self._refuse(key[0], key[2], shard, other)
+
+    def reject(self, row: list[str], shard: int) -> None:
+        key = hashlib.sha256("\x00".join(row[1:]).encode("utf-8", "surrogatepass")).digest()[:12]
+        other = self.rejects.setdefault(key, shard)
+        if other != shard:
+            self._refuse(row[1], row[3], shard, other)
 
 
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     """Merge ranked reports of shards of one library, all scored with one model, into one ranked
-    report (ranks renumbered; every shard's rejected rows at the end). Memory stays flat: each
-    shard is streamed and the shards are merged k-way. Returns the number of rows written.
+    report (ranks renumbered; equal scores in shard order; every shard's rejected rows at the
+    end). Memory stays flat: each shard is streamed and the shards are merged k-way. Returns the
+    number of rows written. Reports cut to their best rows (``--top``) merge as any other.
 
     Each report must end with its end row (:func:`core.io.report.end_row`): a report without
     it, or with fewer rows than it announces, was cut short; reports of another model, the same
-    report twice, a score that is not a finite number and rows out of rank order are refused.
+    report twice, shards that hold the same molecule, a score that is not a finite number and
+    rows out of rank order are refused.
     """
     from core.io.ranked_report import csv_records, is_report
 
     allow_large_csv_fields()
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix=".glocalkd-merge-", dir=out.parent))
-    rows = 0
     models: dict[str, str] = {}
     digests: dict[str, str] = {}
     p_counts: Counter = Counter()  # q-values are recomputed over the merged report
+    position = rejected = 0
+    bounds: list[int] = []
+    overlap = _Overlap([str(r) for r in reports], bounds)
     try:
         sorted_files, rejects_file = [], tmp / "rejects.csv"
-        with open(rejects_file, "w", newline="", encoding="utf-8") as rej:
+        with atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej:
             rej_writer = csv.writer(rej)
             for k, report in enumerate(reports):
                 if not is_report(report):
                     raise DataError(f"not a ranked report (the header must be {','.join(COLUMNS)})", report, 1)
                 target = tmp / f"shard{k}.csv"
+                bounds.append(position)
                 end = None
-                with open(target, "w", newline="", encoding="utf-8") as fh:
+                with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
                     records = csv_records(read_lines(report))
                     next(records)
@@ -384,7 +540,9 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                             continue
                         count += 1
                         if row[STATUS] != "ok":
+                            overlap.reject(row, k)
                             rej_writer.writerow(row)
+                            rejected += 1
                             continue
                         try:
                             score = float(row[4])
@@ -397,7 +555,8 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                         last = score
                         if row[P_VALUE]:
                             p_counts[row[P_VALUE]] += 1
-                        writer.writerow([row[4]] + row[1:])
+                        writer.writerow([row[4], position] + row[1:])
+                        position += 1
                 if end is None:
                     raise DataError("no end-of-report row: the report is cut short (or was written by an older "
                                     "version; screen that shard again)", report)
@@ -413,12 +572,30 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                     raise DataError(f"the same report as {digests[digest]}: a shard given twice", report)
                 models.setdefault(model, str(report))
                 digests[digest] = str(report)
-                rows += count
                 sorted_files.append(target)
-        _write_ranked(sorted_files, rejects_file, out, tmp, rows, next(iter(models), ""), p_counts)
+        return _write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
+                             check=overlap)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return rows
+
+
+# ---------------------------------------------------------------------------- executors
+class ChunkExecutor(Protocol):
+    """Where chunks are parsed and scored: local worker processes (:class:`LocalExecutor`) or a
+    Dask cluster (:class:`core.screening.cluster.DaskExecutor`). :func:`screen` submits chunks
+    while there is room and takes their results in the order submitted."""
+
+    def start(self, settings: ChunkSettings) -> None: ...
+
+    def room(self) -> bool: ...
+
+    def submit(self, job: ChunkJob) -> None: ...
+
+    def busy(self) -> bool: ...
+
+    def next_result(self) -> ChunkResult: ...
+
+    def close(self, stopped: bool) -> None: ...
 
 
 class _Pool:
@@ -473,7 +650,7 @@ class _Pool:
 
 @dataclass
 class _Pending:
-    rows: list[SourceRow]
+    job: ChunkJob
     future: Future
     alone: bool  # submitted with no other chunk in flight: a worker dying now died on this chunk
 
@@ -481,22 +658,119 @@ class _Pending:
 WORKER_DIED = "its parsing worker died on it (killed, out of memory, or a crash in RDKit)"
 
 
-def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
+class LocalExecutor:
+    """Chunks parsed and featurized by ``workers`` local processes (default: one per CPU core)
+    and scored in this process, one chunk in flight per worker. A worker that dies loses no
+    row: the chunks it held are parsed again one at a time, halved until the row that kills a
+    worker is found and rejected."""
+
+    def __init__(self, model, workers: int | None = None) -> None:
+        self.model = model
+        self.workers = max(1, workers if workers is not None else (os.cpu_count() or 2))
+        self.pool: _Pool | None = None
+
+    def start(self, settings: ChunkSettings) -> None:
+        import torch
+
+        self.settings = settings
+        self.torch_threads = torch.get_num_threads()
+        self.pending: deque[_Pending] = deque()
+        self.again: deque[ChunkJob] = deque()  # chunks a dead worker held, to parse one at a time
+        self.pool = _Pool(self.workers)
+
+    def room(self) -> bool:
+        # bounded read-ahead: one chunk in flight per worker. Each parsed chunk waits in this
+        # process until scored; a chunk more per worker kept about 60 MB more here on full MOSES
+        # (peak PSS 1,245 against 1,182 MB) at the same rate (6,855 and 6,871/s)
+        return not self.again and len(self.pending) < self.workers and not (self.pending and self.pending[-1].alone)
+
+    def submit(self, job: ChunkJob) -> None:
+        self.pending.append(_Pending(job, self.pool.submit(job.rows), False))
+
+    def busy(self) -> bool:
+        return bool(self.pending or self.again)
+
+    def _scoring_threads(self) -> int:  # the cores the parsing workers leave free (see _scoring_threads)
+        return _scoring_threads(self.torch_threads, sum(not p.future.done() for p in self.pending))
+
+    def next_result(self) -> ChunkResult:
+        while True:
+            if self.again and not self.pending:  # a suspect chunk is parsed with nothing else in flight
+                job = self.again.popleft()
+                self.pending.append(_Pending(job, self.pool.submit(job.rows), True))
+            item = self.pending.popleft()
+            try:
+                chunk = item.future.result()
+            except BrokenProcessPool:  # a worker died: every chunk in flight is lost with the pool
+                lost = [item.job] + [p.job for p in self.pending]
+                self.pending.clear()
+                self.pool.restart()
+                if not item.alone:  # parse them again, one at a time, to find the one that kills
+                    self.again.extendleft(reversed(lost))
+                    continue
+                job = item.job
+                if len(job.rows) > 1:  # this chunk killed its worker: halve it
+                    half = len(job.rows) // 2
+                    self.again.extendleft([ChunkJob(job.index, job.rows[half:], job.first + half, job.source),
+                                           ChunkJob(job.index, job.rows[:half], job.first, job.source)])
+                    continue
+                chunk = lost_chunk(job.rows, WORKER_DIED)  # this row killed its worker
+            return finish_chunk(self.model, item.job, chunk, self.settings, self._scoring_threads)
+
+    def close(self, stopped: bool) -> None:
+        import torch
+
+        if self.pool is not None:
+            self.pool.close(kill=stopped or bool(self.pending))
+        torch.set_num_threads(self.torch_threads)
+
+
+# ---------------------------------------------------------------------------- the run
+def _jobs(sources: list[tuple[str, Iterator[SourceRow]]], chunk_size: int) -> Iterator[ChunkJob]:
+    """The chunks of every source's rows, numbered, each source cut as :func:`_chunks` cuts it."""
+    index = position = 0
+    for label, rows in sources:
+        for chunk in _chunks(rows, chunk_size):
+            yield ChunkJob(index, chunk, position, label)
+            index += 1
+            position += len(chunk)
+
+
+def _source_rows(paths: list[Path], smiles_column, id_column, label_column) -> tuple[list, str]:
+    """(shard label, rows) of each file, opened one after the other (the first at once, so that a
+    bad header fails before any work), and the first file's hint for a file of rejected rows."""
+    rows, hint = molecule_rows(paths[0], smiles_column, id_column, label_column)
+
+    def later(path: Path) -> Iterator[SourceRow]:
+        yield from molecule_rows(path, smiles_column, id_column, label_column)[0]
+
+    def label(path: Path) -> str:
+        return path.name if len(paths) > 1 else ""
+
+    return [(label(paths[0]), rows)] + [(label(p), later(p)) for p in paths[1:]], hint
+
+
+def screen(model, path: str | Path | list, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
            smiles_column: str | None = None, id_column: str | None = None, top_k: int = 5,
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
-           label_column: str | None = None) -> ScreenSummary:
-    """Score every molecule of a SMILES list, table or SDF file ``path`` with ``model`` and write the ranked
-    report to ``report``: the one streaming path of ``glocalkd score``, ``glocalkd screen``, the
-    app and scripts.
+           label_column: str | None = None, top: int | None = None, scratch: str | Path | None = None,
+           executor: ChunkExecutor | None = None, summary_extra: dict | None = None) -> ScreenSummary:
+    """Score every molecule of a SMILES list, table or SDF file ``path`` (or of several files,
+    shards of one library, read in turn) with ``model`` and write the ranked report to
+    ``report``: the one streaming path of ``glocalkd score``, ``glocalkd screen`` (on this
+    machine or on a cluster), the app and scripts.
 
-    ``workers`` processes parse and featurize (default: one per CPU core, at least one);
-    ``on_progress(rows read, rows scored)`` is called after each chunk; ``should_stop`` is
-    polled between chunks: a stopped run still writes the ranked report of every row
-    scored so far (``stopped`` is True and ``last_line`` says where it got to). Ctrl+C, SIGTERM
-    and SIGHUP stop the run the same way (``interrupted`` is True), and are held off while
-    the report is written. A worker that dies loses no row: the chunks it held are parsed
-    again one at a time, halved until the row that kills a worker is found and rejected.
+    ``executor`` parses and scores the chunks (default: :class:`LocalExecutor` with ``workers``
+    processes; a Dask cluster: :func:`core.screening.cluster.screen_on_cluster`); the report
+    does not depend on it, nor on ``chunk_size`` (equal scores keep input order). ``scratch``
+    holds the chunk files (default: the report's folder). ``on_progress(rows read, rows
+    scored)`` is called after each chunk; ``should_stop`` is polled between chunks: a stopped
+    run still writes the ranked report of every row scored so far (``stopped`` is True and
+    ``last_line`` says where it got to). Ctrl+C, SIGTERM and SIGHUP stop the run at once the
+    same way (``interrupted`` is True; the report holds the chunks finished, in input order),
+    and are held off while the report is written. ``top`` keeps the ``top`` best rows (every
+    rejected row is still listed) and writes ``REPORT.summary.json`` with the counts.
     ``precision`` ``bfloat16`` runs the dense products in bfloat16 (see
     :meth:`GLocalKD.score_arrays`). A file with no data rows, or none that holds a molecule,
     is a :class:`DataError` (nothing written) unless the run was stopped.
@@ -514,126 +788,105 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
                       "CPU), so bfloat16 products run far slower than float32 here (about 50x for a "
                       "512-wide product on an AVX2 CPU); float32 is the faster choice", SlowPrecisionWarning,
                       stacklevel=2)
-    if chunk_size < 1 or batch_graphs < 1 or (workers is not None and workers < 1):
-        raise GLocalKDError(f"chunk size, batch size and workers must be at least 1 (got {chunk_size}, "
-                            f"{batch_graphs}, {workers})")
-    rows_in, hint = molecule_rows(path, smiles_column, id_column, label_column)  # a bad header fails here
+    if chunk_size < 1 or batch_graphs < 1 or (workers is not None and workers < 1) or (top is not None and top < 1):
+        raise GLocalKDError(f"chunk size, batch size, workers and --top must be at least 1 (got {chunk_size}, "
+                            f"{batch_graphs}, {workers}, {top})")
+    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+    if not paths:
+        raise GLocalKDError("no library file given")
+    where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
+    sources, hint = _source_rows(paths, smiles_column, id_column, label_column)  # a bad header fails here
     model_id = model.fingerprint()
-    calibrated = bool(getattr(model, "is_calibrated", False))
-    p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
-    import torch
-
+    calibration = len(model.calibration_scores_) if getattr(model, "is_calibrated", False) else 0
+    keep = None if top is None else min(top, sys.maxsize)  # more than any count: every row
+    executor = executor if executor is not None else LocalExecutor(model, workers)
     start = time.perf_counter()
     report = Path(report)
-    workers = max(1, workers if workers is not None else (os.cpu_count() or 2))
-    torch_threads = torch.get_num_threads()
-    tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=report.parent or "."))
+    tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
+    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
+    p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
     rows = scored_rows = rejected = last_line = nodes = 0
     first_rejects: list[tuple[int, str]] = []
     stopped = interrupted = written = False
-    pool: _Pool | None = None
     try:
-        with stop_signals_interrupt(), open(rejects_file, "w", newline="", encoding="utf-8") as rej_fh:
+        with stop_signals_interrupt(), atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej_fh:
             rej_writer = csv.writer(rej_fh)
-            pending: deque[_Pending] = deque()
-            again: deque[list[SourceRow]] = deque()  # chunks a dead worker held, to parse one at a time
-
-            def scoring_threads() -> int:  # the cores the parsing workers leave free (see _scoring_threads)
-                return _scoring_threads(torch_threads, sum(not p.future.done() for p in pending))
-
-            chunks = _chunks(rows_in, chunk_size)
-            exhausted = False
+            jobs = _jobs(sources, chunk_size)
+            exhausted = started = False
             try:
-                pool = _Pool(workers)
+                executor.start(settings)
+                started = True
                 while True:
-                    # bounded read-ahead: one chunk in flight per worker. Each parsed chunk waits in
-                    # this process until scored; a chunk more per worker kept about 60 MB more here
-                    # on full MOSES (peak PSS 1,245 against 1,182 MB) at the same rate (6,855 and 6,871/s)
-                    while not stopped and not (pending and pending[-1].alone):
-                        if again:  # a suspect chunk is parsed with nothing else in flight
-                            if pending:
-                                break
-                            nxt, alone = again.popleft(), True
-                        else:
-                            if exhausted or len(pending) >= workers:
-                                break
-                            if should_stop is not None and should_stop():
-                                stopped = True
-                                break
-                            nxt, alone = next(chunks, None), False
-                            if nxt is None:
-                                exhausted = True
-                                break
-                        pending.append(_Pending(nxt, pool.submit(nxt), alone))
-                    if not pending:
+                    if stop_received():  # a SIGTERM whose KeyboardInterrupt was lost (see stop_received)
+                        raise KeyboardInterrupt
+                    while not stopped and not exhausted and executor.room():
+                        if should_stop is not None and should_stop():
+                            stopped = True
+                            break
+                        job = next(jobs, None)
+                        if job is None:
+                            exhausted = True
+                            break
+                        executor.submit(job)
+                    if not executor.busy():
                         break
-                    item = pending.popleft()
-                    try:
-                        chunk = item.future.result()
-                    except BrokenProcessPool:  # a worker died: every chunk in flight is lost with the pool
-                        lost = [item.rows] + [p.rows for p in pending]
-                        pending.clear()
-                        pool.restart()
-                        if not item.alone:  # parse them again, one at a time, to find the one that kills
-                            again.extendleft(reversed(lost))
-                            continue
-                        if len(item.rows) > 1:  # this chunk killed its worker: halve it
-                            half = len(item.rows) // 2
-                            again.extendleft([item.rows[half:], item.rows[:half]])
-                            continue
-                        chunk = lost_chunk(item.rows, WORKER_DIED)  # this row killed its worker
-                    if len(chunk["counts"]):
-                        target = tmp / f"chunk{len(chunk_files):06d}.csv"
-                        scored = _score_chunk(model, chunk, batch_graphs, precision, scoring_threads)
-                        p = model.p_values(scored[0]) if calibrated else None
-                        if p is not None:
-                            p_counts.update(format_p(v) for v in p)
-                        _write_sorted_chunk(target, chunk, scored, top_k, p)
-                        chunk_files.append(target)
-                    for line, ident, smi, reason in chunk["rejects"]:
+                    result = executor.next_result()
+                    if result.file is not None:
+                        chunk_files.append(Path(result.file))
+                    p_counts.update(result.p_counts)
+                    at = f"{result.source} line" if result.source else "line"
+                    for line, ident, smi, reason in result.rejects:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                             safe_cell(f"rejected: line {line}: {reason}"), "", ""])
+                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", ""])
                         if len(first_rejects) < 5:
                             first_rejects.append((line, reason))
-                    rows += len(item.rows)
-                    scored_rows += len(chunk["counts"])
-                    nodes += int(chunk["counts"].sum())
-                    rejected += len(chunk["rejects"])
-                    last_line = max(last_line, item.rows[-1].line)
-                    item = chunk = scored = None
+                    rows += result.rows
+                    scored_rows += result.scored
+                    nodes += result.nodes
+                    rejected += len(result.rejects)
+                    last_line = max(last_line, result.last_line)
+                    result = None
                     release_freed_memory()  # the chunk's arrays would otherwise stay in this process's heap
                     if on_progress is not None:
                         on_progress(rows, scored_rows)
                     if should_stop is not None and should_stop():
                         stopped = True
-            except KeyboardInterrupt:  # Ctrl+C, SIGTERM, SIGHUP: keep every chunk already scored
+            except KeyboardInterrupt:  # Ctrl+C, SIGTERM, SIGHUP: keep every chunk already taken
                 stopped = interrupted = True
             finally:
-                if pool is not None:
-                    pool.close(kill=stopped or bool(pending))
+                if started:
+                    executor.close(stopped)
         if not stopped:
             if rows == 0:
-                raise DataError("file is empty (no data rows)", path)
+                raise DataError("file is empty (no data rows)", where)
             if scored_rows == 0:
                 which = "its only row was" if rows == 1 else f"all {rows} rows were"
                 raise DataError(f"no molecule could be read: {which} rejected (first: {first_rejects[0][1]}){hint}",
-                                path, first_rejects[0][0])
+                                where, first_rejects[0][0])
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
-                _write_ranked(chunk_files, rejects_file, report, tmp, rows, model_id, p_counts)
-            written = True
+                _write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep)
+                summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
+                                        seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
+                                        last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
+                                        first_rejects=first_rejects, p_counts=dict(p_counts),
+                                        calibration=calibration)
+                if top is not None:
+                    write_summary(summary, report, top=top, libraries=[str(p) for p in paths],
+                                  **(summary_extra or {}))
+            summary.seconds = time.perf_counter() - start
             if held:
-                stopped = interrupted = True
+                summary.stopped = summary.interrupted = True
+            return summary
     finally:
-        torch.set_num_threads(torch_threads)
         shutil.rmtree(tmp, ignore_errors=True)
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
                          report=str(report), stopped=stopped, last_line=last_line, nodes=nodes,
                          interrupted=interrupted, written=written, first_rejects=first_rejects,
-                         p_counts=dict(p_counts))
+                         p_counts=dict(p_counts), calibration=calibration)
 
 
-# the chunk-level steps, public for the Dask screening (core/screening/cluster.py)
+# the chunk-level steps, public for benchmarks
 chunks, score_chunk, write_sorted_chunk, write_ranked = _chunks, _score_chunk, _write_sorted_chunk, _write_ranked

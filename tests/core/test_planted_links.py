@@ -78,14 +78,16 @@ def _model(path, graphs, model, scores):
 
 
 def _keep_top(path, graphs, model, scores):
-    from core.screening.cluster import keep_top
+    from core import screen
 
-    assert keep_top(path, 2) == 2
+    library = Path(path).with_name("top-library.smi")
+    library.write_text("".join(f"{m.smiles} {m.id}\n" for m in graphs.meta))
+    assert screen(model, library, path, workers=1, top=2).scored == len(graphs)
+    assert len(Path(path).read_text().splitlines()) == 1 + 2 + 1  # header, the 2 best, the end row
 
 
 def _summary(path, graphs, model, scores):
-    from core.screening.cluster import write_summary
-    from core.screening.pipeline import ScreenSummary
+    from core.screening.pipeline import ScreenSummary, write_summary
 
     assert Path(path).name.endswith(".summary.json")
     write_summary(ScreenSummary(rows=6, scored=6, rejected=0, seconds=0.1, report="r.csv"),

@@ -114,7 +114,7 @@ def test_ctrl_c_during_the_final_merge_keeps_every_row(library, model, tmp_path,
 
     def interrupted(files, out, with_rank, **options):
         os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl+C while the bar sits at 100%
-        merge_group(files, out, with_rank, **options)
+        return merge_group(files, out, with_rank, **options)
 
     monkeypatch.setattr(screening, "_merge_group", interrupted)
     try:
