@@ -29,9 +29,9 @@ ROOT_SMILES = "smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nnot_a_smi
 @pytest.fixture(scope="module")
 def calibrated(tmp_path_factory):
     """A tiny calibrated GLocalKD on hERG, its scores and p-values, and a ranked report it wrote."""
-    from tests.conftest import RESOURCES
+    from tests.conftest import DEMO_DATA
 
-    graphs = load(str(RESOURCES / "herg.tab"))
+    graphs = load(str(DEMO_DATA / "herg.tab"))
     model = GLocalKD(epochs=2, hidden_dim=16, out_dim=8, batch_size=128)
     fit_with_calibration(model, graphs)
     scores = model.score(graphs)
