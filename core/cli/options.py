@@ -75,7 +75,7 @@ def check_outputs(args: argparse.Namespace) -> None:
     from core.runtime.files import check_writable
 
     data = getattr(args, "data", None)
-    inputs = [getattr(args, "model", None), *(data if isinstance(data, list) else [data]),
+    inputs = [getattr(args, "model", None), getattr(args, "alerts", None), *(data if isinstance(data, list) else [data]),
               *(getattr(args, "reports", None) or [])]
     for output in (getattr(args, "output", None), getattr(args, "json", None)):
         if not output:
