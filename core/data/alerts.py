@@ -94,3 +94,16 @@ def alerts_at_atoms(alerts: Sequence[Alert], atoms: Sequence[int], symbols: Sequ
             said = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
             lines.append((order[inside[0]], f"{said}: {alert.label}"))
     return [text for _, text in sorted(lines, key=lambda pair: pair[0])]
+
+
+def alerts_text(alerts: Sequence[Alert]) -> str:
+    """The alerts as one line for a table cell or an SD property.
+
+    Args:
+        alerts: a molecule's alerts (``structural_alerts``).
+
+    Returns:
+        ``Brenk Michael_acceptor_1 [0 1 2 3]; PAINS_A ene_rhod_A(235) [0 1 2 3 4 5 6 7]`` (0-based
+        atoms), or an empty string when there are none.
+    """
+    return "; ".join(f"{a.family} {a.name} [{' '.join(map(str, a.atoms))}]" for a in alerts)

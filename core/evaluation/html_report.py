@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.data.alerts import alerts_at_atoms, structural_alerts
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
 from core.evaluation.metrics import roc_auc, roc_points
@@ -58,6 +59,17 @@ def _roc(fpr: np.ndarray, tpr: np.ndarray, auc: float) -> str:
     ax.set_title(f"ROC-AUC {auc:.3f}", fontsize=10)
     ax.set_aspect("equal")
     return _svg(fig)
+
+
+def _alerts_cell(mol, top: list[int]) -> str:
+    """The molecule's structural alerts, and which of the ``top`` (top-error) atoms lie in them."""
+    found = structural_alerts(mol) if mol is not None else []
+    if not found:
+        return ""
+    names = sorted({a.label for a in found})
+    where = alerts_at_atoms(found, top, [a.GetSymbol() for a in mol.GetAtoms()])
+    return ("<br>alerts: " + escape(", ".join(names)) +
+            "".join(f"<br><i>{escape(line)}</i>" for line in where))
 
 
 def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: dict, top_n: int = 25,
@@ -121,9 +133,11 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
         p = f"<br>p-value {p_values[i]:.3g}" if p_values is not None else ""
         label = f"<br>label {escape(str(meta.label))}" if meta.label is not None else ""
         flag = "<br><b>flagged</b>" if threshold is not None and scores.score[i] > threshold else ""
+        top = [j for j, _ in scores.top_nodes(i, 3)] if picture and errors is not None else []
+        alerts = _alerts_cell(mol, top)
         parts.append(f"<tr><td>{rank}</td><td class='mol'>{picture}</td><td><b>{escape(meta.id)}</b> "
                      f"{escape(meta.name if meta.name != meta.id else '')}<br>score {scores.score[i]:.4g}{p}{label}"
-                     f"{flag}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
+                     f"{flag}{alerts}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
     parts.append("</table><p style='color:#777'>Written by GLocalKD Studio. Heatmaps: atoms coloured by node "
                  "error, robust scale (clipped at each molecule's 90th percentile).</p></body></html>")
     path = Path(path)

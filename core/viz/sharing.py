@@ -14,7 +14,8 @@ from core.data.scores import Scores
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
               flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5) -> int:
     """Write molecules in rank order to an SDF file with SD properties ``id``, ``name``, ``rank``,
-    ``score``, ``p_value`` (when given), ``flagged`` (when given), ``label`` and ``top_atoms``.
+    ``score``, ``p_value`` (when given), ``flagged`` (when given), ``label``, ``top_atoms`` and
+    ``alerts`` (the structural alerts it matches, :func:`core.data.alerts.alerts_text`; when any).
 
     Args:
         rows: graph indices to write (e.g. the rows a filter shows); default all. They are
@@ -25,6 +26,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
     """
     from rdkit import Chem
 
+    from core.data.alerts import alerts_text, structural_alerts
     from core.viz.heatmap import graph_molecule
 
     ranking = scores.ranking()
@@ -58,6 +60,9 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
             if top:
                 symbol = [a.GetSymbol() for a in mol.GetAtoms()]  # node order is atom order (graph_molecule)
                 mol.SetProp("top_atoms", ";".join(f"{symbol[j]}{j}:{err:.4g}" for j, err in top))
+            alerts = alerts_text(structural_alerts(mol))
+            if alerts:
+                mol.SetProp("alerts", alerts)
             writer.write(mol)
             written += 1
     tmp.replace(path)
