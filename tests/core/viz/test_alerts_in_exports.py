@@ -34,6 +34,8 @@ def test_sdf_has_an_alerts_property_where_a_molecule_has_alerts(tmp_path):
     assert first.GetProp("alerts") == alerts_text(structural_alerts(SMILES[0]))
     assert "Brenk Michael_acceptor_1 [0 1 2 3]" in first.GetProp("alerts")
     assert not second.HasProp("alerts")
+    write_sdf(tmp_path / "plain.sdf", graphs, scores, alerts=False)
+    assert not any(m.HasProp("alerts") for m in Chem.SDMolSupplier(str(tmp_path / "plain.sdf")))
 
 
 def test_html_report_names_the_alerts_and_the_top_atoms_in_them(tmp_path):
