@@ -1,11 +1,12 @@
-"""``glocalkd evaluate-explanations``: do node errors point at planted anomalous atoms?"""
+"""``glocalkd evaluate-explanations``: do node errors point at planted anomalous atoms, or, with
+``--alerts LIBRARY``, at chemists' structural alerts in a scored library?"""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from core.cli.options import add_readout_options, add_threads_option
 from core.detectors.registry import DEFAULT_DETECTOR
+from core.errors import GLocalKDError
 
 DETECTORS = ("consensus", "glocalkd")  # the detectors whose scores carry node errors
 
@@ -14,6 +15,10 @@ def add_parser(sub) -> None:
     x = sub.add_parser("evaluate-explanations",
                        help="do node errors point at planted anomalous atoms? (graph- and node-level AUC)")
     x.add_argument("data", help="normal molecules: SMILES list or table (e.g. a MOSES file)")
+    x.add_argument("--alerts", metavar="LIBRARY",
+                   help="instead of planting anomalies: train on the first --train molecules of DATA, score "
+                        "LIBRARY and measure whether the top-error atoms lie in structural alerts (Brenk, PAINS, "
+                        "NIH), beside chance and an atom-rarity baseline")
     x.add_argument("--train", type=int, default=2000, help="normal molecules to train on")
     x.add_argument("--normal", type=int, default=500, help="held-out normal molecules")
     x.add_argument("--local", type=int, default=400, help="locally-anomalous copies (planted atoms)")
@@ -32,23 +37,52 @@ def add_parser(sub) -> None:
     x.add_argument("--json", help="write the results as JSON here")
 
 
-def run(args: argparse.Namespace) -> None:
+def _write_json(path: str, payload: dict) -> None:
+    """The results as JSON, written whole or not at all (its folder made if missing); NaN is null."""
     import json
+    import math
+    from pathlib import Path
+
+    from core.runtime.files import atomic_output
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    def plain(value):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+
+    text = json.dumps(plain(payload), indent=2, allow_nan=False) + "\n"
+    with atomic_output(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _make_model(args: argparse.Namespace):
+    """The detector measured, with the command's GLocalKD settings."""
+    from core.detectors.registry import make_detector
+
+    glocalkd = {"epochs": args.epochs, "node_max": args.node_max, "size_term": args.size_term,
+                "features": args.features}
+    if args.detector == "consensus":
+        return make_detector("consensus", seed=args.seed, device=args.device, component_params={"glocalkd": glocalkd})
+    return make_detector("glocalkd", seed=args.seed, device=args.device, **glocalkd)
+
+
+def run(args: argparse.Namespace) -> None:
+    if args.alerts:
+        return run_alerts(args)
     from itertools import islice
 
-    from core.detectors.registry import make_detector
     from core.evaluation.explanations import evaluate_explanations, make_planted
     from core.screening.pipeline import iter_smiles_rows
 
     need = args.train + args.normal + 4 * (args.local + args.global_)
     smiles = [row.smiles for row in islice(iter_smiles_rows(args.data), need) if row.problem is None]
     planted = make_planted(smiles, args.train, args.normal, args.local, args.global_, seed=args.seed)
-    glocalkd = {"epochs": args.epochs, "node_max": args.node_max, "size_term": args.size_term,
-                "features": args.features}
-    if args.detector == "consensus":
-        model = make_detector("consensus", seed=args.seed, device=args.device, component_params={"glocalkd": glocalkd})
-    else:
-        model = make_detector("glocalkd", seed=args.seed, device=args.device, **glocalkd)
+    model = _make_model(args)
     results = evaluate_explanations(planted, model)
     print(f"detector {args.detector}, trained in {results[0].seconds_train:.1f} s")
     for r in results:
@@ -59,11 +93,29 @@ def run(args: argparse.Namespace) -> None:
     for name, row in results[0].components.items():
         print(f"component {name}: graph AUC local {row['local']:.3f}, global {row['global']:.3f}")
     if args.json:
-        from pathlib import Path
+        _write_json(args.json, {"command": "glocalkd evaluate-explanations " + " ".join(args.argv[1:]),
+                                "results": [r.to_dict() for r in results]})
 
-        from core.runtime.files import atomic_output
 
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)  # as evaluate --json does
-        with atomic_output(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"command": "glocalkd evaluate-explanations " + " ".join(sys.argv[2:]),
-                       "results": [r.to_dict() for r in results]}, fh, indent=2)
+def run_alerts(args: argparse.Namespace) -> None:
+    """Train on DATA's first --train molecules, score --alerts LIBRARY, print and write the agreement."""
+    from core.evaluation.alert_agreement import first_molecules, measure_alert_agreement
+    from core.io.load import load
+
+    library = load(args.alerts)
+    if library.kind != "molecule" or not any(m.smiles for m in library.meta):
+        raise GLocalKDError(f"{args.alerts}: --alerts needs molecules with SMILES (a SMILES list, table or SDF)")
+    train = first_molecules(args.data, args.train)
+    result, seconds = measure_alert_agreement(_make_model(args), train, library)
+    print(f"detector {args.detector}, trained on {len(train)} molecules in {seconds:.1f} s; {result.scored} "
+          f"scored, {result.with_alerts} with alerts; rare elements among them: {', '.join(result.rare_elements) or 'none'}")
+    for title, rows in (("all molecules", result.all_molecules),
+                        ("without molecules whose alert is a rare element alone", result.without_rare)):
+        print(f"\n{title}\n{'group':<48} {'mols':>5} {'top1':>6} {'top3':>6} {'chance':>6} {'rar1':>6} {'rar3':>6}  claim")
+        for r in rows:
+            print(f"{r.group[:48]:<48} {r.molecules:>5} {r.top1:>6.3f} {r.top3:>6.3f} {r.chance:>6.3f} "
+                  f"{r.rarity_top1:>6.3f} {r.rarity_top3:>6.3f}  {'yes' if r.claim else 'no'}")
+    if args.json:
+        _write_json(args.json, {"command": "glocalkd evaluate-explanations " + " ".join(args.argv[1:]),
+                                "detector": args.detector, "train": len(train), "seconds_train": seconds,
+                                "library": str(args.alerts), **result.to_dict()})

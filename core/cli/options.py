@@ -107,7 +107,7 @@ def non_negative(text: str) -> int:
 # An option that names a file or folder must be in one of these, or in NOT_CHECKED with its reason:
 # tests/core/cli/test_outputs.py fails otherwise, and checks that every subcommand's outputs are
 # refused over each of its inputs.
-INPUT_OPTIONS = ("model", "data", "reports", "test", "known_anomalies")
+INPUT_OPTIONS = ("model", "data", "reports", "test", "known_anomalies", "alerts")
 OUTPUT_OPTIONS = ("output", "json", "markdown")
 MAKES_FOLDERS = ("json", "markdown")  # their writers make missing folders
 NOT_CHECKED = {

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.data.alerts import alerts_at_atoms, structural_alerts
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
 from core.evaluation.metrics import roc_auc, roc_points
@@ -75,6 +76,17 @@ def _colour_legend(vmax: float) -> str:
     cax.set_xlabel("node error (atoms above the top of the scale: darkest red)", fontsize=8)
     cax.tick_params(labelsize=8)
     return _svg(fig)
+
+
+def _alerts_cell(mol, top: list[int]) -> str:
+    """The molecule's structural alerts, and which of the ``top`` (top-error) atoms lie in them."""
+    found = structural_alerts(mol) if mol is not None else []
+    if not found:
+        return ""
+    names = sorted({a.label for a in found})
+    where = alerts_at_atoms(found, top, [a.GetSymbol() for a in mol.GetAtoms()])
+    return ("<br>alerts: " + escape(", ".join(names)) +
+            "".join(f"<br><i>{escape(line)}</i>" for line in where))
 
 
 def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: dict, top_n: int = 25,
@@ -147,9 +159,11 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
         p = f"<br>p-value {p_values[i]:.3g}" if p_values is not None else ""
         label = f"<br>label {escape(str(meta.label))}" if meta.label is not None else ""
         flag = "<br><b>flagged</b>" if threshold is not None and scores.score[i] > threshold else ""
+        top = [j for j, _ in scores.top_nodes(i, 3)] if picture and errors is not None else []
+        alerts = _alerts_cell(mol, top)
         parts.append(f"<tr><td>{rank}</td><td class='mol'>{picture}</td><td><b>{escape(meta.id)}</b> "
                      f"{escape(meta.name if meta.name != meta.id else '')}<br>score {scores.score[i]:.4g}{p}{label}"
-                     f"{flag}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
+                     f"{flag}{alerts}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
     scale_note = (f"Heatmaps: atoms coloured by node error, colour scale shared by every molecule (0 to {vmax:.4g})."
                   if scores.has_node_scores else "This detector scores whole graphs: the molecules are drawn plain.")
     parts.append(f"</table><p style='color:#777'>Written by GLocalKD Studio. {scale_note}</p></body></html>")

@@ -71,7 +71,7 @@ def test_cli_evaluate_explanations(tmp_path, capsys):
 
     from core.cli.main import main
 
-    out = tmp_path / "x.json"
+    out = tmp_path / "new folder" / "x.json"  # written by the project's atomic writer, which makes the folder
     assert main(["evaluate-explanations", str(RESOURCES / "moses_sample.csv.gz"), "--train", "120", "--normal", "30",
                  "--local", "12", "--global", "9", "--epochs", "2", "--device", "cpu", "--detector", "glocalkd",
                  "--json", str(out)]) == 0
