@@ -37,7 +37,8 @@ from core.data.pvalues import bh_q_table
 from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
-from core.runtime.signals import deferred_stops, init_worker_process, stop_signals_interrupt
+from core.runtime.signals import deferred_stops, stop_signals_interrupt
+from core.runtime.workers import init_parsing_worker
 
 MERGE_FAN_IN = 128
 
@@ -434,7 +435,7 @@ class _Pool:
         self.executor = self._start()
 
     def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_worker_process)
+        return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_parsing_worker)
 
     def submit(self, rows: list[SourceRow]) -> Future:
         try:

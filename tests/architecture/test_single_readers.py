@@ -47,3 +47,15 @@ def test_the_check_fails_on_a_second_writer(tmp_path, monkeypatch):
     (tmp_path / "core" / "rogue.py").write_text("import torch\n\ndef save(m, p):\n    torch.save(m, p)\n")
     monkeypatch.setattr(rules, "ROOT", tmp_path)
     assert rules._calls("save", "torch") == [("core/rogue.py", 4, "save")]
+
+
+# Molecules made by the planted-anomaly benchmark from molecules already parsed (fragments, pieces)
+GENERATED_MOLECULES = {"core/evaluation/explanations.py"}
+
+
+def test_smiles_and_molblocks_reach_rdkit_in_one_place():
+    """Chem.MolFromSmiles / MolFromMolBlock anywhere else would skip parse_smiles's limits."""
+    for reader in ("MolFromSmiles", "MolFromMolBlock", "MolFromV3KMolBlock", "SmilesMolSupplier",
+                   "SDMolSupplier", "ForwardSDMolSupplier"):
+        found = [c for c in _calls(reader, "Chem") if c[0] != "core/data/chem.py" and c[0] not in GENERATED_MOLECULES]
+        assert found == [], (reader, found)
