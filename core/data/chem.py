@@ -83,9 +83,10 @@ _OFF_RINGS = _OFF_FLAGS + 3
 MAX_SMILES_CHARS = 100_000
 MAX_ATOMS = 10_000
 # Ring-closure bonds (each written as a pair of digits or %nn): what makes RDKit's ring perception
-# explode. A fused ladder of 250 rings (500 atoms) took 0.18 s and 91 MB; of 500 rings 1.3 s and
-# 336 MB; of 1,000 rings 24 s and 2.1 GB; of 5,000 rings (a legal 20,000-character SMILES) about
-# 20 GB. Branches and nesting cost nothing like it (50,000 nested branches: 0.2 s, 74 MB), so they
+# explode. Measured on fused ladders (peak RSS of the parse): 250 rings (500 atoms) 91 MB and
+# 0.2 s; 500 rings 336 MB and 1.3-5.9 s; 1,000 rings 2.1 GB and 24-64 s (the load varied); 5,000
+# rings (a legal 20,000-character SMILES) took a screening worker to 4.8 GB before it died, and
+# RDKit's parse alone to a reported 20 GB. Branches and nesting cost nothing like it (50,000 nested branches: 0.2 s, 74 MB), so they
 # are not limited. Drug-like molecules have under 20 ring bonds; a C540 fullerene has 271.
 MAX_RING_BONDS = 250
 # Ring-closure labels outside bracket atoms: %(nnn), %nn or one digit.
@@ -195,6 +196,8 @@ def molblock_size(block: str) -> tuple[int, int] | None:
         if len(lines) > 3 and "V3000" in lines[3]:
             counts = next(line.split() for line in lines if line.startswith("M  V30 COUNTS"))
             atoms = int(counts[3])
+            if atoms > MAX_ATOMS:  # refused on its atom count: no need to read (or allocate for) its bonds
+                return atoms, 0
             start = next(i for i, line in enumerate(lines) if line.startswith("M  V30 BEGIN BOND")) + 1 \
                 if int(counts[4]) else len(lines)
             pairs = []
@@ -204,7 +207,7 @@ def molblock_size(block: str) -> tuple[int, int] | None:
                 fields = line.split()
                 pairs.append((int(fields[4]), int(fields[5])))
         else:
-            atoms, bonds = int(lines[3][0:3]), int(lines[3][3:6])
+            atoms, bonds = int(lines[3][0:3]), int(lines[3][3:6])  # V2000: at most 999 each
             pairs = [(int(line[0:3]), int(line[3:6])) for line in lines[4 + atoms:4 + atoms + bonds]]
     except (IndexError, ValueError, StopIteration):
         return None

@@ -1,8 +1,8 @@
 """A ceiling on a parsing worker's memory, so that a runaway parse ends that worker, not the machine.
 
 RDKit's ring perception can grow without bound on a legal SMILES: a fused ladder of 2,000 atoms
-(4,000 characters) reached 2.1 GB and 24 s, and one of 9,998 atoms about 20 GB before the kernel's
-OOM killer ended it (and on a shared machine that killer may pick someone else's process).
+(4,000 characters) reached 2.1 GB and 24 s; one of 9,998 atoms was reported at 20 GB before the
+kernel's OOM killer ended it (and on a shared machine that killer may pick someone else's process).
 :func:`core.data.chem.parse_smiles` refuses such rows before RDKit sees them; this limit is the
 second line. A parsing worker calls :func:`limit_address_space` once at start: past the limit an
 allocation fails, RDKit raises ``MemoryError`` (the row is rejected with that reason) or the worker

@@ -150,3 +150,10 @@ def test_a_parse_past_the_workers_memory_limit_is_one_rejected_row(tmp_path, mon
     report = read_report(summary.report)
     assert len(report) == 20 and [r.id for r in report.rejects] == ["ladder"]
     assert "memory" in report.rejects[0].reason or "died" in report.rejects[0].reason
+
+
+def test_a_molblock_claiming_a_huge_atom_count_is_refused_without_reading_on():
+    block = ladder_molblock(40).replace("COUNTS 40 ", "COUNTS 4000000000000 ")
+    assert molblock_size(block) == (4_000_000_000_000, 0)
+    mol, reason = parse_molblock(block)
+    assert mol is None and "atoms, more than the limit" in reason
