@@ -66,11 +66,11 @@ def connect(spec, timeout: float = 30.0) -> Iterator:
         return
     address, n = parse_scheduler(spec)
     if address == "local":
-        import os
-
         import dask
 
-        n = n or os.cpu_count() or 1
+        from core.runtime.threads import usable_cpus
+
+        n = n or usable_cpus()
         # processes, one thread each: RDKit and torch hold the GIL for parts of their work, and
         # one torch thread per core is what the single-machine pipeline uses too. No statistical
         # profiler (a stack sample every 10 ms in every worker): nothing here reads it

@@ -38,6 +38,7 @@ from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p,
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.signals import deferred_stops, stop_signals_interrupt
+from core.runtime.threads import usable_cpus
 from core.runtime.workers import init_parsing_worker
 
 MERGE_FAN_IN = 128
@@ -527,7 +528,7 @@ def screen(model, path: str | Path, report: str | Path, chunk_size: int = 20000,
 
     start = time.perf_counter()
     report = Path(report)
-    workers = max(1, workers if workers is not None else (os.cpu_count() or 2))
+    workers = max(1, workers if workers is not None else usable_cpus())
     torch_threads = torch.get_num_threads()
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=report.parent or "."))
     rejects_file = tmp / "rejects.csv"
