@@ -19,9 +19,9 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
 def add_threads_option(p: argparse.ArgumentParser) -> None:
     """--threads: torch's intra-op thread count for the whole command."""
     p.add_argument("--threads", type=thread_count, default=0, metavar="N",
-                   help="CPU threads for torch's products (0: one per CPU this process may use, its affinity and cgroup "
-                        "quota). Where other "
-                        "programs keep the cores busy, 1 can be several times faster (docs/performance.md)")
+                   help="CPU threads for torch's products (0: one per CPU this process may use, by its "
+                        "affinity and cgroup quota). Where other programs keep the cores busy, 1 can be "
+                        "several times faster (docs/performance.md)")
 
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
