@@ -5,7 +5,8 @@ CPU quota such as ``docker --cpus=1.5``), which ``os.cpu_count()`` and torch's d
 in a container allowed 1.5 of a 64-core machine's CPUs they would start 64 threads or workers.
 The command's default ``--threads``, the screening workers and a local Dask cluster are sized by it.
 
-torch's CPU threads wait for each other asleep, not spinning, in the desktop app.
+torch's CPU threads wait for each other asleep, not spinning, in the desktop app, the command and
+the tests.
 
 OpenMP's threads spin for a while when they wait at the end of each parallel product. On
 cores that other programs also use, a spinning thread holds a core that another thread of the
@@ -20,10 +21,15 @@ with 2 cores (medians of interleaved runs in fresh processes):
 - But REDDIT-BINARY training epochs alone, three rounds: 3.41, 3.25 and 3.47 s spinning; 4.67,
   3.77 and 3.45 s asleep. Waking the threads for its many short parallel steps can cost.
 
-So the app sets it, and the ``glocalkd`` command, which mostly runs on cores of its own, keeps
-OpenMP's default (set ``OMP_WAIT_POLICY=PASSIVE`` yourself, or pass ``--threads 1``, where the
-cores are shared). OpenMP reads the setting once, when torch loads its runtime, so it is an
-environment variable set before the first ``import torch``; the library never sets it on its own.
+On the project's shared 2-core machine (load average 4-6 from other users), AIDS training epochs
+(``benchmarks/wait_policy_ab.py AIDS --epochs 4 --repeats 2``): spinning 1.59 and 2.36 s (medians),
+asleep 0.78 and 0.82 s, a short spin 1.06 and 1.21 s. Cores are shared far more often than not,
+so the app, the ``glocalkd`` command and the test suite (``tests/conftest.py``) set it; a user's
+own ``OMP_WAIT_POLICY`` is kept (``ACTIVE`` for the REDDIT-like case on cores of its own). The
+idle-machine comparison after this change was not measured (no idle machine was available).
+
+OpenMP reads the setting once, when torch loads its runtime, so it is an environment variable set
+before the first ``import torch``; the library never sets it on its own.
 """
 from __future__ import annotations
 

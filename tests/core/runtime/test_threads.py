@@ -28,7 +28,12 @@ def test_the_app_can_set_it_and_the_command_answers_help_without_torch():
     command = ("import os, sys; from core.cli.main import main\n"
                "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
                "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
-    assert _run(command) == ["glocalkd", "0.1.0", "None", "False"]  # OpenMP's default; no torch for --version
+    assert _run(command) == ["glocalkd", "0.1.0", "None", "False"]  # no torch for --version
+    info = ("import os, sys; from core.cli.main import main\n"
+            "main(['info', 'resources/herg.tab'])\n"
+            "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
+    assert _run(info)[-2:] == ["PASSIVE", "True"]  # set before torch loaded
+    assert _run(info, OMP_WAIT_POLICY="ACTIVE")[-2:] == ["ACTIVE", "True"]  # the user's choice stays
 
 
 def _cgroup(tmp_path, files: dict[str, str], membership: str) -> tuple[str, str]:
