@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # the command's and the app's policy (core/runtime/threads.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = ROOT / "resources"  # data only the tests use

@@ -15,6 +15,7 @@ from core.cli import evaluate, explanations, info, merge, score, screen, train, 
 from core.cli.options import check_outputs, error_text, set_threads
 from core.errors import GLocalKDError
 from core.runtime.allocator import retain_freed_memory
+from core.runtime.threads import wait_passively
 
 COMMANDS = {"train": train, "score": score, "info": info, "evaluate": evaluate, "screen": screen,
             "merge-reports": merge, "evaluate-explanations": explanations, "weigh": weigh}
@@ -41,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     retain_freed_memory()  # this process is ours: see core/runtime/allocator.py
+    wait_passively()  # before torch loads: OpenMP's threads sleep while they wait (core/runtime/threads.py)
     set_threads(args)
     with warnings.catch_warnings():  # restores Python's own display when main returns
         warnings.showwarning = _show_warning

@@ -56,8 +56,9 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
 def add_threads_option(p: argparse.ArgumentParser) -> None:
     """--threads: torch's intra-op thread count for the whole command."""
     p.add_argument("--threads", type=thread_count, default=0, metavar="N",
-                   help="CPU threads for torch's products (0: torch's default, one per core). Where other "
-                        "programs keep the cores busy, 1 can be several times faster (docs/performance.md)")
+                   help="CPU threads for torch's products (0: one per CPU this process may use, by its "
+                        "affinity and cgroup quota). Where other programs keep the cores busy, 1 can be "
+                        "several times faster (docs/performance.md)")
 
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
@@ -144,11 +145,15 @@ def add_readout_options(parser: argparse.ArgumentParser) -> None:
 
 
 def set_threads(args: argparse.Namespace) -> None:
-    """Apply ``--threads`` for the whole command."""
-    if getattr(args, "threads", 0):
+    """Apply ``--threads`` for the whole command; 0 means one per CPU this process may use
+    (:func:`core.runtime.threads.usable_cpus`: torch counts the affinity mask, not a cgroup quota)."""
+    from core.runtime.threads import quota_bound_threads
+
+    wanted = getattr(args, "threads", 0) or quota_bound_threads()
+    if wanted:
         import torch
 
-        torch.set_num_threads(args.threads)
+        torch.set_num_threads(wanted)
 
 
 def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None = None) -> GraphSet:

@@ -82,12 +82,40 @@ _OFF_RINGS = _OFF_FLAGS + 3
 # memory) for minutes. The largest MOSES, ChEMBL or hERG molecules are far below them.
 MAX_SMILES_CHARS = 100_000
 MAX_ATOMS = 10_000
+# Ring-closure bonds (each written as a pair of digits or %nn): what makes RDKit's ring perception
+# explode. Measured on fused ladders (peak RSS of the parse): 250 rings (500 atoms) 91 MB and
+# 0.2 s; 500 rings 336 MB and 1.3-5.9 s; 1,000 rings 2.1 GB and 24-64 s (the load varied); 5,000
+# rings (a legal 20,000-character SMILES) took a screening worker to 4.8 GB before it died, and
+# RDKit's parse alone to a reported 20 GB. Branches and nesting cost nothing like it (50,000 nested branches: 0.2 s, 74 MB), so they
+# are not limited. Drug-like molecules have under 20 ring bonds; a C540 fullerene has 271.
+MAX_RING_BONDS = 250
+# Ring-closure labels outside bracket atoms: %(nnn), %nn or one digit.
+_RING_LABEL = re.compile(r"\[[^\]]*\]|%\(\d+\)|%\d\d|\d")
+
+
+def ring_bonds(smiles: str) -> int:
+    """The number of ring-closure bonds a SMILES string writes (half its ring-closure labels;
+    digits inside bracket atoms, such as isotopes and charges, are not labels). Counted from the
+    text alone, before RDKit sees it.
+
+    Args:
+        smiles: one SMILES string (without a CXSMILES extension).
+
+    Returns:
+        The ring-closure bonds (a truncated string counts half a bond per unmatched label).
+    """
+    if not any(c.isdigit() for c in smiles):
+        return 0
+    return sum(1 for m in _RING_LABEL.finditer(smiles) if m.group()[0] != "[") // 2
 
 
 def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
     """Parse and sanitise a SMILES string; on failure return (None, the reason in plain words).
     Hydrogens written as atoms ("[H]") become hydrogen counts, as in RDKit's default reader.
-    A SMILES over ``MAX_SMILES_CHARS`` characters or ``MAX_ATOMS`` atoms is refused."""
+    A SMILES over ``MAX_SMILES_CHARS`` characters, ``MAX_RING_BONDS`` ring-closure bonds or
+    ``MAX_ATOMS`` atoms is refused: the first two before RDKit sees it, so no row can make the
+    parse take gigabytes. Running out of memory while parsing (a worker's address-space limit,
+    :mod:`core.runtime.memory`) is a refused row too. Every reader of SMILES comes here."""
     text = smiles.strip()
     if not text:
         return None, "empty SMILES"
@@ -96,14 +124,20 @@ def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
     parts = text.split(None, 1)
     if len(parts) > 1 and not parts[1].startswith("|"):  # RDKit would read only the first part
         return None, f"SMILES contains a space or line break (is a name in the SMILES field?): {_clip(text)}"
-    mol = Chem.MolFromSmiles(text, sanitize=False)
-    if mol is None:
-        return None, f"invalid SMILES syntax: {_clip(text)}"
-    if mol.GetNumAtoms() > MAX_ATOMS:
-        return None, f"molecule has {mol.GetNumAtoms():,} atoms, more than the limit of {MAX_ATOMS:,}"
-    mol, reason = _sanitised(mol, text)
-    if mol is not None and _HYDROGEN_ATOM.search(text):
-        return _without_hydrogen_atoms(mol)
+    if len(parts[0]) > 2 * MAX_RING_BONDS and (rings := ring_bonds(parts[0])) > MAX_RING_BONDS:
+        return None, (f"SMILES has {rings:,} ring-closure bonds, more than the limit of {MAX_RING_BONDS:,} "
+                      f"(ring perception would take gigabytes): {_clip(text)}")
+    try:
+        mol = Chem.MolFromSmiles(text, sanitize=False)
+        if mol is None:
+            return None, f"invalid SMILES syntax: {_clip(text)}"
+        if mol.GetNumAtoms() > MAX_ATOMS:
+            return None, f"molecule has {mol.GetNumAtoms():,} atoms, more than the limit of {MAX_ATOMS:,}"
+        mol, reason = _sanitised(mol, text)
+        if mol is not None and _HYDROGEN_ATOM.search(text):
+            return _without_hydrogen_atoms(mol)
+    except MemoryError:
+        return None, f"out of memory while parsing the SMILES (the parsing worker's limit): {_clip(text)}"
     return mol, reason
 
 
@@ -123,15 +157,77 @@ def _without_hydrogen_atoms(mol: Chem.Mol) -> tuple[Chem.Mol | None, str]:
 
 
 def parse_molblock(block: str) -> tuple[Chem.Mol | None, str]:
-    """Parse and sanitise an MDL molblock; on failure return (None, the reason)."""
+    """Parse and sanitise an MDL molblock; on failure return (None, the reason). The limits of
+    :func:`parse_smiles` on atoms and ring bonds hold here too, checked before ring perception."""
+    size = molblock_size(block)
+    if size is not None and size[0] > MAX_ATOMS:
+        return None, f"molecule has {size[0]:,} atoms, more than the limit of {MAX_ATOMS:,}"
+    if size is not None and size[1] > MAX_RING_BONDS:  # RDKit's molblock reader finds rings already
+        return None, f"molecule has {size[1]:,} ring-closure bonds, more than the limit of {MAX_RING_BONDS:,}"
     try:
         mol = Chem.MolFromMolBlock(block, sanitize=False, removeHs=False)
+    except MemoryError:
+        return None, "out of memory while reading the molblock (the parsing worker's limit)"
     except Exception as exc:  # RDKit raises for some malformed blocks
         return None, f"broken molblock: {exc}"
     if mol is None:
         return None, "broken molblock (RDKit could not read the atom or bond block)"
-    mol, reason = _sanitised(mol, "")
-    return (None, reason) if mol is None else _without_hydrogen_atoms(mol)
+    try:
+        mol, reason = _sanitised(mol, "")
+        return (None, reason) if mol is None else _without_hydrogen_atoms(mol)
+    except MemoryError:
+        return None, "out of memory while reading the molblock (the parsing worker's limit)"
+
+
+def molblock_size(block: str) -> tuple[int, int] | None:
+    """(atoms, ring-closure bonds) of an MDL molblock (V2000 or V3000), read from its text before
+    RDKit sees it: ring-closure bonds are bonds - atoms + connected pieces, what a SMILES of the
+    molecule would write as ring closures. None when the counts or bonds cannot be read (RDKit's
+    reader then says what is wrong).
+
+    Args:
+        block: the molblock, header lines included.
+
+    Returns:
+        (atoms, ring-closure bonds), or None.
+    """
+    lines = block.splitlines()
+    try:
+        if len(lines) > 3 and "V3000" in lines[3]:
+            counts = next(line.split() for line in lines if line.startswith("M  V30 COUNTS"))
+            atoms = int(counts[3])
+            if atoms > MAX_ATOMS:  # refused on its atom count: no need to read (or allocate for) its bonds
+                return atoms, 0
+            start = next(i for i, line in enumerate(lines) if line.startswith("M  V30 BEGIN BOND")) + 1 \
+                if int(counts[4]) else len(lines)
+            pairs = []
+            for line in lines[start:]:
+                if line.startswith("M  V30 END BOND"):
+                    break
+                fields = line.split()
+                pairs.append((int(fields[4]), int(fields[5])))
+        else:
+            atoms, bonds = int(lines[3][0:3]), int(lines[3][3:6])  # V2000: at most 999 each
+            pairs = [(int(line[0:3]), int(line[3:6])) for line in lines[4 + atoms:4 + atoms + bonds]]
+    except (IndexError, ValueError, StopIteration):
+        return None
+    parent = list(range(atoms + 1))  # union-find over atoms 1..atoms: the connected pieces
+
+    def root(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    pieces = atoms
+    for a, b in pairs:
+        if not (0 < a <= atoms and 0 < b <= atoms):
+            return None
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[ra] = rb
+            pieces -= 1
+    return atoms, len(pairs) - atoms + pieces
 
 
 def _sanitised(mol: Chem.Mol, text: str) -> tuple[Chem.Mol | None, str]:

@@ -5,8 +5,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.errors import GLocalKDError
+
 
 COMPONENT_PREFIX = "component:"  # a consensus's component scores in Scores.parts
+
+
+class NonFiniteScoreError(GLocalKDError):
+    """A model gave a graph a NaN or infinite score (see :meth:`Scores.__post_init__`)."""
 
 
 @dataclass
@@ -34,6 +40,18 @@ class Scores:
     node_errors: np.ndarray
     node_ptr: np.ndarray
     parts: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Every path from a model to a report row builds a ``Scores``: a NaN or infinite score
+        (a model whose weights overflow, e.g. a damaged or edited model file) stops here, so it
+        can never be ranked and written as a result."""
+        score = np.asarray(self.score)
+        bad = np.flatnonzero(~np.isfinite(score))
+        if len(bad):
+            raise NonFiniteScoreError(
+                f"scoring gave {len(bad):,} of {len(score):,} graphs a non-finite score ({score[bad[0]]}, "
+                f"first at graph {int(bad[0]) + 1} of the batch): the model overflows on them (a damaged "
+                "or edited model file?); no score was written")
 
     def component_scores(self) -> dict[str, np.ndarray]:
         """Each component's own score of a consensus, by component name (registry names, in the

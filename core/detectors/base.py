@@ -204,20 +204,17 @@ class Detector(abc.ABC):
         return state
 
     def save(self, path) -> None:
-        """Write the model file atomically: a new temporary file in the same folder, created
-        exclusively, then renamed (no link is written through); read it with :meth:`load`."""
-        import torch
+        """Write the model file atomically (a new temporary file in the same folder, created
+        exclusively, then renamed: no link is written through) with a digest of its contents
+        (:mod:`core.runtime.model_files`); read it with :meth:`load`."""
+        from core.runtime.model_files import write_model_file
 
-        from core.runtime.files import atomic_output
-
-        state = self.file_state()
-        with atomic_output(path) as fh:
-            torch.save(state, fh)
+        write_model_file(path, self.file_state())
 
     @classmethod
     def load(cls, path, device: str = "auto") -> "Detector":
         """Read a model file of this kind of detector (any kind: :func:`core.detectors.model_file.load_detector`)."""
-        from core.runtime.files import read_model_file
+        from core.runtime.model_files import read_model_file
 
         if inspect.isabstract(cls):
             raise GLocalKDError("Detector.load reads one kind of detector; core.load_detector(path) reads any")
@@ -249,8 +246,8 @@ class Detector(abc.ABC):
                 if cal.ndim != 1 or not np.all(np.isfinite(cal)):
                     raise ValueError("calibration scores are not a list of finite numbers")
                 detector.calibration_scores_ = cal
-        except ModelFileError:
-            raise
+        except ModelFileError as exc:  # a component's own check: name the file too
+            raise (exc if str(exc).startswith(source) else ModelFileError(f"{source}: {exc}")) from None
         except (GLocalKDError, KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
             raise ModelFileError(f"{source}: damaged model file ({exc})") from None
         return detector

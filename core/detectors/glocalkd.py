@@ -299,18 +299,17 @@ class GLocalKD(Detector):
 
     def save(self, path) -> None:
         """Write the model file (the format of :meth:`state_dict`) atomically, through an exclusively
-        created temporary file (no link is written through)."""
-        from core.runtime.files import atomic_output
+        created temporary file (no link is written through), with a digest of its contents
+        (:mod:`core.runtime.model_files`)."""
+        from core.runtime.model_files import write_model_file
 
-        state = self.state_dict()
-        with atomic_output(path) as fh:
-            torch.save(state, fh)
+        write_model_file(path, self.state_dict())
 
     def fitted_state(self) -> dict:
         return self.state_dict()
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
-        self.__dict__.update(vars(type(self).from_state_dict(state, device)))
+        self.__dict__.update(vars(type(self).from_state_dict(state, device, source="its GLocalKD")))
 
     def file_state(self) -> dict:
         return self.state_dict()

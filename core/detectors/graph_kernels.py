@@ -117,10 +117,9 @@ class GraphKernel:
         self.kernel_ = self._make()
         self.kernel_.restore_fitted_state(state["features"])
         self.n_train_ = int(state["n_train"])
-        f = state["train_features"]
-        self.train_features_ = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
+        self.train_features_ = csr_from_state(state["train_features"], (self.n_train_, self.kernel_.n_columns_))
         self.train_squares_ = np.asarray(state["train_squares"], dtype=np.float64)
-        if self.train_features_.shape[0] != self.n_train_ or len(self.train_squares_) != self.n_train_:
+        if len(self.train_squares_) != self.n_train_:
             raise ValueError("the kernel's training features do not match its training graphs")
 
     def transform(self, graphs: GraphSet) -> np.ndarray:
@@ -178,3 +177,26 @@ def kernel_distance(k: np.ndarray, overwrite: bool = False) -> np.ndarray:
     np.subtract(2.0, d, out=d)
     np.clip(d, 0.0, None, out=d)
     return np.sqrt(d, out=d)
+
+
+def csr_from_state(f: dict, shape: tuple[int, int]) -> sp.csr_matrix:
+    """A sparse matrix saved as ``{"data", "indices", "indptr", "shape"}``, checked before use: its
+    shape must be ``shape`` (what the fitted state around it implies) and its index arrays must
+    be consistent (a damaged index would make scipy read out of bounds).
+
+    Args:
+        f: the saved parts.
+        shape: the shape the matrix must have.
+
+    Returns:
+        The matrix.
+
+    Raises:
+        ValueError: the parts do not make a matrix of that shape.
+    """
+    saved = tuple(int(s) for s in f["shape"])
+    if saved != tuple(shape):
+        raise ValueError(f"sparse features of shape {saved}, where the model implies {tuple(shape)}")
+    matrix = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=shape)
+    matrix.check_format(full_check=True)
+    return matrix

@@ -3,7 +3,9 @@
 Each detector writes its own file (:meth:`Detector.save`): GLocalKD in the format it has always
 had (:meth:`GLocalKD.state_dict`), every other detector as ``{"format": DETECTOR_FORMAT,
 "version", "detector": registry name, "params", "state"}`` (:meth:`Detector.file_state`). Both are
-read with torch's ``weights_only`` loader, so opening a file can never run code.
+read with torch's ``weights_only`` loader, so opening a file can never run code, and both are
+written and read by :mod:`core.runtime.model_files`, which adds a digest of the contents and checks
+it (and refuses NaN or infinite numbers) before any detector sees them.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from core.detectors.base import DETECTOR_FORMAT, Detector
 from core.detectors.glocalkd import MODEL_FORMAT, GLocalKD
 from core.detectors.registry import DETECTORS, make_detector
 from core.errors import ModelFileError
-from core.runtime.files import read_model_file
+from core.runtime.model_files import read_model_file
 
 
 def detector_from_file_state(state, device: str = "auto", source: str = "model") -> Detector:

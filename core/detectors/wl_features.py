@@ -97,6 +97,13 @@ class WLFeatures:
         self.offsets_ = np.asarray(state["offsets"], dtype=np.int64)
         if len(self.vocabulary_) != self.iterations + 1 or len(self.offsets_) != len(self.vocabulary_) + 1:
             raise ValueError("the WL vocabulary does not match the number of iterations")
+        if not np.array_equal(self.offsets_, np.concatenate([[0], np.cumsum([len(v) for v in self.vocabulary_])])):
+            raise ValueError("the WL feature offsets do not match its vocabulary")
+
+    @property
+    def n_columns_(self) -> int:
+        """Feature columns: one per label in the vocabulary of every iteration."""
+        return int(self.offsets_[-1])
 
     def transform(self, labelled: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[sp.csr_matrix, np.ndarray]:
         labels, edges, graph, n = _stack(labelled)

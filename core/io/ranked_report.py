@@ -119,6 +119,9 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                 columns[name].append(float(value) if value else np.nan)
         except ValueError:
             raise DataError(f"a score or node count is not a number: {row[4:8]}", str(path), line_no) from None
+        if not np.isfinite(columns["score"][-1]):  # no model writes one (core.data.scores.Scores)
+            raise DataError(f"the score {row[4]!r} is not a finite number (written by a damaged model?)",
+                            str(path), line_no)
         for j, name in ((1, "id"), (2, "name"), (3, "smiles"), (8, "label"), (9, "top_nodes")):
             columns[name].append(keep(_unsafe(row[j])) if name in ("name", "label") else _unsafe(row[j]))
         count += 1

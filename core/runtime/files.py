@@ -165,22 +165,3 @@ def _overlaps(out: Path, resolved: Path, given: Path) -> bool:
     except OSError:
         return False
 
-
-def read_model_file(path: str | Path):
-    """The contents of a model file, read with torch's ``weights_only`` loader (no code in a file
-    can run); a missing, unreadable or foreign file is a :class:`ModelFileError`."""
-    import torch
-
-    from core.errors import ModelFileError
-
-    path = Path(path)
-    if not path.is_file():
-        raise ModelFileError(f"{path}: no such model file")
-    if not os.access(path, os.R_OK):
-        raise ModelFileError(f"{path}: cannot read the model file (permission denied)")
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except PermissionError:
-        raise ModelFileError(f"{path}: cannot read the model file (permission denied)") from None
-    except Exception as exc:
-        raise ModelFileError(f"{path}: not a GLocalKD Studio model file, or damaged ({type(exc).__name__})") from None

@@ -111,11 +111,12 @@ def connect(spec, timeout: float = 30.0) -> Iterator:
     address, n = parse_scheduler(spec)
     if address == "local":
         import multiprocessing
-        import os
 
         import dask
 
-        n = n or os.cpu_count() or 1
+        from core.runtime.threads import usable_cpus
+
+        n = n or usable_cpus()
         # processes, one thread each: RDKit and torch hold the GIL for parts of their work, and
         # one torch thread per core is what the single-machine pipeline uses too. Forked where
         # there is fork (Linux): a worker starts with torch, RDKit and core already imported, as

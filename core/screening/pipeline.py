@@ -16,7 +16,6 @@ import heapq
 import itertools
 import math
 import multiprocessing as mp
-import os
 import shutil
 import sys
 import tempfile
@@ -41,7 +40,9 @@ from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p,
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
-from core.runtime.signals import deferred_stops, init_worker_process, stop_received, stop_signals_interrupt
+from core.runtime.signals import deferred_stops, stop_received, stop_signals_interrupt
+from core.runtime.threads import usable_cpus
+from core.runtime.workers import init_parsing_worker
 
 MERGE_FAN_IN = 128
 
@@ -610,7 +611,7 @@ class _Pool:
         self.executor = self._start()
 
     def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_worker_process)
+        return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_parsing_worker)
 
     def submit(self, rows: list[SourceRow]) -> Future:
         try:
@@ -666,7 +667,7 @@ class LocalExecutor:
 
     def __init__(self, model, workers: int | None = None) -> None:
         self.model = model
-        self.workers = max(1, workers if workers is not None else (os.cpu_count() or 2))
+        self.workers = max(1, workers if workers is not None else usable_cpus())
         self.pool: _Pool | None = None
 
     def start(self, settings: ChunkSettings) -> None:

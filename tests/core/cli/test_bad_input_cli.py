@@ -4,6 +4,7 @@ import gzip
 import torch
 
 from core.cli.main import main
+from core.runtime.model_files import write_model_file
 from tests.conftest import ring, write_tu
 
 TRAIN = ["--epochs", "1", "--hidden", "8", "--out-dim", "4", "--device", "cpu"]
@@ -58,7 +59,7 @@ def test_bad_model_files(tmp_path, capsys, model_file):
     trunc = tmp_path / "trunc.pt"
     trunc.write_bytes(model_file.read_bytes()[:500])
     newer = tmp_path / "newer.pt"
-    torch.save({**torch.load(model_file, weights_only=True), "version": 99}, newer)
+    write_model_file(newer, {**torch.load(model_file, weights_only=True), "version": 99})  # its own digest
     tu_model = tmp_path / "tu.pt"
     folder = write_tu(tmp_path / "T", "T", [(3, ring(3), 1)] * 3)
     assert main(["train", str(folder), "-o", str(tu_model), *TRAIN]) == 0

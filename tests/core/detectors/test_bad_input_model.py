@@ -9,6 +9,7 @@ from torch_geometric.data import Data
 from core import DataError, GLocalKD, GLocalKDError, ModelFileError, SchemaMismatchError, load
 from core.data.graphset import GraphMeta, GraphSet
 from core.detectors.glocalkd import MODEL_VERSION
+from core.runtime.model_files import DIGEST_KEY, write_model_file
 from tests.conftest import path, ring, write_tu
 
 SMALL = dict(hidden_dim=8, out_dim=4, batch_size=4, lr=1e-2, seed=0, device="cpu")
@@ -182,12 +183,22 @@ def test_files_that_are_not_ours(tmp_path, saved):
     _refused(tmp_path, "no such model file")
 
 
-def test_older_and_newer_versions(tmp_path, saved):
+def _write(path, state, digest):
+    """A hand-made model file: with a digest that matches its contents (as the writer of any
+    version makes it), or with none (as files written before the digest)."""
+    if digest:
+        write_model_file(path, state)
+    else:
+        torch.save({k: v for k, v in state.items() if k != DIGEST_KEY}, path)
+
+
+@pytest.mark.parametrize("digest", [True, False])
+def test_older_and_newer_versions(tmp_path, saved, digest):
     _, state = saved
     for version, pattern in ((0, "version 0 is not supported .* retrain"),
                              (MODEL_VERSION + 1, f"version {MODEL_VERSION + 1} was written by a newer"),
                              ("1", "version '1' is not supported"), (None, "version None")):
-        torch.save({**state, "version": version}, tmp_path / "v.pt")
+        _write(tmp_path / "v.pt", {**state, "version": version}, digest)
         _refused(tmp_path / "v.pt", pattern)
 
 
@@ -201,12 +212,16 @@ def test_older_and_newer_versions(tmp_path, saved):
     lambda s: s.update(target={k: v[:1] for k, v in s["target"].items()}),
     lambda s: s.update(train_scores=[1.0, 2.0]),
     lambda s: s.update(train_scores="x"),
+    lambda s: s.update(train_scores=torch.tensor([float("nan")] * len(s["train_scores"]))),
+    lambda s: s.update(calibration_scores=torch.tensor([1.0, float("inf")], dtype=torch.float64)),
 ])
-def test_damaged_contents(tmp_path, saved, damage):
+@pytest.mark.parametrize("digest", [True, False])
+def test_damaged_contents(tmp_path, saved, damage, digest):
+    """Contents no model has are refused whether or not the file's digest matches them."""
     _, state = saved
     state = {**state}
     damage(state)
-    torch.save(state, tmp_path / "d.pt")
+    _write(tmp_path / "d.pt", state, digest)
     _refused(tmp_path / "d.pt", "damaged model file|not a GLocalKD")
 
 

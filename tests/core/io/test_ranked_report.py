@@ -45,3 +45,14 @@ def test_formula_guard_is_undone_and_bad_rows_name_their_line(tmp_path):
     path.write_text(head + "1,x,,C1CC,0.5,,,3,,,ok,,\n")
     with pytest.raises(DataError, match="row 1 \\(x\\)"):
         row_graphs(read_report(path), 0)
+
+
+def test_a_report_with_a_non_finite_score_is_refused_with_its_line(tmp_path):
+    """Reports written by a damaged model before scores were checked held `inf` for every row;
+    opening one showed it, and picking a row then failed."""
+    head = ",".join(REPORT_COLUMNS) + "\n"
+    path = tmp_path / "r.csv"
+    for value in ("inf", "nan", "-inf"):
+        path.write_text(head + "1,a,,CCO,0.5,,,3,,,ok,,\n" + f"2,b,,CCC,{value},,,3,,,ok,,\n")
+        with pytest.raises(DataError, match=rf"r\.csv:3: the score '{value}' is not a finite number"):
+            read_report(path)

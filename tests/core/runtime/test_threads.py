@@ -28,4 +28,50 @@ def test_the_app_can_set_it_and_the_command_answers_help_without_torch():
     command = ("import os, sys; from core.cli.main import main\n"
                "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
                "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
-    assert _run(command) == ["glocalkd", "0.1.0", "None", "False"]  # OpenMP's default; no torch for --version
+    assert _run(command) == ["glocalkd", "0.1.0", "None", "False"]  # no torch for --version
+    info = ("import os, sys; from core.cli.main import main\n"
+            "main(['info', 'resources/herg.tab'])\n"
+            "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
+    assert _run(info)[-2:] == ["PASSIVE", "True"]  # set before torch loaded
+    assert _run(info, OMP_WAIT_POLICY="ACTIVE")[-2:] == ["ACTIVE", "True"]  # the user's choice stays
+
+
+def _cgroup(tmp_path, files: dict[str, str], membership: str) -> tuple[str, str]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "proc_cgroup").write_text(membership)
+    return str(tmp_path), str(tmp_path / "proc_cgroup")
+
+
+def test_a_cgroup_quota_caps_the_usable_cpus(tmp_path):
+    from core.runtime.threads import cgroup_cpu_quota, usable_cpus
+
+    affinity = len(os.sched_getaffinity(0))
+    v2 = _cgroup(tmp_path / "v2", {"job/cpu.max": "50000 100000\n"}, "0::/job\n")
+    assert cgroup_cpu_quota(*v2) == 0.5 and usable_cpus(*v2) == 1
+    v2_wide = _cgroup(tmp_path / "v2w", {"cpu.max": "6400000 100000\n"}, "0::/\n")
+    assert cgroup_cpu_quota(*v2_wide) == 64 and usable_cpus(*v2_wide) == affinity  # the mask binds
+    unlimited = _cgroup(tmp_path / "v2m", {"job/cpu.max": "max 100000\n"}, "0::/job\n")
+    assert cgroup_cpu_quota(*unlimited) is None and usable_cpus(*unlimited) == affinity
+    v1 = _cgroup(tmp_path / "v1", {"cpu,cpuacct/job/cpu.cfs_quota_us": "150000\n",
+                                   "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, "4:cpu,cpuacct:/job\n")
+    assert cgroup_cpu_quota(*v1) == 1.5 and usable_cpus(*v1) == min(2, affinity)
+    v1_none = _cgroup(tmp_path / "v1n", {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"},
+                      "2:cpu:/\n")
+    assert cgroup_cpu_quota(*v1_none) is None
+    assert cgroup_cpu_quota(str(tmp_path / "nothing"), str(tmp_path / "none")) is None
+
+
+def test_the_commands_torch_threads_follow_a_quota():
+    """Where a quota allows fewer CPUs than the mask, the command's torch threads follow it;
+    --threads N still sets N."""
+    code = ("import argparse, torch, core.runtime.threads as t\n"
+            "t.usable_cpus = lambda *a, **k: 1\n"
+            "from core.cli.options import set_threads\n"
+            "set_threads(argparse.Namespace(threads=0)); print(torch.get_num_threads())\n"
+            "set_threads(argparse.Namespace(threads=2)); print(torch.get_num_threads())\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["1", "2"]
