@@ -16,7 +16,7 @@ from core import GLocalKD, load, read_report
 from core.data.chem import MAX_RING_BONDS, molblock_size, parse_molblock, parse_smiles, ring_bonds
 from core.runtime.memory import parse_size
 from core.screening.pipeline import SourceRow, featurize_chunk, screen
-from tests.conftest import RESOURCES
+from tests.conftest import DEMO_DATA
 
 
 def ladder_smiles(atoms: int) -> str:
@@ -139,7 +139,7 @@ def test_a_parse_past_the_workers_memory_limit_is_one_rejected_row(tmp_path, mon
     """With the ring guard lifted (the workers are forked: they see it lifted too), a ladder of 600
     rings whose parse takes several hundred MB, under a worker limit of 100 MB: its row is rejected,
     the other rows are scored. Without a limit on the parsing workers it was parsed and scored."""
-    herg = load(RESOURCES / "herg.tab")
+    herg = load(DEMO_DATA / "herg.tab")
     model = GLocalKD(epochs=2, hidden_dim=16, out_dim=8, device="cpu").fit(herg.subset(range(60)))
     library = tmp_path / "lib.smi"
     library.write_text("".join(f"{herg.meta[i].smiles} m{i}\n" for i in range(20))

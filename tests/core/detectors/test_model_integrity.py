@@ -15,14 +15,14 @@ from core.cli.main import main
 from core.data.scores import NonFiniteScoreError, Scores
 from core.detectors.model_file import load_detector
 from core.runtime.model_files import DIGEST_KEY, read_model_file, state_digest, write_model_file
-from tests.conftest import RESOURCES
+from tests.conftest import DEMO_DATA
 
 TINY = {"epochs": 2, "hidden_dim": 16, "out_dim": 8, "device": "cpu"}
 
 
 @pytest.fixture(scope="module")
 def herg():
-    return load(RESOURCES / "herg.tab")
+    return load(DEMO_DATA / "herg.tab")
 
 
 @pytest.fixture(scope="module")
