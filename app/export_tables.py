@@ -6,7 +6,7 @@ shows (its rows, in rank order, with the columns of its report). No Qt here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -2,7 +2,7 @@
 exported. The window asks before quitting or opening over it (Save / Discard / Cancel). No Qt."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 MODEL = "model"  # the key of the trained model (and the training data's results)
 

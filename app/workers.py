@@ -7,7 +7,8 @@ the ``job`` a task function receives: ``report``, ``stopped`` and ``abandoned``.
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
@@ -25,7 +26,7 @@ class Task(QObject, Job):
     finished = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, fn: Callable[["Task"], Any]):
+    def __init__(self, fn: Callable[[Task], Any]):
         QObject.__init__(self)
         Job.__init__(self, on_progress=self.progress.emit)
         self._fn = fn
@@ -103,7 +104,7 @@ class Runner(QObject):
 
     def stop_all(self, wait_ms: int = 30000) -> None:
         """Abandon every task and wait for its thread (used when the window closes)."""
-        for thread, task in list(self._running.values()):
+        for _thread, task in list(self._running.values()):
             task.abandon()
         for thread, _ in list(self._running.values()):
             thread.wait(wait_ms)

@@ -64,7 +64,7 @@ class MemorySampler:
             self.peak_children_mb = max(self.peak_children_mb, children)
             self._stop.wait(self._every)
 
-    def __enter__(self) -> "MemorySampler":
+    def __enter__(self) -> MemorySampler:
         self._thread.start()
         return self
 

@@ -2,7 +2,7 @@
 parameters a message names, so that each front end can word them its own way."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 
 class GLocalKDError(Exception):

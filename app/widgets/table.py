@@ -192,10 +192,10 @@ class ResultsModel(QAbstractTableModel):
         return -1 if self._sort is None else self._sort[0]
 
     # ---------------------------------------------------------------- Qt model API
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
         return 0 if parent.isValid() else int(self._view.size)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
@@ -248,7 +248,7 @@ class ResultsModel(QAbstractTableModel):
         return ""
 
 
-def results_view(model: "ResultsModel") -> QTableView:
+def results_view(model: ResultsModel) -> QTableView:
     """A table view over ``model`` as both windows show it: one row per line (no wrapping), sortable,
     whole-row single selection, columns sized for ids, SMILES and scores, which come right after
     the ID (the model's column order stays :data:`COLUMNS`)."""

@@ -53,8 +53,8 @@ def main() -> None:
         if not path.exists():
             rows.append(f"| {key} | | | not run yet | | | {p} | {b} | | |")
         # the main run, then variants such as NAME__first-label.json (another anomaly rule)
-        for path in [path] * path.exists() + sorted(RESULTS.glob(f"{name}__*.json")):
-            r = read_json(path)
+        for result_path in [path] * path.exists() + sorted(RESULTS.glob(f"{name}__*.json")):
+            r = read_json(result_path)
             unit = ("fold" if r.protocol == "cv" else "seed") + ("s" if len(r.folds) != 1 else "")
             state = "" if r.complete else f" (unfinished: {len(r.folds)} {unit} done)"
             rows.append(f"| {key} | {r.protocol}, {len(r.folds)} {unit} | {r.anomaly_label} ({r.anomaly_rule}) | "

@@ -5,7 +5,8 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from core.cli.options import add_readout_options, add_threads_option
 from core.data.feature_modes import MODES

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 # Nothing here loads torch: it loads with the first command that needs it, so --help and
 # --version answer at once.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class Progress:
@@ -39,7 +39,7 @@ class Progress:
         if self.bar is not None:
             self.bar.close()
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -7,8 +7,8 @@ and of the report's ``top_nodes`` names (``C3`` is atom 3).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Sequence
+from functools import cache
+from collections.abc import Sequence
 
 ALERT_FAMILIES = ("Brenk", "PAINS_A", "PAINS_B", "PAINS_C", "NIH")  # RDKit FilterCatalogs names (Brenk: BRENK)
 
@@ -33,7 +33,7 @@ class Alert:
         return f"{self.family} {self.name.replace('_', ' ')}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _catalog(family: str):
     """The FilterCatalog of one family, built once per process."""
     from rdkit.Chem import FilterCatalog

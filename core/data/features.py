@@ -64,7 +64,7 @@ class FeatureSchema:
         }[self.mode]
 
     @classmethod
-    def fit(cls, graphs: GraphSet, mode: str = "auto") -> "FeatureSchema":
+    def fit(cls, graphs: GraphSet, mode: str = "auto") -> FeatureSchema:
         """Choose and size the features from training graphs (``auto`` picks what the data has)."""
         if mode not in MODES:
             raise ValueError(f"features must be one of {', '.join(MODES)}, not {mode!r}")
@@ -145,7 +145,7 @@ class FeatureSchema:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "FeatureSchema":
+    def from_dict(cls, d: dict) -> FeatureSchema:
         version = int(d.get("atom_version", 1))  # files from before versions were version 1
         if version not in ATOM_FEATURE_DIMS:
             raise ValueError(f"atom feature version {version} is not one this GLocalKD Studio knows "

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
 import numpy as np
 if TYPE_CHECKING:  # the graphs are torch-geometric Data, but scoring never needs the import
@@ -76,7 +77,7 @@ class GraphSet:
                 counts[label] = counts.get(label, 0) + 1
         return dict(sorted(counts.items()))
 
-    def subset(self, indices: Iterable[int]) -> "GraphSet":
+    def subset(self, indices: Iterable[int]) -> GraphSet:
         """The graphs at ``indices`` (rejects are kept only by the full set)."""
         idx = list(indices)
         return GraphSet(
@@ -90,7 +91,7 @@ class GraphSet:
             edge_label_names=self.edge_label_names,
         )
 
-    def with_label(self, label: str) -> "GraphSet":
+    def with_label(self, label: str) -> GraphSet:
         """The graphs whose label equals ``label`` (after :func:`normalize_label`)."""
         wanted = normalize_label(label)
         return self.subset(i for i, m in enumerate(self.meta) if m.label == wanted)

@@ -63,7 +63,7 @@ class Scores:
         return int(self.score.shape[0])
 
     @staticmethod
-    def graph_only(score: np.ndarray, node_ptr: np.ndarray) -> "Scores":
+    def graph_only(score: np.ndarray, node_ptr: np.ndarray) -> Scores:
         """Scores of a detector that scores whole graphs only: terms and node errors are NaN."""
         score = np.asarray(score, dtype=np.float32)
         node_ptr = np.asarray(node_ptr, dtype=np.int64)
@@ -91,7 +91,7 @@ class Scores:
         return [(int(j), float(errors[j])) for j in order]
 
     @staticmethod
-    def concat(parts: list["Scores"]) -> "Scores":
+    def concat(parts: list[Scores]) -> Scores:
         if not parts:
             empty = np.zeros(0, dtype=np.float32)
             return Scores(empty, empty, empty, empty, np.zeros(1, dtype=np.int64))

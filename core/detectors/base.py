@@ -6,7 +6,7 @@ from __future__ import annotations
 import abc
 import inspect
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class Detector(abc.ABC):
         """The constructor's parameters and their current values (scikit-learn's contract)."""
         return {name: getattr(self, name) for name in self.param_names()}
 
-    def set_params(self, **params) -> "Detector":
+    def set_params(self, **params) -> Detector:
         """Change constructor parameters; unknown names are an error. Takes effect at the next ``fit``."""
         unknown = set(params) - set(self.param_names())
         if unknown:
@@ -105,12 +105,12 @@ class Detector(abc.ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
 
-    def validate_params(self) -> None:
+    def validate_params(self) -> None:  # noqa: B027 (a hook: a detector without rules to check has none)
         """Raise :class:`GLocalKDError` naming any invalid setting (checked by ``fit``)."""
 
     # ------------------------------------------------------------------ training
     def fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> "Detector":
+            should_stop: Callable[[], bool] | None = None) -> Detector:
         """Train on ``graphs`` (taken as normal) and return ``self``.
 
         ``on_epoch`` is called after each epoch of detectors that train by epochs;
@@ -212,7 +212,7 @@ class Detector(abc.ABC):
         write_model_file(path, self.file_state())
 
     @classmethod
-    def load(cls, path, device: str = "auto") -> "Detector":
+    def load(cls, path, device: str = "auto") -> Detector:
         """Read a model file of this kind of detector (any kind: :func:`core.detectors.model_file.load_detector`)."""
         from core.runtime.model_files import read_model_file
 
@@ -221,7 +221,7 @@ class Detector(abc.ABC):
         return cls.from_file_state(read_model_file(path), device, source=str(path))
 
     @classmethod
-    def from_file_state(cls, state, device: str = "auto", source: str = "model") -> "Detector":
+    def from_file_state(cls, state, device: str = "auto", source: str = "model") -> Detector:
         """The detector a :meth:`file_state` describes, checked; a damaged or foreign one raises
         :class:`ModelFileError`."""
         from core.data.serialization import decode_state

@@ -12,7 +12,7 @@ per-node errors (only GLocalKD's do), so views know when a heatmap means somethi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from core.errors import GLocalKDError
 

@@ -10,7 +10,7 @@ The p-value is a decreasing function of the score, so it never changes a detecto
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

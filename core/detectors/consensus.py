@@ -30,7 +30,7 @@ and the wrong way on others, which only known anomalies can tell (docs/consensus
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

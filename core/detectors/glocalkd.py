@@ -14,7 +14,7 @@ max-pool and the mean cannot tell from one part, scores high.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -315,7 +315,7 @@ class GLocalKD(Detector):
         return self.state_dict()
 
     @classmethod
-    def from_file_state(cls, state, device: str = "auto", source: str = "model") -> "GLocalKD":
+    def from_file_state(cls, state, device: str = "auto", source: str = "model") -> GLocalKD:
         return cls.from_state_dict(state, device, source)
 
     def state_dict(self) -> dict:
@@ -340,7 +340,7 @@ class GLocalKD(Detector):
         return state
 
     @classmethod
-    def from_state_dict(cls, state: dict, device: str = "auto", source: str = "model") -> "GLocalKD":
+    def from_state_dict(cls, state: dict, device: str = "auto", source: str = "model") -> GLocalKD:
         """The model a :meth:`state_dict` describes, checked entry by entry (``source`` names it in errors)."""
         if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT:
             raise ModelFileError(f"{source}: not a GLocalKD Studio model file")

@@ -31,7 +31,7 @@ class LESINN:
         self.metric = metric
         self.seed = seed
 
-    def fit(self, X: np.ndarray) -> "LESINN":
+    def fit(self, X: np.ndarray) -> LESINN:
         """Draw the members' subsamples from the ``n`` training points (rows of ``X``)."""
         if self.ensemble_size < 1 or self.subsample_size < 1:
             raise GLocalKDError("LESINN needs at least one member of at least one point")

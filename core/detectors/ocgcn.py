@@ -11,7 +11,7 @@ only: no per-node scores.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch

@@ -7,7 +7,7 @@ alone ranks the actives about as well as the paper's GLocalKD does: ``docs/resul
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -10,7 +10,7 @@ that also sees a graph's size (docs/consensus.md).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -15,7 +15,7 @@ it adds nothing to a new graph's dot products but counts in its own norm, as in 
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp

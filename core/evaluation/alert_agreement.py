@@ -22,7 +22,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -201,9 +201,8 @@ def alert_agreement(train: GraphSet, library: GraphSet, scores: Scores, top_name
     name_counts = Counter(name for _, _, alerts, _ in rows for name in {f"{a.family}: {a.name}" for a in alerts})
     families = sorted({a.family for _, _, alerts, _ in rows for a in alerts})
     groups = [("all alerts", lambda a: True)]
-    groups += [(f"family {f}", (lambda f: lambda a: a.family == f)(f)) for f in families]
-    groups += [(f"alert {n}", (lambda n: lambda a: f"{a.family}: {a.name}" == n)(n))
-               for n, _ in name_counts.most_common(top_names)]
+    groups += [(f"family {f}", lambda a, f=f: a.family == f) for f in families]
+    groups += [(f"alert {n}", lambda a, n=n: f"{a.family}: {a.name}" == n) for n, _ in name_counts.most_common(top_names)]
     result = AlertAgreement(scored=len(library), with_alerts=len(rows), rare_elements=sorted(rare_seen))
     for label, keep in groups:
         result.all_molecules.append(_group(label, rows, keep, drop_rare=False))

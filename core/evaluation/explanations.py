@@ -15,7 +15,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from rdkit import Chem

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve

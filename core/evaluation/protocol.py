@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
@@ -71,7 +71,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
              anomaly: str = "minority", folds: int = 5, cv_seed: int = 1, seeds: Sequence[int] = (0, 1, 2, 3, 4),
              model_params: Mapping | None = None, contamination: float = 0.0, train_fraction: float = 1.0,
              score: str = "both", ensemble: int = 1, standardize: bool = False, method: str = "glocalkd",
-             known_anomalies: int = 0, resume: "EvaluationResult | Sequence[EvaluationResult] | None" = None,
+             known_anomalies: int = 0, resume: EvaluationResult | Sequence[EvaluationResult] | None = None,
              only: Sequence[int] | None = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
              on_fold: Callable[[EvaluationResult], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> EvaluationResult:

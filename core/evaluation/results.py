@@ -9,7 +9,7 @@ import platform
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class EvaluationResult:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "EvaluationResult":
+    def from_dict(cls, d: Mapping) -> EvaluationResult:
         """The result a :meth:`to_dict` mapping holds; every value is checked (:func:`check_result_dict`),
         so a damaged or edited file is refused, never merged."""
         d = dict(check_result_dict(d))

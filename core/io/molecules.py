@@ -9,7 +9,8 @@ import csv
 import re
 from collections import deque
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterable, Iterator
 
 from rdkit import Chem
 

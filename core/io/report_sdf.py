@@ -3,7 +3,7 @@ columns as SD properties, the way :func:`core.viz.sharing.write_sdf` shares scor
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -9,7 +9,7 @@ import io
 import sys
 import zlib
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from core.errors import DataError
 

@@ -1,7 +1,7 @@
 """Adam in one fused kernel where this PyTorch has one for the device, else the per-tensor loop."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 

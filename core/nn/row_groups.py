@@ -91,7 +91,7 @@ class GroupedPropagation:
         return len(self.groups) < 2 or self.groups[1] <= MAX_GROUP_FRACTION * nodes
 
     @classmethod
-    def build(cls, x: torch.Tensor, adj: torch.Tensor, propagations: int) -> "GroupedPropagation | None":
+    def build(cls, x: torch.Tensor, adj: torch.Tensor, propagations: int) -> GroupedPropagation | None:
         """The grouping of a batch (features ``x``, normalised adjacency ``adj`` in CSR with
         rows as destinations) for a network with ``propagations`` layers; None (compute node
         by node) only after a key collision or for NaN features. Every level is grouped, even

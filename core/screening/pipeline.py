@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -400,7 +401,7 @@ def _merge_group(files: list[Path], out, with_rank: bool, q_values: dict[str, st
             with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
                 writer = csv.writer(fh)
                 n = 0
-                for n, row in enumerate(merged, start=1):
+                for n, row in enumerate(merged, start=1):  # noqa: B007 (n: the rows written, after the loop)
                     writer.writerow(row)
             return n
         writer = csv.writer(out)
@@ -448,7 +449,7 @@ def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: 
     return kept + rejected
 
 
-def write_summary(summary: "ScreenSummary", report: str | Path, **extra) -> Path:
+def write_summary(summary: ScreenSummary, report: str | Path, **extra) -> Path:
     """``REPORT.summary.json``: the counts of a run whose report keeps the best rows only."""
     import json
 

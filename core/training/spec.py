@@ -3,7 +3,8 @@ the known anomalies, as one small value."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
 

@@ -3,7 +3,7 @@ calibrate, weigh by known anomalies. The one place a detector is fitted for a fr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from core.data.graphset import GraphSet
 from core.detectors.base import EpochInfo

@@ -3,7 +3,7 @@ exchange compound sets)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """Nearest training molecules and Bemis-Murcko scaffolds (RDKit), for explaining a ranked list."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -53,7 +53,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from research.consensus.dump import ROWS, folds_of, row_dir  # noqa: E402
+from research.consensus.dump import folds_of, row_dir  # noqa: E402
 
 TYPES = ("rewire", "relabel", "resize")
 COMPS = ("size", "wl-lesinn", "gstats-lesinn")
@@ -158,7 +158,6 @@ def relabel(g, rng, pool):
 
 
 def resize(g, rng, pool):
-    import torch
 
     ei = g.edge_index.numpy()
     n = int(g.num_nodes)
@@ -240,7 +239,7 @@ def run_row(row: str) -> None:
     log = lambda m: print(time.strftime("%H:%M:%S"), m, file=sys.stderr, flush=True)  # noqa: E731
     runs, graphs, is_anom, anomaly = folds_of(row)
     out = row_dir(row)
-    for k, seed, train_idx, test_set, y_test, test_idx in runs:
+    for k, seed, _train_idx, test_set, _y_test, _test_idx in runs:
         fdir = out / f"fold{k}"
         path = fdir / "pseudo.npz"
         if path.exists() or not (fdir / "meta.npz").exists():

@@ -39,7 +39,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -135,7 +134,7 @@ def run_row(row: str, seed_offset: int = 0) -> None:
     out = row_dir(row)
     tpath = out / "views_times.json"
     times = json.loads(tpath.read_text()) if tpath.exists() else {}
-    for k, seed, train_idx, test_set, y_test, test_idx in runs:
+    for k, seed, _train_idx, test_set, y_test, test_idx in runs:
         fdir = out / f"fold{k}"
         if not (fdir / "meta.npz").exists():
             continue

@@ -56,7 +56,7 @@ def dump_row(row: str) -> None:
     runs, graphs, _, _ = folds_of(row.replace("__", ":"))  # dump.py names rows with a colon
     labelled = labelled_graphs(graphs)
     test_cache = {}
-    for k, seed, _train_idx, test_set, y_test, test_idx in runs:
+    for k, seed, _train_idx, test_set, y_test, _test_idx in runs:
         fdir = DUMPS / row / f"fold{k}"
         if not (fdir / "meta.npz").exists() or (fdir / f"{NAME}.npz").exists():
             continue

@@ -45,7 +45,7 @@ def calibrated(tmp_path_factory):
     return {"graphs": graphs, "model": model, "scores": scores, "p": p, "report": str(report)}
 
 
-def open_report(qtbot, window, path) -> ReportView:
+def open_report(qtbot, window, path) -> ReportView:  # noqa: F811 (the window fixture)
     qtbot.waitUntil(lambda: window._ready and _idle(window), timeout=60000)
     window.open_path(str(path))
     qtbot.waitUntil(lambda: _idle(window) and bool(window.report_views), timeout=60000)

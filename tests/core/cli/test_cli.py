@@ -15,7 +15,7 @@ def test_train_then_score_writes_a_ranked_report(tu_folder, tmp_path, capsys):
     assert main(["score", str(model), str(tu_folder), "-o", str(report)]) == 0
     rows = list(csv.DictReader(open(report)))
     assert len(rows) == 12 and rows[0]["rank"] == "1"
-    assert sorted(float(r["score"]) for r in rows) == sorted((float(r["score"]) for r in rows))
+    assert sorted(float(r["score"]) for r in rows) == sorted(float(r["score"]) for r in rows)
 
 
 def test_bad_input_is_one_line_and_nonzero(tmp_path, capsys):

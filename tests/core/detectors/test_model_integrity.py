@@ -81,7 +81,7 @@ def test_eight_flipped_bytes_anywhere_in_a_consensus_file_are_refused(consensus_
     path = consensus_file
     records = [r for r in _records(path) if r[2] >= 8]
     assert len(records) > 20
-    for name, offset, size in records:
+    for _name, offset, size in records:
         _refused(_damaged_copy(path, tmp_path / "bad.pt", offset + size // 2 - 4 if size > 8 else offset, [0xFF] * 8))
 
 

@@ -85,7 +85,7 @@ def mutated(draw, text: str) -> str:
 @st.composite
 def smiles_file(draw) -> str:
     lines = []
-    for i in range(draw(st.integers(0, 8))):
+    for _i in range(draw(st.integers(0, 8))):
         kind = draw(st.sampled_from(["mol", "mol", "mol", "blank", "comment"]))
         if kind == "mol":
             lines.append(f"{draw(st.sampled_from(SMILES))} {draw(st.sampled_from(['', 'id', 'a b', 'x,y']))}")

@@ -78,7 +78,8 @@ def test_a_seed_gives_the_weights_gcnconv_layers_gave():
                 nn.Module.__init__(self)
                 self.normalize = False
                 dims = [37, 64, 64, 32]
-                self.convs = nn.ModuleList(GCNConv(a, b, normalize=False, bias=bias) for a, b in zip(dims[:-1], dims[1:]))
+                self.convs = nn.ModuleList(GCNConv(a, b, normalize=False, bias=bias)  # noqa: B023 (built in this iteration)
+                                           for a, b in zip(dims[:-1], dims[1:]))
                 self.reset_parameters()
 
         torch.manual_seed(5)

@@ -298,7 +298,8 @@ def test_shards_plain_and_gzipped_by_glob(client, model_file, smiles, single, tm
     summary = screen_on_cluster(model_file, [str(shards / "part*")], tmp_path / "r.csv", client, chunk_size=CHUNK)
     assert (summary.rows, summary.scored, summary.rejected) == (600, 598, 2)
     got, want = _rows(tmp_path / "r.csv"), _rows(single)
-    key = lambda r: (r["id"], r["score"], r["top_nodes"])
+    def key(r):
+        return (r["id"], r["score"], r["top_nodes"])
     assert sorted(map(key, got[:598])) == sorted(map(key, want[:598]))
     scores = [float(r["score"]) for r in got[:598]]
     assert scores == sorted(scores, reverse=True) and [r["rank"] for r in got[:598]] == [str(k) for k in range(1, 599)]
