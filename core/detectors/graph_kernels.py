@@ -19,6 +19,8 @@ Both keep their fitted state in plain arrays.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -67,18 +69,55 @@ def labelled_graphs(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
-                       bond_counts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+                       bond_counts: np.ndarray) -> "PackedLabelled":
     """Each molecule's edge index (bonds both ways, as a molecule graph holds them) and node
     labels (its atoms' elements, as :func:`node_labels` reads them), from the packed arrays of
     many molecules (:class:`core.data.atom_batch.MoleculeArrays`): no graph objects."""
     labels = np.argmax(x[:, : len(ELEMENTS) + 1], axis=1).astype(np.int64)
-    atom_ptr = np.concatenate([[0], np.cumsum(atom_counts)])
-    bond_ptr = np.concatenate([[0], np.cumsum(bond_counts)])
-    out = []
-    for k in range(len(atom_counts)):
-        pairs = bonds[bond_ptr[k]:bond_ptr[k + 1]].astype(np.int64)
-        out.append((np.concatenate([pairs, pairs[:, ::-1]]).T, labels[atom_ptr[k]:atom_ptr[k + 1]]))
-    return out
+    return PackedLabelled(labels, np.asarray(bonds, dtype=np.int64).reshape(-1, 2),
+                          np.asarray(atom_counts, dtype=np.int64), np.asarray(bond_counts, dtype=np.int64))
+
+
+class PackedLabelled(Sequence):
+    """Many graphs' ``(edge_index, node_labels)`` pairs kept packed: a sequence of those pairs
+    (what the kernels read), which slices without copying per graph and hands the WL features
+    the stacked arrays at once (:meth:`stacked`), so no step loops over the graphs in Python.
+
+    Args:
+        labels: every graph's node labels, graph after graph.
+        bonds: (bonds, 2) each undirected edge once, as node numbers within its graph.
+        node_counts, bond_counts: nodes and bonds of each graph.
+    """
+
+    def __init__(self, labels: np.ndarray, bonds: np.ndarray, node_counts: np.ndarray, bond_counts: np.ndarray):
+        self.labels, self.bonds = labels, bonds
+        self.node_counts, self.bond_counts = node_counts, bond_counts
+        self.node_ptr = np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64)
+        self.bond_ptr = np.concatenate([[0], np.cumsum(bond_counts)]).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.node_counts)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            lo, hi, step = index.indices(len(self))
+            if step != 1:
+                raise IndexError("packed graphs slice only in steps of 1")
+            hi = max(lo, hi)
+            n_lo, n_hi, b_lo, b_hi = self.node_ptr[lo], self.node_ptr[hi], self.bond_ptr[lo], self.bond_ptr[hi]
+            return PackedLabelled(self.labels[n_lo:n_hi], self.bonds[b_lo:b_hi],
+                                  self.node_counts[lo:hi], self.bond_counts[lo:hi])
+        k = range(len(self))[index]
+        pairs = self.bonds[self.bond_ptr[k]:self.bond_ptr[k + 1]]
+        return np.concatenate([pairs, pairs[:, ::-1]]).T, self.labels[self.node_ptr[k]:self.node_ptr[k + 1]]
+
+    def stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All graphs as one: node labels, directed edges (both ways, numbered across the graphs)
+        and the graph of each node."""
+        offsets = np.repeat(self.node_ptr[:-1], self.bond_counts)
+        pairs = self.bonds + offsets[:, None]
+        edges = np.concatenate([pairs, pairs[:, ::-1]]).T
+        return self.labels, edges, np.repeat(np.arange(len(self)), self.node_counts)
 
 
 class GraphKernel:

@@ -36,7 +36,12 @@ def mix64(x: np.ndarray) -> np.ndarray:
 
 
 def _stack(labelled: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """All graphs as one: hashed node labels, directed edges without self-loops, graph index per node."""
+    """All graphs as one: hashed node labels, directed edges without self-loops, graph index per node.
+    Graphs that come packed (``stacked()``, e.g. screening's molecules) are stacked already."""
+    if hasattr(labelled, "stacked"):
+        labels, edges, graph = labelled.stacked()
+        edges = edges[:, edges[0] != edges[1]]
+        return mix64(np.asarray(labels, dtype=np.int64).view(np.uint64)), edges, graph, len(labelled)
     sizes = np.array([len(labels) for _, labels in labelled], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     labels = np.concatenate([np.asarray(lab, dtype=np.int64) for _, lab in labelled]) if len(labelled) else \

@@ -63,3 +63,34 @@ def test_a_refitted_kernel_does_not_reuse_the_old_training_features():
     fresh = GraphKernel("wl")
     fresh.fit(herg.subset(range(200, 330)))
     assert np.array_equal(kernel.transform(herg.subset(range(500, 520))), fresh.transform(herg.subset(range(500, 520))))
+
+
+def packed_molecules():
+    from core.detectors.graph_kernels import PackedLabelled
+
+    rng = np.random.default_rng(3)
+    node_counts = np.array([3, 1, 0, 5, 4])
+    bond_counts = np.array([2, 0, 0, 6, 3])
+    labels = rng.integers(0, 4, size=node_counts.sum())
+    bonds = np.concatenate([rng.integers(0, max(n, 1), size=(b, 2)) for n, b in zip(node_counts, bond_counts)])
+    return PackedLabelled(labels, bonds, node_counts, bond_counts)
+
+
+def test_packed_graphs_are_the_graph_by_graph_pairs():
+    packed = packed_molecules()
+    pairs = list(packed)
+    assert len(pairs) == 5 and pairs[2][0].shape == (2, 0) and len(pairs[2][1]) == 0
+    assert [len(p[1]) for p in packed[1:4]] == [1, 0, 5]
+    assert np.array_equal(packed[3][0], pairs[3][0]) and np.array_equal(packed[1:4][2][1], pairs[3][1])
+
+
+@pytest.mark.parametrize("cut", [slice(0, 5), slice(1, 4), slice(2, 3)])
+def test_wl_features_of_packed_graphs_are_those_of_the_pairs(cut):
+    from core.detectors.wl_features import WLFeatures
+
+    packed = packed_molecules()
+    wl = WLFeatures(3)
+    wl.fit(list(packed))
+    ours, ours_sq = wl.transform(packed[cut])
+    theirs, theirs_sq = wl.transform(list(packed)[cut])
+    assert (ours != theirs).nnz == 0 and np.array_equal(ours_sq, theirs_sq)
