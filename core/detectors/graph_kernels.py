@@ -216,8 +216,15 @@ class GraphKernel:
         norms = np.outer(squares, self.train_squares_)
         with np.errstate(invalid="ignore", divide="ignore"):
             np.divide(k, np.sqrt(norms, out=norms), out=k)  # in place: each pass over k costs as much as the product
-        # graphs with an all-zero feature vector (0/0 when normalising) get 0
-        return np.nan_to_num(k, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        # graphs with an all-zero feature vector (0/0 when normalising) get 0; only their rows and
+        # columns can hold NaN, so only they are cleaned (a pass over all of k cost as much as the product)
+        empty_rows = np.flatnonzero(np.asarray(squares) == 0)
+        empty_columns = np.flatnonzero(self.train_squares_ == 0)
+        if len(empty_rows):
+            k[empty_rows] = np.nan_to_num(k[empty_rows], nan=0.0, posinf=0.0, neginf=0.0)
+        if len(empty_columns):
+            k[:, empty_columns] = np.nan_to_num(k[:, empty_columns], nan=0.0, posinf=0.0, neginf=0.0)
+        return k
 
 
 class SplitProduct:

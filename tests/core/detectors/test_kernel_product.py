@@ -94,3 +94,16 @@ def test_wl_features_of_packed_graphs_are_those_of_the_pairs(cut):
     ours, ours_sq = wl.transform(packed[cut])
     theirs, theirs_sq = wl.transform(list(packed)[cut])
     assert (ours != theirs).nnz == 0 and np.array_equal(ours_sq, theirs_sq)
+
+
+def test_graphs_without_nodes_get_a_zero_kernel_not_nan():
+    from core.detectors.graph_kernels import PackedLabelled
+
+    herg = load(DEMO_DATA / "herg.tab")
+    kernel = GraphKernel("wl")
+    kernel.fit(herg.subset(range(0, 60)))
+    empty = PackedLabelled(np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=np.int64), np.array([0, 0]),
+                           np.array([0, 0]))
+    k = kernel.transform_labelled(empty)
+    assert k.shape == (2, 60) and np.array_equal(k, np.zeros((2, 60)))
+    assert np.array_equal(kernel.distances_labelled(empty), np.full((2, 60), np.sqrt(2.0)))
