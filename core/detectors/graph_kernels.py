@@ -25,10 +25,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from core.data.chem import ELEMENTS
-from core.errors import GLocalKDError
 from core.data.graphset import GraphSet
 from core.detectors.propagation_kernel import PropagationFeatures
 from core.detectors.wl_features import WLFeatures
+from core.errors import GLocalKDError
 
 KERNELS = ("wl", "pk")
 DENSE_FEATURE_SHARE = 0.05  # features at least this share of the training graphs has: a dense block (SplitProduct)
@@ -69,7 +69,7 @@ def labelled_graphs(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
-                       bond_counts: np.ndarray) -> "PackedLabelled":
+                       bond_counts: np.ndarray) -> PackedLabelled:
     """Each molecule's edge index (bonds both ways, as a molecule graph holds them) and node
     labels (its atoms' elements, as :func:`node_labels` reads them), from the packed arrays of
     many molecules (:class:`core.data.atom_batch.MoleculeArrays`): no graph objects."""

@@ -45,7 +45,7 @@ def test_features_that_are_not_small_counts_get_no_split_product(value):
 
 def test_the_kernel_takes_the_plain_product_when_the_split_one_declines(monkeypatch):
     herg = load(DEMO_DATA / "herg.tab")
-    train, test = herg.subset(range(0, 120)), herg.subset(range(500, 560))
+    train, test = herg.subset(range(120)), herg.subset(range(500, 560))
     kernel = GraphKernel("wl")
     kernel.fit(train)
     split = kernel.transform(test)
@@ -57,7 +57,7 @@ def test_the_kernel_takes_the_plain_product_when_the_split_one_declines(monkeypa
 def test_a_refitted_kernel_does_not_reuse_the_old_training_features():
     herg = load(DEMO_DATA / "herg.tab")
     kernel = GraphKernel("wl")
-    kernel.fit(herg.subset(range(0, 100)))
+    kernel.fit(herg.subset(range(100)))
     kernel.transform(herg.subset(range(500, 520)))  # makes the split product of the first fit
     kernel.fit(herg.subset(range(200, 330)))
     fresh = GraphKernel("wl")
@@ -101,7 +101,7 @@ def test_graphs_without_nodes_get_a_zero_kernel_not_nan():
 
     herg = load(DEMO_DATA / "herg.tab")
     kernel = GraphKernel("wl")
-    kernel.fit(herg.subset(range(0, 60)))
+    kernel.fit(herg.subset(range(60)))
     empty = PackedLabelled(np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=np.int64), np.array([0, 0]),
                            np.array([0, 0]))
     k = kernel.transform_labelled(empty)
