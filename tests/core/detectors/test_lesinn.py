@@ -37,6 +37,15 @@ def test_rows_where_a_member_is_far_take_the_direct_way():
     assert np.array_equal(member_nearest(d, position), direct_nearest(d, position))
 
 
+def test_far_rows_taken_a_few_at_a_time_give_the_direct_values(monkeypatch):
+    rng = np.random.default_rng(2)
+    position = np.stack([rng.choice(500, 20, replace=False) for _ in range(30)])
+    d = rng.random((40, 500))
+    d[:13, position[3]] += 5.0
+    monkeypatch.setattr(lesinn, "ROW_TILE_VALUES", 2 * position.size)  # two rows a group
+    assert np.array_equal(member_nearest(d, position), direct_nearest(d, position))
+
+
 def test_scores_do_not_depend_on_the_tile(monkeypatch):
     rng = np.random.default_rng(1)
     train, test = rng.random((200, 4)), rng.random((100, 4))
