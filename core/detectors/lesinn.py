@@ -101,9 +101,9 @@ class LESINN:
             nearest = member_nearest(d[lo:lo + step], position, member_of)
             # a one-point member holding the point itself has no other neighbour: count it as 0
             nearest = np.where(np.isfinite(nearest), nearest, 0.0)
-            sums = total[lo:lo + step]
-            for m in range(len(position)):  # summed member by member, in the members' order
-                sums += nearest[:, m]
+            # summed member by member, in the members' order: a running sum (cumsum is sequential,
+            # unlike sum's pairwise order), so the scores stay bit for bit what they were
+            total[lo:lo + step] += np.cumsum(nearest, axis=1)[:, -1]
         return total / len(position)
 
 

@@ -55,3 +55,17 @@ def test_scores_do_not_depend_on_the_tile(monkeypatch):
     assert np.array_equal(model.decision_function(test), whole)
     refit = LESINN(32, 16, seed=0).fit(train)
     assert np.array_equal(refit.train_scores_, model.train_scores_)
+
+
+def test_members_are_summed_in_their_order():
+    """The mean over members adds them one after another (not pairwise), so that a score does not
+    change with how the sum is vectorised."""
+    rng = np.random.default_rng(4)
+    train, test = rng.random((300, 3)) * 1e3, rng.random((50, 3)) * 1e-3
+    model = LESINN(64, 8, seed=0).fit(train)
+    nearest = member_nearest(pairwise_distances(test, train)[:, model.used_],
+                             np.searchsorted(model.used_, model.members_))
+    running = np.zeros(len(test))
+    for m in range(nearest.shape[1]):
+        running += nearest[:, m]
+    assert np.array_equal(model.decision_function(test), running / nearest.shape[1])
