@@ -58,7 +58,7 @@ def grouped_flops_per_node(in_dim: int, shares: list[float], hidden: int = 512, 
                      for i, (a, b) in enumerate(zip(dims[:-1], dims[1:]))))
 
 
-def train_epoch_seconds(graphs, epochs: int = 5, paired_matmul: bool = True,
+def train_epoch_seconds(graphs, epochs: int = 5, paired_matmul: bool = True, device: str = "cpu",
                         **params) -> tuple[float, list[float], list[float], object]:
     """Median seconds per training epoch over ``epochs`` epochs after a warm-up one, each epoch's
     seconds, and (``paired_matmul``) the machine's matmul GFLOP/s measured right after each
@@ -74,7 +74,7 @@ def train_epoch_seconds(graphs, epochs: int = 5, paired_matmul: bool = True,
         if paired_matmul:
             rates.append(matmul_gflops(repeats=5))  # outside the epoch's own timing
 
-    model = GLocalKD(epochs=epochs + 1, device="cpu", seed=0, **params)
+    model = GLocalKD(epochs=epochs + 1, device=device, seed=0, **params)
     model.fit(graphs, on_epoch=on_epoch)
     return float(np.median(times[1:])), times[1:], rates[1:], model  # the first epoch warms caches up
 
@@ -99,7 +99,25 @@ def bench_train(data: Path, gflops: float, dataset: str, epochs: int) -> dict:
             "bound_seconds_target_recomputed": bound_recomputed, "ratio_to_bound": seconds / bound_cached,
             "matmul_gflops_after_each_epoch": rates,
             "ratio_to_bound_paired": float(np.median(paired)) if paired else None,
-            "wall_seconds": time.perf_counter() - start, "peak_rss_mb": peak_rss_mb()}
+            "wall_seconds": time.perf_counter() - start, "peak_rss_mb": peak_rss_mb(),
+            "gpu": gpu_epoch(normal, epochs)}
+
+
+def gpu_epoch(graphs, epochs: int) -> dict:
+    """Seconds per training epoch on the GPU (median after a warm-up epoch, as on the CPU), or
+    ``{"gpu": "no GPU"}`` where torch sees none."""
+    if not torch.cuda.is_available():
+        return {"gpu": "no GPU"}
+    seconds, times, _, _ = train_epoch_seconds(graphs, epochs=epochs, paired_matmul=False, device="cuda")
+    return {"gpu": torch.cuda.get_device_name(0), "seconds_per_epoch": seconds, "epoch_seconds": times}
+
+
+def _gpu_note(r: dict) -> str:
+    gpu = r["gpu"]
+    if "seconds_per_epoch" not in gpu:
+        return "; GPU: no GPU (torch sees none)"
+    return (f"; GPU ({gpu['gpu']}): {gpu['seconds_per_epoch']:.3f} s/epoch, "
+            f"{r['seconds_per_epoch'] / gpu['seconds_per_epoch']:.1f}x the CPU's speed")
 
 
 def _grouped_note(r: dict) -> str:
@@ -160,7 +178,7 @@ def main() -> int:
             print(f"{dataset} training: {r['seconds_per_epoch']:.3f} s/epoch ({r['train_nodes']:,} nodes); bound "
                   f"{r['bound_seconds_target_cached']:.3f} s -> {r['ratio_to_bound']:.2f}x the bound; against the "
                   f"matmul rate measured after each epoch: {r['ratio_to_bound_paired']:.2f}x; peak RSS "
-                  f"{r['peak_rss_mb']:.0f} MB" + _grouped_note(r), flush=True)
+                  f"{r['peak_rss_mb']:.0f} MB" + _grouped_note(r) + _gpu_note(r), flush=True)
     if "screen" in parts:
         from benchmarks.screening_bench import bench_screen_fresh
 

@@ -134,3 +134,17 @@ def client():
                                   host="127.0.0.1") as cluster, distributed.Client(cluster, timeout=30) as c:
         c.wait_for_workers(2, timeout=60)
         yield c
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``cuda`` run where torch sees a GPU and are skipped, saying so, elsewhere."""
+    cuda_tests = [item for item in items if item.get_closest_marker("cuda") is not None]
+    if not cuda_tests:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU: torch sees none on this machine")
+    for item in cuda_tests:
+        item.add_marker(skip)

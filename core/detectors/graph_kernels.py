@@ -19,16 +19,19 @@ Both keep their fitted state in plain arrays.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sp
 
 from core.data.chem import ELEMENTS
-from core.errors import GLocalKDError
 from core.data.graphset import GraphSet
 from core.detectors.propagation_kernel import PropagationFeatures
 from core.detectors.wl_features import WLFeatures
+from core.errors import GLocalKDError
 
 KERNELS = ("wl", "pk")
+DENSE_FEATURE_SHARE = 0.05  # features at least this share of the training graphs has: a dense block (SplitProduct)
 
 
 def node_labels(graph) -> np.ndarray:
@@ -66,18 +69,55 @@ def labelled_graphs(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
-                       bond_counts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+                       bond_counts: np.ndarray) -> PackedLabelled:
     """Each molecule's edge index (bonds both ways, as a molecule graph holds them) and node
     labels (its atoms' elements, as :func:`node_labels` reads them), from the packed arrays of
     many molecules (:class:`core.data.atom_batch.MoleculeArrays`): no graph objects."""
     labels = np.argmax(x[:, : len(ELEMENTS) + 1], axis=1).astype(np.int64)
-    atom_ptr = np.concatenate([[0], np.cumsum(atom_counts)])
-    bond_ptr = np.concatenate([[0], np.cumsum(bond_counts)])
-    out = []
-    for k in range(len(atom_counts)):
-        pairs = bonds[bond_ptr[k]:bond_ptr[k + 1]].astype(np.int64)
-        out.append((np.concatenate([pairs, pairs[:, ::-1]]).T, labels[atom_ptr[k]:atom_ptr[k + 1]]))
-    return out
+    return PackedLabelled(labels, np.asarray(bonds, dtype=np.int64).reshape(-1, 2),
+                          np.asarray(atom_counts, dtype=np.int64), np.asarray(bond_counts, dtype=np.int64))
+
+
+class PackedLabelled(Sequence):
+    """Many graphs' ``(edge_index, node_labels)`` pairs kept packed: a sequence of those pairs
+    (what the kernels read), which slices without copying per graph and hands the WL features
+    the stacked arrays at once (:meth:`stacked`), so no step loops over the graphs in Python.
+
+    Args:
+        labels: every graph's node labels, graph after graph.
+        bonds: (bonds, 2) each undirected edge once, as node numbers within its graph.
+        node_counts, bond_counts: nodes and bonds of each graph.
+    """
+
+    def __init__(self, labels: np.ndarray, bonds: np.ndarray, node_counts: np.ndarray, bond_counts: np.ndarray):
+        self.labels, self.bonds = labels, bonds
+        self.node_counts, self.bond_counts = node_counts, bond_counts
+        self.node_ptr = np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64)
+        self.bond_ptr = np.concatenate([[0], np.cumsum(bond_counts)]).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.node_counts)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            lo, hi, step = index.indices(len(self))
+            if step != 1:
+                raise IndexError("packed graphs slice only in steps of 1")
+            hi = max(lo, hi)
+            n_lo, n_hi, b_lo, b_hi = self.node_ptr[lo], self.node_ptr[hi], self.bond_ptr[lo], self.bond_ptr[hi]
+            return PackedLabelled(self.labels[n_lo:n_hi], self.bonds[b_lo:b_hi],
+                                  self.node_counts[lo:hi], self.bond_counts[lo:hi])
+        k = range(len(self))[index]
+        pairs = self.bonds[self.bond_ptr[k]:self.bond_ptr[k + 1]]
+        return np.concatenate([pairs, pairs[:, ::-1]]).T, self.labels[self.node_ptr[k]:self.node_ptr[k + 1]]
+
+    def stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All graphs as one: node labels, directed edges (both ways, numbered across the graphs)
+        and the graph of each node."""
+        offsets = np.repeat(self.node_ptr[:-1], self.bond_counts)
+        pairs = self.bonds + offsets[:, None]
+        edges = np.concatenate([pairs, pairs[:, ::-1]]).T
+        return self.labels, edges, np.repeat(np.arange(len(self)), self.node_counts)
 
 
 class GraphKernel:
@@ -105,6 +145,7 @@ class GraphKernel:
         self.kernel_ = self._make()
         self.n_train_ = len(graphs)
         self.train_features_, self.train_squares_ = self.kernel_.fit(labelled_graphs(graphs))
+        self._product = None  # made from the training features when first needed
         return self._feature_kernel(self.train_features_, self.train_squares_)
 
     def fitted_state(self) -> dict:
@@ -118,6 +159,7 @@ class GraphKernel:
         self.kernel_.restore_fitted_state(state["features"])
         self.n_train_ = int(state["n_train"])
         self.train_features_ = csr_from_state(state["train_features"], (self.n_train_, self.kernel_.n_columns_))
+        self._product = None
         self.train_squares_ = np.asarray(state["train_squares"], dtype=np.float64)
         if len(self.train_squares_) != self.n_train_:
             raise ValueError("the kernel's training features do not match its training graphs")
@@ -156,17 +198,101 @@ class GraphKernel:
         features, squares = self.kernel_.transform(labelled)
         return self.distances(self._feature_kernel(features, squares), squares, overwrite=True)
 
+    def __getstate__(self) -> dict:
+        """Pickled (e.g. sent to a cluster's workers) without the split product: it is remade there."""
+        return {**self.__dict__, "_product": None}
+
     def _feature_kernel(self, features: sp.csr_matrix, squares: np.ndarray) -> np.ndarray:
         """Kernel of ``features`` against the training graphs', normalised as GraKeL does unless
         ``normalize`` is off. ``squares``: each graph's own kernel value, unseen features included."""
-        k = np.asarray((features @ self.train_features_.T).toarray(), dtype=np.float64)
+        if getattr(self, "_product", None) is None:  # made on first use, from the fitted features
+            self._product = SplitProduct(self.train_features_)
+        k = self._product.dot(features)
+        if k is None:  # not whole counts: the plain product
+            k = np.asarray((features @ self.train_features_.T).toarray(), dtype=np.float64)
         if not self.normalize:
             return k
         norms = np.outer(squares, self.train_squares_)
         with np.errstate(invalid="ignore", divide="ignore"):
             np.divide(k, np.sqrt(norms, out=norms), out=k)  # in place: each pass over k costs as much as the product
-        # graphs with an all-zero feature vector (0/0 when normalising) get 0
-        return np.nan_to_num(k, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        # graphs with an all-zero feature vector (0/0 when normalising) get 0; only their rows and
+        # columns can hold NaN, so only they are cleaned (a pass over all of k cost as much as the product)
+        empty_rows = np.flatnonzero(np.asarray(squares) == 0)
+        empty_columns = np.flatnonzero(self.train_squares_ == 0)
+        if len(empty_rows):
+            k[empty_rows] = np.nan_to_num(k[empty_rows], nan=0.0, posinf=0.0, neginf=0.0)
+        if len(empty_columns):
+            k[:, empty_columns] = np.nan_to_num(k[:, empty_columns], nan=0.0, posinf=0.0, neginf=0.0)
+        return k
+
+
+class SplitProduct:
+    """``features @ train.T`` as a dense array, for feature counts (whole numbers): a feature that
+    many training graphs have is a column of a dense block multiplied by BLAS, the others stay
+    sparse. Every product and partial sum is then a whole number below 2^53, exact in float64 in
+    any order, so the values are exactly the plain sparse product's, in a fraction of its time
+    (the product of features that most graphs share is dense anyway, and a sparse product pays
+    for every entry of it and for converting its result). Features that are not such counts get
+    None from :meth:`dot`: the caller takes the plain product.
+
+    Args:
+        train: (training graphs, features) CSR counts.
+        dense_share: a feature is in the dense block when at least this share of the training
+            graphs has it.
+    """
+
+    def __init__(self, train: sp.csr_matrix, dense_share: float = DENSE_FEATURE_SHARE):
+        train = sp.csr_matrix(train)
+        train.sum_duplicates()
+        graphs_with = np.bincount(train.indices, minlength=train.shape[1])
+        dense = graphs_with >= max(1.0, dense_share * train.shape[0])
+        self.dense_position = np.full(train.shape[1], -1, dtype=np.int64)
+        self.dense_position[dense] = np.arange(int(dense.sum()))
+        self.train_dense = np.ascontiguousarray(train[:, np.flatnonzero(dense)].toarray().T, dtype=np.float64)
+        self.train_dense32 = self.train_dense.astype(np.float32)
+        self.train_sparse_t = _without_columns(train, dense).T.tocsr()
+        self.train_bound = _count_bound(train)
+
+    def dot(self, features: sp.csr_matrix) -> np.ndarray | None:
+        """(graphs, training graphs): ``features @ train.T``, dense float64; None unless both are
+        whole counts whose products sum exactly in float64."""
+        features = sp.csr_matrix(features)
+        features.sum_duplicates()
+        bound = _count_bound(features)
+        if bound is None or self.train_bound is None or bound * self.train_bound >= 2.0 ** 53:
+            return None
+        n = features.shape[0]
+        rows = np.repeat(np.arange(n), np.diff(features.indptr))
+        position = self.dense_position[features.indices]
+        in_dense = position >= 0
+        # float32 where every partial sum stays below 2^24 (exact there too): BLAS runs it faster
+        dtype = np.float32 if bound * self.train_bound < 2.0 ** 24 else np.float64
+        block = np.zeros((n, self.train_dense.shape[0]), dtype=dtype)
+        block[rows[in_dense], position[in_dense]] = features.data[in_dense]
+        k = np.asarray(block @ (self.train_dense32 if dtype == np.float32 else self.train_dense), dtype=np.float64)
+        rest = ~in_dense
+        sparse = sp.csr_matrix((features.data[rest], (rows[rest], features.indices[rest])), shape=features.shape)
+        product = (sparse @ self.train_sparse_t).tocoo()
+        # a sparse product holds each (graph, training graph) entry once, so += adds each once
+        k[product.row, product.col] += product.data
+        return k
+
+
+def _count_bound(matrix: sp.csr_matrix) -> float | None:
+    """The largest row sum of ``matrix`` (a bound on any dot product's partial sums, times the
+    other side's), or None when its entries are not non-negative whole numbers."""
+    data = matrix.data
+    if data.size and (data.min() < 0 or not np.array_equal(data, np.floor(data))):
+        return None
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    return float(np.bincount(rows, weights=data, minlength=1).max())
+
+
+def _without_columns(matrix: sp.csr_matrix, drop: np.ndarray) -> sp.csr_matrix:
+    """``matrix`` with the columns where ``drop`` is true emptied (their entries removed)."""
+    coo = matrix.tocoo()
+    keep = ~drop[coo.col]
+    return sp.csr_matrix((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=matrix.shape)
 
 
 def kernel_distance(k: np.ndarray, overwrite: bool = False) -> np.ndarray:

@@ -101,9 +101,9 @@ class LESINN:
             nearest = member_nearest(d[lo:lo + step], position, member_of)
             # a one-point member holding the point itself has no other neighbour: count it as 0
             nearest = np.where(np.isfinite(nearest), nearest, 0.0)
-            sums = total[lo:lo + step]
-            for m in range(len(position)):  # summed member by member, in the members' order
-                sums += nearest[:, m]
+            # summed member by member, in the members' order: a running sum (cumsum is sequential,
+            # unlike sum's pairwise order), so the scores stay bit for bit what they were
+            total[lo:lo + step] += np.cumsum(nearest, axis=1)[:, -1]
         return total / len(position)
 
 
@@ -140,7 +140,9 @@ def member_nearest(d: np.ndarray, position: np.ndarray, member_of: np.ndarray | 
     first = hits.argmax(axis=1)
     nearest = np.take_along_axis(distances, first, axis=1)
     uncovered = ~np.take_along_axis(hits, first[:, None, :], axis=1)[:, 0, :].all(axis=1)
-    if uncovered.any():
-        rows = d[uncovered]
-        nearest[uncovered] = np.stack([rows[:, cols].min(axis=1) for cols in position], axis=1)
+    rows = np.flatnonzero(uncovered)  # a few a tile: each takes (members, subsample) values at once
+    group = max(1, ROW_TILE_VALUES // max(1, position.size))
+    for lo in range(0, len(rows), group):
+        some = rows[lo:lo + group]
+        nearest[some] = d[some][:, position].min(axis=2)
     return nearest

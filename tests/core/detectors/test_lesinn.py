@@ -37,6 +37,15 @@ def test_rows_where_a_member_is_far_take_the_direct_way():
     assert np.array_equal(member_nearest(d, position), direct_nearest(d, position))
 
 
+def test_far_rows_taken_a_few_at_a_time_give_the_direct_values(monkeypatch):
+    rng = np.random.default_rng(2)
+    position = np.stack([rng.choice(500, 20, replace=False) for _ in range(30)])
+    d = rng.random((40, 500))
+    d[:13, position[3]] += 5.0
+    monkeypatch.setattr(lesinn, "ROW_TILE_VALUES", 2 * position.size)  # two rows a group
+    assert np.array_equal(member_nearest(d, position), direct_nearest(d, position))
+
+
 def test_scores_do_not_depend_on_the_tile(monkeypatch):
     rng = np.random.default_rng(1)
     train, test = rng.random((200, 4)), rng.random((100, 4))
@@ -46,3 +55,17 @@ def test_scores_do_not_depend_on_the_tile(monkeypatch):
     assert np.array_equal(model.decision_function(test), whole)
     refit = LESINN(32, 16, seed=0).fit(train)
     assert np.array_equal(refit.train_scores_, model.train_scores_)
+
+
+def test_members_are_summed_in_their_order():
+    """The mean over members adds them one after another (not pairwise), so that a score does not
+    change with how the sum is vectorised."""
+    rng = np.random.default_rng(4)
+    train, test = rng.random((300, 3)) * 1e3, rng.random((50, 3)) * 1e-3
+    model = LESINN(64, 8, seed=0).fit(train)
+    nearest = member_nearest(pairwise_distances(test, train)[:, model.used_],
+                             np.searchsorted(model.used_, model.members_))
+    running = np.zeros(len(test))
+    for m in range(nearest.shape[1]):
+        running += nearest[:, m]
+    assert np.array_equal(model.decision_function(test), running / nearest.shape[1])
