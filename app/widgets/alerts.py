@@ -107,6 +107,7 @@ class AlertList(QWidget):
         else:
             self.inside.setText("")
         self.inside.setVisible(bool(self.inside.text()))
+        self.inside.setMinimumHeight(self.inside.heightForWidth(self.inside.maximumWidth()))  # wrapped lines never overlap
 
     def _current_changed(self, current, _previous=None) -> None:
         row = self.list.row(current) if current is not None else -1

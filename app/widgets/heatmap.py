@@ -2,14 +2,13 @@
 molecules most like it, beside the structural alerts it matches."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
-                               QPushButton, QVBoxLayout, QWidget)
-
-import re
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
+                               QPushButton, QScrollArea, QStyle, QVBoxLayout, QWidget)
 
 from .alerts import AlertList
 from .plots import Canvas
@@ -58,11 +57,14 @@ class HeatmapPanel(QWidget):
         self.alerts = AlertList()
         self.alerts.picked.connect(self._show_alert)
         self._alert_atoms: tuple[int, ...] = ()  # the picked alert's atoms, highlighted instead of a SMARTS match
+        for rows in (self.top, self.alerts.list, self.neighbours):
+            rows.setMinimumHeight(3 * rows.fontMetrics().height())  # three rows: the side column fits a short screen
+        self.alerts.list.setMaximumHeight(6 * self.alerts.list.fontMetrics().height())  # the top nodes keep the room
         side = self._side = QVBoxLayout()
         side.addWidget(self.scale)
         side.addWidget(self.top_label)
         side.addWidget(self.top, 1)
-        side.addWidget(self.alerts, 1)
+        side.addWidget(self.alerts)
         side.addWidget(self.neighbours_label)
         side.addWidget(self.neighbours, 1)
         side.addStretch(0)  # takes the lists' place when they are hidden, so the button stays at the bottom
@@ -203,6 +205,21 @@ class HeatmapPanel(QWidget):
                                         highlight=highlight, legend=self.picture_title()))
         else:
             self.canvas.save_to(path)
+
+
+def _scrolling(layout: QVBoxLayout) -> QScrollArea:
+    """The layout in a frameless area that scrolls vertically when the window is short."""
+    content = QWidget()
+    layout.setContentsMargins(0, 0, 0, 0)
+    content.setLayout(layout)
+    area = QScrollArea()
+    area.setWidget(content)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    bar = area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+    area.setMinimumWidth(content.minimumSizeHint().width() + bar)
+    return area
 
 
 def _symbols(names: list[str]) -> list[str]:
