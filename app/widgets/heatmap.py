@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
-                               QPushButton, QScrollArea, QStyle, QVBoxLayout, QWidget)
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
+                               QPushButton, QVBoxLayout, QWidget)
 
 from .alerts import AlertList
 from .plots import Canvas
@@ -205,21 +205,6 @@ class HeatmapPanel(QWidget):
                                         highlight=highlight, legend=self.picture_title()))
         else:
             self.canvas.save_to(path)
-
-
-def _scrolling(layout: QVBoxLayout) -> QScrollArea:
-    """The layout in a frameless area that scrolls vertically when the window is short."""
-    content = QWidget()
-    layout.setContentsMargins(0, 0, 0, 0)
-    content.setLayout(layout)
-    area = QScrollArea()
-    area.setWidget(content)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    bar = area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-    area.setMinimumWidth(content.minimumSizeHint().width() + bar)
-    return area
 
 
 def _symbols(names: list[str]) -> list[str]:
