@@ -1,7 +1,8 @@
 """The selected graph drawn with its nodes coloured by error, its top nodes, and the training
-molecules most like it."""
+molecules most like it, beside the structural alerts it matches."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
                                QPushButton, QVBoxLayout, QWidget)
 
+from .alerts import AlertList
 from .plots import Canvas
 
 SCALES = {"fixed": "Colours shared by all molecules", "robust": "Per molecule (robust, 90th percentile)",
@@ -52,10 +54,17 @@ class HeatmapPanel(QWidget):
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self.save_picture)
         self.top_label = QLabel("Top nodes (error)")
+        self.alerts = AlertList()
+        self.alerts.picked.connect(self._show_alert)
+        self._alert_atoms: tuple[int, ...] = ()  # the picked alert's atoms, highlighted instead of a SMARTS match
+        for rows in (self.top, self.alerts.list, self.neighbours):
+            rows.setMinimumHeight(3 * rows.fontMetrics().height())  # three rows: the side column fits a short screen
+        self.alerts.list.setMaximumHeight(6 * self.alerts.list.fontMetrics().height())  # the top nodes keep the room
         side = self._side = QVBoxLayout()
         side.addWidget(self.scale)
         side.addWidget(self.top_label)
         side.addWidget(self.top, 1)
+        side.addWidget(self.alerts)
         side.addWidget(self.neighbours_label)
         side.addWidget(self.neighbours, 1)
         side.addStretch(0)  # takes the lists' place when they are hidden, so the button stays at the bottom
@@ -77,6 +86,7 @@ class HeatmapPanel(QWidget):
         self.canvas.draw_idle()
         self.set_top_nodes([])
         self.set_neighbours([])
+        self.alerts.clear()
         self.title.setText(message)
         self.save_button.setEnabled(False)
         self.kind = ""
@@ -99,6 +109,8 @@ class HeatmapPanel(QWidget):
         label = f", label {meta.label}" if meta.label is not None else ""
         name = meta.name if meta.name != meta.id else ""
         self._current = (graphs, i, scores, highlight)
+        self._alert_atoms = ()
+        self.alerts.show_molecule(meta.smiles or "", _symbols(node_names(graphs, i)))
         self.redraw()
         if not scores.has_node_scores:  # OCGCN and the kernel methods score whole graphs only
             self.set_top_nodes([])
@@ -125,7 +137,8 @@ class HeatmapPanel(QWidget):
             return
         from core import draw_heatmap
 
-        graphs, i, scores, highlight = self._current
+        graphs, i, scores, _ = self._current
+        highlight = self.highlighted_atoms()
         errors = scores.node_errors_of(i) if scores.has_node_scores else None
         scale, vmax = self.scale_choice()
         self.scale.setEnabled(errors is not None)
@@ -139,9 +152,21 @@ class HeatmapPanel(QWidget):
         self.top.clear()
         for name, error in nodes:
             self.top.addItem(f"{name}   {error:.4g}")
+        self.alerts.set_top_atoms([int(m.group(1)) for name, _ in nodes if (m := re.search(r"(\d+)$", name))])
         self.top_label.setVisible(bool(nodes))
         self.top.setVisible(bool(nodes))
         self._update_stretch()
+
+    def highlighted_atoms(self) -> list[int] | None:
+        """The atoms marked in the drawing: the picked alert's, else the SMARTS match (None: none)."""
+        if self._alert_atoms:
+            return list(self._alert_atoms)
+        return self._current[3] if self._current is not None else None
+
+    def _show_alert(self, atoms: tuple) -> None:
+        if tuple(atoms) != self._alert_atoms:
+            self._alert_atoms = tuple(atoms)
+            self.redraw()
 
     def set_neighbours(self, rows: list[tuple[int, str, float, float | None]]) -> None:
         """Similar training molecules as (graph index, id, similarity, score); hidden when empty."""
@@ -156,8 +181,8 @@ class HeatmapPanel(QWidget):
         self._update_stretch()
 
     def _update_stretch(self) -> None:
-        empty = self.top.isHidden() and self.neighbours.isHidden()
-        self._side.setStretch(5, 1 if empty else 0)
+        empty = self.top.isHidden() and self.neighbours.isHidden() and self.alerts.isHidden()
+        self._side.setStretch(6, 1 if empty else 0)
 
     def save_picture(self) -> None:
         default = str(Path(self._last_dir()) / "heatmap.png")
@@ -171,7 +196,8 @@ class HeatmapPanel(QWidget):
         if path.lower().endswith(".svg") and self.kind == "molecule":
             from core import atomic_output, graph_molecule, molecule_image
 
-            graphs, i, scores, highlight = self._current
+            graphs, i, scores, _ = self._current
+            highlight = self.highlighted_atoms()
             errors = scores.node_errors_of(i) if scores.has_node_scores else None
             scale, vmax = self.scale_choice()
             with atomic_output(path) as fh:  # RDKit's own vector drawing, not a raster inside an SVG
@@ -179,6 +205,11 @@ class HeatmapPanel(QWidget):
                                         highlight=highlight, legend=self.picture_title()))
         else:
             self.canvas.save_to(path)
+
+
+def _symbols(names: list[str]) -> list[str]:
+    """Element symbols from node names (``C3`` -> ``C``)."""
+    return [name.rstrip("0123456789") for name in names]
 
 
 def _terms(scores, i: int) -> str:

@@ -19,7 +19,7 @@ from rdkit import Chem
 from app.main_window import MainWindow
 from app.widgets.report_view import ReportView
 from app.widgets.table import COLUMNS
-from core import REPORT_COLUMNS, save_detector
+from core import REPORT_COLUMNS, save_detector, structural_alerts
 from tests.app.test_main_window import _idle, open_and_wait, settings, train_and_wait  # noqa: F401
 
 TINY = {"epochs": 2, "hidden_dim": 16, "out_dim": 8}
@@ -211,6 +211,30 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         assert not answers.hook_errors, (name, answers.hook_errors)
     for case in ("File/Export…", "File/Export HTML report…", "Model/Train", "File/Score another file…"):
         assert case in done, f"{case} was never triggered on the {tag} tab"
+    if w.results_tabs.indexOf(start_tab) >= 0:
+        w.results_tabs.setCurrentWidget(start_tab)
+        pick_an_alert(qtbot, w)
+
+
+def pick_an_alert(qtbot, window: MainWindow) -> None:
+    """On the active tab, select the first molecule with a structural alert and click its first
+    alert, as a user does: the drawing highlights exactly that alert's atoms; a second click clears."""
+    from PySide6.QtCore import Qt
+
+    view = window.results_tabs.currentWidget()
+    on_report = isinstance(view, ReportView)
+    table, model = (view.table, view.model_table) if on_report else (window.table, window.model_table)
+    heatmap = view.heatmap if on_report else window.heatmap
+    smiles = view.report.smiles if on_report else [m.smiles for m in window.graphs.meta]
+    row = next(r for r in range(model.rowCount()) if structural_alerts(smiles[model.graph_index(r)]))
+    table.selectRow(row)
+    alerts = heatmap.alerts
+    assert alerts.alerts() == structural_alerts(smiles[model.graph_index(row)]) and alerts.list.count() > 0
+    rect = alerts.list.visualItemRect(alerts.list.item(0))
+    qtbot.mouseClick(alerts.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert heatmap.highlighted_atoms() == list(alerts.alerts()[0].atoms)
+    qtbot.mouseClick(alerts.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert heatmap.highlighted_atoms() is None  # no SMARTS filter: nothing marked
 
 
 @pytest.fixture
