@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # The public names and the modules that define them. They are imported on first use (PEP 562),
 # so that ``import core.cli.main`` does not load torch (``glocalkd --help`` answers at once), and the

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import core
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -28,7 +30,7 @@ def test_the_app_can_set_it_and_the_command_answers_help_without_torch():
     command = ("import os, sys; from core.cli.main import main\n"
                "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
                "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
-    assert _run(command) == ["glocalkd", "0.1.0", "None", "False"]  # no torch for --version
+    assert _run(command) == ["glocalkd", core.__version__, "None", "False"]  # no torch for --version
     info = ("import os, sys; from core.cli.main import main\n"
             "main(['info', 'resources/herg.tab'])\n"
             "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
