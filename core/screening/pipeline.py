@@ -91,7 +91,7 @@ def iter_smiles_rows(path: str | Path, smiles_column: str | None = None,
 FIRST_CHUNK = 256  # rows: parsed in about 0.1 s, so the first rows are scored soon after start
 
 
-def _chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
+def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
     """Consecutive rows in chunks of ``size``, the first ones smaller: FIRST_CHUNK rows (at most
     size/8), then twice as many each time up to ``size``. The scorer waits for the first chunk to
     be parsed, so a small first chunk gets it going at once instead of after seconds. Where the
@@ -189,7 +189,7 @@ def _scoring_threads(threads: int, busy_workers: int) -> int:
     return max(1, threads - busy_workers)
 
 
-def _score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32",
+def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32",
                  threads: Callable[[], int] | None = None) -> tuple[np.ndarray, ...]:
     """Scores of a featurized chunk: (score, graph term, node term, node errors, node ptr).
     ``threads()``, asked before each batch, says how many threads torch may use for it. A
@@ -324,17 +324,17 @@ def finish_chunk(model, job: ChunkJob, chunk: dict, settings: ChunkSettings,
                          last_line=job.rows[-1].line if job.rows else 0, file=None,
                          rejects=list(chunk["rejects"]), p_counts={}, source=job.source)
     if result.scored:
-        scored = _score_chunk(model, chunk, settings.batch_graphs, settings.precision, threads)
+        scored = score_chunk(model, chunk, settings.batch_graphs, settings.precision, threads)
         p = model.p_values(scored[0]) if getattr(model, "is_calibrated", False) else None
         if p is not None:  # every scored row counts for the q-values, kept or not
             result.p_counts = dict(Counter(format_p(v) for v in p))
         target = settings.scratch / f"chunk{job.first:012d}.csv"  # one name per chunk: a task run twice leaves one
-        _write_sorted_chunk(target, chunk, scored, settings.top_k, p, first=job.first, keep=settings.keep)
+        write_sorted_chunk(target, chunk, scored, settings.top_k, p, first=job.first, keep=settings.keep)
         result.file = str(target)
     return result
 
 
-def _write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int,
+def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int,
                         p_values: np.ndarray | None = None, first: int = 0, keep: int | None = None) -> None:
     """A scored chunk's report rows in report order, with the merge key in front: the score as
     written (highest first), then the row's input position (``first`` + its place in the chunk),
@@ -430,7 +430,7 @@ class _Digesting:
         return self.stream.write(text)
 
 
-def _write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
+def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
                   check: Callable[[list[str]], None] | None = None) -> int:
     """The ranked report: header, the k-way merge of the sorted chunk files with ranks (the
@@ -575,7 +575,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 models.setdefault(model, str(report))
                 digests[digest] = str(report)
                 sorted_files.append(target)
-        return _write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
+        return write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
                              check=overlap)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -729,10 +729,10 @@ class LocalExecutor:
 
 # ---------------------------------------------------------------------------- the run
 def _jobs(sources: list[tuple[str, Iterator[SourceRow]]], chunk_size: int) -> Iterator[ChunkJob]:
-    """The chunks of every source's rows, numbered, each source cut as :func:`_chunks` cuts it."""
+    """The chunks of every source's rows, numbered, each source cut as :func:`chunks` cuts it."""
     index = position = 0
     for label, rows in sources:
-        for chunk in _chunks(rows, chunk_size):
+        for chunk in chunks(rows, chunk_size):
             yield ChunkJob(index, chunk, position, label)
             index += 1
             position += len(chunk)
@@ -869,7 +869,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                                 where, first_rejects[0][0])
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
-                _write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep)
+                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep)
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
@@ -889,6 +889,3 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                          interrupted=interrupted, written=written, first_rejects=first_rejects,
                          p_counts=dict(p_counts), calibration=calibration)
 
-
-# the chunk-level steps, public for benchmarks
-chunks, score_chunk, write_sorted_chunk, write_ranked = _chunks, _score_chunk, _write_sorted_chunk, _write_ranked

@@ -71,7 +71,7 @@ def test_an_interrupt_before_the_first_row_keeps_the_old_report(model_file, tmp_
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline, "_score_chunk", interrupted)
+    monkeypatch.setattr(pipeline, "score_chunk", interrupted)
     assert main(["screen", str(model_file), str(data), "-o", str(report), "--device", "cpu"]) == 130
     assert report.read_text() == "the old report\n"
     assert "left as it was" in capsys.readouterr().err

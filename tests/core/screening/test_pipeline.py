@@ -106,10 +106,10 @@ def test_a_stopped_run_keeps_every_row_already_scored(library, model, tmp_path):
 
 def test_chunks_start_small_then_keep_their_size():
     rows = [(k, str(k), "C") for k in range(1, 101)]
-    chunks = list(screening._chunks(iter(rows), 16))
+    chunks = list(screening.chunks(iter(rows), 16))
     assert [len(c) for c in chunks] == [2, 4, 8, 16, 16, 16, 16, 16, 6]
     assert [r for c in chunks for r in c] == rows
-    assert [len(c) for c in screening._chunks(iter(rows[:3]), 1)] == [1, 1, 1]
+    assert [len(c) for c in screening.chunks(iter(rows[:3]), 1)] == [1, 1, 1]
 
 
 def test_scores_do_not_depend_on_thread_count_or_batch(library, tmp_path):
@@ -126,8 +126,8 @@ def test_scores_do_not_depend_on_thread_count_or_batch(library, tmp_path):
         runs = []
         for threads, batch in ((1, 256), (2, 256), (2, 7), (1, 7)):
             torch.set_num_threads(threads)
-            runs.append(screening._score_chunk(paper_width, chunk, batch))
-        switching = screening._score_chunk(paper_width, chunk, 7, threads=iter([1, 2] * 50).__next__)
+            runs.append(screening.score_chunk(paper_width, chunk, batch))
+        switching = screening.score_chunk(paper_width, chunk, 7, threads=iter([1, 2] * 50).__next__)
     finally:
         torch.set_num_threads(before)
     for run in runs[1:] + [switching]:
