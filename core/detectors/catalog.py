@@ -59,6 +59,12 @@ def _spectral_lesinn(**params):
     return SpectralView(**params)
 
 
+def _ecfp_nn(**params):
+    from core.detectors.ecfp import ECFPNearestNeighbour
+
+    return ECFPNearestNeighbour(**params)
+
+
 def _size(**params):
     from core.detectors.size import SizeBaseline
 
@@ -100,6 +106,9 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
                  "embedded by random Fourier features + LESINN", False, False, _kme_lesinn),
     DetectorInfo("spectral-lesinn", "Spectral", "Rayleigh quotients of the node features on the normalised "
                  "Laplacian and spectral moments + LESINN", False, False, _spectral_lesinn),
+    DetectorInfo("ecfp-nn", "ECFP4 nearest neighbour", "the chemists' novelty score: 1 - the largest Tanimoto "
+                 "similarity of ECFP4 fingerprints (Morgan radius 2, 2,048 bits) to the training molecules "
+                 "(molecules only)", False, False, _ecfp_nn),
     DetectorInfo("size", "Graph size", "a sanity baseline: how unusual a graph's node and edge counts are "
                  "against the training graphs", False, False, _size),
 )}
