@@ -12,7 +12,7 @@ from core.detectors.registry import DEFAULT_DETECTOR
 from core.errors import GLocalKDError
 
 DEFAULT_CALIBRATION_FRACTION = 0.2  # as core.detectors.conformal's, without importing torch for --help
-SAVABLE = ("glocalkd", "consensus", "wl-lesinn", "pk-lesinn", "size")
+SAVABLE = ("glocalkd", "consensus", "wl-lesinn", "pk-lesinn", "size", "ecfp-nn")
 
 
 def add_parser(sub) -> None:

@@ -41,12 +41,13 @@ def _tu_bond_types(graphs: GraphSet) -> dict[int, str] | None:
 
 
 def molecules(graphs: GraphSet) -> list:
-    """An RDKit molecule per graph: parsed from its SMILES (molecule files) or built from element
-    node labels and bond-order edge labels (TU). Data that is not molecules raises
+    """An RDKit molecule per graph: parsed from its SMILES (molecule files, or any graphs that all
+    carry one, as screening's chunks do) or built from element node labels and bond-order edge
+    labels (TU). Data that is not molecules raises
     :class:`NotApplicableError`; a SMILES that no longer parses raises :class:`DataError` naming it."""
     from rdkit import Chem
 
-    if graphs.kind == "molecule":
+    if graphs.kind == "molecule" or (graphs.meta and all(m.smiles for m in graphs.meta)):  # e.g. screening's chunks
         out = []
         for meta in graphs.meta:
             mol = Chem.MolFromSmiles(meta.smiles) if meta.smiles else None

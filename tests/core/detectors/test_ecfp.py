@@ -63,3 +63,17 @@ def test_graphs_that_are_not_molecules_are_refused_and_the_harness_says_n_a(tu_f
     assert "ROC-AUC: n/a" in result.summary()
     write_json(result, tmp_path / "r.json")
     assert read_json(tmp_path / "r.json").not_applicable == result.not_applicable
+
+
+def test_a_saved_model_scores_files_through_the_command_line(herg_path, tmp_path):
+    """`glocalkd score` hands the detector screening's chunks: graphs that carry their SMILES."""
+    import csv
+
+    from core.cli.main import main
+
+    model = fit_calibrated(make_detector("ecfp-nn"), load(herg_path).subset(range(200)))
+    model.save(tmp_path / "ecfp.pt")
+    assert main(["score", str(tmp_path / "ecfp.pt"), str(herg_path), "-o", str(tmp_path / "r.csv")]) == 0
+    rows = [r for r in csv.DictReader((tmp_path / "r.csv").open()) if r["rank"]]
+    assert len(rows) == 655 and all(r["status"] == "ok" and r["p_value"] for r in rows)
+    assert sum(float(r["score"]) == 0.0 for r in rows) >= 160  # every molecule it was fitted on (4 in 5 of 200)
