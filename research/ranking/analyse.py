@@ -4,7 +4,8 @@ Usage (repository root)::
 
     PYTHONPATH=. python research/ranking/analyse.py views     # each new view and ECFP alone, against the default
     PYTHONPATH=. python research/ranking/analyse.py combine   # each view added to the fast consensus (size, WL-LESINN)
-    PYTHONPATH=. python research/ranking/analyse.py review    # the simulated analyst (review.py's loop)
+    PYTHONPATH=. python research/ranking/analyse.py review    # the simulated analyst (review_simulation.py)
+    PYTHONPATH=. python research/ranking/analyse.py calibration  # held-out normals with p < 0.05, per view
 
 Every formula comes from core: conformal p-values, Fisher's combination, view weights, ROC-AUC.
 The adoption rule is docs/consensus.md's, applied as written: a gain over the default of more
@@ -138,10 +139,33 @@ def combine_table(base_views=("size", "wl-lesinn"), extra=("spectral-lesinn", "k
     return {"per_row": per_row, "verdicts": out, "base_views": list(base_views)}
 
 
+def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn", "ecfp-nn")) -> dict:
+    """Per view, the share of the test folds' normal graphs with p < 0.05 against the fold's
+    calibration graphs (fold_scores.py), averaged over the folds of each row, then over the rows."""
+    from core.detectors.conformal import conformal_p_values
+
+    per_row: dict[str, dict[str, float]] = {}
+    for row in ROWS:
+        folder = row_folder(row)
+        for path in sorted(folder.glob("fold*.npz")) if folder.exists() else []:
+            d = dict(np.load(path))
+            normal = d["y"] == 0
+            for v in views:
+                if f"{v}:test" in d:
+                    share = float(np.mean(conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"][normal]) < 0.05))
+                    per_row.setdefault(row, {}).setdefault(v, []).append(share)
+    out = {v: {r: float(np.mean(s[v])) for r, s in per_row.items() if v in s} for v in views}
+    for v, rows in out.items():
+        if rows:
+            print(f"{v}: {len(rows)} rows, held-out normals with p < 0.05: mean {np.mean(list(rows.values())):.3f}, "
+                  f"per row {min(rows.values()):.3f}-{max(rows.values()):.3f}")
+    return out
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     what = argv[0] if argv else "views"
-    result = {"views": views_table, "combine": combine_table}.get(what)
+    result = {"views": views_table, "combine": combine_table, "calibration": calibration_table}.get(what)
     if result is None:
         from review_simulation import review_table
         result = review_table
