@@ -10,8 +10,8 @@ Settings, fixed before the first measurement (docs/results.md):
 
 - node features: the schema of the training graphs (``features="auto"``), each column
   standardised with the training nodes' mean and deviation;
-- ``n_encoders=20`` GIN encoders of ``num_layers=3`` layers ``h' = relu(MLP(h + sum of the
-  neighbours' h))``, the MLP two linear maps ``hidden_dim=64`` wide with a ReLU between them,
+- ``n_encoders=20`` GIN encoders of ``depth=3`` layers ``h' = relu(MLP(h + sum of the
+  neighbours' h))``, the MLP two linear maps ``width=64`` wide with a ReLU between them,
   weights and biases drawn as torch's ``Linear`` draws them (uniform within ``1 / sqrt(fan_in)``),
   each encoder from its own seed; float64;
 - a graph's embedding under an encoder: the sum over its nodes of every layer's output,
@@ -76,18 +76,18 @@ class RandomGINForest(Detector):
     FITTED = ("schema_", "mean_", "std_", "encoders_", "forests_", "train_scores_", "loss_history_",
               "stopped_early_")
 
-    def __init__(self, n_encoders: int = 20, num_layers: int = 3, hidden_dim: int = 64, n_estimators: int = 100,
+    def __init__(self, n_encoders: int = 20, depth: int = 3, width: int = 64, n_estimators: int = 100,
                  max_samples: int = 256, features: str = "auto", seed: int = 0):
         self.n_encoders = n_encoders
-        self.num_layers = num_layers
-        self.hidden_dim = hidden_dim
+        self.depth = depth  # not num_layers / hidden_dim: the app's GCN settings must not reach these encoders
+        self.width = width
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.features = features
         self.seed = seed
 
     def validate_params(self) -> None:
-        if min(self.n_encoders, self.num_layers, self.hidden_dim, self.n_estimators, self.max_samples) < 1:
+        if min(self.n_encoders, self.depth, self.width, self.n_estimators, self.max_samples) < 1:
             raise GLocalKDError("encoders, layers, width, trees and subsample must all be at least 1")
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
@@ -97,7 +97,7 @@ class RandomGINForest(Detector):
 
         self.schema_ = FeatureSchema.fit(graphs, self.features)
         self.mean_, self.std_ = column_scale(node_batch(graphs, self.schema_).x)
-        self.encoders_ = [random_gin(self.schema_.dim, self.hidden_dim, self.num_layers, 7919 * self.seed + i)
+        self.encoders_ = [random_gin(self.schema_.dim, self.width, self.depth, 7919 * self.seed + i)
                           for i in range(self.n_encoders)]
         embedded = self._embeddings(graphs)
         self.forests_ = [IsolationForest(n_estimators=self.n_estimators, max_samples=min(self.max_samples, len(graphs)),
@@ -118,8 +118,7 @@ class RandomGINForest(Detector):
                 for part, layers in zip(parts, self.encoders_):
                     part.append(gin_embedding(batch, x, layers))
                 start, nodes = i + 1, 0
-        width = self.num_layers * self.hidden_dim
-        return [np.concatenate(p) if p else np.zeros((0, width)) for p in parts]
+        return [np.concatenate(p) if p else np.zeros((0, self.depth * self.width)) for p in parts]
 
     def _forest_scores(self, embedded: list[np.ndarray]) -> np.ndarray:
         total = np.zeros(len(embedded[0]))

@@ -92,3 +92,12 @@ def test_the_random_gin_forest_draws_the_same_encoders_from_the_same_seed(odd_ri
     b = make_detector("gin-iforest", **SMALL["gin-iforest"], seed=4).fit(train).score(data).score
     c = make_detector("gin-iforest", **SMALL["gin-iforest"], seed=5).fit(train).score(data).score
     assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+def test_the_gcn_settings_of_the_app_and_the_harness_do_not_reach_the_views():
+    """The app and `glocalkd evaluate` pass a detector every setting it accepts by name: the GCN's
+    width and depth must not resize the random encoders (measured at 64 wide, 3 deep)."""
+    from core import accepted_params
+
+    for name in SMALL:
+        assert not accepted_params(name) & {"hidden_dim", "num_layers", "epochs", "lr", "out_dim"}
