@@ -14,7 +14,7 @@ Deterministic: ``seed`` is kept only so that every detector takes one.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -9,7 +9,7 @@ computed (:meth:`EmbeddingView._embed`); LESINN (``ensemble_size`` members of
 from __future__ import annotations
 
 import abc
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

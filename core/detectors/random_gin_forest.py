@@ -22,7 +22,7 @@ Settings, fixed before the first measurement (docs/results.md):
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

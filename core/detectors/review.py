@@ -18,15 +18,20 @@ its calibration graphs); :class:`Review` runs it on a fitted consensus and a sco
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
 from core.data.graphset import GraphSet
 from core.data.pvalues import conformal_p_values
-from core.detectors.consensus import (MIN_KNOWN_ANOMALIES, combine_p_values, leave_one_out_p_values,
-                                      separation_auc, view_weights)
+from core.detectors.consensus import (
+    MIN_KNOWN_ANOMALIES,
+    combine_p_values,
+    leave_one_out_p_values,
+    separation_auc,
+    view_weights,
+)
 from core.errors import GLocalKDError
 
 

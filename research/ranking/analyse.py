@@ -23,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fold_scores import ROWS, row_folder  # noqa: E402
+from fold_scores import ROWS, row_folder
 
 METHODS = ROOT / "docs" / "results" / "methods"
 CANDIDATES = ROOT / "docs" / "results" / "consensus" / "candidates.json"

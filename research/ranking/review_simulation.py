@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fold_scores import ROWS, row_folder  # noqa: E402
+from fold_scores import ROWS, row_folder
 
 COMPONENTS = ("size", "wl-lesinn")
 RESERVE = ("wl-count-lesinn",)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from core import load, make_detector
+from core.data.features import FeatureSchema
 from core.detectors import embedding_view
 from core.detectors.node_signals import node_batch
 from core.detectors.spectral import rayleigh_quotients, spectral_moments
-from core.data.features import FeatureSchema
 from core.evaluation.metrics import roc_auc
 from tests.conftest import path, ring, write_tu
 
@@ -54,7 +54,7 @@ def test_a_graphs_score_does_not_depend_on_the_batch_it_is_scored_with(herg_path
     whole = model.score(graphs.subset(test)).score
     alone = np.array([model.score(graphs.subset([i])).score[0] for i in test[:12]])
     reversed_ = model.score(graphs.subset(test[::-1])).score[::-1]
-    mixed = model.score(graphs.subset([*test[:12], *range(0, 100)])).score[:12]
+    mixed = model.score(graphs.subset([*test[:12], *range(100)])).score[:12]
     monkeypatch.setattr(embedding_view, "CHUNK_NODES", 50)  # a few graphs a chunk
     if name == "gin-iforest":
         from core.detectors import random_gin_forest
