@@ -78,6 +78,11 @@ class DataError(GLocalKDError):
         super().__init__(where + message)
 
 
+class NotApplicableError(GLocalKDError):
+    """Data a detector cannot read by its nature (e.g. a fingerprint detector given graphs that are
+    not molecules): the evaluation harness reports such a detector as "n/a" for that data."""
+
+
 class ModelFileError(GLocalKDError):
     """A model file that is not ours, is damaged, or was written by an incompatible version."""
 

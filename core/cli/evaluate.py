@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from core.cli.options import add_readout_options, add_threads_option
 from core.data.feature_modes import MODES
-from core.detectors.registry import DETECTORS
+from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS
 from core.errors import GLocalKDError
 
 if TYPE_CHECKING:
@@ -31,8 +31,10 @@ def add_parser(sub) -> None:
     e.add_argument("--seed", type=int, default=0, help="model seed (the first one for split)")
     # the GCN settings: left out, the detector's own defaults (GLocalKD's: the paper's)
     e.add_argument("--epochs", type=int, help="training epochs (default: the detector's)")
-    e.add_argument("--lr", type=float, help="learning rate (default: the paper's for this data set, else 1e-4)")
-    e.add_argument("--batch-size", type=int, help="batch size (default: the paper's, 300 or 2000 for Tox21)")
+    e.add_argument("--lr", type=float, help="learning rate (default with --method glocalkd: the paper's for this data "
+                                            "set, else 1e-4; the consensus's GLocalKD: GLocalKD's)")
+    e.add_argument("--batch-size", type=int, help="batch size (default with --method glocalkd: the paper's, 300 or "
+                                                  "2000 for Tox21; the consensus's GLocalKD: GLocalKD's)")
     e.add_argument("--hidden", type=int, help="hidden width (default: the detector's)")
     e.add_argument("--out-dim", type=int, help="embedding width (default: the detector's)")
     e.add_argument("--layers", type=int, help="GCN layers (default: the detector's)")
@@ -45,8 +47,9 @@ def add_parser(sub) -> None:
     e.add_argument("--train-fraction", type=float, default=1.0, help="share of the normal training graphs kept")
     e.add_argument("--score", choices=("both", "graph", "node"), default="both",
                    help="primary score: both terms, graph term only or node term only (all are recorded)")
-    e.add_argument("--method", default="glocalkd", type=str.lower, choices=list(DETECTORS),
-                   help="detector: GLocalKD or one of the paper's competitors (same folds and metrics)")
+    e.add_argument("--method", default=DEFAULT_DETECTOR, type=str.lower, choices=list(DETECTORS),
+                   help=f"detector (default: {DEFAULT_DETECTOR}, the product's default; glocalkd: the paper's "
+                        "method at the paper's settings; or one of the paper's competitors; same folds and metrics)")
     e.add_argument("--known-anomalies", type=int, default=0, metavar="K",
                    help="with --method consensus: K anomalies of each fold's training part (never its test part, "
                         "never trained on) weigh the consensus's views, as glocalkd train --known-anomalies does; "
@@ -66,6 +69,21 @@ def add_parser(sub) -> None:
                    help="run the folds (split: seed runs) as tasks on a Dask cluster (docs/scaling.md)")
     e.add_argument("--json", help="write the full results as JSON (updated after every fold)")
     e.add_argument("--markdown", help="write a Markdown table with the paper's values")
+
+
+def consensus_gcn_options(args: argparse.Namespace) -> dict | None:
+    """The GCN options given for the consensus's GLocalKD component: those that differ from
+    GLocalKD's own defaults (the paper's per-data-set learning rate and batch size apply to
+    ``--method glocalkd`` only), or None when every one is left at its default, so that the
+    consensus is evaluated exactly as ``glocalkd train`` builds it."""
+    from core.detectors.registry import make_detector
+
+    defaults = make_detector("glocalkd").get_params()
+    given = dict(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, hidden_dim=args.hidden,
+                 out_dim=args.out_dim, num_layers=args.layers, lam=args.lam, normalize=args.normalize,
+                 features=args.features, node_max=args.node_max, size_term=args.size_term)
+    options = {k: v for k, v in given.items() if v is not None and v != defaults[k]}
+    return {"glocalkd": options} if options else None
 
 
 def _fold_numbers(text: str) -> list[int]:
@@ -112,13 +130,15 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     paper = paper_settings(name)
     lr = args.lr if args.lr is not None else paper["lr"]
     batch = args.batch_size if args.batch_size is not None else paper["batch_size"]
-    method = getattr(args, "method", "glocalkd")
+    method = getattr(args, "method", DEFAULT_DETECTOR)
     accepted = accepted_params(method)
     if "lr" in accepted and (args.lr is None or args.batch_size is None):
         print(f"{name}: using the paper's settings lr={lr:g}, batch size={batch}", file=sys.stderr)
     params = dict(epochs=args.epochs, lr=lr, batch_size=batch, hidden_dim=args.hidden, out_dim=args.out_dim,
                   num_layers=args.layers, lam=args.lam, normalize=args.normalize, features=args.features,
                   device=args.device, node_max=args.node_max, size_term=args.size_term)
+    if "component_params" in accepted:  # the consensus: the GCN options given go to its GLocalKD component
+        params = {"device": args.device, "component_params": consensus_gcn_options(args)}
     # given ones only (the others: the detector's defaults), and only those it takes (WL-iForest has no epochs)
     params = {k: v for k, v in params.items() if k in accepted and v is not None and v is not False}
     seeds = list(range(args.seed, args.seed + args.seeds)) if args.protocol == "split" else [args.seed]

@@ -60,6 +60,30 @@ def _ocgcn(**params):
     return OCGCN(**params)
 
 
+def _gin_iforest(**params):
+    from core.detectors.random_gin_forest import RandomGINForest
+
+    return RandomGINForest(**params)
+
+
+def _kme_lesinn(**params):
+    from core.detectors.kernel_mean_embedding import KernelMeanEmbedding
+
+    return KernelMeanEmbedding(**params)
+
+
+def _spectral_lesinn(**params):
+    from core.detectors.spectral import SpectralView
+
+    return SpectralView(**params)
+
+
+def _ecfp_nn(**params):
+    from core.detectors.ecfp import ECFPNearestNeighbour
+
+    return ECFPNearestNeighbour(**params)
+
+
 def _size(**params):
     from core.detectors.size import SizeBaseline
 
@@ -95,6 +119,15 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
                  _two_step("pk", "iforest")),
     DetectorInfo("pk-lesinn", "PK-LESINN", "propagation kernel + LESINN nearest-neighbour ensemble", False, False,
                  _two_step("pk", "lesinn"), savable=True),
+    DetectorInfo("gin-iforest", "Random-GIN iForest", "untrained random GIN encoders, one isolation forest on "
+                 "each one's graph embeddings, averaged (Deep Isolation Forest's idea)", False, False, _gin_iforest),
+    DetectorInfo("kme-lesinn", "Node-attribute KME", "each graph's (propagated) node features as a distribution, "
+                 "embedded by random Fourier features + LESINN", False, False, _kme_lesinn),
+    DetectorInfo("spectral-lesinn", "Spectral", "Rayleigh quotients of the node features on the normalised "
+                 "Laplacian and spectral moments + LESINN", False, False, _spectral_lesinn),
+    DetectorInfo("ecfp-nn", "ECFP4 nearest neighbour", "the chemists' novelty score: 1 - the largest Tanimoto "
+                 "similarity of ECFP4 fingerprints (Morgan radius 2, 2,048 bits) to the training molecules "
+                 "(molecules only)", False, False, _ecfp_nn, savable=True),
     DetectorInfo("size", "Graph size", "a sanity baseline: how unusual a graph's node and edge counts are "
                  "against the training graphs", False, False, _size, savable=True),
 )}

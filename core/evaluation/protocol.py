@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from core.errors import DataError, GLocalKDError
+from core.errors import DataError, GLocalKDError, NotApplicableError
 from core.data.graphset import GraphSet, normalize_label
 from core.evaluation.paper import dataset_name
 from core.evaluation.results import EvaluationResult, FoldResult, environment, merge_results, settings_key
@@ -157,8 +157,14 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         say(f"{'fold' if protocol == 'cv' else 'seed run'} {k}/{len(runs)} (model seed {seed}): training on "
             f"{len(train_set)} graphs ({n_anomalies} anomalous), scoring {len(fold_test)} "
             f"({int(fold_anom.sum())} anomalous)" + (f"; {len(known)} known anomalies" if known is not None else ""))
-        fr = _run_fold(k, seed, train_set, n_anomalies, fold_test, fold_anom, method, params, ensemble,
-                       full_params.get("lam", 1.0), on_epoch, should_stop, known)
+        try:
+            fr = _run_fold(k, seed, train_set, n_anomalies, fold_test, fold_anom, method, params, ensemble,
+                           full_params.get("lam", 1.0), on_epoch, should_stop, known)
+        except NotApplicableError as exc:  # the detector cannot read this kind of data: no fold can run
+            say(f"  n/a: {exc}")
+            result.not_applicable, result.folds, result.complete = str(exc), [], True
+            result.wall_seconds = time.perf_counter() - start_wall
+            return result
         if should_stop is not None and should_stop():
             break
         result.folds.append(fr)

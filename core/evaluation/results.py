@@ -60,6 +60,8 @@ class EvaluationResult:
     complete: bool = False
     wall_seconds: float = 0.0
     environment: dict = field(default_factory=dict)
+    # why the method cannot read this data at all (e.g. ECFP on graphs that are not molecules): no folds, "n/a"
+    not_applicable: str | None = None
 
     def values(self, key: str = "auc") -> np.ndarray:
         return np.array([getattr(f, key) for f in self.folds], dtype=np.float64)
@@ -87,6 +89,8 @@ class EvaluationResult:
                  f"{'folds' if self.protocol == 'cv' else 'seeds'}{'' if self.complete else ', INCOMPLETE'}): "
                  f"anomaly rule {self.anomaly_rule!r} -> anomalous class {self.anomaly_label!r}, "
                  f"normal {', '.join(self.normal_labels)}"]
+        if self.not_applicable:
+            return "\n".join([*lines, f"  ROC-AUC: n/a ({self.not_applicable})"])
         for key, name in (("auc", "ROC-AUC"), ("auc_graph", "ROC-AUC graph term only"),
                           ("auc_node", "ROC-AUC node term only"), ("ap", "average precision"),
                           ("fpr95", "FPR at 95% TPR")):

@@ -9,7 +9,7 @@ from core.detectors.model_file import load_detector
 TINY = ["--epochs", "2", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
 
 
-@pytest.mark.parametrize("detector", ["glocalkd", "consensus", "wl-lesinn", "size"])
+@pytest.mark.parametrize("detector", ["glocalkd", "consensus", "wl-lesinn", "size", "ecfp-nn"])
 def test_train_writes_a_calibrated_model_of_the_chosen_detector(herg_path, tmp_path, capsys, detector):
     out = tmp_path / "m.pt"
     assert main(["train", str(herg_path), "-o", str(out), "--detector", detector, *TINY]) == 0

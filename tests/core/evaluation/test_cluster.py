@@ -65,7 +65,7 @@ def test_split_seed_runs_as_tasks_and_resume(client, easy):
 
 
 def test_the_command_line_writes_the_same_json(client, easy, tmp_path):
-    common = ["evaluate", str(easy), "--folds", "3", "--epochs", "1", "--hidden", "16", "--out-dim", "8",
+    common = ["evaluate", str(easy), "--method", "glocalkd", "--folds", "3", "--epochs", "1", "--hidden", "16", "--out-dim", "8",
               "--layers", "2", "--device", "cpu"]
     assert main(common + ["--json", str(tmp_path / "local.json")]) == 0
     assert main(common + ["--json", str(tmp_path / "cluster.json"), "--scheduler", client.scheduler.address]) == 0

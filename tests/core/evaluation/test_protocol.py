@@ -156,8 +156,9 @@ def test_dataset_names_and_paper_settings():
 
 def test_cli_evaluate_prints_the_rule_and_writes_json(tu_folder, tmp_path, capsys):
     out = tmp_path / "res.json"
-    assert main(["evaluate", str(tu_folder), "--folds", "4", "--epochs", "2", "--hidden", "8", "--out-dim", "4",
-                 "--layers", "2", "--anomaly", "first-label", "--device", "cpu", "--json", str(out)]) == 0
+    assert main(["evaluate", str(tu_folder), "--method", "glocalkd", "--folds", "4", "--epochs", "2", "--hidden", "8",
+                 "--out-dim", "4", "--layers", "2", "--anomaly", "first-label", "--device", "cpu", "--json",
+                 str(out)]) == 0
     captured = capsys.readouterr()
     assert "anomaly rule 'first-label' -> anomalous class '1'" in captured.err
     assert "ROC-AUC" in captured.out
@@ -165,6 +166,26 @@ def test_cli_evaluate_prints_the_rule_and_writes_json(tu_folder, tmp_path, capsy
     assert data["complete"] and len(data["folds"]) == 4 and data["command"].startswith("glocalkd evaluate")
     assert main(["evaluate", str(tu_folder), "--protocol", "split", "--epochs", "1"]) == 2
     assert "needs a testing file" in capsys.readouterr().err
+
+
+def test_cli_evaluate_defaults_to_the_products_default_detector(tu_folder, monkeypatch):
+    """Without --method the harness evaluates the consensus, as `glocalkd train` and the app build
+    it (GCN options left at their defaults reach nothing, those given reach its GLocalKD);
+    --method glocalkd keeps the paper's method at the paper's settings."""
+    import core.evaluation.protocol as protocol
+    from core.detectors.registry import DEFAULT_DETECTOR
+
+    seen = []
+    monkeypatch.setattr(protocol, "evaluate", lambda data, **kw: seen.append(kw) or EvaluationResult(
+        dataset="x", data_path=str(data), protocol="cv", method=kw["method"]))
+    main(["evaluate", str(tu_folder)])
+    main(["evaluate", str(tu_folder), "--epochs", "2", "--hidden", "16", "--lr", "0.01"])
+    main(["evaluate", str(tu_folder), "--method", "glocalkd", "--epochs", "2"])
+    assert DEFAULT_DETECTOR == "consensus"
+    assert seen[0]["method"] == "consensus" and seen[0]["model_params"] == {"device": "auto", "component_params": None}
+    assert seen[1]["model_params"]["component_params"] == {"glocalkd": {"epochs": 2, "hidden_dim": 16, "lr": 0.01}}
+    assert seen[2]["method"] == "glocalkd" and seen[2]["model_params"]["epochs"] == 2
+    assert seen[2]["model_params"]["lr"] == 1e-4  # the paper's setting for a data set it does not list
 
 
 def test_cli_runs_folds_side_by_side_and_merges_them(tu_folder, tmp_path, capsys):

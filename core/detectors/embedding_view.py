@@ -1,0 +1,80 @@
+"""A label-free view: a fixed embedding of each graph, then LESINN on the embeddings.
+
+The embedding of a graph depends only on that graph and on what was fitted on the training
+graphs (the node-feature schema, scales, random projections), never on the other graphs scored
+with it. Subclasses say how the embedding is fitted (:meth:`EmbeddingView._fit_embedding`) and
+computed (:meth:`EmbeddingView._embed`); LESINN (``ensemble_size`` members of
+``subsample_size`` graphs, Euclidean distances) scores them, as it scores the WL kernel's view.
+"""
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+
+import numpy as np
+
+from core.data.features import FeatureSchema
+from core.data.graphset import GraphSet
+from core.data.scores import Scores
+from core.detectors.base import Detector
+from core.detectors.lesinn import LESINN
+from core.detectors.node_signals import NodeBatch, node_batch
+
+# Nodes laid end to end per chunk of graphs while embedding (bounds the memory of wide node maps).
+CHUNK_NODES = 16_384
+
+
+class EmbeddingView(Detector, abc.ABC):
+    """Base of the views that embed each graph on its own and score the embeddings by LESINN.
+    Fitted state: ``schema_``, the subclass's embedding state, ``scorer_``, ``train_scores_``."""
+
+    has_node_scores = False
+    FITTED = ("schema_", "scorer_", "train_scores_", "loss_history_", "stopped_early_")
+
+    # set by subclasses' constructors
+    features: str
+    ensemble_size: int
+    subsample_size: int
+    seed: int
+
+    def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
+             should_stop: Callable[[], bool] | None = None) -> None:
+        """Fit the node-feature schema, the embedding and LESINN; no epochs."""
+        self.schema_ = FeatureSchema.fit(graphs, self.features)
+        self._fit_embedding(graphs)
+        embedded = self._embeddings(graphs)
+        self.scorer_ = LESINN(self.ensemble_size, self.subsample_size, metric="euclidean", seed=self.seed).fit(embedded)
+        self.train_scores_ = self.scorer_.train_scores_
+        self.loss_history_: list[float] = []
+        self.stopped_early_ = False
+
+    @abc.abstractmethod
+    def _fit_embedding(self, graphs: GraphSet) -> None:
+        """Fit what the embedding needs from the training graphs (``schema_`` is set)."""
+
+    @abc.abstractmethod
+    def _embed(self, batch: NodeBatch) -> np.ndarray:
+        """(graphs, dims) embeddings of the graphs of ``batch``."""
+
+    def _embeddings(self, graphs: GraphSet) -> np.ndarray:
+        """Every graph's embedding, graphs taken a chunk of about :data:`CHUNK_NODES` nodes at a time."""
+        parts, start, nodes = [], 0, 0
+        for i, g in enumerate(graphs.graphs):
+            nodes += int(g.num_nodes)
+            if nodes >= CHUNK_NODES or i == len(graphs) - 1:
+                parts.append(self._embed(node_batch(graphs.subset(range(start, i + 1)), self.schema_)))
+                start, nodes = i + 1, 0
+        return np.concatenate(parts) if parts else np.zeros((0, 0))
+
+    def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
+        """Each graph's embedding (the representation LESINN scores)."""
+        self._check_fitted()
+        return self._embeddings(graphs).astype(np.float32)
+
+    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
+        """Graph scores (higher = more anomalous); no node scores."""
+        self._check_fitted()
+        values = self.scorer_.decision_function(self._embeddings(graphs)) if len(graphs) else np.zeros(0)
+        if on_progress is not None:
+            on_progress(len(graphs), len(graphs))
+        return Scores.graph_only(values, graphs.node_ptr())

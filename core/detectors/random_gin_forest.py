@@ -1,0 +1,140 @@
+"""Random-GIN isolation forests: an ensemble of untrained graph encoders, one isolation forest
+on each one's graph embeddings, their scores averaged.
+
+The idea of Deep Isolation Forest (Xu et al., TKDE 2023): random, untrained networks map the
+graphs into several different spaces, and an isolation forest in each finds the graphs that
+are easy to isolate there; averaging over the spaces removes the luck of any one projection.
+Written here from the paper's description; nothing is trained but the forests.
+
+Settings, fixed before the first measurement (docs/results.md):
+
+- node features: the schema of the training graphs (``features="auto"``), each column
+  standardised with the training nodes' mean and deviation;
+- ``n_encoders=20`` GIN encoders of ``depth=3`` layers ``h' = relu(MLP(h + sum of the
+  neighbours' h))``, the MLP two linear maps ``width=64`` wide with a ReLU between them,
+  weights and biases drawn as torch's ``Linear`` draws them (uniform within ``1 / sqrt(fan_in)``),
+  each encoder from its own seed; float64;
+- a graph's embedding under an encoder: the sum over its nodes of every layer's output,
+  concatenated (3 x 64 values);
+- one scikit-learn ``IsolationForest`` per encoder, 100 trees on subsamples of 256 graphs;
+  a graph's score is the mean over the encoders of the forests' anomaly scores
+  (``-score_samples``); seed 0.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from core.data.features import FeatureSchema
+from core.data.graphset import GraphSet
+from core.data.scores import Scores
+from core.detectors.base import Detector
+from core.detectors.embedding_view import CHUNK_NODES
+from core.detectors.node_signals import NodeBatch, column_scale, node_batch
+from core.errors import GLocalKDError
+
+
+def random_gin(in_dim: int, hidden_dim: int, num_layers: int, seed: int) -> list[tuple]:
+    """The weights of one untrained GIN encoder: per layer (W1, b1, W2, b2) as float64 tensors,
+    uniform within ``1 / sqrt(fan_in)`` (torch's ``Linear``), drawn from ``seed``."""
+    import torch
+
+    gen = torch.Generator().manual_seed(int(seed))
+    layers, width = [], in_dim
+    for _ in range(num_layers):
+        parts = []
+        for fan_in, fan_out in ((width, hidden_dim), (hidden_dim, hidden_dim)):
+            bound = 1.0 / np.sqrt(max(fan_in, 1))
+            parts.append((torch.rand(fan_in, fan_out, generator=gen, dtype=torch.float64) * 2 - 1) * bound)
+            parts.append((torch.rand(fan_out, generator=gen, dtype=torch.float64) * 2 - 1) * bound)
+        layers.append(tuple(parts))
+        width = hidden_dim
+    return layers
+
+
+def gin_embedding(batch: NodeBatch, x: np.ndarray, layers: list[tuple]) -> np.ndarray:
+    """(graphs, layers * hidden): each layer's node outputs summed over each graph, concatenated."""
+    import torch
+
+    h, pooled = x, []
+    for w1, b1, w2, b2 in layers:
+        mixed = torch.from_numpy(h + batch.neighbour_sum(h))
+        h = torch.relu(torch.relu(mixed @ w1 + b1) @ w2 + b2).numpy()
+        pooled.append(batch.per_graph_sum(h))
+    return np.concatenate(pooled, axis=1)
+
+
+class RandomGINForest(Detector):
+    """Deep-Isolation-Forest-style ensemble of untrained GIN encoders with one isolation forest
+    each. Fitted state: ``schema_``, ``mean_``, ``std_`` (node columns), ``encoders_``,
+    ``forests_``, ``train_scores_``. Its forests are scikit-learn's, which have no safe file
+    format: it cannot be saved."""
+
+    name = "gin-iforest"
+    has_node_scores = False
+    FITTED = ("schema_", "mean_", "std_", "encoders_", "forests_", "train_scores_", "loss_history_",
+              "stopped_early_")
+
+    def __init__(self, n_encoders: int = 20, depth: int = 3, width: int = 64, n_estimators: int = 100,
+                 max_samples: int = 256, features: str = "auto", seed: int = 0):
+        self.n_encoders = n_encoders
+        self.depth = depth  # not num_layers / hidden_dim: the app's GCN settings must not reach these encoders
+        self.width = width
+        self.n_estimators = n_estimators
+        self.max_samples = max_samples
+        self.features = features
+        self.seed = seed
+
+    def validate_params(self) -> None:
+        if min(self.n_encoders, self.depth, self.width, self.n_estimators, self.max_samples) < 1:
+            raise GLocalKDError("encoders, layers, width, trees and subsample must all be at least 1")
+
+    def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
+             should_stop: Callable[[], bool] | None = None) -> None:
+        """Draw the encoders and fit one forest per encoder; no epochs."""
+        from sklearn.ensemble import IsolationForest  # here: importing scikit-learn costs about a second
+
+        self.schema_ = FeatureSchema.fit(graphs, self.features)
+        self.mean_, self.std_ = column_scale(node_batch(graphs, self.schema_).x)
+        self.encoders_ = [random_gin(self.schema_.dim, self.width, self.depth, 7919 * self.seed + i)
+                          for i in range(self.n_encoders)]
+        embedded = self._embeddings(graphs)
+        self.forests_ = [IsolationForest(n_estimators=self.n_estimators, max_samples=min(self.max_samples, len(graphs)),
+                                         random_state=1000 * self.seed + i).fit(e) for i, e in enumerate(embedded)]
+        self.train_scores_ = self._forest_scores(embedded)
+        self.loss_history_: list[float] = []
+        self.stopped_early_ = False
+
+    def _embeddings(self, graphs: GraphSet) -> list[np.ndarray]:
+        """Per encoder, (graphs, layers * hidden) embeddings; graphs a chunk of nodes at a time."""
+        parts: list[list[np.ndarray]] = [[] for _ in self.encoders_]
+        start, nodes = 0, 0
+        for i, g in enumerate(graphs.graphs):
+            nodes += int(g.num_nodes)
+            if nodes >= CHUNK_NODES or i == len(graphs) - 1:
+                batch = node_batch(graphs.subset(range(start, i + 1)), self.schema_)
+                x = (batch.x - self.mean_) / self.std_
+                for part, layers in zip(parts, self.encoders_):
+                    part.append(gin_embedding(batch, x, layers))
+                start, nodes = i + 1, 0
+        return [np.concatenate(p) if p else np.zeros((0, self.depth * self.width)) for p in parts]
+
+    def _forest_scores(self, embedded: list[np.ndarray]) -> np.ndarray:
+        total = np.zeros(len(embedded[0]))
+        for forest, e in zip(self.forests_, embedded):
+            total += -forest.score_samples(e)
+        return total / len(self.forests_)
+
+    def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
+        """The first encoder's graph embeddings."""
+        self._check_fitted()
+        return self._embeddings(graphs)[0].astype(np.float32)
+
+    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
+        """Graph scores (higher = more anomalous); no node scores."""
+        self._check_fitted()
+        values = self._forest_scores(self._embeddings(graphs)) if len(graphs) else np.zeros(0)
+        if on_progress is not None:
+            on_progress(len(graphs), len(graphs))
+        return Scores.graph_only(values, graphs.node_ptr())

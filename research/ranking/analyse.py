@@ -1,0 +1,180 @@
+"""Tables of the ranking study, from the harness's JSON files and fold_scores.py's per-fold scores.
+
+Usage (repository root)::
+
+    PYTHONPATH=. python research/ranking/analyse.py views     # each new view and ECFP alone, against the default
+    PYTHONPATH=. python research/ranking/analyse.py combine   # each view added to the fast consensus (size, WL-LESINN)
+    PYTHONPATH=. python research/ranking/analyse.py review    # the simulated analyst (review_simulation.py)
+    PYTHONPATH=. python research/ranking/analyse.py calibration  # held-out normals with p < 0.05, per view
+
+Every formula comes from core: conformal p-values, Fisher's combination, view weights, ROC-AUC.
+The adoption rule is docs/consensus.md's, applied as written: a gain over the default of more
+than two standard errors of the per-row differences over the 14 rows, no row below 0.5 that the
+default does not already have, and a graph's score independent of its batch.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fold_scores import ROWS, row_folder
+
+METHODS = ROOT / "docs" / "results" / "methods"
+CANDIDATES = ROOT / "docs" / "results" / "consensus" / "candidates.json"
+DEFAULT = "fisher/conf/S3"  # the default consensus (GLocalKD, graph size, WL-LESINN) in the study's per-fold AUCs
+NEW = ("gin-iforest", "kme-lesinn", "spectral-lesinn", "ecfp-nn")
+
+
+def row_file(row: str, method: str) -> Path:
+    name, _, rule = row.partition(":")
+    return METHODS / f"{name}__{method}{'__first-label' if rule else ''}.json"
+
+
+def harness(row: str, method: str) -> tuple[str, float | None, float | None, int]:
+    """('ok' | 'n/a' | 'not measured' | 'incomplete', mean, std, folds) of a harness JSON."""
+    path = row_file(row, method)
+    if not path.exists():
+        return "not measured", None, None, 0
+    d = json.loads(path.read_text())
+    if d.get("not_applicable"):
+        return "n/a", None, None, 0
+    aucs = [f["auc"] for f in d["folds"]]
+    if not aucs:
+        return "not measured", None, None, 0
+    return ("ok" if d["complete"] else "incomplete"), float(np.mean(aucs)), float(np.std(aucs)), len(aucs)
+
+
+def default_auc(row: str) -> float:
+    per_row = json.loads(CANDIDATES.read_text())["per_row"][row.replace(":", "__")]
+    return float(np.mean(per_row["auc"][DEFAULT]))
+
+
+def rule_verdict(new: dict[str, float], base: dict[str, float]) -> dict:
+    """Gain, standard error of the per-row differences, rows below 0.5, over the rows both have."""
+    rows = [r for r in base if r in new]
+    diff = np.array([new[r] - base[r] for r in rows])
+    se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
+    below_new = [r for r in rows if new[r] < 0.5 and base[r] >= 0.5]
+    gain = float(diff.mean()) if len(diff) else float("nan")
+    return {"rows": len(rows), "mean": float(np.mean([new[r] for r in rows])) if rows else float("nan"),
+            "base_mean": float(np.mean([base[r] for r in rows])) if rows else float("nan"),
+            "gain": gain, "se": se, "below_half": sum(new[r] < 0.5 for r in rows), "new_below_half": below_new,
+            "passes": bool(len(rows) == 14 and gain > 2 * se and not below_new)}
+
+
+def views_table() -> dict:
+    out = {}
+    print("| data set (rule) | default consensus | " + " | ".join(NEW) + " |")
+    print("|---|---" + "|---" * len(NEW) + "|")
+    cells = {m: {} for m in NEW}
+    for row in ROWS:
+        line = [row, f"{default_auc(row):.3f}"]
+        for m in NEW:
+            state, mean, std, n = harness(row, m)
+            if mean is not None:
+                cells[m][row] = mean
+                line.append(f"{mean:.3f} ± {std:.3f}" + ("" if state == "ok" else f" ({n} folds)"))
+            else:
+                line.append(state)
+        print("| " + " | ".join(line) + " |")
+    base = {r: default_auc(r) for r in ROWS}
+    for m in NEW:
+        out[m] = {"per_row": cells[m], "against_default": rule_verdict(cells[m], base)}
+        v = out[m]["against_default"]
+        print(f"{m}: {v['rows']} rows, mean {v['mean']:.3f} (default on them {v['base_mean']:.3f}), gain "
+              f"{v['gain']:+.3f} (SE {v['se']:.3f}), rows below 0.5: {v['below_half']}, passes: {v['passes']}")
+    return out
+
+
+def fisher(p_columns: list[np.ndarray]) -> np.ndarray:
+    from core.detectors.consensus import combine_p_values
+
+    return combine_p_values(np.column_stack(p_columns), "fisher")
+
+
+def combine_table(base_views=("size", "wl-lesinn"), extra=("spectral-lesinn", "kme-lesinn", "gin-iforest")) -> dict:
+    from core.detectors.conformal import conformal_p_values
+    from core.evaluation.metrics import roc_auc
+
+    per_row: dict[str, dict[str, float]] = {}
+    for row in ROWS:
+        folder = row_folder(row)
+        folds = sorted(folder.glob("fold*.npz")) if folder.exists() else []
+        if not folds:
+            continue
+        aucs: dict[str, list[float]] = {}
+        for path in folds:
+            d = dict(np.load(path))
+            p = {v: conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"]) for v in {*base_views, *extra}
+                 if f"{v}:test" in d}
+            if not all(v in p for v in base_views):
+                continue
+            aucs.setdefault("base", []).append(roc_auc(d["y"], fisher([p[v] for v in base_views])))
+            for v in extra:
+                if v in p:
+                    aucs.setdefault(v, []).append(roc_auc(d["y"], fisher([*(p[b] for b in base_views), p[v]])))
+        per_row[row] = {k: float(np.mean(v)) for k, v in aucs.items() if len(v) == len(folds)}
+    out = {}
+    base = {r: v["base"] for r, v in per_row.items() if "base" in v}
+    print(f"Fast consensus ({', '.join(base_views)}): {len(base)} rows, mean "
+          f"{np.mean(list(base.values())):.3f}, rows below 0.5: {sum(v < 0.5 for v in base.values())}")
+    for v in extra:
+        new = {r: d[v] for r, d in per_row.items() if v in d}
+        out[v] = rule_verdict(new, base)
+        o = out[v]
+        print(f"  + {v}: {o['rows']} rows, mean {o['mean']:.3f} against {o['base_mean']:.3f}, gain {o['gain']:+.3f} "
+              f"(SE {o['se']:.3f}), rows below 0.5: {o['below_half']} (new: {o['new_below_half']}), "
+              f"passes: {o['passes']}")
+    print("| data set (rule) | size + WL-LESINN | " + " | ".join(f"+ {v}" for v in extra) + " |")
+    print("|---|---" + "|---" * len(extra) + "|")
+    for row, d in per_row.items():
+        print(f"| {row} | {d.get('base', float('nan')):.3f} | " +
+              " | ".join(f"{d[v]:.3f}" if v in d else "not measured" for v in extra) + " |")
+    return {"per_row": per_row, "verdicts": out, "base_views": list(base_views)}
+
+
+def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn", "ecfp-nn")) -> dict:
+    """Per view, the share of the test folds' normal graphs with p < 0.05 against the fold's
+    calibration graphs (fold_scores.py), averaged over the folds of each row, then over the rows."""
+    from core.detectors.conformal import conformal_p_values
+
+    per_row: dict[str, dict[str, float]] = {}
+    for row in ROWS:
+        folder = row_folder(row)
+        for path in sorted(folder.glob("fold*.npz")) if folder.exists() else []:
+            d = dict(np.load(path))
+            normal = d["y"] == 0
+            for v in views:
+                if f"{v}:test" in d:
+                    share = float(np.mean(conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"][normal]) < 0.05))
+                    per_row.setdefault(row, {}).setdefault(v, []).append(share)
+    out = {v: {r: float(np.mean(s[v])) for r, s in per_row.items() if v in s} for v in views}
+    for v, rows in out.items():
+        if rows:
+            print(f"{v}: {len(rows)} rows, held-out normals with p < 0.05: mean {np.mean(list(rows.values())):.3f}, "
+                  f"per row {min(rows.values()):.3f}-{max(rows.values()):.3f}")
+    return out
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    what = argv[0] if argv else "views"
+    result = {"views": views_table, "combine": combine_table, "calibration": calibration_table}.get(what)
+    if result is None:
+        from review_simulation import review_table
+        result = review_table
+    out = result()
+    target = ROOT / "docs" / "results" / "ranking" / f"{what}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(out, indent=1, default=float) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

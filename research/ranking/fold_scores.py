@@ -1,0 +1,115 @@
+"""Per-fold scores of the views that refit in seconds, on the harness's folds, for the analyses
+of analyse.py (label-free combinations, known anomalies, the simulated review loop).
+
+Usage (repository root; one row at a time, one thread)::
+
+    PYTHONPATH=. OMP_NUM_THREADS=1 python research/ranking/fold_scores.py ROW [ROW ...] [--views a,b]
+
+ROW is a row of the competitor table (``AIDS``, ``BZR:first-label``, ..., ``Tox21_p53``,
+``REDDIT-BINARY``; see ROWS). The folds are the harness's own (``core.evaluation.protocol``:
+5-fold stratified CV with seed 1, or Tox21's training / testing files with model seeds 0-4).
+In each fold the training part's normal graphs are split as the consensus splits them
+(``core.detectors.conformal.calibration_split(n, 0.2, seed)``, seed = the fold's model seed);
+every view is built by the registry with that seed, fitted on the fit part, and scores the
+calibration graphs, the test graphs and the training part's anomalies (the pool the harness
+draws known anomalies from; never trained on). Writes ``research/ranking/out/<row>/fold<k>.npz``
+(ignored by git): ``y`` (test anomalous 0/1), ``known_pool`` (training-part anomaly count), and
+per view ``<view>:cal``, ``<view>:test``, ``<view>:known`` (ECFP only where the graphs are molecules). GLocalKD is not among the views: its
+per-fold fits take hours here (docs/results.md says which figures this limits).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+DATA = Path(os.environ.get("DATASETS", "../shared/datasets"))
+OUT = Path(__file__).resolve().parent / "out"
+VIEWS = ("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn")  # --views ecfp-nn adds ECFP
+ROWS = {  # row -> (data, protocol, testing file, anomaly rule), as benchmarks/evaluation/run_methods.sh
+    "AIDS": ("AIDS", "cv", None, "minority"), "BZR": ("BZR", "cv", None, "minority"),
+    "BZR:first-label": ("BZR", "cv", None, "first-label"), "DHFR": ("DHFR", "cv", None, "minority"),
+    "DHFR:first-label": ("DHFR", "cv", None, "first-label"), "ENZYMES": ("ENZYMES", "cv", None, "minority"),
+    "hERG": ("herg.tab", "cv", None, "0"), "IMDB-BINARY": ("IMDB-BINARY", "cv", None, "minority"),
+    "PROTEINS_full": ("PROTEINS_full", "cv", None, "minority"),
+    "PROTEINS_full:first-label": ("PROTEINS_full", "cv", None, "first-label"),
+    "NCI1": ("NCI1", "cv", None, "minority"),
+    "Tox21_HSE": ("Tox21_HSE_training", "split", "Tox21_HSE_testing", "minority"),
+    "Tox21_p53": ("Tox21_p53_training", "split", "Tox21_p53_testing", "minority"),
+    "REDDIT-BINARY": ("REDDIT-BINARY", "cv", None, "minority"),
+}
+
+
+def row_folder(row: str) -> Path:
+    return OUT / row.replace(":", "__")
+
+
+def folds(row: str):
+    """[(k, seed, training-part normal GraphSet, training-part anomalies, test GraphSet, y)]: the harness's folds."""
+    from core import load
+    from core.evaluation.protocol import _fold_runs, choose_anomaly_label
+
+    data, protocol, test, rule = ROWS[row]
+    graphs = load(DATA / data)
+    graphs = graphs.subset([i for i, lab in enumerate(graphs.labels) if lab is not None])
+    anomaly = choose_anomaly_label(graphs, rule)
+    labels = np.array(graphs.labels, dtype=object)
+    is_anom = labels == anomaly
+    test_graphs = load(DATA / test) if test else None
+    runs, test_set, test_anom = _fold_runs(protocol, labels, 5, 1, [0, 1, 2, 3, 4] if test else [0], test_graphs,
+                                           anomaly, lambda _m: None, row)
+    for k, seed, train_idx, test_idx in runs:
+        normal = graphs.subset(train_idx[~is_anom[train_idx]].tolist())
+        known = graphs.subset(train_idx[is_anom[train_idx]].tolist())
+        if test_idx is None:
+            yield k, seed, normal, known, test_set, test_anom.astype(np.int8)
+        else:
+            yield k, seed, normal, known, graphs.subset(test_idx.tolist()), is_anom[test_idx].astype(np.int8)
+
+
+def dump_row(row: str, views: list[str]) -> None:
+    from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split
+    from core.detectors.registry import make_detector
+    from core.errors import NotApplicableError
+
+    folder = row_folder(row)
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, seed, normal, known, test, y in folds(row):
+        path = folder / f"fold{k}.npz"
+        saved = dict(np.load(path)) if path.exists() else {}
+        fit_idx, cal_idx = calibration_split(len(normal), DEFAULT_CALIBRATION_FRACTION, seed)
+        fit, cal = normal.subset(fit_idx), normal.subset(cal_idx)
+        saved.update(y=y, known_pool=np.array(len(known)))
+        for view in views:
+            if f"{view}:test" in saved:
+                continue
+            t0 = time.perf_counter()
+            try:
+                model = make_detector(view, seed=seed).fit(fit)
+            except NotApplicableError:  # ECFP on graphs that are not molecules
+                continue
+            saved[f"{view}:cal"] = model.score(cal).score.astype(np.float64)
+            saved[f"{view}:test"] = model.score(test).score.astype(np.float64)
+            saved[f"{view}:known"] = model.score(known).score.astype(np.float64)
+            print(f"{row} fold {k} {view}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+        np.savez(path, **saved)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rows", nargs="*", default=list(ROWS))
+    parser.add_argument("--views", default=",".join(VIEWS))
+    args = parser.parse_args(argv)
+    for row in args.rows:
+        dump_row(row, args.views.split(","))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""The simulated analyst, and known anomalies with the new views as reserve views, from
+fold_scores.py's per-fold scores. Every formula is core's (``core.detectors.review.rank_with_marks``,
+conformal p-values, Fisher's combination, view weights, ROC-AUC).
+
+Settings, fixed before the first run:
+
+- The consensus simulated is the *fast consensus*: graph size and WL-LESINN as components
+  (weight 1 each), WL counts as the reserve view (weight 0 until anomalies weigh the views),
+  each calibrated on the fold's calibration share (fold_scores.py). GLocalKD, the default
+  consensus's third component, is left out: its per-fold fits take hours here.
+- Label-free: the fast consensus's ranking of the fold's test graphs.
+- Review loop: three rounds; in each, the 10 unreviewed test graphs that rank highest are
+  reviewed, their labels revealed and marked (anomalous or normal), and the rest re-ranked
+  (``rank_with_marks``). After 30 reviews: the ROC-AUC of the unreviewed rest, the anomalies
+  among the 30 reviewed, and the share of the rest's normal graphs with p < 0.05.
+- Known-anomaly path (today's ``--known-anomalies 10``): 10 anomalies of the fold's training
+  part, drawn as the harness draws them (``np.random.default_rng([20223, seed, k])``), weigh
+  the views; ROC-AUC on the same unreviewed rest, anomalies in its top 30.
+- Label-free top 30: the anomalies among the 30 highest-ranked test graphs, label-free.
+- Reserve views: the known-anomaly path with each new view added as a second reserve view,
+  ROC-AUC on the whole test set, against WL counts alone as the reserve; the rule of
+  docs/consensus.md for a reserve view: a gain of at least two standard errors of the per-row
+  differences, and no more fold/draw pairs losing over 0.05 against equal weights.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fold_scores import ROWS, row_folder
+
+COMPONENTS = ("size", "wl-lesinn")
+RESERVE = ("wl-count-lesinn",)
+NEW_RESERVE = ("spectral-lesinn", "kme-lesinn", "gin-iforest")
+ROUNDS, PER_ROUND, KNOWN, KNOWN_SEED = 3, 10, 10, 20223
+
+
+def _rank(d: dict, marks: dict, views: tuple, extra: dict | None = None):
+    from core.detectors.review import rank_with_marks
+
+    weights = {v: float(v in COMPONENTS) for v in views}
+    cal = {v: d[f"{v}:cal"] for v in views}
+    scores = {v: d[f"{v}:test"] if extra is None else np.r_[d[f"{v}:test"], extra[v]] for v in views}
+    return rank_with_marks(cal, scores, marks, weights)
+
+
+def fold_figures(d: dict, k: int, seed: int) -> dict:
+    from core.evaluation.metrics import roc_auc
+
+    y = d["y"].astype(bool)
+    views = COMPONENTS + RESERVE
+    free = _rank(d, {}, views).statistic
+    marks: dict[int, bool] = {}
+    for _ in range(ROUNDS):
+        stat = _rank(d, marks, views).statistic
+        order = [i for i in np.argsort(-stat, kind="stable") if i not in marks][:PER_ROUND]
+        marks.update({int(i): bool(y[i]) for i in order})
+    final = _rank(d, marks, views)
+    rest = np.setdiff1d(np.arange(len(y)), list(marks))
+    pool = int(d["known_pool"])
+    out = {"auc_label_free_all": roc_auc(y, free), "found": int(sum(marks.values())),
+           "top30_label_free": int(y[np.argsort(-free, kind="stable")[:ROUNDS * PER_ROUND]].sum()),
+           "auc_rest_review": roc_auc(y[rest], final.statistic[rest]), "auc_rest_label_free": roc_auc(y[rest], free[rest]),
+           "rest_normals_p05": float(np.mean(final.p_values[rest][~y[rest]] < 0.05)),
+           "anomalies": int(y.sum())}
+    if pool >= 3:
+        rng = np.random.default_rng([KNOWN_SEED, seed, k])
+        chosen = np.sort(rng.choice(pool, min(KNOWN, pool), replace=False))
+        n = len(y)
+        for label, reserve in [("known", RESERVE), *((f"known+{v}", RESERVE + (v,)) for v in NEW_RESERVE)]:
+            if not all(f"{v}:test" in d for v in reserve):
+                continue
+            vs = COMPONENTS + reserve
+            stat = _rank(d, {n + j: True for j in range(len(chosen))}, vs,
+                         extra={v: d[f"{v}:known"][chosen] for v in vs}).statistic[:n]
+            out[f"auc_rest_{label}"] = roc_auc(y[rest], stat[rest])
+            out[f"auc_all_{label}"] = roc_auc(y, stat)
+            if label == "known":
+                out["top30_known"] = int(y[np.argsort(-stat, kind="stable")[:ROUNDS * PER_ROUND]].sum())
+    return out
+
+
+def review_table() -> dict:
+    per_row = {}
+    for row in ROWS:
+        folder = row_folder(row)
+        paths = sorted(folder.glob("fold*.npz")) if folder.exists() else []
+        figures = []
+        for path in paths:
+            d = dict(np.load(path))
+            if not all(f"{v}:test" in d for v in COMPONENTS + RESERVE):
+                continue
+            k = int(path.stem[4:])
+            seed = k - 1 if ROWS[row][1] == "split" else 0
+            figures.append(fold_figures(d, k, seed))
+        if figures and len(figures) == len(paths):
+            per_row[row] = {key: float(np.mean([f[key] for f in figures if key in f]))
+                            for key in figures[0]} | {"folds": len(figures)}
+    keys = ("auc_label_free_all", "auc_rest_label_free", "auc_rest_known", "auc_rest_review", "top30_label_free",
+            "top30_known", "found", "rest_normals_p05")
+    print("| data set (rule) [folds] | label-free ROC-AUC (all) | unreviewed rest: label-free | rest: 10 known | "
+          "rest: after 30 reviews | anomalies in label-free top 30 | in top 30 with 10 known | found in 30 "
+          "reviews | rest's normals p < 0.05 |")
+    print("|---" * 9 + "|")
+    for row, f in per_row.items():
+        cells = [f"{f[k]:.3f}" if k in f and not k.startswith(("top", "found")) else
+                 (f"{f[k]:.1f}" if k in f else "n/a") for k in keys]
+        print(f"| {row} [{f['folds']}] | " + " | ".join(cells) + " |")
+    means = {k: float(np.mean([f[k] for f in per_row.values() if k in f])) for k in keys}
+    print("| **mean** | " + " | ".join(f"{means[k]:.3f}" for k in keys) + " |")
+    ratio = means["found"] / means["top30_label_free"] if means["top30_label_free"] else float("nan")
+    print(f"rows: {len(per_row)}; anomalies found in 30 reviews / in the label-free top 30 (means over rows): "
+          f"{ratio:.2f}; rows with the rest below 0.5 after review: "
+          f"{sum(f['auc_rest_review'] < 0.5 for f in per_row.values())}")
+    reserve = {}
+    base = {r: f["auc_all_known"] for r, f in per_row.items() if "auc_all_known" in f}
+    for v in NEW_RESERVE:
+        new = {r: f[f"auc_all_known+{v}"] for r, f in per_row.items() if f"auc_all_known+{v}" in f}
+        rows = [r for r in base if r in new]
+        if len(rows) < 2:
+            continue
+        diff = np.array([new[r] - base[r] for r in rows])
+        reserve[v] = {"rows": len(rows), "gain": float(diff.mean()), "se": float(diff.std(ddof=1) / np.sqrt(len(diff))),
+                      "mean": float(np.mean([new[r] for r in rows])), "base_mean": float(np.mean([base[r] for r in rows]))}
+        print(f"reserve view {v}: {len(rows)} rows, 10 known anomalies, mean {reserve[v]['mean']:.3f} against "
+              f"{reserve[v]['base_mean']:.3f} (WL counts alone), gain {reserve[v]['gain']:+.3f} (SE {reserve[v]['se']:.3f})")
+    return {"per_row": per_row, "means": means, "found_ratio": ratio, "reserve": reserve}
