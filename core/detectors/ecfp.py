@@ -48,11 +48,13 @@ def molecules(graphs: GraphSet) -> list:
     from rdkit import Chem
 
     if graphs.kind == "molecule" or (graphs.meta and all(m.smiles for m in graphs.meta)):  # e.g. screening's chunks
+        from core.data.chem import parse_smiles  # the one SMILES reader, with its limits
+
         out = []
         for meta in graphs.meta:
-            mol = Chem.MolFromSmiles(meta.smiles) if meta.smiles else None
+            mol, reason = parse_smiles(meta.smiles) if meta.smiles else (None, "no SMILES")
             if mol is None:
-                raise DataError(f"molecule {meta.id}: no SMILES to fingerprint", graphs.source, meta.line)
+                raise DataError(f"molecule {meta.id}: cannot fingerprint it ({reason})", graphs.source, meta.line)
             out.append(mol)
         return out
     elements = element_symbols(graphs.node_label_names)

@@ -10,7 +10,7 @@ import pytest
 from core.cli.main import main
 from tests.conftest import path, ring, write_tu
 
-TINY = ["--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]
+TINY = ["--method", "glocalkd", "--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]  # a toy set: too small for the consensus to calibrate
 
 
 def _error(capsys, code, needle):
