@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from . import tasks
+from .actions import Facts, build_actions, install_menus, update_actions
 from .file_memory import FileMemory
 from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
 from .unsaved import MODEL, UnsavedWork
@@ -104,66 +104,14 @@ class MainWindow(QMainWindow):
 
     # ================================================================ construction
     def _build_actions(self) -> None:
-        def action(text, slot, shortcut=None, tip=""):
-            a = QAction(text, self)
-            a.triggered.connect(slot)
-            if shortcut:
-                a.setShortcut(shortcut)
-            a.setStatusTip(tip or text)
-            return a
-
-        self.act_open = action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
-                               "Open a SMILES, CSV/TSV, SDF file or a TU collection (.zip)")
-        self.act_open_folder = action("Open TU &folder…", self.open_folder_dialog)
-        self.act_train = action("&Train", self.train, "Ctrl+T", "Train the detector on the normal graphs")
-        self.act_stop = action("&Stop", self.stop, "Esc", "Stop training or scoring (what is done so far is kept)")
-        self.act_weigh = action("&Weigh views by known anomalies…", self.weigh_dialog, tip=(
-            "The consensus combines views, each a detector of its own: GLocalKD, WL counts (Weisfeiler-Lehman "
-            "subtree counts: which small neighbourhoods a graph has) and graph size. Give a file of graphs known "
-            "to be anomalous (e.g. reference actives; anomalies only, not the training data): each view is then "
-            "trusted as far as it ranks them above the normal graphs. No training."))
-        self.act_weigh.setToolTip(self.act_weigh.statusTip())
-        self.act_score_file = action("Score &another file…", self.score_file_dialog, "Ctrl+Shift+O",
-                                     "Score another file with the trained model; its results open in a new tab")
-        self.act_export = action("&Export…", self.export_dialog, QKeySequence.StandardKey.Save,
-                                 "Export the ranked rows as CSV or SDF")
-        self.act_html = action("Export &HTML report…", self.html_dialog, "Ctrl+Shift+E",
-                               "One HTML file: data, model, top molecules with heatmaps, histogram and ROC")
-        self.act_save_model = action("Save &model…", self.save_model_dialog, "Ctrl+Shift+S")
-        self.act_load_model = action("&Load model…", self.load_model_dialog, "Ctrl+L")
-        self.act_quit = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
-
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self.act_open)
-        file_menu.addAction(self.act_open_folder)
-        self.demo_menu = file_menu.addMenu("Open &demo data")
+        self.actions_by_name = build_actions(self)
+        for name, action in self.actions_by_name.items():  # window.act_train, ... (read by tests and slots)
+            setattr(self, f"act_{name}", action)
+        submenus = install_menus(self, self.actions_by_name)
+        self.demo_menu = submenus["Open &demo data"]
         for name, path in DEMOS.items():
             self.demo_menu.addAction(name, lambda p=path: self.open_path(str(p)))
-        self.recent_menu = file_menu.addMenu("Open &recent")
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_score_file)
-        file_menu.addAction(self.act_export)
-        file_menu.addAction(self.act_html)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_load_model)
-        file_menu.addAction(self.act_save_model)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_quit)
-        model_menu = bar.addMenu("&Model")
-        model_menu.addAction(self.act_train)
-        model_menu.addAction(self.act_stop)
-        model_menu.addSeparator()
-        model_menu.addAction(self.act_weigh)
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction("&About", self.about)
-
-        tools = self.addToolBar("Main")
-        tools.setObjectName("main_toolbar")
-        tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for a in (self.act_open, self.act_train, self.act_stop, self.act_score_file, self.act_export,
-                  self.act_load_model, self.act_save_model):
-            tools.addAction(a)
+        self.recent_menu = submenus["Open &recent"]
 
     def _build_ui(self) -> None:
         # --- left dock: data summary and training settings
@@ -996,29 +944,16 @@ class MainWindow(QMainWindow):
     def _update_state(self, busy: bool | None = None) -> None:
         busy = self.runner.busy() if busy is None else busy
         st = self.state
-        stoppable = self.runner.busy("train") or self.runner.busy("score_file")
-        has_data = st.graphs is not None and len(st.graphs) > 0
-        self.act_open.setEnabled(not busy)
-        self.act_open_folder.setEnabled(not busy)
+        facts = Facts(busy=busy, has_data=st.graphs is not None and len(st.graphs) > 0, has_model=st.model is not None,
+                      stoppable=self.runner.busy("train") or self.runner.busy("score_file"),
+                      weighable=self._weighable(), savable=st.model is not None and st.model.can_save,
+                      has_rows=st.scores is not None or isinstance(self.results_tabs.currentWidget(), ReportView))
+        update_actions(self.actions_by_name, facts)
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
-        self.act_train.setEnabled(has_data and not busy)
-        self.side.train_button.setEnabled(has_data and not busy)
-        self.act_stop.setEnabled(stoppable)
-        self.side.stop_button.setEnabled(stoppable)
-        self.act_score_file.setEnabled(st.model is not None and not busy)
-        self.act_weigh.setEnabled(self._weighable() and not busy)
-        rows = st.scores is not None or isinstance(self.results_tabs.currentWidget(), ReportView)  # the active tab's
-        self.act_export.setEnabled(rows and not busy)
-        self.act_html.setEnabled(rows and not busy)
-        savable = st.model is not None and st.model.can_save
-        self.act_save_model.setEnabled(savable and not busy)
-        self.act_save_model.setToolTip("Save the trained model" if savable or st.model is None else
-                                       "This detector has no model file (an isolation forest or OCGCN); it "
-                                       "retrains in the time a file would take to load")
-        self.act_load_model.setEnabled(not busy)
-        rejects = st.graphs.rejects if st.graphs is not None else []
-        self.side.set_rejects(len(rejects))
+        self.side.train_button.setEnabled(self.act_train.isEnabled())
+        self.side.stop_button.setEnabled(facts.stoppable)
+        self.side.set_rejects(len(st.graphs.rejects) if st.graphs is not None else 0)
         self.form.setEnabled(not busy)
 
     @Slot(str)
