@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, Q
 from . import tasks
 from .actions import Facts, build_actions, install_menus, update_actions
 from .file_memory import FileMemory
+from .settings_store import SettingsStore
 from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
 from .unsaved import MODEL, UnsavedWork
-from .view_choices import restore_choices, save_choices
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
 from .widgets.dialogs import ColumnDialog, RejectsDialog
@@ -44,7 +44,6 @@ FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
                "TU collection (*.zip);;All files (*)")
 MODEL_FILTER = "GLocalKD model (*.pt)"
-DETECTOR_KEY = "train/detector_choice"  # not train/detector: see _restore
 EXPORT_FILTERS = {"CSV report (*.csv)": ".csv", "SDF with scores as properties (*.sdf)": ".sdf"}
 
 
@@ -74,7 +73,11 @@ class MainWindow(QMainWindow):
         install_wheel_guard(QApplication.instance())  # spin and combo boxes take the wheel only when focused
         self._build_actions()
         self._build_ui()
-        self._restore()
+        self.kept = SettingsStore(self.settings, self, {"window/splitter": self.splitter,
+                                                        "window/top_splitter": self.top_splitter},
+                                  self.form, self.filters, self._view_choices())
+        self.kept.restore()
+        self._rebuild_recent()
         self._update_state()
         self._busy("Loading torch and RDKit…")
         self._warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
@@ -226,53 +229,12 @@ class MainWindow(QMainWindow):
         return page
 
     # ================================================================ settings
-    def _restore(self) -> None:
-        geometry = self.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1500, 950)
-        state = self.settings.value("window/state")
-        if state is not None:
-            self.restoreState(state)
-        for key, widget in (("window/splitter", self.splitter), ("window/top_splitter", self.top_splitter)):
-            sizes = self.settings.value(key)
-            if sizes is not None:
-                widget.restoreState(sizes)
-        saved = {k: self.settings.value(f"train/{k}") for k in self.form.params() if k != "detector"}
-        # the detector under a key of its own since the consensus became the default, so that
-        # settings saved when GLocalKD was the default start on the new default once
-        saved["detector"] = self.settings.value(DETECTOR_KEY)
-        self.form.set_params({k: v for k, v in saved.items() if v is not None})
-        thresholds = (("view/percentile", self.filters.set_percentile), ("view/flag_rate", self.filters.set_rate))
-        for key, setter in thresholds:
-            try:
-                value = self.settings.value(key)
-                if value is not None:
-                    setter(float(value))
-            except (TypeError, ValueError):
-                pass
-        restore_choices(self.settings, self._view_choices())
-        self._rebuild_recent()
-
     def _view_choices(self) -> dict:
         """Every choice the views offer, by settings key (kept across relaunches; the training
         settings are kept by the form's own keys)."""
         return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
                 "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
                 "view/heatmap_scale": self.heatmap.scale}
-
-    def _save_settings(self) -> None:
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
-        self.settings.setValue("window/splitter", self.splitter.saveState())
-        self.settings.setValue("window/top_splitter", self.top_splitter.saveState())
-        for key, value in self.form.params().items():
-            self.settings.setValue(DETECTOR_KEY if key == "detector" else f"train/{key}", value)
-        self.settings.setValue("view/percentile", self.filters.percentile())
-        self.settings.setValue("view/flag_rate", self.filters.rate())
-        save_choices(self.settings, self._view_choices())
-        self.settings.sync()
 
     def _add_recent(self, path: str) -> None:
         if self.files.add_recent(path):
@@ -1015,7 +977,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.runner.stop_all()
-        self._save_settings()
+        self.kept.save()
         shutil.rmtree(self._scratch, ignore_errors=True)
         event.accept()
 
