@@ -10,18 +10,21 @@ from __future__ import annotations
 import functools
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
-from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QSplitter,
-                               QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QMainWindow, QMessageBox, QSplitter,
+                               QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
 from . import tasks
+from .controllers.export import ExportController
+from .controllers.mapping import MapController
+from .controllers.screening import ScreeningController
+from .controllers.training import TrainingController
 from .actions import Facts, build_actions, install_menus, update_actions
 from .file_memory import FileMemory
 from .settings_store import SettingsStore
-from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
+from .state import AppState, app_wording, describe_model, view_weights_text, with_suffix
 from .unsaved import MODEL, UnsavedWork
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
@@ -33,6 +36,7 @@ from .widgets.map_view import MapView
 from .widgets.plots import LossPlot
 from .widgets.report_view import ReportView
 from .widgets.side_panel import SidePanel
+from .widgets.welcome import welcome_page
 from .widgets.table import COLUMNS, ResultsModel, results_view
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # installed with the package (pyproject package-data)
@@ -44,7 +48,6 @@ FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
                "TU collection (*.zip);;All files (*)")
 MODEL_FILTER = "GLocalKD model (*.pt)"
-EXPORT_FILTERS = {"CSV report (*.csv)": ".csv", "SDF with scores as properties (*.sdf)": ".sdf"}
 
 
 class MainWindow(QMainWindow):
@@ -64,15 +67,26 @@ class MainWindow(QMainWindow):
         self.runner.changed.connect(self._open_pending)
         self._ready = False  # torch and RDKit loaded (tasks.warm_up)
         self._pending_open: tuple[str, dict | None] | None = None
-        self._train_started = 0.0
-        self._losses: list[float] = []
-        self._map_cache: dict = {}
         self.report_views: list[ReportView] = []  # ranked reports open as tabs beside the results
         self._unsaved = UnsavedWork()  # asked about before quitting or opening over it
         self._scratch = tempfile.mkdtemp(prefix="glocalkd-studio-")  # reports of scored files
         install_wheel_guard(QApplication.instance())  # spin and combo boxes take the wheel only when focused
         self._build_actions()
         self._build_ui()
+        self.training = self._attach(TrainingController(self.runner, self.state, self))
+        self.training.started.connect(self._training_started)
+        self.training.epoch_ended.connect(self.side.advance)
+        self.training.losses_changed.connect(self.loss_plot.show_losses)
+        self.training.trained.connect(self._trained)
+        self.exporter = self._attach(ExportController(self.runner, self.files, self.export_table, self))
+        self.exporter.exported.connect(self._exported)
+        self.screening = self._attach(ScreeningController(self.runner, self.state, self._scratch, self))
+        self.screening.scored.connect(self._scored)
+        self.screening.progress.connect(self._screen_progress)
+        self.screening.file_scored.connect(self._file_scored)
+        self.screening.weighed.connect(self._weighed)
+        self.maps = self._attach(MapController(self.runner, self.state, self))
+        self.maps.ready.connect(self._map_ready)
         self.kept = SettingsStore(self.settings, self, {"window/splitter": self.splitter,
                                                         "window/top_splitter": self.top_splitter},
                                   self.form, self.filters, self._view_choices())
@@ -83,6 +97,17 @@ class MainWindow(QMainWindow):
         self._warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
         self._warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
         self._warm_timer.start()
+
+    def _attach(self, controller):
+        """Connect a controller's reports (:class:`app.controllers.Controller`) to the side panel,
+        the status bar and message boxes."""
+        controller.busy.connect(self._busy)
+        controller.idle.connect(self._idle)
+        controller.said.connect(self.side.say)
+        controller.status.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
+        controller.warning.connect(self._warn)
+        controller.failed.connect(self._failed)
+        return controller
 
     @Slot()
     def _warm_up(self) -> None:
@@ -197,36 +222,11 @@ class MainWindow(QMainWindow):
         self.results_tabs.currentChanged.connect(lambda _index: self._update_state())  # Export: the active tab's rows
 
         self.stack = QStackedWidget()
-        self.stack.addWidget(self._welcome_page())
+        demos = [(f"Open demo: {name}", lambda _=False, p=path: self.open_path(str(p))) for name, path in DEMOS.items()]
+        self.stack.addWidget(welcome_page([*demos, ("Open a file or TU collection…", lambda _=False: self.open_dialog())]))
         self.stack.addWidget(self.results_tabs)
         self.setCentralWidget(self.stack)
         self.statusBar().showMessage("Open a file, drop one here, or try a demo data set.")
-
-    def _welcome_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addStretch(1)
-        title = QLabel("<h2>GLocalKD Studio</h2><p>Graph-level anomaly detection by glocal knowledge "
-                       "distillation. Open a compound set (SMILES, CSV/TSV, SDF) or a TU graph collection, "
-                       "train on the normal graphs, and read a ranked list whose heatmaps show which atoms "
-                       "drive each score.</p><p>Drop a file here, open one, or start with a demo:</p>")
-        title.setWordWrap(True)
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(title)
-        buttons = [(f"Open demo: {name}", lambda _=False, p=path: self.open_path(str(p))) for name, path in DEMOS.items()]
-        buttons.append(("Open a file or TU collection…", lambda _=False: self.open_dialog()))
-        for text, slot in buttons:
-            button = QToolButton()
-            button.setText(text)
-            button.setMinimumWidth(360)
-            button.clicked.connect(slot)
-            row = QHBoxLayout()
-            row.addStretch(1)
-            row.addWidget(button)
-            row.addStretch(1)
-            layout.addLayout(row)
-        layout.addStretch(2)
-        return page
 
     # ================================================================ settings
     def _view_choices(self) -> dict:
@@ -366,7 +366,7 @@ class MainWindow(QMainWindow):
         rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
         self.side.say(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
         if self.state.model is not None and len(graphs):
-            self._score_current("Scoring with the current model…")
+            self.screening.score_current("Scoring with the current model…")
         self._show_data()
         self.stack.setCurrentIndex(1)
         self.results_tabs.setCurrentIndex(0)
@@ -393,7 +393,7 @@ class MainWindow(QMainWindow):
             from core import fixed_error_scale
 
             self.heatmap.fixed_vmax = fixed_error_scale(st.training_node_errors())
-        self._map_cache = {}
+        self.maps.forget()
         self.map_view.clear("Compute the map to see where the graphs sit in the model's embedding space."
                             if st.model is not None else "Train or load a model to map its graph embeddings.")
         self._update_summary()
@@ -414,62 +414,29 @@ class MainWindow(QMainWindow):
 
     # ================================================================ training
     def train(self) -> None:
-        from core import detector_info
+        self.training.train(self.form)
 
-        if self.state.graphs is None or len(self.state.graphs) == 0:
-            self._warn("No data", "Open a data file first.")
-            return
-        if self.runner.busy():
-            return
-        info = detector_info(self.form.detector_name())
-        params = self.form.detector_params()
-        self._losses = []
-        self.loss_plot.show_losses([])
-        self._train_started = time.perf_counter()
-        if info.trains_by_epoch:
+    @Slot(str, bool)
+    def _training_started(self, label: str, by_epoch: bool) -> None:
+        if by_epoch:
             self.tabs.setCurrentWidget(self.loss_plot)
             self.side.count_to(self.form.epochs.value(), "epoch")  # GLocalKD's epochs, also in a consensus
-            self._busy(f"Training {info.label}…", indeterminate=False)
+            self._busy(f"Training {label}…", indeterminate=False)
         else:  # a kernel and a shallow detector: one step, no epochs to count
-            self._busy(f"Fitting {info.label}…")
-        self.side.stop_button.setEnabled(info.trains_by_epoch)
-        self.act_stop.setEnabled(info.trains_by_epoch)
-        job = functools.partial(tasks.train, self.state.graphs, info.name, params, self.form.normal_label(),
-                                known_label=self.form.known_label())
-        self.runner.start("train", job, self._trained, self._failed, self._epoch)
+            self._busy(f"Fitting {label}…")
+        self.side.stop_button.setEnabled(by_epoch)
+        self.act_stop.setEnabled(by_epoch)
 
-    @Slot(object)
-    def _epoch(self, info) -> None:
-        self._losses.append(info.loss)
-        self.side.advance(info.epoch)
-        elapsed = time.perf_counter() - self._train_started
-        eta = elapsed / info.epoch * (info.epochs - info.epoch)
-        self.side.say(f"Epoch {info.epoch}/{info.epochs} · loss {info.loss:.4g} · "
-                      f"{info.seconds:.2f} s/epoch · ETA {duration(eta)}")
-        self.loss_plot.show_losses(self._losses)
-
-    @Slot(object)
-    def _trained(self, result: tasks.Trained | None) -> None:
-        if result is None:
-            return
-        self._idle()
-        self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
-                               result.size_scores, known_label=result.known_label)
+    @Slot(object, str)
+    def _trained(self, result: tasks.Trained, text: str) -> None:
         model = result.model
-        epochs = len(model.loss_history_)
-        note = f" (stopped after {epochs} epochs)" if model.stopped_early_ else ""
         self._show_detector(model)
-        weighed = view_weights_text(model)
-        self.side.say(f"Trained on {result.n_train:,} graphs in "
-                      f"{duration(time.perf_counter() - self._train_started)}{note}."
-                      + (f" {weighed}" if weighed else ""))
         self.loss_plot.show_losses(list(model.loss_history_))
         self._unsaved.add(MODEL, f"the {describe_model(model)} model trained on {Path(self.state.data_path).name}"
                           " and its scores")
         self._show_data()
         self.tabs.setCurrentWidget(self.heatmap)
-        self.statusBar().showMessage(f"Trained{note}; {len(result.scores):,} graphs scored."
-                                     + (f" {weighed}" if weighed else ""), 12000)
+        self.statusBar().showMessage(text, 12000)
 
     def stop(self) -> None:
         for name in ("train", "score_file"):
@@ -478,20 +445,9 @@ class MainWindow(QMainWindow):
                 self.side.say("Stopping…")
 
     # ================================================================ scoring, models
-    def _score_current(self, message: str) -> None:
-        st = self.state
-        self._busy(message)
-        job = functools.partial(tasks.score, st.model, st.graphs, st.normal_label, st.size_model)
-        self.runner.start("score", job, self._scored, self._failed)
-
-    @Slot(object)
-    def _scored(self, result) -> None:
-        scores, size_model, size_scores = result
-        self._idle()
-        self.state.set_scores(scores, size_model, size_scores)
-        self.side.say(f"Scored {len(scores):,} graphs.")
+    @Slot()
+    def _scored(self) -> None:
         self._show_data()
-        self.statusBar().showMessage(f"{len(scores):,} graphs scored.", 8000)
 
     def score_file_dialog(self) -> None:
         if self.state.model is None:
@@ -502,42 +458,21 @@ class MainWindow(QMainWindow):
             self.score_file(path)
 
     def score_file(self, path: str) -> None:
-        """Score ``path`` with the current model into a ranked report, streamed in chunks (molecule
-        files), with a count, rate and ETA; its result opens in a new tab beside the open results."""
-        if self.runner.busy():
-            self._warn("Busy", "Wait for the current work to finish (or press Stop) before scoring a file.")
-            return
-        report_path = str(Path(tempfile.mkdtemp(dir=self._scratch)) / f"{Path(path).stem}_ranked.csv")
-        self.side.busy_bar()
-        self._busy(f"Scoring {Path(path).name} with the current model…")
-        self._screen_started = time.perf_counter()
-        self._screen_path = path
-        self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path),
-                          self._file_scored, self._failed, self._screen_progress)
-        self._update_state()
+        """Score ``path`` with the current model; its ranked report opens in a new tab beside the results."""
+        self.screening.score_file(path)
 
-    @Slot(object)
-    def _screen_progress(self, p: tasks.ScreenProgress) -> None:
-        if p.total:
-            if self.side.progress.maximum() != p.total:
-                self.side.count_to(p.total, "rows")
-            self.side.advance(p.rows)
-        self.side.say(p.text())
+    @Slot(int, int)
+    def _screen_progress(self, rows: int, total: int) -> None:
+        if self.side.progress.maximum() != total:
+            self.side.count_to(total, "rows")
+        self.side.advance(rows)
 
-    @Slot(object)
-    def _file_scored(self, result) -> None:
-        report, summary = result
-        self._idle()
-        seconds = time.perf_counter() - self._screen_started
-        stopped = " (stopped: the rows scored so far)" if summary is not None and summary.stopped else ""
-        rejected = f", {len(report.rejects):,} rejected" if report.rejects else ""
-        name = Path(self._screen_path).name
-        text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
+    @Slot(object, str, str, str)
+    def _file_scored(self, report, name: str, stopped: str, text: str) -> None:
         view = self._add_report_tab(report, f"{name} scored with the current model{stopped}. ")
         self._unsaved.add(view, f"the results of {name} (scored), not exported")
         self.results_tabs.setTabText(self.results_tabs.indexOf(view), f"{name} (scored)")
         self.side.say(text)
-        self.statusBar().showMessage(text, 15000)
 
     def _weighable(self) -> bool:
         from core import detector_info
@@ -554,32 +489,12 @@ class MainWindow(QMainWindow):
             self.weigh_views(path)
 
     def weigh_views(self, path: str, options: dict | None = None) -> None:
-        """Weigh the consensus's views by the known anomalies in ``path`` (never trained on; no
-        training), in the background; the open graphs are then scored with the weighed model."""
-        if self.runner.busy():
-            self._warn("Busy", "Wait for the current work to finish (or press Stop) before weighing the views.")
-            return
-        if options is None:
-            options = self._ask_columns(path)
-            if options is None:
-                return
-        st = self.state
-        self._busy(f"Weighing the views by {Path(path).name}…")
-        self.runner.start("weigh", functools.partial(tasks.weigh, st.model, path, options, st.graphs),
-                          self._weighed, self._failed)
+        """Weigh the consensus's views by the known anomalies in ``path``; then score the open graphs."""
+        self.screening.weigh_views(path, options, self._ask_columns)
 
-    @Slot(object)
-    def _weighed(self, result: tasks.Weighed) -> None:
-        self._idle()
-        st = self.state
-        st.model, st.known_label = result.model, None  # the known anomalies came from a file
-        if result.scores is not None:
-            st.set_scores(result.scores, st.size_model, st.size_scores)
-        rejected = (f" ({result.n_rejected:,} {'row' if result.n_rejected == 1 else 'rows'} rejected)"
-                    if result.n_rejected else "")
-        text = (f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. "
-                f"{view_weights_text(result.model)}")
-        self._show_detector(result.model)
+    @Slot(str)
+    def _weighed(self, text: str) -> None:
+        self._show_detector(self.state.model)
         self._unsaved.add(MODEL, "the consensus with its views weighed by known anomalies")
         self._show_data()
         self.side.say(text)
@@ -630,7 +545,7 @@ class MainWindow(QMainWindow):
         weighed = view_weights_text(model)
         self.statusBar().showMessage(f"Model loaded from {path}" + (f". {weighed}" if weighed else ""), 12000)
         if self.state.graphs is not None and len(self.state.graphs):
-            self._score_current("Scoring with the loaded model…")
+            self.screening.score_current("Scoring with the loaded model…")
         self._update_summary()
         self._update_state()
 
@@ -651,55 +566,23 @@ class MainWindow(QMainWindow):
                             self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles(), html)
 
     def export_dialog(self) -> None:
-        table = self.export_table()
-        if table is None:
-            self._warn("Nothing to export", "Train or load a model and score a data set first.")
-            return
-        answer = dialogs.ask_export_path(self, self.files, table, EXPORT_FILTERS)
-        if answer is not None:
-            self.export_report(*answer)
+        self.exporter.export_dialog(self)
 
     def export_report(self, path: str, visible_only: bool = False) -> None:
-        """Write the active tab's rows (all, or those its filters show) as CSV, or as SDF (by the
-        extension) with its scores, p- and q-values as SD properties."""
-        from core import GLocalKDError
+        self.exporter.export_report(path, visible_only)
 
-        table = self.export_table()
-        if table is None:
-            return
-        try:
-            write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
-            n = write(path, table.visible if visible_only else None)
-        except (GLocalKDError, OSError, ValueError) as exc:
-            self._warn("Cannot export", app_wording(exc))
-            return
+    def html_dialog(self) -> None:
+        self.exporter.html_dialog(self)
+
+    def export_html(self, path: str) -> None:
+        self.exporter.export_html(path)
+
+    @Slot(str, int)
+    def _exported(self, _path: str, _rows: int) -> None:
         view = self.results_tabs.currentWidget()
         model = self.state.model
         if isinstance(view, ReportView) or model is None or not model.can_save:  # no model file: results are the work
             self._unsaved.done(view if isinstance(view, ReportView) else MODEL)
-        self.statusBar().showMessage(f"{n:,} rows written to {path}", 8000)
-
-    def html_dialog(self) -> None:
-        table = self.export_table()
-        if table is None:
-            self._warn("Nothing to report", "Train or load a model and score a data set first.")
-            return
-        path, _ = self.files.ask_save(self, "Export HTML report", f"{table.stem}_report.html", "HTML (*.html)")
-        if path:
-            self.export_html(with_suffix(path, ".html"))
-
-    def export_html(self, path: str) -> None:
-        """Write the active tab's one-file HTML report in the background (drawing the top molecules
-        takes a moment)."""
-        table = self.export_table()
-        self._busy("Writing the HTML report…")
-        self.runner.start("html", functools.partial(table.write_html, path),
-                          lambda n, p=path: self._html_written(p, n), self._failed)
-
-    def _html_written(self, path: str, drawn: int) -> None:
-        self._idle()
-        self.side.say(f"HTML report written: {Path(path).name} ({drawn} molecules drawn).")
-        self.statusBar().showMessage(f"HTML report written to {path}", 8000)
 
     # ================================================================ table, filters, detail
     @Slot()
@@ -839,28 +722,9 @@ class MainWindow(QMainWindow):
     # ================================================================ chemical-space map
     @Slot(str, str)
     def compute_map(self, space: str, method: str) -> None:
-        st = self.state
-        if st.model is None or st.graphs is None or st.scores is None:
-            self._warn("No map yet", "Train or load a model and score a data set first.")
-            return
-        key = (space, method)
-        if key in self._map_cache:
-            self._map_ready(self._map_cache[key])
-            return
-        if self.runner.busy():
-            return
-        self._busy(f"Computing the {space} map ({method})…")
-        job = functools.partial(tasks.compute_map, st.model, st.graphs, space, method, self.form.params()["seed"])
-        self.runner.start("map", job, self._map_computed, self._failed)
+        self.maps.compute(space, method, self.form.params()["seed"])
 
     @Slot(object)
-    def _map_computed(self, result) -> None:
-        key, space_map = result
-        self._idle()
-        self.side.say("Map ready.")
-        self._map_cache[key] = space_map
-        self._map_ready(space_map)
-
     def _map_ready(self, space_map) -> None:
         self.map_view.set_map(space_map, self.state.graphs, self.state.scores, self.state.flagged())
         if self.state.selected is not None:
