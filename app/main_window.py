@@ -19,12 +19,13 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QMainWindow, QMessageB
 from . import tasks
 from .controllers.export import ExportController
 from .controllers.mapping import MapController
+from .controllers.model_files import ModelFilesController
 from .controllers.screening import ScreeningController
 from .controllers.training import TrainingController
 from .actions import Facts, build_actions, install_menus, update_actions
 from .file_memory import FileMemory
 from .settings_store import SettingsStore
-from .state import AppState, app_wording, describe_model, view_weights_text, with_suffix
+from .state import AppState, app_wording, describe_model
 from .unsaved import MODEL, UnsavedWork
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
@@ -87,6 +88,9 @@ class MainWindow(QMainWindow):
         self.screening.weighed.connect(self._weighed)
         self.maps = self._attach(MapController(self.runner, self.state, self))
         self.maps.ready.connect(self._map_ready)
+        self.model_files = self._attach(ModelFilesController(self.state, self))
+        self.model_files.saved.connect(lambda _path: self._unsaved.done(MODEL))
+        self.model_files.loaded.connect(self._model_loaded)
         self.kept = SettingsStore(self.settings, self, {"window/splitter": self.splitter,
                                                         "window/top_splitter": self.top_splitter},
                                   self.form, self.filters, self._view_choices())
@@ -511,18 +515,7 @@ class MainWindow(QMainWindow):
             self.save_model(path)
 
     def save_model(self, path: str) -> str | None:
-        """Save the model; ``.pt`` is added when the name has no extension, so the Load dialog lists it."""
-        from core import GLocalKDError
-
-        path = with_suffix(path)
-        try:
-            self.state.model.save(path)
-        except (GLocalKDError, OSError) as exc:
-            self._warn("Cannot save model", app_wording(exc))
-            return None
-        self._unsaved.done(MODEL)
-        self.statusBar().showMessage(f"Model saved to {path}", 8000)
-        return path
+        return self.model_files.save(path)
 
     def load_model_dialog(self) -> None:
         path = self.files.ask_open(self, "Load model", f"{MODEL_FILTER};;All files (*)")
@@ -530,20 +523,12 @@ class MainWindow(QMainWindow):
             self.load_model(path)
 
     def load_model(self, path: str) -> None:
-        from core import GLocalKDError, load_detector
+        self.model_files.load(path, self.form.params()["device"], self.form.normal_label())
 
-        try:
-            model = load_detector(path, device=self.form.params()["device"])
-        except GLocalKDError as exc:
-            self._warn("Cannot load model", app_wording(exc))
-            return
-        self.state.set_model(model)
-        # the graph-size baseline is fitted again on the open data's normal graphs (the form's choice)
-        self.state.normal_label = self.form.normal_label()
+    @Slot(object)
+    def _model_loaded(self, model) -> None:
         self._show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
-        weighed = view_weights_text(model)
-        self.statusBar().showMessage(f"Model loaded from {path}" + (f". {weighed}" if weighed else ""), 12000)
         if self.state.graphs is not None and len(self.state.graphs):
             self.screening.score_current("Scoring with the loaded model…")
         self._update_summary()
