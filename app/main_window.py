@@ -20,16 +20,17 @@ from . import tasks
 from .controllers.export import ExportController
 from .controllers.mapping import MapController
 from .controllers.model_files import ModelFilesController
+from .controllers.results import ResultsController
 from .controllers.screening import ScreeningController
 from .controllers.training import TrainingController
 from .actions import Facts, build_actions, install_menus, update_actions
 from .file_memory import FileMemory
 from .settings_store import SettingsStore
-from .state import AppState, app_wording, describe_model
+from .state import AppState, describe_model
 from .unsaved import MODEL, UnsavedWork
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
-from .widgets.dialogs import ColumnDialog, RejectsDialog
+from .widgets.dialogs import RejectsDialog
 from .widgets.evaluation import EvaluationPage
 from .widgets.filter_bar import FilterBar
 from .widgets.heatmap import HeatmapPanel
@@ -38,7 +39,7 @@ from .widgets.plots import LossPlot
 from .widgets.report_view import ReportView
 from .widgets.side_panel import SidePanel
 from .widgets.welcome import welcome_page
-from .widgets.table import COLUMNS, ResultsModel, results_view
+from .widgets.table import ResultsModel, results_view
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # installed with the package (pyproject package-data)
 DEMOS = {
@@ -87,7 +88,11 @@ class MainWindow(QMainWindow):
         self.screening.file_scored.connect(self._file_scored)
         self.screening.weighed.connect(self._weighed)
         self.maps = self._attach(MapController(self.runner, self.state, self))
-        self.maps.ready.connect(self._map_ready)
+        self.results = ResultsController(self.state, self.side, self.filters, self.model_table, self.table,
+                                         self.table_stack, self.scaffold_view, self.map_view, self.heatmap,
+                                         self.evaluation, self.tabs, self.maps, self)
+        self.results.shown.connect(self._update_state)
+        self.maps.ready.connect(self.results.map_ready)
         self.model_files = self._attach(ModelFilesController(self.state, self))
         self.model_files.saved.connect(lambda _path: self._unsaved.done(MODEL))
         self.model_files.loaded.connect(self._model_loaded)
@@ -161,20 +166,12 @@ class MainWindow(QMainWindow):
 
         # --- results: filter bar (both filters apply as you type, after a short pause) and table
         self.filters = FilterBar()
-        self.filters.text_changed.connect(self.apply_text_filter)
-        self.filters.smarts_changed.connect(self.apply_smarts)
-        self.filters.flag_changed.connect(self._flag_changed)
-        self.filters.grouping_toggled.connect(self._group_toggled)
 
         self.model_table = ResultsModel(self)
         self.table = results_view(self.model_table)
-        self.table.selectionModel().currentRowChanged.connect(self._row_selected)
-        self.model_table.modelReset.connect(self._update_counts)
-        self.model_table.layoutChanged.connect(self._follow_selection)
         from .widgets.scaffolds import ScaffoldView
 
         self.scaffold_view = ScaffoldView()
-        self.scaffold_view.scaffold_chosen.connect(self._scaffold_chosen)
         self.table_stack = QStackedWidget()
         self.table_stack.addWidget(self.table)
         self.table_stack.addWidget(self.scaffold_view)
@@ -182,7 +179,6 @@ class MainWindow(QMainWindow):
         # --- the chemical-space map, beside the table
         self.map_view = MapView()
         self.map_view.compute_requested.connect(self.compute_map)
-        self.map_view.graph_clicked.connect(self.select_graph)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setObjectName("top_splitter")
         top.addWidget(self.table_stack)
@@ -200,10 +196,8 @@ class MainWindow(QMainWindow):
         # --- bottom tabs: heatmap, loss, evaluation
         self.heatmap = HeatmapPanel(self.files.last_dir)
         self.heatmap.last_dir_used.connect(self.files.remember_dir)
-        self.heatmap.neighbour_clicked.connect(self.select_graph)
         self.loss_plot = LossPlot()
         self.evaluation = EvaluationPage()
-        self.evaluation.class_changed.connect(self._update_evaluation)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.heatmap, "Node heatmap")
         self.tabs.addTab(self.loss_plot, "Training loss")
@@ -304,23 +298,7 @@ class MainWindow(QMainWindow):
         self.runner.start("load", functools.partial(tasks.load_data, path, options), self._loaded, self._failed)
 
     def _ask_columns(self, path: str) -> dict | None:
-        """The loader's options for ``path``: none for most files; for a table whose SMILES column
-        is not obvious, the columns the user picks. None when cancelled or the table is unreadable."""
-        from core import GLocalKDError, is_table, table_columns
-
-        if not is_table(path):
-            return {}
-        try:
-            cols = table_columns(path)
-        except GLocalKDError as exc:
-            self._warn("Cannot open file", app_wording(exc))
-            return None
-        if cols.smiles is not None:
-            return {}
-        dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, self)
-        if dialog.exec() != ColumnDialog.DialogCode.Accepted:
-            return None
-        return dialog.options()
+        return dialogs.ask_load_options(self, path, self._warn)
 
     def open_report(self, path: str) -> None:
         """Read a ranked CSV report in the background and show it in a tab beside the results."""
@@ -371,7 +349,7 @@ class MainWindow(QMainWindow):
         self.side.say(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
         if self.state.model is not None and len(graphs):
             self.screening.score_current("Scoring with the current model…")
-        self._show_data()
+        self.results.show_data()
         self.stack.setCurrentIndex(1)
         self.results_tabs.setCurrentIndex(0)
         self.results_tabs.setTabText(0, Path(result.path).name or "Results")
@@ -380,41 +358,6 @@ class MainWindow(QMainWindow):
         if len(graphs) == 0:
             self._warn("Nothing to score", f"{result.path}: no row could be read as a graph. "
                        "Show rejected rows to see why.")
-
-    def _show_data(self) -> None:
-        """Put the state's data and scores into the table, map, heatmap and evaluation."""
-        st = self.state
-        g = st.graphs
-        self.model_table.set_data(g, st.scores, st.threshold())
-        self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
-                                      st.q_values() if st.scores is not None else None)
-        self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
-        self.table.setColumnHidden(COLUMNS.index("Name"), not any(m.name and m.name != m.id for m in g.meta))
-        self.filters.set_available(smiles=st.has_smiles(), scores=st.scores is not None)
-        self.heatmap.clear()
-        self.heatmap.fixed_vmax = None
-        if st.scores is not None and st.scores.has_node_scores:
-            from core import fixed_error_scale
-
-            self.heatmap.fixed_vmax = fixed_error_scale(st.training_node_errors())
-        self.maps.forget()
-        self.map_view.clear("Compute the map to see where the graphs sit in the model's embedding space."
-                            if st.model is not None else "Train or load a model to map its graph embeddings.")
-        self._update_summary()
-        self._update_evaluation_classes()
-        self._update_state()
-        self._reapply_filters()
-        if st.scores is not None and self.model_table.rowCount():
-            self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-            self.table.selectRow(0)
-        else:  # before scoring: file order, and no sort arrow on the empty Rank column
-            self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-            self.model_table.sort(-1)
-        if self.filters.is_grouped():
-            self._group_toggled(True)
-
-    def _update_summary(self) -> None:
-        self.side.set_summary(self.state.summary_lines())
 
     # ================================================================ training
     def train(self) -> None:
@@ -434,11 +377,11 @@ class MainWindow(QMainWindow):
     @Slot(object, str)
     def _trained(self, result: tasks.Trained, text: str) -> None:
         model = result.model
-        self._show_detector(model)
+        self.results.show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
         self._unsaved.add(MODEL, f"the {describe_model(model)} model trained on {Path(self.state.data_path).name}"
                           " and its scores")
-        self._show_data()
+        self.results.show_data()
         self.tabs.setCurrentWidget(self.heatmap)
         self.statusBar().showMessage(text, 12000)
 
@@ -451,7 +394,7 @@ class MainWindow(QMainWindow):
     # ================================================================ scoring, models
     @Slot()
     def _scored(self) -> None:
-        self._show_data()
+        self.results.show_data()
 
     def score_file_dialog(self) -> None:
         if self.state.model is None:
@@ -498,9 +441,9 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _weighed(self, text: str) -> None:
-        self._show_detector(self.state.model)
+        self.results.show_detector(self.state.model)
         self._unsaved.add(MODEL, "the consensus with its views weighed by known anomalies")
-        self._show_data()
+        self.results.show_data()
         self.side.say(text)
         self.statusBar().showMessage(text.split(". ")[0] + ".", 15000)
         self._warn("Views weighed", text, QMessageBox.Icon.Information)  # whole, not cut by the status bar
@@ -527,11 +470,11 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _model_loaded(self, model) -> None:
-        self._show_detector(model)
+        self.results.show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
         if self.state.graphs is not None and len(self.state.graphs):
             self.screening.score_current("Scoring with the loaded model…")
-        self._update_summary()
+        self.results.update_summary()
         self._update_state()
 
     # ================================================================ export
@@ -569,176 +512,16 @@ class MainWindow(QMainWindow):
         if isinstance(view, ReportView) or model is None or not model.can_save:  # no model file: results are the work
             self._unsaved.done(view if isinstance(view, ReportView) else MODEL)
 
-    # ================================================================ table, filters, detail
-    @Slot()
-    def apply_text_filter(self) -> None:
-        self.model_table.set_text_filter(self.filters.text())
-        self._update_counts()
-
-    @Slot()
-    def apply_smarts(self) -> None:
-        from core import GLocalKDError, smarts_matches
-
-        text = self.filters.smarts()
-        self.filters.clear_note()
-        if not text or self.state.graphs is None:
-            self.model_table.set_smarts_mask(None)
-        else:
-            try:
-                mask = smarts_matches([m.smiles for m in self.state.graphs.meta], text)
-            except GLocalKDError:
-                self.filters.say_smarts_invalid(text)
-                self.model_table.set_smarts_mask(None)
-                self._update_counts()
-                return
-            self.model_table.set_smarts_mask(mask)
-        self._update_counts()
-        self._show_selected()  # the match is highlighted in the drawing
-
-    def _reapply_filters(self) -> None:
-        if self.filters.text().strip():
-            self.apply_text_filter()
-        if self.filters.smarts():
-            self.apply_smarts()
-
-    @Slot(str, float)
-    def _flag_changed(self, rule: str, value: float) -> None:
-        st = self.state
-        st.flag_rule = rule
-        if rule == "percentile":
-            st.percentile = value
-        else:
-            st.alpha = value
-        self.model_table.set_threshold(st.threshold())
-        if self.map_view.map is not None:
-            self.map_view.set_flagged(st.flagged())
-        self._update_counts()
-        self._update_evaluation()
-
-    def _update_counts(self) -> None:
-        st = self.state
-        if st.graphs is None:
-            self.filters.set_count("")
-            return
-        text = f"{self.model_table.visible_count():,} of {len(st.graphs):,} shown"
-        if st.threshold() is not None:
-            text += f" · {int(st.flagged().sum()):,} flagged"
-        self.filters.set_count(text)
-        note = st.fdr_note()
-        if note:  # nothing flagged must not look like nothing anomalous
-            self.side.say(note)
-            self.filters.count.setToolTip(note)
-
-    @Slot()
-    def _row_selected(self, current, _previous=None) -> None:
-        if not current.isValid() or self.state.graphs is None:
-            return
-        self.state.selected = self.model_table.graph_index(current.row())
-        self._show_selected()
-
-    @Slot()
-    def _follow_selection(self) -> None:
-        """After sorting or filtering: the selection stays on its molecule (the model moved it), or,
-        when the filters hide that molecule, nothing is selected and the heatmap says why."""
-        i = self.state.selected
-        if i is None:
-            self.table.scrollToTop()
-            return
-        row = self.model_table.row_of(i)
-        if row is None:
-            self.state.selected = None
-            self.table.selectionModel().clear()
-            self.table.scrollToTop()  # the rows the filters show, from the first
-            self.map_view.highlight(None)
-            self.heatmap.clear("The selected molecule is hidden by the filters. Select a row.")
-            return
-        current = self.table.currentIndex()
-        if not current.isValid() or current.row() != row:
-            self.table.selectRow(row)
-        self.table.scrollTo(self.model_table.index(row, 0))
-
-    def _show_selected(self) -> None:
-        st, i = self.state, self.state.selected
-        if i is None or st.graphs is None:
-            return
-        self.map_view.highlight(i)
-        if st.scores is None:
-            self.heatmap.clear("Train or load a model to see node errors for this graph.")
-            return
-        smarts = self.filters.valid_smarts()
-        try:
-            highlight = None
-            if smarts:
-                from core import graph_molecule, smarts_atoms
-
-                highlight = smarts_atoms(graph_molecule(st.graphs, i), smarts) or None
-            self.heatmap.show_graph(st.graphs, i, st.scores, highlight)
-        except Exception as exc:  # a drawing failure must not take the table down
-            self.heatmap.clear(f"Could not draw this graph: {exc}")
-            return
-        similar = st.similar_training_molecules(i)
-        self.heatmap.set_neighbours([(j, st.graphs.meta[j].id, sim, float(st.scores.score[j])) for j, sim in similar])
-
-    def _show_detector(self, model) -> None:
-        """Adapt the views to the detector: score-term columns, map spaces and heatmaps need node scores."""
-        terms = model.has_node_scores
-        for column in ("Graph term", "Node term"):
-            self.table.setColumnHidden(COLUMNS.index(column), not terms)
-        self.map_view.set_spaces_enabled(terms)
-        self.tabs.setTabText(self.tabs.indexOf(self.heatmap), "Node heatmap" if terms else "Graph")
-
-    # ================================================================ scaffolds
-    @Slot(bool)
-    def _group_toggled(self, on: bool) -> None:
-        st = self.state
-        if on and st.scores is not None and st.has_smiles():
-            self.scaffold_view.set_rows(st.graphs, st.scores, self.model_table.visible_graphs(), st.flagged())
-            self.table_stack.setCurrentWidget(self.scaffold_view)
-        else:
-            self.table_stack.setCurrentWidget(self.table)
-
-    @Slot(str)
-    def _scaffold_chosen(self, scaffold_smiles: str) -> None:
-        """A scaffold group was opened: show its molecules in the table (a SMARTS filter on it)."""
-        self.filters.ungroup()
-        if scaffold_smiles:
-            self.filters.show_substructure(scaffold_smiles)
-
     # ================================================================ chemical-space map
     @Slot(str, str)
     def compute_map(self, space: str, method: str) -> None:
         self.maps.compute(space, method, self.form.params()["seed"])
 
-    @Slot(object)
-    def _map_ready(self, space_map) -> None:
-        self.map_view.set_map(space_map, self.state.graphs, self.state.scores, self.state.flagged())
-        if self.state.selected is not None:
-            self.map_view.highlight(self.state.selected)
+    def _show_data(self) -> None:
+        self.results.show_data()
 
-    @Slot(int)
-    def select_graph(self, graph_index: int) -> None:
-        """Select a graph's row in the table (clicked on the map), clearing filters that hide it."""
-        self.filters.ungroup()
-        row = self.model_table.row_of(graph_index)
-        if row is None:
-            self.filters.clear_filters()
-            self.model_table.set_text_filter("")
-            self.model_table.set_smarts_mask(None)
-            self._update_counts()
-            row = self.model_table.row_of(graph_index)
-        if row is not None:
-            self.table.selectRow(row)
-            self.table.scrollTo(self.model_table.index(row, 0))
-
-    # ================================================================ evaluation
-    def _update_evaluation_classes(self) -> None:
-        counts = self.state.graphs.label_counts() if self.state.graphs is not None else {}
-        self.evaluation.set_classes(counts, self.state.default_anomaly_label())
-        self._update_evaluation()
-
-    def _update_evaluation(self) -> None:
-        self.evaluation.show_evaluation(self.state.evaluation(self.evaluation.anomalous_label()),
-                                        self.state.threshold())
+    def apply_smarts(self) -> None:
+        self.results.apply_smarts()
 
     # ================================================================ state, messages
     def _busy(self, text: str, indeterminate: bool = True) -> None:

@@ -341,7 +341,7 @@ def test_dropping_a_file_opens_it(qtbot, window, smiles_file):
 def test_unclear_columns_are_asked_for(qtbot, window, tmp_path, monkeypatch):
     table = tmp_path / "odd.csv"
     table.write_text("compound,struct,y_value\nA,CCO,1\nB,c1ccccc1,0\n")
-    from app import main_window as mw
+    from app.widgets import dialogs as mw  # the column dialog lives there
 
     asked = {}
 
