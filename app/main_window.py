@@ -7,7 +7,6 @@ state and from the state into the widgets.
 """
 from __future__ import annotations
 
-import functools
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,6 +19,7 @@ from . import tasks
 from .controllers.export import ExportController
 from .controllers.mapping import MapController
 from .controllers.model_files import ModelFilesController
+from .controllers.opening import OpeningController
 from .controllers.results import ResultsController
 from .controllers.screening import ScreeningController
 from .controllers.training import TrainingController
@@ -75,6 +75,9 @@ class MainWindow(QMainWindow):
         install_wheel_guard(QApplication.instance())  # spin and combo boxes take the wheel only when focused
         self._build_actions()
         self._build_ui()
+        self.opening = self._attach(OpeningController(self.runner, self.state, self))
+        self.opening.loaded.connect(self._loaded)
+        self.opening.report_read.connect(self._report_loaded)
         self.training = self._attach(TrainingController(self.runner, self.state, self))
         self.training.started.connect(self._training_started)
         self.training.epoch_ended.connect(self.side.advance)
@@ -293,26 +296,17 @@ class MainWindow(QMainWindow):
             options = self._ask_columns(path)
             if options is None:
                 return
-        self.statusBar().showMessage(f"Loading {path}…")
-        self._busy(f"Loading {Path(path).name}…")
-        self.runner.start("load", functools.partial(tasks.load_data, path, options), self._loaded, self._failed)
+        self.opening.load(path, options)
 
     def _ask_columns(self, path: str) -> dict | None:
         return dialogs.ask_load_options(self, path, self._warn)
 
     def open_report(self, path: str) -> None:
         """Read a ranked CSV report in the background and show it in a tab beside the results."""
-        self._busy(f"Reading report {Path(path).name}…")
-        self.runner.start("load", functools.partial(tasks.read_report, path), self._report_loaded, self._failed,
-                          self._report_progress)
-
-    @Slot(object)
-    def _report_progress(self, rows: int) -> None:
-        self.side.say(f"Reading report: {rows:,} rows…")
+        self.opening.read_report(path)
 
     @Slot(object)
     def _report_loaded(self, report) -> None:
-        self._idle()
         self._add_recent(report.source)
         self._add_report_tab(report, "")
         self.side.say(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
@@ -341,8 +335,6 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _loaded(self, result: tasks.Loaded) -> None:
         graphs = result.graphs
-        self._idle()
-        self.state.set_data(result.path, graphs, result.schema_text)
         self._add_recent(result.path)
         self.form.set_labels(graphs.label_counts())  # "All graphs" first, as glocalkd train has
         rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
