@@ -7,25 +7,30 @@ state and from the state into the widgets.
 """
 from __future__ import annotations
 
-import functools
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QSplitter,
-                               QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QMainWindow, QMessageBox, QSplitter,
+                               QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
 from . import tasks
+from .controllers.export import ExportController
+from .controllers.mapping import MapController
+from .controllers.model_files import ModelFilesController
+from .controllers.opening import OpeningController
+from .controllers.results import ResultsController
+from .controllers.screening import ScreeningController
+from .controllers.training import TrainingController
+from .actions import Facts, build_actions, install_menus, update_actions
 from .file_memory import FileMemory
-from .state import AppState, app_wording, describe_model, duration, view_weights_text, with_suffix
+from .settings_store import SettingsStore
+from .state import AppState, describe_model
 from .unsaved import MODEL, UnsavedWork
-from .view_choices import restore_choices, save_choices
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
-from .widgets.dialogs import ColumnDialog, RejectsDialog
+from .widgets.dialogs import RejectsDialog
 from .widgets.evaluation import EvaluationPage
 from .widgets.filter_bar import FilterBar
 from .widgets.heatmap import HeatmapPanel
@@ -33,7 +38,8 @@ from .widgets.map_view import MapView
 from .widgets.plots import LossPlot
 from .widgets.report_view import ReportView
 from .widgets.side_panel import SidePanel
-from .widgets.table import COLUMNS, ResultsModel, results_view
+from .widgets.welcome import welcome_page
+from .widgets.table import ResultsModel, results_view
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # installed with the package (pyproject package-data)
 DEMOS = {
@@ -44,8 +50,6 @@ FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
                "TU collection (*.zip);;All files (*)")
 MODEL_FILTER = "GLocalKD model (*.pt)"
-DETECTOR_KEY = "train/detector_choice"  # not train/detector: see _restore
-EXPORT_FILTERS = {"CSV report (*.csv)": ".csv", "SDF with scores as properties (*.sdf)": ".sdf"}
 
 
 class MainWindow(QMainWindow):
@@ -65,21 +69,57 @@ class MainWindow(QMainWindow):
         self.runner.changed.connect(self._open_pending)
         self._ready = False  # torch and RDKit loaded (tasks.warm_up)
         self._pending_open: tuple[str, dict | None] | None = None
-        self._train_started = 0.0
-        self._losses: list[float] = []
-        self._map_cache: dict = {}
         self.report_views: list[ReportView] = []  # ranked reports open as tabs beside the results
         self._unsaved = UnsavedWork()  # asked about before quitting or opening over it
         self._scratch = tempfile.mkdtemp(prefix="glocalkd-studio-")  # reports of scored files
         install_wheel_guard(QApplication.instance())  # spin and combo boxes take the wheel only when focused
         self._build_actions()
         self._build_ui()
-        self._restore()
+        self.opening = self._attach(OpeningController(self.runner, self.state, self))
+        self.opening.loaded.connect(self._loaded)
+        self.opening.report_read.connect(self._report_loaded)
+        self.training = self._attach(TrainingController(self.runner, self.state, self))
+        self.training.started.connect(self._training_started)
+        self.training.epoch_ended.connect(self.side.advance)
+        self.training.losses_changed.connect(self.loss_plot.show_losses)
+        self.training.trained.connect(self._trained)
+        self.exporter = self._attach(ExportController(self.runner, self.files, self.export_table, self))
+        self.exporter.exported.connect(self._exported)
+        self.screening = self._attach(ScreeningController(self.runner, self.state, self._scratch, self))
+        self.screening.scored.connect(self._scored)
+        self.screening.progress.connect(self._screen_progress)
+        self.screening.file_scored.connect(self._file_scored)
+        self.screening.weighed.connect(self._weighed)
+        self.maps = self._attach(MapController(self.runner, self.state, self))
+        self.results = ResultsController(self.state, self.side, self.filters, self.model_table, self.table,
+                                         self.table_stack, self.scaffold_view, self.map_view, self.heatmap,
+                                         self.evaluation, self.tabs, self.maps, self)
+        self.results.shown.connect(self._update_state)
+        self.maps.ready.connect(self.results.map_ready)
+        self.model_files = self._attach(ModelFilesController(self.state, self))
+        self.model_files.saved.connect(lambda _path: self._unsaved.done(MODEL))
+        self.model_files.loaded.connect(self._model_loaded)
+        self.kept = SettingsStore(self.settings, self, {"window/splitter": self.splitter,
+                                                        "window/top_splitter": self.top_splitter},
+                                  self.form, self.filters, self._view_choices())
+        self.kept.restore()
+        self._rebuild_recent()
         self._update_state()
         self._busy("Loading torch and RDKit…")
         self._warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
         self._warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
         self._warm_timer.start()
+
+    def _attach(self, controller):
+        """Connect a controller's reports (:class:`app.controllers.Controller`) to the side panel,
+        the status bar and message boxes."""
+        controller.busy.connect(self._busy)
+        controller.idle.connect(self._idle)
+        controller.said.connect(self.side.say)
+        controller.status.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
+        controller.warning.connect(self._warn)
+        controller.failed.connect(self._failed)
+        return controller
 
     @Slot()
     def _warm_up(self) -> None:
@@ -104,66 +144,14 @@ class MainWindow(QMainWindow):
 
     # ================================================================ construction
     def _build_actions(self) -> None:
-        def action(text, slot, shortcut=None, tip=""):
-            a = QAction(text, self)
-            a.triggered.connect(slot)
-            if shortcut:
-                a.setShortcut(shortcut)
-            a.setStatusTip(tip or text)
-            return a
-
-        self.act_open = action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
-                               "Open a SMILES, CSV/TSV, SDF file or a TU collection (.zip)")
-        self.act_open_folder = action("Open TU &folder…", self.open_folder_dialog)
-        self.act_train = action("&Train", self.train, "Ctrl+T", "Train the detector on the normal graphs")
-        self.act_stop = action("&Stop", self.stop, "Esc", "Stop training or scoring (what is done so far is kept)")
-        self.act_weigh = action("&Weigh views by known anomalies…", self.weigh_dialog, tip=(
-            "The consensus combines views, each a detector of its own: GLocalKD, WL counts (Weisfeiler-Lehman "
-            "subtree counts: which small neighbourhoods a graph has) and graph size. Give a file of graphs known "
-            "to be anomalous (e.g. reference actives; anomalies only, not the training data): each view is then "
-            "trusted as far as it ranks them above the normal graphs. No training."))
-        self.act_weigh.setToolTip(self.act_weigh.statusTip())
-        self.act_score_file = action("Score &another file…", self.score_file_dialog, "Ctrl+Shift+O",
-                                     "Score another file with the trained model; its results open in a new tab")
-        self.act_export = action("&Export…", self.export_dialog, QKeySequence.StandardKey.Save,
-                                 "Export the ranked rows as CSV or SDF")
-        self.act_html = action("Export &HTML report…", self.html_dialog, "Ctrl+Shift+E",
-                               "One HTML file: data, model, top molecules with heatmaps, histogram and ROC")
-        self.act_save_model = action("Save &model…", self.save_model_dialog, "Ctrl+Shift+S")
-        self.act_load_model = action("&Load model…", self.load_model_dialog, "Ctrl+L")
-        self.act_quit = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
-
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self.act_open)
-        file_menu.addAction(self.act_open_folder)
-        self.demo_menu = file_menu.addMenu("Open &demo data")
+        self.actions_by_name = build_actions(self)
+        for name, action in self.actions_by_name.items():  # window.act_train, ... (read by tests and slots)
+            setattr(self, f"act_{name}", action)
+        submenus = install_menus(self, self.actions_by_name)
+        self.demo_menu = submenus["Open &demo data"]
         for name, path in DEMOS.items():
             self.demo_menu.addAction(name, lambda p=path: self.open_path(str(p)))
-        self.recent_menu = file_menu.addMenu("Open &recent")
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_score_file)
-        file_menu.addAction(self.act_export)
-        file_menu.addAction(self.act_html)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_load_model)
-        file_menu.addAction(self.act_save_model)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_quit)
-        model_menu = bar.addMenu("&Model")
-        model_menu.addAction(self.act_train)
-        model_menu.addAction(self.act_stop)
-        model_menu.addSeparator()
-        model_menu.addAction(self.act_weigh)
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction("&About", self.about)
-
-        tools = self.addToolBar("Main")
-        tools.setObjectName("main_toolbar")
-        tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for a in (self.act_open, self.act_train, self.act_stop, self.act_score_file, self.act_export,
-                  self.act_load_model, self.act_save_model):
-            tools.addAction(a)
+        self.recent_menu = submenus["Open &recent"]
 
     def _build_ui(self) -> None:
         # --- left dock: data summary and training settings
@@ -181,20 +169,12 @@ class MainWindow(QMainWindow):
 
         # --- results: filter bar (both filters apply as you type, after a short pause) and table
         self.filters = FilterBar()
-        self.filters.text_changed.connect(self.apply_text_filter)
-        self.filters.smarts_changed.connect(self.apply_smarts)
-        self.filters.flag_changed.connect(self._flag_changed)
-        self.filters.grouping_toggled.connect(self._group_toggled)
 
         self.model_table = ResultsModel(self)
         self.table = results_view(self.model_table)
-        self.table.selectionModel().currentRowChanged.connect(self._row_selected)
-        self.model_table.modelReset.connect(self._update_counts)
-        self.model_table.layoutChanged.connect(self._follow_selection)
         from .widgets.scaffolds import ScaffoldView
 
         self.scaffold_view = ScaffoldView()
-        self.scaffold_view.scaffold_chosen.connect(self._scaffold_chosen)
         self.table_stack = QStackedWidget()
         self.table_stack.addWidget(self.table)
         self.table_stack.addWidget(self.scaffold_view)
@@ -202,7 +182,6 @@ class MainWindow(QMainWindow):
         # --- the chemical-space map, beside the table
         self.map_view = MapView()
         self.map_view.compute_requested.connect(self.compute_map)
-        self.map_view.graph_clicked.connect(self.select_graph)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setObjectName("top_splitter")
         top.addWidget(self.table_stack)
@@ -220,10 +199,8 @@ class MainWindow(QMainWindow):
         # --- bottom tabs: heatmap, loss, evaluation
         self.heatmap = HeatmapPanel(self.files.last_dir)
         self.heatmap.last_dir_used.connect(self.files.remember_dir)
-        self.heatmap.neighbour_clicked.connect(self.select_graph)
         self.loss_plot = LossPlot()
         self.evaluation = EvaluationPage()
-        self.evaluation.class_changed.connect(self._update_evaluation)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.heatmap, "Node heatmap")
         self.tabs.addTab(self.loss_plot, "Training loss")
@@ -246,85 +223,19 @@ class MainWindow(QMainWindow):
         self.results_tabs.currentChanged.connect(lambda _index: self._update_state())  # Export: the active tab's rows
 
         self.stack = QStackedWidget()
-        self.stack.addWidget(self._welcome_page())
+        demos = [(f"Open demo: {name}", lambda _=False, p=path: self.open_path(str(p))) for name, path in DEMOS.items()]
+        self.stack.addWidget(welcome_page([*demos, ("Open a file or TU collection…", lambda _=False: self.open_dialog())]))
         self.stack.addWidget(self.results_tabs)
         self.setCentralWidget(self.stack)
         self.statusBar().showMessage("Open a file, drop one here, or try a demo data set.")
 
-    def _welcome_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addStretch(1)
-        title = QLabel("<h2>GLocalKD Studio</h2><p>Graph-level anomaly detection by glocal knowledge "
-                       "distillation. Open a compound set (SMILES, CSV/TSV, SDF) or a TU graph collection, "
-                       "train on the normal graphs, and read a ranked list whose heatmaps show which atoms "
-                       "drive each score.</p><p>Drop a file here, open one, or start with a demo:</p>")
-        title.setWordWrap(True)
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(title)
-        buttons = [(f"Open demo: {name}", lambda _=False, p=path: self.open_path(str(p))) for name, path in DEMOS.items()]
-        buttons.append(("Open a file or TU collection…", lambda _=False: self.open_dialog()))
-        for text, slot in buttons:
-            button = QToolButton()
-            button.setText(text)
-            button.setMinimumWidth(360)
-            button.clicked.connect(slot)
-            row = QHBoxLayout()
-            row.addStretch(1)
-            row.addWidget(button)
-            row.addStretch(1)
-            layout.addLayout(row)
-        layout.addStretch(2)
-        return page
-
     # ================================================================ settings
-    def _restore(self) -> None:
-        geometry = self.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1500, 950)
-        state = self.settings.value("window/state")
-        if state is not None:
-            self.restoreState(state)
-        for key, widget in (("window/splitter", self.splitter), ("window/top_splitter", self.top_splitter)):
-            sizes = self.settings.value(key)
-            if sizes is not None:
-                widget.restoreState(sizes)
-        saved = {k: self.settings.value(f"train/{k}") for k in self.form.params() if k != "detector"}
-        # the detector under a key of its own since the consensus became the default, so that
-        # settings saved when GLocalKD was the default start on the new default once
-        saved["detector"] = self.settings.value(DETECTOR_KEY)
-        self.form.set_params({k: v for k, v in saved.items() if v is not None})
-        thresholds = (("view/percentile", self.filters.set_percentile), ("view/flag_rate", self.filters.set_rate))
-        for key, setter in thresholds:
-            try:
-                value = self.settings.value(key)
-                if value is not None:
-                    setter(float(value))
-            except (TypeError, ValueError):
-                pass
-        restore_choices(self.settings, self._view_choices())
-        self._rebuild_recent()
-
     def _view_choices(self) -> dict:
         """Every choice the views offer, by settings key (kept across relaunches; the training
         settings are kept by the form's own keys)."""
         return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
                 "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
                 "view/heatmap_scale": self.heatmap.scale}
-
-    def _save_settings(self) -> None:
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
-        self.settings.setValue("window/splitter", self.splitter.saveState())
-        self.settings.setValue("window/top_splitter", self.top_splitter.saveState())
-        for key, value in self.form.params().items():
-            self.settings.setValue(DETECTOR_KEY if key == "detector" else f"train/{key}", value)
-        self.settings.setValue("view/percentile", self.filters.percentile())
-        self.settings.setValue("view/flag_rate", self.filters.rate())
-        save_choices(self.settings, self._view_choices())
-        self.settings.sync()
 
     def _add_recent(self, path: str) -> None:
         if self.files.add_recent(path):
@@ -385,42 +296,17 @@ class MainWindow(QMainWindow):
             options = self._ask_columns(path)
             if options is None:
                 return
-        self.statusBar().showMessage(f"Loading {path}…")
-        self._busy(f"Loading {Path(path).name}…")
-        self.runner.start("load", functools.partial(tasks.load_data, path, options), self._loaded, self._failed)
+        self.opening.load(path, options)
 
     def _ask_columns(self, path: str) -> dict | None:
-        """The loader's options for ``path``: none for most files; for a table whose SMILES column
-        is not obvious, the columns the user picks. None when cancelled or the table is unreadable."""
-        from core import GLocalKDError, is_table, table_columns
-
-        if not is_table(path):
-            return {}
-        try:
-            cols = table_columns(path)
-        except GLocalKDError as exc:
-            self._warn("Cannot open file", app_wording(exc))
-            return None
-        if cols.smiles is not None:
-            return {}
-        dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, self)
-        if dialog.exec() != ColumnDialog.DialogCode.Accepted:
-            return None
-        return dialog.options()
+        return dialogs.ask_load_options(self, path, self._warn)
 
     def open_report(self, path: str) -> None:
         """Read a ranked CSV report in the background and show it in a tab beside the results."""
-        self._busy(f"Reading report {Path(path).name}…")
-        self.runner.start("load", functools.partial(tasks.read_report, path), self._report_loaded, self._failed,
-                          self._report_progress)
-
-    @Slot(object)
-    def _report_progress(self, rows: int) -> None:
-        self.side.say(f"Reading report: {rows:,} rows…")
+        self.opening.read_report(path)
 
     @Slot(object)
     def _report_loaded(self, report) -> None:
-        self._idle()
         self._add_recent(report.source)
         self._add_report_tab(report, "")
         self.side.say(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
@@ -449,15 +335,13 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _loaded(self, result: tasks.Loaded) -> None:
         graphs = result.graphs
-        self._idle()
-        self.state.set_data(result.path, graphs, result.schema_text)
         self._add_recent(result.path)
         self.form.set_labels(graphs.label_counts())  # "All graphs" first, as glocalkd train has
         rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
         self.side.say(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
         if self.state.model is not None and len(graphs):
-            self._score_current("Scoring with the current model…")
-        self._show_data()
+            self.screening.score_current("Scoring with the current model…")
+        self.results.show_data()
         self.stack.setCurrentIndex(1)
         self.results_tabs.setCurrentIndex(0)
         self.results_tabs.setTabText(0, Path(result.path).name or "Results")
@@ -467,99 +351,31 @@ class MainWindow(QMainWindow):
             self._warn("Nothing to score", f"{result.path}: no row could be read as a graph. "
                        "Show rejected rows to see why.")
 
-    def _show_data(self) -> None:
-        """Put the state's data and scores into the table, map, heatmap and evaluation."""
-        st = self.state
-        g = st.graphs
-        self.model_table.set_data(g, st.scores, st.threshold())
-        self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
-                                      st.q_values() if st.scores is not None else None)
-        self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
-        self.table.setColumnHidden(COLUMNS.index("Name"), not any(m.name and m.name != m.id for m in g.meta))
-        self.filters.set_available(smiles=st.has_smiles(), scores=st.scores is not None)
-        self.heatmap.clear()
-        self.heatmap.fixed_vmax = None
-        if st.scores is not None and st.scores.has_node_scores:
-            from core import fixed_error_scale
-
-            self.heatmap.fixed_vmax = fixed_error_scale(st.training_node_errors())
-        self._map_cache = {}
-        self.map_view.clear("Compute the map to see where the graphs sit in the model's embedding space."
-                            if st.model is not None else "Train or load a model to map its graph embeddings.")
-        self._update_summary()
-        self._update_evaluation_classes()
-        self._update_state()
-        self._reapply_filters()
-        if st.scores is not None and self.model_table.rowCount():
-            self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-            self.table.selectRow(0)
-        else:  # before scoring: file order, and no sort arrow on the empty Rank column
-            self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-            self.model_table.sort(-1)
-        if self.filters.is_grouped():
-            self._group_toggled(True)
-
-    def _update_summary(self) -> None:
-        self.side.set_summary(self.state.summary_lines())
-
     # ================================================================ training
     def train(self) -> None:
-        from core import detector_info
+        self.training.train(self.form)
 
-        if self.state.graphs is None or len(self.state.graphs) == 0:
-            self._warn("No data", "Open a data file first.")
-            return
-        if self.runner.busy():
-            return
-        info = detector_info(self.form.detector_name())
-        params = self.form.detector_params()
-        self._losses = []
-        self.loss_plot.show_losses([])
-        self._train_started = time.perf_counter()
-        if info.trains_by_epoch:
+    @Slot(str, bool)
+    def _training_started(self, label: str, by_epoch: bool) -> None:
+        if by_epoch:
             self.tabs.setCurrentWidget(self.loss_plot)
             self.side.count_to(self.form.epochs.value(), "epoch")  # GLocalKD's epochs, also in a consensus
-            self._busy(f"Training {info.label}…", indeterminate=False)
+            self._busy(f"Training {label}…", indeterminate=False)
         else:  # a kernel and a shallow detector: one step, no epochs to count
-            self._busy(f"Fitting {info.label}…")
-        self.side.stop_button.setEnabled(info.trains_by_epoch)
-        self.act_stop.setEnabled(info.trains_by_epoch)
-        job = functools.partial(tasks.train, self.state.graphs, info.name, params, self.form.normal_label(),
-                                known_label=self.form.known_label())
-        self.runner.start("train", job, self._trained, self._failed, self._epoch)
+            self._busy(f"Fitting {label}…")
+        self.side.stop_button.setEnabled(by_epoch)
+        self.act_stop.setEnabled(by_epoch)
 
-    @Slot(object)
-    def _epoch(self, info) -> None:
-        self._losses.append(info.loss)
-        self.side.advance(info.epoch)
-        elapsed = time.perf_counter() - self._train_started
-        eta = elapsed / info.epoch * (info.epochs - info.epoch)
-        self.side.say(f"Epoch {info.epoch}/{info.epochs} · loss {info.loss:.4g} · "
-                      f"{info.seconds:.2f} s/epoch · ETA {duration(eta)}")
-        self.loss_plot.show_losses(self._losses)
-
-    @Slot(object)
-    def _trained(self, result: tasks.Trained | None) -> None:
-        if result is None:
-            return
-        self._idle()
-        self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
-                               result.size_scores, known_label=result.known_label)
+    @Slot(object, str)
+    def _trained(self, result: tasks.Trained, text: str) -> None:
         model = result.model
-        epochs = len(model.loss_history_)
-        note = f" (stopped after {epochs} epochs)" if model.stopped_early_ else ""
-        self._show_detector(model)
-        weighed = view_weights_text(model)
-        self.side.say(f"Trained on {result.n_train:,} graphs in "
-                      f"{duration(time.perf_counter() - self._train_started)}{note}."
-                      + (f" {weighed}" if weighed else ""))
+        self.results.show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
         self._unsaved.add(MODEL, f"the {describe_model(model)} model trained on {Path(self.state.data_path).name}"
                           " and its scores")
-        self._show_data()
+        self.results.show_data()
         self.tabs.setCurrentWidget(self.heatmap)
-        self.statusBar().showMessage(f"Trained{note}; {len(result.scores):,} graphs scored."
-                                     + (f" {weighed}" if weighed else ""), 12000)
+        self.statusBar().showMessage(text, 12000)
 
     def stop(self) -> None:
         for name in ("train", "score_file"):
@@ -568,20 +384,9 @@ class MainWindow(QMainWindow):
                 self.side.say("Stopping…")
 
     # ================================================================ scoring, models
-    def _score_current(self, message: str) -> None:
-        st = self.state
-        self._busy(message)
-        job = functools.partial(tasks.score, st.model, st.graphs, st.normal_label, st.size_model)
-        self.runner.start("score", job, self._scored, self._failed)
-
-    @Slot(object)
-    def _scored(self, result) -> None:
-        scores, size_model, size_scores = result
-        self._idle()
-        self.state.set_scores(scores, size_model, size_scores)
-        self.side.say(f"Scored {len(scores):,} graphs.")
-        self._show_data()
-        self.statusBar().showMessage(f"{len(scores):,} graphs scored.", 8000)
+    @Slot()
+    def _scored(self) -> None:
+        self.results.show_data()
 
     def score_file_dialog(self) -> None:
         if self.state.model is None:
@@ -592,42 +397,21 @@ class MainWindow(QMainWindow):
             self.score_file(path)
 
     def score_file(self, path: str) -> None:
-        """Score ``path`` with the current model into a ranked report, streamed in chunks (molecule
-        files), with a count, rate and ETA; its result opens in a new tab beside the open results."""
-        if self.runner.busy():
-            self._warn("Busy", "Wait for the current work to finish (or press Stop) before scoring a file.")
-            return
-        report_path = str(Path(tempfile.mkdtemp(dir=self._scratch)) / f"{Path(path).stem}_ranked.csv")
-        self.side.busy_bar()
-        self._busy(f"Scoring {Path(path).name} with the current model…")
-        self._screen_started = time.perf_counter()
-        self._screen_path = path
-        self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path),
-                          self._file_scored, self._failed, self._screen_progress)
-        self._update_state()
+        """Score ``path`` with the current model; its ranked report opens in a new tab beside the results."""
+        self.screening.score_file(path)
 
-    @Slot(object)
-    def _screen_progress(self, p: tasks.ScreenProgress) -> None:
-        if p.total:
-            if self.side.progress.maximum() != p.total:
-                self.side.count_to(p.total, "rows")
-            self.side.advance(p.rows)
-        self.side.say(p.text())
+    @Slot(int, int)
+    def _screen_progress(self, rows: int, total: int) -> None:
+        if self.side.progress.maximum() != total:
+            self.side.count_to(total, "rows")
+        self.side.advance(rows)
 
-    @Slot(object)
-    def _file_scored(self, result) -> None:
-        report, summary = result
-        self._idle()
-        seconds = time.perf_counter() - self._screen_started
-        stopped = " (stopped: the rows scored so far)" if summary is not None and summary.stopped else ""
-        rejected = f", {len(report.rejects):,} rejected" if report.rejects else ""
-        name = Path(self._screen_path).name
-        text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
+    @Slot(object, str, str, str)
+    def _file_scored(self, report, name: str, stopped: str, text: str) -> None:
         view = self._add_report_tab(report, f"{name} scored with the current model{stopped}. ")
         self._unsaved.add(view, f"the results of {name} (scored), not exported")
         self.results_tabs.setTabText(self.results_tabs.indexOf(view), f"{name} (scored)")
         self.side.say(text)
-        self.statusBar().showMessage(text, 15000)
 
     def _weighable(self) -> bool:
         from core import detector_info
@@ -644,34 +428,14 @@ class MainWindow(QMainWindow):
             self.weigh_views(path)
 
     def weigh_views(self, path: str, options: dict | None = None) -> None:
-        """Weigh the consensus's views by the known anomalies in ``path`` (never trained on; no
-        training), in the background; the open graphs are then scored with the weighed model."""
-        if self.runner.busy():
-            self._warn("Busy", "Wait for the current work to finish (or press Stop) before weighing the views.")
-            return
-        if options is None:
-            options = self._ask_columns(path)
-            if options is None:
-                return
-        st = self.state
-        self._busy(f"Weighing the views by {Path(path).name}…")
-        self.runner.start("weigh", functools.partial(tasks.weigh, st.model, path, options, st.graphs),
-                          self._weighed, self._failed)
+        """Weigh the consensus's views by the known anomalies in ``path``; then score the open graphs."""
+        self.screening.weigh_views(path, options, self._ask_columns)
 
-    @Slot(object)
-    def _weighed(self, result: tasks.Weighed) -> None:
-        self._idle()
-        st = self.state
-        st.model, st.known_label = result.model, None  # the known anomalies came from a file
-        if result.scores is not None:
-            st.set_scores(result.scores, st.size_model, st.size_scores)
-        rejected = (f" ({result.n_rejected:,} {'row' if result.n_rejected == 1 else 'rows'} rejected)"
-                    if result.n_rejected else "")
-        text = (f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. "
-                f"{view_weights_text(result.model)}")
-        self._show_detector(result.model)
+    @Slot(str)
+    def _weighed(self, text: str) -> None:
+        self.results.show_detector(self.state.model)
         self._unsaved.add(MODEL, "the consensus with its views weighed by known anomalies")
-        self._show_data()
+        self.results.show_data()
         self.side.say(text)
         self.statusBar().showMessage(text.split(". ")[0] + ".", 15000)
         self._warn("Views weighed", text, QMessageBox.Icon.Information)  # whole, not cut by the status bar
@@ -686,18 +450,7 @@ class MainWindow(QMainWindow):
             self.save_model(path)
 
     def save_model(self, path: str) -> str | None:
-        """Save the model; ``.pt`` is added when the name has no extension, so the Load dialog lists it."""
-        from core import GLocalKDError
-
-        path = with_suffix(path)
-        try:
-            self.state.model.save(path)
-        except (GLocalKDError, OSError) as exc:
-            self._warn("Cannot save model", app_wording(exc))
-            return None
-        self._unsaved.done(MODEL)
-        self.statusBar().showMessage(f"Model saved to {path}", 8000)
-        return path
+        return self.model_files.save(path)
 
     def load_model_dialog(self) -> None:
         path = self.files.ask_open(self, "Load model", f"{MODEL_FILTER};;All files (*)")
@@ -705,23 +458,15 @@ class MainWindow(QMainWindow):
             self.load_model(path)
 
     def load_model(self, path: str) -> None:
-        from core import GLocalKDError, load_detector
+        self.model_files.load(path, self.form.params()["device"], self.form.normal_label())
 
-        try:
-            model = load_detector(path, device=self.form.params()["device"])
-        except GLocalKDError as exc:
-            self._warn("Cannot load model", app_wording(exc))
-            return
-        self.state.set_model(model)
-        # the graph-size baseline is fitted again on the open data's normal graphs (the form's choice)
-        self.state.normal_label = self.form.normal_label()
-        self._show_detector(model)
+    @Slot(object)
+    def _model_loaded(self, model) -> None:
+        self.results.show_detector(model)
         self.loss_plot.show_losses(list(model.loss_history_))
-        weighed = view_weights_text(model)
-        self.statusBar().showMessage(f"Model loaded from {path}" + (f". {weighed}" if weighed else ""), 12000)
         if self.state.graphs is not None and len(self.state.graphs):
-            self._score_current("Scoring with the loaded model…")
-        self._update_summary()
+            self.screening.score_current("Scoring with the loaded model…")
+        self.results.update_summary()
         self._update_state()
 
     # ================================================================ export
@@ -741,245 +486,34 @@ class MainWindow(QMainWindow):
                             self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles(), html)
 
     def export_dialog(self) -> None:
-        table = self.export_table()
-        if table is None:
-            self._warn("Nothing to export", "Train or load a model and score a data set first.")
-            return
-        answer = dialogs.ask_export_path(self, self.files, table, EXPORT_FILTERS)
-        if answer is not None:
-            self.export_report(*answer)
+        self.exporter.export_dialog(self)
 
     def export_report(self, path: str, visible_only: bool = False) -> None:
-        """Write the active tab's rows (all, or those its filters show) as CSV, or as SDF (by the
-        extension) with its scores, p- and q-values as SD properties."""
-        from core import GLocalKDError
+        self.exporter.export_report(path, visible_only)
 
-        table = self.export_table()
-        if table is None:
-            return
-        try:
-            write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
-            n = write(path, table.visible if visible_only else None)
-        except (GLocalKDError, OSError, ValueError) as exc:
-            self._warn("Cannot export", app_wording(exc))
-            return
+    def html_dialog(self) -> None:
+        self.exporter.html_dialog(self)
+
+    def export_html(self, path: str) -> None:
+        self.exporter.export_html(path)
+
+    @Slot(str, int)
+    def _exported(self, _path: str, _rows: int) -> None:
         view = self.results_tabs.currentWidget()
         model = self.state.model
         if isinstance(view, ReportView) or model is None or not model.can_save:  # no model file: results are the work
             self._unsaved.done(view if isinstance(view, ReportView) else MODEL)
-        self.statusBar().showMessage(f"{n:,} rows written to {path}", 8000)
-
-    def html_dialog(self) -> None:
-        table = self.export_table()
-        if table is None:
-            self._warn("Nothing to report", "Train or load a model and score a data set first.")
-            return
-        path, _ = self.files.ask_save(self, "Export HTML report", f"{table.stem}_report.html", "HTML (*.html)")
-        if path:
-            self.export_html(with_suffix(path, ".html"))
-
-    def export_html(self, path: str) -> None:
-        """Write the active tab's one-file HTML report in the background (drawing the top molecules
-        takes a moment)."""
-        table = self.export_table()
-        self._busy("Writing the HTML report…")
-        self.runner.start("html", functools.partial(table.write_html, path),
-                          lambda n, p=path: self._html_written(p, n), self._failed)
-
-    def _html_written(self, path: str, drawn: int) -> None:
-        self._idle()
-        self.side.say(f"HTML report written: {Path(path).name} ({drawn} molecules drawn).")
-        self.statusBar().showMessage(f"HTML report written to {path}", 8000)
-
-    # ================================================================ table, filters, detail
-    @Slot()
-    def apply_text_filter(self) -> None:
-        self.model_table.set_text_filter(self.filters.text())
-        self._update_counts()
-
-    @Slot()
-    def apply_smarts(self) -> None:
-        from core import GLocalKDError, smarts_matches
-
-        text = self.filters.smarts()
-        self.filters.clear_note()
-        if not text or self.state.graphs is None:
-            self.model_table.set_smarts_mask(None)
-        else:
-            try:
-                mask = smarts_matches([m.smiles for m in self.state.graphs.meta], text)
-            except GLocalKDError:
-                self.filters.say_smarts_invalid(text)
-                self.model_table.set_smarts_mask(None)
-                self._update_counts()
-                return
-            self.model_table.set_smarts_mask(mask)
-        self._update_counts()
-        self._show_selected()  # the match is highlighted in the drawing
-
-    def _reapply_filters(self) -> None:
-        if self.filters.text().strip():
-            self.apply_text_filter()
-        if self.filters.smarts():
-            self.apply_smarts()
-
-    @Slot(str, float)
-    def _flag_changed(self, rule: str, value: float) -> None:
-        st = self.state
-        st.flag_rule = rule
-        if rule == "percentile":
-            st.percentile = value
-        else:
-            st.alpha = value
-        self.model_table.set_threshold(st.threshold())
-        if self.map_view.map is not None:
-            self.map_view.set_flagged(st.flagged())
-        self._update_counts()
-        self._update_evaluation()
-
-    def _update_counts(self) -> None:
-        st = self.state
-        if st.graphs is None:
-            self.filters.set_count("")
-            return
-        text = f"{self.model_table.visible_count():,} of {len(st.graphs):,} shown"
-        if st.threshold() is not None:
-            text += f" · {int(st.flagged().sum()):,} flagged"
-        self.filters.set_count(text)
-        note = st.fdr_note()
-        if note:  # nothing flagged must not look like nothing anomalous
-            self.side.say(note)
-            self.filters.count.setToolTip(note)
-
-    @Slot()
-    def _row_selected(self, current, _previous=None) -> None:
-        if not current.isValid() or self.state.graphs is None:
-            return
-        self.state.selected = self.model_table.graph_index(current.row())
-        self._show_selected()
-
-    @Slot()
-    def _follow_selection(self) -> None:
-        """After sorting or filtering: the selection stays on its molecule (the model moved it), or,
-        when the filters hide that molecule, nothing is selected and the heatmap says why."""
-        i = self.state.selected
-        if i is None:
-            self.table.scrollToTop()
-            return
-        row = self.model_table.row_of(i)
-        if row is None:
-            self.state.selected = None
-            self.table.selectionModel().clear()
-            self.table.scrollToTop()  # the rows the filters show, from the first
-            self.map_view.highlight(None)
-            self.heatmap.clear("The selected molecule is hidden by the filters. Select a row.")
-            return
-        current = self.table.currentIndex()
-        if not current.isValid() or current.row() != row:
-            self.table.selectRow(row)
-        self.table.scrollTo(self.model_table.index(row, 0))
-
-    def _show_selected(self) -> None:
-        st, i = self.state, self.state.selected
-        if i is None or st.graphs is None:
-            return
-        self.map_view.highlight(i)
-        if st.scores is None:
-            self.heatmap.clear("Train or load a model to see node errors for this graph.")
-            return
-        smarts = self.filters.valid_smarts()
-        try:
-            highlight = None
-            if smarts:
-                from core import graph_molecule, smarts_atoms
-
-                highlight = smarts_atoms(graph_molecule(st.graphs, i), smarts) or None
-            self.heatmap.show_graph(st.graphs, i, st.scores, highlight)
-        except Exception as exc:  # a drawing failure must not take the table down
-            self.heatmap.clear(f"Could not draw this graph: {exc}")
-            return
-        similar = st.similar_training_molecules(i)
-        self.heatmap.set_neighbours([(j, st.graphs.meta[j].id, sim, float(st.scores.score[j])) for j, sim in similar])
-
-    def _show_detector(self, model) -> None:
-        """Adapt the views to the detector: score-term columns, map spaces and heatmaps need node scores."""
-        terms = model.has_node_scores
-        for column in ("Graph term", "Node term"):
-            self.table.setColumnHidden(COLUMNS.index(column), not terms)
-        self.map_view.set_spaces_enabled(terms)
-        self.tabs.setTabText(self.tabs.indexOf(self.heatmap), "Node heatmap" if terms else "Graph")
-
-    # ================================================================ scaffolds
-    @Slot(bool)
-    def _group_toggled(self, on: bool) -> None:
-        st = self.state
-        if on and st.scores is not None and st.has_smiles():
-            self.scaffold_view.set_rows(st.graphs, st.scores, self.model_table.visible_graphs(), st.flagged())
-            self.table_stack.setCurrentWidget(self.scaffold_view)
-        else:
-            self.table_stack.setCurrentWidget(self.table)
-
-    @Slot(str)
-    def _scaffold_chosen(self, scaffold_smiles: str) -> None:
-        """A scaffold group was opened: show its molecules in the table (a SMARTS filter on it)."""
-        self.filters.ungroup()
-        if scaffold_smiles:
-            self.filters.show_substructure(scaffold_smiles)
 
     # ================================================================ chemical-space map
     @Slot(str, str)
     def compute_map(self, space: str, method: str) -> None:
-        st = self.state
-        if st.model is None or st.graphs is None or st.scores is None:
-            self._warn("No map yet", "Train or load a model and score a data set first.")
-            return
-        key = (space, method)
-        if key in self._map_cache:
-            self._map_ready(self._map_cache[key])
-            return
-        if self.runner.busy():
-            return
-        self._busy(f"Computing the {space} map ({method})…")
-        job = functools.partial(tasks.compute_map, st.model, st.graphs, space, method, self.form.params()["seed"])
-        self.runner.start("map", job, self._map_computed, self._failed)
+        self.maps.compute(space, method, self.form.params()["seed"])
 
-    @Slot(object)
-    def _map_computed(self, result) -> None:
-        key, space_map = result
-        self._idle()
-        self.side.say("Map ready.")
-        self._map_cache[key] = space_map
-        self._map_ready(space_map)
+    def _show_data(self) -> None:
+        self.results.show_data()
 
-    def _map_ready(self, space_map) -> None:
-        self.map_view.set_map(space_map, self.state.graphs, self.state.scores, self.state.flagged())
-        if self.state.selected is not None:
-            self.map_view.highlight(self.state.selected)
-
-    @Slot(int)
-    def select_graph(self, graph_index: int) -> None:
-        """Select a graph's row in the table (clicked on the map), clearing filters that hide it."""
-        self.filters.ungroup()
-        row = self.model_table.row_of(graph_index)
-        if row is None:
-            self.filters.clear_filters()
-            self.model_table.set_text_filter("")
-            self.model_table.set_smarts_mask(None)
-            self._update_counts()
-            row = self.model_table.row_of(graph_index)
-        if row is not None:
-            self.table.selectRow(row)
-            self.table.scrollTo(self.model_table.index(row, 0))
-
-    # ================================================================ evaluation
-    def _update_evaluation_classes(self) -> None:
-        counts = self.state.graphs.label_counts() if self.state.graphs is not None else {}
-        self.evaluation.set_classes(counts, self.state.default_anomaly_label())
-        self._update_evaluation()
-
-    def _update_evaluation(self) -> None:
-        self.evaluation.show_evaluation(self.state.evaluation(self.evaluation.anomalous_label()),
-                                        self.state.threshold())
+    def apply_smarts(self) -> None:
+        self.results.apply_smarts()
 
     # ================================================================ state, messages
     def _busy(self, text: str, indeterminate: bool = True) -> None:
@@ -996,29 +530,16 @@ class MainWindow(QMainWindow):
     def _update_state(self, busy: bool | None = None) -> None:
         busy = self.runner.busy() if busy is None else busy
         st = self.state
-        stoppable = self.runner.busy("train") or self.runner.busy("score_file")
-        has_data = st.graphs is not None and len(st.graphs) > 0
-        self.act_open.setEnabled(not busy)
-        self.act_open_folder.setEnabled(not busy)
+        facts = Facts(busy=busy, has_data=st.graphs is not None and len(st.graphs) > 0, has_model=st.model is not None,
+                      stoppable=self.runner.busy("train") or self.runner.busy("score_file"),
+                      weighable=self._weighable(), savable=st.model is not None and st.model.can_save,
+                      has_rows=st.scores is not None or isinstance(self.results_tabs.currentWidget(), ReportView))
+        update_actions(self.actions_by_name, facts)
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
-        self.act_train.setEnabled(has_data and not busy)
-        self.side.train_button.setEnabled(has_data and not busy)
-        self.act_stop.setEnabled(stoppable)
-        self.side.stop_button.setEnabled(stoppable)
-        self.act_score_file.setEnabled(st.model is not None and not busy)
-        self.act_weigh.setEnabled(self._weighable() and not busy)
-        rows = st.scores is not None or isinstance(self.results_tabs.currentWidget(), ReportView)  # the active tab's
-        self.act_export.setEnabled(rows and not busy)
-        self.act_html.setEnabled(rows and not busy)
-        savable = st.model is not None and st.model.can_save
-        self.act_save_model.setEnabled(savable and not busy)
-        self.act_save_model.setToolTip("Save the trained model" if savable or st.model is None else
-                                       "This detector has no model file (an isolation forest or OCGCN); it "
-                                       "retrains in the time a file would take to load")
-        self.act_load_model.setEnabled(not busy)
-        rejects = st.graphs.rejects if st.graphs is not None else []
-        self.side.set_rejects(len(rejects))
+        self.side.train_button.setEnabled(self.act_train.isEnabled())
+        self.side.stop_button.setEnabled(facts.stoppable)
+        self.side.set_rejects(len(st.graphs.rejects) if st.graphs is not None else 0)
         self.form.setEnabled(not busy)
 
     @Slot(str)
@@ -1080,7 +601,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.runner.stop_all()
-        self._save_settings()
+        self.kept.save()
         shutil.rmtree(self._scratch, ignore_errors=True)
         event.accept()
 

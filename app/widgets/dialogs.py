@@ -110,3 +110,34 @@ def ask_unsaved(parent, pending: list[str], doing: str) -> str:
     answer = QMessageBox.question(parent, "Unsaved work", f"This work is not saved:{listed}\n\nSave it before "
                                   f"{doing}?", buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
     return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
+
+
+def ask_load_options(parent, path: str, warn) -> dict | None:
+    """The loader's options for ``path``: none for most files; for a table whose SMILES column is
+    not obvious, the columns the user picks.
+
+    Args:
+        parent: the dialog's parent window.
+        path: the file to open.
+        warn: called with a title and a message when the table cannot be read.
+
+    Returns:
+        The options, or None when cancelled or the table is unreadable.
+    """
+    from core import GLocalKDError, is_table, table_columns
+
+    from ..state import app_wording
+
+    if not is_table(path):
+        return {}
+    try:
+        cols = table_columns(path)
+    except GLocalKDError as exc:
+        warn("Cannot open file", app_wording(exc))
+        return None
+    if cols.smiles is not None:
+        return {}
+    dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, parent)
+    if dialog.exec() != ColumnDialog.DialogCode.Accepted:
+        return None
+    return dialog.options()

@@ -218,7 +218,7 @@ def test_the_window_shows_before_torch_has_loaded(qtbot, settings):  # noqa: F81
 
 
 def test_a_file_without_a_smiles_column_is_explained_in_the_apps_words(qtbot, window, tmp_path, monkeypatch):  # noqa: F811
-    from app import main_window as mw
+    from app.widgets import dialogs as mw  # the column dialog lives there
 
     table = tmp_path / "odd.csv"
     table.write_text("compound,struct\nA,CCO\n")

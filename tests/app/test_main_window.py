@@ -57,7 +57,7 @@ def start_endless_training(qtbot, window, path, epochs_seen):
     window.form.hidden.setValue(16)
     window.form.out_dim.setValue(8)
     window.train()
-    qtbot.waitUntil(lambda: len(window._losses) >= epochs_seen, timeout=60000)
+    qtbot.waitUntil(lambda: len(window.training.losses) >= epochs_seen, timeout=60000)
 
 
 def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path):
@@ -131,7 +131,7 @@ def test_the_consensus_is_the_recommended_default_with_heatmaps_and_each_compone
     assert model.name == "consensus" and set(model.components) == {"glocalkd", "wl-lesinn", "size"}
     gcn = model.components_["glocalkd"]
     assert (gcn.epochs, gcn.hidden_dim, gcn.out_dim, gcn.batch_size, gcn.lam) == (3, 16, 8, 64, 0.5)
-    assert len(window._losses) == 3  # the loss curve follows its GLocalKD's epochs
+    assert len(window.training.losses) == 3  # the loss curve follows its GLocalKD's epochs
     assert "Consensus, RDKit atom features" in window.side.summary.text()
     # the heatmap: node errors from its GLocalKD component
     qtbot.waitUntil(lambda: window.heatmap.kind == "molecule", timeout=10000)
@@ -341,7 +341,7 @@ def test_dropping_a_file_opens_it(qtbot, window, smiles_file):
 def test_unclear_columns_are_asked_for(qtbot, window, tmp_path, monkeypatch):
     table = tmp_path / "odd.csv"
     table.write_text("compound,struct,y_value\nA,CCO,1\nB,c1ccccc1,0\n")
-    from app import main_window as mw
+    from app.widgets import dialogs as mw  # the column dialog lives there
 
     asked = {}
 

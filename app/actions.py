@@ -1,0 +1,153 @@
+"""The window's actions in one table: text, shortcut, tip, menu, toolbar and the rule that enables each.
+
+The window builds the table once (:func:`build_actions`), lays the menus out with
+:func:`install_menus` and, whenever its state may have changed, enables every action in one
+loop (:func:`update_actions`) over :class:`Facts`, the few facts the rules read.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the enablement rules read: the window's state at one moment."""
+
+    busy: bool  # a background job runs
+    has_data: bool  # graphs are open
+    has_model: bool  # a model is trained or loaded
+    stoppable: bool  # training or scoring a file runs (Stop keeps what is done)
+    weighable: bool  # the model is a consensus whose views known anomalies can weigh
+    has_rows: bool  # the active tab has scored rows to export
+    savable: bool  # the model can be saved to a file
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One action: ``slot`` is the name of the window's method it triggers."""
+
+    name: str
+    text: str
+    slot: str
+    menu: str
+    enabled_when: Callable[[Facts], bool]
+    shortcut: QKeySequence.StandardKey | str | None = None
+    tip: str = ""
+    toolbar: bool = False
+
+
+WEIGH_TIP = ("The consensus combines views, each a detector of its own: GLocalKD, WL counts (Weisfeiler-Lehman "
+             "subtree counts: which small neighbourhoods a graph has) and graph size. Give a file of graphs known "
+             "to be anomalous (e.g. reference actives; anomalies only, not the training data): each view is then "
+             "trusted as far as it ranks them above the normal graphs. No training.")
+SAVE_MODEL_TIPS = ("Save the trained model", "This detector has no model file (an isolation forest or OCGCN); it "
+                   "retrains in the time a file would take to load")
+
+
+def _always(_facts: Facts) -> bool:
+    return True
+
+
+# in the order of the menus and the toolbar
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("open", "&Open…", "open_dialog", "&File", lambda f: not f.busy, QKeySequence.StandardKey.Open,
+               "Open a SMILES, CSV/TSV, SDF file or a TU collection (.zip)", toolbar=True),
+    ActionSpec("open_folder", "Open TU &folder…", "open_folder_dialog", "&File", lambda f: not f.busy),
+    ActionSpec("train", "&Train", "train", "&Model", lambda f: f.has_data and not f.busy, "Ctrl+T",
+               "Train the detector on the normal graphs", toolbar=True),
+    ActionSpec("stop", "&Stop", "stop", "&Model", lambda f: f.stoppable, "Esc",
+               "Stop training or scoring (what is done so far is kept)", toolbar=True),
+    ActionSpec("weigh", "&Weigh views by known anomalies…", "weigh_dialog", "&Model",
+               lambda f: f.weighable and not f.busy, tip=WEIGH_TIP),
+    ActionSpec("score_file", "Score &another file…", "score_file_dialog", "&File",
+               lambda f: f.has_model and not f.busy, "Ctrl+Shift+O",
+               "Score another file with the trained model; its results open in a new tab", toolbar=True),
+    ActionSpec("export", "&Export…", "export_dialog", "&File", lambda f: f.has_rows and not f.busy,
+               QKeySequence.StandardKey.Save, "Export the ranked rows as CSV or SDF", toolbar=True),
+    ActionSpec("html", "Export &HTML report…", "html_dialog", "&File", lambda f: f.has_rows and not f.busy,
+               "Ctrl+Shift+E", "One HTML file: data, model, top molecules with heatmaps, histogram and ROC"),
+    ActionSpec("load_model", "&Load model…", "load_model_dialog", "&File", lambda f: not f.busy, "Ctrl+L",
+               toolbar=True),
+    ActionSpec("save_model", "Save &model…", "save_model_dialog", "&File", lambda f: f.savable and not f.busy,
+               "Ctrl+Shift+S", toolbar=True),
+    ActionSpec("quit", "&Quit", "close", "&File", _always, QKeySequence.StandardKey.Quit),
+    ActionSpec("about", "&About", "about", "&Help", _always),
+)
+
+# each menu's layout: action names, "-" for a separator, "@name" for a submenu the window fills
+MENUS: dict[str, tuple[str, ...]] = {
+    "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "score_file", "export", "html", "-",
+              "load_model", "save_model", "-", "quit"),
+    "&Model": ("train", "stop", "-", "weigh"),
+    "&Help": ("about",),
+}
+
+
+def build_actions(window: QMainWindow) -> dict[str, QAction]:
+    """One QAction per row of :data:`ACTIONS`, triggering the window's method of that row.
+
+    Args:
+        window: the main window; it owns the actions and has each row's ``slot`` method.
+
+    Returns:
+        The actions by name.
+    """
+    actions = {}
+    for spec in ACTIONS:
+        action = QAction(spec.text, window)
+        action.triggered.connect(getattr(window, spec.slot))
+        if spec.shortcut:
+            action.setShortcut(spec.shortcut)
+        action.setStatusTip(spec.tip or spec.text)
+        if spec.tip and spec.name == "weigh":  # long: shown as a tooltip too
+            action.setToolTip(spec.tip)
+        actions[spec.name] = action
+    return actions
+
+
+def install_menus(window: QMainWindow, actions: dict[str, QAction]) -> dict[str, QMenu]:
+    """Lay the actions out in the menu bar (:data:`MENUS`) and the toolbar.
+
+    Args:
+        window: the main window.
+        actions: from :func:`build_actions`.
+
+    Returns:
+        The submenus the window fills itself, by their text (e.g. ``"Open &recent"``).
+    """
+    submenus = {}
+    bar = window.menuBar()
+    for title, items in MENUS.items():
+        menu = bar.addMenu(title)
+        for item in items:
+            if item == "-":
+                menu.addSeparator()
+            elif item.startswith("@"):
+                submenus[item[1:]] = menu.addMenu(item[1:])
+            else:
+                menu.addAction(actions[item])
+    tools = window.addToolBar("Main")
+    tools.setObjectName("main_toolbar")
+    tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    for spec in ACTIONS:
+        if spec.toolbar:
+            tools.addAction(actions[spec.name])
+    return submenus
+
+
+def update_actions(actions: dict[str, QAction], facts: Facts) -> None:
+    """Enable each action by its rule.
+
+    Args:
+        actions: from :func:`build_actions`.
+        facts: the window's state now.
+    """
+    for spec in ACTIONS:
+        actions[spec.name].setEnabled(spec.enabled_when(facts))
+    actions["save_model"].setToolTip(SAVE_MODEL_TIPS[0] if facts.savable or not facts.has_model
+                                     else SAVE_MODEL_TIPS[1])

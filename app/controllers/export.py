@@ -1,0 +1,83 @@
+"""Exporting the active tab's rows: CSV or SDF, and the one-file HTML report."""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from ..file_memory import FileMemory
+from ..state import app_wording, with_suffix
+from ..widgets import dialogs
+from ..workers import Runner
+from .base import Controller
+
+EXPORT_FILTERS = {"CSV report (*.csv)": ".csv", "SDF with scores as properties (*.sdf)": ".sdf"}
+
+
+class ExportController(Controller):
+    """Writes the rows of the table ``rows`` returns (:class:`app.export_tables.ExportTable`, or
+    None when the active tab has no scores).
+
+    Signals:
+        exported: rows were written (the path, the number of rows).
+    """
+
+    exported = Signal(str, int)
+
+    def __init__(self, runner: Runner, files: FileMemory, rows: Callable[[], object], parent: QObject | None = None):
+        super().__init__(parent)
+        self.runner = runner
+        self.files = files
+        self.rows = rows
+
+    def export_dialog(self, window: QWidget) -> None:
+        """Ask for a CSV or SDF file (and whether only the rows shown) and write it."""
+        table = self.rows()
+        if table is None:
+            self.warning.emit("Nothing to export", "Train or load a model and score a data set first.")
+            return
+        answer = dialogs.ask_export_path(window, self.files, table, EXPORT_FILTERS)
+        if answer is not None:
+            self.export_report(*answer)
+
+    def export_report(self, path: str, visible_only: bool = False) -> None:
+        """Write the rows (all, or those the filters show) as CSV, or as SDF (by the extension) with
+        the scores, p- and q-values as SD properties."""
+        from core import GLocalKDError
+
+        table = self.rows()
+        if table is None:
+            return
+        try:
+            write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
+            n = write(path, table.visible if visible_only else None)
+        except (GLocalKDError, OSError, ValueError) as exc:
+            self.warning.emit("Cannot export", app_wording(exc))
+            return
+        self.exported.emit(path, n)
+        self.status.emit(f"{n:,} rows written to {path}", 8000)
+
+    def html_dialog(self, window: QWidget) -> None:
+        """Ask for an HTML file and write the report there."""
+        table = self.rows()
+        if table is None:
+            self.warning.emit("Nothing to report", "Train or load a model and score a data set first.")
+            return
+        path, _ = self.files.ask_save(window, "Export HTML report", f"{table.stem}_report.html", "HTML (*.html)")
+        if path:
+            self.export_html(with_suffix(path, ".html"))
+
+    def export_html(self, path: str) -> None:
+        """Write the one-file HTML report in the background (drawing the top molecules takes a moment)."""
+        table = self.rows()
+        self.busy.emit("Writing the HTML report…", True)
+        self.runner.start("html", functools.partial(table.write_html, path),
+                          lambda n, p=path: self._html_written(p, n), self._failed)
+
+    def _html_written(self, path: str, drawn: int) -> None:
+        self.idle.emit()
+        self.said.emit(f"HTML report written: {Path(path).name} ({drawn} molecules drawn).")
+        self.status.emit(f"HTML report written to {path}", 8000)

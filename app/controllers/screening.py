@@ -1,0 +1,120 @@
+"""Scoring with the current model: the open graphs again, another file into a ranked report, and
+weighing a consensus's views by known anomalies."""
+from __future__ import annotations
+
+import functools
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from .. import tasks
+from ..state import AppState, duration, view_weights_text
+from ..workers import Runner
+from .base import Controller
+
+
+class ScreeningController(Controller):
+    """Runs the scoring jobs and puts their results into the state.
+
+    Args:
+        runner: runs the jobs.
+        state: the open data and model.
+        scratch: the folder that scored files' reports are written under.
+
+    Signals:
+        scored: the state holds new scores for the open graphs.
+        progress: rows of a scored file done, and its total (0 when not known yet).
+        file_scored: a file was scored (its :class:`core.Report`, its name, a note, the sentence to say).
+        weighed: the state's consensus has weighed views (the sentence to say).
+    """
+
+    scored = Signal()
+    progress = Signal(int, int)
+    file_scored = Signal(object, str, str, str)
+    weighed = Signal(str)
+
+    def __init__(self, runner: Runner, state: AppState, scratch: str, parent: QObject | None = None):
+        super().__init__(parent)
+        self.runner = runner
+        self.state = state
+        self.scratch = scratch
+        self._started = 0.0
+        self._path = ""
+
+    def score_current(self, message: str) -> None:
+        """Score the open graphs with the state's model in the background."""
+        st = self.state
+        self.busy.emit(message, True)
+        job = functools.partial(tasks.score, st.model, st.graphs, st.normal_label, st.size_model)
+        self.runner.start("score", job, self._scored, self._failed)
+
+    @Slot(object)
+    def _scored(self, result) -> None:
+        scores, size_model, size_scores = result
+        self.idle.emit()
+        self.state.set_scores(scores, size_model, size_scores)
+        self.said.emit(f"Scored {len(scores):,} graphs.")
+        self.scored.emit()
+        self.status.emit(f"{len(scores):,} graphs scored.", 8000)
+
+    def score_file(self, path: str) -> None:
+        """Score ``path`` with the state's model into a ranked report, streamed in chunks (molecule
+        files), with a count, rate and ETA."""
+        if self.runner.busy():
+            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before scoring a file.")
+            return
+        report_path = str(Path(tempfile.mkdtemp(dir=self.scratch)) / f"{Path(path).stem}_ranked.csv")
+        self.busy.emit(f"Scoring {Path(path).name} with the current model…", True)
+        self._started = time.perf_counter()
+        self._path = path
+        self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path),
+                          self._file_scored, self._failed, self._progress)
+
+    @Slot(object)
+    def _progress(self, p: tasks.ScreenProgress) -> None:
+        if p.total:
+            self.progress.emit(p.rows, p.total)
+        self.said.emit(p.text())
+
+    @Slot(object)
+    def _file_scored(self, result) -> None:
+        report, summary = result
+        self.idle.emit()
+        seconds = time.perf_counter() - self._started
+        stopped = " (stopped: the rows scored so far)" if summary is not None and summary.stopped else ""
+        rejected = f", {len(report.rejects):,} rejected" if report.rejects else ""
+        name = Path(self._path).name
+        text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
+        self.file_scored.emit(report, name, stopped, text)
+        self.status.emit(text, 15000)
+
+    def weigh_views(self, path: str, options: dict | None, ask_columns: Callable[[str], dict | None]) -> None:
+        """Weigh the consensus's views by the known anomalies in ``path`` (never trained on; no
+        training), in the background; the open graphs are then scored with the weighed model.
+        ``ask_columns`` gives the loader's options when ``options`` is None (None: cancelled)."""
+        if self.runner.busy():
+            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before weighing the views.")
+            return
+        if options is None:
+            options = ask_columns(path)
+            if options is None:
+                return
+        st = self.state
+        self.busy.emit(f"Weighing the views by {Path(path).name}…", True)
+        self.runner.start("weigh", functools.partial(tasks.weigh, st.model, path, options, st.graphs),
+                          self._weighed, self._failed)
+
+    @Slot(object)
+    def _weighed(self, result: tasks.Weighed) -> None:
+        self.idle.emit()
+        st = self.state
+        st.model, st.known_label = result.model, None  # the known anomalies came from a file
+        if result.scores is not None:
+            st.set_scores(result.scores, st.size_model, st.size_scores)
+        rejected = (f" ({result.n_rejected:,} {'row' if result.n_rejected == 1 else 'rows'} rejected)"
+                    if result.n_rejected else "")
+        self.weighed.emit(f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. "
+                          f"{view_weights_text(result.model)}")

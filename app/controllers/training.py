@@ -1,0 +1,81 @@
+"""Training the chosen detector in the background: the job, its epochs (loss and ETA) and its result."""
+from __future__ import annotations
+
+import functools
+import time
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from .. import tasks
+from ..state import AppState, duration, view_weights_text
+from ..widgets.settings_form import TrainSettings
+from ..workers import Runner
+from .base import Controller
+
+
+class TrainingController(Controller):
+    """Trains a detector on the state's graphs and puts the model and its scores into the state.
+
+    Signals:
+        started: training starts (the detector's label, whether it counts epochs).
+        epoch_ended: an epoch has ended (its number, from 1).
+        losses_changed: the losses so far (one per epoch).
+        trained: the state holds the new model and scores (the job's :class:`app.tasks.Trained`,
+            the sentence that says how it went).
+    """
+
+    started = Signal(str, bool)
+    epoch_ended = Signal(int)
+    losses_changed = Signal(list)
+    trained = Signal(object, str)
+
+    def __init__(self, runner: Runner, state: AppState, parent: QObject | None = None):
+        super().__init__(parent)
+        self.runner = runner
+        self.state = state
+        self.losses: list[float] = []
+        self._started = 0.0
+
+    def train(self, form: TrainSettings) -> None:
+        """Start training the detector ``form`` names, with its settings, on the state's normal graphs."""
+        from core import detector_info
+
+        if self.state.graphs is None or len(self.state.graphs) == 0:
+            self.warning.emit("No data", "Open a data file first.")
+            return
+        if self.runner.busy():
+            return
+        info = detector_info(form.detector_name())
+        params = form.detector_params()
+        self.losses = []
+        self.losses_changed.emit([])
+        self._started = time.perf_counter()
+        self.started.emit(info.label, info.trains_by_epoch)
+        job = functools.partial(tasks.train, self.state.graphs, info.name, params, form.normal_label(),
+                                known_label=form.known_label())
+        self.runner.start("train", job, self._trained, self._failed, self._epoch)
+
+    @Slot(object)
+    def _epoch(self, info) -> None:
+        self.losses.append(info.loss)
+        self.epoch_ended.emit(info.epoch)
+        elapsed = time.perf_counter() - self._started
+        eta = elapsed / info.epoch * (info.epochs - info.epoch)
+        self.said.emit(f"Epoch {info.epoch}/{info.epochs} · loss {info.loss:.4g} · "
+                       f"{info.seconds:.2f} s/epoch · ETA {duration(eta)}")
+        self.losses_changed.emit(self.losses)
+
+    @Slot(object)
+    def _trained(self, result: tasks.Trained | None) -> None:
+        if result is None:
+            return
+        self.idle.emit()
+        self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
+                               result.size_scores, known_label=result.known_label)
+        model = result.model
+        note = f" (stopped after {len(model.loss_history_)} epochs)" if model.stopped_early_ else ""
+        weighed = view_weights_text(model)
+        weighed = f" {weighed}" if weighed else ""
+        self.said.emit(f"Trained on {result.n_train:,} graphs in "
+                       f"{duration(time.perf_counter() - self._started)}{note}.{weighed}")
+        self.trained.emit(result, f"Trained{note}; {len(result.scores):,} graphs scored.{weighed}")
