@@ -8,6 +8,7 @@
 # a data set whose JSON already says "complete": true is skipped, so the script can be rerun.
 set -u
 method=$1; shift
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}  # one thread, as --threads 1: runs beside other work
 data=${DATASETS:-${SHARED_DATA:-../shared/datasets}}
 all="AIDS BZR BZR:first-label DHFR DHFR:first-label ENZYMES hERG IMDB-BINARY PROTEINS_full
      PROTEINS_full:first-label NCI1 Tox21_HSE Tox21_p53 REDDIT-BINARY"
@@ -24,6 +25,6 @@ for item in ${@:-$all}; do
     *) args=("$data/$name" --anomaly "$rule") ;;
   esac
   echo "$(date -u +%H:%M:%S) $name ($rule) $method" >&2
-  glocalkd evaluate "${args[@]}" --method "$method" --threads 1 --json "$out" --resume >> "$log" 2>&1 \
+  python -m core evaluate "${args[@]}" --method "$method" --threads 1 --json "$out" --resume >> "$log" 2>&1 \
     || echo "  failed: see $log" >&2
 done

@@ -11,6 +11,7 @@ per-node errors (only GLocalKD's do), so views know when a heatmap means somethi
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from collections.abc import Callable
 
@@ -48,46 +49,24 @@ class DetectorInfo:
     needs_glocalkd: bool = False
 
 
-def _glocalkd(**params):
-    from core.detectors.glocalkd import GLocalKD
+def _lazy(path: str) -> Callable[..., object]:
+    """A factory of the detector class ``module:Class``, imported when the first one is made (so
+    that naming detectors, for ``--help`` or the app's menu, loads no torch)."""
+    module, cls = path.split(":")
 
-    return GLocalKD(**params)
+    def make(**params):
+        return getattr(importlib.import_module(module), cls)(**params)
 
-
-def _ocgcn(**params):
-    from core.detectors.ocgcn import OCGCN
-
-    return OCGCN(**params)
-
-
-def _gin_iforest(**params):
-    from core.detectors.random_gin_forest import RandomGINForest
-
-    return RandomGINForest(**params)
+    return make
 
 
-def _kme_lesinn(**params):
-    from core.detectors.kernel_mean_embedding import KernelMeanEmbedding
-
-    return KernelMeanEmbedding(**params)
-
-
-def _spectral_lesinn(**params):
-    from core.detectors.spectral import SpectralView
-
-    return SpectralView(**params)
-
-
-def _ecfp_nn(**params):
-    from core.detectors.ecfp import ECFPNearestNeighbour
-
-    return ECFPNearestNeighbour(**params)
-
-
-def _size(**params):
-    from core.detectors.size import SizeBaseline
-
-    return SizeBaseline(**params)
+_glocalkd = _lazy("core.detectors.glocalkd:GLocalKD")
+_ocgcn = _lazy("core.detectors.ocgcn:OCGCN")
+_gin_iforest = _lazy("core.detectors.random_gin_forest:RandomGINForest")
+_kme_lesinn = _lazy("core.detectors.kernel_mean_embedding:KernelMeanEmbedding")
+_spectral_lesinn = _lazy("core.detectors.spectral:SpectralView")
+_ecfp_nn = _lazy("core.detectors.ecfp:ECFPNearestNeighbour")
+_size = _lazy("core.detectors.size:SizeBaseline")
 
 
 TWO_STEP_FIXED = {"kernel", "scorer", "normalize"}  # a two-step detector's name fixes them

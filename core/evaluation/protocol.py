@@ -136,7 +136,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         f"anomalous; anomaly rule {anomaly!r} -> anomalous class {anomaly_label!r} (normal: "
         f"{', '.join(result.normal_labels)})" + (f"; {skipped} unlabelled graphs skipped" if skipped else ""))
 
-    runs, test_set, test_anom = _fold_runs(protocol, labels, folds, cv_seed, seeds, test_graphs, anomaly_label, say,
+    runs, test_set, test_anom = fold_runs(protocol, labels, folds, cv_seed, seeds, test_graphs, anomaly_label, say,
                                            result.dataset)
     done, earlier = _resume(result, resume, runs, only, protocol, say)
     for k, seed, train_idx, test_idx in runs:
@@ -198,10 +198,11 @@ def _check_options(protocol: str, test, score: str, contamination: float, train_
         raise GLocalKDError("ensemble must be at least 1 and seeds not empty")
 
 
-def _fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds: Sequence[int],
-               test_graphs: GraphSet | None, anomaly_label: str, say: ProgressFn, dataset: str = ""):
+def fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds: Sequence[int],
+              test_graphs: GraphSet | None, anomaly_label: str, say: ProgressFn, dataset: str = ""):
     """The runs ``(number, model seed, training indices, test indices)``, and for ``split`` the
-    testing graphs with their anomaly flags (``cv`` tests on each fold's own part)."""
+    testing graphs with their anomaly flags (``cv`` tests on each fold's own part): the folds every
+    evaluation uses, public so that studies score their views on the very same ones."""
     if protocol == "cv":
         values, sizes = np.unique(labels.astype(str), return_counts=True)
         if folds < 2 or sizes.min() < folds:

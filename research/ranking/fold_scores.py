@@ -32,18 +32,7 @@ import numpy as np  # noqa: E402
 DATA = Path(os.environ.get("DATASETS", "../shared/datasets"))
 OUT = Path(__file__).resolve().parent / "out"
 VIEWS = ("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn")  # --views ecfp-nn adds ECFP
-ROWS = {  # row -> (data, protocol, testing file, anomaly rule), as benchmarks/evaluation/run_methods.sh
-    "AIDS": ("AIDS", "cv", None, "minority"), "BZR": ("BZR", "cv", None, "minority"),
-    "BZR:first-label": ("BZR", "cv", None, "first-label"), "DHFR": ("DHFR", "cv", None, "minority"),
-    "DHFR:first-label": ("DHFR", "cv", None, "first-label"), "ENZYMES": ("ENZYMES", "cv", None, "minority"),
-    "hERG": ("herg.tab", "cv", None, "0"), "IMDB-BINARY": ("IMDB-BINARY", "cv", None, "minority"),
-    "PROTEINS_full": ("PROTEINS_full", "cv", None, "minority"),
-    "PROTEINS_full:first-label": ("PROTEINS_full", "cv", None, "first-label"),
-    "NCI1": ("NCI1", "cv", None, "minority"),
-    "Tox21_HSE": ("Tox21_HSE_training", "split", "Tox21_HSE_testing", "minority"),
-    "Tox21_p53": ("Tox21_p53_training", "split", "Tox21_p53_testing", "minority"),
-    "REDDIT-BINARY": ("REDDIT-BINARY", "cv", None, "minority"),
-}
+from research.consensus.dump import ROWS  # noqa: E402  (row -> data, protocol, testing file, anomaly rule)
 
 
 def row_folder(row: str) -> Path:
@@ -53,7 +42,7 @@ def row_folder(row: str) -> Path:
 def folds(row: str):
     """[(k, seed, training-part normal GraphSet, training-part anomalies, test GraphSet, y)]: the harness's folds."""
     from core import load
-    from core.evaluation.protocol import _fold_runs, choose_anomaly_label
+    from core.evaluation.protocol import fold_runs, choose_anomaly_label
 
     data, protocol, test, rule = ROWS[row]
     graphs = load(DATA / data)
@@ -62,7 +51,7 @@ def folds(row: str):
     labels = np.array(graphs.labels, dtype=object)
     is_anom = labels == anomaly
     test_graphs = load(DATA / test) if test else None
-    runs, test_set, test_anom = _fold_runs(protocol, labels, 5, 1, [0, 1, 2, 3, 4] if test else [0], test_graphs,
+    runs, test_set, test_anom = fold_runs(protocol, labels, 5, 1, [0, 1, 2, 3, 4] if test else [0], test_graphs,
                                            anomaly, lambda _m: None, row)
     for k, seed, train_idx, test_idx in runs:
         normal = graphs.subset(train_idx[~is_anom[train_idx]].tolist())
