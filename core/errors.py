@@ -57,7 +57,14 @@ class ParameterError(GLocalKDError):
 
 
 def one_line(text: str) -> str:
-    """``text`` with line breaks, tabs and other control characters written as escapes."""
+    """Write line breaks, tabs and other control characters of ``text`` as escapes.
+
+    Args:
+        text: the text to quote in a one-line message.
+
+    Returns:
+        ``text`` itself when it is printable, else a copy with escapes.
+    """
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
