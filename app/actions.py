@@ -140,6 +140,24 @@ def install_menus(window: QMainWindow, actions: dict[str, QAction]) -> dict[str,
     return submenus
 
 
+def facts_of(state, busy: bool, stoppable: bool, report_tab: bool) -> Facts:
+    """The facts the rules read, from the window's state.
+
+    Args:
+        state: the :class:`app.state.AppState`.
+        busy: a background job runs.
+        stoppable: training or scoring a file runs.
+        report_tab: a report's tab is active (its rows can be exported).
+
+    Returns:
+        The facts.
+    """
+    model = state.model
+    return Facts(busy=busy, has_data=state.graphs is not None and len(state.graphs) > 0, has_model=model is not None,
+                 stoppable=stoppable, weighable=state.weighable(), savable=model is not None and model.can_save,
+                 has_rows=state.scores is not None or report_tab)
+
+
 def update_actions(actions: dict[str, QAction], facts: Facts) -> None:
     """Enable each action by its rule.
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import tasks
+from .unsaved import MODEL
 
 
 @dataclass
@@ -25,6 +26,8 @@ class ExportTable:
         write_csv: ``(path, rows or None) -> rows written``; None writes all rows and the rejected ones.
         write_sdf: ``(path, rows or None) -> molecules written``.
         write_html: ``(path, job=None) -> molecules drawn``: the one-file HTML report, a background job.
+        work: the unsaved work that writing these rows settles (:mod:`app.unsaved`: ``MODEL`` for the
+            training data's results, the tab itself for a scored file's).
     """
 
     stem: str
@@ -34,6 +37,7 @@ class ExportTable:
     write_csv: Callable[[str, np.ndarray | None], int]
     write_sdf: Callable[[str, np.ndarray | None], int]
     write_html: Callable[..., int]
+    work: object = MODEL
 
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
@@ -54,10 +58,32 @@ def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.nda
     return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html)
 
 
-def report_table(stem: str, report, visible: np.ndarray, model) -> ExportTable:
+def report_table(stem: str, report, visible: np.ndarray, model, work: object = None) -> ExportTable:
     """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows;
-    ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings)."""
+    ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings);
+    ``work``: the tab, whose results the export saves."""
     return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
                        lambda path, rows: tasks.export_report_csv(path, report, rows),
                        lambda path, rows: tasks.export_report_sdf(path, report, rows),
-                       lambda path, job=None: tasks.export_report_html(path, report, model))
+                       lambda path, job=None: tasks.export_report_html(path, report, model), work)
+
+
+def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: float | None) -> ExportTable | None:
+    """The training data's results tab as an :class:`ExportTable`, or None without scores.
+
+    Args:
+        state: the :class:`app.state.AppState`.
+        visible: the graphs the table's filters show, in table order.
+        anomaly_label: the class the Evaluation tab ranks as anomalous (the HTML report's ROC).
+        vmax: the heatmaps' shared colour scale.
+
+    Returns:
+        The table, or None.
+    """
+    from pathlib import Path
+
+    if state.graphs is None or state.scores is None:
+        return None
+    html = {"model": state.model, "anomaly_label": anomaly_label, "threshold": state.threshold(), "vmax": vmax}
+    return graphs_table(Path(state.graphs.source).stem or "graphs", state.graphs, state.scores, visible,
+                        state.flagged(), state.p_values(), state.has_smiles(), html)

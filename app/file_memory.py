@@ -2,12 +2,16 @@
 in QSettings so that they outlive the session. The window asks here instead of asking Qt."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 MAX_RECENT = 8
+FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip);;"
+               "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
+               "TU collection (*.zip);;All files (*)")  # the files the app opens as graphs
 
 
 class FileMemory:
@@ -32,6 +36,14 @@ class FileMemory:
         self.settings.setValue("files/recent", recent[:MAX_RECENT])
         self.remember_dir(str(Path(path).parent))
         return True
+
+    def fill_recent_menu(self, menu: QMenu, open_path: Callable[[str], None]) -> None:
+        """Fill ``menu`` with the recent files, each opened by ``open_path``; disabled when there are none."""
+        menu.clear()
+        recent = self.recent()
+        for path in recent:
+            menu.addAction(path, lambda p=path: open_path(p))
+        menu.setEnabled(bool(recent))
 
     def last_dir(self) -> str:
         """The folder every file dialog starts in: the last one used in any of them."""

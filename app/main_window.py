@@ -1,9 +1,12 @@
 """The main window: layout and wiring only.
 
-The state (data, model, scores, selection) is :class:`app.state.AppState`; background jobs
-are the plain functions of :mod:`app.tasks`, run by :class:`app.workers.Runner`; the views
-are in :mod:`app.widgets`. Nothing here computes: slots move results from jobs into the
-state and from the state into the widgets.
+The state (data, model, scores, selection, flag rule) is :class:`app.state.AppState`, which says
+each change by a signal that the controllers and views listen to; the actions and the rules that
+enable them are the table of :mod:`app.actions`; each use case is a controller of
+:mod:`app.controllers`, whose long work runs as the plain functions of :mod:`app.tasks` on
+:class:`app.workers.Runner`; what the controllers report is shown by :mod:`app.feedback`; the views
+are in :mod:`app.widgets`. Nothing here computes: this module lays the views out and connects
+them, and each action's slot hands over to its controller.
 """
 from __future__ import annotations
 
@@ -11,45 +14,38 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Slot
-from PySide6.QtWidgets import (QApplication, QDockWidget, QMainWindow, QMessageBox, QSplitter,
-                               QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtCore import QSettings, Qt, Slot
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
 
-from . import tasks
+from .actions import build_actions, facts_of, install_menus, update_actions
 from .controllers.export import ExportController
 from .controllers.mapping import MapController
 from .controllers.model_files import ModelFilesController
 from .controllers.opening import OpeningController
+from .controllers.report_tabs import ReportTabs
 from .controllers.results import ResultsController
 from .controllers.screening import ScreeningController
+from .controllers.smarts import SmartsController
 from .controllers.training import TrainingController
-from .actions import Facts, build_actions, install_menus, update_actions
-from .file_memory import FileMemory
+from .controllers.unsaved_work import UnsavedWorkGuard
+from .export_tables import training_table
+from .feedback import Feedback
+from .file_memory import FILE_FILTER, FileMemory
 from .settings_store import SettingsStore
 from .state import AppState, describe_model
 from .unsaved import MODEL, UnsavedWork
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
 from .widgets.dialogs import RejectsDialog
-from .widgets.evaluation import EvaluationPage
-from .widgets.filter_bar import FilterBar
-from .widgets.heatmap import HeatmapPanel
-from .widgets.map_view import MapView
-from .widgets.plots import LossPlot
-from .widgets.report_view import ReportView
+from .widgets.results_area import ResultsArea
 from .widgets.side_panel import SidePanel
 from .widgets.welcome import welcome_page
-from .widgets.table import ResultsModel, results_view
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # installed with the package (pyproject package-data)
 DEMOS = {
     "hERG (655 molecules, SMILES)": DEMO_DATA / "herg.tab",
     "AIDS (2,000 molecular graphs, TU)": DEMO_DATA / "AIDS.zip",
 }
-FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip);;"
-               "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
-               "TU collection (*.zip);;All files (*)")
-MODEL_FILTER = "GLocalKD model (*.pt)"
 
 
 class MainWindow(QMainWindow):
@@ -65,67 +61,243 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.state = AppState()
         self.runner = Runner(self)
-        self.runner.changed.connect(self._update_state)
-        self.runner.changed.connect(self._open_pending)
-        self._ready = False  # torch and RDKit loaded (tasks.warm_up)
-        self._pending_open: tuple[str, dict | None] | None = None
-        self.report_views: list[ReportView] = []  # ranked reports open as tabs beside the results
         self._unsaved = UnsavedWork()  # asked about before quitting or opening over it
         self._scratch = tempfile.mkdtemp(prefix="glocalkd-studio-")  # reports of scored files
         install_wheel_guard(QApplication.instance())  # spin and combo boxes take the wheel only when focused
         self._build_actions()
         self._build_ui()
-        self.opening = self._attach(OpeningController(self.runner, self.state, self))
-        self.opening.loaded.connect(self._loaded)
-        self.opening.report_read.connect(self._report_loaded)
-        self.training = self._attach(TrainingController(self.runner, self.state, self))
-        self.training.started.connect(self._training_started)
-        self.training.epoch_ended.connect(self.side.advance)
-        self.training.losses_changed.connect(self.loss_plot.show_losses)
-        self.training.trained.connect(self._trained)
-        self.exporter = self._attach(ExportController(self.runner, self.files, self.export_table, self))
-        self.exporter.exported.connect(self._exported)
-        self.screening = self._attach(ScreeningController(self.runner, self.state, self._scratch, self))
-        self.screening.scored.connect(self._scored)
-        self.screening.progress.connect(self._screen_progress)
-        self.screening.file_scored.connect(self._file_scored)
-        self.screening.weighed.connect(self._weighed)
-        self.maps = self._attach(MapController(self.runner, self.state, self))
-        self.results = ResultsController(self.state, self.side, self.filters, self.model_table, self.table,
-                                         self.table_stack, self.scaffold_view, self.map_view, self.heatmap,
-                                         self.evaluation, self.tabs, self.maps, self)
-        self.results.shown.connect(self._update_state)
-        self.maps.ready.connect(self.results.map_ready)
-        self.model_files = self._attach(ModelFilesController(self.state, self))
-        self.model_files.saved.connect(lambda _path: self._unsaved.done(MODEL))
-        self.model_files.loaded.connect(self._model_loaded)
+        self.feedback = Feedback(self, self.side, lambda busy: self._update_state(busy=busy))
+        self._build_controllers()
+        self._wire()
         self.kept = SettingsStore(self.settings, self, {"window/splitter": self.splitter,
                                                         "window/top_splitter": self.top_splitter},
                                   self.form, self.filters, self._view_choices())
         self.kept.restore()
         self._rebuild_recent()
         self._update_state()
-        self._busy("Loading torch and RDKit…")
-        self._warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
-        self._warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
-        self._warm_timer.start()
+        self.opening.warm_up()  # torch and RDKit load behind a busy bar, once the window shows
 
-    def _attach(self, controller):
-        """Connect a controller's reports (:class:`app.controllers.Controller`) to the side panel,
-        the status bar and message boxes."""
-        controller.busy.connect(self._busy)
-        controller.idle.connect(self._idle)
-        controller.said.connect(self.side.say)
-        controller.status.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
-        controller.warning.connect(self._warn)
-        controller.failed.connect(self._failed)
-        return controller
+    # ================================================================ construction
+    def _build_actions(self) -> None:
+        self.actions_by_name = build_actions(self)
+        for name, action in self.actions_by_name.items():  # window.act_train, ... (read by tests and slots)
+            setattr(self, f"act_{name}", action)
+        submenus = install_menus(self, self.actions_by_name)
+        self.demo_menu = submenus["Open &demo data"]
+        for name, path in DEMOS.items():
+            self.demo_menu.addAction(name, lambda p=path: self.open_path(str(p)))
+        self.recent_menu = submenus["Open &recent"]
 
-    @Slot()
-    def _warm_up(self) -> None:
-        self.runner.start("warmup", tasks.warm_up, self._warmed_up, self._failed)
+    def _build_ui(self) -> None:
+        # --- left dock: data summary and training settings
+        self.side = SidePanel()
+        self.form = self.side.form  # read by training, maps and settings
+        dock = QDockWidget("Data and training", self)
+        dock.setObjectName("side_dock")
+        dock.setWidget(self.side)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
+                         QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
 
-    # ---------------------------------------------------------------- the state, as before
+        # --- the training data's results: filters, table and map over the heatmap, loss and evaluation tabs
+        self.splitter = ResultsArea(self.files.last_dir)
+        for name in ("filters", "model_table", "table", "scaffold_view", "table_stack", "map_view", "top_splitter",
+                     "heatmap", "loss_plot", "evaluation", "tabs"):  # window.table, ... (read by tests and slots)
+            setattr(self, name, getattr(self.splitter, name))
+
+        # the training data's results, and each scored file's ranked report beside them as a tab
+        self.results_tabs = QTabWidget()
+        self.results_tabs.setTabsClosable(True)
+        self.results_tabs.setDocumentMode(True)
+        self.results_tabs.addTab(self.splitter, "Results")
+        self.results_tabs.tabBar().setTabButton(0, self.results_tabs.tabBar().ButtonPosition.RightSide, None)
+
+        self.stack = QStackedWidget()
+        demos = [(f"Open demo: {name}", lambda _=False, p=path: self.open_path(str(p))) for name, path in DEMOS.items()]
+        self.stack.addWidget(welcome_page([*demos, ("Open a file or TU collection…", lambda _=False: self.open_dialog())]))
+        self.stack.addWidget(self.results_tabs)
+        self.setCentralWidget(self.stack)
+        self.statusBar().showMessage("Open a file, drop one here, or try a demo data set.")
+
+    def _build_controllers(self) -> None:
+        attach, st = self.feedback.attach, self.state
+        self.guard = UnsavedWorkGuard(self, self.runner, st, self._unsaved, self.save_model_dialog, self._export_work)
+        self.opening = attach(OpeningController(self.runner, st, lambda: self.guard.confirm([MODEL], "opening another "
+                                                "file"), self._ask_columns, self))
+        self.training = attach(TrainingController(self.runner, st, self))
+        self.screening = attach(ScreeningController(self.runner, st, self.files, self._scratch, self))
+        self.exporter = attach(ExportController(self.runner, self.files, self.export_table, self))
+        self.model_files = attach(ModelFilesController(self.runner, st, self.files, self))
+        self.maps = attach(MapController(self.runner, st, self))
+        self.smarts = attach(SmartsController(st, self))
+        self.results = ResultsController(st, self.side, self.filters, self.model_table, self.table,
+                                         self.table_stack, self.scaffold_view, self.map_view, self.heatmap,
+                                         self.evaluation, self.tabs, self.smarts, self)
+        self.report_tabs = ReportTabs(self.results_tabs, self.stack, st, self.heatmap, self._unsaved,
+                                      self.guard.confirm, self)
+        self.report_views = self.report_tabs.views  # the open reports' tabs (read by tests and the screenshots)
+
+    def _wire(self) -> None:
+        """Connect the views' requests to the controllers and the controllers' results to the views;
+        the state's signals reach the views through the results controller and here."""
+        st = self.state
+        self.side.train_clicked.connect(self.train)
+        self.side.stop_clicked.connect(self.stop)
+        self.side.rejects_clicked.connect(self.show_rejects)
+        self.map_view.compute_requested.connect(self.compute_map)
+        self.heatmap.last_dir_used.connect(self.files.remember_dir)
+        self.runner.changed.connect(self._update_state)
+        self.results.shown.connect(self._update_state)
+        self.report_tabs.changed.connect(self._update_state)  # Export: the active tab's rows
+        self.maps.ready.connect(self.results.map_ready)
+        st.data_changed.connect(lambda: self.form.set_labels(st.graphs.label_counts()))  # "All graphs" first
+        st.model_changed.connect(lambda model: self.loss_plot.show_losses(list(model.loss_history_)))
+        st.model_changed.connect(lambda _model: self._update_state())
+        self.opening.warmed_up.connect(self.form.activate)
+        self.opening.loaded.connect(self._loaded)
+        self.opening.report_read.connect(self._report_read)
+        self.training.started.connect(self._training_started)
+        self.training.epoch_ended.connect(self.side.advance)
+        self.training.losses_changed.connect(self.loss_plot.show_losses)
+        self.training.trained.connect(lambda _result, _text: self.tabs.setCurrentWidget(self.heatmap))
+        self.training.trained.connect(self.guard.trained)
+        self.screening.progress.connect(self.side.count_rows)
+        self.screening.file_scored.connect(self.report_tabs.add_scored)
+        self.screening.weighed.connect(self.guard.weighed)
+        self.screening.weighed.connect(lambda text: self.feedback.warn("Views weighed", text, QMessageBox.Icon.Information))
+        self.exporter.exported.connect(self.guard.exported)
+        self.model_files.saved.connect(self.guard.saved)
+        self.model_files.loaded.connect(lambda _model: self.screening.score_current("Scoring with the loaded model…"))
+
+    # ================================================================ settings, start-up
+    def _view_choices(self) -> dict:
+        """Every choice the views offer, by settings key (kept across relaunches; the training
+        settings are kept by the form's own keys)."""
+        return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
+                "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
+                "view/heatmap_scale": self.heatmap.scale}
+
+    def _add_recent(self, path: str) -> None:
+        if self.files.add_recent(path):
+            self._rebuild_recent()
+
+    def _rebuild_recent(self) -> None:
+        self.files.fill_recent_menu(self.recent_menu, self.open_path)
+
+    # ================================================================ the actions' slots and the results they bring
+    def open_dialog(self) -> None:
+        path = self.files.ask_open(self, "Open graph data", FILE_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_folder_dialog(self) -> None:
+        path = self.files.ask_folder(self, "Open a TU collection folder")
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str, options: dict | None = None) -> None:
+        """Open ``path`` in the background (:meth:`app.controllers.opening.OpeningController.open`)."""
+        self.opening.open(path, options)
+
+    def _ask_columns(self, path: str) -> dict | None:
+        return dialogs.ask_load_options(self, path, self.feedback.warn)
+
+    @Slot(object)
+    def _loaded(self, result) -> None:
+        self._add_recent(result.path)
+        self.screening.score_current("Scoring with the current model…")
+        self.report_tabs.show_results(result.path)
+
+    @Slot(object)
+    def _report_read(self, report) -> None:
+        self._add_recent(report.source)
+        self.report_tabs.add(report)
+
+    def train(self) -> None:
+        self.training.train(self.form)
+
+    @Slot(str, bool)
+    def _training_started(self, _label: str, by_epoch: bool) -> None:
+        if by_epoch:
+            self.tabs.setCurrentWidget(self.loss_plot)
+            self.side.count_to(self.form.epochs.value(), "epoch")  # GLocalKD's epochs, also in a consensus
+        self.side.stop_button.setEnabled(by_epoch)
+        self.act_stop.setEnabled(by_epoch)
+
+    def stop(self) -> None:
+        for name in ("train", "score_file"):
+            if self.runner.busy(name):
+                self.runner.stop(name)
+                self.side.say("Stopping…")
+
+    def score_file_dialog(self) -> None:
+        self.screening.score_file_dialog(self)
+
+    def score_file(self, path: str) -> None:
+        """Score ``path`` with the current model; its ranked report opens in a new tab beside the results."""
+        self.screening.score_file(path)
+
+    def weigh_dialog(self) -> None:
+        self.screening.weigh_dialog(self, self._ask_columns)
+
+    def weigh_views(self, path: str, options: dict | None = None) -> None:
+        """Weigh the consensus's views by the known anomalies in ``path``; then score the open graphs."""
+        self.screening.weigh_views(path, options, self._ask_columns)
+
+    def save_model_dialog(self) -> None:
+        self.model_files.save_dialog(self)
+
+    def save_model(self, path: str) -> None:
+        """Save the model to ``path`` in the background."""
+        self.model_files.save(path)
+
+    def load_model_dialog(self) -> None:
+        self.model_files.load_dialog(self, self.form.params()["device"], self.form.normal_label())
+
+    def load_model(self, path: str) -> None:
+        """Load the model in ``path`` in the background; the open graphs are scored with it."""
+        self.model_files.load(path, self.form.params()["device"], self.form.normal_label())
+
+    def export_table(self):
+        """The active tab's rows to export (:class:`app.export_tables.ExportTable`); None when it has no scores."""
+        view = self.report_tabs.active()
+        if view is not None:
+            return view.export_table()
+        return training_table(self.state, self.model_table.visible_graphs(), self.evaluation.anomalous_label(),
+                              self.heatmap.fixed_vmax)
+
+    def export_dialog(self) -> None:
+        self.exporter.export_dialog(self)
+
+    def export_report(self, path: str, visible_only: bool = False) -> None:
+        """Write the active tab's rows to ``path`` (CSV, or SDF by the extension) in the background."""
+        self.exporter.export_report(path, visible_only)
+
+    def html_dialog(self) -> None:
+        self.exporter.html_dialog(self)
+
+    def export_html(self, path: str) -> None:
+        self.exporter.export_html(path)
+
+    @Slot(str, str)
+    def compute_map(self, space: str, method: str) -> None:
+        self.maps.compute(space, method, self.form.params()["seed"])
+
+    def apply_smarts(self) -> None:
+        """Filter the table by the SMARTS typed, now (matched in the background)."""
+        self.results.apply_smarts()
+
+    def show_rejects(self) -> None:
+        g = self.state.graphs
+        if g is not None and g.rejects:
+            RejectsDialog(g.rejects, g.source, self).exec()
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About GLocalKD Studio",
+                          "<b>GLocalKD Studio</b><br>Graph-level anomaly detection by glocal knowledge "
+                          "distillation (Ma, Pang, Chen, van den Hengel, WSDM 2022).")
+
+    # ================================================================ the state, as before
     @property
     def graphs(self):
         return self.state.graphs
@@ -142,436 +314,21 @@ class MainWindow(QMainWindow):
     def model(self, value) -> None:
         self.state.model = value
 
-    # ================================================================ construction
-    def _build_actions(self) -> None:
-        self.actions_by_name = build_actions(self)
-        for name, action in self.actions_by_name.items():  # window.act_train, ... (read by tests and slots)
-            setattr(self, f"act_{name}", action)
-        submenus = install_menus(self, self.actions_by_name)
-        self.demo_menu = submenus["Open &demo data"]
-        for name, path in DEMOS.items():
-            self.demo_menu.addAction(name, lambda p=path: self.open_path(str(p)))
-        self.recent_menu = submenus["Open &recent"]
-
-    def _build_ui(self) -> None:
-        # --- left dock: data summary and training settings
-        self.side = SidePanel()
-        self.side.train_clicked.connect(self.train)
-        self.side.stop_clicked.connect(self.stop)
-        self.side.rejects_clicked.connect(self.show_rejects)
-        self.form = self.side.form  # read by training, maps and settings
-        dock = QDockWidget("Data and training", self)
-        dock.setObjectName("side_dock")
-        dock.setWidget(self.side)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
-                         QDockWidget.DockWidgetFeature.DockWidgetFloatable)
-        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
-
-        # --- results: filter bar (both filters apply as you type, after a short pause) and table
-        self.filters = FilterBar()
-
-        self.model_table = ResultsModel(self)
-        self.table = results_view(self.model_table)
-        from .widgets.scaffolds import ScaffoldView
-
-        self.scaffold_view = ScaffoldView()
-        self.table_stack = QStackedWidget()
-        self.table_stack.addWidget(self.table)
-        self.table_stack.addWidget(self.scaffold_view)
-
-        # --- the chemical-space map, beside the table
-        self.map_view = MapView()
-        self.map_view.compute_requested.connect(self.compute_map)
-        top = QSplitter(Qt.Orientation.Horizontal)
-        top.setObjectName("top_splitter")
-        top.addWidget(self.table_stack)
-        top.addWidget(self.map_view)
-        top.setStretchFactor(0, 3)  # the table (score, p and q) first; the map grows less
-        top.setStretchFactor(1, 1)
-        top.setSizes([1000, 400])
-        self.top_splitter = top
-        results = QWidget()  # the filter bar spans the table and the map
-        results_layout = QVBoxLayout(results)
-        results_layout.setContentsMargins(0, 0, 0, 0)
-        results_layout.addWidget(self.filters)
-        results_layout.addWidget(top, 1)
-
-        # --- bottom tabs: heatmap, loss, evaluation
-        self.heatmap = HeatmapPanel(self.files.last_dir)
-        self.heatmap.last_dir_used.connect(self.files.remember_dir)
-        self.loss_plot = LossPlot()
-        self.evaluation = EvaluationPage()
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self.heatmap, "Node heatmap")
-        self.tabs.addTab(self.loss_plot, "Training loss")
-        self.tabs.addTab(self.evaluation, "Evaluation")
-
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.setObjectName("main_splitter")
-        splitter.addWidget(results)
-        splitter.addWidget(self.tabs)
-        splitter.setSizes([420, 420])
-        self.splitter = splitter
-
-        # the training data's results, and each scored file's ranked report beside them as a tab
-        self.results_tabs = QTabWidget()
-        self.results_tabs.setTabsClosable(True)
-        self.results_tabs.setDocumentMode(True)
-        self.results_tabs.addTab(splitter, "Results")
-        self.results_tabs.tabBar().setTabButton(0, self.results_tabs.tabBar().ButtonPosition.RightSide, None)
-        self.results_tabs.tabCloseRequested.connect(self._close_tab)
-        self.results_tabs.currentChanged.connect(lambda _index: self._update_state())  # Export: the active tab's rows
-
-        self.stack = QStackedWidget()
-        demos = [(f"Open demo: {name}", lambda _=False, p=path: self.open_path(str(p))) for name, path in DEMOS.items()]
-        self.stack.addWidget(welcome_page([*demos, ("Open a file or TU collection…", lambda _=False: self.open_dialog())]))
-        self.stack.addWidget(self.results_tabs)
-        self.setCentralWidget(self.stack)
-        self.statusBar().showMessage("Open a file, drop one here, or try a demo data set.")
-
-    # ================================================================ settings
-    def _view_choices(self) -> dict:
-        """Every choice the views offer, by settings key (kept across relaunches; the training
-        settings are kept by the form's own keys)."""
-        return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
-                "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
-                "view/heatmap_scale": self.heatmap.scale}
-
-    def _add_recent(self, path: str) -> None:
-        if self.files.add_recent(path):
-            self._rebuild_recent()
-
-    def _rebuild_recent(self) -> None:
-        self.recent_menu.clear()
-        recent = self.files.recent()
-        for path in recent:
-            self.recent_menu.addAction(path, lambda p=path: self.open_path(p))
-        self.recent_menu.setEnabled(bool(recent))
-
-    # ================================================================ start-up
-    @Slot(object)
-    def _warmed_up(self, device_note: str) -> None:
-        self._ready = True
-        self.form.activate()
-        self.form.set_device_note(device_note)
-        self._idle()
-        self.side.say("Ready." if self._pending_open is None else "")
-
-    @Slot()
-    def _open_pending(self) -> None:
-        """Open the file asked for while torch was loading, once the warm-up job has ended."""
-        if self._ready and self._pending_open is not None and not self.runner.busy():
-            path, options = self._pending_open
-            self._pending_open = None
-            self.open_path(path, options)
-
-    # ================================================================ opening data
-    def open_dialog(self) -> None:
-        path = self.files.ask_open(self, "Open graph data", FILE_FILTER)
-        if path:
-            self.open_path(path)
-
-    def open_folder_dialog(self) -> None:
-        path = self.files.ask_folder(self, "Open a TU collection folder")
-        if path:
-            self.open_path(path)
-
-    def open_path(self, path: str, options: dict | None = None) -> None:
-        """Load ``path`` in the background; asks for columns when a table's SMILES column is not obvious."""
-        if not self._ready:  # torch is still loading: open the file once it has
-            self._pending_open = (path, options)
-            self.side.say(f"Loading torch and RDKit, then {Path(path).name}…")
-            return
-        if self.runner.busy():
-            self._warn("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
-            return
-        from core import is_report
-
-        if options is None and is_report(path):  # a ranked report (e.g. a screening result): its own tab
-            self.open_report(path)
-            return
-        if not self._confirm_unsaved([MODEL], "opening another file"):
-            return
-        if options is None:
-            options = self._ask_columns(path)
-            if options is None:
-                return
-        self.opening.load(path, options)
-
-    def _ask_columns(self, path: str) -> dict | None:
-        return dialogs.ask_load_options(self, path, self._warn)
-
-    def open_report(self, path: str) -> None:
-        """Read a ranked CSV report in the background and show it in a tab beside the results."""
-        self.opening.read_report(path)
-
-    @Slot(object)
-    def _report_loaded(self, report) -> None:
-        self._add_recent(report.source)
-        self._add_report_tab(report, "")
-        self.side.say(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
-
-    def _add_report_tab(self, report, note: str) -> ReportView:
-        view = ReportView(report, lambda: self.state.model, note)
-        view.heatmap.fixed_vmax_getter = lambda: self.heatmap.fixed_vmax  # colours as on the training tab
-        self.report_views.append(view)
-        self.results_tabs.addTab(view, view.title)
-        self.results_tabs.setCurrentWidget(view)
-        self.results_tabs.setTabToolTip(self.results_tabs.indexOf(view), report.source)
-        self.stack.setCurrentIndex(1)
-        return view
-
-    @Slot(int)
-    def _close_tab(self, index: int) -> None:
-        view = self.results_tabs.widget(index)
-        if isinstance(view, ReportView):  # a closed report frees its rows
-            if not self._confirm_unsaved([view], "closing its tab"):
-                return
-            self._unsaved.done(view)
-            self.results_tabs.removeTab(index)
-            self.report_views.remove(view)
-            view.deleteLater()
-
-    @Slot(object)
-    def _loaded(self, result: tasks.Loaded) -> None:
-        graphs = result.graphs
-        self._add_recent(result.path)
-        self.form.set_labels(graphs.label_counts())  # "All graphs" first, as glocalkd train has
-        rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
-        self.side.say(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
-        if self.state.model is not None and len(graphs):
-            self.screening.score_current("Scoring with the current model…")
-        self.results.show_data()
-        self.stack.setCurrentIndex(1)
-        self.results_tabs.setCurrentIndex(0)
-        self.results_tabs.setTabText(0, Path(result.path).name or "Results")
-        self.statusBar().showMessage(f"Loaded {len(graphs)} graphs from {result.path}"
-                                     + (f"; {len(graphs.rejects)} rows rejected" if graphs.rejects else ""), 8000)
-        if len(graphs) == 0:
-            self._warn("Nothing to score", f"{result.path}: no row could be read as a graph. "
-                       "Show rejected rows to see why.")
-
-    # ================================================================ training
-    def train(self) -> None:
-        self.training.train(self.form)
-
-    @Slot(str, bool)
-    def _training_started(self, label: str, by_epoch: bool) -> None:
-        if by_epoch:
-            self.tabs.setCurrentWidget(self.loss_plot)
-            self.side.count_to(self.form.epochs.value(), "epoch")  # GLocalKD's epochs, also in a consensus
-            self._busy(f"Training {label}…", indeterminate=False)
-        else:  # a kernel and a shallow detector: one step, no epochs to count
-            self._busy(f"Fitting {label}…")
-        self.side.stop_button.setEnabled(by_epoch)
-        self.act_stop.setEnabled(by_epoch)
-
-    @Slot(object, str)
-    def _trained(self, result: tasks.Trained, text: str) -> None:
-        model = result.model
-        self.results.show_detector(model)
-        self.loss_plot.show_losses(list(model.loss_history_))
-        self._unsaved.add(MODEL, f"the {describe_model(model)} model trained on {Path(self.state.data_path).name}"
-                          " and its scores")
-        self.results.show_data()
-        self.tabs.setCurrentWidget(self.heatmap)
-        self.statusBar().showMessage(text, 12000)
-
-    def stop(self) -> None:
-        for name in ("train", "score_file"):
-            if self.runner.busy(name):
-                self.runner.stop(name)
-                self.side.say("Stopping…")
-
-    # ================================================================ scoring, models
-    @Slot()
-    def _scored(self) -> None:
-        self.results.show_data()
-
-    def score_file_dialog(self) -> None:
-        if self.state.model is None:
-            self._warn("No model", "Train a model or load one first.")
-            return
-        path = self.files.ask_open(self, "Score another file", FILE_FILTER)
-        if path:
-            self.score_file(path)
-
-    def score_file(self, path: str) -> None:
-        """Score ``path`` with the current model; its ranked report opens in a new tab beside the results."""
-        self.screening.score_file(path)
-
-    @Slot(int, int)
-    def _screen_progress(self, rows: int, total: int) -> None:
-        if self.side.progress.maximum() != total:
-            self.side.count_to(total, "rows")
-        self.side.advance(rows)
-
-    @Slot(object, str, str, str)
-    def _file_scored(self, report, name: str, stopped: str, text: str) -> None:
-        view = self._add_report_tab(report, f"{name} scored with the current model{stopped}. ")
-        self._unsaved.add(view, f"the results of {name} (scored), not exported")
-        self.results_tabs.setTabText(self.results_tabs.indexOf(view), f"{name} (scored)")
-        self.side.say(text)
-
-    def _weighable(self) -> bool:
-        from core import detector_info
-
-        return self.state.model is not None and detector_info(self.state.model.name).weighable
-
-    def weigh_dialog(self) -> None:
-        if not self._weighable():
-            self._warn("No consensus", "Known anomalies weigh the views of a consensus: train the consensus "
-                       "(the recommended detector) or load one first.")
-            return
-        path = self.files.ask_open(self, "Known anomalies: graphs known to be anomalous", FILE_FILTER)
-        if path:
-            self.weigh_views(path)
-
-    def weigh_views(self, path: str, options: dict | None = None) -> None:
-        """Weigh the consensus's views by the known anomalies in ``path``; then score the open graphs."""
-        self.screening.weigh_views(path, options, self._ask_columns)
-
-    @Slot(str)
-    def _weighed(self, text: str) -> None:
-        self.results.show_detector(self.state.model)
-        self._unsaved.add(MODEL, "the consensus with its views weighed by known anomalies")
-        self.results.show_data()
-        self.side.say(text)
-        self.statusBar().showMessage(text.split(". ")[0] + ".", 15000)
-        self._warn("Views weighed", text, QMessageBox.Icon.Information)  # whole, not cut by the status bar
-
-    def save_model_dialog(self) -> None:
-        if self.state.model is None:
-            self._warn("No model", "Train a model first.")
-            return
-        stem = Path(self.state.data_path).stem or "model"
-        path, _ = self.files.ask_save(self, "Save model", f"{stem}_model.pt", MODEL_FILTER)
-        if path:
-            self.save_model(path)
-
-    def save_model(self, path: str) -> str | None:
-        return self.model_files.save(path)
-
-    def load_model_dialog(self) -> None:
-        path = self.files.ask_open(self, "Load model", f"{MODEL_FILTER};;All files (*)")
-        if path:
-            self.load_model(path)
-
-    def load_model(self, path: str) -> None:
-        self.model_files.load(path, self.form.params()["device"], self.form.normal_label())
-
-    @Slot(object)
-    def _model_loaded(self, model) -> None:
-        self.results.show_detector(model)
-        self.loss_plot.show_losses(list(model.loss_history_))
-        if self.state.graphs is not None and len(self.state.graphs):
-            self.screening.score_current("Scoring with the loaded model…")
-        self.results.update_summary()
-        self._update_state()
-
-    # ================================================================ export
-    def export_table(self):
-        """The active tab's rows to export (:class:`app.export_tables.ExportTable`); None when it has no scores."""
-        view = self.results_tabs.currentWidget()
-        if isinstance(view, ReportView):
-            return view.export_table()
-        st = self.state
-        if st.graphs is None or st.scores is None:
-            return None
-        from .export_tables import graphs_table
-
-        html = {"model": st.model, "anomaly_label": self.evaluation.anomalous_label(), "threshold": st.threshold(),
-                "vmax": self.heatmap.fixed_vmax}
-        return graphs_table(Path(st.graphs.source).stem or "graphs", st.graphs, st.scores,
-                            self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles(), html)
-
-    def export_dialog(self) -> None:
-        self.exporter.export_dialog(self)
-
-    def export_report(self, path: str, visible_only: bool = False) -> None:
-        self.exporter.export_report(path, visible_only)
-
-    def html_dialog(self) -> None:
-        self.exporter.html_dialog(self)
-
-    def export_html(self, path: str) -> None:
-        self.exporter.export_html(path)
-
-    @Slot(str, int)
-    def _exported(self, _path: str, _rows: int) -> None:
-        view = self.results_tabs.currentWidget()
-        model = self.state.model
-        if isinstance(view, ReportView) or model is None or not model.can_save:  # no model file: results are the work
-            self._unsaved.done(view if isinstance(view, ReportView) else MODEL)
-
-    # ================================================================ chemical-space map
-    @Slot(str, str)
-    def compute_map(self, space: str, method: str) -> None:
-        self.maps.compute(space, method, self.form.params()["seed"])
-
-    def _show_data(self) -> None:
-        self.results.show_data()
-
-    def apply_smarts(self) -> None:
-        self.results.apply_smarts()
-
-    # ================================================================ state, messages
-    def _busy(self, text: str, indeterminate: bool = True) -> None:
-        self.side.say(text)
-        if indeterminate:
-            self.side.busy_bar()  # while loading or scoring
-        self._update_state(busy=True)
-
-    def _idle(self) -> None:
-        self.side.done_bar()
-        self._update_state(busy=False)
-
     @Slot()
     def _update_state(self, busy: bool | None = None) -> None:
+        """Enable the actions, buttons and menus for the state now (``busy``: whether a job runs;
+        None: ask the runner)."""
         busy = self.runner.busy() if busy is None else busy
-        st = self.state
-        facts = Facts(busy=busy, has_data=st.graphs is not None and len(st.graphs) > 0, has_model=st.model is not None,
-                      stoppable=self.runner.busy("train") or self.runner.busy("score_file"),
-                      weighable=self._weighable(), savable=st.model is not None and st.model.can_save,
-                      has_rows=st.scores is not None or isinstance(self.results_tabs.currentWidget(), ReportView))
-        update_actions(self.actions_by_name, facts)
+        stoppable = self.runner.busy("train") or self.runner.busy("score_file")
+        update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, self.report_tabs.active() is not None))
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
         self.side.train_button.setEnabled(self.act_train.isEnabled())
-        self.side.stop_button.setEnabled(facts.stoppable)
-        self.side.set_rejects(len(st.graphs.rejects) if st.graphs is not None else 0)
+        self.side.stop_button.setEnabled(stoppable)
+        self.side.set_rejects(len(self.state.graphs.rejects) if self.state.graphs is not None else 0)
         self.form.setEnabled(not busy)
 
-    @Slot(str)
-    def _failed(self, message: str) -> None:
-        """Any failure in a worker, in the app's words (the worker words it): the data and results on
-        screen stay."""
-        self._idle()
-        self.side.say("")
-        if not self._ready:  # the warm-up failed: torch or RDKit cannot load; the form says what it can
-            self._ready = True
-            self.form.activate()
-        self._warn("Something went wrong", message)
-        self.statusBar().showMessage("Failed: " + message.splitlines()[0], 10000)
-
-    def _warn(self, title: str, message: str, icon=QMessageBox.Icon.Warning) -> None:
-        box = QMessageBox(icon, title, message, QMessageBox.StandardButton.Ok, self)
-        box.setObjectName("warning_box")
-        box.open()  # window-modal without blocking the event loop (tests and workers keep running)
-        if icon == QMessageBox.Icon.Warning:
-            self._last_warning = message
-
-    def show_rejects(self) -> None:
-        g = self.state.graphs
-        if g is not None and g.rejects:
-            RejectsDialog(g.rejects, g.source, self).exec()
-
-    def about(self) -> None:
-        QMessageBox.about(self, "About GLocalKD Studio",
-                          "<b>GLocalKD Studio</b><br>Graph-level anomaly detection by glocal knowledge "
-                          "distillation (Ma, Pang, Chen, van den Hengel, WSDM 2022).")
-
-    # ================================================================ window events
+    # ================================================================ window events, unsaved work
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls():
             event.acceptProposedAction()
@@ -581,26 +338,18 @@ class MainWindow(QMainWindow):
         if urls:
             self.open_path(urls[0])
 
-    def _confirm_unsaved(self, keys: list | None, doing: str) -> bool:
-        """Before ``doing`` over unsaved work (of ``keys``; None: all): Save, Discard or Cancel.
-        True when the work may go on."""
-        pending = self._unsaved.pending(keys)
-        return not pending or self._unsaved.settle(keys, dialogs.ask_unsaved(self, pending, doing), self._save_work)
-
-    def _save_work(self, key) -> None:
-        """Save the model to a file, or export results that have none (a scored file's, or a model's without a file)."""
-        if key == MODEL and self.state.model is not None and self.state.model.can_save:
-            self.save_model_dialog()
-        else:
-            self.results_tabs.setCurrentWidget(self.splitter if key == MODEL else key)
-            self.export_dialog()
+    def _export_work(self, key) -> None:
+        """Show the tab of ``key``'s results (``MODEL``: the training data's) and export them."""
+        self.results_tabs.setCurrentWidget(self.splitter if key == MODEL else key)
+        self.export_dialog()
 
     def closeEvent(self, event) -> None:
         """Ask about unsaved work, stop background work, remember the layout and settings, then close."""
-        if not self._confirm_unsaved(None, "quitting"):
+        if not self.guard.confirm(None, "quitting"):
             event.ignore()
             return
         self.runner.stop_all()
+        self.smarts.stop()
         self.kept.save()
         shutil.rmtree(self._scratch, ignore_errors=True)
         event.accept()

@@ -1,8 +1,10 @@
 """The app's state without Qt: the open data, the trained model, its scores and what is selected.
 
-The main window shows this state and changes it through its methods; tests drive it without a
-window (napari's ``ViewerModel`` habit). Computation lives in ``core``; this module only
-keeps results together and answers questions about them (threshold, flags, evaluation).
+Controllers change the state through its ``set_*`` and ``select`` methods; each change is sent
+as a psygnal signal (Qt-free), to which the views' controllers connect, so no one pushes a change
+to each view by hand (napari's ``ViewerModel`` habit); tests drive it without a window.
+Computation lives in ``core``; this module only keeps results together and answers questions
+about them (threshold, flags, evaluation).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from psygnal import Signal
 
 if TYPE_CHECKING:  # core's data classes load torch: the window appears before it does
     from core import GraphSet, Scores
@@ -40,7 +43,22 @@ class Evaluation:
 
 
 class AppState:
-    """Data, model and scores of the window, and the graph selected in it."""
+    """Data, model and scores of the window, and the graph selected in it.
+
+    Signals (psygnal, emitted on the thread that makes the change: the GUI thread in the app):
+        data_changed: new graphs are open (their scores and the selection are cleared).
+        model_changed: the model is new (trained, loaded, or its views weighed); sends the model.
+            A loaded model's scores follow with ``scores_changed``.
+        scores_changed: the open graphs have new scores.
+        selection_changed: another graph is selected; sends its index (None: no graph).
+        flag_rule_changed: the flag rule or its threshold changed, and so the flags.
+    """
+
+    data_changed = Signal()
+    model_changed = Signal(object)
+    scores_changed = Signal()
+    selection_changed = Signal(object)
+    flag_rule_changed = Signal()
 
     def __init__(self) -> None:
         self.data_path = ""
@@ -61,32 +79,70 @@ class AppState:
 
     # ---------------------------------------------------------------- changes
     def set_data(self, path: str, graphs: GraphSet, schema_text: str) -> None:
+        """Open ``graphs`` (read from ``path``); sends ``data_changed``."""
+        had_selection = self.selected is not None
         self.data_path, self.graphs, self.schema_text = path, graphs, schema_text
         self.scores = self.size_scores = None
         self.trained_on_shown = 0
         self.selected = None
         self._similarity = None
+        self.data_changed.emit()
+        if had_selection:
+            self.selection_changed.emit(None)
 
     def set_trained(self, model, scores: Scores, n_train: int, normal_label: str | None, size_model,
                     size_scores: np.ndarray | None, known_label: str | None = None) -> None:
+        """A model trained on the open graphs, with their scores; sends ``model_changed``, then
+        ``scores_changed``."""
         self.model, self.scores, self.trained_on_shown = model, scores, n_train
         self.normal_label, self.known_label = normal_label, known_label
         self.size_model, self.size_scores = size_model, size_scores
         self._similarity = None
+        self.model_changed.emit(model)
+        self.scores_changed.emit()
 
-    def set_model(self, model) -> None:
-        """A model loaded from a file: its scores of the open data come later (:meth:`set_scores`)."""
+    def set_model(self, model, normal_label: str | None = None) -> None:
+        """A model loaded from a file: its scores of the open data come later (:meth:`set_scores`);
+        its graph-size baseline is fitted again on the graphs of ``normal_label``. Sends ``model_changed``."""
         self.model = model
+        self.normal_label = normal_label
         self.scores = self.size_scores = self.size_model = None
         self.trained_on_shown = 0
         self.known_label = None  # its known anomalies, if any, came from another file
         self._similarity = None
+        self.model_changed.emit(model)
+
+    def set_weighed(self, model, scores: Scores | None) -> None:
+        """The consensus with its views weighed by known anomalies from a file, and the open graphs'
+        scores under it (None: no graphs open). Sends ``model_changed`` (and ``scores_changed``)."""
+        self.model, self.known_label = model, None  # the known anomalies came from a file, not a label
+        self.model_changed.emit(model)
+        if scores is not None:
+            self.set_scores(scores, self.size_model, self.size_scores)
 
     def set_scores(self, scores: Scores, size_model=None, size_scores: np.ndarray | None = None) -> None:
+        """New scores of the open graphs (and of the graph-size baseline); sends ``scores_changed``."""
         self.scores = scores
         if size_model is not None:
             self.size_model = size_model
         self.size_scores = size_scores
+        self.scores_changed.emit()
+
+    def select(self, index: int | None) -> None:
+        """Select graph ``index`` (None: none); sends ``selection_changed`` (again for the same graph:
+        its row was selected anew, e.g. after new scores, and its drawing follows)."""
+        self.selected = index
+        self.selection_changed.emit(index)
+
+    def set_flag_rule(self, rule: str, value: float) -> None:
+        """Flag by ``rule`` ("percentile", "p" or "q") at ``value`` (a percentile, or the rate of the
+        p and q rules); sends ``flag_rule_changed``."""
+        self.flag_rule = rule
+        if rule == "percentile":
+            self.percentile = value
+        else:
+            self.alpha = value
+        self.flag_rule_changed.emit()
 
     # ---------------------------------------------------------------- questions
     def threshold(self) -> float | None:
@@ -146,6 +202,14 @@ class AppState:
                 .replace("(a larger calibration share, e.g. 'glocalkd train --calibration 0.4')",
                          "(the app holds out a fifth of the normal graphs; 'glocalkd train --calibration 0.4' "
                          "holds out more, and its model loads here)"))
+
+    def weighable(self) -> bool:
+        """Whether known anomalies can weigh the model's views (a consensus)."""
+        if self.model is None:
+            return False
+        from core import detector_info
+
+        return detector_info(self.model.name).weighable
 
     def has_smiles(self) -> bool:
         return self.graphs is not None and any(m.smiles for m in self.graphs.meta)

@@ -186,9 +186,66 @@ def score(model, graphs, normal_label: str | None, size_model, job):
 
 
 def load_model(path: str, device: str, job):
+    """Read the model file ``path`` onto ``device`` (:func:`core.load_detector`).
+
+    Args:
+        path: the model file.
+        device: "auto", "cpu" or "cuda".
+        job: the job handle (unused: one step).
+
+    Returns:
+        The detector.
+    """
     from core import load_detector
 
     return load_detector(path, device=device)
+
+
+def save_model(model, path: str, job) -> str:
+    """Write ``model`` to ``path`` (:func:`core.save_detector`: atomically, with a digest).
+
+    Args:
+        model: a detector that can be saved.
+        path: the file to write.
+        job: the job handle (unused: one step).
+
+    Returns:
+        The path written.
+    """
+    from core import save_detector
+
+    try:
+        save_detector(model, path)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from exc
+    return path
+
+
+def _cannot_write(path: str, exc: OSError):
+    """An OSError while writing ``path``, as a one-line message that names the file."""
+    from core import GLocalKDError
+
+    return GLocalKDError(f"{path}: cannot be written ({exc.strerror or exc})")
+
+
+# -------------------------------------------------------------------- filtering
+def match_smarts(smiles: list[str], pattern: str, job) -> np.ndarray | None:
+    """Which molecules contain the SMARTS ``pattern`` (:func:`core.smarts_matches`).
+
+    Args:
+        smiles: one SMILES per graph ("" for a graph without one: it never matches).
+        pattern: the SMARTS typed in the filter.
+        job: the job handle (unused: one step).
+
+    Returns:
+        A boolean mask over ``smiles``, or None when ``pattern`` is not valid SMARTS.
+    """
+    from core import GLocalKDError, smarts_matches
+
+    try:
+        return smarts_matches(smiles, pattern)
+    except GLocalKDError:  # the pattern does not parse: said beside the box, not as a failure
+        return None
 
 
 def compute_map(model, graphs, space: str, method: str, seed: int, job):
@@ -323,6 +380,30 @@ def export_html(path: str, graphs, scores, model, anomaly_label: str | None, thr
     settings = {"detector": describe_model(model), **model.get_params()}
     return html_report(path, graphs, scores, settings, top_n=top_n, anomaly_label=anomaly_label, threshold=threshold,
                        p_values=p_values, vmax=vmax)
+
+
+def export_rows(table, path: str, visible_only: bool, job) -> int:
+    """Write a tab's rows (:class:`app.export_tables.ExportTable`) as SDF when ``path`` ends in
+    ``.sdf``, else as a CSV report.
+
+    Args:
+        table: the active tab's rows and their writers.
+        path: the file to write.
+        visible_only: only the rows the tab's filters show (else all, and the rejected rows).
+        job: the job handle (unused: one step).
+
+    Returns:
+        The number of rows written.
+    """
+    from core import GLocalKDError
+
+    write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
+    try:
+        return write(path, table.visible if visible_only else None)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from exc
+    except ValueError as exc:  # e.g. a molecule RDKit cannot write
+        raise GLocalKDError(f"{path}: {exc}") from exc
 
 
 def export_report_csv(path: str, report, rows: np.ndarray | None, job=None) -> int:

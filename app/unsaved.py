@@ -30,6 +30,12 @@ class UnsavedWork:
     def clear(self) -> None:
         self._items.clear()
 
+    def confirm(self, keys: list | None, ask: Callable[[list[str]], str], save: Callable[[object], None]) -> bool:
+        """Before the work of ``keys`` (None: all) is lost: True at once when none of it is unsaved,
+        else ``ask(descriptions)`` for "save", "discard" or "cancel" and :meth:`settle` the answer."""
+        pending = self.pending(keys)
+        return not pending or self.settle(keys, ask(pending), save)
+
     def settle(self, keys: list | None, answer: str, save: Callable[[object], None]) -> bool:
         """Act on the user's ``answer`` ("save", "discard" or "cancel") about the work of ``keys``
         (None: all): ``save(key)`` saves one (it calls :meth:`done` when it did). True when the

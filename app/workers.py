@@ -10,7 +10,7 @@ import traceback
 from typing import Any
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, Signal, Slot
 
 from .state import app_wording
 from .tasks import Job
@@ -50,37 +50,79 @@ class Task(QObject, Job):
             self.finished.emit(result)
 
 
+class _Relay(QObject):
+    """Calls a task's callbacks on the thread that started it (the GUI thread): it lives there, so
+    Qt queues the task's signals to its slots. (A plain function or lambda connected to the task
+    itself would run on the worker thread.)"""
+
+    def __init__(self, on_done: Callable[[object], None], on_fail: Callable[[str], None],
+                 on_progress: Callable[[object], None] | None, parent: QObject):
+        super().__init__(parent)
+        self._on_done, self._on_fail, self._on_progress = on_done, on_fail, on_progress
+        self.abandoned = False  # the window is closing: no one reads what the job says any more
+
+    @Slot(object)
+    def done(self, result: object) -> None:
+        if not self.abandoned:
+            self._on_done(result)
+
+    @Slot(str)
+    def fail(self, message: str) -> None:
+        if not self.abandoned:
+            self._on_fail(message)
+
+    @Slot(object)
+    def progress(self, value: object) -> None:
+        if not self.abandoned:
+            self._on_progress(value)
+
+
 class Runner(QObject):
     """Owns at most one running Task per name, each on its own QThread.
 
-    Callbacks must be bound methods of QObjects living in the GUI thread (so Qt queues
-    them there); a Task's signals then never touch widgets from the worker thread.
+    Its callbacks (any callables) run on the thread that called :meth:`start`, the GUI thread:
+    a Task's results never touch widgets or the state from the worker thread.
     """
 
     changed = Signal()  # a task started or its thread ended
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._running: dict[str, tuple[QThread, Task]] = {}
+        self._running: dict[str, tuple[QThread, Task, _Relay]] = {}
 
     def busy(self, name: str | None = None) -> bool:
         return bool(self._running) if name is None else name in self._running
 
     def start(self, name: str, fn: Callable[[Task], Any], on_done: Callable[[object], None],
               on_fail: Callable[[str], None], on_progress: Callable[[object], None] | None = None) -> Task:
+        """Run ``fn(job=task)`` on a new thread under ``name``.
+
+        Args:
+            name: the job's name; one job per name runs at a time.
+            fn: the job (a plain function of :mod:`app.tasks`, its inputs bound).
+            on_done: called with its result, on this (the GUI) thread.
+            on_fail: called with its failure, in the app's words, on this thread.
+            on_progress: called with each progress report, on this thread.
+
+        Returns:
+            The task (its ``stop`` asks the job to stop).
+        """
+        if name in self._running:
+            raise RuntimeError(f"a job named {name!r} is running")
         thread = QThread()
         task = Task(fn)
         task.moveToThread(thread)
+        relay = _Relay(on_done, on_fail, on_progress, self)
         thread.started.connect(task.run)
         if on_progress is not None:
-            task.progress.connect(on_progress)
-        task.finished.connect(on_done)
-        task.failed.connect(on_fail)
+            task.progress.connect(relay.progress)
+        task.finished.connect(relay.done)
+        task.failed.connect(relay.fail)
         # quit() directly from the worker thread: the GUI thread may be blocked in wait() (closing)
         task.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         task.failed.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.finished.connect(self._thread_finished)
-        self._running[name] = (thread, task)
+        self._running[name] = (thread, task, relay)
         thread.start()
         self.changed.emit()
         return task
@@ -88,13 +130,14 @@ class Runner(QObject):
     @Slot()
     def _thread_finished(self) -> None:
         thread = self.sender()
-        for name, (t, task) in list(self._running.items()):
+        for name, (t, task, relay) in list(self._running.items()):
             if t is thread:
                 # finished() is emitted just before the thread exits, and Python owns the QThread:
                 # wait for the exit, so it is never freed while its thread still runs.
                 t.wait()
                 del self._running[name]
                 task.deleteLater()
+                relay.deleteLater()
                 t.deleteLater()
         self.changed.emit()
 
@@ -104,7 +147,17 @@ class Runner(QObject):
 
     def stop_all(self, wait_ms: int = 30000) -> None:
         """Abandon every task and wait for its thread (used when the window closes)."""
-        for _thread, task in list(self._running.values()):
+        for _thread, task, relay in list(self._running.values()):
             task.abandon()
-        for thread, _ in list(self._running.values()):
+            relay.abandoned = True
+        for thread, _task, _relay in list(self._running.values()):
             thread.wait(wait_ms)
+
+    def wait(self) -> None:
+        """Wait until no job runs, the GUI's events going on meanwhile (a local event loop, as a
+        modal dialog runs): for a save that must end before the window goes on, e.g. to close."""
+        loop = QEventLoop()
+        self.changed.connect(loop.quit)
+        while self._running:
+            loop.exec()
+        self.changed.disconnect(loop.quit)

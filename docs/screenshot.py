@@ -83,9 +83,11 @@ def main() -> int:
             select()
 
     def select():
-        if args.smarts:
+        if args.smarts and not window.filters.smarts_edit.text():
             window.filters.smarts_edit.setText(args.smarts)
-            window.apply_smarts()
+            window.apply_smarts()  # matched in the background: select the row once it is
+            when(lambda: not window.smarts.is_matching(), select)
+            return
         window.table.selectRow(args.row)
         if args.scaffolds:
             window.filters.group_scaffolds.setChecked(True)

@@ -5,11 +5,12 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
+from .. import tasks
 from ..file_memory import FileMemory
-from ..state import app_wording, with_suffix
+from ..state import with_suffix
 from ..widgets import dialogs
 from ..workers import Runner
 from .base import Controller
@@ -22,16 +23,18 @@ class ExportController(Controller):
     None when the active tab has no scores).
 
     Signals:
-        exported: rows were written (the path, the number of rows).
+        exported: rows were written (the path, the number of rows, the unsaved work it settles:
+            the table's ``work``).
     """
 
-    exported = Signal(str, int)
+    exported = Signal(str, int, object)
 
     def __init__(self, runner: Runner, files: FileMemory, rows: Callable[[], object], parent: QObject | None = None):
         super().__init__(parent)
         self.runner = runner
         self.files = files
         self.rows = rows
+        self._path, self._work = "", None
 
     def export_dialog(self, window: QWidget) -> None:
         """Ask for a CSV or SDF file (and whether only the rows shown) and write it."""
@@ -45,20 +48,27 @@ class ExportController(Controller):
 
     def export_report(self, path: str, visible_only: bool = False) -> None:
         """Write the rows (all, or those the filters show) as CSV, or as SDF (by the extension) with
-        the scores, p- and q-values as SD properties."""
-        from core import GLocalKDError
-
+        the scores, p- and q-values as SD properties, in the background."""
         table = self.rows()
         if table is None:
             return
-        try:
-            write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
-            n = write(path, table.visible if visible_only else None)
-        except (GLocalKDError, OSError, ValueError) as exc:
-            self.warning.emit("Cannot export", app_wording(exc))
-            return
-        self.exported.emit(path, n)
-        self.status.emit(f"{n:,} rows written to {path}", 8000)
+        self.busy.emit(f"Writing {Path(path).name}…", True)
+        self._path, self._work = path, table.work
+        self.runner.start("export", functools.partial(tasks.export_rows, table, path, visible_only), self._written,
+                          self._cannot_export)
+
+    @Slot(object)
+    def _written(self, n: int) -> None:
+        self.idle.emit()
+        self.said.emit(f"{n:,} rows written to {Path(self._path).name}.")
+        self.exported.emit(self._path, n, self._work)
+        self.status.emit(f"{n:,} rows written to {self._path}", 8000)
+
+    @Slot(str)
+    def _cannot_export(self, message: str) -> None:
+        self.idle.emit()
+        self.said.emit("")
+        self.warning.emit("Cannot export", message)
 
     def html_dialog(self, window: QWidget) -> None:
         """Ask for an HTML file and write the report there."""
@@ -75,7 +85,7 @@ class ExportController(Controller):
         table = self.rows()
         self.busy.emit("Writing the HTML report…", True)
         self.runner.start("html", functools.partial(table.write_html, path),
-                          lambda n, p=path: self._html_written(p, n), self._failed)
+                          functools.partial(self._html_written, path), self._failed)
 
     def _html_written(self, path: str, drawn: int) -> None:
         self.idle.emit()

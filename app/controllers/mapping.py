@@ -13,7 +13,7 @@ from .base import Controller
 
 class MapController(Controller):
     """Computes maps of the state's graphs in the model's spaces and keeps them until the data or
-    scores change (:meth:`forget`).
+    scores change (the state's signals).
 
     Signals:
         ready: a map is ready to show (the map).
@@ -26,6 +26,8 @@ class MapController(Controller):
         self.runner = runner
         self.state = state
         self._cache: dict = {}
+        state.data_changed.connect(self.forget)
+        state.scores_changed.connect(self.forget)
 
     def forget(self) -> None:
         """Drop the kept maps (new data or scores)."""

@@ -1,10 +1,12 @@
-"""Opening files in the background: graph data into the state, ranked reports for a tab of their own."""
+"""Start-up and opening files: torch and RDKit loaded in the background once the window shows,
+graph data loaded into the state, ranked reports read for a tab of their own."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from .. import tasks
 from ..state import AppState
@@ -13,20 +15,90 @@ from .base import Controller
 
 
 class OpeningController(Controller):
-    """Loads graph data (into the state) and reads ranked reports.
+    """Loads torch and RDKit first (:meth:`warm_up`), then graph data (into the state) and ranked
+    reports. A file asked for while torch loads is opened once it has.
+
+    Args:
+        runner: runs the jobs.
+        state: where loaded graphs go.
+        confirm: asked before graph data replaces the open data (unsaved work); False cancels.
+        ask_columns: the loader's options for a file (columns of a table); None cancels.
 
     Signals:
+        warmed_up: torch and RDKit are loaded (a note on the device torch sees; "" when loading failed).
         loaded: the state holds the file's graphs (the job's :class:`app.tasks.Loaded`).
         report_read: a ranked report was read (the report).
     """
 
+    warmed_up = Signal(str)
     loaded = Signal(object)
     report_read = Signal(object)
 
-    def __init__(self, runner: Runner, state: AppState, parent: QObject | None = None):
+    def __init__(self, runner: Runner, state: AppState, confirm: Callable[[], bool],
+                 ask_columns: Callable[[str], dict | None], parent: QObject | None = None):
         super().__init__(parent)
         self.runner = runner
         self.state = state
+        self._confirm, self._ask_columns = confirm, ask_columns
+        self.ready = False  # torch and RDKit loaded
+        self._pending: tuple[str, dict | None] | None = None
+        self.warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
+        self.warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
+        runner.changed.connect(self._open_pending)
+
+    def warm_up(self) -> None:
+        """Load torch and RDKit in the background, a moment after the window shows."""
+        self.busy.emit("Loading torch and RDKit…", True)
+        self.warm_timer.start()
+
+    @Slot()
+    def _warm_up(self) -> None:
+        self.runner.start("warmup", tasks.warm_up, self._warmed_up, self._warm_up_failed)
+
+    @Slot(object)
+    def _warmed_up(self, device_note: str) -> None:
+        self.ready = True
+        self.warmed_up.emit(device_note)
+        self.idle.emit()
+        self.said.emit("Ready." if self._pending is None else "")
+
+    @Slot(str)
+    def _warm_up_failed(self, message: str) -> None:
+        """torch or RDKit cannot load: the form says what it can, the message box why."""
+        self.ready = True
+        self.warmed_up.emit("")
+        self.failed.emit(message)
+
+    @Slot()
+    def _open_pending(self) -> None:
+        """Open the file asked for while torch was loading, once the warm-up job has ended."""
+        if self.ready and self._pending is not None and not self.runner.busy():
+            path, options = self._pending
+            self._pending = None
+            self.open(path, options)
+
+    def open(self, path: str, options: dict | None = None) -> None:
+        """Open ``path``: a ranked report in a tab of its own, else graph data into the state (asking
+        for columns when a table's SMILES column is not obvious, unless ``options`` are given)."""
+        if not self.ready:  # torch is still loading: open the file once it has
+            self._pending = (path, options)
+            self.said.emit(f"Loading torch and RDKit, then {Path(path).name}…")
+            return
+        if self.runner.busy():
+            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
+            return
+        from core import is_report
+
+        if options is None and is_report(path):  # a ranked report (e.g. a screening result): its own tab
+            self.read_report(path)
+            return
+        if not self._confirm():
+            return
+        if options is None:
+            options = self._ask_columns(path)
+            if options is None:
+                return
+        self.load(path, options)
 
     def load(self, path: str, options: dict) -> None:
         """Load the graphs of ``path`` with the loader's ``options``."""
@@ -37,8 +109,16 @@ class OpeningController(Controller):
     @Slot(object)
     def _loaded(self, result: tasks.Loaded) -> None:
         self.idle.emit()
-        self.state.set_data(result.path, result.graphs, result.schema_text)
+        graphs = result.graphs
+        self.state.set_data(result.path, graphs, result.schema_text)
+        rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
+        self.said.emit(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
+        self.status.emit(f"Loaded {len(graphs)} graphs from {result.path}"
+                         + (f"; {len(graphs.rejects)} rows rejected" if graphs.rejects else ""), 8000)
         self.loaded.emit(result)
+        if len(graphs) == 0:
+            self.warning.emit("Nothing to score", f"{result.path}: no row could be read as a graph. "
+                              "Show rejected rows to see why.")
 
     def read_report(self, path: str) -> None:
         """Read the ranked CSV report ``path``, with a count of its rows as they come."""
@@ -53,4 +133,5 @@ class OpeningController(Controller):
     @Slot(object)
     def _report_read(self, report) -> None:
         self.idle.emit()
+        self.said.emit(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
         self.report_read.emit(report)

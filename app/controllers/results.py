@@ -13,12 +13,14 @@ from ..widgets.map_view import MapView
 from ..widgets.scaffolds import ScaffoldView
 from ..widgets.side_panel import SidePanel
 from ..widgets.table import COLUMNS, ResultsModel
-from .mapping import MapController
+from .smarts import SmartsController
 
 
 class ResultsController(QObject):
-    """Moves the state's data, scores, flags and selection into the results views, and the views'
-    requests (filters, selection, grouping, the evaluated class) into the state.
+    """Keeps the results views in step with the state (it listens to the state's signals: new data,
+    model, scores, selection, flag rule) and moves the views' requests (filters, selection,
+    grouping, flag rule, the evaluated class) into the state. The SMARTS filter is matched in the
+    background by ``smarts``.
 
     Signals:
         shown: new data or scores are in the views (the window updates its actions).
@@ -28,16 +30,25 @@ class ResultsController(QObject):
 
     def __init__(self, state: AppState, side: SidePanel, filters: FilterBar, model_table: ResultsModel,
                  table: QTableView, table_stack: QStackedWidget, scaffold_view: ScaffoldView, map_view: MapView,
-                 heatmap: HeatmapPanel, evaluation: EvaluationPage, tabs: QTabWidget, maps: MapController,
+                 heatmap: HeatmapPanel, evaluation: EvaluationPage, tabs: QTabWidget, smarts: SmartsController,
                  parent: QObject | None = None):
         super().__init__(parent)
-        self.state, self.side, self.filters, self.maps = state, side, filters, maps
+        self.state, self.side, self.filters, self.smarts = state, side, filters, smarts
         self.model_table, self.table, self.table_stack, self.scaffold_view = model_table, table, table_stack, scaffold_view
         self.map_view, self.heatmap, self.evaluation, self.tabs = map_view, heatmap, evaluation, tabs
+        self._select_first = False  # select the top row once the SMARTS filter of new scores is applied
+        state.data_changed.connect(self.show_data)
+        state.scores_changed.connect(self.show_data)
+        state.model_changed.connect(self._model_changed)
+        state.selection_changed.connect(self._show_selected)
+        state.flag_rule_changed.connect(self._flags_changed)
         filters.text_changed.connect(self.apply_text_filter)  # both filters apply as you type, after a pause
         filters.smarts_changed.connect(self.apply_smarts)
-        filters.flag_changed.connect(self._flag_changed)
+        filters.flag_changed.connect(state.set_flag_rule)
         filters.grouping_toggled.connect(self._group_toggled)
+        smarts.matching.connect(lambda _pattern: filters.set_count("Matching the SMARTS filter…"))
+        smarts.matched.connect(self._smarts_matched)
+        smarts.invalid.connect(self._smarts_invalid)
         table.selectionModel().currentRowChanged.connect(self._row_selected)
         model_table.modelReset.connect(self.update_counts)
         model_table.layoutChanged.connect(self._follow_selection)
@@ -62,7 +73,6 @@ class ResultsController(QObject):
             from core import fixed_error_scale
 
             self.heatmap.fixed_vmax = fixed_error_scale(st.training_node_errors())
-        self.maps.forget()
         self.map_view.clear("Compute the map to see where the graphs sit in the model's embedding space."
                             if st.model is not None else "Train or load a model to map its graph embeddings.")
         self.update_summary()
@@ -72,6 +82,7 @@ class ResultsController(QObject):
         if st.scores is not None and self.model_table.rowCount():
             self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
             self.table.selectRow(0)
+            self._select_first = self.smarts.is_matching()  # the top row of those the filter shows
         else:  # before scoring: file order, and no sort arrow on the empty Rank column
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             self.model_table.sort(-1)
@@ -81,6 +92,10 @@ class ResultsController(QObject):
     def update_summary(self) -> None:
         self.side.set_summary(self.state.summary_lines())
 
+    def _model_changed(self, model) -> None:
+        self.show_detector(model)
+        self.update_summary()
+
     @Slot()
     def apply_text_filter(self) -> None:
         self.model_table.set_text_filter(self.filters.text())
@@ -88,23 +103,23 @@ class ResultsController(QObject):
 
     @Slot()
     def apply_smarts(self) -> None:
-        from core import GLocalKDError, smarts_matches
-
-        text = self.filters.smarts()
+        """Filter by the SMARTS typed, matched in the background (the table follows when it is)."""
         self.filters.clear_note()
-        if not text or self.state.graphs is None:
-            self.model_table.set_smarts_mask(None)
-        else:
-            try:
-                mask = smarts_matches([m.smiles for m in self.state.graphs.meta], text)
-            except GLocalKDError:
-                self.filters.say_smarts_invalid(text)
-                self.model_table.set_smarts_mask(None)
-                self.update_counts()
-                return
-            self.model_table.set_smarts_mask(mask)
+        self.smarts.match(self.filters.smarts())
+
+    @Slot(object)
+    def _smarts_matched(self, mask) -> None:
+        self.model_table.set_smarts_mask(mask)
         self.update_counts()
-        self._show_selected()  # the match is highlighted in the drawing
+        if self._select_first and self.model_table.rowCount():
+            self.table.selectRow(0)
+        self._select_first = False
+        self._show_selected(self.state.selected)  # the match is highlighted in the drawing
+
+    @Slot(str)
+    def _smarts_invalid(self, pattern: str) -> None:
+        self.filters.say_smarts_invalid(pattern)
+        self._smarts_matched(None)
 
     def _reapply_filters(self) -> None:
         if self.filters.text().strip():
@@ -112,14 +127,8 @@ class ResultsController(QObject):
         if self.filters.smarts():
             self.apply_smarts()
 
-    @Slot(str, float)
-    def _flag_changed(self, rule: str, value: float) -> None:
+    def _flags_changed(self) -> None:
         st = self.state
-        st.flag_rule = rule
-        if rule == "percentile":
-            st.percentile = value
-        else:
-            st.alpha = value
         self.model_table.set_threshold(st.threshold())
         if self.map_view.map is not None:
             self.map_view.set_flagged(st.flagged())
@@ -144,8 +153,7 @@ class ResultsController(QObject):
     def _row_selected(self, current, _previous=None) -> None:
         if not current.isValid() or self.state.graphs is None:
             return
-        self.state.selected = self.model_table.graph_index(current.row())
-        self._show_selected()
+        self.state.select(self.model_table.graph_index(current.row()))
 
     @Slot()
     def _follow_selection(self) -> None:
@@ -157,7 +165,7 @@ class ResultsController(QObject):
             return
         row = self.model_table.row_of(i)
         if row is None:
-            self.state.selected = None
+            self.state.select(None)
             self.table.selectionModel().clear()
             self.table.scrollToTop()  # the rows the filters show, from the first
             self.map_view.highlight(None)
@@ -168,8 +176,8 @@ class ResultsController(QObject):
             self.table.selectRow(row)
         self.table.scrollTo(self.model_table.index(row, 0))
 
-    def _show_selected(self) -> None:
-        st, i = self.state, self.state.selected
+    def _show_selected(self, i: int | None) -> None:
+        st = self.state
         if i is None or st.graphs is None:
             return
         self.map_view.highlight(i)

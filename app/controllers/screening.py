@@ -9,8 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QWidget
 
 from .. import tasks
+from ..file_memory import FILE_FILTER, FileMemory
 from ..state import AppState, duration, view_weights_text
 from ..workers import Runner
 from .base import Controller
@@ -22,31 +24,34 @@ class ScreeningController(Controller):
     Args:
         runner: runs the jobs.
         state: the open data and model.
+        files: the dialogs' folder.
         scratch: the folder that scored files' reports are written under.
 
     Signals:
-        scored: the state holds new scores for the open graphs.
         progress: rows of a scored file done, and its total (0 when not known yet).
         file_scored: a file was scored (its :class:`core.Report`, its name, a note, the sentence to say).
         weighed: the state's consensus has weighed views (the sentence to say).
     """
 
-    scored = Signal()
     progress = Signal(int, int)
     file_scored = Signal(object, str, str, str)
     weighed = Signal(str)
 
-    def __init__(self, runner: Runner, state: AppState, scratch: str, parent: QObject | None = None):
+    def __init__(self, runner: Runner, state: AppState, files: FileMemory, scratch: str,
+                 parent: QObject | None = None):
         super().__init__(parent)
         self.runner = runner
         self.state = state
+        self.files = files
         self.scratch = scratch
         self._started = 0.0
         self._path = ""
 
     def score_current(self, message: str) -> None:
-        """Score the open graphs with the state's model in the background."""
+        """Score the open graphs (if any) with the state's model in the background."""
         st = self.state
+        if st.model is None or st.graphs is None or not len(st.graphs):
+            return
         self.busy.emit(message, True)
         job = functools.partial(tasks.score, st.model, st.graphs, st.normal_label, st.size_model)
         self.runner.start("score", job, self._scored, self._failed)
@@ -57,8 +62,16 @@ class ScreeningController(Controller):
         self.idle.emit()
         self.state.set_scores(scores, size_model, size_scores)
         self.said.emit(f"Scored {len(scores):,} graphs.")
-        self.scored.emit()
         self.status.emit(f"{len(scores):,} graphs scored.", 8000)
+
+    def score_file_dialog(self, window: QWidget) -> None:
+        """Ask for a file to score with the state's model and score it (:meth:`score_file`)."""
+        if self.state.model is None:
+            self.warning.emit("No model", "Train a model or load one first.")
+            return
+        path = self.files.ask_open(window, "Score another file", FILE_FILTER)
+        if path:
+            self.score_file(path)
 
     def score_file(self, path: str) -> None:
         """Score ``path`` with the state's model into a ranked report, streamed in chunks (molecule
@@ -89,7 +102,18 @@ class ScreeningController(Controller):
         name = Path(self._path).name
         text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
         self.file_scored.emit(report, name, stopped, text)
+        self.said.emit(text)
         self.status.emit(text, 15000)
+
+    def weigh_dialog(self, window: QWidget, ask_columns: Callable[[str], dict | None]) -> None:
+        """Ask for a file of known anomalies and weigh the consensus's views by it (:meth:`weigh_views`)."""
+        if not self.state.weighable():
+            self.warning.emit("No consensus", "Known anomalies weigh the views of a consensus: train the consensus "
+                              "(the recommended detector) or load one first.")
+            return
+        path = self.files.ask_open(window, "Known anomalies: graphs known to be anomalous", FILE_FILTER)
+        if path:
+            self.weigh_views(path, None, ask_columns)
 
     def weigh_views(self, path: str, options: dict | None, ask_columns: Callable[[str], dict | None]) -> None:
         """Weigh the consensus's views by the known anomalies in ``path`` (never trained on; no
@@ -110,11 +134,11 @@ class ScreeningController(Controller):
     @Slot(object)
     def _weighed(self, result: tasks.Weighed) -> None:
         self.idle.emit()
-        st = self.state
-        st.model, st.known_label = result.model, None  # the known anomalies came from a file
-        if result.scores is not None:
-            st.set_scores(result.scores, st.size_model, st.size_scores)
+        self.state.set_weighed(result.model, result.scores)
         rejected = (f" ({result.n_rejected:,} {'row' if result.n_rejected == 1 else 'rows'} rejected)"
                     if result.n_rejected else "")
-        self.weighed.emit(f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. "
-                          f"{view_weights_text(result.model)}")
+        text = f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. " \
+               f"{view_weights_text(result.model)}"
+        self.said.emit(text)
+        self.status.emit(text.split(". ")[0] + ".", 15000)
+        self.weighed.emit(text)

@@ -17,7 +17,7 @@ class TrainingController(Controller):
     """Trains a detector on the state's graphs and puts the model and its scores into the state.
 
     Signals:
-        started: training starts (the detector's label, whether it counts epochs).
+        started: training starts (the detector's label, whether it counts epochs); ``busy`` came first.
         epoch_ended: an epoch has ended (its number, from 1).
         losses_changed: the losses so far (one per epoch).
         trained: the state holds the new model and scores (the job's :class:`app.tasks.Trained`,
@@ -50,7 +50,9 @@ class TrainingController(Controller):
         self.losses = []
         self.losses_changed.emit([])
         self._started = time.perf_counter()
-        self.started.emit(info.label, info.trains_by_epoch)
+        by_epoch = info.trains_by_epoch  # a kernel and a shallow detector: one step, no epochs to count
+        self.busy.emit(f"Training {info.label}…" if by_epoch else f"Fitting {info.label}…", not by_epoch)
+        self.started.emit(info.label, by_epoch)
         job = functools.partial(tasks.train, self.state.graphs, info.name, params, form.normal_label(),
                                 known_label=form.known_label())
         self.runner.start("train", job, self._trained, self._failed, self._epoch)
@@ -78,4 +80,6 @@ class TrainingController(Controller):
         weighed = f" {weighed}" if weighed else ""
         self.said.emit(f"Trained on {result.n_train:,} graphs in "
                        f"{duration(time.perf_counter() - self._started)}{note}.{weighed}")
-        self.trained.emit(result, f"Trained{note}; {len(result.scores):,} graphs scored.{weighed}")
+        text = f"Trained{note}; {len(result.scores):,} graphs scored.{weighed}"
+        self.trained.emit(result, text)
+        self.status.emit(text, 12000)

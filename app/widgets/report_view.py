@@ -82,7 +82,7 @@ class ReportView(QWidget):
         from ..export_tables import report_table
 
         stem = Path(self.report.source).stem.removesuffix("_ranked") or "report"
-        return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter())
+        return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter(), self)
 
     @Slot()
     def _filter(self) -> None:

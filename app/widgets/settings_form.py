@@ -116,9 +116,15 @@ class TrainSettings(QWidget):
         self.normal.currentIndexChanged.connect(self._offer_known)
         self.set_labels({})
 
-    def activate(self) -> None:
+    def activate(self, device_note: str = "") -> None:
         """Show the rows the chosen detector uses. Reading a detector's parameters imports its class
-        (torch), so the window calls this once torch has loaded; until then the form is disabled."""
+        (torch), so the window calls this once torch has loaded; until then the form is disabled.
+
+        Args:
+            device_note: a line on the device torch sees ("" leaves the note as it is).
+        """
+        if device_note:
+            self.set_device_note(device_note)
         if not self._active:
             self._active = True
             defaults = detector_defaults(DEFAULTS_FROM)

@@ -73,6 +73,12 @@ class SidePanel(QScrollArea):
         self.progress.setValue(0)
         self.progress.setFormat("%p%" if unit == "epoch" else f"%v / %m {unit}")  # the line below counts epochs
 
+    def count_rows(self, rows: int, total: int) -> None:
+        """Rows done of ``total``, on a bar that counts rows."""
+        if self.progress.maximum() != total:
+            self.count_to(total, "rows")
+        self.advance(rows)
+
     def advance(self, value: int) -> None:
         self.progress.setValue(min(value, self.progress.maximum()))
 

@@ -114,6 +114,7 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
             answers.save_path = str(tmp_path / f"{tag}_export{suffix}")
             rows, on_report = table_rows(), isinstance(w.results_tabs.currentWidget(), ReportView)
             action.trigger()
+            qtbot.waitUntil(lambda: _idle(w), timeout=60000)  # written in the background
             if suffix == ".csv":
                 check_csv(answers.save_path, rows, with_flag=not on_report)
             else:
@@ -133,6 +134,7 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
     def save_model(action):
         answers.save_path = str(tmp_path / f"{tag}_model")
         action.trigger()
+        qtbot.waitUntil(lambda: _idle(w), timeout=60000)  # written in the background
         assert (tmp_path / f"{tag}_model.pt").is_file() or not w.model.can_save
 
     def load_model(action):

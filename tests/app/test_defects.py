@@ -77,6 +77,7 @@ def test_saved_model_gets_its_extension_and_dialogs_remember_the_folder(qtbot, t
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_name)
     monkeypatch.setattr(QFileDialog, "getOpenFileName", open_name)
     w.save_model_dialog()
+    qtbot.waitUntil(lambda: _idle(w), timeout=30000)
     assert (folder / "herg_model.pt").is_file() and not (folder / "herg_model").exists()
     w.load_model_dialog()
     assert seen["open_start"] == str(folder)  # the Load dialog starts where the model was saved
@@ -126,9 +127,11 @@ def test_export_visible_or_all_rows_with_a_flag_column(qtbot, trained, tmp_path)
     shown = w.model_table.visible_count()
     out = tmp_path / "visible.csv"
     w.export_report(str(out), visible_only=True)
+    qtbot.waitUntil(lambda: _idle(w), timeout=30000)
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == shown and set(r["flagged"] for r in rows) <= {"0", "1"}
     w.export_report(str(tmp_path / "all.csv"))
+    qtbot.waitUntil(lambda: _idle(w), timeout=30000)
     rows = list(csv.DictReader((tmp_path / "all.csv").open()))
     assert len(rows) == 655 and sum(r["flagged"] == "1" for r in rows) == int(w.state.flagged().sum())
 
@@ -140,7 +143,7 @@ def test_smarts_filter_applies_as_you_type_like_the_text_filter(qtbot, trained):
     qtbot.waitUntil(lambda: 0 < w.model_table.visible_count() < 655, timeout=5000)
     w.filters.smarts_edit.setText("[[bad")
     qtbot.waitUntil(lambda: w.filters.note.text() == "not a valid SMARTS", timeout=5000)
-    assert not hasattr(w, "_last_warning")  # said beside the box, no pop-up while typing
+    assert not w.feedback.last_warning  # said beside the box, no pop-up while typing
     assert w.model_table.visible_count() == 655
 
 
@@ -210,10 +213,10 @@ def test_the_window_shows_before_torch_has_loaded(qtbot, settings):  # noqa: F81
     w = MainWindow(settings)
     qtbot.addWidget(w)
     w.show()
-    assert w.isVisible() and not w._ready  # torch and RDKit load behind a busy bar, after the window shows
-    assert w._warm_timer.isActive() or w.runner.busy("warmup")
+    assert w.isVisible() and not w.opening.ready  # torch and RDKit load behind a busy bar, after the window shows
+    assert w.opening.warm_timer.isActive() or w.runner.busy("warmup")
     assert w.side.progress.maximum() == 0 and "Loading torch" in w.side.progress_label.text()
-    qtbot.waitUntil(lambda: w._ready and _idle(w), timeout=60000)
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
     assert "torch sees" in w.form.device_note.text()
 
 
@@ -223,10 +226,10 @@ def test_a_file_without_a_smiles_column_is_explained_in_the_apps_words(qtbot, wi
     table = tmp_path / "odd.csv"
     table.write_text("compound,struct\nA,CCO\n")
     monkeypatch.setattr(mw.ColumnDialog, "exec", lambda self: mw.ColumnDialog.DialogCode.Accepted)
-    qtbot.waitUntil(lambda: window._ready and _idle(window), timeout=60000)
+    qtbot.waitUntil(lambda: window.opening.ready and _idle(window), timeout=60000)
     window.open_path(str(table), {"smiles_column": "compound"})
-    qtbot.waitUntil(lambda: _idle(window) and hasattr(window, "_last_warning"), timeout=20000)
-    assert "option" not in window._last_warning and "--" not in window._last_warning
+    qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=20000)
+    assert "option" not in window.feedback.last_warning and "--" not in window.feedback.last_warning
 
 
 # share and explain ------------------------------------------------ scaffold groups
@@ -245,4 +248,5 @@ def test_scaffold_groups_count_and_best_score_and_open_their_molecules(qtbot, tr
     row = next(r for r in range(view.table.rowCount()) if view.table.item(r, SCAFFOLD).text() == "c1ccccc1")
     view.table.cellDoubleClicked.emit(row, 0)
     assert w.table_stack.currentWidget() is w.table and w.filters.smarts_edit.text() == "c1ccccc1"
+    qtbot.waitUntil(lambda: not w.smarts.is_matching(), timeout=10000)
     assert 0 < w.model_table.visible_count() < 655

@@ -46,7 +46,7 @@ def calibrated(tmp_path_factory):
 
 
 def open_report(qtbot, window, path) -> ReportView:  # noqa: F811 (the window fixture)
-    qtbot.waitUntil(lambda: window._ready and _idle(window), timeout=60000)
+    qtbot.waitUntil(lambda: window.opening.ready and _idle(window), timeout=60000)
     window.open_path(str(path))
     qtbot.waitUntil(lambda: _idle(window) and bool(window.report_views), timeout=60000)
     return window.report_views[-1]
@@ -66,15 +66,14 @@ def test_the_runner_never_passes_the_job_into_a_defaulted_parameter(qtbot):
 
 def test_the_html_export_runs_through_the_runner(qtbot, window, calibrated, tmp_path):  # noqa: F811
     w = window
-    qtbot.waitUntil(lambda: w._ready and _idle(w), timeout=60000)
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
     c = calibrated
     w.state.set_data("herg.tab", c["graphs"], "")
     w.state.set_trained(c["model"], c["scores"], len(c["graphs"]), None, None, None)
-    w._show_data()
     out = tmp_path / "r.html"
     w.export_html(str(out))
     qtbot.waitUntil(lambda: _idle(w), timeout=120000)
-    assert out.is_file() and not hasattr(w, "_last_warning")
+    assert out.is_file() and not w.feedback.last_warning
 
 
 # 2 ---------------------------------------------------------------- p- and q-values everywhere
@@ -105,6 +104,7 @@ def test_export_from_a_scored_file_tab_writes_its_rows_and_rejects(qtbot, window
     table = window.export_table()
     assert table.stem == "library" and table.total == 4
     window.export_report(str(tmp_path / "x.csv"))
+    qtbot.waitUntil(lambda: _idle(window), timeout=30000)
     rows = list(csv.DictReader((tmp_path / "x.csv").open()))
     assert [r["id"] for r in rows if r["status"] == "ok"] == list(view.report.ids)
     assert [r["id"] for r in rows if r["status"].startswith("rejected")] == ["bad1"]
@@ -112,6 +112,7 @@ def test_export_from_a_scored_file_tab_writes_its_rows_and_rejects(qtbot, window
     view.filter.setText("a1")
     view._filter()
     window.export_report(str(tmp_path / "x.sdf"), visible_only=True)
+    qtbot.waitUntil(lambda: _idle(window), timeout=30000)
     mols = [m for m in Chem.SDMolSupplier(str(tmp_path / "x.sdf")) if m is not None]
     assert [m.GetProp("id") for m in mols] == ["a1"] and mols[0].HasProp("q_value")
 
@@ -126,7 +127,7 @@ def _wheel(widget, steps: int = -1) -> None:
 
 def test_spin_and_combo_boxes_ignore_the_wheel_unless_focused(qtbot, window):  # noqa: F811
     w = window
-    qtbot.waitUntil(lambda: w._ready, timeout=60000)
+    qtbot.waitUntil(lambda: w.opening.ready, timeout=60000)
     lam, detector = w.form.lam, w.form.detector
     w.form.setEnabled(True)
     lam.setValue(1.0)
@@ -187,11 +188,10 @@ def test_heatmap_colours_are_shared_across_molecules_by_default(qtbot, window, c
     from core import fixed_error_scale
 
     w = window
-    qtbot.waitUntil(lambda: w._ready and _idle(w), timeout=60000)
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
     c = calibrated
     w.state.set_data("herg.tab", c["graphs"], "")
     w.state.set_trained(c["model"], c["scores"], len(c["graphs"]), None, None, None)
-    w._show_data()
     assert w.heatmap.scale.currentData() == "fixed"
     assert w.heatmap.scale_choice() == ("linear", pytest.approx(fixed_error_scale(c["scores"].node_errors)))
     view = open_report(qtbot, w, c["report"])  # a scored file's tab: the same scale
@@ -208,11 +208,10 @@ def test_an_fdr_that_flags_nothing_says_why_and_what_to_do(qtbot, window, calibr
     from core.cli.options import report_flagged
 
     w = window
-    qtbot.waitUntil(lambda: w._ready and _idle(w), timeout=60000)
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
     c = calibrated
     w.state.set_data("herg.tab", c["graphs"], "")
     w.state.set_trained(c["model"], c["scores"], len(c["graphs"]), None, None, None)
-    w._show_data()
     w.filters.set_rate(0.0011)
     w.filters.flag_rule.setCurrentIndex(w.filters.flag_rule.findData("q"))
     n_cal = len(c["model"].calibration_scores_)
@@ -271,7 +270,7 @@ def test_every_view_choice_survives_a_relaunch(qtbot, tmp_path):
 def test_smaller_things_read_right(qtbot, window):  # noqa: F811
     w = window
     assert w.filters.threshold.text() == "95th percentile"
-    qtbot.waitUntil(lambda: w._ready and _idle(w), timeout=60000)
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
     assert w.side.progress.value() < w.side.progress.maximum()  # idle: an empty bar, not a full one
     layout = w.side.widget().layout()
     train_box = layout.itemAt(1).widget()

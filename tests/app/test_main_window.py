@@ -112,6 +112,7 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     # the exported report matches the core's ranking
     out = tmp_path / "report.csv"
     window.export_report(str(out))
+    qtbot.waitUntil(lambda: _idle(window), timeout=30000)
     rows = list(csv.DictReader(open(out, encoding="utf-8")))
     ranking = window.scores.ranking()
     assert [r["id"] for r in rows] == [window.graphs.meta[i].id for i in ranking]
@@ -220,11 +221,13 @@ def test_sorting_and_filters(qtbot, window, herg_path):
     assert all("astemizole" in m.data(m.index(r, 1)).lower() for r in range(m.rowCount()))
     m.set_text_filter("")
     window.filters.smarts_edit.setText("[Cl]")
-    window.apply_smarts()
+    window.apply_smarts()  # matched in the background
+    qtbot.waitUntil(lambda: not window.smarts.is_matching(), timeout=10000)
     assert 0 < m.rowCount() < 655
     assert all("Cl" in m.data(m.index(r, 3)) for r in range(m.rowCount()))
     window.filters.smarts_edit.setText("[[bad")
     window.apply_smarts()  # said beside the box, not in a pop-up while typing; the filter is off
+    qtbot.waitUntil(lambda: not window.smarts.is_matching(), timeout=10000)
     assert window.filters.note.text() == "not a valid SMARTS" and m.rowCount() == 655
 
 
@@ -257,7 +260,7 @@ def test_bad_file_shows_a_message_and_keeps_what_is_on_screen(qtbot, window, her
     bad.write_bytes(b"this is not a zip archive")
     window.open_path(str(bad))
     qtbot.waitUntil(lambda: _idle(window), timeout=20000)
-    assert "broken.zip" in window._last_warning
+    assert "broken.zip" in window.feedback.last_warning
     assert window.scores is before and len(window.graphs) == 655
     assert window.model_table.rowCount() == 655
 
@@ -280,7 +283,8 @@ def test_score_another_file_and_model_round_trip(qtbot, window, herg_path, smile
     expected = load_detector(path, device="cpu").score(load(smiles_file)).score  # the consensus by default
     assert np.allclose(window.scores.score, expected, rtol=1e-5)
     window.load_model(str(tmp_path / "missing.pt"))
-    assert "no such model file" in window._last_warning
+    qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=30000)
+    assert "no such model file" in window.feedback.last_warning
 
 
 def test_settings_persist_between_runs(qtbot, settings, herg_path):
@@ -319,7 +323,7 @@ def test_closing_the_window_while_training_stops_the_worker(qtbot, settings, her
     qtbot.addWidget(w)
     w.show()
     start_endless_training(qtbot, w, herg_path, epochs_seen=1)
-    threads = [t for t, _ in w.runner._running.values()]
+    threads = [t for t, *_ in w.runner._running.values()]
     w.close()
     assert threads and all(t.isFinished() for t in threads)
 
@@ -397,8 +401,8 @@ def test_a_failure_inside_the_worker_is_reported_and_the_app_stays_usable(qtbot,
 
     monkeypatch.setattr(GLocalKD, "fit", broken_fit)
     window.train()
-    qtbot.waitUntil(lambda: _idle(window) and hasattr(window, "_last_warning"), timeout=20000)
-    assert "Out of memory" in window._last_warning
+    qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=20000)
+    assert "Out of memory" in window.feedback.last_warning
     assert window.model is None and window.model_table.rowCount() == 655
     assert window.side.train_button.isEnabled()
     monkeypatch.undo()
@@ -436,6 +440,7 @@ def test_competing_detectors_train_rank_and_say_they_have_no_heatmap(qtbot, wind
     assert "WL kernel values" in window.map_view.map.note
     out = tmp_path / "wl.csv"
     window.export_report(str(out))
+    qtbot.waitUntil(lambda: _idle(window), timeout=30000)
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 655 and rows[0]["top_nodes"] == "" and rows[0]["graph_score"] == ""
 
@@ -482,7 +487,7 @@ def test_a_ranked_report_opens_in_its_own_window_and_is_rescored_with_the_open_m
     view.show_row(0)
     assert "the report lists its top atoms" in view.heatmap.title.text()
     assert view.heatmap.top.count() == 5 and not view.heatmap.top.isHidden()
-    window._close_tab(window.results_tabs.indexOf(view))  # closing a report tab lets its rows go
+    window.report_tabs.close(window.results_tabs.indexOf(view))  # closing a report tab lets its rows go
     assert not window.report_views and window.results_tabs.count() == 1
 
 
@@ -491,10 +496,10 @@ def test_a_damaged_report_says_which_line(qtbot, window, tmp_path):
 
     bad = tmp_path / "bad_report.csv"
     bad.write_text(",".join(REPORT_COLUMNS) + "\n1,a,,CCO,0.5,0.2,0.3,3,,,ok,,\n2,b,,CCN,high,,,3,,,ok,,\n")
-    qtbot.waitUntil(lambda: window._ready and _idle(window), timeout=60000)
+    qtbot.waitUntil(lambda: window.opening.ready and _idle(window), timeout=60000)
     window.open_path(str(bad))
-    qtbot.waitUntil(lambda: _idle(window) and bool(getattr(window, "_last_warning", "")), timeout=30000)
-    assert "bad_report.csv:3:" in window._last_warning and "not a number" in window._last_warning
+    qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=30000)
+    assert "bad_report.csv:3:" in window.feedback.last_warning and "not a number" in window.feedback.last_warning
     assert not window.report_views
 
 

@@ -1,0 +1,82 @@
+"""The results' tabs: the training data's results first, then a tab per ranked report or scored file."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QStackedWidget, QTabWidget
+
+from ..state import AppState
+from ..unsaved import UnsavedWork
+from ..widgets.heatmap import HeatmapPanel
+from ..widgets.report_view import ReportView
+
+
+class ReportTabs(QObject):
+    """Adds and closes the report tabs of ``tabs`` (its first tab, the training data's results, stays).
+
+    Args:
+        tabs: the results' tab widget.
+        stack: the central stack (the welcome page, then ``tabs``).
+        state: its model rescores a report's selected molecule.
+        heatmap: the training tab's heatmap, whose colour scale the reports' heatmaps share.
+        unsaved: a scored file's results are unsaved work until exported.
+        confirm: ``(keys, doing) -> bool``: asks before unsaved work of ``keys`` is lost.
+
+    Signals:
+        changed: a tab was added, closed or chosen (Export writes the active tab's rows).
+    """
+
+    changed = Signal()
+
+    def __init__(self, tabs: QTabWidget, stack: QStackedWidget, state: AppState, heatmap: HeatmapPanel,
+                 unsaved: UnsavedWork, confirm: Callable[[list, str], bool], parent: QObject | None = None):
+        super().__init__(parent)
+        self.tabs, self.stack, self.state, self.heatmap = tabs, stack, state, heatmap
+        self.unsaved, self.confirm = unsaved, confirm
+        self.views: list[ReportView] = []  # ranked reports open as tabs beside the results
+        tabs.tabCloseRequested.connect(self.close)
+        tabs.currentChanged.connect(lambda _index: self.changed.emit())
+
+    def active(self) -> ReportView | None:
+        """The report tab shown, or None when the training data's results are."""
+        view = self.tabs.currentWidget()
+        return view if isinstance(view, ReportView) else None
+
+    def show_results(self, path: str) -> None:
+        """Show the training data's tab, named after its file."""
+        self.stack.setCurrentIndex(1)
+        self.tabs.setCurrentIndex(0)
+        self.tabs.setTabText(0, Path(path).name or "Results")
+
+    def add(self, report, note: str = "") -> ReportView:
+        """A tab over ``report`` (a ranked report), shown; ``note`` heads its status line."""
+        view = ReportView(report, lambda: self.state.model, note)
+        view.heatmap.fixed_vmax_getter = lambda: self.heatmap.fixed_vmax  # colours as on the training tab
+        self.views.append(view)
+        self.tabs.addTab(view, view.title)
+        self.tabs.setCurrentWidget(view)
+        self.tabs.setTabToolTip(self.tabs.indexOf(view), report.source)
+        self.stack.setCurrentIndex(1)
+        return view
+
+    @Slot(object, str, str, str)
+    def add_scored(self, report, name: str, stopped: str, _text: str = "") -> ReportView:
+        """A tab over a file scored with the current model: unsaved work until exported."""
+        view = self.add(report, f"{name} scored with the current model{stopped}. ")
+        self.unsaved.add(view, f"the results of {name} (scored), not exported")
+        self.tabs.setTabText(self.tabs.indexOf(view), f"{name} (scored)")
+        return view
+
+    @Slot(int)
+    def close(self, index: int) -> None:
+        """Close a report's tab (asking first about its unsaved results); its rows are freed."""
+        view = self.tabs.widget(index)
+        if isinstance(view, ReportView):
+            if not self.confirm([view], "closing its tab"):
+                return
+            self.unsaved.done(view)
+            self.tabs.removeTab(index)
+            self.views.remove(view)
+            view.deleteLater()

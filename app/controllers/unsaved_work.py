@@ -1,0 +1,71 @@
+"""Work that exists only in the window, tracked from the controllers' results, and the question
+asked before it is lost (quitting, opening another file, closing a scored file's tab)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Slot
+from PySide6.QtWidgets import QWidget
+
+from ..state import AppState, describe_model
+from ..unsaved import MODEL, UnsavedWork
+from ..widgets import dialogs
+from ..workers import Runner
+
+
+class UnsavedWorkGuard(QObject):
+    """Adds a trained or weighed model to ``unsaved`` and settles it when saved or exported; asks
+    Save, Discard or Cancel before unsaved work is lost (:meth:`confirm`).
+
+    Args:
+        window: the parent of the question.
+        runner: a save or export started from the question ends before the window goes on.
+        state: the model that would be lost.
+        unsaved: what is unsaved (``MODEL``, or a scored file's tab).
+        save_model: asks where to save the model and saves it.
+        export_work: shows the tab of a key's results and asks where to export them.
+    """
+
+    def __init__(self, window: QWidget, runner: Runner, state: AppState, unsaved: UnsavedWork,
+                 save_model: Callable[[], None], export_work: Callable[[object], None]):
+        super().__init__(window)
+        self.window, self.runner, self.state, self.unsaved = window, runner, state, unsaved
+        self._save_model, self._export_work = save_model, export_work
+
+    @Slot(object, str)
+    def trained(self, result, _text: str = "") -> None:
+        self.unsaved.add(MODEL, f"the {describe_model(result.model)} model trained on "
+                         f"{Path(self.state.data_path).name} and its scores")
+
+    @Slot(str)
+    def weighed(self, _text: str = "") -> None:
+        self.unsaved.add(MODEL, "the consensus with its views weighed by known anomalies")
+
+    @Slot(str)
+    def saved(self, _path: str = "") -> None:
+        self.unsaved.done(MODEL)
+
+    @Slot(str, int, object)
+    def exported(self, _path: str, _rows: int, work) -> None:
+        model = self.state.model
+        if work is not MODEL or model is None or not model.can_save:  # no model file: the results are the work
+            self.unsaved.done(work)
+
+    def confirm(self, keys: list | None, doing: str) -> bool:
+        """Before ``doing`` over unsaved work (of ``keys``; None: all): Save, Discard or Cancel.
+
+        Returns:
+            True when the work may go on (nothing of ``keys`` is left unsaved).
+        """
+        return self.unsaved.confirm(keys, lambda pending: dialogs.ask_unsaved(self.window, pending, doing),
+                                    self._save)
+
+    def _save(self, key) -> None:
+        """Save the model to a file, or export results that have none (a scored file's, or a model's
+        without a file); the file is written before the window goes on (e.g. closes)."""
+        if key == MODEL and self.state.model is not None and self.state.model.can_save:
+            self._save_model()
+        else:
+            self._export_work(key)
+        self.runner.wait()

@@ -1,0 +1,55 @@
+"""Nothing long runs on the GUI thread: the SMARTS filter, the CSV and SDF exports and the model
+files are matched, written and read by jobs on worker threads. Each core function they call is
+wrapped to record whether it runs on the main (GUI) thread, and the window is driven through its
+actions and its filter box, as a user drives it."""
+import threading
+
+import core
+from PySide6.QtWidgets import QFileDialog
+
+from app.main_window import MainWindow
+from tests.app.test_main_window import _idle, open_and_wait, settings  # noqa: F401
+
+WATCHED = ("smarts_matches", "atomic_output", "write_sdf", "save_detector", "load_detector")
+
+
+def test_smarts_exports_and_model_files_never_run_on_the_gui_thread(qtbot, settings, herg_path, tmp_path,  # noqa: F811
+                                                                   monkeypatch):
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    open_and_wait(qtbot, w, herg_path)
+    w.form.detector.setCurrentIndex(w.form.detector.findData("size"))  # a savable model in a moment
+    w.train()
+    qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=60000)
+
+    on_gui: dict[str, list[bool]] = {name: [] for name in WATCHED}
+    for name in WATCHED:
+        original = getattr(core, name)
+
+        def watched(*args, _name=name, _original=original, **kwargs):
+            on_gui[_name].append(threading.current_thread() is threading.main_thread())
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(core, name, watched)
+    answers = {"save": "", "open": ""}
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (answers["save"], ""))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (answers["open"], ""))
+
+    for suffix in (".csv", ".sdf"):  # File ▸ Export…, all rows
+        out = tmp_path / f"rows{suffix}"
+        answers["save"] = str(out)
+        w.act_export.trigger()
+        qtbot.waitUntil(lambda out=out: _idle(w) and out.is_file(), timeout=60000)
+    model_file = tmp_path / "size.pt"
+    answers["save"] = answers["open"] = str(model_file)
+    w.act_save_model.trigger()
+    qtbot.waitUntil(lambda: _idle(w) and model_file.is_file(), timeout=60000)
+    before = w.model
+    w.act_load_model.trigger()
+    qtbot.waitUntil(lambda: _idle(w) and w.model is not before and w.scores is not None, timeout=60000)
+    w.filters.smarts_edit.setText("c1ccccc1Cl")  # typed: applies after a pause
+    qtbot.waitUntil(lambda: 0 < w.model_table.visible_count() < 655, timeout=30000)
+
+    assert not any(any(calls) for calls in on_gui.values()), f"on the GUI thread: {on_gui}"
+    assert all(on_gui.values()), f"not called: {[name for name, calls in on_gui.items() if not calls]}"
