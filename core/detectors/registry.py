@@ -36,18 +36,49 @@ __all__ = ["DEFAULT_DETECTOR", "DETECTORS", "DetectorInfo", "accepted_params", "
 
 
 def detector_info(name: str) -> DetectorInfo:
-    """The registry entry of ``name`` (case-insensitive), or a one-line error listing the names."""
+    """Look up the registry entry of a detector.
+
+    Args:
+        name: a registry name (case-insensitive).
+
+    Returns:
+        Its :class:`DetectorInfo`.
+
+    Raises:
+        GLocalKDError: an unknown name; the one-line message lists the names.
+    """
     return info_in(DETECTORS, name)
 
 
 def accepted_params(name: str) -> set[str]:
-    """The constructor parameters the detector ``name`` takes."""
+    """List the constructor parameters a detector takes (those its name fixes left out).
+
+    Args:
+        name: a registry name (case-insensitive).
+
+    Returns:
+        The parameter names.
+
+    Raises:
+        GLocalKDError: an unknown name.
+    """
     return params_in(DETECTORS, name)
 
 
 def make_detector(name: str = DEFAULT_DETECTOR, **params):
-    """A new, unfitted detector ``name`` (the consensus by default, :data:`DEFAULT_DETECTOR`) with
-    ``params``; parameters it does not take are an error."""
+    """Make a new, unfitted detector by registry name.
+
+    Args:
+        name: a registry name (case-insensitive); the consensus by default
+            (:data:`DEFAULT_DETECTOR`).
+        **params: constructor parameters.
+
+    Returns:
+        The detector.
+
+    Raises:
+        GLocalKDError: an unknown name, or a parameter the detector does not take.
+    """
     return make_in(DETECTORS, name, **params)
 
 
