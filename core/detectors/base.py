@@ -427,8 +427,10 @@ class Detector(abc.ABC):
 
     @property
     def is_calibrated(self) -> bool:
-        """Whether p-values are available: the detector holds the scores of held-out normal
-        graphs (``calibration_scores_``, set by :func:`core.detectors.conformal.fit_calibrated`)."""
+        """Whether p-values are available: it holds the held-out normal graphs' scores (``calibration_scores_``).
+
+        They are set by :func:`core.detectors.conformal.fit_calibrated`, or by a consensus's own fit.
+        """
         return getattr(self, "calibration_scores_", None) is not None
 
     def p_values(self, scores: np.ndarray) -> np.ndarray:

@@ -20,8 +20,9 @@ from core.errors import GLocalKDError
 
 @dataclass(frozen=True)
 class DetectorInfo:
-    """A detector's registry entry: its name, display label and summary, how to build it, and
-    what it can do. Every front end asks these fields rather than keeping lists of names.
+    """A detector's registry entry: its name, label and summary, how to build it, and what it can do.
+
+    Every front end asks these fields rather than keeping lists of names.
 
     Attributes:
         name: the registry name (lower case), as ``glocalkd train --detector`` takes it.

@@ -442,9 +442,10 @@ def kernel_distance(k: np.ndarray, overwrite: bool = False) -> np.ndarray:
 
 
 def csr_from_state(f: dict, shape: tuple[int, int]) -> sp.csr_matrix:
-    """A sparse matrix saved as ``{"data", "indices", "indptr", "shape"}``, checked before use: its
-    shape must be ``shape`` (what the fitted state around it implies) and its index arrays must
-    be consistent (a damaged index would make scipy read out of bounds).
+    """Rebuild a sparse matrix saved as ``{"data", "indices", "indptr", "shape"}``, checked before use.
+
+    Its shape must be ``shape`` (what the fitted state around it implies) and its index arrays
+    must be consistent (a damaged index would make scipy read out of bounds).
 
     Args:
         f: the saved parts.

@@ -83,15 +83,19 @@ def make_detector(name: str = DEFAULT_DETECTOR, **params):
 
 
 def detector_defaults(name: str) -> dict[str, object]:
-    """The default of each constructor parameter of the detector ``name``, read from its signature:
-    the one place they are written (the command line and the app's form read them here).
+    """Read the default of each constructor parameter of a detector from its signature.
+
+    It is the one place they are written: the command line and the app's form read them here.
+    It imports the detector's module (torch, for most).
 
     Args:
         name: a registry name (case-insensitive).
 
     Returns:
-        Parameter name -> default, for the parameters :func:`accepted_params` lists. Imports the
-        detector's module (torch, for most).
+        Parameter name -> default, for the parameters :func:`accepted_params` lists.
+
+    Raises:
+        GLocalKDError: an unknown name.
     """
     accepted = accepted_params(name)
     signature = inspect.signature(type(make_detector(name)))

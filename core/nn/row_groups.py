@@ -90,8 +90,10 @@ class GroupedPropagation:
 
     @property
     def pays_off(self) -> bool:
-        """Whether the first propagation leaves few enough groups per node (see
-        ``MAX_GROUP_FRACTION``) for grouping to save more than it costs."""
+        """Whether grouping saves more than it costs: few enough groups per node (``MAX_GROUP_FRACTION``).
+
+        Judged after the first propagation; a network of one layer always pays off.
+        """
         nodes = self.steps[-1].shape[0]
         return len(self.groups) < 2 or self.groups[1] <= MAX_GROUP_FRACTION * nodes
 

@@ -47,8 +47,9 @@ def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
 
 
 def replace_output(finished: str | Path, path: str | Path) -> None:
-    """Move a finished file (written in a private scratch folder or by :func:`atomic_output`) to
-    ``path`` by a rename, which replaces a link at that name rather than writing through it.
+    """Move a finished file to ``path`` by a rename, which replaces a link at that name rather than writing through it.
+
+    The file was written in a private scratch folder or by :func:`atomic_output`.
 
     Args:
         finished: the complete file, on the same file system as ``path``.

@@ -51,9 +51,11 @@ def wait_passively() -> bool:
 
 
 def usable_cpus(cgroup_root: str = "/sys/fs/cgroup", proc_cgroup: str = "/proc/self/cgroup") -> int:
-    """The CPUs this process may use: its affinity mask (``taskset``, a container's cpuset), capped
-    by its cgroup's CPU quota (``docker --cpus``, Kubernetes limits) rounded up; at least 1.
-    ``os.cpu_count()`` counts the machine's CPUs, which a container may be allowed a fraction of.
+    """Count the CPUs this process may use: its affinity mask, capped by its cgroup's CPU quota.
+
+    The mask is ``taskset``'s or a container's cpuset; the quota (``docker --cpus``, Kubernetes
+    limits) is rounded up; the answer is at least 1. ``os.cpu_count()`` counts the machine's CPUs,
+    which a container may be allowed a fraction of.
 
     Args:
         cgroup_root: where the cgroup file systems are mounted.
