@@ -53,3 +53,47 @@ def test_smarts_exports_and_model_files_never_run_on_the_gui_thread(qtbot, setti
 
     assert not any(any(calls) for calls in on_gui.values()), f"on the GUI thread: {on_gui}"
     assert all(on_gui.values()), f"not called: {[name for name, calls in on_gui.items() if not calls]}"
+
+
+def _on_main() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def test_a_jobs_callbacks_run_on_the_gui_thread_whatever_callable_they_are(qtbot):
+    """A lambda or a partial given to the runner (not a bound method of a QObject) is still called
+    on the GUI thread: with its result, its failure and its progress."""
+    import functools
+
+    from app.workers import Runner
+
+    runner = Runner()
+    seen: list[tuple[str, bool]] = []
+
+    def reports(job):
+        job.report(1)
+        return 2
+
+    def fails(job):
+        raise ValueError("no")
+
+    runner.start("lambda", reports, lambda _result: seen.append(("done", _on_main())), seen.append,
+                 lambda _value: seen.append(("progress", _on_main())))
+    runner.start("partial", fails, seen.append, functools.partial(lambda tag, _message: seen.append((tag, _on_main())),
+                                                                   "failed"))
+    qtbot.waitUntil(lambda: len(seen) == 3 and not runner.busy(), timeout=10000)
+    assert sorted(seen) == [("done", True), ("failed", True), ("progress", True)]
+
+
+def test_one_job_per_name_at_a_time(qtbot):
+    import pytest
+
+    from app.workers import Runner
+
+    runner = Runner()
+    release = threading.Event()
+    done = []
+    runner.start("job", lambda job: release.wait(10), done.append, done.append)
+    with pytest.raises(RuntimeError, match="'job' is running"):
+        runner.start("job", lambda job: None, done.append, done.append)
+    release.set()
+    qtbot.waitUntil(lambda: done == [True] and not runner.busy(), timeout=10000)
