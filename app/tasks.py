@@ -229,23 +229,42 @@ def _cannot_write(path: str, exc: OSError):
 
 
 # -------------------------------------------------------------------- filtering
-def match_smarts(smiles: list[str], pattern: str, job) -> np.ndarray | None:
-    """Which molecules contain the SMARTS ``pattern`` (:func:`core.smarts_matches`).
+SMARTS_CHUNK = 1000  # molecules matched between two looks at Stop (about a second on a busy machine)
+
+
+@dataclass
+class SmartsMatch:
+    """The SMARTS filter's result: ``mask`` (which graphs match) is None when the pattern is not
+    valid SMARTS (``valid`` False) or the match was stopped for a newer pattern (``stopped``)."""
+
+    mask: np.ndarray | None
+    valid: bool = True
+    stopped: bool = False
+
+
+def match_smarts(smiles: list[str], pattern: str, job) -> SmartsMatch:
+    """Which molecules contain the SMARTS ``pattern`` (:func:`core.smarts_matches`), matched in
+    chunks with a look at ``job.stopped()`` between them.
 
     Args:
         smiles: one SMILES per graph ("" for a graph without one: it never matches).
         pattern: the SMARTS typed in the filter.
-        job: the job handle (unused: one step).
+        job: the job handle: stopping it ends the match early.
 
     Returns:
-        A boolean mask over ``smiles``, or None when ``pattern`` is not valid SMARTS.
+        The mask over ``smiles``, or why there is none.
     """
     from core import GLocalKDError, smarts_matches
 
+    parts = []
     try:
-        return smarts_matches(smiles, pattern)
+        for start in range(0, max(len(smiles), 1), SMARTS_CHUNK):
+            if job.stopped():
+                return SmartsMatch(None, stopped=True)
+            parts.append(smarts_matches(smiles[start:start + SMARTS_CHUNK], pattern))
     except GLocalKDError:  # the pattern does not parse: said beside the box, not as a failure
-        return None
+        return SmartsMatch(None, valid=False)
+    return SmartsMatch(np.concatenate(parts)[:len(smiles)])
 
 
 def compute_map(model, graphs, space: str, method: str, seed: int, job):

@@ -1,7 +1,8 @@
 """Controllers: plain QObjects that own a use case's job submission, progress and result handling.
 
-Each reports through the signals of :class:`Controller`; the window connects them once
-(:meth:`app.main_window.MainWindow._attach`) and lays the results out in its views.
+Each reports through the signals of :class:`Controller`, shown by :class:`app.feedback.Feedback`
+(``attach``); results go into the state (:class:`app.state.AppState`), whose signals the views'
+controllers listen to.
 """
 from .base import Controller
 

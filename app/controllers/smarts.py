@@ -15,8 +15,8 @@ class SmartsController(Controller):
     """Matches the state's molecules against a SMARTS pattern (:func:`app.tasks.match_smarts`).
 
     It has a runner of its own: filtering as you type neither waits for nor holds up opening,
-    training or scoring. A pattern asked for while one is matched is matched next (the last one
-    only); a result for graphs that are no longer open, or for a pattern no longer asked for, is
+    training or scoring. A pattern asked for while one is matched stops that match (between chunks
+    of molecules) and is matched next (the last one asked for only); a result for graphs that are no longer open, or for a pattern no longer asked for, is
     not shown; the last result is kept, so new scores of the same graphs are filtered at once. A failure is said in a message box (``warning``); the busy indicator is the filter
     bar's (``matching``), so the side panel's progress bar stays with the long jobs.
 
@@ -37,7 +37,7 @@ class SmartsController(Controller):
         self.runner.changed.connect(self._next)
         self._wanted: tuple | None = None  # (graphs, pattern) the filter asks for now
         self._running: tuple | None = None  # (graphs, pattern) being matched
-        self._known: tuple | None = None  # (graphs, pattern, mask or None) of the last match
+        self._known: tuple | None = None  # (graphs, pattern, SmartsMatch) of the last match
         state.data_changed.connect(self._forget)
 
     def match(self, pattern: str) -> None:
@@ -67,15 +67,19 @@ class SmartsController(Controller):
     def _is_known(self, key: tuple) -> bool:
         return self._known is not None and _same(self._known, key)
 
-    def _deliver(self, mask) -> None:
-        if mask is None:
-            self.invalid.emit(self._wanted[1])
+    def _deliver(self, result: tasks.SmartsMatch) -> None:
+        if result.valid:
+            self.matched.emit(result.mask)
         else:
-            self.matched.emit(mask)
+            self.invalid.emit(self._wanted[1])
 
     @Slot()
     def _next(self) -> None:
-        if self._wanted is None or self.runner.busy() or self._is_known(self._wanted):
+        if self._wanted is None or self._is_known(self._wanted):
+            return
+        if self.runner.busy():
+            if self._running is not None and not _same(self._running, self._wanted):
+                self.runner.stop("smarts")  # a newer pattern or other graphs: the running match ends early
             return
         graphs, pattern = self._running = self._wanted
         self.matching.emit(pattern)
@@ -84,13 +88,13 @@ class SmartsController(Controller):
                           self._cannot)
 
     @Slot(object)
-    def _done(self, mask) -> None:
+    def _done(self, result: tasks.SmartsMatch) -> None:
         running, self._running = self._running, None
-        if running is None or running[0] is not self.state.graphs:
-            return  # other graphs are open now
-        self._known = (*running, mask)
+        if running is None or result.stopped or running[0] is not self.state.graphs:
+            return  # stopped, or other graphs are open now: the pattern asked for now is matched next
+        self._known = (*running, result)
         if self._wanted is not None and _same(running, self._wanted):
-            self._deliver(mask)  # else the pattern asked for now is matched next
+            self._deliver(result)  # else the pattern asked for now is matched next
 
     @Slot(str)
     def _cannot(self, message: str) -> None:

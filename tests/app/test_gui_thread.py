@@ -4,6 +4,8 @@ wrapped to record whether it runs on the main (GUI) thread, and the window is dr
 actions and its filter box, as a user drives it."""
 import threading
 
+import numpy as np
+
 import core
 from PySide6.QtWidgets import QFileDialog
 
@@ -97,3 +99,26 @@ def test_one_job_per_name_at_a_time(qtbot):
         runner.start("job", lambda job: None, done.append, done.append)
     release.set()
     qtbot.waitUntil(lambda: done == [True] and not runner.busy(), timeout=10000)
+
+
+def test_a_newer_smarts_pattern_stops_the_running_match_and_its_result_is_shown(qtbot, settings, herg_path,  # noqa: F811
+                                                                               monkeypatch):
+    from app import tasks
+    from core import smarts_matches
+
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    open_and_wait(qtbot, w, herg_path)
+    monkeypatch.setattr(tasks, "SMARTS_CHUNK", 1)  # a look at Stop after every molecule
+    started = []
+    w.smarts.matching.connect(started.append)
+    w.filters.smarts_edit.setText("[#7]")
+    w.apply_smarts()
+    w.filters.smarts_edit.setText("c1ccccc1Cl")
+    w.apply_smarts()  # while "[#7]" is matched
+    qtbot.waitUntil(lambda: not w.smarts.is_matching(), timeout=60000)
+    expected = smarts_matches([m.smiles for m in w.graphs.meta], "c1ccccc1Cl")
+    assert started == ["[#7]", "c1ccccc1Cl"]
+    assert w.model_table.visible_count() == int(expected.sum())
+    assert sorted(w.model_table.visible_graphs().tolist()) == np.nonzero(expected)[0].tolist()

@@ -232,3 +232,30 @@ def test_a_file_of_known_anomalies_weighs_a_copy_of_a_trained_consensus(tmp_path
     glocalkd = tasks.train(graphs, "glocalkd", SMALL, "1", tasks.Job()).model
     with pytest.raises(GLocalKDError, match="a glocalkd model has a single view"):
         tasks.weigh(glocalkd, str(known_file), {}, graphs, tasks.Job())
+
+
+def test_the_smarts_job_matches_in_chunks_and_stops_between_them(monkeypatch):
+    from core import smarts_matches
+    from tests.conftest import DEMO_DATA
+
+    smiles = [m.smiles for m in tasks.load_data(str(DEMO_DATA / "herg.tab"), {}, tasks.Job()).graphs.meta]
+    monkeypatch.setattr(tasks, "SMARTS_CHUNK", 100)  # 655 molecules: seven chunks
+    result = tasks.match_smarts(smiles, "c1ccccc1Cl", tasks.Job())
+    expected = smarts_matches(smiles, "c1ccccc1Cl")
+    assert result.valid and not result.stopped and 0 < expected.sum() < len(smiles)
+    np.testing.assert_array_equal(result.mask, expected)
+    assert tasks.match_smarts(smiles, "[[bad", tasks.Job()) == tasks.SmartsMatch(None, valid=False)
+    assert tasks.match_smarts([], "c1ccccc1", tasks.Job()).mask.shape == (0,)
+
+    class StopsAfterTwoChunks(tasks.Job):
+        looks = 0
+
+        def stopped(self) -> bool:
+            self.looks += 1
+            return self.looks > 2
+
+    job = StopsAfterTwoChunks()
+    seen = []
+    monkeypatch.setattr("core.smarts_matches", lambda chunk, pattern: seen.append(len(chunk)) or smarts_matches(chunk, pattern))
+    assert tasks.match_smarts(smiles, "c1ccccc1Cl", job) == tasks.SmartsMatch(None, stopped=True)
+    assert seen == [100, 100]  # two chunks matched, then it stopped
