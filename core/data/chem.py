@@ -94,9 +94,10 @@ _RING_LABEL = re.compile(r"\[[^\]]*\]|%\(\d+\)|%\d\d|\d")
 
 
 def ring_bonds(smiles: str) -> int:
-    """The number of ring-closure bonds a SMILES string writes (half its ring-closure labels;
-    digits inside bracket atoms, such as isotopes and charges, are not labels). Counted from the
-    text alone, before RDKit sees it.
+    """The number of ring-closure bonds a SMILES string writes, counted from the text alone, before RDKit sees it.
+
+    That is half its ring-closure labels; digits inside bracket atoms, such as isotopes and
+    charges, are not labels.
 
     Args:
         smiles: one SMILES string (without a CXSMILES extension).
@@ -198,10 +199,11 @@ def parse_molblock(block: str) -> tuple[Chem.Mol | None, str]:
 
 
 def molblock_size(block: str) -> tuple[int, int] | None:
-    """(atoms, ring-closure bonds) of an MDL molblock (V2000 or V3000), read from its text before
-    RDKit sees it: ring-closure bonds are bonds - atoms + connected pieces, what a SMILES of the
-    molecule would write as ring closures. None when the counts or bonds cannot be read (RDKit's
-    reader then says what is wrong).
+    """The atoms and ring-closure bonds of an MDL molblock (V2000 or V3000), read from its text before RDKit sees it.
+
+    Ring-closure bonds are bonds - atoms + connected pieces, what a SMILES of the molecule would
+    write as ring closures. None when the counts or bonds cannot be read (RDKit's reader then
+    says what is wrong).
 
     Args:
         block: the molblock, header lines included.

@@ -73,7 +73,7 @@ def plant_element(mol: Chem.Mol, rng: np.random.Generator):
 
     Returns:
         (the changed molecule, renumbered in its SMILES atom order; the planted atoms' indices
-        in that order), or None when the molecule offers no site.
+        in that order), or None when the molecule offers no site or the result does not sanitise.
     """
     sites = [a.GetIdx() for a in mol.GetAtoms()
              if (a.GetSymbol() == "C" and not a.GetIsAromatic() and a.GetHybridization() == Chem.HybridizationType.SP3)

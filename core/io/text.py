@@ -26,9 +26,11 @@ _READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 def allow_large_csv_fields() -> None:
-    """Lift the csv module's field limit (131,072 characters by default, process-wide): a SMILES,
-    an id or a quoted cell may be longer, and a report that holds one must still be read back.
-    Called when this module is imported, so every reader of tables and reports has it."""
+    """Lift the csv module's field limit (131,072 characters by default), process-wide.
+
+    A SMILES, an id or a quoted cell may be longer, and a report that holds one must still be
+    read back. Called when this module is imported, so every reader of tables and reports has it.
+    """
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 
@@ -96,13 +98,19 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
 
 
 def read_lines_and_endings(path: str | Path) -> Iterator[tuple[int, str, str]]:
-    """As :func:`read_lines`, with each line's own ending (``"\\n"``, ``"\\r\\n"``, ``"\\r"`` or
-    ``""`` at the end of the file): a quoted table cell that spans lines is rebuilt byte for byte.
+    """Stream the numbered lines of a text file as :func:`read_lines` does, with each line's own ending.
+
+    With the endings a quoted table cell that spans lines is rebuilt byte for byte.
 
     Args:
         path: the text file, gzipped or not.
+
     Returns:
-        An iterator of (line number, line, ending).
+        An iterator of (line number, line, ending): ``"\\n"``, ``"\\r\\n"``, ``"\\r"`` or ``""``
+        at the end of the file.
+
+    Raises:
+        DataError: while iterating, as :func:`read_lines`.
     """
     return _lines(path, endings=True)
 

@@ -848,8 +848,10 @@ class LocalExecutor:
         self.pool = _Pool(self.workers)
 
     def room(self) -> bool:
-        """Whether a worker is free for another chunk: one in flight per worker, none while a
-        dead worker's chunks are parsed again one at a time.
+        """Whether a worker is free for another chunk.
+
+        One chunk is in flight per worker, none more while a dead worker's chunks are parsed
+        again one at a time.
 
         Returns:
             True when :meth:`submit` may be called.
