@@ -122,9 +122,10 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         only: run just these fold (or seed-run) numbers, counted from 1; the result stays
             incomplete until every fold is in (None: all).
         on_progress: called with a line of progress text.
-        on_epoch: passed to the detector's training, called after each epoch.
+        on_epoch: passed to each fold's training (:func:`core.training.train_model`).
         on_fold: sees the partial result after each fold.
-        should_stop: polled before and after each fold; True stops with the folds done.
+        should_stop: polled before, during (by the training) and after each fold; True stops
+            with the folds done (the fold it stopped in is not kept).
 
     Returns:
         The result: settings, per-fold metrics (ROC-AUC of the score and of each term, AP, FPR
