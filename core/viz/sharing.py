@@ -3,7 +3,7 @@ exchange compound sets)."""
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from core.runtime.files import atomic_output
 
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
               flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5,
-              alerts: bool = True) -> int:
+              alerts: bool = True, review: Mapping[int, str] | None = None) -> int:
     """Write molecules in rank order to an SDF file with SD properties ``id``, ``name``, ``rank``,
     ``score``, ``p_value`` and its Benjamini-Hochberg ``q_value`` over all graphs (when given),
     ``flagged`` (when given), ``label``, ``top_atoms`` and ``alerts`` (the structural alerts it
@@ -27,6 +27,9 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
         flagged: shape ``(graphs,)`` booleans, written as 0/1.
         p_values: shape ``(graphs,)``, e.g. :func:`core.evaluation.metrics.empirical_p_values`.
         alerts: write the ``alerts`` property (about 20 ms a molecule on a busy 2-core machine).
+        review: an analyst's marks, graph index -> ``"anomaly"`` or ``"not anomaly"``: the
+            ``review`` property of the marked molecules (when given, every molecule has it, empty
+            when unmarked).
     Returns the number of molecules written; graphs without a molecule (no SMILES) are skipped.
     """
     from rdkit import Chem
@@ -61,6 +64,8 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
                 mol.SetIntProp("flagged", int(bool(flagged[i])))
             if meta.label is not None:
                 mol.SetProp("label", sd_text(str(meta.label)))
+            if review is not None:
+                mol.SetProp("review", sd_text(review.get(i, "")))
             top = scores.top_nodes(i, top_k)
             if top:
                 symbol = [a.GetSymbol() for a in mol.GetAtoms()]  # node order is atom order (graph_molecule)
