@@ -145,6 +145,31 @@ class AppState:
         """The marks as exports write them: graph index -> "anomaly" or "not anomaly"."""
         return {i: "anomaly" if a else "not anomaly" for i, a in self.review_marks.items()}
 
+    def restore_review(self, marks: dict) -> None:
+        """Put saved marks (e.g. a session file's) on the open graphs, replacing any.
+
+        Args:
+            marks: graph index (or its text, as JSON keeps it) -> True or "anomaly", False or
+                "not anomaly".
+
+        Raises:
+            ValueError: an index that is no open graph's, or a mark that is none of these.
+        """
+        words = {"anomaly": True, "not anomaly": False}
+        n = len(self.graphs) if self.graphs is not None else 0
+        restored = {}
+        for key, value in marks.items():
+            index = int(key)
+            if not 0 <= index < n:
+                raise ValueError(f"a saved mark is on graph {index}, but the open data has {n} graphs")
+            if isinstance(value, str) and value in words:
+                restored[index] = words[value]
+            elif isinstance(value, (bool, np.bool_)):
+                restored[index] = bool(value)
+            else:
+                raise ValueError(f"graph {index}: a mark is 'anomaly' or 'not anomaly', not {value!r}")
+        self.review_marks = restored
+
     def threshold(self) -> float | None:
         """The score above which graphs are flagged, by the flag rule: a percentile of the training
         scores, p < alpha, or q <= alpha. p- and q-values fall as the score rises, so each rule is a

@@ -49,6 +49,20 @@ class ReviewController(Controller):
         self.state.mark(indices, anomalous)
         self.refresh()
 
+    def restore(self, marks: dict) -> None:
+        """Put saved marks (a session file's, :meth:`app.state.AppState.restore_review`) on the open
+        graphs and re-rank by them.
+
+        Args:
+            marks: graph index (or its text) -> True / "anomaly" or False / "not anomaly".
+        """
+        try:
+            self.state.restore_review(marks)
+        except (TypeError, ValueError) as exc:
+            self.warning.emit("Cannot restore the review", str(exc))
+            return
+        self.refresh()
+
     @Slot()
     def refresh(self) -> None:
         """Re-rank under the state's marks (in the background); without marks, the scores' own ranking."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 
 import numpy as np
+import pytest
 from rdkit import Chem
 
 from app.state import AppState
@@ -101,3 +102,15 @@ def test_marks_belong_to_the_graphs_not_the_model():
     assert state.review_marks == {2: False} and state.review_words() == {2: "not anomaly"}
     state.set_scores(scores=None)  # new scores: the review is built again, the marks stay
     assert state.review_marks == {2: False} and state.reranked is None
+
+
+def test_saved_marks_come_back_as_the_state_keeps_them():
+    state = AppState()
+    state.graphs = [object()] * 10  # ten open graphs: only their count matters here
+    state.restore_review({"3": "anomaly", "4": "not anomaly", 5: True})
+    assert state.review_marks == {3: True, 4: False, 5: True}
+    assert state.review_words() == {3: "anomaly", 4: "not anomaly", 5: "anomaly"}
+    for bad in ({"12": "anomaly"}, {"1": "maybe"}, {"x": True}):
+        with pytest.raises(ValueError):
+            state.restore_review(bad)
+    assert state.review_marks == {3: True, 4: False, 5: True}  # a bad file changes nothing
