@@ -41,19 +41,21 @@ class ExportTable:
 
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
-                 p_values: np.ndarray | None, has_molecules: bool, html: dict) -> ExportTable:
-    """The training data's results tab: every graph, its score, p- and q-value and flag; ``html``:
-    the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
+                 p_values: np.ndarray | None, has_molecules: bool, html: dict,
+                 review: dict[int, str] | None = None) -> ExportTable:
+    """The training data's results tab: every graph, its score, p- and q-value and flag, and its
+    review mark when any graph is marked (``review``: graph index -> "anomaly" or "not anomaly");
+    ``html``: the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
 
     def write_csv(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values)
+        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review)
 
     def write_sdf(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values)
+        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review)
 
     def write_html(path: str, job=None) -> int:
         return tasks.export_html(path, graphs, scores, html["model"], html["anomaly_label"], html["threshold"],
-                                 p_values, vmax=html["vmax"])
+                                 p_values, vmax=html["vmax"], review=review)
 
     return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html)
 
@@ -69,7 +71,8 @@ def report_table(stem: str, report, visible: np.ndarray, model, work: object = N
 
 
 def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: float | None) -> ExportTable | None:
-    """The training data's results tab as an :class:`ExportTable`, or None without scores.
+    """The training data's results tab as an :class:`ExportTable` (with the review marks, if any), or
+    None without scores.
 
     Args:
         state: the :class:`app.state.AppState`.
@@ -86,4 +89,4 @@ def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: 
         return None
     html = {"model": state.model, "anomaly_label": anomaly_label, "threshold": state.threshold(), "vmax": vmax}
     return graphs_table(Path(state.graphs.source).stem or "graphs", state.graphs, state.scores, visible,
-                        state.flagged(), state.p_values(), state.has_smiles(), html)
+                        state.flagged(), state.p_values(), state.has_smiles(), html, review=state.review_words())

@@ -24,6 +24,7 @@ from .controllers.model_files import ModelFilesController
 from .controllers.opening import OpeningController
 from .controllers.report_tabs import ReportTabs
 from .controllers.results import ResultsController
+from .controllers.review import ReviewController
 from .controllers.screening import ScreeningController
 from .controllers.smarts import SmartsController
 from .controllers.training import TrainingController
@@ -136,6 +137,7 @@ class MainWindow(QMainWindow):
         self.report_tabs = ReportTabs(self.results_tabs, self.stack, st, self.heatmap, self._unsaved,
                                       self.guard.confirm, self)
         self.report_views = self.report_tabs.views  # the open reports' tabs (read by tests and the screenshots)
+        self.reviewing = attach(ReviewController(self.runner, st, self))
 
     def _wire(self) -> None:
         """Connect the views' requests to the controllers and the controllers' results to the views;
@@ -150,6 +152,9 @@ class MainWindow(QMainWindow):
         self.results.shown.connect(self._update_state)
         self.report_tabs.changed.connect(self._update_state)  # Export: the active tab's rows
         self.maps.ready.connect(self.results.map_ready)
+        self.results.shown.connect(self.reviewing.refresh)  # new scores: the marks re-rank them
+        self.reviewing.reranked.connect(self.results.show_review)
+        self.reviewing.reranked.connect(self._update_state)
         st.data_changed.connect(lambda: self.form.set_labels(st.graphs.label_counts()))  # "All graphs" first
         st.model_changed.connect(lambda model: self.loss_plot.show_losses(list(model.loss_history_)))
         st.model_changed.connect(lambda _model: self._update_state())
@@ -283,6 +288,15 @@ class MainWindow(QMainWindow):
     def compute_map(self, space: str, method: str) -> None:
         self.maps.compute(space, method, self.form.params()["seed"])
 
+    def mark_anomaly(self) -> None:
+        self.reviewing.mark(self.results.selected_graphs(), True)
+
+    def mark_normal(self) -> None:
+        self.reviewing.mark(self.results.selected_graphs(), False)
+
+    def clear_mark(self) -> None:
+        self.reviewing.mark(self.results.selected_graphs(), None)
+
     def apply_smarts(self) -> None:
         """Filter the table by the SMARTS typed, now (matched in the background)."""
         self.results.apply_smarts()
@@ -318,7 +332,7 @@ class MainWindow(QMainWindow):
     def _update_state(self, busy: bool | None = None) -> None:
         """Enable the actions, buttons and menus for the state now (``busy``: whether a job runs;
         None: ask the runner)."""
-        busy = self.runner.busy() if busy is None else busy
+        busy = any(name != "review" for name in self.runner.running()) if busy is None else busy  # marks: at once
         stoppable = self.runner.busy("train") or self.runner.busy("score_file")
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, self.report_tabs.active() is not None))
         self.demo_menu.setEnabled(not busy)

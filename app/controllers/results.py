@@ -198,6 +198,20 @@ class ResultsController(QObject):
         similar = st.similar_training_molecules(i)
         self.heatmap.set_neighbours([(j, st.graphs.meta[j].id, sim, float(st.scores.score[j])) for j, sim in similar])
 
+    def selected_graphs(self) -> list[int]:
+        """The graphs of the training tab's selected rows (the selected graph when no row is)."""
+        rows = self.table.selectionModel().selectedRows()
+        chosen = sorted({self.model_table.graph_index(ix.row()) for ix in rows})
+        return chosen or ([] if self.state.selected is None else [self.state.selected])
+
+    @Slot()
+    def show_review(self) -> None:
+        """The review marks and their re-ranking in the table (its Review column hidden while the
+        ranking cannot be reviewed and nothing is marked)."""
+        st = self.state
+        self.model_table.set_review(st.review_marks, st.review_rank())
+        self.table.setColumnHidden(COLUMNS.index("Review"), bool(st.review_unavailable()) and not st.review_marks)
+
     def show_detector(self, model) -> None:
         """Adapt the views to the detector: score-term columns, map spaces and heatmaps need node scores."""
         terms = model.has_node_scores

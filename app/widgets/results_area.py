@@ -31,6 +31,7 @@ class ResultsArea(QSplitter):
         self.filters = FilterBar()
         self.model_table = ResultsModel(self)
         self.table = results_view(self.model_table)
+        self.table.setSelectionMode(self.table.SelectionMode.ExtendedSelection)  # several rows can be marked
         self.scaffold_view = ScaffoldView()
         self.table_stack = QStackedWidget()
         self.table_stack.addWidget(self.table)
