@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from core.data.graphset import GraphSet, element_symbols
 
 CMAP = "YlOrRd"
-READABLE_BOND_PX = 28.0  # the shortest bond drawn on screen: RDKit's element symbols are then about 11 px high
+READABLE_BOND_PX = 36.0  # the shortest bond drawn on screen: element symbols are then about 12 px high
 NOTED_ATOMS = 5  # how many of the top-error atoms carry their index in the drawing (the others: on hover)
 _MAX_SIDE = 4096  # the largest drawing of one molecule, in pixels per side
 _BOND_SYMBOLS = {"1": "SINGLE", "2": "DOUBLE", "3": "TRIPLE", "-": "SINGLE", "=": "DOUBLE", "#": "TRIPLE",
@@ -237,7 +237,7 @@ def _draw(mol, errors, size, svg, scale="robust", vmax=None, highlight=None, hig
     opts.prepareMolsBeforeDrawing = False
     opts.padding = 0.0
     opts.legendFontSize = 16
-    opts.annotationFontScale = 0.7
+    opts.baseFontSize = 0.7  # RDKit's 0.6 writes symbols 8 px high on 28 px bonds
     drawer.SetScale(width, height, Geometry.Point2D(*low), Geometry.Point2D(*high), mol)
 
     atoms = list(range(n))
@@ -269,7 +269,8 @@ def _draw(mol, errors, size, svg, scale="robust", vmax=None, highlight=None, hig
         opts.circleAtoms = False
         opts.continuousHighlight = False
         opts.singleColourBonds = True
-    drawer.DrawMolecule(mol, legend=legend, highlightAtoms=list(labels), highlightAtomColors=labels)
+    drawer.DrawMolecule(mol, legend=legend, highlightAtoms=list(labels), highlightAtomColors=labels,
+                        highlightBonds=[])  # no bond between two symbols drawn in the highlight colour
     drawer.FinishDrawing()
     xy = np.array([tuple(drawer.GetDrawCoords(a)) for a in range(n)], dtype=float).reshape(n, 2)
     return _Drawn(drawer, (width, height), xy, fit * bond, fills, labels)
