@@ -15,6 +15,7 @@ from core.data.graphset import GraphSet, element_symbols
 
 CMAP = "YlOrRd"
 READABLE_BOND_PX = 36.0  # the shortest bond drawn on screen: element symbols are then about 12 px high
+LARGEST_BOND_PX = 60.0  # a small molecule fills its box up to this bond length, its symbols no larger than text
 NOTED_ATOMS = 5  # how many of the top-error atoms carry their index in the drawing (the others: on hover)
 _MAX_SIDE = 4096  # the largest drawing of one molecule, in pixels per side
 _BOND_SYMBOLS = {"1": "SINGLE", "2": "DOUBLE", "3": "TRIPLE", "-": "SINGLE", "=": "DOUBLE", "#": "TRIPLE",
@@ -228,6 +229,7 @@ def _draw(mol, errors, size, svg, scale="robust", vmax=None, highlight=None, hig
     width, height = (int(v) for v in size)
     legend_share = 0.1 if legend else 0.0  # RDKit keeps this share of the height for the legend
     fit = min(width / span[0], height * (1 - legend_share) / span[1])  # pixels per coordinate unit
+    fit = min(fit, LARGEST_BOND_PX / bond)  # ethanol is not drawn with 200-pixel bonds and giant symbols
     if min_bond_px and fit * bond < min_bond_px:
         fit = min_bond_px / bond
         width = min(_MAX_SIDE, max(width, int(np.ceil(span[0] * fit))))
@@ -502,8 +504,8 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
         text = "node error (shared scale)" if vmax is not None and scale != "log" else label.get(scale, "node error")
         fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=CMAP), cax=cax, label=text,
                      extend="max" if norm.vmax < float(np.max(errors, initial=0)) else "neither")
-    if title:
-        ax.set_title(title, fontsize=10)
+    if title:  # from the left edge, wrapped: a long name is never cut off on a narrow panel
+        fig.text(0.02, 0.985, title, fontsize=10, ha="left", va="top", wrap=True)
     return drawing
 
 
