@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCursor
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
-                               QPushButton, QToolButton, QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
+                               QPushButton, QScrollArea, QToolButton, QToolTip, QVBoxLayout, QWidget)
 
 from .alerts import AlertList
 from .plots import Canvas
@@ -86,7 +86,6 @@ class HeatmapPanel(QWidget):
         self.alerts.list.setMaximumHeight(6 * self.alerts.list.fontMetrics().height())  # the top nodes keep the room
         side = self._side = QVBoxLayout()
         side.addWidget(self.scale)
-        side.addLayout(zoom_row)
         side.addWidget(self.top_label)
         side.addWidget(self.top, 1)
         side.addWidget(self.alerts)
@@ -94,9 +93,21 @@ class HeatmapPanel(QWidget):
         side.addWidget(self.neighbours, 1)
         side.addStretch(0)  # takes the lists' place when they are hidden, so the button stays at the bottom
         side.addWidget(self.save_button)
+        drawing = QVBoxLayout()  # the zoom buttons under the drawing: the side column keeps its height
+        drawing.addWidget(self.canvas, 1)
+        drawing.addLayout(zoom_row)
+        side.setContentsMargins(0, 0, 0, 0)
+        column = QWidget()
+        column.setLayout(side)
+        self.side_column = QScrollArea()  # on a short screen the column scrolls; its parts never overlap
+        self.side_column.setWidget(column)
+        self.side_column.setWidgetResizable(True)
+        self.side_column.setFrameShape(QFrame.Shape.NoFrame)
+        self.side_column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.side_column.setFixedWidth(200 + self.side_column.verticalScrollBar().sizeHint().width() + 2)
         row = QHBoxLayout()
-        row.addWidget(self.canvas, 1)
-        row.addLayout(side)
+        row.addLayout(drawing, 1)
+        row.addWidget(self.side_column)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addLayout(row, 1)

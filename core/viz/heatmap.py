@@ -240,6 +240,7 @@ def _draw(mol, errors, size, svg, scale="robust", vmax=None, highlight=None, hig
     opts.padding = 0.0
     opts.legendFontSize = 16
     opts.baseFontSize = 0.7  # RDKit's 0.6 writes symbols 8 px high on 28 px bonds
+    opts.maxFontSize = 20  # and no larger than text on a small molecule's long bonds
     drawer.SetScale(width, height, Geometry.Point2D(*low), Geometry.Point2D(*high), mol)
 
     atoms = list(range(n))
@@ -461,8 +462,9 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
         spots = place_notes(drawn.xy, bonds, noted, chip, clearance=0.4 * drawn.bond_px)
         for a, (x, y) in spots.items():  # dark on white, ringed in the atom's colour: legible on any fill
             ax.text(x, y, str(a), fontsize=font, fontweight="bold", ha="center", va="center", zorder=3,
-                    color="#1a1a1a", bbox=dict(boxstyle="round,pad=0.2", fc="white",
-                                               ec=colours[a] if not plain else "#777777", lw=1.5))
+                    color="#1a1a1a", clip_on=True,  # a note outside the view is not drawn over the title
+                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=colours[a] if not plain else "#777777",
+                              lw=1.5))
         ax.set_xlim(0, width)
         ax.set_ylim(height, 0)
         if (width, height) != size and len(drawn.xy):  # enlarged: one drawing pixel per figure pixel, at the top atom

@@ -13,7 +13,8 @@ from tests.app.test_main_window import open_and_wait, settings, window  # noqa: 
 
 PEPTIDE = ("CC(C)C[C@H](NC(=O)[C@@H](Cc1ccccc1)NC(=O)[C@H](CCC(N)=O)NC(=O)[C@@H](CC(C)C)NC(=O)[C@H](Cc1ccc(O)cc1)"
            "NC(=O)[C@@H](N)CO)C(=O)N[C@@H](CCCNC(N)=N)C(=O)N1CCC[C@H]1C(=O)NCC(N)=O")  # 77 atoms
-MOLECULES = [PEPTIDE, "Clc1ccccc1C(c1ccccc1)(c1ccccc1)n1ccnc1", "CCO", "CCN", "CCCO", "c1ccccc1O"]
+MOLECULES = [PEPTIDE, "Clc1ccccc1C(c1ccccc1)(c1ccccc1)n1ccnc1", "CCO", "CCN", "CCCO", "c1ccccc1O",
+             "O=[N+]([O-])c1ccccc1C=CC(=O)C"]  # the last with two alerts
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +78,28 @@ def test_saving_a_zoomed_view_saves_the_whole_molecule(panel, scored, tmp_path):
     panel.save_to(str(tmp_path / "h.png"))
     assert (tmp_path / "h.png").stat().st_size > 1000
     assert panel.drawing.ax.get_xlim() == view  # the view is back where the user left it
+
+
+def test_the_side_column_scrolls_instead_of_overlapping_its_parts_on_a_short_panel(qtbot, scored):
+    graphs, scores = scored
+    panel = HeatmapPanel()
+    qtbot.addWidget(panel)
+    panel.resize(860, 330)  # the heatmap tab of a 1280x800 window
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.show_graph(graphs, 6, scores)
+    panel.set_neighbours([(1, "m1", 0.5, 1.0), (2, "m2", 0.4, 2.0), (3, "m3", 0.3, 3.0)])
+    qtbot.wait(50)
+    assert panel.alerts.list.count() >= 2 and panel.alerts.inside.isVisible()
+    assert panel.height() == 330  # the column does not force the panel taller than the window gives it
+    column = panel.side_column.widget()
+    parts = [panel.scale, panel.top_label, panel.top, panel.alerts.label, panel.alerts.list, panel.alerts.inside,
+             panel.neighbours_label, panel.neighbours, panel.save_button]
+    rects = [(w, w.geometry().translated(w.parentWidget().mapTo(column, QPoint(0, 0)))) for w in parts]
+    for k, (a, ra) in enumerate(rects):
+        assert a.isVisible()
+        for b, rb in rects[k + 1:]:
+            assert not ra.intersects(rb), (a, b, ra, rb)
 
 
 @pytest.mark.parametrize("size", [(1600, 1000), (1280, 800)])
