@@ -62,3 +62,29 @@ def test_a_long_title_fits_a_narrow_heatmap_and_a_small_molecule_keeps_text_size
     x0, x1 = drawing.ax.get_xlim()
     assert drawing.bond * drawing.ax.get_window_extent().width / abs(x1 - x0) <= 61.0
     assert np.ptp(drawing.xy[:, 0]) > 0  # and it is drawn
+
+
+def test_the_maps_colour_bar_is_labelled_within_a_short_canvas(qtbot, molecules):
+    from types import SimpleNamespace
+
+    from app.widgets.map_view import MapView
+
+    graphs, model = molecules
+    scores = model.score(graphs)
+    view = MapView()
+    qtbot.addWidget(view)
+    view.resize(400, 300)  # beside the table in a 1280x800 window
+    view.show()
+    n = len(graphs)
+    space_map = SimpleNamespace(coords=np.random.default_rng(0).normal(size=(n, 2)), indices=np.arange(n),
+                                space="predictor", method="tsne", note="t-SNE of all graphs")
+    view.set_map(space_map, graphs, scores, np.zeros(n, dtype=bool))
+    fig = view.canvas.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    bar_axes = [a for a in fig.axes if a is not view.ax]
+    assert bar_axes
+    label = bar_axes[0].yaxis.label
+    assert label.get_text()
+    box = label.get_window_extent(renderer=renderer)
+    assert box.y0 >= 0 and box.y1 <= fig.bbox.height, (box, fig.bbox)
