@@ -440,7 +440,11 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
     """
     fig.clear()
     plain = errors is None
-    ax = fig.add_axes((0.02, 0.02, 0.72, 0.90))
+    width_px, height_px = max(float(fig.bbox.width), 1.0), max(float(fig.bbox.height), 1.0)
+    below = not plain and width_px < 420 and height_px > width_px  # a tall narrow panel: the colour bar under it
+    right = 1.0 - (80.0 / width_px if not plain and not below else 0.0)  # or 80 pixels on the right for it
+    bottom = 84.0 / height_px if below else 0.02
+    ax = fig.add_axes((0.02, bottom, max(0.1, right - 0.04), 0.92 - bottom))
     ax.set_axis_off()
     n = int(graphs.graphs[i].num_nodes)
     norm, colours = _colours(np.zeros(n) if plain else errors, scale, vmax)
@@ -501,10 +505,14 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
         drawing = HeatmapDrawing("graph", ax, xy, float(np.median(lengths)) if lengths else 1.0,
                                  (x0, x1, y0, y1), list(labelled))
     if not plain:
-        cax = fig.add_axes((0.76, 0.12, 0.03, 0.70))  # room for its ticks and label on a narrow canvas
+        if below:
+            cax = fig.add_axes((0.08, 48.0 / height_px, 0.84, 12.0 / height_px))
+        else:
+            cax = fig.add_axes((right, 0.12, 14.0 / width_px, 0.70))  # ticks and label fit on a narrow canvas
         label = {"robust": "node error (robust scale)", "log": "node error (log scale)"}
         text = "node error (shared scale)" if vmax is not None and scale != "log" else label.get(scale, "node error")
         fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=CMAP), cax=cax, label=text,
+                     orientation="horizontal" if below else "vertical",
                      extend="max" if norm.vmax < float(np.max(errors, initial=0)) else "neither")
     if title:  # from the left edge, wrapped: a long name is never cut off on a narrow panel
         fig.text(0.02, 0.985, title, fontsize=10, ha="left", va="top", wrap=True)

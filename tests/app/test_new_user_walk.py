@@ -53,8 +53,13 @@ def test_a_long_title_fits_a_narrow_heatmap_and_a_small_molecule_keeps_text_size
     fig.canvas.draw()
     shown = [t for t in fig.texts if t.get_text() == title]
     assert shown
-    box = shown[0].get_window_extent(renderer=fig.canvas.get_renderer())
+    renderer = fig.canvas.get_renderer()
+    box = shown[0].get_window_extent(renderer=renderer)
     assert box.x0 >= 0 and box.x1 <= fig.bbox.width + 1  # wrapped inside the figure, nothing cut off
+    bar = [a for a in fig.axes if a is not drawing.ax][0]
+    label = bar.xaxis.label.get_window_extent(renderer=renderer)  # under the drawing on a tall narrow panel
+    assert 0 <= label.x0 and label.x1 <= fig.bbox.width and label.y0 >= 0
+    assert bar.get_window_extent().y1 < drawing.ax.get_window_extent().y0
 
     wide = Figure(figsize=(12.0, 6.0), dpi=100)  # a big panel: ethanol is not drawn with 200-pixel bonds
     FigureCanvasAgg(wide)
