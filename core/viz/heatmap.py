@@ -23,8 +23,17 @@ _BOND_SYMBOLS = {"1": "SINGLE", "2": "DOUBLE", "3": "TRIPLE", "-": "SINGLE", "="
 
 
 def graph_molecule(graphs: GraphSet, i: int):
-    """An RDKit molecule for graph i, in node order: parsed from its SMILES, or built from TU
-    element labels (and bond labels when the readme names them); None when it is not a molecule."""
+    """Make an RDKit molecule of graph i, in node order, for drawing and SD files.
+
+    Args:
+        graphs: the graph set.
+        i: the graph's index.
+
+    Returns:
+        The molecule parsed from the graph's SMILES, or built from TU element labels (and bond
+        labels when the readme names them, single bonds otherwise); None when the graph is not a
+        molecule (no SMILES and no element labels, or labels RDKit cannot build).
+    """
     from rdkit import Chem
 
     from core.data.chem import parse_smiles
@@ -66,16 +75,21 @@ SCALES = ("robust", "linear", "log")  # how node errors map to colours; see node
 
 
 def node_error_norm(errors: np.ndarray, scale: str = "robust", vmax: float | None = None) -> Normalize:
-    """The colour scale of a heatmap.
+    """Make the colour scale of a heatmap.
 
     Args:
         errors: the node errors of one graph, shape ``(nodes,)``.
-        scale: ``robust`` (default) clips at the 90th percentile of the errors, so one extreme
-            atom (a metal with error 56) does not wash every other atom out to the palest colour;
-            ``linear`` runs from 0 to the largest error; ``log`` is logarithmic between the
-            smallest positive error and the largest.
+        scale: ``robust`` (default) clips at the 90th percentile of the errors (with at least 4
+            finite errors), so one extreme atom (a metal with error 56) does not wash every other
+            atom out to the palest colour; ``linear`` runs from 0 to the largest error; ``log`` is
+            logarithmic between the smallest positive error and the largest (linear when no error
+            is positive).
         vmax: a fixed top of the scale (e.g. :func:`fixed_error_scale` of a whole data set), so
             colours compare across molecules; overrides ``scale``'s top.
+
+    Returns:
+        A clipping matplotlib norm: ``LogNorm`` for ``log``, else ``Normalize`` from 0 (its top is 1
+        when the errors give none above 0).
     """
     errors = np.asarray(errors, dtype=np.float64)
     finite = errors[np.isfinite(errors)]
@@ -94,7 +108,15 @@ def node_error_norm(errors: np.ndarray, scale: str = "robust", vmax: float | Non
 
 
 def fixed_error_scale(node_errors: np.ndarray, percentile: float = 99.0) -> float:
-    """One top of scale for every molecule of a data set: a high percentile of all node errors."""
+    """Choose one top of scale for every molecule of a data set, so heatmap colours compare.
+
+    Args:
+        node_errors: all node errors of the data set, any shape; non-finite values are ignored.
+        percentile: the percentile of the errors taken as the top.
+
+    Returns:
+        That percentile of the finite errors, or 1.0 when there are none.
+    """
     finite = np.asarray(node_errors, dtype=np.float64)
     finite = finite[np.isfinite(finite)]
     return float(np.percentile(finite, percentile)) if finite.size else 1.0
@@ -124,7 +146,8 @@ def contrast_ratio(first, second) -> float:
     """WCAG 2 contrast ratio of two colours, from 1 (the same) to 21 (black on white).
 
     Args:
-        first, second: sRGB colours as float tuples in [0, 1].
+        first: an sRGB colour as a float tuple in [0, 1].
+        second: another.
 
     Returns:
         (lighter + 0.05) / (darker + 0.05) of their relative luminances.
@@ -280,7 +303,15 @@ def _draw(mol, errors, size, svg, scale="robust", vmax=None, highlight=None, hig
 
 
 def top_atoms(errors: np.ndarray | None, k: int = NOTED_ATOMS) -> list[int]:
-    """The ``k`` atoms with the largest errors, largest first (ties in atom order); none without errors."""
+    """The atoms with the largest errors, largest first (ties in atom order).
+
+    Args:
+        errors: the node errors, or None.
+        k: how many.
+
+    Returns:
+        Up to ``k`` atom indices; none without errors.
+    """
     if errors is None or k <= 0:
         return []
     return np.argsort(-np.asarray(errors, dtype=np.float64), kind="stable")[:k].tolist()
@@ -297,7 +328,8 @@ def molecule_image(mol, errors: np.ndarray | None, size: tuple[int, int] = (560,
         errors: its node errors; None draws the plain structure (detectors without node scores).
         size: the canvas in pixels (grown for ``min_bond_px``).
         svg: SVG instead of PNG.
-        scale, vmax: the colour scale, as in :func:`node_error_norm`.
+        scale: the colour scale, as in :func:`node_error_norm`.
+        vmax: a fixed top of the colour scale, as in :func:`node_error_norm`.
         highlight: atoms to mark (a SMARTS match or an alert); their bonds are drawn in blue.
         legend: written under the drawing (e.g. the id and score).
         highlight_bonds: the bonds to draw in blue (a SMARTS match's own bonds, :func:`smarts_match`);
@@ -422,11 +454,13 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
 
     Args:
         fig: the figure to draw on; a molecule is drawn at the pixel size of its axes.
-        graphs: the graph set; i: the graph's index.
+        graphs: the graph set.
+        i: the graph's index.
         errors: graph i's node errors, shape ``(nodes,)``; None draws the plain structure,
             without colours or colour bar.
         title: a title over the drawing (the id and score, so a saved picture says what it shows).
-        scale, vmax: the colour scale (:func:`node_error_norm`); default ``robust``.
+        scale: the colour scale (:func:`node_error_norm`); default ``robust``.
+        vmax: a fixed top of the colour scale (:func:`node_error_norm`).
         highlight: node indices to mark (a SMARTS match), drawn with blue bonds.
         highlight_bonds: the bonds to draw in blue (default: those between ``highlight`` atoms).
         min_bond_px: the shortest bond on screen, in figure pixels: a molecule that would be drawn
@@ -548,6 +582,14 @@ def smarts_match(mol, smarts: str) -> tuple[list[int], list[int]]:
 
 
 def smarts_atoms(mol, smarts: str) -> list[int]:
-    """The atoms of ``mol`` in any match of the SMARTS pattern (empty when it does not match or
-    does not parse), to highlight a substructure filter's match in the drawing."""
+    """Find the atoms of ``mol`` in any match of a SMARTS pattern, to highlight a filter's match.
+
+    Args:
+        mol: the RDKit molecule, or None.
+        smarts: the SMARTS pattern.
+
+    Returns:
+        The matched atom indices, sorted; empty when there is no molecule, no match, or the
+        pattern is empty or does not parse (:func:`smarts_match` gives the bonds too).
+    """
     return smarts_match(mol, smarts)[0]
