@@ -340,9 +340,16 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
         workers = workers or max(1, min(2, os.cpu_count() or 1))
         summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped)
     else:
+        from core import SchemaMismatchError
+
         graphs = load(path)
         job.report(ScreenProgress(len(graphs), 0, len(graphs), time.perf_counter() - start))
-        write_report(report_path, graphs, model.score(graphs))
+        try:
+            scores = model.score(graphs)
+        except SchemaMismatchError as exc:  # say which file, and what to do
+            raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file "
+                                      "of the kind the model was trained on, or train on this one.") from exc
+        write_report(report_path, graphs, scores)
     return read(report_path), summary
 
 
