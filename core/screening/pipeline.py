@@ -37,7 +37,8 @@ from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, parse_row
 from core.data.pvalues import bh_q_table
-from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
+from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, extra_columns, format_p,
+                             format_term, header_extras, parse_end_row, property_cells, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
@@ -114,13 +115,17 @@ def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and index lists stay small
 
 
-def featurize_chunk(rows: list[SourceRow]) -> dict:
+def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process): the molecules
     one by one, their features ``FEATURIZE_BATCH`` at a time
     (:func:`core.data.atom_batch.featurize_molecules`), so that a worker holds no more than that
-    many RDKit molecules."""
+    many RDKit molecules. ``extras`` (report columns, :func:`core.io.report.extra_columns`): the
+    chemist's properties and the structural alerts, computed here from the molecule just parsed
+    (``extra`` holds each scored row's cells)."""
     from core.data.atom_batch import concatenate, featurize_molecules
 
+    extra_cells = _extra_cells(extras)
+    extra: list[list[str]] = []
     lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
     positions = []  # each scored row's place in the chunk: ties in the report keep input order
     for k, row in enumerate(rows):
@@ -135,6 +140,8 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         names.append(row.name)
         labels.append(row.label)
         smiles.append(text)
+        if extra_cells is not None:
+            extra.append(extra_cells(mol))
         if len(mols) == FEATURIZE_BATCH:
             parts.append(featurize_molecules(mols, smiles[-len(mols):]))
             mols = []
@@ -145,14 +152,35 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         "lines": np.asarray(lines, dtype=np.int64), "positions": np.asarray(positions, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
         "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
-        "rejects": rejects,
+        "rejects": rejects, "extra": extra,
     }
 
 
-def _featurize_in_worker(rows: list[SourceRow]) -> dict:
+def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
+    """``cells(mol)``: a parsed molecule's cells of the report's optional columns ``extras``, or
+    None when there are none."""
+    if not extras:
+        return None
+    from core.data.properties import molecule_properties
+
+    properties = extras[0] != ALERTS_COLUMN
+    alerts = extras[-1] == ALERTS_COLUMN
+
+    def cells(mol) -> list[str]:
+        out = property_cells(molecule_properties([mol])[0]) if properties else []
+        if alerts:
+            from core.data.alerts import alerts_text, structural_alerts
+
+            out.append(alerts_text(structural_alerts(mol)))
+        return out
+
+    return cells
+
+
+def _featurize_in_worker(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
     """:func:`featurize_chunk` in a parsing worker, which then gives the chunk's freed memory
     back (see :func:`core.runtime.allocator.release_freed_memory`)."""
-    chunk = featurize_chunk(rows)
+    chunk = featurize_chunk(rows, extras)
     release_freed_memory()
     return chunk
 
@@ -299,6 +327,7 @@ class ChunkSettings:
     batch_graphs: int = 256
     precision: str = "float32"
     keep: int | None = None  # the best rows a chunk file keeps (--top); None: every row
+    extras: tuple[str, ...] = ()  # the report's optional columns (properties, alerts), made by the parsing workers
 
 
 @dataclass
@@ -355,7 +384,8 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
             writer.writerow([text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
                              text[i], format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
-                             ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], ""])
+                             ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], "",
+                             *(chunk["extra"][i] if chunk["extra"] else ())])
 
 
 # ---------------------------------------------------------------------------- the ranked report
@@ -432,20 +462,21 @@ class _Digesting:
 
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
-                  check: Callable[[list[str]], None] | None = None) -> int:
+                  check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = ()) -> int:
     """The ranked report: header, the k-way merge of the sorted chunk files with ranks (the
     ``limit`` best rows), the ``rejected`` rows of ``rejects_file``, and the end row last (the
     rows before it, the fingerprint of ``model``, a digest of the bytes before it). Written
     through :func:`~core.runtime.files.atomic_output`: ``out`` is never half-written. Returns
-    the rows written (the end row's count)."""
+    the rows written (the end row's count). ``extras``: the optional columns after ``COLUMNS``."""
     q_values = bh_q_table(p_counts) if p_counts else None
     with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
         stream = _Digesting(fh)
-        csv.writer(stream).writerow(COLUMNS)
+        csv.writer(stream).writerow((*COLUMNS, *extras))
         kept = _merge(sorted_files, stream, tmp, q_values, limit, check)
         with open(rejects_file, newline="", encoding="utf-8") as rej:
             shutil.copyfileobj(rej, stream)
-        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16]))
+        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
+                                        len(COLUMNS) + len(extras)))
     return kept + rejected
 
 
@@ -515,6 +546,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     digests: dict[str, str] = {}
     p_counts: Counter = Counter()  # q-values are recomputed over the merged report
     position = rejected = 0
+    extras: tuple[str, ...] | None = None  # every shard's optional columns: the first shard's
     bounds: list[int] = []
     overlap = _Overlap([str(r) for r in reports], bounds)
     try:
@@ -530,13 +562,20 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
                     records = csv_records(read_lines(report))
-                    next(records)
+                    found = header_extras(next(records)[1])
+                    if extras is None:
+                        extras = found
+                    elif found != extras:
+                        raise DataError(f"its optional columns ({','.join(found) or 'none'}) differ from the first "
+                                        f"report's ({','.join(extras) or 'none'}): screen the shards with the same "
+                                        "--properties and --alerts", report, 1)
+                    width = len(COLUMNS) + len(extras)
                     last, count = math.inf, 0
                     for n, row in records:
                         if end is not None:
                             raise DataError("rows after the end-of-report row", report, n)
-                        if len(row) != len(COLUMNS):
-                            raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", report, n)
+                        if len(row) != width:
+                            raise DataError(f"{len(row)} fields where a report row has {width}", report, n)
                         end = parse_end_row(row)
                         if end is not None:
                             continue
@@ -576,7 +615,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 digests[digest] = str(report)
                 sorted_files.append(target)
         return write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
-                             check=overlap)
+                             check=overlap, extras=extras or ())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -614,12 +653,12 @@ class _Pool:
     def _start(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_parsing_worker)
 
-    def submit(self, rows: list[SourceRow]) -> Future:
+    def submit(self, rows: list[SourceRow], extras: tuple[str, ...] = ()) -> Future:
         try:
-            future = self.executor.submit(_featurize_in_worker, rows)
+            future = self.executor.submit(_featurize_in_worker, rows, extras)
         except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
             self.restart()
-            future = self.executor.submit(_featurize_in_worker, rows)
+            future = self.executor.submit(_featurize_in_worker, rows, extras)
         self._close_our_result_writer()
         return future
 
@@ -687,7 +726,7 @@ class LocalExecutor:
         return not self.again and len(self.pending) < self.workers and not (self.pending and self.pending[-1].alone)
 
     def submit(self, job: ChunkJob) -> None:
-        self.pending.append(_Pending(job, self.pool.submit(job.rows), False))
+        self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.extras), False))
 
     def busy(self) -> bool:
         return bool(self.pending or self.again)
@@ -699,7 +738,7 @@ class LocalExecutor:
         while True:
             if self.again and not self.pending:  # a suspect chunk is parsed with nothing else in flight
                 job = self.again.popleft()
-                self.pending.append(_Pending(job, self.pool.submit(job.rows), True))
+                self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.extras), True))
             item = self.pending.popleft()
             try:
                 chunk = item.future.result()
@@ -757,7 +796,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
            label_column: str | None = None, top: int | None = None, scratch: str | Path | None = None,
-           executor: ChunkExecutor | None = None, summary_extra: dict | None = None) -> ScreenSummary:
+           executor: ChunkExecutor | None = None, summary_extra: dict | None = None, properties: bool = False,
+           alerts: bool = False) -> ScreenSummary:
     """Score every molecule of a SMILES list, table or SDF file ``path`` (or of several files,
     shards of one library, read in turn) with ``model`` and write the ranked report to
     ``report``: the one streaming path of ``glocalkd score``, ``glocalkd screen`` (on this
@@ -775,7 +815,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     rejected row is still listed) and writes ``REPORT.summary.json`` with the counts.
     ``precision`` ``bfloat16`` runs the dense products in bfloat16 (see
     :meth:`GLocalKD.score_arrays`). A file with no data rows, or none that holds a molecule,
-    is a :class:`DataError` (nothing written) unless the run was stopped.
+    is a :class:`DataError` (nothing written) unless the run was stopped. ``properties`` adds the
+    chemist's properties (``mw``, ``clogp``, ...) and ``alerts`` the structural alerts after the
+    usual columns (:func:`core.io.report.extra_columns`), computed by the parsing workers.
     """
     schema = molecule_schema(model)
     if schema is not None and schema.mode != "atom":
@@ -805,7 +847,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     start = time.perf_counter()
     report = Path(report)
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
-    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep)
+    extras = extra_columns(properties, alerts)
+    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
     p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
@@ -841,7 +884,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                     at = f"{result.source} line" if result.source else "line"
                     for line, ident, smi, reason in result.rejects:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", ""])
+                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", "",
+                                             *[""] * len(extras)])
                         if len(first_rejects) < 5:
                             first_rejects.append((line, reason))
                     rows += result.rows
@@ -869,7 +913,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                                 where, first_rejects[0][0])
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
-                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep)
+                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
+                             extras=extras)
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
