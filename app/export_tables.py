@@ -37,12 +37,14 @@ class ExportTable:
 
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
-                 p_values: np.ndarray | None, has_molecules: bool, html: dict) -> ExportTable:
-    """The training data's results tab: every graph, its score, p- and q-value and flag; ``html``:
-    the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
+                 p_values: np.ndarray | None, has_molecules: bool, html: dict,
+                 properties: dict | None = None) -> ExportTable:
+    """The training data's results tab: every graph, its score, p- and q-value and flag, and for
+    molecules their ``properties`` (:func:`core.molecular_properties`) and alerts; ``html``: the
+    HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
 
     def write_csv(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values)
+        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, properties=properties)
 
     def write_sdf(path: str, rows: np.ndarray | None) -> int:
         return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values)

@@ -385,7 +385,7 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
                              text[i], format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
                              ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], "",
-                             *(chunk["extra"][i] if chunk["extra"] else ())])
+                             *(chunk["extra"][i] if chunk.get("extra") else ())])
 
 
 # ---------------------------------------------------------------------------- the ranked report
