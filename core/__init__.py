@@ -48,7 +48,7 @@ _PUBLIC = {
     "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
     "weigh_known_anomalies": "training.use_case",
     # the review loop: an analyst's marks re-rank a consensus's graphs without training again
-    "Review": "detectors.review", "NotApplicableError": "errors",
+    "Review": "detectors.review", "apply_marks": "detectors.review", "NotApplicableError": "errors",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
     "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
@@ -88,7 +88,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.data.pvalues import benjamini_hochberg, fdr_unreached_note
     from core.training.spec import TrainSpec
     from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
-    from core.detectors.review import Review
+    from core.detectors.review import Review, apply_marks
     from core.evaluation.protocol import choose_anomaly_label
     from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values
     from core.screening.pipeline import screen, molecule_schema, merge_reports, ScreenSummary

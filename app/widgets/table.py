@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # core's data classes load torch; the window appears first
 # a chemist's properties (core.PROPERTY_COLUMNS, in that order), after the score columns
 PROPERTY_HEADINGS = ("MW", "cLogP", "TPSA", "HBD", "HBA", "Rot. bonds", "Heavy atoms", "Rings", "Charge")
 COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Label",
-           "Flag", *PROPERTY_HEADINGS)
+           "Flag", "Review", *PROPERTY_HEADINGS)
+REVIEW_TEXT = {True: "● anomaly", False: "○ not anomaly"}  # the Review column's cells
 NUMERIC = {"Rank", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Flag", *PROPERTY_HEADINGS}
 BESIDE_SCORE = ("MW", "cLogP", "TPSA", "Charge")  # shown right after the q-value; the other counts come last
 _INTEGER_PROPERTIES = {"HBD", "HBA", "Rot. bonds", "Heavy atoms", "Rings", "Charge"}
@@ -40,6 +41,7 @@ class ResultsModel(QAbstractTableModel):
         self._q: np.ndarray | None = None
         self._properties: dict[str, np.ndarray] = {}  # table heading -> one value per graph (NaN: none)
         self._masks: dict[str, np.ndarray] = {}  # more filters by name (ranges, flagged only): rows they keep
+        self._marks: dict[int, bool] = {}  # the analyst's review: graph index -> anomaly or not
 
     # ---------------------------------------------------------------- content
     def set_data(self, graphs: GraphSet, scores: Scores | None, threshold: float | None = None) -> None:
@@ -72,8 +74,19 @@ class ResultsModel(QAbstractTableModel):
         self._p = self._q = None
         self._properties = {}
         self._masks = {}
+        self._marks = {}
+        self._free_rank = self._rank
         self._refresh()
         self.endResetModel()
+
+    def set_review(self, marks: dict[int, bool], rank: np.ndarray | None) -> None:
+        """Show the analyst's marks and rank the rows by the review (``rank``: 1-based, per graph;
+        None: the scores' own ranking)."""
+        self._marks = dict(marks)
+        self._rank = self._free_rank if rank is None else np.asarray(rank, dtype=np.int64)
+        self._relayout(lambda: self._ordered(self._view))
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(COLUMNS) - 1))
 
     def set_p_values(self, p: np.ndarray | None, q: np.ndarray | None) -> None:
         """Show p- and q-values (None: the columns stay empty)."""
@@ -217,6 +230,11 @@ class ResultsModel(QAbstractTableModel):
         if name in PROPERTY_HEADINGS:
             values = self._properties.get(name)
             return np.zeros(len(self._nodes)) if values is None else values
+        if name == "Review":  # anomalies, then graphs marked normal, then the rest
+            key = np.zeros(len(self._nodes), dtype=np.int8)
+            for i, anomalous in self._marks.items():
+                key[i] = 2 if anomalous else 1
+            return -key
         return {
             "Score": s.score if s is not None else None,
             "Graph term": s.graph_term if s is not None else None,
@@ -300,6 +318,8 @@ class ResultsModel(QAbstractTableModel):
             if values is None or i >= len(values) or not np.isfinite(values[i]):
                 return ""
             return f"{values[i]:.0f}" if name in _INTEGER_PROPERTIES else f"{values[i]:.2f}"
+        if name == "Review":
+            return REVIEW_TEXT.get(self._marks.get(i), "")
         if s is None:
             return ""
         if name == "Rank":
@@ -341,6 +361,9 @@ def results_view(model: ResultsModel) -> QTableView:
         header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
     for place, name in enumerate(BESIDE_SCORE, start=5):  # large, greasy, polar or charged: at a glance
         header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
+    header.moveSection(header.visualIndex(COLUMNS.index("Review")), 1)  # beside the rank; shown when reviewable
+    table.setColumnWidth(COLUMNS.index("Review"), 100)
+    table.setColumnHidden(COLUMNS.index("Review"), True)
     return table
 
 

@@ -45,8 +45,15 @@ def extra_columns(properties: bool = False, alerts: bool = False) -> tuple[str, 
 
 
 def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None:
-    """The optional columns of a report's header, or None when it is not a report's header (the
-    older header without p- and q-values has none)."""
+    """The optional columns of a report's header.
+
+    Args:
+        header: the first row's cells.
+
+    Returns:
+        The optional columns (:func:`extra_columns`; none for the older header without p- and
+        q-values), or None when ``header`` is not a ranked report's.
+    """
     header = list(header)
     if header == list(LEGACY_COLUMNS):
         return ()
@@ -62,16 +69,34 @@ END_PREFIX = "end of report: "
 
 
 def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS)) -> list[str]:
-    """The report's last row: how many rows come before it, the model that scored them (its
-    fingerprint) and a digest of the bytes before it. A report without it was cut short; merging
-    checks it (same model, no shard twice, no row missing). ``width``: the header's columns."""
+    """The report's last row, which says the report is complete.
+
+    A report without it was cut short; merging checks it (same model, no shard twice, no row
+    missing).
+
+    Args:
+        rows: the data rows before it.
+        model: the fingerprint of the model that scored them.
+        digest: a digest of the bytes before it.
+        width: the header's columns (more than ``COLUMNS`` with optional columns).
+
+    Returns:
+        The row's cells, all empty but ``status``.
+    """
     row = [""] * width
     row[STATUS] = f"{END_PREFIX}{rows} rows; model {model}; digest {digest}"
     return row
 
 
 def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
-    """(rows, model, digest) of an end row, or None when ``row`` is not one."""
+    """Read an end row written by :func:`end_row`.
+
+    Args:
+        row: a report row's cells.
+
+    Returns:
+        (rows, model, digest), or None when ``row`` is not an end row.
+    """
     if len(row) < len(LEGACY_COLUMNS) or not row[STATUS].startswith(END_PREFIX) \
             or any(row[:STATUS]) or any(row[STATUS + 1:]):
         return None
@@ -83,8 +108,15 @@ def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
 
 
 def safe_cell(text: str) -> str:
-    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``); numbers pass.
-    A NUL byte (which breaks most readers of a CSV file) is written as ``\\x00``."""
+    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``).
+
+    Args:
+        text: the cell.
+
+    Returns:
+        The cell with an apostrophe before a formula-like start (numbers such as ``-1.5`` pass)
+        and NUL bytes (which break most readers of a CSV file) written as ``\\x00``.
+    """
     if "\x00" in text:
         text = text.replace("\x00", "\\x00")
     if text.startswith(_FORMULA_START):
@@ -97,7 +129,16 @@ def safe_cell(text: str) -> str:
 
 
 def node_names(graphs: GraphSet, i: int) -> list[str]:
-    """Display names of graph i's nodes: ``C3`` (element + index) for molecules, ``n3`` otherwise."""
+    """Display names of one graph's nodes.
+
+    Args:
+        graphs: the graph set.
+        i: the graph's position.
+
+    Returns:
+        ``C3`` (element + node index) for molecules and TU graphs whose labels name elements,
+        ``n3`` otherwise (or when the symbols do not match the node count).
+    """
     n = int(graphs.graphs[i].num_nodes)
     symbols: list[str] = []
     if graphs.meta[i].smiles:
@@ -113,24 +154,52 @@ def node_names(graphs: GraphSet, i: int) -> list[str]:
 
 
 def format_term(value: float) -> str:
-    """A score term as report text; empty for detectors that have no such term (NaN)."""
+    """Write a score term as report text.
+
+    Args:
+        value: the term.
+
+    Returns:
+        Six significant digits; empty for detectors that have no such term (NaN).
+    """
     return f"{value:.6g}" if np.isfinite(value) else ""
 
 
 def format_p(value: float) -> str:
-    """A p- or q-value as report text; empty when the model is not calibrated (NaN)."""
+    """Write a p- or q-value as report text.
+
+    Args:
+        value: the p- or q-value.
+
+    Returns:
+        Six significant digits; empty when the model is not calibrated (NaN).
+    """
     return f"{value:.6g}" if np.isfinite(value) else ""
 
 
 def property_cells(properties: np.ndarray) -> list[str]:
-    """One molecule's properties (a row of :func:`core.data.properties.molecule_properties`) as
-    report cells, in :data:`PROPERTY_COLUMNS` order."""
+    """One molecule's properties as report cells.
+
+    Args:
+        properties: a row of :func:`core.data.properties.molecule_properties`.
+
+    Returns:
+        The cells, in :data:`PROPERTY_COLUMNS` order (empty where a value is NaN).
+    """
     return [property_text(name, float(v)) for name, v in zip(PROPERTY_COLUMNS, properties)]
 
 
 def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str]) -> Callable[[int], list[str]]:
-    """``cells(i)``: graph i's cells of the optional columns ``extras`` (see :func:`extra_columns`),
-    its properties computed once for every graph, its alerts when asked for."""
+    """The cells of the optional columns, graph by graph.
+
+    Args:
+        graphs: the graphs (their SMILES are read).
+        extras: the optional columns (:func:`extra_columns`).
+
+    Returns:
+        ``cells(i)``: graph i's cells; the properties are computed once for every graph, the
+        alerts of a graph when it is asked for.
+    """
     properties = None
     if any(c in PROPERTY_COLUMNS for c in extras):
         values = molecular_properties(graphs)
@@ -150,18 +219,18 @@ def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str]) -> Callab
 
 def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.ndarray | None = None,
                 extras: tuple[str, ...] = ()) -> Iterator[list[str]]:
-    """Report rows in rank order, then one row per rejected input.
+    """The report's rows: scored rows in rank order, then one row per rejected input.
 
     Args:
-        graphs: the scored graphs (with their rejected rows).
+        graphs: the scored graphs, with their rejects.
         scores: their scores.
-        top_k: nodes listed per graph in ``top_nodes``.
-        p_values: a calibrated model's p-values, one per graph: they fill ``p_value`` and their
-            Benjamini-Hochberg q-values ``q_value``.
+        top_k: how many of each graph's largest node errors go in ``top_nodes`` (0: none).
+        p_values: a calibrated model's p-values, one per graph; they fill ``p_value`` and their
+            Benjamini-Hochberg q-values ``q_value`` (None: both empty).
         extras: optional columns after :data:`COLUMNS` (:func:`extra_columns`).
 
-    Returns:
-        An iterator over the rows, as lists of text cells.
+    Yields:
+        Each row's cells (:data:`COLUMNS`, then ``extras``), not yet made spreadsheet-safe.
     """
     p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
     q = benjamini_hochberg(p)
@@ -181,19 +250,23 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
 
 def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
                  p_values: np.ndarray | None = None, properties: bool = False, alerts: bool = False) -> int:
-    """Write the ranked report to ``path`` atomically.
+    """Write the ranked report to ``path`` atomically, spreadsheet-safe.
 
     Args:
         path: the CSV file to write.
-        graphs: the scored graphs.
-        scores: their scores.
-        top_k: nodes listed per graph.
-        p_values: a calibrated model's p-values of the graphs (``detector.p_values(scores.score)``).
+        graphs: the scored graphs, with their rejects.
+        scores: their scores, one per graph.
+        top_k: how many of each graph's largest node errors go in ``top_nodes``.
+        p_values: a calibrated model's p-values of the graphs (``detector.p_values(scores.score)``;
+            None: not calibrated).
         properties: add the chemist's properties (``mw``, ``clogp``, ... after the usual columns).
         alerts: add the ``alerts`` column (about 10-20 ms a molecule).
 
     Returns:
-        The number of data rows written.
+        The number of data rows written (scored and rejected, not the header).
+
+    Raises:
+        ValueError: ``scores`` and ``graphs`` differ in length.
     """
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")

@@ -3,7 +3,7 @@ exchange compound sets)."""
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -15,21 +15,33 @@ from core.runtime.files import atomic_output
 
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
               flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5,
-              alerts: bool = True, properties: bool = True) -> int:
-    """Write molecules in rank order to an SDF file with SD properties ``id``, ``name``, ``rank``,
-    ``score``, ``p_value`` and its Benjamini-Hochberg ``q_value`` over all graphs (when given),
-    ``flagged`` (when given), ``label``, ``top_atoms``, ``alerts`` (the structural alerts it
-    matches, :func:`core.data.alerts.alerts_text`; when any) and the chemist's properties (``mw``,
-    ``clogp``, ... :data:`core.data.properties.PROPERTY_COLUMNS`).
+              alerts: bool = True, review: Mapping[int, str] | None = None, properties: bool = True) -> int:
+    """Write molecules in rank order to an SDF file, the scores as SD properties (as DataWarrior users share sets).
+
+    The properties are ``id``, ``name`` (when it differs from the id), ``rank``, ``score``,
+    ``p_value`` and its Benjamini-Hochberg ``q_value`` over all graphs (when given), ``flagged``
+    (when given), ``label``, ``top_atoms`` (``C3:0.52;...``) and ``alerts`` (the structural alerts
+    it matches, :func:`core.data.alerts.alerts_text`; when any), ``review`` (an analyst's mark,
+    when marks are given) and the chemist's properties (``mw``, ``clogp``, ...
+    :data:`core.data.properties.PROPERTY_COLUMNS`). The file is written atomically.
 
     Args:
+        path: the SDF file to write.
+        graphs: the scored graphs.
+        scores: their scores.
         rows: graph indices to write (e.g. the rows a filter shows); default all. They are
             written in rank order whatever their order here.
         flagged: shape ``(graphs,)`` booleans, written as 0/1.
         p_values: shape ``(graphs,)``, e.g. :func:`core.evaluation.metrics.empirical_p_values`.
+        top_k: how many of a molecule's highest-error atoms ``top_atoms`` lists.
         alerts: write the ``alerts`` property (about 20 ms a molecule on a busy 2-core machine).
+        review: an analyst's marks, graph index -> ``"anomaly"`` or ``"not anomaly"``: the
+            ``review`` property of the marked molecules (when given, every molecule has it, empty
+            when unmarked).
         properties: write the chemist's properties (about 1 ms a molecule).
-    Returns the number of molecules written; graphs without a molecule (no SMILES) are skipped.
+
+    Returns:
+        The number of molecules written; graphs without a molecule (no SMILES) are skipped.
     """
     from rdkit import Chem
 
@@ -64,6 +76,8 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
                 mol.SetIntProp("flagged", int(bool(flagged[i])))
             if meta.label is not None:
                 mol.SetProp("label", sd_text(str(meta.label)))
+            if review is not None:
+                mol.SetProp("review", sd_text(review.get(i, "")))
             top = scores.top_nodes(i, top_k)
             if top:
                 symbol = [a.GetSymbol() for a in mol.GetAtoms()]  # node order is atom order (graph_molecule)
@@ -79,13 +93,15 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
 
 
 def sd_text(text: str) -> str:
-    """``text`` as one SDF line that cannot end a record, a molblock or a data item: each line break
-    becomes a space, and a line that would read as the record's end (``$$$$``), the molblock's end
-    (``M  END``, as a title) or a data header (``>``) starts with an underscore. SDF has no escapes:
-    one molecule's name must never split the file.
+    """Make ``text`` one SDF line that cannot end a record, a molblock or a data item.
+
+    Each line break becomes a space, and a line that would read as the record's end (``$$$$``),
+    the molblock's end (``M  END``, as a title) or a data header (``>``) starts with an
+    underscore. SDF has no escapes: one molecule's name must never split the file.
 
     Args:
         text: an id, a name or a property value.
+
     Returns:
         The text to write.
     """
