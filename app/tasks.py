@@ -296,9 +296,16 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
         summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped,
                          properties=total is None or total <= SCREEN_PROPERTIES_LIMIT)
     else:
+        from core import SchemaMismatchError
+
         graphs = load(path)
         job.report(ScreenProgress(len(graphs), 0, len(graphs), time.perf_counter() - start))
-        write_report(report_path, graphs, model.score(graphs), properties=graph_properties(graphs) is not None)
+        try:
+            scores = model.score(graphs)
+        except SchemaMismatchError as exc:  # say which file, and what to do
+            raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file "
+                                      "of the kind the model was trained on, or train on this one.") from exc
+        write_report(report_path, graphs, scores, properties=graph_properties(graphs) is not None)
     report = read(report_path)
     add_report_properties(report)
     return report, summary

@@ -54,7 +54,8 @@ _PUBLIC = {
     "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
     "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
     "space_map": "viz.chemical_space", "node_error_norm": "viz.heatmap", "fixed_error_scale": "viz.heatmap",
-    "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "SimilarityIndex": "viz.similarity",
+    "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "smarts_match": "viz.heatmap",
+    "READABLE_BOND_PX": "viz.heatmap", "SimilarityIndex": "viz.similarity",
     "similar_molecules": "viz.similarity", "scaffolds": "viz.similarity",
     "write_sdf": "viz.sharing", "empirical_p_values": "evaluation.metrics", "html_report": "evaluation.html_report",
 }
@@ -93,7 +94,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values
     from core.screening.pipeline import screen, molecule_schema, merge_reports, ScreenSummary
     from core.viz.heatmap import (draw_heatmap, graph_molecule, molecule_image, node_error_norm, fixed_error_scale,
-        SCALES as HEATMAP_SCALES, smarts_atoms)
+        SCALES as HEATMAP_SCALES, smarts_atoms, smarts_match, READABLE_BOND_PX)
     from core.viz.chemical_space import space_map
     from core.viz.similarity import SimilarityIndex, similar_molecules, scaffolds
     from core.viz.sharing import write_sdf
