@@ -42,13 +42,14 @@ class ExportTable:
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
                  p_values: np.ndarray | None, has_molecules: bool, html: dict,
-                 review: dict[int, str] | None = None) -> ExportTable:
+                 review: dict[int, str] | None = None, properties: dict | None = None) -> ExportTable:
     """The training data's results tab: every graph, its score, p- and q-value and flag, and its
-    review mark when any graph is marked (``review``: graph index -> "anomaly" or "not anomaly");
+    review mark when any graph is marked (``review``: graph index -> "anomaly" or "not anomaly"),
+    and for molecules their ``properties`` (:func:`core.molecular_properties`) and alerts;
     ``html``: the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
 
     def write_csv(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review)
+        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review, properties=properties)
 
     def write_sdf(path: str, rows: np.ndarray | None) -> int:
         return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review)
@@ -89,4 +90,5 @@ def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: 
         return None
     html = {"model": state.model, "anomaly_label": anomaly_label, "threshold": state.threshold(), "vmax": vmax}
     return graphs_table(Path(state.graphs.source).stem or "graphs", state.graphs, state.scores, visible,
-                        state.flagged(), state.p_values(), state.has_smiles(), html, review=state.review_words())
+                        state.flagged(), state.p_values(), state.has_smiles(), html,
+                        properties=state.properties, review=state.review_words())

@@ -180,7 +180,7 @@ class MainWindow(QMainWindow):
         settings are kept by the form's own keys)."""
         return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
                 "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
-                "view/heatmap_scale": self.heatmap.scale}
+                "view/heatmap_scale": self.heatmap.scale, "view/flagged_only": self.filters.flagged_only}
 
     def _add_recent(self, path: str) -> None:
         if self.files.add_recent(path):

@@ -48,9 +48,13 @@ class ExportController(Controller):
 
     def export_report(self, path: str, visible_only: bool = False) -> None:
         """Write the rows (all, or those the filters show) as CSV, or as SDF (by the extension) with
-        the scores, p- and q-values as SD properties, in the background."""
+        the scores, p- and q-values as SD properties, in the background (the structural alerts of
+        each molecule are searched as it is written: about 10-20 ms a molecule)."""
         table = self.rows()
         if table is None:
+            return
+        if self.runner.busy("export"):
+            self.warning.emit("Busy", "An export is still being written; wait for it to finish.")
             return
         self.busy.emit(f"Writing {Path(path).name}…", True)
         self._path, self._work = path, table.work
