@@ -76,6 +76,11 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("save_model", "Save &model…", "save_model_dialog", "&File", lambda f: f.savable and not f.busy,
                "Ctrl+Shift+S", toolbar=True),
     ActionSpec("quit", "&Quit", "close", "&File", _always, QKeySequence.StandardKey.Quit),
+    ActionSpec("copy", "&Copy", "copy_rows", "&Edit", lambda f: f.has_data or f.has_rows,
+               QKeySequence.StandardKey.Copy, "Copy the selected rows as tab-separated text with a header and the "
+               "SMILES (pastes into Excel and DataWarrior)"),
+    ActionSpec("copy_image", "Copy as &image", "copy_image", "&Edit", lambda f: f.has_data or f.has_rows,
+               "Ctrl+Shift+C", "Copy the selected rows' structures as one picture, each with its ID and score"),
     ActionSpec("about", "&About", "about", "&Help", _always),
 )
 
@@ -83,6 +88,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "score_file", "export", "html", "-",
               "load_model", "save_model", "-", "quit"),
+    "&Edit": ("copy", "copy_image"),
     "&Model": ("train", "stop", "-", "weigh"),
     "&Help": ("about",),
 }
