@@ -9,6 +9,7 @@ until a picture arrives, then the picture."""
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -113,7 +114,8 @@ class StructureImages(QObject):
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
             context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-            self._executor = ProcessPoolExecutor(1, mp_context=context)
+            self._executor = ProcessPoolExecutor(1, mp_context=context, initializer=_follow_parent,
+                                                 initargs=(os.getpid(),))
         return self._executor
 
     @Slot()
@@ -153,6 +155,20 @@ class StructureImages(QObject):
             return
         error = future.exception()
         callback(error if error is not None else future.result())
+
+
+def _follow_parent(parent: int) -> None:
+    """In the drawing process: end it when the app's process is gone (killed, or crashed), which a
+    forked worker waiting on its queue would not notice."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(2)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 class StructureDelegate(QStyledItemDelegate):
