@@ -33,7 +33,8 @@ class StructureImages(QObject):
     """The pictures of molecules at the chosen size, drawn in a worker process and cached.
 
     Args:
-        capacity: pictures kept (least recently used dropped first).
+        budget: bytes of decoded pictures kept (least recently used dropped first): 64 MB holds
+            about 2,000 small or 600 large pictures.
         parent: the owning QObject (the main window).
 
     Signals:
@@ -45,9 +46,10 @@ class StructureImages(QObject):
     size_changed = Signal()
     _posted = Signal(object, object)  # (future, callback) from the executor's thread, handled on the GUI thread
 
-    def __init__(self, capacity: int = 4000, parent: QObject | None = None):
+    def __init__(self, budget: int = 64 * 2**20, parent: QObject | None = None):
         super().__init__(parent)
-        self.capacity = capacity
+        self.budget = budget
+        self._bytes = 0
         self._size_key = "off"
         self._cache: OrderedDict[tuple[str, tuple[int, int]], QImage | None] = OrderedDict()
         self._wanted: deque[str] = deque()
@@ -142,9 +144,12 @@ class StructureImages(QObject):
         elif not isinstance(result, BaseException):
             for smiles, png in zip(batch, result):
                 image = QImage.fromData(png, "PNG") if png else None
-                self._cache[(smiles, size)] = image if image is not None and not image.isNull() else None
-            while len(self._cache) > self.capacity:
-                self._cache.popitem(last=False)
+                image = image if image is not None and not image.isNull() else None
+                old = self._cache.pop((smiles, size), None)
+                self._bytes += _nbytes(image) - _nbytes(old)
+                self._cache[(smiles, size)] = image
+            while self._bytes > self.budget and self._cache:
+                self._bytes -= _nbytes(self._cache.popitem(last=False)[1])
             self.arrived.emit()
         if self._wanted:
             self._kick.start()
@@ -155,6 +160,10 @@ class StructureImages(QObject):
             return
         error = future.exception()
         callback(error if error is not None else future.result())
+
+
+def _nbytes(image: QImage | None) -> int:
+    return 64 if image is None else image.sizeInBytes() + 64
 
 
 def _follow_parent(parent: int) -> None:

@@ -142,3 +142,40 @@ def test_the_nearest_training_molecule_is_drawn_beside_the_selected_one(qtbot, w
     text = panel.caption.text()
     assert window.graphs.meta[i].id in text and window.graphs.meta[j].id in text and f"{sim:.2f}" in text
     assert (panel._image.width(), panel._image.height()) == (2 * 380, 300)  # the two molecules side by side
+
+
+def test_a_scored_files_tab_has_the_query_and_the_structures(qtbot, tmp_path):
+    from app.widgets.report_view import ReportView
+    from core import REPORT_COLUMNS, read_report
+
+    path = tmp_path / "ranked.csv"
+    rows = [("a", "c1ccccc1CCO", 0.9), ("b", "CCCCCC", 0.8), ("c", "c1ccccc1CCN", 0.7), ("d", "OC(=O)CC", 0.6)]
+    path.write_text(",".join(REPORT_COLUMNS) + "\n" + "".join(
+        f"{k},{ident},,{smiles},{score},,,3,,,ok,,\n" for k, (ident, smiles, score) in enumerate(rows, start=1)))
+    images = StructureImages()
+    images.set_size("small")
+    view = ReportView(read_report(str(path)), images=images)
+    qtbot.addWidget(view)
+    assert not view.table.isColumnHidden(STRUCTURE)
+    view.query_bar.set_query("OCCc1ccccc1")  # row a, written otherwise
+    qtbot.waitUntil(lambda: not view.table.isColumnHidden(SIMILARITY), timeout=60000)
+    model = view.model_table
+    order = [model.index(r, COLUMNS.index("ID")).data() for r in range(model.rowCount())]
+    assert order[0] == "a" and model.index(0, SIMILARITY).data() == "1.00" and order[1] == "c"
+    view.query_bar.minimum.setValue(0.3)
+    assert [model.index(r, COLUMNS.index("ID")).data() for r in range(model.rowCount())] == ["a", "c"]
+    assert view.count.text() == "2 of 4 shown"
+    images.shutdown()
+
+
+def test_the_picture_cache_keeps_to_its_budget(qtbot):
+    width, height = STRUCTURE_SIZES["small"]
+    images = StructureImages(budget=2 * (width * height * 4 + 64))  # two pictures' worth
+    images.set_size("small")
+    smiles = ["CCO", "c1ccccc1", "CCN"]
+    with qtbot.waitSignal(images.arrived, timeout=60000):
+        assert all(images.image(s) is None for s in smiles)  # asked for, not drawn yet
+    assert sum(images.is_known(s) for s in smiles) == 2  # the least recently drawn one was let go
+    kept = [s for s in smiles if images.is_known(s)]
+    assert all(images.image(s).size().width() == width for s in kept)
+    images.shutdown()
