@@ -92,17 +92,24 @@ def _alerts_cell(mol, top: list[int]) -> str:
 def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: dict, top_n: int = 25,
                 anomaly_label: str | None = None, threshold: float | None = None,
                 p_values: np.ndarray | None = None, title: str = "", vmax: float | None = None) -> int:
-    """Write the report to ``path`` (atomically); returns the number of molecules drawn.
+    """Write a self-contained HTML report (histogram, ROC curve, top molecules with heatmaps) to ``path`` atomically.
 
     Args:
+        path: the HTML file to write.
+        graphs: the scored graphs.
+        scores: their scores.
         settings: the model's settings to list (name -> value), e.g. ``model.get_params()``.
         top_n: how many of the top-ranked graphs to show with their heatmaps.
         anomaly_label: the anomalous class, for the class histogram and the ROC curve (with labels).
         threshold: the flag threshold, drawn on the histogram and used for the flag column.
         p_values: shape ``(graphs,)``, listed beside each score when given.
+        title: the report's title (default: the data file's name).
         vmax: the top of the heatmaps' colour scale, shared by every molecule (e.g. a high
             percentile of the training graphs' node errors); default the 99th percentile of all
             the graphs' node errors (:func:`core.viz.heatmap.fixed_error_scale`).
+
+    Returns:
+        The number of molecules drawn.
     """
     from core.viz.heatmap import fixed_error_scale, graph_molecule, molecule_image
 
