@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QApplication
 
 from app.main_window import MainWindow
@@ -124,7 +124,16 @@ def test_copy_puts_the_selected_rows_as_text_and_their_structures_as_a_picture(q
     assert [r[header.index("ID")] for r in rows] == [window.graphs.meta[model.graph_index(k)].id for k in (0, 2, 5)]
     assert [r[header.index("SMILES")] for r in rows] == [window.graphs.meta[model.graph_index(k)].smiles
                                                          for k in (0, 2, 5)]
+    window.activateWindow()  # Ctrl+C in the table: the rows, not one cell as the view alone would copy
+    window.table.setFocus()
+    qtbot.waitUntil(window.isActiveWindow, timeout=10000)
+    _select(window, [1, 3])
     QApplication.clipboard().clear()
+    qtbot.keyClick(window.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    pasted = QApplication.clipboard().text().splitlines()
+    assert pasted[0] == lines[0] and len(pasted) == 3
+    QApplication.clipboard().clear()
+    _select(window, [0, 2, 5])
     window.act_copy_image.trigger()
     qtbot.waitUntil(lambda: not QApplication.clipboard().image().isNull(), timeout=60000)
     image = QApplication.clipboard().image()
