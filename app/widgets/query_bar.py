@@ -4,7 +4,8 @@ data: it says what the user asked for, by signals."""
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy,
+                               QWidget)
 
 QUERY_TIP = ("Type or paste a SMILES: every row gets its Tanimoto similarity to it (ECFP4: Morgan radius 2, "
              "2,048 bits) in a Similarity column, most similar first. Empty: no query.")
@@ -51,6 +52,8 @@ class QueryBar(QWidget):
         self.minimum.valueChanged.connect(self.minimum_changed)
         self.note = QLabel("")  # what the query found, or why it is not a SMILES
         self.note.setWordWrap(False)
+        self.note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # the query box keeps its room
+        self.query_edit.setMinimumWidth(self.query_edit.fontMetrics().horizontalAdvance("c1ccccc1C(=O)NCC") + 30)
         self.structures = QComboBox()
         for key, text in sizes.items():
             self.structures.addItem(text, key)
