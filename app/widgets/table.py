@@ -13,7 +13,8 @@ if TYPE_CHECKING:  # core's data classes load torch; the window appears first
     from core import GraphSet, Scores
 
 COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Label",
-           "Flag", "Structure", "Similarity")
+           "Flag", "Review", "Structure", "Similarity")
+REVIEW_TEXT = {True: "● anomaly", False: "○ not anomaly"}  # the Review column's cells
 NUMERIC = {"Rank", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Flag", "Similarity"}
 STRUCTURE_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # a row's SMILES, for the Structure column's pictures
 _FLAG_BRUSH = QBrush(QColor(255, 228, 220))
@@ -38,6 +39,7 @@ class ResultsModel(QAbstractTableModel):
         self._similarity: np.ndarray | None = None  # Tanimoto similarity to a query, per graph
         self._similarity_mask: np.ndarray | None = None
         self._any_smiles: bool | None = None
+        self._marks: dict[int, bool] = {}  # the analyst's review: graph index -> anomaly or not
 
     # ---------------------------------------------------------------- content
     def set_data(self, graphs: GraphSet, scores: Scores | None, threshold: float | None = None) -> None:
@@ -70,8 +72,19 @@ class ResultsModel(QAbstractTableModel):
         self._p = self._q = None
         self._similarity = self._similarity_mask = None
         self._any_smiles = None
+        self._marks = {}
+        self._free_rank = self._rank
         self._refresh()
         self.endResetModel()
+
+    def set_review(self, marks: dict[int, bool], rank: np.ndarray | None) -> None:
+        """Show the analyst's marks and rank the rows by the review (``rank``: 1-based, per graph;
+        None: the scores' own ranking)."""
+        self._marks = dict(marks)
+        self._rank = self._free_rank if rank is None else np.asarray(rank, dtype=np.int64)
+        self._relayout(lambda: self._ordered(self._view))
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(COLUMNS) - 1))
 
     def set_p_values(self, p: np.ndarray | None, q: np.ndarray | None) -> None:
         """Show p- and q-values (None: the columns stay empty)."""
@@ -187,6 +200,11 @@ class ResultsModel(QAbstractTableModel):
         if name == "Similarity":
             values = self._similarity
             return np.zeros(len(self._nodes)) if values is None else np.nan_to_num(values, nan=-1.0)
+        if name == "Review":  # anomalies, then graphs marked normal, then the rest
+            key = np.zeros(len(self._nodes), dtype=np.int8)
+            for i, anomalous in self._marks.items():
+                key[i] = 2 if anomalous else 1
+            return -key
         return {
             "Score": s.score if s is not None else None,
             "Graph term": s.graph_term if s is not None else None,
@@ -273,6 +291,8 @@ class ResultsModel(QAbstractTableModel):
         if name == "Similarity":
             values = self._similarity
             return "" if values is None or not np.isfinite(values[i]) else f"{values[i]:.2f}"
+        if name == "Review":
+            return REVIEW_TEXT.get(self._marks.get(i), "")
         if s is None:
             return ""
         if name == "Rank":
@@ -307,13 +327,16 @@ def results_view(model: ResultsModel) -> QTableView:
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     table.horizontalHeader().setStretchLastSection(True)
     header = table.horizontalHeader()
-    for col, width in zip(range(len(COLUMNS)), (50, 120, 130, 240, 75, 75, 75, 85, 85, 60, 60, 60, 114, 70)):
+    for col, width in zip(range(len(COLUMNS)), (50, 120, 130, 240, 75, 75, 75, 85, 85, 60, 60, 60, 100, 114, 70)):
         # never narrower than its header's name (with room for the sort arrow)
         table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(COLUMNS[col]) + 28))
     for place, name in enumerate(("Structure", "Similarity", "Score", "p-value", "q-value"), start=2):
         header.moveSection(header.visualIndex(COLUMNS.index(name)), place)  # shown after the ID, in sight
     for name in ("Structure", "Similarity"):  # until structures are on or a query is given
         table.setColumnHidden(COLUMNS.index(name), True)
+    header.moveSection(header.visualIndex(COLUMNS.index("Review")), 1)  # beside the rank; shown when reviewable
+    table.setColumnWidth(COLUMNS.index("Review"), 100)
+    table.setColumnHidden(COLUMNS.index("Review"), True)
     return table
 
 
