@@ -58,6 +58,7 @@ class AppState:
         self.alpha = 0.05  # the rate of the p and q rules
         self.selected: int | None = None  # graph index, not a table row: it survives sorting and filters
         self._similarity = None
+        self.properties: dict | None = None  # the chemist's properties of the graphs (core.molecular_properties)
         # the analyst's review: graph index -> True (anomaly) / False (not anomaly), kept with the
         # results (a session file can save it; core.apply_marks puts it back on a Review); the Review
         # of the current model and scores (built off the GUI thread) and its last re-ranking
@@ -66,8 +67,9 @@ class AppState:
         self.reranked = None
 
     # ---------------------------------------------------------------- changes
-    def set_data(self, path: str, graphs: GraphSet, schema_text: str) -> None:
+    def set_data(self, path: str, graphs: GraphSet, schema_text: str, properties: dict | None = None) -> None:
         self.data_path, self.graphs, self.schema_text = path, graphs, schema_text
+        self.properties = properties
         self.scores = self.size_scores = None
         self.trained_on_shown = 0
         self.selected = None

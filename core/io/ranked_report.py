@@ -16,7 +16,8 @@ import numpy as np
 
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
-from core.io.report import COLUMNS, END_PREFIX, LEGACY_COLUMNS, parse_end_row
+from core.data.properties import PROPERTY_COLUMNS
+from core.io.report import ALERTS_COLUMN, COLUMNS, END_PREFIX, EXTRA_COLUMNS, header_extras, parse_end_row
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 
@@ -47,6 +48,9 @@ class RankedReport:
     rejects: list[ReportReject] = field(default_factory=list)
     p_value: np.ndarray | None = None  # NaN where the model was not calibrated (and for older reports)
     q_value: np.ndarray | None = None
+    # the chemist's properties (name -> float64 column, NaN where a row has none), when the report has them
+    properties: dict[str, np.ndarray] = field(default_factory=dict)
+    alerts: np.ndarray | None = None  # the ``alerts`` column's text, when the report has it
 
     def __post_init__(self) -> None:
         for name in ("p_value", "q_value"):
@@ -90,7 +94,7 @@ def is_report(path: str | Path) -> bool:
         first = next(iter(read_lines(Path(path))), (1, ""))[1]
     except (OSError, DataError, StopIteration):
         return False
-    return next(csv.reader([first]), []) in (list(COLUMNS), list(LEGACY_COLUMNS))
+    return header_extras(next(csv.reader([first]), [])) is not None
 
 
 def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None) -> RankedReport:
@@ -110,8 +114,9 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     """
     path = Path(path)
     allow_large_csv_fields()
-    columns: dict[str, list] = {c: [] for c in COLUMNS}
+    columns: dict[str, list] = {c: [] for c in (*COLUMNS, *EXTRA_COLUMNS)}
     width = len(COLUMNS)
+    extras: tuple[str, ...] = ()
     rejects: list[ReportReject] = []
     interned: dict[str, str] = {}
 
@@ -123,9 +128,11 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     count = 0
     for line_no, row in csv_records(lines):
         if header is None:
-            if row not in (list(COLUMNS), list(LEGACY_COLUMNS)):
-                raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)}", str(path), line_no)
-            header, width = row, len(row)
+            found = header_extras(row)
+            if found is None:
+                raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)} (then, optionally, "
+                                f"{','.join(EXTRA_COLUMNS)})", str(path), line_no)
+            header, width, extras = row, len(row), found
             continue
         if len(row) != width:
             raise DataError(f"{len(row)} fields where a report row has {width}", str(path), line_no)
@@ -141,15 +148,20 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                 columns[name].append(float(value) if value else np.nan)
             columns["num_nodes"].append(int(row[7]))
             for name in ("p_value", "q_value"):
-                value = row[COLUMNS.index(name)] if width == len(COLUMNS) else ""
+                value = row[COLUMNS.index(name)] if width >= len(COLUMNS) else ""
                 columns[name].append(float(value) if value else np.nan)
+            for j, name in enumerate(extras, start=len(COLUMNS)):
+                if name != ALERTS_COLUMN:
+                    columns[name].append(float(row[j]) if row[j] else np.nan)
         except ValueError:
-            raise DataError(f"a score or node count is not a number: {row[4:8]}", str(path), line_no) from None
+            raise DataError(f"a score, node count or property is not a number: {row[4:8]}", str(path), line_no) from None
         if not np.isfinite(columns["score"][-1]):  # no model writes one (core.data.scores.Scores)
             raise DataError(f"the score {row[4]!r} is not a finite number (written by a damaged model?)",
                             str(path), line_no)
         for j, name in ((1, "id"), (2, "name"), (3, "smiles"), (8, "label"), (9, "top_nodes")):
             columns[name].append(keep(_unsafe(row[j])) if name in ("name", "label") else _unsafe(row[j]))
+        if ALERTS_COLUMN in extras:
+            columns[ALERTS_COLUMN].append(keep(row[width - 1]))
         count += 1
         if on_progress is not None and count % 100_000 == 0:
             on_progress(count)
@@ -167,7 +179,9 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         graph_score=np.asarray(columns["graph_score"], dtype=np.float32),
         node_score=np.asarray(columns["node_score"], dtype=np.float32),
         num_nodes=np.asarray(columns["num_nodes"], dtype=np.int32), rejects=rejects,
-        p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64))
+        p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64),
+        properties={name: np.asarray(columns[name], dtype=np.float64) for name in PROPERTY_COLUMNS if name in extras},
+        alerts=text(ALERTS_COLUMN) if ALERTS_COLUMN in extras else None)
 
 
 def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:

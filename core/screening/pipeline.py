@@ -37,7 +37,8 @@ from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, parse_row
 from core.data.pvalues import bh_q_table
-from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
+from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, extra_columns, format_p,
+                             format_term, header_extras, parse_end_row, property_cells, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
@@ -144,7 +145,7 @@ def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and index lists stay small
 
 
-def featurize_chunk(rows: list[SourceRow]) -> dict:
+def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process).
 
     The molecules are parsed one by one, their features made ``FEATURIZE_BATCH`` at a time
@@ -153,15 +154,21 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
 
     Args:
         rows: the chunk's rows.
+        extras: the report's optional columns (:func:`core.io.report.extra_columns`): the
+            chemist's properties and the structural alerts, computed here from the molecule just
+            parsed.
 
     Returns:
         A dict of the parsed rows' ``lines``, ``positions`` (place in the chunk), ``ids``,
         ``names``, ``labels``, ``smiles``, ``atomic_numbers`` (uint8), ``counts`` (atoms per
         molecule), ``edge_counts``, ``x`` (0/1 uint8 features), ``edges`` (bond pairs within each
-        molecule), and ``rejects``: (line, id, text, reason) per row that could not be read.
+        molecule), ``rejects``: (line, id, text, reason) per row that could not be read, and
+        ``extra``: each parsed row's cells of ``extras`` (empty without them).
     """
     from core.data.atom_batch import concatenate, featurize_molecules
 
+    extra_cells = _extra_cells(extras)
+    extra: list[list[str]] = []
     lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
     positions = []  # each scored row's place in the chunk: ties in the report keep input order
     for k, row in enumerate(rows):
@@ -176,6 +183,8 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         names.append(row.name)
         labels.append(row.label)
         smiles.append(text)
+        if extra_cells is not None:
+            extra.append(extra_cells(mol))
         if len(mols) == FEATURIZE_BATCH:
             parts.append(featurize_molecules(mols, smiles[-len(mols):]))
             mols = []
@@ -186,14 +195,35 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         "lines": np.asarray(lines, dtype=np.int64), "positions": np.asarray(positions, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
         "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
-        "rejects": rejects,
+        "rejects": rejects, "extra": extra,
     }
 
 
-def _featurize_in_worker(rows: list[SourceRow]) -> dict:
+def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
+    """``cells(mol)``: a parsed molecule's cells of the report's optional columns ``extras``, or
+    None when there are none."""
+    if not extras:
+        return None
+    from core.data.properties import molecule_properties
+
+    properties = extras[0] != ALERTS_COLUMN
+    alerts = extras[-1] == ALERTS_COLUMN
+
+    def cells(mol) -> list[str]:
+        out = property_cells(molecule_properties([mol])[0]) if properties else []
+        if alerts:
+            from core.data.alerts import alerts_text, structural_alerts
+
+            out.append(alerts_text(structural_alerts(mol)))
+        return out
+
+    return cells
+
+
+def _featurize_in_worker(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
     """:func:`featurize_chunk` in a parsing worker, which then gives the chunk's freed memory
     back (see :func:`core.runtime.allocator.release_freed_memory`)."""
-    chunk = featurize_chunk(rows)
+    chunk = featurize_chunk(rows, extras)
     release_freed_memory()
     return chunk
 
@@ -373,6 +403,7 @@ class ChunkSettings:
     batch_graphs: int = 256
     precision: str = "float32"
     keep: int | None = None  # the best rows a chunk file keeps (--top); None: every row
+    extras: tuple[str, ...] = ()  # the report's optional columns (properties, alerts), made by the parsing workers
 
 
 @dataclass
@@ -452,7 +483,8 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
             writer.writerow([text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
                              text[i], format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
-                             ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], ""])
+                             ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], "",
+                             *(chunk["extra"][i] if chunk.get("extra") else ())])
 
 
 # ---------------------------------------------------------------------------- the ranked report
@@ -529,7 +561,7 @@ class _Digesting:
 
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
-                  check: Callable[[list[str]], None] | None = None) -> int:
+                  check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = ()) -> int:
     """Write the ranked report from sorted chunk files and the rejected rows.
 
     The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
@@ -547,6 +579,7 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
         p_counts: p-value text to rows over every scored row, for the q-values (None: no q-values).
         limit: keep the best rows only (None: every row).
         check: shown each merged row first (it raises to refuse one).
+        extras: the optional columns after ``COLUMNS`` (:func:`core.io.report.extra_columns`).
 
     Returns:
         The rows written before the end row (its count).
@@ -554,11 +587,12 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
     q_values = bh_q_table(p_counts) if p_counts else None
     with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
         stream = _Digesting(fh)
-        csv.writer(stream).writerow(COLUMNS)
+        csv.writer(stream).writerow((*COLUMNS, *extras))
         kept = _merge(sorted_files, stream, tmp, q_values, limit, check)
         with open(rejects_file, newline="", encoding="utf-8") as rej:
             shutil.copyfileobj(rej, stream)
-        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16]))
+        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
+                                        len(COLUMNS) + len(extras)))
     return kept + rejected
 
 
@@ -647,6 +681,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     digests: dict[str, str] = {}
     p_counts: Counter = Counter()  # q-values are recomputed over the merged report
     position = rejected = 0
+    extras: tuple[str, ...] | None = None  # every shard's optional columns: the first shard's
     bounds: list[int] = []
     overlap = _Overlap([str(r) for r in reports], bounds)
     try:
@@ -662,13 +697,20 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
                     records = csv_records(read_lines(report))
-                    next(records)
+                    found = header_extras(next(records)[1])
+                    if extras is None:
+                        extras = found
+                    elif found != extras:
+                        raise DataError(f"its optional columns ({','.join(found) or 'none'}) differ from the first "
+                                        f"report's ({','.join(extras) or 'none'}): screen the shards with the same "
+                                        "--properties and --alerts", report, 1)
+                    width = len(COLUMNS) + len(extras)
                     last, count = math.inf, 0
                     for n, row in records:
                         if end is not None:
                             raise DataError("rows after the end-of-report row", report, n)
-                        if len(row) != len(COLUMNS):
-                            raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", report, n)
+                        if len(row) != width:
+                            raise DataError(f"{len(row)} fields where a report row has {width}", report, n)
                         end = parse_end_row(row)
                         if end is not None:
                             continue
@@ -708,7 +750,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 digests[digest] = str(report)
                 sorted_files.append(target)
         return write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
-                             check=overlap)
+                             check=overlap, extras=extras or ())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -776,12 +818,12 @@ class _Pool:
     def _start(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_parsing_worker)
 
-    def submit(self, rows: list[SourceRow]) -> Future:
+    def submit(self, rows: list[SourceRow], extras: tuple[str, ...] = ()) -> Future:
         try:
-            future = self.executor.submit(_featurize_in_worker, rows)
+            future = self.executor.submit(_featurize_in_worker, rows, extras)
         except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
             self.restart()
-            future = self.executor.submit(_featurize_in_worker, rows)
+            future = self.executor.submit(_featurize_in_worker, rows, extras)
         self._close_our_result_writer()
         return future
 
@@ -867,7 +909,7 @@ class LocalExecutor:
         Args:
             job: the chunk.
         """
-        self.pending.append(_Pending(job, self.pool.submit(job.rows), False))
+        self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.extras), False))
 
     def busy(self) -> bool:
         """Whether chunks are in flight or waiting to be parsed again.
@@ -892,7 +934,7 @@ class LocalExecutor:
         while True:
             if self.again and not self.pending:  # a suspect chunk is parsed with nothing else in flight
                 job = self.again.popleft()
-                self.pending.append(_Pending(job, self.pool.submit(job.rows), True))
+                self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.extras), True))
             item = self.pending.popleft()
             try:
                 chunk = item.future.result()
@@ -955,7 +997,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
            label_column: str | None = None, top: int | None = None, scratch: str | Path | None = None,
-           executor: ChunkExecutor | None = None, summary_extra: dict | None = None) -> ScreenSummary:
+           executor: ChunkExecutor | None = None, summary_extra: dict | None = None, properties: bool = False,
+           alerts: bool = False) -> ScreenSummary:
     """Score every molecule of a library with a model and write the ranked report, in bounded memory.
 
     The one streaming path of ``glocalkd score``, ``glocalkd screen`` (on this machine or on a
@@ -988,6 +1031,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         executor: parses and scores the chunks (None: :class:`LocalExecutor` with ``workers``
             processes; a Dask cluster: :func:`core.screening.cluster.screen_on_cluster`).
         summary_extra: more fields for ``REPORT.summary.json``.
+        properties: add the chemist's properties (``mw``, ``clogp``, ...) after the usual columns,
+            computed by the parsing workers (:func:`core.io.report.extra_columns`).
+        alerts: add the ``alerts`` column (the structural alerts, computed by the parsing workers).
 
     Returns:
         What the run did: rows read, scored and rejected, seconds, whether it was stopped or
@@ -1028,7 +1074,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     start = time.perf_counter()
     report = Path(report)
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
-    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep)
+    extras = extra_columns(properties, alerts)
+    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
     p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
@@ -1064,7 +1111,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                     at = f"{result.source} line" if result.source else "line"
                     for line, ident, smi, reason in result.rejects:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", ""])
+                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", "",
+                                             *[""] * len(extras)])
                         if len(first_rejects) < 5:
                             first_rejects.append((line, reason))
                     rows += result.rows
@@ -1092,7 +1140,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                                 where, first_rejects[0][0])
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
-                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep)
+                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
+                             extras=extras)
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
