@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -31,7 +32,8 @@ class Facts:
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """One action: ``slot`` is the name of the window's method it triggers."""
+    """One action: ``slot`` names the window's method it triggers, or a method of one of the window's
+    controllers (``"clipboard.copy_rows"``)."""
 
     name: str
     text: str
@@ -82,11 +84,16 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("save_model", "Save &model…", "save_model_dialog", "&File", lambda f: f.savable and not f.busy,
                "Ctrl+Shift+S", toolbar=True),
     ActionSpec("quit", "&Quit", "close", "&File", _always, QKeySequence.StandardKey.Quit),
-    ActionSpec("mark_anomaly", "Mark as &anomaly", "mark_anomaly", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+1",
+    ActionSpec("copy", "&Copy", "clipboard.copy_rows", "&Edit", lambda f: f.has_data or f.has_rows,
+               QKeySequence.StandardKey.Copy, "Copy the selected rows as tab-separated text with a header and the "
+               "SMILES (pastes into Excel and DataWarrior)"),
+    ActionSpec("copy_image", "Copy as &image", "clipboard.copy_image", "&Edit", lambda f: f.has_data or f.has_rows,
+               "Ctrl+Shift+C", "Copy the selected rows' structures as one picture, each with its ID and score"),
+    ActionSpec("mark_anomaly", "Mark as &anomaly", "reviewing.mark_anomaly", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+1",
                REVIEW_TIPS[0]),
-    ActionSpec("mark_normal", "Mark as &not anomaly", "mark_normal", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+2",
+    ActionSpec("mark_normal", "Mark as &not anomaly", "reviewing.mark_normal", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+2",
                REVIEW_TIPS[1]),
-    ActionSpec("clear_mark", "&Clear mark", "clear_mark", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+0",
+    ActionSpec("clear_mark", "&Clear mark", "reviewing.clear_mark", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+0",
                REVIEW_TIPS[2]),
     ActionSpec("about", "&About", "about", "&Help", _always),
 )
@@ -95,6 +102,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "score_file", "export", "html", "-",
               "load_model", "save_model", "-", "quit"),
+    "&Edit": ("copy", "copy_image"),
     "&Model": ("train", "stop", "-", "weigh"),
     "&Review": ("mark_anomaly", "mark_normal", "-", "clear_mark"),
     "&Help": ("about",),
@@ -105,7 +113,8 @@ def build_actions(window: QMainWindow) -> dict[str, QAction]:
     """One QAction per row of :data:`ACTIONS`, triggering the window's method of that row.
 
     Args:
-        window: the main window; it owns the actions and has each row's ``slot`` method.
+        window: the main window; it owns the actions and has each row's ``slot`` method (looked up when
+            the action is triggered when it is a controller's: the controllers come after the actions).
 
     Returns:
         The actions by name.
@@ -113,7 +122,8 @@ def build_actions(window: QMainWindow) -> dict[str, QAction]:
     actions = {}
     for spec in ACTIONS:
         action = QAction(spec.text, window)
-        action.triggered.connect(getattr(window, spec.slot))
+        action.triggered.connect(getattr(window, spec.slot) if "." not in spec.slot else
+                                 lambda _checked=False, slot=spec.slot: attrgetter(slot)(window)())
         if spec.shortcut:
             action.setShortcut(spec.shortcut)
         action.setStatusTip(spec.tip or spec.text)

@@ -19,13 +19,16 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBo
 
 from .actions import build_actions, facts_of, install_menus, update_actions
 from .controllers.export import ExportController
+from .controllers.clipboard import ClipboardController
 from .controllers.mapping import MapController
 from .controllers.model_files import ModelFilesController
+from .controllers.nearest import NearestController
 from .controllers.opening import OpeningController
 from .controllers.report_tabs import ReportTabs
 from .controllers.results import ResultsController
 from .controllers.review import ReviewController
 from .controllers.screening import ScreeningController
+from .controllers.similarity import SimilarityController
 from .controllers.smarts import SmartsController
 from .controllers.training import TrainingController
 from .controllers.unsaved_work import UnsavedWorkGuard
@@ -34,6 +37,7 @@ from .feedback import Feedback
 from .file_memory import FILE_FILTER, FileMemory
 from .settings_store import SettingsStore
 from .state import AppState, describe_model
+from .structures import StructureImages
 from .unsaved import MODEL, UnsavedWork
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
@@ -101,9 +105,10 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
 
         # --- the training data's results: filters, table and map over the heatmap, loss and evaluation tabs
-        self.splitter = ResultsArea(self.files.last_dir)
-        for name in ("filters", "model_table", "table", "scaffold_view", "table_stack", "map_view", "top_splitter",
-                     "heatmap", "loss_plot", "evaluation", "tabs"):  # window.table, ... (read by tests and slots)
+        self.structures = StructureImages(parent=self)  # the tables' structure pictures, drawn in a worker process
+        self.splitter = ResultsArea(self.files.last_dir, self.structures)
+        for name in ("filters", "query_bar", "model_table", "table", "scaffold_view", "table_stack", "map_view",
+                     "top_splitter", "heatmap", "loss_plot", "evaluation", "nearest_panel", "tabs"):  # window.table, ...
             setattr(self, name, getattr(self.splitter, name))
 
         # the training data's results, and each scored file's ranked report beside them as a tab
@@ -135,9 +140,13 @@ class MainWindow(QMainWindow):
                                          self.table_stack, self.scaffold_view, self.map_view, self.heatmap,
                                          self.evaluation, self.tabs, self.smarts, self)
         self.report_tabs = ReportTabs(self.results_tabs, self.stack, st, self.heatmap, self._unsaved,
-                                      self.guard.confirm, self)
+                                      self.guard.confirm, self.structures, self)
         self.report_views = self.report_tabs.views  # the open reports' tabs (read by tests and the screenshots)
-        self.reviewing = attach(ReviewController(self.runner, st, self))
+        self.reviewing = attach(ReviewController(self.runner, st, self.results.selected_graphs, self))
+        self.similarity = SimilarityController(self.model_table, self.table, self.query_bar, self)
+        self.nearest = NearestController(st, self.nearest_panel, self.structures, self)
+        self.clipboard = ClipboardController(lambda: self.report_tabs.active_table((self.table, self.model_table)),
+                                             self.structures, self)
 
     def _wire(self) -> None:
         """Connect the views' requests to the controllers and the controllers' results to the views;
@@ -152,6 +161,11 @@ class MainWindow(QMainWindow):
         self.results.shown.connect(self._update_state)
         self.report_tabs.changed.connect(self._update_state)  # Export: the active tab's rows
         self.maps.ready.connect(self.results.map_ready)
+        self.query_bar.structure_size_changed.connect(self.structures.set_size)
+        self.similarity.applied.connect(self.results.update_counts)
+        self.results.selected_shown.connect(self.nearest.show)
+        self.model_table.modelReset.connect(self.nearest.clear)
+        self.clipboard.status.connect(self.feedback.status)
         self.results.shown.connect(self.reviewing.refresh)  # new scores: the marks re-rank them
         self.reviewing.reranked.connect(self.results.show_review)
         self.reviewing.reranked.connect(self._update_state)
@@ -180,7 +194,8 @@ class MainWindow(QMainWindow):
         settings are kept by the form's own keys)."""
         return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
                 "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
-                "view/heatmap_scale": self.heatmap.scale, "view/flagged_only": self.filters.flagged_only}
+                "view/heatmap_scale": self.heatmap.scale, "view/flagged_only": self.filters.flagged_only,
+                "view/structure_size": self.query_bar.structures}
 
     def _add_recent(self, path: str) -> None:
         if self.files.add_recent(path):
@@ -288,15 +303,6 @@ class MainWindow(QMainWindow):
     def compute_map(self, space: str, method: str) -> None:
         self.maps.compute(space, method, self.form.params()["seed"])
 
-    def mark_anomaly(self) -> None:
-        self.reviewing.mark(self.results.selected_graphs(), True)
-
-    def mark_normal(self) -> None:
-        self.reviewing.mark(self.results.selected_graphs(), False)
-
-    def clear_mark(self) -> None:
-        self.reviewing.mark(self.results.selected_graphs(), None)
-
     def apply_smarts(self) -> None:
         """Filter the table by the SMARTS typed, now (matched in the background)."""
         self.results.apply_smarts()
@@ -364,6 +370,7 @@ class MainWindow(QMainWindow):
             return
         self.runner.stop_all()
         self.smarts.stop()
+        self.structures.shutdown()
         self.kept.save()
         shutil.rmtree(self._scratch, ignore_errors=True)
         event.accept()

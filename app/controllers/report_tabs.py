@@ -8,6 +8,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QStackedWidget, QTabWidget
 
 from ..state import AppState
+from ..structures import StructureImages
 from ..unsaved import UnsavedWork
 from ..widgets.heatmap import HeatmapPanel
 from ..widgets.report_view import ReportView
@@ -23,6 +24,7 @@ class ReportTabs(QObject):
         heatmap: the training tab's heatmap, whose colour scale the reports' heatmaps share.
         unsaved: a scored file's results are unsaved work until exported.
         confirm: ``(keys, doing) -> bool``: asks before unsaved work of ``keys`` is lost.
+        images: draws the reports' structure pictures.
 
     Signals:
         changed: a tab was added, closed or chosen (Export writes the active tab's rows).
@@ -31,10 +33,11 @@ class ReportTabs(QObject):
     changed = Signal()
 
     def __init__(self, tabs: QTabWidget, stack: QStackedWidget, state: AppState, heatmap: HeatmapPanel,
-                 unsaved: UnsavedWork, confirm: Callable[[list, str], bool], parent: QObject | None = None):
+                 unsaved: UnsavedWork, confirm: Callable[[list, str], bool], images: StructureImages,
+                 parent: QObject | None = None):
         super().__init__(parent)
         self.tabs, self.stack, self.state, self.heatmap = tabs, stack, state, heatmap
-        self.unsaved, self.confirm = unsaved, confirm
+        self.unsaved, self.confirm, self.images = unsaved, confirm, images
         self.views: list[ReportView] = []  # ranked reports open as tabs beside the results
         tabs.tabCloseRequested.connect(self.close)
         tabs.currentChanged.connect(lambda _index: self.changed.emit())
@@ -44,6 +47,11 @@ class ReportTabs(QObject):
         view = self.tabs.currentWidget()
         return view if isinstance(view, ReportView) else None
 
+    def active_table(self, training: tuple) -> tuple:
+        """The active tab's (table, model): a report's, or ``training`` (the training tab's)."""
+        view = self.active()
+        return (view.table, view.model_table) if view is not None else training
+
     def show_results(self, path: str) -> None:
         """Show the training data's tab, named after its file."""
         self.stack.setCurrentIndex(1)
@@ -52,7 +60,7 @@ class ReportTabs(QObject):
 
     def add(self, report, note: str = "") -> ReportView:
         """A tab over ``report`` (a ranked report), shown; ``note`` heads its status line."""
-        view = ReportView(report, lambda: self.state.model, note)
+        view = ReportView(report, lambda: self.state.model, note, images=self.images)
         view.heatmap.fixed_vmax_getter = lambda: self.heatmap.fixed_vmax  # colours as on the training tab
         self.views.append(view)
         self.tabs.addTab(view, view.title)

@@ -3,6 +3,7 @@ rows not yet reviewed without training again (:class:`core.Review`, in a backgro
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal, Slot
 
@@ -18,6 +19,7 @@ class ReviewController(Controller):
     Args:
         runner: runs the re-ranking jobs.
         state: the open graphs, the model, its scores and the marks.
+        selected: the graphs the Review menu's actions mark (the training table's selected rows).
 
     Signals:
         reranked: the state's re-ranking (or its absence, without marks) is up to date.
@@ -25,10 +27,12 @@ class ReviewController(Controller):
 
     reranked = Signal()
 
-    def __init__(self, runner: Runner, state: AppState, parent: QObject | None = None):
+    def __init__(self, runner: Runner, state: AppState, selected: Callable[[], list[int]],
+                 parent: QObject | None = None):
         super().__init__(parent)
         self.runner = runner
         self.state = state
+        self.selected = selected
         self._again = False  # marks changed while a job ran
         self._for = None  # the (model, graphs) the running job reviews
         runner.changed.connect(self._run_again)
@@ -39,6 +43,15 @@ class ReviewController(Controller):
         if self._again and not self.runner.busy("review"):
             self._again = False
             self.refresh()
+
+    def mark_anomaly(self) -> None:
+        self.mark(self.selected(), True)
+
+    def mark_normal(self) -> None:
+        self.mark(self.selected(), False)
+
+    def clear_mark(self) -> None:
+        self.mark(self.selected(), None)
 
     def mark(self, indices: list[int], anomalous: bool | None) -> None:
         """Mark graphs as anomalies (True) or not (False), or clear their marks (None), and re-rank.
