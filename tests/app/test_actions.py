@@ -201,7 +201,7 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
 
     def select_rows(count: int):
         """Select the tab's first ``count`` rows (Ctrl-click); return its table and model."""
-        table, model = w._active_table()
+        table, model = w.report_tabs.active_table((w.table, w.model_table))
         table.selectionModel().clearSelection()
         for row in range(min(count, model.rowCount())):
             table.selectionModel().select(model.index(row, 0), QItemSelectionModel.SelectionFlag.Select
