@@ -16,25 +16,29 @@ SDF_SUFFIXES = (".sdf", ".sd", ".mol")
 
 
 def load(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
-         label_column: str | None = None) -> GraphSet:
+         label_column: str | None = None, standardise: bool = False) -> GraphSet:
     """Read any supported file into a GraphSet.
 
     A folder or ``.zip`` is a TU collection; ``.smi``/``.smiles`` a SMILES list;
     ``.csv``/``.tsv``/``.tab``/``.txt`` a table with a SMILES column; ``.sdf`` an SDF file
     (each optionally ``.gz``). Column options apply to tables (and to SDF data fields).
+    ``standardise`` standardises each molecule as it is read (:mod:`core.data.standardise`:
+    largest fragment, neutralised, canonical tautomer); a molecule it fails on is rejected.
     """
     path = Path(path)
     if not path.exists():
         raise DataError("no such file or folder", path)
     if path.is_dir() or path.suffix.lower() == ".zip":
+        if standardise:
+            raise DataError("standardising is for molecules (SMILES or SDF), not a TU collection of graphs", path)
         return load_tu(path)
     suffix = Path(strip_compression(path.name)).suffix.lower()
     if suffix in SMILES_SUFFIXES:
-        return load_smiles(path)
+        return load_smiles(path, standardise)
     if suffix in MOLECULE_TABLE_SUFFIXES:
-        return load_table(path, smiles_column, id_column, label_column)
+        return load_table(path, smiles_column, id_column, label_column, standardise)
     if suffix in SDF_SUFFIXES:
-        return load_sdf(path, id_column, label_column)
+        return load_sdf(path, id_column, label_column, standardise)
     raise DataError("unknown file type: expected a TU folder or .zip, .smi, .csv, .tsv, .tab or .sdf "
                     "(optionally .gz)", path)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
-from core.io.report import COLUMNS, END_PREFIX, LEGACY_COLUMNS, parse_end_row
+from core.io.report import COLUMNS, END_PREFIX, HEADERS, STANDARDISED, parse_end_row
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 
@@ -47,6 +47,14 @@ class RankedReport:
     rejects: list[ReportReject] = field(default_factory=list)
     p_value: np.ndarray | None = None  # NaN where the model was not calibrated (and for older reports)
     q_value: np.ndarray | None = None
+    # the SMILES each row was scored as, when the model standardised its molecules (``smiles``: as read)
+    standardised_smiles: np.ndarray | None = None
+
+    def scored_smiles(self, i: int) -> str:
+        """The SMILES row i was scored as: its standardised form, or the SMILES as read."""
+        if self.standardised_smiles is not None and self.standardised_smiles[i]:
+            return str(self.standardised_smiles[i])
+        return str(self.smiles[i])
 
     def __post_init__(self) -> None:
         for name in ("p_value", "q_value"):
@@ -74,7 +82,7 @@ def is_report(path: str | Path) -> bool:
         first = next(iter(read_lines(Path(path))), (1, ""))[1]
     except (OSError, DataError, StopIteration):
         return False
-    return next(csv.reader([first]), []) in (list(COLUMNS), list(LEGACY_COLUMNS))
+    return tuple(next(csv.reader([first]), [])) in HEADERS
 
 
 def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None) -> RankedReport:
@@ -84,7 +92,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     """
     path = Path(path)
     allow_large_csv_fields()
-    columns: dict[str, list] = {c: [] for c in COLUMNS}
+    columns: dict[str, list] = {c: [] for c in (*COLUMNS, STANDARDISED)}
     width = len(COLUMNS)
     rejects: list[ReportReject] = []
     interned: dict[str, str] = {}
@@ -97,7 +105,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     count = 0
     for line_no, row in csv_records(lines):
         if header is None:
-            if row not in (list(COLUMNS), list(LEGACY_COLUMNS)):
+            if tuple(row) not in HEADERS:
                 raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)}", str(path), line_no)
             header, width = row, len(row)
             continue
@@ -115,7 +123,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                 columns[name].append(float(value) if value else np.nan)
             columns["num_nodes"].append(int(row[7]))
             for name in ("p_value", "q_value"):
-                value = row[COLUMNS.index(name)] if width == len(COLUMNS) else ""
+                value = row[COLUMNS.index(name)] if width > COLUMNS.index(name) else ""
                 columns[name].append(float(value) if value else np.nan)
         except ValueError:
             raise DataError(f"a score or node count is not a number: {row[4:8]}", str(path), line_no) from None
@@ -124,6 +132,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                             str(path), line_no)
         for j, name in ((1, "id"), (2, "name"), (3, "smiles"), (8, "label"), (9, "top_nodes")):
             columns[name].append(keep(_unsafe(row[j])) if name in ("name", "label") else _unsafe(row[j]))
+        if width > len(COLUMNS):
+            columns[STANDARDISED].append(_unsafe(row[len(COLUMNS)]))
         count += 1
         if on_progress is not None and count % 100_000 == 0:
             on_progress(count)
@@ -141,7 +151,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         graph_score=np.asarray(columns["graph_score"], dtype=np.float32),
         node_score=np.asarray(columns["node_score"], dtype=np.float32),
         num_nodes=np.asarray(columns["num_nodes"], dtype=np.int32), rejects=rejects,
-        p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64))
+        p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64),
+        standardised_smiles=text(STANDARDISED) if width > len(COLUMNS) else None)
 
 
 def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:
@@ -170,7 +181,7 @@ def row_graphs(report: RankedReport, i: int) -> GraphSet:
     (a report keeps only the top nodes' errors; rescoring gives every atom's)."""
     from core.data.chem import mol_to_graph, parse_smiles
 
-    smiles = str(report.smiles[i])
+    smiles = report.scored_smiles(i)  # the molecule the model scored (its atoms are the report's top nodes)
     mol, problem = parse_smiles(smiles)
     if mol is None:
         raise DataError(f"row {i + 1} ({report.ids[i]}): {problem}", report.source)

@@ -21,6 +21,11 @@ COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score",
            "top_nodes", "status", "p_value", "q_value")
 # Reports written before p- and q-values (the reader still opens them).
 LEGACY_COLUMNS = COLUMNS[:11]
+# A model that standardises its molecules (core.data.standardise) adds the SMILES it scored;
+# ``smiles`` stays the input's own.
+STANDARDISED = "standardised_smiles"
+STANDARDISED_COLUMNS = COLUMNS + (STANDARDISED,)
+HEADERS = (COLUMNS, LEGACY_COLUMNS, STANDARDISED_COLUMNS)  # every header a ranked report may have
 STATUS = COLUMNS.index("status")
 P_VALUE, Q_VALUE = COLUMNS.index("p_value"), COLUMNS.index("q_value")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -29,18 +34,30 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 END_PREFIX = "end of report: "
 
 
-def end_row(rows: int, model: str, digest: str) -> list[str]:
+def report_columns(standardised: bool) -> tuple[str, ...]:
+    """The report's header: with ``standardised_smiles`` when the model standardises its molecules.
+
+    Args:
+        standardised: whether the molecules were standardised before scoring.
+
+    Returns:
+        The column names.
+    """
+    return STANDARDISED_COLUMNS if standardised else COLUMNS
+
+
+def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS)) -> list[str]:
     """The report's last row: how many rows come before it, the model that scored them (its
     fingerprint) and a digest of the bytes before it. A report without it was cut short; merging
-    checks it (same model, no shard twice, no row missing)."""
-    row = [""] * len(COLUMNS)
+    checks it (same model, no shard twice, no row missing). ``width``: the report's columns."""
+    row = [""] * width
     row[STATUS] = f"{END_PREFIX}{rows} rows; model {model}; digest {digest}"
     return row
 
 
 def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
     """(rows, model, digest) of an end row, or None when ``row`` is not one."""
-    if len(row) not in (len(COLUMNS), len(LEGACY_COLUMNS)) or not row[STATUS].startswith(END_PREFIX) \
+    if len(row) not in {len(h) for h in HEADERS} or not row[STATUS].startswith(END_PREFIX) \
             or any(row[:STATUS]) or any(row[STATUS + 1:]):
         return None
     try:
@@ -96,16 +113,19 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5,
     model's, one per graph) fill ``p_value`` and their Benjamini-Hochberg q-values ``q_value``."""
     p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
     q = benjamini_hochberg(p)
+    standardised = graphs.standardised  # the input's SMILES in ``smiles``, the scored one last
     for rank, i in enumerate(scores.ranking(), start=1):
         meta = graphs.meta[i]
         names = node_names(graphs, i) if top_k else []
         top = ";".join(f"{names[j]}:{err:.4g}" for j, err in scores.top_nodes(i, top_k))
-        yield [str(rank), meta.id, meta.name, meta.smiles, f"{scores.score[i]:.6g}",
-               format_term(scores.graph_term[i]), format_term(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
-               meta.label or "", top, "ok", format_p(p[i]), format_p(q[i])]
+        row = [str(rank), meta.id, meta.name, (meta.input_smiles or meta.smiles) if standardised else meta.smiles,
+               f"{scores.score[i]:.6g}", format_term(scores.graph_term[i]), format_term(scores.node_term[i]),
+               str(int(graphs.graphs[i].num_nodes)), meta.label or "", top, "ok", format_p(p[i]), format_p(q[i])]
+        yield row + [meta.smiles] if standardised else row
     for reject in graphs.rejects:
         line = f"line {reject.line}: " if reject.line is not None else ""
-        yield ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}", "", ""]
+        row = ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}", "", ""]
+        yield row + [""] if standardised else row
 
 
 def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
@@ -117,7 +137,7 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
     rows = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(COLUMNS)
+        writer.writerow(report_columns(graphs.standardised))
         for row in report_rows(graphs, scores, top_k, p_values):
             writer.writerow([safe_cell(cell) for cell in row])
             rows += 1

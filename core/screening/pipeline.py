@@ -35,9 +35,10 @@ from core.errors import DataError, GLocalKDError, SlowPrecisionWarning, one_line
 from core.data.chem import element_symbols
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
-from core.io.molecules import SourceRow, parse_row
+from core.io.molecules import SourceRow, read_row
 from core.data.pvalues import bh_q_table
-from core.io.report import COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row, safe_cell
+from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row,
+                            report_columns, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
@@ -114,20 +115,24 @@ def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and index lists stay small
 
 
-def featurize_chunk(rows: list[SourceRow]) -> dict:
+def featurize_chunk(rows: list[SourceRow], standardise: bool = False) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process): the molecules
     one by one, their features ``FEATURIZE_BATCH`` at a time
     (:func:`core.data.atom_batch.featurize_molecules`), so that a worker holds no more than that
-    many RDKit molecules."""
+    many RDKit molecules. With ``standardise`` (the model's choice), each molecule is
+    standardised first; ``smiles`` is then the standardised SMILES and ``inputs`` the rows' own."""
     from core.data.atom_batch import concatenate, featurize_molecules
 
     lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
+    inputs: list[str] = []
     positions = []  # each scored row's place in the chunk: ties in the report keep input order
     for k, row in enumerate(rows):
-        mol, text, reason = parse_row(row)
+        mol, text, reason, original = read_row(row, standardise)
         if mol is None:
-            rejects.append((row.line, row.id, text, reason))
+            rejects.append((row.line, row.id, original, reason))
             continue
+        if standardise:
+            inputs.append(original)
         mols.append(mol)
         positions.append(k)
         lines.append(row.line)
@@ -145,21 +150,21 @@ def featurize_chunk(rows: list[SourceRow]) -> dict:
         "lines": np.asarray(lines, dtype=np.int64), "positions": np.asarray(positions, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
         "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
-        "rejects": rejects,
+        "rejects": rejects, **({"inputs": inputs} if standardise else {}),
     }
 
 
-def _featurize_in_worker(rows: list[SourceRow]) -> dict:
+def _featurize_in_worker(rows: list[SourceRow], standardise: bool = False) -> dict:
     """:func:`featurize_chunk` in a parsing worker, which then gives the chunk's freed memory
     back (see :func:`core.runtime.allocator.release_freed_memory`)."""
-    chunk = featurize_chunk(rows)
+    chunk = featurize_chunk(rows, standardise)
     release_freed_memory()
     return chunk
 
 
-def lost_chunk(rows: list[SourceRow], reason: str) -> dict:
+def lost_chunk(rows: list[SourceRow], reason: str, standardise: bool = False) -> dict:
     """A chunk whose every row is rejected with ``reason`` (its worker died on it)."""
-    chunk = featurize_chunk([])
+    chunk = featurize_chunk([], standardise)
     chunk["rejects"] = [(row.line, row.id, row.smiles, reason) for row in rows]
     return chunk
 
@@ -274,7 +279,7 @@ def chunk_graphs(chunk: dict) -> GraphSet:
         x = torch.from_numpy(chunk["x"][node_ptr[i]:node_ptr[i + 1]].astype(np.float32))
         graphs.append(Data(x=x, edge_index=edge_index, num_nodes=int(chunk["counts"][i])))
     meta = [GraphMeta(id=str(chunk["ids"][i]), smiles=chunk["smiles"][i]) for i in range(len(graphs))]
-    return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles")
+    return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles", standardised="inputs" in chunk)
 
 
 # ---------------------------------------------------------------------------- chunk files
@@ -299,6 +304,7 @@ class ChunkSettings:
     batch_graphs: int = 256
     precision: str = "float32"
     keep: int | None = None  # the best rows a chunk file keeps (--top); None: every row
+    standardise: bool = False  # standardise each molecule first (the model's choice, core.data.standardise)
 
 
 @dataclass
@@ -346,16 +352,19 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
     positions = first + chunk["positions"]
     order = np.lexsort((positions, -np.array([float(t) for t in text], dtype=np.float64)))[:keep]
     p_text = [""] * len(score) if p_values is None else [format_p(v) for v in p_values]
+    inputs = chunk.get("inputs")  # standardised: the rows' own SMILES first, the scored one last
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         for i in order:
             errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
             top = np.argsort(-errors, kind="stable")[:top_k] if np.isfinite(errors).any() else np.zeros(0, dtype=np.int64)
             names = element_symbols(chunk["atomic_numbers"][node_ptr[i] + top])
-            writer.writerow([text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
-                             text[i], format_term(graph_term[i]), format_term(node_term[i]),
-                             int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
-                             ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], ""])
+            row = [text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i],
+                   chunk["smiles"][i] if inputs is None else inputs[i],
+                   text[i], format_term(graph_term[i]), format_term(node_term[i]),
+                   int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
+                   ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], ""]
+            writer.writerow(row if inputs is None else row + [chunk["smiles"][i]])
 
 
 # ---------------------------------------------------------------------------- the ranked report
@@ -432,20 +441,20 @@ class _Digesting:
 
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
-                  check: Callable[[list[str]], None] | None = None) -> int:
-    """The ranked report: header, the k-way merge of the sorted chunk files with ranks (the
-    ``limit`` best rows), the ``rejected`` rows of ``rejects_file``, and the end row last (the
-    rows before it, the fingerprint of ``model``, a digest of the bytes before it). Written
+                  check: Callable[[list[str]], None] | None = None, columns: tuple[str, ...] = COLUMNS) -> int:
+    """The ranked report: header (``columns``), the k-way merge of the sorted chunk files with
+    ranks (the ``limit`` best rows), the ``rejected`` rows of ``rejects_file``, and the end row last
+    (the rows before it, the fingerprint of ``model``, a digest of the bytes before it). Written
     through :func:`~core.runtime.files.atomic_output`: ``out`` is never half-written. Returns
     the rows written (the end row's count)."""
     q_values = bh_q_table(p_counts) if p_counts else None
     with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
         stream = _Digesting(fh)
-        csv.writer(stream).writerow(COLUMNS)
+        csv.writer(stream).writerow(columns)
         kept = _merge(sorted_files, stream, tmp, q_values, limit, check)
         with open(rejects_file, newline="", encoding="utf-8") as rej:
             shutil.copyfileobj(rej, stream)
-        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16]))
+        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16], len(columns)))
     return kept + rejected
 
 
@@ -517,6 +526,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     position = rejected = 0
     bounds: list[int] = []
     overlap = _Overlap([str(r) for r in reports], bounds)
+    header: tuple[str, ...] | None = None  # every shard's (a standardising model's have one column more)
     try:
         sorted_files, rejects_file = [], tmp / "rejects.csv"
         with atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej:
@@ -530,13 +540,17 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
                     records = csv_records(read_lines(report))
-                    next(records)
+                    first = tuple(next(records)[1])
+                    if header is not None and first != header:
+                        raise DataError(f"its columns differ from {reports[0]}'s (one standardised its molecules, "
+                                        "the other did not): not shards of one run", report, 1)
+                    header = first
                     last, count = math.inf, 0
                     for n, row in records:
                         if end is not None:
                             raise DataError("rows after the end-of-report row", report, n)
-                        if len(row) != len(COLUMNS):
-                            raise DataError(f"{len(row)} fields where a report row has {len(COLUMNS)}", report, n)
+                        if len(row) != len(header):
+                            raise DataError(f"{len(row)} fields where a report row has {len(header)}", report, n)
                         end = parse_end_row(row)
                         if end is not None:
                             continue
@@ -576,7 +590,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 digests[digest] = str(report)
                 sorted_files.append(target)
         return write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
-                             check=overlap)
+                             check=overlap, columns=header or COLUMNS)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -614,12 +628,12 @@ class _Pool:
     def _start(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_parsing_worker)
 
-    def submit(self, rows: list[SourceRow]) -> Future:
+    def submit(self, rows: list[SourceRow], standardise: bool = False) -> Future:
         try:
-            future = self.executor.submit(_featurize_in_worker, rows)
+            future = self.executor.submit(_featurize_in_worker, rows, standardise)
         except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
             self.restart()
-            future = self.executor.submit(_featurize_in_worker, rows)
+            future = self.executor.submit(_featurize_in_worker, rows, standardise)
         self._close_our_result_writer()
         return future
 
@@ -687,7 +701,7 @@ class LocalExecutor:
         return not self.again and len(self.pending) < self.workers and not (self.pending and self.pending[-1].alone)
 
     def submit(self, job: ChunkJob) -> None:
-        self.pending.append(_Pending(job, self.pool.submit(job.rows), False))
+        self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.standardise), False))
 
     def busy(self) -> bool:
         return bool(self.pending or self.again)
@@ -699,7 +713,7 @@ class LocalExecutor:
         while True:
             if self.again and not self.pending:  # a suspect chunk is parsed with nothing else in flight
                 job = self.again.popleft()
-                self.pending.append(_Pending(job, self.pool.submit(job.rows), True))
+                self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.standardise), True))
             item = self.pending.popleft()
             try:
                 chunk = item.future.result()
@@ -716,7 +730,7 @@ class LocalExecutor:
                     self.again.extendleft([ChunkJob(job.index, job.rows[half:], job.first + half, job.source),
                                            ChunkJob(job.index, job.rows[:half], job.first, job.source)])
                     continue
-                chunk = lost_chunk(job.rows, WORKER_DIED)  # this row killed its worker
+                chunk = lost_chunk(job.rows, WORKER_DIED, self.settings.standardise)  # this row killed its worker
             return finish_chunk(self.model, item.job, chunk, self.settings, self._scoring_threads)
 
     def close(self, stopped: bool) -> None:
@@ -805,7 +819,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     start = time.perf_counter()
     report = Path(report)
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
-    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep)
+    standardise = bool(getattr(model, "standardises", False))  # the model's choice, never the caller's
+    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, standardise)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
     p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
@@ -841,7 +856,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                     at = f"{result.source} line" if result.source else "line"
                     for line, ident, smi, reason in result.rejects:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", ""])
+                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", ""]
+                                            + ([""] if standardise else []))
                         if len(first_rejects) < 5:
                             first_rejects.append((line, reason))
                     rows += result.rows
@@ -869,7 +885,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                                 where, first_rejects[0][0])
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
-                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep)
+                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
+                             columns=report_columns(standardise))
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
