@@ -75,14 +75,20 @@ ACTIONS: tuple[ActionSpec, ...] = (
                toolbar=True),
     ActionSpec("save_model", "Save &model…", "save_model_dialog", "&File", lambda f: f.savable and not f.busy,
                "Ctrl+Shift+S", toolbar=True),
+    ActionSpec("open_session", "Open sess&ion…", "open_session_dialog", "&File", lambda f: not f.busy,
+               tip="Open a saved session: data, model, settings, filters, selection and tabs, without training"),
+    ActionSpec("save_session", "Sa&ve session…", "save_session_dialog", "&File",
+               lambda f: (f.has_data or f.has_model) and not f.busy,
+               tip="Save everything in the window to one file: data file paths, the trained model, settings, "
+                   "filters, flag rule, selection and tabs"),
     ActionSpec("quit", "&Quit", "close", "&File", _always, QKeySequence.StandardKey.Quit),
     ActionSpec("about", "&About", "about", "&Help", _always),
 )
 
 # each menu's layout: action names, "-" for a separator, "@name" for a submenu the window fills
 MENUS: dict[str, tuple[str, ...]] = {
-    "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "score_file", "export", "html", "-",
-              "load_model", "save_model", "-", "quit"),
+    "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "open_session", "@Recent sess&ions",
+              "save_session", "-", "score_file", "export", "html", "-", "load_model", "save_model", "-", "quit"),
     "&Model": ("train", "stop", "-", "weigh"),
     "&Help": ("about",),
 }

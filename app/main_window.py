@@ -22,6 +22,7 @@ from .controllers.model_files import ModelFilesController
 from .controllers.opening import OpeningController
 from .controllers.results import ResultsController
 from .controllers.screening import ScreeningController
+from .controllers.sessions import SessionsController
 from .controllers.training import TrainingController
 from .actions import Facts, build_actions, install_menus, update_actions
 from .file_memory import FileMemory
@@ -39,7 +40,7 @@ from .widgets.plots import LossPlot
 from .widgets.report_view import ReportView
 from .widgets.side_panel import SidePanel
 from .widgets.welcome import welcome_page
-from .widgets.table import ResultsModel, results_view
+from .widgets.table import ResultsModel, legend_label, results_view
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # installed with the package (pyproject package-data)
 DEMOS = {
@@ -99,6 +100,9 @@ class MainWindow(QMainWindow):
         self.model_files = self._attach(ModelFilesController(self.state, self))
         self.model_files.saved.connect(lambda _path: self._unsaved.done(MODEL))
         self.model_files.loaded.connect(self._model_loaded)
+        self.sessions = self._attach(SessionsController(self, self))  # File ▸ Save/Open session, Recent sessions
+        self.sessions.saved.connect(lambda _path: self._unsaved.clear())  # a saved session holds all the work
+        self.sessions.attach_menu(self.sessions_menu)
         self.kept = SettingsStore(self.settings, self, {"window/splitter": self.splitter,
                                                         "window/top_splitter": self.top_splitter},
                                   self.form, self.filters, self._view_choices())
@@ -152,6 +156,7 @@ class MainWindow(QMainWindow):
         for name, path in DEMOS.items():
             self.demo_menu.addAction(name, lambda p=path: self.open_path(str(p)))
         self.recent_menu = submenus["Open &recent"]
+        self.sessions_menu = submenus["Recent sess&ions"]
 
     def _build_ui(self) -> None:
         # --- left dock: data summary and training settings
@@ -195,6 +200,7 @@ class MainWindow(QMainWindow):
         results_layout.setContentsMargins(0, 0, 0, 0)
         results_layout.addWidget(self.filters)
         results_layout.addWidget(top, 1)
+        results_layout.addWidget(legend_label())  # score, p, q and the flag in plain words
 
         # --- bottom tabs: heatmap, loss, evaluation
         self.heatmap = HeatmapPanel(self.files.last_dir)
@@ -469,6 +475,27 @@ class MainWindow(QMainWindow):
         self.results.update_summary()
         self._update_state()
 
+    # ================================================================ sessions
+    def save_session_dialog(self) -> None:
+        from .session_file import FILTER, SUFFIX
+
+        stem = Path(self.state.data_path).stem or "session"
+        path, _ = self.files.ask_save(self, "Save session", stem + SUFFIX, FILTER)
+        if path:
+            self.sessions.save(path)
+
+    def open_session_dialog(self) -> None:
+        from .session_file import FILTER
+
+        path = self.files.ask_open(self, "Open session", f"{FILTER};;All files (*)")
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str) -> None:
+        """Open the session file ``path`` (asking first about unsaved work it would replace)."""
+        if self._confirm_unsaved(None, "opening a session"):
+            self.sessions.open(path)
+
     # ================================================================ export
     def export_table(self):
         """The active tab's rows to export (:class:`app.export_tables.ExportTable`); None when it has no scores."""
@@ -537,6 +564,7 @@ class MainWindow(QMainWindow):
         update_actions(self.actions_by_name, facts)
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
+        self.sessions_menu.setEnabled(not busy and bool(self.sessions.recent()) if hasattr(self, "sessions") else False)
         self.side.train_button.setEnabled(self.act_train.isEnabled())
         self.side.stop_button.setEnabled(facts.stoppable)
         self.side.set_rejects(len(st.graphs.rejects) if st.graphs is not None else 0)

@@ -44,6 +44,7 @@ class AppState:
 
     def __init__(self) -> None:
         self.data_path = ""
+        self.data_options: dict = {}  # the loader's options the data was read with (columns)
         self.graphs: GraphSet | None = None
         self.schema_text = ""
         self.model = None
@@ -64,6 +65,15 @@ class AppState:
         self.data_path, self.graphs, self.schema_text = path, graphs, schema_text
         self.scores = self.size_scores = None
         self.trained_on_shown = 0
+        self.selected = None
+        self._similarity = None
+
+    def use_graphs(self, graphs: GraphSet | None) -> None:
+        """The open file's graphs as the model reads them (standardised or as read): the same rows,
+        less any a standardisation rejected; the selection is dropped when the rows change."""
+        if graphs is None or graphs is self.graphs:
+            return
+        self.graphs = graphs
         self.selected = None
         self._similarity = None
 
@@ -319,4 +329,6 @@ def describe_model(model) -> str:
                 if getattr(model, flag, False)]
     if readouts:
         parts.append("score + " + " + ".join(readouts))
+    if getattr(model, "standardises", False):
+        parts.append("molecules standardised")
     return ", ".join(parts)

@@ -71,6 +71,7 @@ class Loaded:
     path: str
     graphs: Any
     schema_text: str
+    options: dict | None = None  # the loader's options (columns), kept by sessions
 
 
 def load_data(path: str, options: dict, job) -> Loaded:
@@ -79,7 +80,7 @@ def load_data(path: str, options: dict, job) -> Loaded:
 
     graphs = load(path, **options)
     schema = FeatureSchema.fit(graphs, "auto").describe() if len(graphs) else "none (no graphs)"
-    return Loaded(path, graphs, schema)
+    return Loaded(path, graphs, schema, dict(options))
 
 
 def read_report(path: str, job):
@@ -99,17 +100,30 @@ class Trained:
     size_model: Any
     size_scores: np.ndarray | None
     known_label: str | None = None  # the label of the known anomalies that weighed a consensus's views
+    graphs: Any = None  # the graphs trained on and scored (standardised when the form asked for it)
+
+
+def prepared(graphs, standardise: bool):
+    """``graphs`` as a model that standardises (or not) reads them (:func:`core.prepare_molecules`);
+    graphs that are not molecules are never standardised."""
+    if graphs is None or graphs.kind != "molecule":
+        return graphs
+    from core import prepare_molecules
+
+    return prepare_molecules(graphs, standardise)
 
 
 def train(graphs, detector: str, params: dict, normal_label: str | None, job,
-          known_label: str | None = None) -> Trained | None:
+          known_label: str | None = None, standardise: bool = False) -> Trained | None:
     """Train ``detector`` as every front end does (:func:`core.train_model`: on the graphs of
     ``normal_label``, or on every graph but the known anomalies of ``known_label``, a share held out
     to calibrate p-values), score every graph, and fit the graph-size baseline on the same normal
     graphs. ``params`` are the form's settings (``seed`` and ``device`` among them). ``job.report``
-    receives each EpochInfo. Returns None when the window is closing (nobody will read the result)."""
+    receives each EpochInfo. With ``standardise`` the molecules are standardised first (the model
+    keeps the choice). Returns None when the window is closing (nobody will read the result)."""
     from core import TrainSpec, train_model
 
+    graphs = prepared(graphs, standardise)
     settings = dict(params)
     seed, device = settings.pop("seed", 0), settings.pop("device", "auto")
     spec = TrainSpec(detector=detector, params=settings, normal_label=normal_label, known_label=known_label,
@@ -120,7 +134,7 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
     model, normal = trained.model, trained.plan.normal
     size = train_model(normal, TrainSpec(detector="size", calibration=0.0)).model
     return Trained(model, model.score(graphs), len(normal), normal_label, size, size.score(graphs).score,
-                   known_label)
+                   known_label, graphs)
 
 
 @dataclass
@@ -130,6 +144,7 @@ class Weighed:
     path: str  # the file of known anomalies
     n_known: int
     n_rejected: int  # rows of that file that could not be read as graphs
+    graphs: Any = None  # the open graphs as scored (standardised when the model standardises)
 
 
 def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
@@ -142,12 +157,14 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
     from core import load, weigh_known_anomalies
 
     check_known_anomalies_file(path, graphs)
-    known = load(path, **options)  # a file with no readable row, or too few, raises naming it
+    standardise = bool(getattr(model, "standardises", False))  # read as the model reads its molecules
+    known = load(path, **options, standardise=standardise)  # a file with no readable row, or too few, raises naming it
     check_known_anomalies(path, known)
     weighed = copy.deepcopy(model)
     weigh_known_anomalies(weighed, known)
+    graphs = prepared(graphs, standardise)
     scores = weighed.score(graphs) if graphs is not None and len(graphs) else None
-    return Weighed(weighed, scores, path, len(known), len(known.rejects))
+    return Weighed(weighed, scores, path, len(known), len(known.rejects), graphs)
 
 
 def check_known_anomalies_file(path: str, graphs) -> None:
@@ -173,16 +190,18 @@ def check_known_anomalies(path: str, known) -> None:
 
 def score(model, graphs, normal_label: str | None, size_model, job):
     """Score ``graphs`` with ``model``; the graph-size baseline too (fitted here on the normal graphs
-    of ``graphs`` when there is none, e.g. after a model was loaded from a file).
-    Returns (scores, size_model, size scores)."""
+    of ``graphs`` when there is none, e.g. after a model was loaded from a file). The molecules are
+    read as the model reads them: standardised when it was trained on standardised molecules.
+    Returns (scores, size_model, size scores, the graphs scored)."""
     from core import TrainSpec, train_model
 
+    graphs = prepared(graphs, bool(getattr(model, "standardises", False)))
     if size_model is None:
         train_set = graphs if normal_label is None else graphs.with_label(normal_label)
         if len(train_set):
             size_model = train_model(train_set, TrainSpec(detector="size", calibration=0.0)).model
     size_scores = size_model.score(graphs).score if size_model is not None else None
-    return model.score(graphs), size_model, size_scores
+    return model.score(graphs), size_model, size_scores, graphs
 
 
 def load_model(path: str, device: str, job):

@@ -38,6 +38,7 @@ class OpeningController(Controller):
     def _loaded(self, result: tasks.Loaded) -> None:
         self.idle.emit()
         self.state.set_data(result.path, result.graphs, result.schema_text)
+        self.state.data_options = dict(result.options or {})  # kept by sessions
         self.loaded.emit(result)
 
     def read_report(self, path: str) -> None:

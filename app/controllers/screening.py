@@ -53,8 +53,9 @@ class ScreeningController(Controller):
 
     @Slot(object)
     def _scored(self, result) -> None:
-        scores, size_model, size_scores = result
+        scores, size_model, size_scores, graphs = result
         self.idle.emit()
+        self.state.use_graphs(graphs)  # standardised (or no longer) as the model reads molecules
         self.state.set_scores(scores, size_model, size_scores)
         self.said.emit(f"Scored {len(scores):,} graphs.")
         self.scored.emit()
@@ -113,6 +114,7 @@ class ScreeningController(Controller):
         st = self.state
         st.model, st.known_label = result.model, None  # the known anomalies came from a file
         if result.scores is not None:
+            st.use_graphs(result.graphs)
             st.set_scores(result.scores, st.size_model, st.size_scores)
         rejected = (f" ({result.n_rejected:,} {'row' if result.n_rejected == 1 else 'rows'} rejected)"
                     if result.n_rejected else "")

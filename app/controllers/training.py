@@ -52,7 +52,7 @@ class TrainingController(Controller):
         self._started = time.perf_counter()
         self.started.emit(info.label, info.trains_by_epoch)
         job = functools.partial(tasks.train, self.state.graphs, info.name, params, form.normal_label(),
-                                known_label=form.known_label())
+                                known_label=form.known_label(), standardise=form.standardises())
         self.runner.start("train", job, self._trained, self._failed, self._epoch)
 
     @Slot(object)
@@ -70,6 +70,7 @@ class TrainingController(Controller):
         if result is None:
             return
         self.idle.emit()
+        self.state.use_graphs(result.graphs)  # standardised when the form asked for it
         self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
                                result.size_scores, known_label=result.known_label)
         model = result.model

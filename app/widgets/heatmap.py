@@ -10,6 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
                                QPushButton, QVBoxLayout, QWidget)
 
+from ..plain_words import HEATMAP_LEGEND
 from .alerts import AlertList
 from .plots import Canvas
 
@@ -72,9 +73,14 @@ class HeatmapPanel(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.canvas, 1)
         row.addLayout(side)
+        self.legend = QLabel(HEATMAP_LEGEND)  # what the colours mean, in plain words
+        self.legend.setObjectName("heatmap_legend")
+        self.legend.setWordWrap(True)
+        self.legend.setStyleSheet("color: palette(placeholder-text);")
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addLayout(row, 1)
+        layout.addWidget(self.legend)
         self.kind = ""
         self.fixed_vmax: float | None = None  # the shared scale's top: training molecules' atom errors
         self.fixed_vmax_getter = None  # or another panel's (a scored file's tab uses the training tab's)

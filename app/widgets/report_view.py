@@ -14,7 +14,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
 from .heatmap import HeatmapPanel
-from .table import COLUMNS, ResultsModel, results_view
+from .table import COLUMNS, ResultsModel, legend_label, results_view
 
 
 class ReportView(QWidget):
@@ -59,6 +59,7 @@ class ReportView(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.addLayout(bar)
         column.addWidget(self.table, 1)
+        column.addWidget(legend_label())
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(self.heatmap)

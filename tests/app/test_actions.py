@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import sys
+import zipfile
 
 import pytest
 from PySide6.QtGui import QAction
@@ -57,6 +58,8 @@ def case_of(name: str) -> str:
         return "File/Open recent/*"
     if name.startswith("File/Open demo data/"):
         return "File/Open demo data/*"
+    if name.startswith("File/Recent sessions/"):
+        return "File/Recent sessions/*"
     return name.removeprefix("toolbar/")
 
 
@@ -167,6 +170,32 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         action.trigger()
         qtbot.waitUntil(lambda: _idle(w), timeout=120000)
 
+    def save_session(action):
+        answers.save_path = str(tmp_path / f"{tag}_work")
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+        path = tmp_path / f"{tag}_work.glocalkd-session"
+        names = zipfile.ZipFile(path).namelist()
+        assert "session.json" in names and ("model.pt" in names) == w.model.can_save
+        assert len([n for n in names if n.startswith("reports/")]) == len(w.report_views)  # scored tabs inside
+        assert not w._unsaved.pending()  # a saved session counts as saved
+        assert w.sessions.recent()[0] == str(path)
+        files["session"] = str(path)
+
+    def open_session(action):
+        answers.open_path = files["session"]
+        before = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex())
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=120000)
+        after = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex())
+        assert after == before  # the same model (not trained again), tabs and active tab
+
+    def recent_session(action):
+        count = w.results_tabs.count()
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=120000)
+        assert w.results_tabs.count() == count and not w._unsaved.pending()
+
     def quit_cancelled(action):
         answers.answer = "cancel"
         w._unsaved.add("probe", "a probe")  # something unsaved: Cancel keeps the window open
@@ -190,6 +219,9 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         "File/Open TU folder…": plain,
         "File/Open demo data/*": plain,
         "File/Open recent/*": plain,
+        "File/Save session…": save_session,
+        "File/Open session…": open_session,
+        "File/Recent sessions/*": recent_session,
         "File/Quit": quit_cancelled,
     }
     missing = sorted({case_of(name) for name, _ in menu_and_toolbar_actions(w)} - set(cases))
