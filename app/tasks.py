@@ -299,14 +299,14 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
     graphs; ``p_values`` (one per graph) fill ``p_value`` and their q-values ``q_value``, as the
     table shows them. Written atomically; returns the number of data rows."""
-    from core import REPORT_COLUMNS, atomic_output, report_rows, safe_cell
+    from core import atomic_output, report_columns, report_rows, safe_cell
 
     keep = None if rows is None else set(int(i) for i in rows)
     ranking = scores.ranking()
     written = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*REPORT_COLUMNS, *EXPORT_COLUMNS_EXTRA])
+        writer.writerow([*report_columns(graphs.standardised), *EXPORT_COLUMNS_EXTRA])
         for k, row in enumerate(report_rows(graphs, scores, p_values=p_values)):
             if k < len(ranking):
                 i = int(ranking[k])
@@ -348,7 +348,7 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None) -> i
     """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
     and its rejected rows at the end) as a ranked report, in rank order. Written atomically;
     returns the number of data rows."""
-    from core import REPORT_COLUMNS, atomic_output, safe_cell
+    from core import atomic_output, report_columns, safe_cell
 
     chosen = np.arange(len(report)) if rows is None else np.sort(np.asarray(rows, dtype=np.int64))
 
@@ -358,17 +358,19 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None) -> i
     written = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(REPORT_COLUMNS)
+        standardised = report.standardised_smiles  # a standardising model's report keeps its column
+        writer.writerow(report_columns(standardised is not None))
         for i in chosen.tolist():
             row = [str(i + 1), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
                    number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
                    report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i])]
+            row += [] if standardised is None else [standardised[i]]
             writer.writerow([safe_cell(str(cell)) for cell in row])
             written += 1
         if rows is None:
             for reject in report.rejects:
                 writer.writerow(["", safe_cell(reject.id), "", safe_cell(reject.text), "", "", "", "", "", "",
-                                 f"rejected: {reject.reason}", "", ""])
+                                 f"rejected: {reject.reason}", "", ""] + ([] if standardised is None else [""]))
                 written += 1
     return written
 
@@ -389,7 +391,8 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None) -> i
 
     from .state import describe_model
 
-    graphs = load(report.source)
+    standardised = report.standardised_smiles is not None  # then the molecules scored are in that column
+    graphs = load(report.source, smiles_column="standardised_smiles" if standardised else None)
     if len(graphs) != len(report):
         raise GLocalKDError(f"{report.source}: {len(graphs):,} molecules read back for {len(report):,} scored rows")
     if model is not None and model.has_node_scores:

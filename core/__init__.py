@@ -33,7 +33,7 @@ _PUBLIC = {
     "alerts_at_atoms": "data.alerts", "alerts_text": "data.alerts",
     # io
     "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns",
-    "REPORT_COLUMNS": "io.report", "node_names": "io.report", "write_report": "io.report",
+    "REPORT_COLUMNS": "io.report", "report_columns": "io.report", "node_names": "io.report", "write_report": "io.report",
     "report_rows": "io.report", "safe_cell": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
     "row_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
     "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise",
@@ -74,7 +74,8 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.data.alerts import Alert, ALERT_FAMILIES, structural_alerts, alerts_at_atoms, alerts_text
     from core.io.load import load
     from core.io.columns import is_table, table_columns
-    from core.io.report import COLUMNS as REPORT_COLUMNS, node_names, write_report, report_rows, safe_cell
+    from core.io.report import (COLUMNS as REPORT_COLUMNS, node_names, write_report, report_rows, safe_cell,
+        report_columns)
     from core.io.ranked_report import RankedReport, is_report, read_report, row_graphs
     from core.io.report_sdf import write_report_sdf
     from core.io.molecules import prepare_molecules

@@ -166,3 +166,18 @@ def test_a_file_that_is_not_a_session_is_refused_by_name(qtbot, settings, tmp_pa
     w.open_session(str(bad))
     qtbot.waitUntil(lambda: _idle(w) and bool(_warnings(w)), timeout=60000)
     assert any(str(bad) in text and "not a GLocalKD Studio session file" in text for text in _warnings(w))
+
+
+def test_exports_of_standardised_molecules_keep_both_smiles(herg_path, tmp_path):
+    import csv
+
+    loaded = tasks.load_data(str(herg_path), {}, tasks.Job())
+    trained = tasks.train(loaded.graphs, "glocalkd", SMALL, None, tasks.Job(), standardise=True)
+    graphs, scores = trained.graphs, trained.scores
+    flagged = np.zeros(len(graphs), dtype=bool)
+    tasks.export_csv(str(tmp_path / "t.csv"), graphs, scores, None, flagged)
+    with open(tmp_path / "t.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0])[-2:] == ["standardised_smiles", "flagged"] and all(None not in r for r in rows)
+    salt = next(r for r in rows if "." in r["smiles"])
+    assert "." not in salt["standardised_smiles"]
