@@ -21,9 +21,8 @@ COLUMN_TIPS = {
     "SMILES": "The structure as read (the standardised form when the model standardises its molecules).",
 }
 
-TABLE_LEGEND = ("Score: higher = less like the normal compounds.  p = 0.05: 1 in 20 normal compounds scores this "
-                "high.  q: the share of false alarms among the rows flagged up to here.  ▲ flagged: above the "
-                "flag rule.")
+TABLE_LEGEND = ("Higher score = less like the normal compounds.  p = 0.05: 1 in 20 normal compounds scores this "
+                "high.  q: the share of false alarms among the rows flagged up to here.")
 
 HEATMAP_LEGEND = ("Red atoms differ most from what the model learned from the normal compounds; pale atoms look "
                   "like them.")

@@ -27,16 +27,23 @@ def main() -> None:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--detector", default="glocalkd")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2], help="none: the timings only")
     parser.add_argument("--epochs", type=int)
     args = parser.parse_args()
     wait_passively()
+    from core.data.standardise import standardise_mol
+
+    plain, std = load(HERG), load(HERG, standardise=True)  # also the warm-up: imports, RDKit's tables
     timings = {}
     for flag in (False, True):
         start = time.perf_counter()
         graphs = load(HERG, standardise=flag)
         timings[flag] = (time.perf_counter() - start) / (len(graphs) + len(graphs.rejects))
-    plain, std = load(HERG), load(HERG, standardise=True)
+    mols = [Chem.MolFromSmiles(m.smiles) for m in plain.meta]
+    start = time.perf_counter()
+    for mol in mols:
+        standardise_mol(mol)
+    timings["steps"] = (time.perf_counter() - start) / len(mols)
     assert [m.id for m in plain.meta] == [m.id for m in std.meta]  # no molecule rejected by standardising
     changed = sum(Chem.CanonSmiles(a.smiles) != b.smiles for a, b in zip(plain.meta, std.meta))
     anomaly = choose_anomaly_label(plain, "minority")
@@ -56,11 +63,12 @@ def main() -> None:
         print(json.dumps(row), flush=True)
     print(json.dumps({"detector": args.detector, "molecules": len(plain), "changed_by_standardising": changed,
                       "anomalous_label": anomaly,
-                      "mean_auc_as_read": round(float(np.mean([r["auc_as_read"] for r in rows])), 4),
-                      "mean_auc_standardised": round(float(np.mean([r["auc_standardised"] for r in rows])), 4),
-                      "mean_spearman": round(float(np.mean([r["spearman"] for r in rows])), 4),
+                      **({"mean_auc_as_read": round(float(np.mean([r["auc_as_read"] for r in rows])), 4),
+                          "mean_auc_standardised": round(float(np.mean([r["auc_standardised"] for r in rows])), 4),
+                          "mean_spearman": round(float(np.mean([r["spearman"] for r in rows])), 4)} if rows else {}),
                       "ms_per_molecule_reading": round(timings[False] * 1000, 2),
-                      "ms_per_molecule_reading_standardised": round(timings[True] * 1000, 2)}))
+                      "ms_per_molecule_reading_standardised": round(timings[True] * 1000, 2),
+                      "ms_per_molecule_standardising": round(timings["steps"] * 1000, 2)}))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ model's, stored in its file, so scoring and screening prepare molecules as train
 2. neutralise charges where a neutral form exists (``Uncharger``);
 3. the canonical tautomer (``TautomerEnumerator.Canonicalize``), its enumeration capped at
    :data:`MAX_TAUTOMERS` tautomers and :data:`MAX_TRANSFORMS` transforms: RDKit's defaults
-   (1,000 each) took 9.2 ms a molecule on the hERG demo, the caps 5.7 ms, with the same
-   canonical tautomer for every one of its 655 molecules (docs/app.md).
+   (1,000 each) took 9.2 ms a molecule on the hERG demo, the caps 5.7 ms (a quiet machine),
+   with the same canonical tautomer for every one of its 655 molecules (docs/app.md).
 
 A molecule the steps fail on is rejected with the reason, never dropped in silence.
 """
