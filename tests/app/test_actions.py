@@ -106,6 +106,7 @@ def check_sdf(path, tab_rows: int) -> None:
 def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag: str, files: dict) -> None:
     """Trigger every action once on the window's active tab (exports first, quitting last)."""
     w = window
+    tab = {"start": None}  # the tab under test (opening a session puts new tabs in place of the open ones)
 
     def table_rows() -> int:
         view = w.results_tabs.currentWidget()
@@ -189,12 +190,14 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=120000)
         after = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex())
         assert after == before  # the same model (not trained again), tabs and active tab
+        tab["start"] = w.results_tabs.currentWidget()  # the session's tabs replaced the open ones
 
     def recent_session(action):
         count = w.results_tabs.count()
         action.trigger()
         qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=120000)
         assert w.results_tabs.count() == count and not w._unsaved.pending()
+        tab["start"] = w.results_tabs.currentWidget()
 
     def quit_cancelled(action):
         answers.answer = "cancel"
@@ -226,7 +229,7 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
     }
     missing = sorted({case_of(name) for name, _ in menu_and_toolbar_actions(w)} - set(cases))
     assert not missing, f"actions without a case in this test: {missing}"
-    start_tab = w.results_tabs.currentWidget()
+    tab["start"] = w.results_tabs.currentWidget()
     done = []
     for case, run in cases.items():
         key = case.removesuffix(" (SDF)")
@@ -235,16 +238,16 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
                   and "AIDS" not in name]  # one item of each list is enough; AIDS takes long to load
         if not chosen:
             continue
-        if w.results_tabs.indexOf(start_tab) >= 0:  # each action on the tab under test
-            w.results_tabs.setCurrentWidget(start_tab)
+        if w.results_tabs.indexOf(tab["start"]) >= 0:  # each action on the tab under test
+            w.results_tabs.setCurrentWidget(tab["start"])
         name, action = chosen[0]
         run(action)
         done.append(case)
         assert not answers.hook_errors, (name, answers.hook_errors)
     for case in ("File/Export…", "File/Export HTML report…", "Model/Train", "File/Score another file…"):
         assert case in done, f"{case} was never triggered on the {tag} tab"
-    if w.results_tabs.indexOf(start_tab) >= 0:
-        w.results_tabs.setCurrentWidget(start_tab)
+    if w.results_tabs.indexOf(tab["start"]) >= 0:
+        w.results_tabs.setCurrentWidget(tab["start"])
         pick_an_alert(qtbot, w)
 
 
