@@ -17,7 +17,14 @@ from core.errors import DataError, GLocalKDError
 
 @dataclass
 class EpochInfo:
-    """Progress of training, given to ``on_epoch`` after every epoch."""
+    """Progress of training, given to ``on_epoch`` after every epoch.
+
+    Attributes:
+        epoch: the epoch just finished, from 1.
+        epochs: the number of epochs planned.
+        loss: that epoch's mean training loss per graph.
+        seconds: that epoch's wall-clock time.
+    """
 
     epoch: int
     epochs: int
@@ -26,8 +33,13 @@ class EpochInfo:
 
 
 class CallbackError(Exception):
-    """Carries an exception raised by a caller's callback through ``fit``'s error handling, so
-    that it reaches the caller unchanged instead of being reported as a training failure."""
+    """Carry an exception raised by a caller's callback through ``fit``'s error handling.
+
+    So it reaches the caller unchanged instead of being reported as a training failure.
+
+    Args:
+        error: the callback's exception, kept as ``error``.
+    """
 
     def __init__(self, error: BaseException):
         super().__init__(error)
@@ -35,7 +47,18 @@ class CallbackError(Exception):
 
 
 def call_back(fn: Callable, *args):
-    """Call a caller's callback; its exceptions travel as :class:`CallbackError`."""
+    """Call a caller's callback (``on_epoch``, ``should_stop``) so that its exceptions travel as :class:`CallbackError`.
+
+    Args:
+        fn: the callback.
+        *args: its arguments.
+
+    Returns:
+        What the callback returns.
+
+    Raises:
+        CallbackError: wrapping any ``Exception`` the callback raises.
+    """
     try:
         return fn(*args)
     except Exception as exc:
@@ -43,7 +66,15 @@ def call_back(fn: Callable, *args):
 
 
 def describe_error(exc: BaseException) -> str:
-    """A short reason for a failure inside torch or numpy ("out of memory", or the type and message)."""
+    """Say in a few words why something failed inside torch or numpy, for a one-line message.
+
+    Args:
+        exc: the exception.
+
+    Returns:
+        ``out of memory`` for a ``MemoryError`` or any message saying so, else
+        ``Type: message`` (``no details`` when the message is empty).
+    """
     if isinstance(exc, MemoryError) or "out of memory" in str(exc):
         return "out of memory"
     return f"{type(exc).__name__}: {str(exc).strip() or 'no details'}"
@@ -68,13 +99,14 @@ def _without_runtime(value):
 
 
 class Detector(abc.ABC):
-    """Base of every detector: ``fit(graphs)`` on normal graphs, then ``score(graphs) -> Scores``
-    (higher = more anomalous).
+    """Base of every detector: ``fit(graphs)`` on normal graphs, then ``score(graphs) -> Scores``.
 
-    A subclass stores each constructor argument under its own name (``get_params`` reads them
-    back), lists its fitted attributes in ``FITTED`` (dropped whenever ``fit`` fails, so a failed
-    fit never leaves a half-trained model that looks trained), and implements :meth:`_fit` and
-    :meth:`score`. Every ``_fit`` sets ``train_scores_``, ``loss_history_`` and ``stopped_early_``.
+    Higher scores are more anomalous. A subclass stores each constructor argument under its own
+    name (``get_params`` reads them back), lists its fitted attributes in ``FITTED`` (dropped
+    whenever ``fit`` fails, so a failed fit never leaves a half-trained model that looks trained),
+    and implements :meth:`_fit`, :meth:`score` and :meth:`graph_embeddings`. Every ``_fit`` sets
+    ``train_scores_``, ``loss_history_`` and ``stopped_early_``. ``name`` is the registry name;
+    ``has_node_scores`` says whether its scores carry per-node errors.
     """
 
     name: str = "detector"
@@ -87,17 +119,35 @@ class Detector(abc.ABC):
     # ------------------------------------------------------------------ parameters
     @classmethod
     def param_names(cls) -> tuple[str, ...]:
-        """The constructor's parameter names, in order."""
+        """List the constructor's parameter names (``*args`` and ``**kwargs`` left out).
+
+        Returns:
+            The names, in the constructor's order.
+        """
         sig = inspect.signature(cls.__init__)
         return tuple(n for n, p in sig.parameters.items()
                      if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
     def get_params(self) -> dict:
-        """The constructor's parameters and their current values (scikit-learn's contract)."""
+        """Read the constructor's parameters back (scikit-learn's contract).
+
+        Returns:
+            Parameter name -> current value, in the constructor's order.
+        """
         return {name: getattr(self, name) for name in self.param_names()}
 
     def set_params(self, **params) -> Detector:
-        """Change constructor parameters; unknown names are an error. Takes effect at the next ``fit``."""
+        """Change constructor parameters; they take effect at the next ``fit``.
+
+        Args:
+            **params: parameter name -> new value.
+
+        Returns:
+            ``self``.
+
+        Raises:
+            GLocalKDError: a name the constructor does not take (nothing is changed then).
+        """
         unknown = set(params) - set(self.param_names())
         if unknown:
             raise GLocalKDError(f"{type(self).__name__} does not take {', '.join(sorted(unknown))}")
@@ -109,19 +159,34 @@ class Detector(abc.ABC):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
 
     def validate_params(self) -> None:  # noqa: B027 (a hook: a detector without rules to check has none)
-        """Raise :class:`GLocalKDError` naming any invalid setting (checked by ``fit``)."""
+        """Check the settings before training; the base has no rules, subclasses add theirs.
+
+        Raises:
+            GLocalKDError: naming any invalid setting.
+        """
 
     # ------------------------------------------------------------------ training
     def fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None = None,
             should_stop: Callable[[], bool] | None = None) -> Detector:
-        """Train on ``graphs`` (taken as normal) and return ``self``.
+        """Train on ``graphs``, taken as normal; the one error-handling path of every detector's training.
 
-        ``on_epoch`` is called after each epoch of detectors that train by epochs;
-        ``should_stop`` is polled between batches and ends training cleanly (the model stays
-        usable, ``stopped_early_`` is True). Anything that goes wrong while training (a loss
-        that becomes NaN, torch running out of memory, an internal error) raises
-        :class:`GLocalKDError` and leaves the detector untrained; an exception raised by
-        ``on_epoch`` or ``should_stop`` themselves is passed on unchanged.
+        Anything that goes wrong while training (a loss that becomes NaN, torch running out of memory,
+        an internal error) raises :class:`GLocalKDError` and leaves the detector untrained; an exception
+        raised by ``on_epoch`` or ``should_stop`` themselves is passed on unchanged.
+
+        Args:
+            graphs: the training graphs.
+            on_epoch: called with an :class:`EpochInfo` after each epoch, by detectors that train by
+                epochs.
+            should_stop: polled between batches; True ends training cleanly (the model stays usable,
+                ``stopped_early_`` is True).
+
+        Returns:
+            ``self``, fitted.
+
+        Raises:
+            DataError: ``graphs`` is empty.
+            GLocalKDError: an invalid setting (:meth:`validate_params`) or a failed training.
         """
         self.validate_params()
         if len(graphs) == 0:
@@ -165,24 +230,54 @@ class Detector(abc.ABC):
         return type(self).fitted_state is not Detector.fitted_state
 
     def fitted_state(self) -> dict:
-        """The fitted state as plain values (numbers, strings, lists, dicts, numpy arrays) for a
-        model file; a detector that cannot be saved says so."""
+        """Give the fitted state as plain values (numbers, strings, lists, dicts, numpy arrays) for a model file.
+
+        The base cannot be saved; a detector with a model file format overrides this.
+
+        Returns:
+            The fitted state, read back by :meth:`restore_fitted_state`.
+
+        Raises:
+            GLocalKDError: this kind of detector cannot be saved.
+        """
         raise GLocalKDError(f"{type(self).__name__} models cannot be saved")
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
-        """Set the fitted state from :meth:`fitted_state`'s values (read from a model file)."""
+        """Set the fitted state from :meth:`fitted_state`'s values (read from a model file).
+
+        The base cannot be loaded; a detector with a model file format overrides this.
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+            device: where the model runs (``auto``, ``cpu``, ``cuda``), for detectors with networks.
+
+        Raises:
+            GLocalKDError: this kind of detector cannot be loaded.
+        """
         raise GLocalKDError(f"{type(self).__name__} models cannot be loaded")
 
     RUNTIME_PARAMS: tuple[str, ...] = ("device",)  # where a model runs, not what it scores
 
     def scoring_params(self) -> dict:
-        """The parameters that decide the scores: :meth:`get_params` less :attr:`RUNTIME_PARAMS`."""
+        """Give the parameters that decide the scores, for the fingerprint.
+
+        Returns:
+            :meth:`get_params` less :attr:`RUNTIME_PARAMS` (the device).
+        """
         return {k: v for k, v in self.get_params().items() if k not in self.RUNTIME_PARAMS}
 
     def fingerprint(self) -> str:
-        """A short hash of what decides the fitted detector's scores (settings and state, not the
-        device it runs on), written into reports: reports with the same fingerprint were scored by
-        the same model, whatever its file is called and wherever it ran."""
+        """Hash what decides the fitted detector's scores (settings and state, not the device), for reports.
+
+        Reports with the same fingerprint were scored by the same model, whatever its file is called
+        and wherever it ran.
+
+        Returns:
+            16 hexadecimal digits (the start of a SHA-256).
+
+        Raises:
+            GLocalKDError: the detector is not fitted, or cannot be saved.
+        """
         import hashlib
         import io
 
@@ -199,7 +294,15 @@ class Detector(abc.ABC):
         return hashlib.sha256(buffer.getvalue()).hexdigest()[:16]
 
     def file_state(self) -> dict:
-        """What this detector's model file holds (see :mod:`core.detectors.model_file`)."""
+        """Give what this detector's model file holds (see :mod:`core.detectors.model_file`).
+
+        Returns:
+            ``{"format": DETECTOR_FORMAT, "version", "detector": name, "params", "state"}``, encoded
+            for torch's ``weights_only`` loader, and ``calibration_scores`` when calibrated.
+
+        Raises:
+            GLocalKDError: the detector is not fitted, or cannot be saved.
+        """
         from core.data.serialization import encode_state
 
         self._check_fitted()
@@ -212,16 +315,36 @@ class Detector(abc.ABC):
         return state
 
     def save(self, path) -> None:
-        """Write the model file atomically (a new temporary file in the same folder, created
-        exclusively, then renamed: no link is written through) with a digest of its contents
-        (:mod:`core.runtime.model_files`); read it with :meth:`load`."""
+        """Write the model file atomically, with a digest of its contents; read it with :meth:`load`.
+
+        The file is a new temporary file in the same folder, created exclusively, then renamed: no
+        link is written through (:mod:`core.runtime.model_files`).
+
+        Args:
+            path: the model file to write.
+
+        Raises:
+            GLocalKDError: the detector is not fitted, or cannot be saved.
+        """
         from core.runtime.model_files import write_model_file
 
         write_model_file(path, self.file_state())
 
     @classmethod
     def load(cls, path, device: str = "auto") -> Detector:
-        """Read a model file of this kind of detector (any kind: :func:`core.detectors.model_file.load_detector`)."""
+        """Read a model file of this kind of detector (any kind: :func:`core.detectors.model_file.load_detector`).
+
+        Args:
+            path: the model file.
+            device: where the model runs (``auto``, ``cpu``, ``cuda``).
+
+        Returns:
+            The fitted detector.
+
+        Raises:
+            GLocalKDError: called on the abstract :class:`Detector` itself.
+            ModelFileError: a missing, damaged or foreign file, naming it.
+        """
         from core.runtime.model_files import read_model_file
 
         if inspect.isabstract(cls):
@@ -230,8 +353,20 @@ class Detector(abc.ABC):
 
     @classmethod
     def from_file_state(cls, state, device: str = "auto", source: str = "model") -> Detector:
-        """The detector a :meth:`file_state` describes, checked; a damaged or foreign one raises
-        :class:`ModelFileError`."""
+        """Rebuild the detector a :meth:`file_state` describes, checking it.
+
+        Args:
+            state: a model file's contents.
+            device: where the model runs; replaces the saved ``device`` parameter.
+            source: the file's name, for messages.
+
+        Returns:
+            The fitted detector, with its calibration scores when the file has them.
+
+        Raises:
+            ModelFileError: a foreign format, another version or kind of detector, or damaged
+                contents, naming ``source``.
+        """
         from core.data.serialization import decode_state
         from core.errors import ModelFileError
 
@@ -264,25 +399,62 @@ class Detector(abc.ABC):
     # ------------------------------------------------------------------ scoring
     @abc.abstractmethod
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Anomaly scores of ``graphs`` (higher = more anomalous); ``on_progress(done, total)``."""
+        """Score graphs with the fitted detector (higher = more anomalous).
+
+        Args:
+            graphs: the graphs to score.
+            on_progress: called as ``on_progress(done, total)`` while scoring, by detectors that score
+                in batches.
+
+        Returns:
+            The graphs' :class:`Scores`.
+        """
 
     @abc.abstractmethod
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
-        """The representation each graph is scored on, one row per graph (for the chemical-space map)."""
+        """Give the representation each graph is scored on, for the chemical-space map.
+
+        Args:
+            graphs: the graphs.
+            network: which space; GLocalKD has ``predictor``, ``target`` and ``difference``, other
+                detectors have one representation and ignore it.
+
+        Returns:
+            One row per graph, shape (graphs, features).
+        """
 
     def decision_function(self, graphs: GraphSet) -> np.ndarray:
-        """Graph anomaly scores only (PyOD's name for it)."""
+        """Score graphs, graph scores only (PyOD's name for it).
+
+        Args:
+            graphs: the graphs to score.
+
+        Returns:
+            The graph anomaly scores, shape (graphs,).
+        """
         return self.score(graphs).score
 
     @property
     def is_calibrated(self) -> bool:
-        """Whether p-values are available: the detector holds the scores of held-out normal
-        graphs (``calibration_scores_``, set by :func:`core.detectors.conformal.fit_calibrated`)."""
+        """Whether p-values are available: it holds the held-out normal graphs' scores (``calibration_scores_``).
+
+        They are set by :func:`core.detectors.conformal.fit_calibrated`, or by a consensus's own fit.
+        """
         return getattr(self, "calibration_scores_", None) is not None
 
     def p_values(self, scores: np.ndarray) -> np.ndarray:
-        """Conformal p-values of raw ``scores``: the share of held-out normal graphs scoring at
-        least as high. Raises :class:`GLocalKDError` when the detector is not calibrated."""
+        """Turn raw scores into conformal p-values against the held-out normal graphs.
+
+        Args:
+            scores: raw scores of this detector, shape (graphs,).
+
+        Returns:
+            For each score, the share of held-out normal graphs scoring at least as high, shape
+            (graphs,).
+
+        Raises:
+            GLocalKDError: the detector is not calibrated.
+        """
         from core.detectors.conformal import conformal_p_values
 
         if not self.is_calibrated:
@@ -291,6 +463,16 @@ class Detector(abc.ABC):
         return conformal_p_values(self.calibration_scores_, scores)
 
     def threshold(self, percentile: float = 95.0) -> float:
-        """The given percentile of the training graphs' scores: a natural cut-off for flagging."""
+        """Give a natural cut-off for flagging: a percentile of the training graphs' scores.
+
+        Args:
+            percentile: the percentile, 0-100.
+
+        Returns:
+            That percentile of ``train_scores_``.
+
+        Raises:
+            GLocalKDError: the detector is not fitted.
+        """
         self._check_fitted()
         return float(np.percentile(self.train_scores_, percentile))

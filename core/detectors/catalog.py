@@ -20,8 +20,9 @@ from core.errors import GLocalKDError
 
 @dataclass(frozen=True)
 class DetectorInfo:
-    """A detector's registry entry: its name, display label and summary, how to build it, and
-    what it can do. Every front end asks these fields rather than keeping lists of names.
+    """A detector's registry entry: its name, label and summary, how to build it, and what it can do.
+
+    Every front end asks these fields rather than keeping lists of names.
 
     Attributes:
         name: the registry name (lower case), as ``glocalkd train --detector`` takes it.
@@ -113,7 +114,18 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
 
 
 def info_in(table: dict[str, DetectorInfo], name: str) -> DetectorInfo:
-    """The entry of ``name`` (case-insensitive) in ``table``, or a one-line error listing the names."""
+    """Look up the entry of a detector in a table of detectors.
+
+    Args:
+        table: registry name -> entry.
+        name: the name (case-insensitive).
+
+    Returns:
+        Its :class:`DetectorInfo`.
+
+    Raises:
+        GLocalKDError: an unknown name; the one-line message lists the table's names.
+    """
     info = table.get(str(name).lower())
     if info is None:
         raise GLocalKDError(f"unknown detector {name!r}; choose one of {', '.join(table)}")
@@ -121,13 +133,36 @@ def info_in(table: dict[str, DetectorInfo], name: str) -> DetectorInfo:
 
 
 def params_in(table: dict[str, DetectorInfo], name: str) -> set[str]:
-    """The constructor parameters the detector ``name`` of ``table`` takes."""
+    """List the constructor parameters a detector of a table takes (those its name fixes left out).
+
+    Args:
+        table: registry name -> entry.
+        name: the name (case-insensitive).
+
+    Returns:
+        The parameter names.
+
+    Raises:
+        GLocalKDError: an unknown name.
+    """
     factory = info_in(table, name).factory
     return set(factory().param_names()) - getattr(factory, "fixed", set())
 
 
 def make_in(table: dict[str, DetectorInfo], name: str, **params):
-    """A new, unfitted detector ``name`` of ``table``; parameters it does not take are an error."""
+    """Make a new, unfitted detector of a table by name.
+
+    Args:
+        table: registry name -> entry.
+        name: the name (case-insensitive).
+        **params: constructor parameters.
+
+    Returns:
+        The detector.
+
+    Raises:
+        GLocalKDError: an unknown name, or a parameter the detector does not take.
+    """
     info = info_in(table, name)
     unknown = set(params) - params_in(table, name)
     if unknown:
@@ -136,10 +171,31 @@ def make_in(table: dict[str, DetectorInfo], name: str, **params):
 
 
 def make_single(name: str, **params):
-    """A new, unfitted single detector (not a consensus of others)."""
+    """Make a new, unfitted single detector (not a consensus of others).
+
+    Args:
+        name: a name of ``SINGLE_DETECTORS`` (case-insensitive).
+        **params: constructor parameters.
+
+    Returns:
+        The detector.
+
+    Raises:
+        GLocalKDError: an unknown name, or a parameter the detector does not take.
+    """
     return make_in(SINGLE_DETECTORS, name, **params)
 
 
 def single_params(name: str) -> set[str]:
-    """The constructor parameters of the single detector ``name``."""
+    """List the constructor parameters of a single detector.
+
+    Args:
+        name: a name of ``SINGLE_DETECTORS`` (case-insensitive).
+
+    Returns:
+        The parameter names.
+
+    Raises:
+        GLocalKDError: an unknown name.
+    """
     return params_in(SINGLE_DETECTORS, name)

@@ -24,10 +24,22 @@ MIN_CALIBRATION_GRAPHS = 19  # with fewer, no p-value can fall below 0.05
 
 def calibration_split(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION,
                       seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the graphs to train on and of the held-out calibration graphs (a seeded shuffle).
+    """Split graph indices into those to train on and the held-out calibration graphs (a seeded shuffle).
 
     The calibration part is ``round(fraction * n)`` graphs, at least :data:`MIN_CALIBRATION_GRAPHS`,
-    and at least one graph is left to train on."""
+    and at least one graph is left to train on.
+
+    Args:
+        n: the number of normal graphs.
+        fraction: the share held out for calibration, strictly between 0 and 1.
+        seed: the seed of the shuffle.
+
+    Returns:
+        ``(train, calibration)``: two sorted index arrays.
+
+    Raises:
+        GLocalKDError: ``fraction`` is not between 0 and 1, or ``n`` is too small.
+    """
     if not 0.0 < fraction < 1.0:
         raise GLocalKDError(f"the calibration fraction must be between 0 and 1, not {fraction}")
     n_cal = max(int(round(fraction * n)), MIN_CALIBRATION_GRAPHS)
@@ -40,9 +52,26 @@ def calibration_split(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION,
 
 def fit_calibrated(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRATION_FRACTION, seed: int = 0,
                    on_epoch: Callable | None = None, should_stop: Callable[[], bool] | None = None):
-    """Fit ``detector`` on all but a held-out share of ``graphs`` (taken as normal) and calibrate it
-    on that share: afterwards ``detector.calibration_scores_`` holds their scores and
-    ``detector.p_values(...)`` answers. Returns the detector."""
+    """Fit a detector on all but a held-out share of ``graphs`` and calibrate it on that share.
+
+    Afterwards ``detector.calibration_scores_`` holds the held-out graphs' scores and
+    ``detector.p_values(...)`` answers.
+
+    Args:
+        detector: an unfitted detector.
+        graphs: the training graphs, taken as normal.
+        fraction: the share held out for calibration.
+        seed: the seed of the split.
+        on_epoch: passed to ``fit``.
+        should_stop: passed to ``fit``.
+
+    Returns:
+        The detector, fitted and calibrated.
+
+    Raises:
+        GLocalKDError: too few graphs (:func:`calibration_split`), a failed fit, or calibration
+            graphs that score NaN or infinite.
+    """
     fit_idx, cal_idx = calibration_split(len(graphs), fraction, seed)
     detector.fit(graphs.subset(fit_idx), on_epoch=on_epoch, should_stop=should_stop)
     scores = detector.score(graphs.subset(cal_idx)).score
@@ -53,18 +82,38 @@ def fit_calibrated(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRA
 
 
 def can_calibrate(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION) -> bool:
-    """Whether ``n`` normal graphs leave at least as many to train on as the calibration share
-    (of at least :data:`MIN_CALIBRATION_GRAPHS`) holds out."""
+    """Tell whether there are normal graphs enough to hold out a calibration share.
+
+    Args:
+        n: the number of normal graphs.
+        fraction: the share to hold out.
+
+    Returns:
+        Whether ``n`` leaves at least as many to train on as the calibration share (of at least
+        :data:`MIN_CALIBRATION_GRAPHS`) holds out.
+    """
     return 0.0 < fraction < 1.0 and n >= 2 * max(int(round(fraction * n)), MIN_CALIBRATION_GRAPHS)
 
 
 def fit_with_calibration(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRATION_FRACTION,
                          seed: int = 0, on_epoch: Callable | None = None,
                          should_stop: Callable[[], bool] | None = None) -> bool:
-    """Fit ``detector`` as a product does: calibrated on a held-out share when there are graphs
-    enough (:func:`can_calibrate`), else on all of them. A detector that calibrates itself (its
-    registry entry says so: the consensus) is fitted as it is. Returns whether the fitted detector
-    gives p-values."""
+    """Fit a detector as a product does: calibrated on a held-out share when there are graphs enough.
+
+    With too few graphs (:func:`can_calibrate`) it is fitted on all of them. A detector that
+    calibrates itself (its registry entry says so: the consensus) is fitted as it is.
+
+    Args:
+        detector: an unfitted detector.
+        graphs: the training graphs, taken as normal.
+        fraction: the share held out for calibration.
+        seed: the seed of the split.
+        on_epoch: passed to ``fit``.
+        should_stop: passed to ``fit``.
+
+    Returns:
+        Whether the fitted detector gives p-values.
+    """
     from core.detectors.registry import DETECTORS
 
     info = DETECTORS.get(detector.name)

@@ -49,9 +49,21 @@ MIN_KNOWN_ANOMALIES = 3  # fewer cannot tell the views apart (docs/consensus.md:
 
 
 def combine_p_values(p: np.ndarray, rule: str, weights: np.ndarray | None = None) -> np.ndarray:
-    """The combined statistic of an (n, m) array of p-values, one row per graph; higher means
-    stronger evidence of an anomaly. ``weights`` (m values with a mean of 1; None: equal)
-    multiply each component's evidence under ``fisher`` and ``cauchy``."""
+    """Combine each graph's p-values from several views into one statistic (higher = stronger evidence).
+
+    Args:
+        p: p-values, shape (n graphs, m views).
+        rule: ``fisher`` (-2 Σ log p), ``cauchy`` (mean of tan((0.5 - p) π)) or ``minp`` (-log of
+            the smallest).
+        weights: m values with a mean of 1 that multiply each view's evidence under ``fisher`` and
+            ``cauchy``; None weighs them equally.
+
+    Returns:
+        The combined statistic, shape (n,). p-values are clipped to [1e-300, 1] first.
+
+    Raises:
+        GLocalKDError: an unknown rule, or weights with ``minp``.
+    """
     p = np.clip(np.asarray(p, dtype=np.float64), 1e-300, 1.0)
     if rule == "minp":
         if weights is not None:
@@ -67,9 +79,16 @@ def combine_p_values(p: np.ndarray, rule: str, weights: np.ndarray | None = None
 
 
 def view_weights(known_auc: dict[str, float]) -> dict[str, float] | None:
-    """Weights from each view's ROC-AUC of the known anomalies against the calibration graphs:
-    ``max(0, AUC - 0.5)``, scaled to a mean of 1; None (equal weights) when no view ranks them
-    above the normal graphs."""
+    """Turn each view's ROC-AUC of known anomalies into its weight in the consensus.
+
+    Args:
+        known_auc: view name -> ROC-AUC of the known anomalies against the calibration graphs
+            (a non-finite AUC counts as 0.5).
+
+    Returns:
+        View name -> ``max(0, AUC - 0.5)`` scaled to a mean of 1; None (equal weights) when no
+        view ranks them above the normal graphs.
+    """
     raw = {name: max(0.0, float(auc) - 0.5) if np.isfinite(auc) else 0.0 for name, auc in known_auc.items()}
     total = sum(raw.values())
     if total <= 0.0:
@@ -78,8 +97,15 @@ def view_weights(known_auc: dict[str, float]) -> dict[str, float] | None:
 
 
 def separation_auc(normal_scores: np.ndarray, anomaly_scores: np.ndarray) -> float:
-    """ROC-AUC of ``anomaly_scores`` against ``normal_scores`` (higher = more anomalous): the chance
-    that an anomaly scores above a normal graph, ties counting half (Mann-Whitney)."""
+    """Measure how well scores separate anomalies from normal graphs: ROC-AUC by Mann-Whitney.
+
+    Args:
+        normal_scores: scores of normal graphs (higher = more anomalous).
+        anomaly_scores: scores of the anomalies.
+
+    Returns:
+        The chance that an anomaly scores above a normal graph, ties counting half.
+    """
     normal = np.sort(np.asarray(normal_scores, dtype=np.float64))
     s = np.asarray(anomaly_scores, dtype=np.float64)
     below = np.searchsorted(normal, s, side="left")
@@ -88,7 +114,14 @@ def separation_auc(normal_scores: np.ndarray, anomaly_scores: np.ndarray) -> flo
 
 
 def leave_one_out_p_values(calibration_scores: np.ndarray) -> np.ndarray:
-    """Each calibration graph's conformal p-value against the other calibration graphs."""
+    """Give each calibration graph's conformal p-value against the other calibration graphs.
+
+    Args:
+        calibration_scores: the calibration graphs' scores, shape (n,).
+
+    Returns:
+        (1 + the others scoring at least as high) / n, shape (n,).
+    """
     cal = np.asarray(calibration_scores, dtype=np.float64)
     n = len(cal)
     at_least_others = n - np.searchsorted(np.sort(cal), cal, side="left") - 1
@@ -141,6 +174,7 @@ class Consensus(Detector):
 
     @property
     def has_node_scores(self) -> bool:  # the GLocalKD component's node errors
+        """Whether its scores carry node errors: those of a GLocalKD component, when it has one."""
         return "glocalkd" in self.components
 
     @property
@@ -149,11 +183,21 @@ class Consensus(Detector):
         return [*self.components, *self.reserve_views]
 
     def scored_views(self) -> list[str]:
-        """The views whose scores the consensus combines now: its components, and every view
-        once known anomalies have weighed them."""
+        """List the views whose scores the consensus combines now.
+
+        Returns:
+            Its components, and every view (the reserve views too) once known anomalies have weighed
+            them.
+        """
         return self.views if getattr(self, "view_weights_", None) is not None else list(self.components)
 
     def validate_params(self) -> None:
+        """Check the views, the rule and the calibration share.
+
+        Raises:
+            GLocalKDError: no components, an unknown or repeated view name, an unknown rule, or a
+                calibration share not strictly between 0 and 1.
+        """
         views = self.views
         unknown = [c for c in views if c not in SINGLE_DETECTORS]
         if not self.components or unknown or len(set(views)) != len(views):
@@ -205,8 +249,12 @@ class Consensus(Detector):
         self.train_scores_ = _as_scored(self._combine_arrays(self.component_train_)[0])
 
     def weights_now(self) -> dict[str, float]:
-        """Each view's weight in the consensus now: the known anomalies' weights once they have
-        weighed the views, else 1 for every component and 0 for every reserve view."""
+        """Give each view's weight in the consensus now.
+
+        Returns:
+            View name -> weight: the known anomalies' weights once they have weighed the views, else
+            1 for every component and 0 for every reserve view.
+        """
         if self.view_weights_ is not None:
             return dict(self.view_weights_)
         return {name: float(name in self.components) for name in self.views}
@@ -218,14 +266,26 @@ class Consensus(Detector):
         return np.array([self.view_weights_[n] for n in self.scored_views()], dtype=np.float64)
 
     def weigh_views(self, known: GraphSet) -> dict[str, float]:
-        """Trust each view as far as it ranks ``known`` (graphs known to be anomalous, never
-        trained on) above the calibration graphs, and return each view's ROC-AUC of them.
+        """Trust each view as far as it ranks known anomalies above the calibration graphs.
 
         Every view is weighed, the reserve views too. A view's weight is ``max(0, AUC - 0.5)``,
-        scaled so that the weights average 1; when no view ranks them above the normal graphs,
-        the components weigh the same and the reserve views nothing, as without known anomalies.
-        The calibration graphs' statistics are recomputed with the weights, so p-values stay
-        calibrated. Calling it again replaces the weights."""
+        scaled so that the weights average 1; when no view ranks them above the normal graphs, the
+        components weigh the same and the reserve views nothing, as without known anomalies. The
+        calibration graphs' statistics are recomputed with the weights, so p-values stay calibrated.
+        Calling it again replaces the weights.
+
+        Args:
+            known: graphs known to be anomalous, never trained on; at least
+                :data:`MIN_KNOWN_ANOMALIES`.
+
+        Returns:
+            Each view's ROC-AUC of ``known``, by name.
+
+        Raises:
+            GLocalKDError: not fitted, a rule that cannot weigh (``minp``), or a model file written
+                before views could be weighed.
+            DataError: fewer than :data:`MIN_KNOWN_ANOMALIES` known anomalies.
+        """
         self._check_fitted()
         if self.rule not in WEIGHABLE_RULES:
             raise GLocalKDError(f"the {self.rule} rule cannot weigh its views; use {' or '.join(WEIGHABLE_RULES)}")
@@ -263,31 +323,76 @@ class Consensus(Detector):
         return combine_p_values(p, self.rule, self._weights()), p
 
     def component_p_values(self, graphs: GraphSet) -> dict[str, np.ndarray]:
-        """Each scored view's conformal p-values of ``graphs``, by name."""
+        """Give each scored view's conformal p-values of ``graphs``.
+
+        Args:
+            graphs: the graphs.
+
+        Returns:
+            View name -> p-values, shape (graphs,).
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         _, p = self._combine(self._component_scores(graphs))
         return {name: p[:, k] for k, name in enumerate(self.scored_views())}
 
     def component_scores(self, graphs: GraphSet) -> dict[str, np.ndarray]:
-        """Each component's own score of ``graphs`` (higher = more anomalous), by component name:
-        what the consensus combines, to set each view's ranking beside the consensus's. The
-        scores of :meth:`score` carry the same arrays (``Scores.component_scores()``)."""
+        """Give each scored view's own score of ``graphs``, to set its ranking beside the consensus's.
+
+        The scores of :meth:`score` carry the same arrays (``Scores.component_scores()``).
+
+        Args:
+            graphs: the graphs.
+
+        Returns:
+            View name -> scores (higher = more anomalous), shape (graphs,).
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         return self.score(graphs).component_scores()
 
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None, *,
               known: dict[str, Scores] | None = None) -> Scores:
-        """The combined statistic (higher = more anomalous), with GLocalKD's terms and node
-        errors when it is a component, and each component's raw score in ``parts`` as
-        ``component:NAME`` (read them with ``Scores.component_scores()``). ``known``: the scores
-        some components already gave these graphs (screening scores the GLocalKD component on
-        its faster array path), used as they are."""
+        """Score graphs by the combined statistic of the views' p-values (higher = more anomalous).
+
+        GLocalKD's terms and node errors come along when it is a component, and each view's raw
+        score is in ``parts`` as ``component:NAME`` (read them with ``Scores.component_scores()``).
+
+        Args:
+            graphs: the graphs to score.
+            on_progress: called as ``on_progress(done, total)`` after each view, ``done`` the share
+                of views scored times the graph count.
+            known: the scores some views already gave these graphs (screening scores the GLocalKD
+                component on its faster array path), used as they are.
+
+        Returns:
+            The graphs' :class:`Scores`.
+
+        Raises:
+            GLocalKDError: not fitted, or a view fails to score.
+        """
         self._check_fitted()
         return self.combine_scores(self._component_scores(graphs, on_progress, known), graphs.node_ptr())
 
     def combine_scores(self, scores: dict[str, Scores], node_ptr: np.ndarray) -> Scores:
-        """The consensus of its components' scores of the same graphs (every component's, by
-        name; ``node_ptr`` cuts the graphs' nodes): what :meth:`score` returns. Screening scores
-        each component of a chunk on its own fast path and combines them here."""
+        """Combine the views' scores of the same graphs: what :meth:`score` returns.
+
+        Screening scores each view of a chunk on its own fast path and combines them here.
+
+        Args:
+            scores: every scored view's :class:`Scores` of the graphs, by name.
+            node_ptr: node offsets of the graphs, shape (graphs + 1,), for graph-only scores.
+
+        Returns:
+            The combined statistic as float32 scores, with the GLocalKD view's terms and node errors
+            when it has one, and each view's score in ``parts``.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         combined, _ = self._combine(scores)
         base = scores.get("glocalkd")
@@ -301,11 +406,21 @@ class Consensus(Detector):
 
     @property
     def can_save(self) -> bool:
+        """Whether it has a model file: when every component (fitted, or to be made) has one."""
         if hasattr(self, "components_"):
             return all(d.can_save for d in self.components_.values())
         return all(self._make(n).can_save for n in self.components)
 
     def fitted_state(self) -> dict:
+        """Give every view's settings, state and calibration, and the consensus's own state.
+
+        Returns:
+            ``{"components", "component_calibration", "calibration", "component_train",
+            "train_scores", "loss_history", "stopped_early", "view_weights", "known_anomaly_auc"}``.
+
+        Raises:
+            GLocalKDError: not fitted, or a view that cannot be saved.
+        """
         self._check_fitted()
         return {"components": {n: {"params": d.get_params(), "state": d.fitted_state(),
                                    "calibration": d.calibration_scores_ if d.is_calibrated else None}
@@ -316,6 +431,18 @@ class Consensus(Detector):
                 "view_weights": self.view_weights_, "known_anomaly_auc": self.known_anomaly_auc_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        """Rebuild every view from :meth:`fitted_state`'s values.
+
+        Reserve views missing from an older file are dropped; a file written before views could be
+        weighed restores without the fit graphs' scores (then :meth:`weigh_views` refuses).
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+            device: where the views with networks run.
+
+        Raises:
+            ValueError: the saved views are not the model's.
+        """
         saved = set(state["components"])
         self.reserve_views = [v for v in self.reserve_views if v in saved]  # older files have none
         if saved != set(self.views):
@@ -346,6 +473,18 @@ class Consensus(Detector):
         self.known_anomaly_auc_ = None if auc is None else {n: float(auc[n]) for n in self.views}
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
-        """The first component's representation (GLocalKD's embeddings by default)."""
+        """Give the first component's representation (GLocalKD's embeddings by default).
+
+        Args:
+            graphs: the graphs.
+            network: passed to the first component (GLocalKD's ``predictor``, ``target`` or
+                ``difference``).
+
+        Returns:
+            One row per graph.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         return self.components_[self.components[0]].graph_embeddings(graphs, network)

@@ -41,10 +41,24 @@ def _tu_bond_types(graphs: GraphSet) -> dict[int, str] | None:
 
 
 def molecules(graphs: GraphSet) -> list:
-    """An RDKit molecule per graph: parsed from its SMILES (molecule files, or any graphs that all
-    carry one, as screening's chunks do) or built from element node labels and bond-order edge
-    labels (TU). Data that is not molecules raises
-    :class:`NotApplicableError`; a SMILES that no longer parses raises :class:`DataError` naming it."""
+    """Make an RDKit molecule per graph, to fingerprint it.
+
+    Molecules are parsed from their SMILES (molecule files, or any graphs that all carry one, as
+    screening's chunks do) or built from element node labels and bond-order edge labels (TU;
+    every bond single without edge labels).
+
+    Args:
+        graphs: the graphs.
+
+    Returns:
+        One molecule per graph, in order.
+
+    Raises:
+        NotApplicableError: the data is not molecules (node labels that the readme does not map
+            to elements, or edge labels that name no bond order).
+        DataError: a SMILES that no longer parses, or a graph with a label that names no element
+            or bond order, naming it.
+    """
     from rdkit import Chem
 
     if graphs.kind == "molecule" or (graphs.meta and all(m.smiles for m in graphs.meta)):  # e.g. screening's chunks
@@ -97,9 +111,16 @@ def molecules(graphs: GraphSet) -> list:
 
 
 class ECFPNearestNeighbour(Detector):
-    """``1 - max Tanimoto`` of ECFP fingerprints (Morgan ``radius``, ``n_bits``) to the training
-    molecules. Fitted state: ``bits_`` (the training fingerprints, packed), ``train_scores_``
-    (each training molecule against the others)."""
+    """The chemists' novelty score: ``1 - max Tanimoto`` of ECFP fingerprints to the training molecules.
+
+    Fitted state: ``bits_`` (the training fingerprints, packed), ``train_scores_`` (each training
+    molecule against the others).
+
+    Args:
+        radius: the Morgan radius (2: ECFP4).
+        n_bits: fingerprint bits, a positive multiple of 8.
+        seed: unused (the score is deterministic); kept so that every detector takes one.
+    """
 
     name = "ecfp-nn"
     has_node_scores = False
@@ -111,6 +132,11 @@ class ECFPNearestNeighbour(Detector):
         self.seed = seed
 
     def validate_params(self) -> None:
+        """Check that ``radius`` is 0 or more and ``n_bits`` a positive multiple of 8.
+
+        Raises:
+            GLocalKDError: naming both when either is invalid.
+        """
         from core.errors import GLocalKDError
 
         if self.radius < 0 or self.n_bits < 8 or self.n_bits % 8:
@@ -166,10 +192,27 @@ class ECFPNearestNeighbour(Detector):
         return self._train_fps
 
     def fitted_state(self) -> dict:
+        """Give the packed training fingerprints and the training scores, for a model file.
+
+        Returns:
+            ``{"bits", "train_scores"}``.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         return {"bits": self.bits_, "train_scores": self.train_scores_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        """Set the training fingerprints and scores from :meth:`fitted_state`'s values.
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+            device: unused (no network).
+
+        Raises:
+            ValueError: the fingerprints are not non-empty packed rows of ``n_bits`` bits.
+        """
         bits = np.asarray(state["bits"], dtype=np.uint8)
         if bits.ndim != 2 or bits.shape[1] != self.n_bits // 8 or len(bits) == 0:
             raise ValueError(f"ECFP fingerprints must be packed rows of {self.n_bits} bits")
@@ -182,12 +225,37 @@ class ECFPNearestNeighbour(Detector):
         self.__dict__.pop("_train_fps", None)
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
-        """Each molecule's fingerprint bits (the representation compared)."""
+        """Give each molecule's fingerprint bits (the representation compared).
+
+        Args:
+            graphs: the molecules.
+            network: ignored: there is one representation.
+
+        Returns:
+            Shape (graphs, n_bits), float32 zeros and ones.
+
+        Raises:
+            GLocalKDError: not fitted.
+            NotApplicableError: the graphs are not molecules (:func:`molecules`).
+        """
         self._check_fitted()
         return self._fingerprints(graphs).astype(np.float32)
 
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """``1 - max Tanimoto`` to the training molecules (higher = more novel); no node scores."""
+        """Score molecules by ``1 - max Tanimoto`` to the training molecules (higher = more novel).
+
+        Args:
+            graphs: the molecules to score.
+            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
+
+        Returns:
+            Graph scores only (:meth:`Scores.graph_only`), in [0, 1]: no node scores.
+
+        Raises:
+            GLocalKDError: not fitted.
+            NotApplicableError: the graphs are not molecules (:func:`molecules`).
+            DataError: a molecule cannot be made (:func:`molecules`).
+        """
         self._check_fitted()
         values = self._distances(self._bit_vectors(self._fingerprints(graphs)))
         if on_progress is not None:

@@ -26,7 +26,11 @@ CHUNK_NODES = 16_384
 
 class EmbeddingView(Detector, abc.ABC):
     """Base of the views that embed each graph on its own and score the embeddings by LESINN.
-    Fitted state: ``schema_``, the subclass's embedding state, ``scorer_``, ``train_scores_``."""
+
+    Subclasses set ``features``, ``ensemble_size``, ``subsample_size`` and ``seed`` in their
+    constructors and implement ``_fit_embedding`` and ``_embed``. Fitted state: ``schema_``, the
+    subclass's embedding state, ``scorer_``, ``train_scores_``.
+    """
 
     has_node_scores = False
     FITTED = ("schema_", "scorer_", "train_scores_", "loss_history_", "stopped_early_")
@@ -67,12 +71,34 @@ class EmbeddingView(Detector, abc.ABC):
         return np.concatenate(parts) if parts else np.zeros((0, 0))
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
-        """Each graph's embedding (the representation LESINN scores)."""
+        """Give each graph's embedding (the representation LESINN scores).
+
+        Args:
+            graphs: the graphs.
+            network: ignored: there is one representation.
+
+        Returns:
+            Shape (graphs, embedding width), float32.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         return self._embeddings(graphs).astype(np.float32)
 
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Graph scores (higher = more anomalous); no node scores."""
+        """Score graphs by LESINN on their embeddings (higher = more anomalous); no node scores.
+
+        Args:
+            graphs: the graphs to score.
+            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
+
+        Returns:
+            Graph scores only (:meth:`Scores.graph_only`).
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         values = self.scorer_.decision_function(self._embeddings(graphs)) if len(graphs) else np.zeros(0)
         if on_progress is not None:

@@ -40,16 +40,33 @@ TARGET_CACHE_BYTES = 4 * 1024**3
 
 
 class GLocalKD(Detector):
-    """Graph-level anomaly detector in the scikit-learn / PyOD style: ``fit`` then ``score``.
+    """GLocalKD, the paper's detector, in the scikit-learn / PyOD style: ``fit`` then ``score``.
 
-    Parameters are the paper's defaults (``normalize``: per-layer L2 normalisation of node
-    embeddings as in the authors' code, off by default; see :class:`core.nn.gcn.GCNEncoder`;
-    ``node_max`` and ``size_term``: the extra readouts of the module docstring, off by
-    default). Fitted state lives in trailing-underscore attributes: ``schema_``, ``target_``,
-    ``predictor_``, ``loss_history_``, ``train_scores_`` (the training graphs' scores, for
-    thresholds), ``mean_nodes_`` (the training graphs' mean node count), ``stopped_early_`` and
-    ``grouped_`` (whether the networks run on groups of nodes that look alike, see
-    :mod:`core.nn.row_groups`: decided on the training graphs, then used for every batch).
+    The defaults are the paper's. Fitted state lives in trailing-underscore attributes:
+    ``schema_``, ``target_``, ``predictor_``, ``loss_history_``, ``train_scores_`` (the training
+    graphs' scores, for thresholds), ``mean_nodes_`` (the training graphs' mean node count),
+    ``stopped_early_``, ``device_`` and ``grouped_`` (whether the networks run on groups of nodes
+    that look alike, see :mod:`core.nn.row_groups`: decided on the training graphs, then used for
+    every batch on a CPU).
+
+    Args:
+        epochs: training epochs.
+        lr: the Adam learning rate.
+        batch_size: training graphs per batch.
+        hidden_dim: the width of the GCNs' hidden layers.
+        out_dim: the width of the node and graph embeddings.
+        num_layers: GCN layers in each network.
+        lam: lambda, the weight of the node term in the loss and the score.
+        normalize: per-layer L2 normalisation of node embeddings as in the authors' code, off by
+            default (see :class:`core.nn.gcn.GCNEncoder`).
+        features: the node-feature recipe (:class:`core.data.features.FeatureSchema`), ``auto``
+            by default.
+        seed: the seed of the networks' weights and the batch order.
+        device: ``auto``, ``cpu`` or ``cuda`` (:func:`core.runtime.device.resolve_device`).
+        node_max: add the largest node error to the node term (the module docstring's readout),
+            off by default.
+        size_term: add the sum-pooled error over the mean training size to the graph term (the
+            module docstring's readout), off by default.
     """
 
     name = "glocalkd"
@@ -122,6 +139,13 @@ class GLocalKD(Detector):
         return GCNEncoder(self.schema_.dim, self.hidden_dim, self.out_dim, self.num_layers, self.normalize)
 
     def validate_params(self) -> None:
+        """Check the settings: whole numbers of at least 1, a positive finite ``lr``, a finite ``lam`` of at least 0.
+
+        ``features`` must be one of the recipes and ``node_max`` and ``size_term`` booleans.
+
+        Raises:
+            GLocalKDError: naming every invalid setting and its value.
+        """
         def whole(v):
             return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
 
@@ -195,7 +219,19 @@ class GLocalKD(Detector):
     @torch.no_grad()
     def score(self, graphs: GraphSet, batch_size: int = 512,
               on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Anomaly scores of ``graphs`` (higher = more anomalous), with both terms and per-node errors."""
+        """Score graphs, with the graph and node terms and every node's error (higher = more anomalous).
+
+        Args:
+            graphs: the graphs to score, featurised by the model's schema.
+            batch_size: graphs per forward pass (runs are also capped by node count).
+            on_progress: called as ``on_progress(done, total)`` after each batch.
+
+        Returns:
+            The :class:`Scores`, with ``parts``: ``graph``, ``node_mean``, ``node_max`` and ``size``.
+
+        Raises:
+            GLocalKDError: the model is not trained, or scoring fails (e.g. out of memory).
+        """
         self._check_fitted()
         device = self.device_
         packed = PackedGraphs(self.schema_.apply(graphs))
@@ -237,12 +273,24 @@ class GLocalKD(Detector):
     @torch.no_grad()
     def score_arrays(self, x: torch.Tensor, edge_index: torch.Tensor, num_nodes: torch.Tensor,
                      precision: str = "float32") -> Scores:
-        """Score graphs given as one block: node features ``x`` already made by this model's
-        schema (graphs one after another), ``edge_index`` over those global node ids (both
-        directions), and each graph's node count. The fast path for screening large libraries.
+        """Score graphs given as one block: the fast path for screening large libraries.
 
-        ``precision="bfloat16"`` runs the dense products in bfloat16 (faster where the hardware
-        has it; the ranking agrees closely with float32, see ``docs/scaling.md``)."""
+        Args:
+            x: node features already made by this model's schema, graphs one after another, shape
+                (nodes, schema width).
+            edge_index: edges over those global node ids (both directions), shape (2, edges).
+            num_nodes: each graph's node count, shape (graphs,).
+            precision: ``float32``, or ``bfloat16`` to run the dense products in bfloat16 (faster
+                where the hardware has it; the ranking agrees closely with float32, see
+                ``docs/scaling.md``).
+
+        Returns:
+            The graphs' :class:`Scores`, as :meth:`score` gives them.
+
+        Raises:
+            GLocalKDError: the model is not trained, ``x`` has the wrong width, an unknown
+                ``precision``, or scoring fails.
+        """
         self._check_fitted()
         dtype = matmul_dtype(precision)
         counts = num_nodes.to(torch.long)
@@ -260,8 +308,20 @@ class GLocalKD(Detector):
 
     @torch.no_grad()
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor", batch_size: int = 2048) -> np.ndarray:
-        """Max-pooled graph embeddings, shape (graphs, out_dim), from the ``predictor`` or the
-        frozen ``target`` network, or their ``difference`` (predictor - target: the error vector)."""
+        """Compute max-pooled graph embeddings from one of the two networks, or their difference.
+
+        Args:
+            graphs: the graphs.
+            network: ``predictor``, the frozen ``target``, or their ``difference`` (predictor -
+                target: the error vector).
+            batch_size: graphs per forward pass.
+
+        Returns:
+            The embeddings, shape (graphs, out_dim), float32.
+
+        Raises:
+            GLocalKDError: the model is not trained, or an unknown ``network``.
+        """
         self._check_fitted()
         if network not in ("predictor", "target", "difference"):
             raise GLocalKDError(f"network must be 'predictor', 'target' or 'difference', not {network!r}")
@@ -279,9 +339,17 @@ class GLocalKD(Detector):
         return np.concatenate(parts) if parts else np.zeros((0, self.out_dim), dtype=np.float32)
 
     def fingerprint(self) -> str:
-        """A short hash of what decides the fitted model's scores (settings, feature schema,
-        weights; not the device it runs on): reports scored with the same fingerprint were scored by
-        the same model, whatever its file is called and wherever it ran."""
+        """Hash what decides the fitted model's scores: settings, feature schema and weights, not the device.
+
+        Reports scored with the same fingerprint were scored by the same model, whatever its file is
+        called and wherever it ran. Unlike the base's, it hashes the networks' weights directly.
+
+        Returns:
+            16 hexadecimal digits (the start of a SHA-256).
+
+        Raises:
+            GLocalKDError: the model is not trained.
+        """
         import hashlib
         import json
 
@@ -298,29 +366,77 @@ class GLocalKD(Detector):
     can_save = True  # its own format: state_dict()
 
     def save(self, path) -> None:
-        """Write the model file (the format of :meth:`state_dict`) atomically, through an exclusively
-        created temporary file (no link is written through), with a digest of its contents
-        (:mod:`core.runtime.model_files`)."""
+        """Write the model file in GLocalKD's own format (:meth:`state_dict`), atomically, with a digest.
+
+        The file goes through an exclusively created temporary file (no link is written through);
+        :mod:`core.runtime.model_files` adds the digest of its contents.
+
+        Args:
+            path: the model file to write.
+
+        Raises:
+            GLocalKDError: the model is not trained.
+        """
         from core.runtime.model_files import write_model_file
 
         write_model_file(path, self.state_dict())
 
     def fitted_state(self) -> dict:
+        """Give the fitted state: GLocalKD's whole :meth:`state_dict` (a consensus saves its component so).
+
+        Returns:
+            The :meth:`state_dict`.
+        """
         return self.state_dict()
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        """Set the fitted state (and the settings) from a :meth:`state_dict`.
+
+        Args:
+            state: a :meth:`state_dict`.
+            device: where the model runs (``auto``, ``cpu``, ``cuda``).
+
+        Raises:
+            ModelFileError: a foreign or damaged state (:meth:`from_state_dict`).
+        """
         self.__dict__.update(vars(type(self).from_state_dict(state, device, source="its GLocalKD")))
 
     def file_state(self) -> dict:
+        """Give what the model file holds: GLocalKD keeps its own format, :meth:`state_dict`.
+
+        Returns:
+            The :meth:`state_dict`.
+        """
         return self.state_dict()
 
     @classmethod
     def from_file_state(cls, state, device: str = "auto", source: str = "model") -> GLocalKD:
+        """Rebuild a model from its file's contents: GLocalKD's own format, read by :meth:`from_state_dict`.
+
+        Args:
+            state: a model file's contents.
+            device: where the model runs (``auto``, ``cpu``, ``cuda``).
+            source: the file's name, for messages.
+
+        Returns:
+            The fitted model.
+
+        Raises:
+            ModelFileError: a foreign, newer or damaged file, naming ``source``.
+        """
         return cls.from_state_dict(state, device, source)
 
     def state_dict(self) -> dict:
-        """Everything a model file holds: weights, settings, the feature schema, the training and
-        calibration scores (plain tensors, numbers and strings: torch's ``weights_only`` loader reads it)."""
+        """Give everything a model file holds, in plain tensors, numbers and strings (for the ``weights_only`` loader).
+
+        Returns:
+            The format and version, settings, feature schema, both networks' weights (on the CPU),
+            the training scores, mean training size, loss history, ``stopped_early``, ``grouped``, and
+            the calibration scores when calibrated.
+
+        Raises:
+            GLocalKDError: the model is not trained.
+        """
         self._check_fitted()
         state = {
             "format": MODEL_FORMAT,
@@ -343,7 +459,24 @@ class GLocalKD(Detector):
 
     @classmethod
     def from_state_dict(cls, state: dict, device: str = "auto", source: str = "model") -> GLocalKD:
-        """The model a :meth:`state_dict` describes, checked entry by entry (``source`` names it in errors)."""
+        """Rebuild the model a :meth:`state_dict` describes, checked entry by entry.
+
+        Weight shapes are checked against the saved settings before any network is built, so a bad
+        file cannot allocate much; NaN or infinite weights, calibration scores or sizes are refused.
+
+        Args:
+            state: a :meth:`state_dict` (versions 1 and 2 are read).
+            device: where the model runs (``auto``, ``cpu``, ``cuda``).
+            source: names the file in errors.
+
+        Returns:
+            The fitted model.
+
+        Raises:
+            ModelFileError: not a GLocalKD model file, a version this one does not read (a newer one
+                says to update), or damaged contents.
+            GLocalKDError: ``device`` is unknown or not available.
+        """
         if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT:
             raise ModelFileError(f"{source}: not a GLocalKD Studio model file")
         version = state.get("version")

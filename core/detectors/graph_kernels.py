@@ -35,8 +35,15 @@ DENSE_FEATURE_SHARE = 0.05  # features at least this share of the training graph
 
 
 def node_labels(graph) -> np.ndarray:
-    """Discrete labels of one graph's nodes: TU node labels, else the element of a molecule's
-    atoms (RDKit features), else the degree."""
+    """Give the discrete labels the kernels read for one graph's nodes.
+
+    Args:
+        graph: a graph of a :class:`GraphSet` (``node_label``, ``x``, ``edge_index``).
+
+    Returns:
+        Shape (nodes,) int64: TU node labels, else the element of a molecule's atoms (RDKit
+        features: the one-hot element block first), else the degree.
+    """
     label = graph.get("node_label")
     if label is not None:
         return label.numpy().astype(np.int64)
@@ -50,7 +57,15 @@ def node_labels(graph) -> np.ndarray:
 
 
 def to_grakel(graphs: GraphSet) -> list[list]:
-    """GraKeL's input: per graph an adjacency dict (every node listed) and a node-label dict."""
+    """Convert graphs to GraKeL's input, for comparing with GraKeL's kernels.
+
+    Args:
+        graphs: the graphs.
+
+    Returns:
+        Per graph ``[adjacency, labels]``: an adjacency dict (every node listed, self-loops left
+        out) and a node -> label dict (:func:`node_labels`).
+    """
     out = []
     for g in graphs.graphs:
         n = int(g.num_nodes)
@@ -64,29 +79,51 @@ def to_grakel(graphs: GraphSet) -> list[list]:
 
 
 def labelled_graphs(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Each graph's edge index and discrete node labels (what the kernels read)."""
+    """Give each graph's edge index and discrete node labels: what the kernels read.
+
+    Args:
+        graphs: the graphs.
+
+    Returns:
+        One ``(edge_index, node_labels)`` pair per graph: shapes (2, edges) and (nodes,).
+    """
     return [(g.edge_index.numpy(), node_labels(g)) for g in graphs.graphs]
 
 
 def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
                        bond_counts: np.ndarray) -> PackedLabelled:
-    """Each molecule's edge index (bonds both ways, as a molecule graph holds them) and node
-    labels (its atoms' elements, as :func:`node_labels` reads them), from the packed arrays of
-    many molecules (:class:`core.data.atom_batch.MoleculeArrays`): no graph objects."""
+    """Give molecules' edge indexes and node labels from packed arrays, with no graph objects: screening's path.
+
+    Edges are the bonds both ways, as a molecule graph holds them; labels are the atoms'
+    elements, as :func:`node_labels` reads them.
+
+    Args:
+        x: every molecule's atom features, molecule after molecule, the one-hot element block
+            first (:class:`core.data.atom_batch.MoleculeArrays`).
+        bonds: each bond once as two atom numbers within its molecule, any shape that reshapes to
+            (bonds, 2).
+        atom_counts: atoms of each molecule.
+        bond_counts: bonds of each molecule.
+
+    Returns:
+        The pairs, kept packed.
+    """
     labels = np.argmax(x[:, : len(ELEMENTS) + 1], axis=1).astype(np.int64)
     return PackedLabelled(labels, np.asarray(bonds, dtype=np.int64).reshape(-1, 2),
                           np.asarray(atom_counts, dtype=np.int64), np.asarray(bond_counts, dtype=np.int64))
 
 
 class PackedLabelled(Sequence):
-    """Many graphs' ``(edge_index, node_labels)`` pairs kept packed: a sequence of those pairs
-    (what the kernels read), which slices without copying per graph and hands the WL features
-    the stacked arrays at once (:meth:`stacked`), so no step loops over the graphs in Python.
+    """Many graphs' ``(edge_index, node_labels)`` pairs kept packed, as a sequence of those pairs.
+
+    It slices (in steps of 1) without copying per graph and hands the WL features the stacked
+    arrays at once (:meth:`stacked`), so no step loops over the graphs in Python.
 
     Args:
         labels: every graph's node labels, graph after graph.
         bonds: (bonds, 2) each undirected edge once, as node numbers within its graph.
-        node_counts, bond_counts: nodes and bonds of each graph.
+        node_counts: nodes of each graph.
+        bond_counts: bonds of each graph.
     """
 
     def __init__(self, labels: np.ndarray, bonds: np.ndarray, node_counts: np.ndarray, bond_counts: np.ndarray):
@@ -112,8 +149,13 @@ class PackedLabelled(Sequence):
         return np.concatenate([pairs, pairs[:, ::-1]]).T, self.labels[self.node_ptr[k]:self.node_ptr[k + 1]]
 
     def stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """All graphs as one: node labels, directed edges (both ways, numbered across the graphs)
-        and the graph of each node."""
+        """Give all graphs as one, for the WL features.
+
+        Returns:
+            ``(labels, edges, graph)``: node labels, shape (nodes,); directed edges both ways,
+            numbered across the graphs, shape (2, 2 x bonds); and the graph of each node, shape
+            (nodes,).
+        """
         offsets = np.repeat(self.node_ptr[:-1], self.bond_counts)
         pairs = self.bonds + offsets[:, None]
         edges = np.concatenate([pairs, pairs[:, ::-1]]).T
@@ -121,10 +163,23 @@ class PackedLabelled(Sequence):
 
 
 class GraphKernel:
-    """A graph kernel fitted on training graphs: ``fit`` gives the (n, n) training kernel,
-    ``transform`` the (m, n) kernel between new graphs and the training graphs, and
-    :meth:`distances` / :meth:`distances_labelled` the feature-space distances. ``normalize``:
-    cosine-normalised as GraKeL does (the default), else the raw feature products."""
+    """A graph kernel (WL or PK) fitted on training graphs, with its feature-space distances.
+
+    ``fit`` gives the (n, n) training kernel, ``transform`` the (m, n) kernel between new graphs
+    and the training graphs, and :meth:`distances` / :meth:`distances_labelled` the feature-space
+    distances. Fitted state: ``kernel_`` (the feature map), ``n_train_``, ``train_features_``,
+    ``train_squares_``.
+
+    Args:
+        kind: ``wl`` (Weisfeiler-Lehman subtree) or ``pk`` (propagation kernel, GraKeL's defaults:
+            5 steps, bin width 0.01).
+        wl_iterations: the WL kernel's iterations.
+        seed: the seed of the propagation kernel's hashing.
+        normalize: cosine-normalised as GraKeL does (the default), else the raw feature products.
+
+    Raises:
+        GLocalKDError: an unknown ``kind``.
+    """
 
     def __init__(self, kind: str = "wl", wl_iterations: int = 3, seed: int = 0, normalize: bool = True):
         if kind not in KERNELS:
@@ -140,6 +195,17 @@ class GraphKernel:
         return PropagationFeatures(seed=self.seed)  # GraKeL's defaults: 5 steps, bin width 0.01
 
     def fit(self, graphs: GraphSet) -> np.ndarray:
+        """Fit the feature map on the training graphs.
+
+        Args:
+            graphs: the training graphs.
+
+        Returns:
+            The training kernel, shape (n, n), float64.
+
+        Raises:
+            GLocalKDError: no graphs.
+        """
         if len(graphs) == 0:
             raise GLocalKDError("a graph kernel needs training graphs")
         self.kernel_ = self._make()
@@ -149,12 +215,27 @@ class GraphKernel:
         return self._feature_kernel(self.train_features_, self.train_squares_)
 
     def fitted_state(self) -> dict:
+        """Give the fitted state as plain values for a model file.
+
+        Returns:
+            ``{"features", "n_train", "train_squares", "train_features"}``, the training features as
+            their CSR parts.
+        """
         f = self.train_features_
         return {"features": self.kernel_.fitted_state(), "n_train": self.n_train_, "train_squares": self.train_squares_,
                 "train_features": {"data": f.data, "indices": f.indices, "indptr": f.indptr,
                                    "shape": list(f.shape)}}
 
     def restore_fitted_state(self, state: dict) -> None:
+        """Set the fitted state from :meth:`fitted_state`'s values, checking them.
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+
+        Raises:
+            ValueError: the parts do not fit together (:func:`csr_from_state`, or a count of
+                training squares other than the training graphs').
+        """
         self.kernel_ = self._make()
         self.kernel_.restore_fitted_state(state["features"])
         self.n_train_ = int(state["n_train"])
@@ -165,10 +246,31 @@ class GraphKernel:
             raise ValueError("the kernel's training features do not match its training graphs")
 
     def transform(self, graphs: GraphSet) -> np.ndarray:
+        """Compute the kernel between new graphs and the training graphs (the empirical kernel map).
+
+        Args:
+            graphs: the graphs.
+
+        Returns:
+            Shape (graphs, training graphs), float64.
+
+        Raises:
+            GLocalKDError: the kernel is not fitted.
+        """
         return self.transform_labelled(labelled_graphs(graphs))
 
     def transform_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """:meth:`transform` of graphs given as (edge index, node labels) pairs."""
+        """Compute :meth:`transform` for graphs given as (edge index, node labels) pairs.
+
+        Args:
+            labelled: the pairs (:func:`labelled_graphs`, :func:`labelled_molecules`).
+
+        Returns:
+            Shape (graphs, training graphs), float64.
+
+        Raises:
+            GLocalKDError: the kernel is not fitted.
+        """
         if not hasattr(self, "kernel_"):
             raise GLocalKDError("the graph kernel is not fitted yet")
         if len(labelled) == 0:
@@ -176,9 +278,18 @@ class GraphKernel:
         return self._feature_kernel(*self.kernel_.transform(labelled))
 
     def distances(self, k: np.ndarray, squares: np.ndarray, overwrite: bool = False) -> np.ndarray:
-        """Feature-space distances from this kernel's values ``k`` (graphs x training graphs) of
-        graphs whose own kernel values are ``squares``: :func:`kernel_distance` when normalised,
-        else ``sqrt(squares + training squares - 2k)``. ``overwrite`` reuses ``k``'s memory."""
+        """Turn kernel values into feature-space distances to the training graphs.
+
+        Args:
+            k: this kernel's values, shape (graphs, training graphs).
+            squares: the graphs' own kernel values, shape (graphs,); used only without
+                normalisation.
+            overwrite: compute in ``k``'s memory (when it is a writable float64 array).
+
+        Returns:
+            :func:`kernel_distance` of ``k`` when normalised, else
+            ``sqrt(squares + training squares - 2k)`` clipped at 0; shape as ``k``.
+        """
         if self.normalize:
             return kernel_distance(k, overwrite=overwrite)
         d = k if overwrite and k.dtype == np.float64 and k.flags.writeable else np.array(k, dtype=np.float64)
@@ -189,8 +300,17 @@ class GraphKernel:
         return np.sqrt(d, out=d)
 
     def distances_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """Feature-space distances of graphs given as (edge index, node labels) pairs to the
-        training graphs."""
+        """Compute feature-space distances to the training graphs of graphs given as (edge index, labels) pairs.
+
+        Args:
+            labelled: the pairs (:func:`labelled_graphs`, :func:`labelled_molecules`).
+
+        Returns:
+            Shape (graphs, training graphs), float64.
+
+        Raises:
+            GLocalKDError: the kernel is not fitted.
+        """
         if not hasattr(self, "kernel_"):
             raise GLocalKDError("the graph kernel is not fitted yet")
         if len(labelled) == 0:
@@ -227,13 +347,14 @@ class GraphKernel:
 
 
 class SplitProduct:
-    """``features @ train.T`` as a dense array, for feature counts (whole numbers): a feature that
-    many training graphs have is a column of a dense block multiplied by BLAS, the others stay
-    sparse. Every product and partial sum is then a whole number below 2^53, exact in float64 in
-    any order, so the values are exactly the plain sparse product's, in a fraction of its time
-    (the product of features that most graphs share is dense anyway, and a sparse product pays
-    for every entry of it and for converting its result). Features that are not such counts get
-    None from :meth:`dot`: the caller takes the plain product.
+    """``features @ train.T`` as a dense array for feature counts: dense BLAS for common features, sparse for rare.
+
+    A feature that many training graphs have is a column of a dense block multiplied by BLAS, the
+    others stay sparse. Every product and partial sum is then a whole number below 2^53, exact in
+    float64 in any order, so the values are exactly the plain sparse product's, in a fraction of
+    its time (the product of features that most graphs share is dense anyway, and a sparse
+    product pays for every entry of it and for converting its result). Features that are not
+    such counts get None from :meth:`dot`: the caller takes the plain product.
 
     Args:
         train: (training graphs, features) CSR counts.
@@ -254,8 +375,15 @@ class SplitProduct:
         self.train_bound = _count_bound(train)
 
     def dot(self, features: sp.csr_matrix) -> np.ndarray | None:
-        """(graphs, training graphs): ``features @ train.T``, dense float64; None unless both are
-        whole counts whose products sum exactly in float64."""
+        """Multiply features by the training features, exactly, when both are whole counts.
+
+        Args:
+            features: (graphs, features) CSR.
+
+        Returns:
+            ``features @ train.T``, dense float64, shape (graphs, training graphs); None unless both
+            are non-negative whole counts whose products sum exactly in float64.
+        """
         features = sp.csr_matrix(features)
         features.sum_duplicates()
         bound = _count_bound(features)
@@ -296,8 +424,16 @@ def _without_columns(matrix: sp.csr_matrix, drop: np.ndarray) -> sp.csr_matrix:
 
 
 def kernel_distance(k: np.ndarray, overwrite: bool = False) -> np.ndarray:
-    """Feature-space distance from a normalised kernel: sqrt(2 - 2k), clipped at 0.
-    ``overwrite`` computes it in ``k``'s own memory (a float64 array the caller no longer needs)."""
+    """Turn a normalised kernel into feature-space distances: sqrt(2 - 2k), clipped at 0.
+
+    Args:
+        k: normalised kernel values, any shape.
+        overwrite: compute in ``k``'s own memory (a writable float64 array the caller no longer
+            needs).
+
+    Returns:
+        The distances, float64, shape as ``k``.
+    """
     d = k if overwrite and k.dtype == np.float64 and k.flags.writeable else np.array(k, dtype=np.float64)
     np.multiply(d, 2.0, out=d)
     np.subtract(2.0, d, out=d)
@@ -306,9 +442,10 @@ def kernel_distance(k: np.ndarray, overwrite: bool = False) -> np.ndarray:
 
 
 def csr_from_state(f: dict, shape: tuple[int, int]) -> sp.csr_matrix:
-    """A sparse matrix saved as ``{"data", "indices", "indptr", "shape"}``, checked before use: its
-    shape must be ``shape`` (what the fitted state around it implies) and its index arrays must
-    be consistent (a damaged index would make scipy read out of bounds).
+    """Rebuild a sparse matrix saved as ``{"data", "indices", "indptr", "shape"}``, checked before use.
+
+    Its shape must be ``shape`` (what the fitted state around it implies) and its index arrays
+    must be consistent (a damaged index would make scipy read out of bounds).
 
     Args:
         f: the saved parts.

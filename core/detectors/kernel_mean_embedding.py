@@ -34,8 +34,17 @@ BANDWIDTH_PAIRS = 1000  # pairs of training nodes whose median distance sets the
 
 
 def propagated(batch: NodeBatch, hops: int) -> np.ndarray:
-    """(nodes, features * (hops + 1)): each node's features and their means over its
-    neighbourhood (the node and its neighbours), taken ``hops`` times."""
+    """Describe each node by its features and their neighbourhood means, ``hops`` times over.
+
+    Each hop takes the mean over the node and its neighbours of the previous hop's columns.
+
+    Args:
+        batch: the graphs' nodes (:func:`core.detectors.node_signals.node_batch`).
+        hops: how many times the means are taken.
+
+    Returns:
+        Shape (nodes, features * (hops + 1)): ``[x, m1, ..., m_hops]``.
+    """
     deg = batch.degree + 1.0
     h, parts = batch.x, [batch.x]
     for _ in range(hops):
@@ -45,9 +54,19 @@ def propagated(batch: NodeBatch, hops: int) -> np.ndarray:
 
 
 class KernelMeanEmbedding(EmbeddingView):
-    """Random-Fourier kernel mean embedding of each graph's (propagated) node features, scored by
-    LESINN. Fitted state beside the base's: ``mean_``, ``std_`` (node columns), ``weights_``,
-    ``offsets_`` (the random features, bandwidth included)."""
+    """Random-Fourier kernel mean embedding of each graph's (propagated) node features, scored by LESINN.
+
+    Fitted state beside the base's: ``mean_``, ``std_`` (node columns), ``weights_``, ``offsets_``
+    (the random features, bandwidth included).
+
+    Args:
+        hops: neighbourhood means per node (:func:`propagated`).
+        n_features: random Fourier features.
+        ensemble_size: LESINN's members.
+        subsample_size: LESINN's graphs per member.
+        features: the node-feature recipe (:class:`core.data.features.FeatureSchema`).
+        seed: the seed of the random features, the bandwidth's pairs and LESINN.
+    """
 
     name = "kme-lesinn"
     FITTED = EmbeddingView.FITTED + ("mean_", "std_", "weights_", "offsets_")
@@ -62,6 +81,11 @@ class KernelMeanEmbedding(EmbeddingView):
         self.seed = seed
 
     def validate_params(self) -> None:
+        """Check that ``hops`` is 0 or more and ``n_features`` at least 1.
+
+        Raises:
+            GLocalKDError: naming both when either is invalid.
+        """
         if self.hops < 0 or self.n_features < 1:
             raise GLocalKDError(f"hops must be 0 or more and n_features at least 1, not {self.hops} and "
                                 f"{self.n_features}")

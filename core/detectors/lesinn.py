@@ -20,9 +20,19 @@ ROW_TILE_VALUES = 409_600
 
 
 class LESINN:
-    """LESINN on feature vectors (``metric`` any scikit-learn metric) or on precomputed
-    distances (``metric="precomputed"``: ``fit`` takes the (n, n) training distances,
-    ``decision_function`` the (m, n) distances to the training points)."""
+    """LESINN on feature vectors or on precomputed distances: the scorer of the two-step and view detectors.
+
+    Fitted state: ``members_`` (each member's training indices), ``used_`` (the training points any
+    member uses, sorted), ``n_train_``, ``train_`` (the used points' vectors; None for precomputed
+    distances) and ``train_scores_``.
+
+    Args:
+        ensemble_size: members (the paper: 256).
+        subsample_size: training points per member (the paper: 256; capped by the training size).
+        metric: any scikit-learn metric, or ``precomputed``: then ``fit`` takes the (n, n) training
+            distances and ``decision_function`` the (m, n) distances to the training points.
+        seed: the seed of the members' draws.
+    """
 
     def __init__(self, ensemble_size: int = 256, subsample_size: int = 256, metric: str = "euclidean",
                  seed: int = 0):
@@ -32,7 +42,20 @@ class LESINN:
         self.seed = seed
 
     def fit(self, X: np.ndarray) -> LESINN:
-        """Draw the members' subsamples from the ``n`` training points (rows of ``X``)."""
+        """Draw the members' subsamples from the training points and score the training points.
+
+        A training point is not its own nearest neighbour when it is scored.
+
+        Args:
+            X: the ``n`` training points as rows, or their (n, n) distances for ``precomputed``.
+
+        Returns:
+            ``self``, fitted.
+
+        Raises:
+            GLocalKDError: no members or an empty subsample, no training points, or precomputed
+                distances that are not square.
+        """
         if self.ensemble_size < 1 or self.subsample_size < 1:
             raise GLocalKDError("LESINN needs at least one member of at least one point")
         X = np.asarray(X)
@@ -52,12 +75,28 @@ class LESINN:
         return self
 
     def fitted_state(self) -> dict:
+        """Give the fitted state as plain values for a model file (precomputed distances only).
+
+        Returns:
+            ``{"members", "used", "n_train", "train_scores"}``.
+
+        Raises:
+            GLocalKDError: the metric is not ``precomputed`` (the training vectors are not saved).
+        """
         if self.metric != "precomputed":
             raise GLocalKDError("only LESINN on precomputed distances can be saved")
         return {"members": self.members_, "used": self.used_, "n_train": self.n_train_,
                 "train_scores": self.train_scores_}
 
     def restore_fitted_state(self, state: dict) -> None:
+        """Set the fitted state from :meth:`fitted_state`'s values, checking them.
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+
+        Raises:
+            ValueError: the members are not a 2-D array of used training points within range.
+        """
         self.members_ = np.asarray(state["members"], dtype=np.int64)
         self.used_ = np.asarray(state["used"], dtype=np.int64)
         self.n_train_ = int(state["n_train"])
@@ -67,7 +106,18 @@ class LESINN:
             raise ValueError("LESINN's members do not match its training points")
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
-        """Mean distance to the nearest point of each member's subsample (higher = more anomalous)."""
+        """Score points: the mean distance to the nearest point of each member's subsample (higher = more anomalous).
+
+        Args:
+            X: the points as rows, or for ``precomputed`` their (m, n) distances to all the training
+                points.
+
+        Returns:
+            The scores, shape (m,).
+
+        Raises:
+            GLocalKDError: not fitted, or precomputed distances without ``n_train_`` columns.
+        """
         if not hasattr(self, "members_"):
             raise GLocalKDError("LESINN is not fitted yet")
         X = np.asarray(X)
@@ -108,24 +158,40 @@ class LESINN:
 
 
 def membership(position: np.ndarray, n: int) -> np.ndarray:
-    """(n, members) bool: whether column j of the distances is one of member m's points."""
+    """Mark which distance columns belong to which member.
+
+    Args:
+        position: (members, subsample) column numbers of each member's points.
+        n: the number of columns.
+
+    Returns:
+        (n, members) booleans: whether column j is one of member m's points.
+    """
     member_of = np.zeros((n, len(position)), dtype=bool)
     member_of[position, np.arange(len(position))[:, None]] = True
     return member_of
 
 
 def member_nearest(d: np.ndarray, position: np.ndarray, member_of: np.ndarray | None = None) -> np.ndarray:
-    """(rows, members): each row's smallest distance to a point of each member (``position[m]``
-    are member m's columns of ``d``).
+    """Find each row's smallest distance to a point of each member, looking only at its nearest columns.
 
-    The direct way gathers every member's columns (members x subsample values a row). Here
-    only each row's ``k`` nearest columns are looked at: a member's nearest point is its first
-    point among them in order of distance, and with ``k = n / subsample (ln members + 5)`` a
-    member has no point among them with probability below e^-5 / members; a row where some
-    member has none takes the direct way. The values are exactly the direct way's (a nearest
-    distance is one of the row's own values): 40-50 against 117-120 µs a row for 1,600
-    training graphs and 256 members of 256 points. ``member_of``: :func:`membership` of
-    ``position`` (made here if not given; a caller scoring many tiles makes it once)."""
+    The direct way gathers every member's columns (members x subsample values a row). Here only
+    each row's ``k`` nearest columns are looked at: a member's nearest point is its first point
+    among them in order of distance, and with ``k = n / subsample (ln members + 5)`` a member has
+    no point among them with probability below e^-5 / members; a row where some member has none
+    takes the direct way. The values are exactly the direct way's (a nearest distance is one of
+    the row's own values): 40-50 against 117-120 µs a row for 1,600 training graphs and 256
+    members of 256 points.
+
+    Args:
+        d: distances, shape (rows, n columns).
+        position: (members, subsample): ``position[m]`` are member m's columns of ``d``.
+        member_of: :func:`membership` of ``position`` (made here if not given; a caller scoring
+            many tiles makes it once).
+
+    Returns:
+        Shape (rows, members): each row's nearest distance within each member.
+    """
     members, size = position.shape
     n = d.shape[1]
     k = min(n, math.ceil(n / size * (math.log(members) + 5)))

@@ -19,7 +19,19 @@ from core.runtime.model_files import read_model_file
 
 
 def detector_from_file_state(state, device: str = "auto", source: str = "model") -> Detector:
-    """The detector a model file's contents describe, whichever kind it is."""
+    """Rebuild the detector a model file's contents describe, whichever kind it is.
+
+    Args:
+        state: a model file's contents (GLocalKD's own format or :data:`DETECTOR_FORMAT`).
+        device: where the model runs (``auto``, ``cpu``, ``cuda``).
+        source: the file's name, for messages.
+
+    Returns:
+        The fitted detector.
+
+    Raises:
+        ModelFileError: a foreign file, an unknown detector or damaged contents, naming ``source``.
+    """
     if isinstance(state, dict) and state.get("format") == MODEL_FORMAT:
         return GLocalKD.from_state_dict(state, device, source)
     if not isinstance(state, dict) or state.get("format") != DETECTOR_FORMAT:
@@ -32,10 +44,26 @@ def detector_from_file_state(state, device: str = "auto", source: str = "model")
 
 
 def load_detector(path: str | Path, device: str = "auto") -> Detector:
-    """Read any detector's model file."""
+    """Read any detector's model file.
+
+    Args:
+        path: the model file.
+        device: where the model runs (``auto``, ``cpu``, ``cuda``).
+
+    Returns:
+        The fitted detector.
+
+    Raises:
+        ModelFileError: a missing, damaged or foreign file, naming it.
+    """
     return detector_from_file_state(read_model_file(path), device, source=str(path))
 
 
 def save_detector(detector: Detector, path: str | Path) -> None:
-    """Write ``detector``'s model file (its own :meth:`save`)."""
+    """Write a detector's model file (its own :meth:`Detector.save`).
+
+    Args:
+        detector: the fitted detector.
+        path: the model file to write.
+    """
     detector.save(path)

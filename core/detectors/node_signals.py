@@ -20,9 +20,16 @@ from core.errors import DataError
 
 @dataclass
 class NodeBatch:
-    """Graphs laid end to end: ``x`` (nodes, features) float64, ``src``/``dst`` every directed
-    edge (both directions of an undirected one, no self-loops), ``graph`` each node's graph
-    index, ``n_graphs``."""
+    """Graphs laid end to end as numpy arrays, for the label-free views built on node features.
+
+    Attributes:
+        x: node features, shape (nodes, features), float64.
+        src: the source of every directed edge (both directions of an undirected one, no
+            self-loops), as batch node numbers.
+        dst: the destination of every directed edge.
+        graph: each node's graph index, shape (nodes,).
+        n_graphs: the number of graphs.
+    """
 
     x: np.ndarray
     src: np.ndarray
@@ -36,28 +43,59 @@ class NodeBatch:
         return np.bincount(self.src, minlength=len(self.x)).astype(np.float64)
 
     def per_graph_sum(self, values: np.ndarray) -> np.ndarray:
-        """(graphs, ...) sums of per-node ``values`` over each graph's nodes."""
+        """Sum per-node values over each graph's nodes.
+
+        Args:
+            values: one row per node, shape (nodes, ...).
+
+        Returns:
+            Shape (graphs, ...), float64; zeros for a graph without nodes.
+        """
         values = np.asarray(values, dtype=np.float64)
         out = np.zeros((self.n_graphs,) + values.shape[1:])
         np.add.at(out, self.graph, values)
         return out
 
     def per_graph_mean(self, values: np.ndarray) -> np.ndarray:
-        """(graphs, ...) means of per-node ``values`` (0 for a graph without nodes)."""
+        """Average per-node values over each graph's nodes.
+
+        Args:
+            values: one row per node, shape (nodes, ...).
+
+        Returns:
+            Shape (graphs, ...), float64; 0 for a graph without nodes.
+        """
         counts = np.bincount(self.graph, minlength=self.n_graphs).astype(np.float64)
         sums = self.per_graph_sum(values)
         return sums / np.maximum(counts, 1.0).reshape((-1,) + (1,) * (sums.ndim - 1))
 
     def neighbour_sum(self, h: np.ndarray) -> np.ndarray:
-        """Each node's sum of its neighbours' rows of ``h``."""
+        """Sum each node's neighbours' rows: one step of message passing.
+
+        Args:
+            h: one row per node, shape (nodes, ...).
+
+        Returns:
+            Shape as ``h``: each node's sum over the sources of its incoming edges.
+        """
         out = np.zeros_like(h)
         np.add.at(out, self.dst, h[self.src])
         return out
 
 
 def node_batch(graphs: GraphSet, schema: FeatureSchema) -> NodeBatch:
-    """The graphs' node features under ``schema`` and their edges, laid end to end; a graph
-    with non-finite node features is refused, naming it."""
+    """Lay graphs' node features (under a fitted schema) and edges end to end.
+
+    Args:
+        graphs: the graphs.
+        schema: the fitted node-feature schema.
+
+    Returns:
+        The :class:`NodeBatch`; an empty one (width ``schema.dim``) for no graphs.
+
+    Raises:
+        DataError: a graph with NaN or infinite node features, naming it.
+    """
     xs, srcs, dsts, owner = [], [], [], []
     offset = 0
     for i, g in enumerate(graphs.graphs):
@@ -81,7 +119,15 @@ def node_batch(graphs: GraphSet, schema: FeatureSchema) -> NodeBatch:
 
 
 def column_scale(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Column means and standard deviations of ``x`` (a constant column gets a deviation of 1)."""
+    """Give the column means and standard deviations of node features, to standardise them.
+
+    Args:
+        x: node features, shape (nodes, features).
+
+    Returns:
+        ``(mean, std)``, each shape (features,); a constant column gets a deviation of 1, and no
+        rows give means 0 and deviations 1.
+    """
     mean = x.mean(axis=0) if len(x) else np.zeros(x.shape[1])
     std = x.std(axis=0) if len(x) else np.ones(x.shape[1])
     return mean, np.where(std > 0, std, 1.0)

@@ -30,8 +30,24 @@ from core.runtime.device import resolve_device
 
 
 class OCGCN(Detector):
-    """One-class GCN in the scikit-learn / PyOD style. Fitted state: ``schema_``, ``net_``,
-    ``center_``, ``loss_history_``, ``train_scores_``, ``stopped_early_``."""
+    """One-class GCN (Deep SVDD) in the scikit-learn / PyOD style: ``fit`` then ``score``.
+
+    Fitted state: ``device_``, ``schema_``, ``net_``, ``center_``, ``loss_history_``,
+    ``train_scores_``, ``stopped_early_``.
+
+    Args:
+        epochs: training epochs.
+        lr: the Adam learning rate.
+        batch_size: training graphs per batch.
+        hidden_dim: the width of the GCN's hidden layers.
+        out_dim: the width of the graph embeddings.
+        num_layers: GCN layers.
+        weight_decay: Adam's L2 penalty (Deep SVDD's weight decay).
+        eps: centre coordinates nearer zero than this are pushed to +-eps.
+        features: the node-feature recipe (:class:`core.data.features.FeatureSchema`).
+        seed: the seed of the weights and the batch order.
+        device: ``auto``, ``cpu`` or ``cuda``.
+    """
 
     name = "ocgcn"
     has_node_scores = False
@@ -54,6 +70,11 @@ class OCGCN(Detector):
     FITTED = ("device_", "schema_", "net_", "center_", "loss_history_", "train_scores_", "stopped_early_")
 
     def validate_params(self) -> None:
+        """Check the settings: a known feature recipe, ``epochs`` and ``batch_size`` of at least 1, ``lr`` above 0.
+
+        Raises:
+            GLocalKDError: naming all the settings when any is invalid.
+        """
         if self.features not in MODES or not (isinstance(self.epochs, int) and self.epochs >= 1) \
                 or not self.lr > 0 or not (isinstance(self.batch_size, int) and self.batch_size >= 1):
             raise GLocalKDError(f"invalid OCGCN setting in {self.get_params()}")
@@ -102,7 +123,19 @@ class OCGCN(Detector):
 
     @torch.no_grad()
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor", batch_size: int = 2048) -> np.ndarray:
-        """Max-pooled graph embeddings of the trained network (``network`` is ignored: there is one)."""
+        """Compute the trained network's max-pooled graph embeddings (there is one network).
+
+        Args:
+            graphs: the graphs.
+            network: ignored: there is one network.
+            batch_size: graphs per forward pass.
+
+        Returns:
+            The embeddings, shape (graphs, out_dim).
+
+        Raises:
+            GLocalKDError: the detector is not trained.
+        """
         self._check_fitted()
         parts = [self._embed(b).cpu().numpy()
                  for b in self._batches(PackedGraphs(self.schema_.apply(graphs)), batch_size)]
@@ -111,7 +144,19 @@ class OCGCN(Detector):
     @torch.no_grad()
     def score(self, graphs: GraphSet, batch_size: int = 512,
               on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Squared distance of each graph's embedding to the centre (higher = more anomalous)."""
+        """Score graphs by the squared distance of their embeddings to the centre (higher = more anomalous).
+
+        Args:
+            graphs: the graphs to score.
+            batch_size: graphs per forward pass.
+            on_progress: called as ``on_progress(done, total)`` after each batch.
+
+        Returns:
+            Graph scores only (:meth:`Scores.graph_only`): no node scores.
+
+        Raises:
+            GLocalKDError: the detector is not trained, or scoring fails (e.g. out of memory).
+        """
         self._check_fitted()
         values, done = [], 0
         try:

@@ -42,6 +42,11 @@ class PropagationFeatures:
     ``fit`` and ``transform`` return a sparse (graphs x training hashes) count matrix and each
     graph's squared norm over *all* its hashes (seen in training or not), which is GraKeL's
     k(x, x) before normalisation.
+
+    Args:
+        t_max: propagation steps (GraKeL's default 5).
+        bin_width: the hash's bin width (GraKeL's default 0.01).
+        seed: the seed of the random hashing directions.
     """
 
     def __init__(self, t_max: int = 5, bin_width: float = 0.01, seed: int = 0):
@@ -50,7 +55,15 @@ class PropagationFeatures:
         self.seed = seed
 
     def fit(self, graphs: Sequence[Graph]) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Enumerate the labels, draw the hashing directions and hash the training graphs."""
+        """Enumerate the labels, draw the hashing directions and hash the training graphs.
+
+        Args:
+            graphs: the training graphs as ``(edge_index, node_labels)`` pairs.
+
+        Returns:
+            ``(features, squares)``: (graphs, training hashes) CSR counts, and each graph's squared
+            norm.
+        """
         labels = _label_set(graphs)
         self.labels_ = {label: i for i, label in enumerate(list(labels))}  # GraKeL's enumeration
         self.label_set_ = labels
@@ -79,12 +92,25 @@ class PropagationFeatures:
         return _matrix(rows, cols, counts, len(graphs), self.n_columns_), squares
 
     def fitted_state(self) -> dict:
+        """Give the fitted state as plain values for a model file, the random state included.
+
+        Returns:
+            ``{"labels", "directions", "offsets", "hashes", "random_state"}``.
+        """
         kind, keys, position, has_gauss, cached = self.random_state_.get_state()
         return {"labels": self.labels_, "directions": list(self.directions_), "offsets": list(self.offsets_),
                 "hashes": list(self.hashes_),
                 "random_state": [kind, keys, int(position), int(has_gauss), float(cached)]}
 
     def restore_fitted_state(self, state: dict) -> None:
+        """Set the fitted state from :meth:`fitted_state`'s values.
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+
+        Raises:
+            ValueError: the directions, offsets or hashes do not match ``t_max``.
+        """
         self.labels_ = dict(state["labels"])
         self.label_set_ = set(self.labels_)
         self.directions_ = [np.asarray(d, dtype=np.float64) for d in state["directions"]]
@@ -98,10 +124,21 @@ class PropagationFeatures:
 
     @property
     def n_columns_(self) -> int:
+        """Feature columns: the training hashes of every step."""
         return sum(len(h) for h in self.hashes_)
 
     def transform(self, graphs: Sequence[Graph]) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Hash new graphs and count their hashes over the training ones (see the module notes)."""
+        """Hash new graphs and count their hashes over the training ones (see the module notes).
+
+        Every call starts from the random state ``fit`` left, so it gives the same answer each time.
+
+        Args:
+            graphs: the graphs as ``(edge_index, node_labels)`` pairs.
+
+        Returns:
+            ``(features, squares)``: (graphs, training hashes) CSR counts, and each graph's squared
+            norm over all its hashes (fresh ones included).
+        """
         labels = _label_set(graphs)
         new = list(labels - self.label_set_)
         enumeration = dict(self.labels_)

@@ -36,8 +36,18 @@ from core.errors import GLocalKDError
 
 
 def random_gin(in_dim: int, hidden_dim: int, num_layers: int, seed: int) -> list[tuple]:
-    """The weights of one untrained GIN encoder: per layer (W1, b1, W2, b2) as float64 tensors,
-    uniform within ``1 / sqrt(fan_in)`` (torch's ``Linear``), drawn from ``seed``."""
+    """Draw the weights of one untrained GIN encoder, as torch's ``Linear`` draws them.
+
+    Args:
+        in_dim: the width of the node features.
+        hidden_dim: the width of every layer's MLP.
+        num_layers: GIN layers.
+        seed: the seed of the draws.
+
+    Returns:
+        Per layer ``(W1, b1, W2, b2)``, float64 tensors uniform within ``1 / sqrt(fan_in)``; W is
+        (fan_in, fan_out).
+    """
     import torch
 
     gen = torch.Generator().manual_seed(int(seed))
@@ -54,7 +64,16 @@ def random_gin(in_dim: int, hidden_dim: int, num_layers: int, seed: int) -> list
 
 
 def gin_embedding(batch: NodeBatch, x: np.ndarray, layers: list[tuple]) -> np.ndarray:
-    """(graphs, layers * hidden): each layer's node outputs summed over each graph, concatenated."""
+    """Embed graphs with one untrained GIN encoder: each layer's node outputs summed per graph.
+
+    Args:
+        batch: the graphs' nodes and edges.
+        x: standardised node features, shape (nodes, features).
+        layers: the encoder's weights (:func:`random_gin`).
+
+    Returns:
+        Shape (graphs, layers * hidden): the per-layer sums, concatenated.
+    """
     import torch
 
     h, pooled = x, []
@@ -66,10 +85,22 @@ def gin_embedding(batch: NodeBatch, x: np.ndarray, layers: list[tuple]) -> np.nd
 
 
 class RandomGINForest(Detector):
-    """Deep-Isolation-Forest-style ensemble of untrained GIN encoders with one isolation forest
-    each. Fitted state: ``schema_``, ``mean_``, ``std_`` (node columns), ``encoders_``,
-    ``forests_``, ``train_scores_``. Its forests are scikit-learn's, which have no safe file
-    format: it cannot be saved."""
+    """Deep-Isolation-Forest-style ensemble of untrained GIN encoders with one isolation forest each.
+
+    Fitted state: ``schema_``, ``mean_``, ``std_`` (node columns), ``encoders_``, ``forests_``,
+    ``train_scores_``. Its forests are scikit-learn's, which have no safe file format: it cannot
+    be saved.
+
+    Args:
+        n_encoders: untrained GIN encoders, one forest each.
+        depth: GIN layers per encoder (not ``num_layers``: the app's GCN settings must not reach
+            these encoders).
+        width: the width of each layer's MLP.
+        n_estimators: trees per forest.
+        max_samples: each tree's subsample of graphs (capped by the training size).
+        features: the node-feature recipe (:class:`core.data.features.FeatureSchema`).
+        seed: the seed of the encoders and the forests.
+    """
 
     name = "gin-iforest"
     has_node_scores = False
@@ -87,6 +118,11 @@ class RandomGINForest(Detector):
         self.seed = seed
 
     def validate_params(self) -> None:
+        """Check that the encoders, layers, width, trees and subsample are all at least 1.
+
+        Raises:
+            GLocalKDError: any of them is below 1.
+        """
         if min(self.n_encoders, self.depth, self.width, self.n_estimators, self.max_samples) < 1:
             raise GLocalKDError("encoders, layers, width, trees and subsample must all be at least 1")
 
@@ -127,12 +163,34 @@ class RandomGINForest(Detector):
         return total / len(self.forests_)
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
-        """The first encoder's graph embeddings."""
+        """Give the first encoder's graph embeddings (the forests' spaces differ; one is mapped).
+
+        Args:
+            graphs: the graphs.
+            network: ignored.
+
+        Returns:
+            Shape (graphs, depth * width), float32.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         return self._embeddings(graphs)[0].astype(np.float32)
 
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Graph scores (higher = more anomalous); no node scores."""
+        """Score graphs by the mean of the forests' anomaly scores (higher = more anomalous); no node scores.
+
+        Args:
+            graphs: the graphs to score.
+            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
+
+        Returns:
+            Graph scores only (:meth:`Scores.graph_only`).
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         values = self._forest_scores(self._embeddings(graphs)) if len(graphs) else np.zeros(0)
         if on_progress is not None:

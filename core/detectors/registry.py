@@ -36,31 +36,66 @@ __all__ = ["DEFAULT_DETECTOR", "DETECTORS", "DetectorInfo", "accepted_params", "
 
 
 def detector_info(name: str) -> DetectorInfo:
-    """The registry entry of ``name`` (case-insensitive), or a one-line error listing the names."""
-    return info_in(DETECTORS, name)
-
-
-def accepted_params(name: str) -> set[str]:
-    """The constructor parameters the detector ``name`` takes."""
-    return params_in(DETECTORS, name)
-
-
-def make_detector(name: str = DEFAULT_DETECTOR, **params):
-    """A new, unfitted detector ``name`` (the consensus by default, :data:`DEFAULT_DETECTOR`) with
-    ``params``; parameters it does not take are an error."""
-    return make_in(DETECTORS, name, **params)
-
-
-def detector_defaults(name: str) -> dict[str, object]:
-    """The default of each constructor parameter of the detector ``name``, read from its signature:
-    the one place they are written (the command line and the app's form read them here).
+    """Look up the registry entry of a detector.
 
     Args:
         name: a registry name (case-insensitive).
 
     Returns:
-        Parameter name -> default, for the parameters :func:`accepted_params` lists. Imports the
-        detector's module (torch, for most).
+        Its :class:`DetectorInfo`.
+
+    Raises:
+        GLocalKDError: an unknown name; the one-line message lists the names.
+    """
+    return info_in(DETECTORS, name)
+
+
+def accepted_params(name: str) -> set[str]:
+    """List the constructor parameters a detector takes (those its name fixes left out).
+
+    Args:
+        name: a registry name (case-insensitive).
+
+    Returns:
+        The parameter names.
+
+    Raises:
+        GLocalKDError: an unknown name.
+    """
+    return params_in(DETECTORS, name)
+
+
+def make_detector(name: str = DEFAULT_DETECTOR, **params):
+    """Make a new, unfitted detector by registry name.
+
+    Args:
+        name: a registry name (case-insensitive); the consensus by default
+            (:data:`DEFAULT_DETECTOR`).
+        **params: constructor parameters.
+
+    Returns:
+        The detector.
+
+    Raises:
+        GLocalKDError: an unknown name, or a parameter the detector does not take.
+    """
+    return make_in(DETECTORS, name, **params)
+
+
+def detector_defaults(name: str) -> dict[str, object]:
+    """Read the default of each constructor parameter of a detector from its signature.
+
+    It is the one place they are written: the command line and the app's form read them here.
+    It imports the detector's module (torch, for most).
+
+    Args:
+        name: a registry name (case-insensitive).
+
+    Returns:
+        Parameter name -> default, for the parameters :func:`accepted_params` lists.
+
+    Raises:
+        GLocalKDError: an unknown name.
     """
     accepted = accepted_params(name)
     signature = inspect.signature(type(make_detector(name)))

@@ -37,9 +37,15 @@ from core.errors import GLocalKDError
 
 @dataclass
 class Reranked:
-    """The consensus's view of a reviewed set: ``statistic`` (higher = more anomalous) and
-    ``p_values`` of every graph, each view's ``weights``, and the ``known_auc`` of the marked
-    anomalies under each view (None while fewer than three are marked)."""
+    """The consensus's view of a reviewed set under the analyst's marks.
+
+    Attributes:
+        statistic: every graph's combined statistic (higher = more anomalous), shape (graphs,).
+        p_values: every graph's p-value, shape (graphs,).
+        weights: each view's weight.
+        known_auc: each view's ROC-AUC of the marked anomalies; None while fewer than three are
+            marked.
+    """
 
     statistic: np.ndarray
     p_values: np.ndarray
@@ -90,6 +96,13 @@ class Review:
     :meth:`rerank` gives every graph's statistic and p-value under the marks, and :meth:`ranking`
     the unreviewed graphs, most anomalous first. Each view scores the set once, here; the model
     is not changed.
+
+    Args:
+        model: a fitted :class:`core.detectors.consensus.Consensus` with Fisher's rule.
+        graphs: the scored set to review.
+
+    Raises:
+        GLocalKDError: the model is not such a consensus, or not fitted.
     """
 
     def __init__(self, model, graphs: GraphSet):
@@ -105,7 +118,15 @@ class Review:
         self.marks: dict[int, bool] = {}
 
     def mark(self, index: int, anomalous: bool | None) -> None:
-        """Mark graph ``index`` anomalous (True) or normal (False), or clear its mark (None)."""
+        """Mark a graph anomalous or normal, or clear its mark.
+
+        Args:
+            index: the graph's index in the reviewed set.
+            anomalous: True (anomalous), False (normal) or None (clear the mark).
+
+        Raises:
+            GLocalKDError: no graph has that index.
+        """
         if not 0 <= int(index) < self.size:
             raise GLocalKDError(f"no graph {index}: the set has {self.size}")
         if anomalous is None:
@@ -114,11 +135,19 @@ class Review:
             self.marks[int(index)] = bool(anomalous)
 
     def rerank(self) -> Reranked:
-        """Every graph's statistic and p-value under the current marks."""
+        """Compute every graph's statistic and p-value under the current marks.
+
+        Returns:
+            The :class:`Reranked` view (:func:`rank_with_marks`).
+        """
         return rank_with_marks(self.calibration, self.scores, self.marks, self.weights_before)
 
     def ranking(self) -> np.ndarray:
-        """The indices of the graphs not yet marked, most anomalous first (ties: lower index first)."""
+        """List the graphs not yet marked, most anomalous first under the current marks.
+
+        Returns:
+            Their indices (ties: lower index first).
+        """
         statistic = self.rerank().statistic
         order = np.argsort(-statistic, kind="stable")
         return order[~np.isin(order, list(self.marks))]

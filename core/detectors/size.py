@@ -17,19 +17,40 @@ from core.data.scores import Scores
 
 
 def graph_sizes(graphs: GraphSet) -> np.ndarray:
-    """(graphs, 2): log(1 + nodes), log(1 + undirected edges) of each graph."""
+    """Give each graph's log sizes, what the size baseline scores.
+
+    Args:
+        graphs: the graphs.
+
+    Returns:
+        Shape (graphs, 2): log(1 + nodes), log(1 + undirected edges).
+    """
     sizes = [(int(g.num_nodes), int(g.edge_index.shape[1]) / 2) for g in graphs.graphs]
     return np.log1p(np.asarray(sizes, dtype=np.float64).reshape(-1, 2))
 
 
 def log_sizes(nodes: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """:func:`graph_sizes` from counts: ``nodes`` and undirected ``edges`` per graph."""
+    """Give :func:`graph_sizes` from counts (screening's path, with no graph objects).
+
+    Args:
+        nodes: each graph's node count.
+        edges: each graph's undirected edge count.
+
+    Returns:
+        Shape (graphs, 2): log(1 + nodes), log(1 + edges).
+    """
     return np.log1p(np.column_stack([np.asarray(nodes, dtype=np.float64), np.asarray(edges, dtype=np.float64)]))
 
 
 class SizeBaseline(Detector):
-    """Size-deviation detector in the scikit-learn / PyOD style. Fitted state: ``mean_`` and
-    ``std_`` of the training graphs' log sizes, ``train_scores_``."""
+    """Size-deviation detector in the scikit-learn / PyOD style: squared z-scores of log sizes.
+
+    Fitted state: ``mean_`` and ``std_`` of the training graphs' log sizes (a deviation of 1 where
+    all training graphs have one size), ``train_scores_``.
+
+    Args:
+        seed: unused (nothing is random); kept so that every detector takes one.
+    """
 
     name = "size"
     has_node_scores = False
@@ -52,10 +73,27 @@ class SizeBaseline(Detector):
         self.train_scores_ = self._values(sizes)
 
     def fitted_state(self) -> dict:
+        """Give the size statistics and the training scores, for a model file.
+
+        Returns:
+            ``{"mean", "std", "train_scores"}``.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         return {"mean": self.mean_, "std": self.std_, "train_scores": self.train_scores_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        """Set the size statistics and training scores from :meth:`fitted_state`'s values.
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+            device: unused (no network).
+
+        Raises:
+            ValueError: not two means and two positive deviations.
+        """
         self.mean_, self.std_ = np.asarray(state["mean"], float), np.asarray(state["std"], float)
         if self.mean_.shape != (2,) or self.std_.shape != (2,) or not np.all(self.std_ > 0):
             raise ValueError("size statistics must be two means and two positive deviations")
@@ -66,17 +104,50 @@ class SizeBaseline(Detector):
         return (((sizes - self.mean_) / self.std_) ** 2).sum(axis=1)
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
-        """Each graph's log sizes (the representation scored)."""
+        """Give each graph's log sizes (the representation scored).
+
+        Args:
+            graphs: the graphs.
+            network: ignored: there is one representation.
+
+        Returns:
+            Shape (graphs, 2), float32.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         return graph_sizes(graphs).astype(np.float32)
 
     def score_sizes(self, nodes: np.ndarray, edges: np.ndarray) -> np.ndarray:
-        """Scores of graphs given by their node and undirected edge counts (screening's path)."""
+        """Score graphs given by their node and undirected edge counts (screening's path).
+
+        Args:
+            nodes: each graph's node count.
+            edges: each graph's undirected edge count.
+
+        Returns:
+            The scores, shape (graphs,).
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         return self._values(log_sizes(nodes, edges))
 
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Graph scores (higher = more anomalous); no node scores."""
+        """Score graphs by how unusual their sizes are (higher = more anomalous); no node scores.
+
+        Args:
+            graphs: the graphs to score.
+            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
+
+        Returns:
+            Graph scores only (:meth:`Scores.graph_only`).
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
         self._check_fitted()
         values = self._values(graph_sizes(graphs))
         if on_progress is not None:

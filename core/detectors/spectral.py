@@ -30,7 +30,15 @@ MOMENTS = 4
 
 
 def rayleigh_quotients(batch: NodeBatch) -> np.ndarray:
-    """(graphs, channels): ``x' L x / x' x`` of each node-feature channel of each graph."""
+    """Measure how much each node-feature channel varies between neighbours: its Rayleigh quotient.
+
+    Args:
+        batch: the graphs' nodes and edges.
+
+    Returns:
+        Shape (graphs, channels): ``x' L x / x' x`` of each channel of each graph, for the
+        normalised Laplacian L; 0 for a channel that is zero on every node.
+    """
     deg = batch.degree
     inv_sqrt = np.where(deg > 0, 1.0 / np.sqrt(np.maximum(deg, 1.0)), 0.0)
     scaled = batch.x * inv_sqrt[:, None]
@@ -42,7 +50,15 @@ def rayleigh_quotients(batch: NodeBatch) -> np.ndarray:
 
 
 def spectral_moments(batch: NodeBatch, moments: int = MOMENTS) -> np.ndarray:
-    """(graphs, moments): ``tr(L^k) / n`` for k = 1..``moments`` (4 at most), from sparse products."""
+    """Compute the spectral moments of each graph's normalised Laplacian from sparse products.
+
+    Args:
+        batch: the graphs' nodes and edges.
+        moments: how many moments, 4 at most.
+
+    Returns:
+        Shape (graphs, moments): ``tr(L^k) / n`` for k = 1..``moments``.
+    """
     from scipy import sparse
 
     n = len(batch.x)
@@ -62,9 +78,17 @@ def spectral_moments(batch: NodeBatch, moments: int = MOMENTS) -> np.ndarray:
 
 
 class SpectralView(EmbeddingView):
-    """Rayleigh quotients of the node-feature channels on the normalised Laplacian and the
-    spectral moments, standardised, scored by LESINN. Fitted state beside the base's:
-    ``mean_``, ``std_`` (of the training graphs' vectors)."""
+    """Rayleigh quotients and spectral moments of each graph, standardised, scored by LESINN.
+
+    The quotients are those of the node-feature channels on the normalised Laplacian. Fitted
+    state beside the base's: ``mean_``, ``std_`` (of the training graphs' vectors).
+
+    Args:
+        ensemble_size: LESINN's members.
+        subsample_size: LESINN's graphs per member.
+        features: the node-feature recipe (:class:`core.data.features.FeatureSchema`).
+        seed: the seed of LESINN.
+    """
 
     name = "spectral-lesinn"
     FITTED = EmbeddingView.FITTED + ("mean_", "std_")

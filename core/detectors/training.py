@@ -16,16 +16,28 @@ def train_epochs(packed: PackedGraphs, loss_fn: Callable, optimizer, device: tor
                  batch_size: int, seed: int, on_epoch: Callable[[EpochInfo], None] | None,
                  should_stop: Callable[[], bool] | None, divergence_hint: str = "lower the learning rate"
                  ) -> tuple[list[float], bool]:
-    """Run ``epochs`` epochs of shuffled mini-batches (``seed`` fixes the order); return the mean
-    loss per graph of each finished epoch and whether ``should_stop`` ended training early.
+    """Run the epoch loop of a network trained by mini-batches (GLocalKD, OCGCN).
+
+    Each epoch runs shuffled mini-batches; ``seed`` fixes the order.
 
     Args:
         packed: the training graphs, packed once.
         loss_fn: a batch's per-graph losses (see :func:`core.data.packed.step_in_runs`).
         optimizer: steps once per batch.
+        device: where the batches run.
+        epochs: the number of epochs.
+        batch_size: graphs per batch.
+        seed: the seed of the shuffle.
         on_epoch: called with an :class:`EpochInfo` after each epoch.
-        should_stop: polled before each batch.
+        should_stop: polled before each batch; True ends training after the last finished epoch.
         divergence_hint: what the error says to do when the loss becomes NaN or infinite.
+
+    Returns:
+        ``(history, stopped)``: the mean loss per graph of each finished epoch, and whether
+        ``should_stop`` ended training early.
+
+    Raises:
+        GLocalKDError: the loss became NaN or infinite.
     """
     shuffle = torch.Generator().manual_seed(seed)
     history: list[float] = []

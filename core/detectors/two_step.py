@@ -28,13 +28,24 @@ SCORERS = ("iforest", "lesinn")
 
 
 class TwoStepDetector(Detector):
-    """Graph kernel (``kernel``: ``wl`` or ``pk``) + ``scorer`` (``iforest`` or ``lesinn``).
+    """A graph kernel's representation, then a shallow anomaly detector (iForest or LESINN).
 
-    iForest: ``n_estimators`` trees on subsamples of ``max_samples`` (the paper: 100, 256;
-    its contamination of 0.1 only moves iForest's own cut-off, never the scores). LESINN:
-    ``ensemble_size`` members of ``subsample_size`` graphs (the paper: 256, 256). ``normalize``:
-    the kernel cosine-normalised (the paper's baselines) or raw feature products.
-    Fitted state: ``kernel_``, ``scorer_``, ``train_scores_``.
+    The registry names each combination (``wl-iforest``, ``pk-lesinn``, ``wl-count-lesinn``, ...),
+    which fixes ``kernel``, ``scorer`` and ``normalize``. Fitted state: ``kernel_``, ``scorer_``,
+    ``train_scores_``.
+
+    Args:
+        kernel: ``wl`` (Weisfeiler-Lehman subtree) or ``pk`` (propagation kernel).
+        scorer: ``iforest`` or ``lesinn``.
+        wl_iterations: the kernel's iterations.
+        n_estimators: iForest's trees (the paper: 100). Its contamination of 0.1 only moves
+            iForest's own cut-off, never the scores, so it is not a setting.
+        max_samples: iForest's subsample per tree (the paper: 256; capped by the training size).
+        ensemble_size: LESINN's members (the paper: 256).
+        subsample_size: LESINN's graphs per member (the paper: 256).
+        seed: the seed of the kernel's hashing and the scorer.
+        normalize: the kernel cosine-normalised (the paper's baselines), else raw feature
+            products (WL counts, which see a graph's size too).
     """
 
     has_node_scores = False
@@ -54,11 +65,17 @@ class TwoStepDetector(Detector):
 
     @property
     def name(self) -> str:
+        """The registry name: ``kernel-scorer``, or ``kernel-count-scorer`` without normalisation."""
         return f"{self.kernel}-{self.scorer}" if self.normalize else f"{self.kernel}-count-{self.scorer}"
 
     FITTED = ("kernel_", "scorer_", "train_scores_", "loss_history_", "stopped_early_")
 
     def validate_params(self) -> None:
+        """Check that ``scorer`` is ``iforest`` or ``lesinn``.
+
+        Raises:
+            GLocalKDError: another scorer.
+        """
         if self.scorer not in SCORERS:
             raise GLocalKDError(f"scorer must be one of {', '.join(SCORERS)}, not {self.scorer!r}")
 
@@ -84,9 +101,20 @@ class TwoStepDetector(Detector):
 
     @property
     def can_save(self) -> bool:
+        """Whether it has a model file: LESINN ones do; scikit-learn's isolation forest has no safe format."""
         return self.scorer == "lesinn"  # scikit-learn's isolation forest has no safe file format
 
     def fitted_state(self) -> dict:
+        """Give the kernel's and the LESINN scorer's state and the training scores, for a model file.
+
+        Only LESINN detectors can be saved: scikit-learn's isolation forest has no safe file format.
+
+        Returns:
+            ``{"kernel", "scorer", "train_scores"}``.
+
+        Raises:
+            GLocalKDError: the detector is not trained, or its scorer is iForest.
+        """
         self._check_fitted()
         if self.scorer != "lesinn":
             raise GLocalKDError(f"{self.name} models cannot be saved (scikit-learn's isolation forest has no "
@@ -95,6 +123,16 @@ class TwoStepDetector(Detector):
                 "train_scores": self.train_scores_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
+        """Rebuild the kernel and the LESINN scorer from :meth:`fitted_state`'s values.
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+            device: unused (no network).
+
+        Raises:
+            GLocalKDError: the scorer is iForest.
+            ValueError: the kernel and the scorer saw different training graphs.
+        """
         if self.scorer != "lesinn":
             raise GLocalKDError(f"{self.name} models cannot be loaded")
         self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed, self.normalize)
@@ -107,12 +145,34 @@ class TwoStepDetector(Detector):
         self.loss_history_, self.stopped_early_ = [], False
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
-        """Each graph's kernel values against the training graphs (the representation scored)."""
+        """Give each graph's kernel values against the training graphs (the representation scored).
+
+        Args:
+            graphs: the graphs.
+            network: ignored: there is one representation.
+
+        Returns:
+            Shape (graphs, training graphs), float32.
+
+        Raises:
+            GLocalKDError: the detector is not trained.
+        """
         self._check_fitted()
         return self.kernel_.transform(graphs).astype(np.float32)
 
     def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Graph scores (higher = more anomalous); no node scores."""
+        """Score graphs (higher = more anomalous); no node scores.
+
+        Args:
+            graphs: the graphs to score.
+            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
+
+        Returns:
+            Graph scores only (:meth:`Scores.graph_only`).
+
+        Raises:
+            GLocalKDError: the detector is not trained.
+        """
         self._check_fitted()
         values = self.score_labelled(labelled_graphs(graphs))
         if on_progress is not None:
@@ -120,12 +180,23 @@ class TwoStepDetector(Detector):
         return Scores.graph_only(values, graphs.node_ptr())
 
     def score_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """Scores of graphs given as (edge index, node labels) pairs (screening's path; see
-        :func:`core.detectors.graph_kernels.labelled_molecules`). With the WL kernel the graphs
-        are scored a block at a time, so that their dense kernel against the training graphs
-        stays near ``KERNEL_BLOCK_VALUES`` values: a graph's WL features are its own. (The
-        propagation kernel's hashing depends on the graphs transformed together, so PK scores
-        every graph given at once, as before.)"""
+        """Score graphs given as (edge index, node labels) pairs: screening's path.
+
+        With the WL kernel the graphs are scored a block at a time, so that their dense kernel
+        against the training graphs stays near ``KERNEL_BLOCK_VALUES`` values: a graph's WL features
+        are its own. (The propagation kernel's hashing depends on the graphs transformed together, so
+        PK scores every graph given at once.)
+
+        Args:
+            labelled: the graphs, as :func:`core.detectors.graph_kernels.labelled_molecules` or
+                :func:`core.detectors.graph_kernels.labelled_graphs` make them.
+
+        Returns:
+            The scores, shape (graphs,).
+
+        Raises:
+            GLocalKDError: the detector is not trained.
+        """
         self._check_fitted()
         step = KERNEL_BLOCK_VALUES // max(1, self.kernel_.n_train_) if self.kernel == "wl" else len(labelled)
         step = max(1, step)

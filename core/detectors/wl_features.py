@@ -27,7 +27,14 @@ _NEIGHBOURS = np.uint64(0x632BE59BD9B4E019)
 
 
 def mix64(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser: a bijective 64-bit hash of every entry (wrapping arithmetic)."""
+    """Hash 64-bit values with SplitMix64's finaliser: bijective, wrapping arithmetic.
+
+    Args:
+        x: values, read as uint64.
+
+    Returns:
+        The hashes, uint64, shape as ``x``.
+    """
     z = np.asarray(x, dtype=np.uint64) + _GOLDEN
     with np.errstate(over="ignore"):
         z = (z ^ (z >> np.uint64(30))) * _M1
@@ -80,14 +87,27 @@ class WLFeatures:
 
     ``fit`` learns each iteration's vocabulary from the training graphs and returns their
     features and squared norms; ``transform`` gives the same for new graphs (labels outside the
-    vocabulary count in the norm only). Graphs are ``(edge_index, node_labels)`` pairs.
-    Fitted state: ``vocabulary_`` (one sorted uint64 array per iteration) and ``offsets_``.
+    vocabulary count in the norm only). Graphs are ``(edge_index, node_labels)`` pairs (or a
+    :class:`core.detectors.graph_kernels.PackedLabelled`). Fitted state: ``vocabulary_`` (one
+    sorted uint64 array per iteration) and ``offsets_``.
+
+    Args:
+        iterations: WL relabelings after the original labels.
     """
 
     def __init__(self, iterations: int = 3):
         self.iterations = iterations
 
     def fit(self, labelled: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Learn each iteration's label vocabulary from the training graphs and give their features.
+
+        Args:
+            labelled: the training graphs as ``(edge_index, node_labels)`` pairs.
+
+        Returns:
+            ``(features, squares)``: (graphs, vocabulary) CSR label counts, one column block per
+            iteration, and each graph's squared norm.
+        """
         labels, edges, graph, n = _stack(labelled)
         per_iteration = list(_iterations(labels, edges, self.iterations))
         self.vocabulary_ = [np.unique(lab) for lab in per_iteration]
@@ -95,9 +115,23 @@ class WLFeatures:
         return self._features(per_iteration, graph, n)
 
     def fitted_state(self) -> dict:
+        """Give the fitted state as plain values for a model file.
+
+        Returns:
+            ``{"vocabulary", "offsets"}``.
+        """
         return {"vocabulary": list(self.vocabulary_), "offsets": self.offsets_}
 
     def restore_fitted_state(self, state: dict) -> None:
+        """Set the fitted state from :meth:`fitted_state`'s values, checking them.
+
+        Args:
+            state: the values :meth:`fitted_state` gave.
+
+        Raises:
+            ValueError: the vocabulary does not match the number of iterations, or the offsets do
+                not match the vocabulary.
+        """
         self.vocabulary_ = [np.asarray(v, dtype=np.uint64) for v in state["vocabulary"]]
         self.offsets_ = np.asarray(state["offsets"], dtype=np.int64)
         if len(self.vocabulary_) != self.iterations + 1 or len(self.offsets_) != len(self.vocabulary_) + 1:
@@ -111,6 +145,15 @@ class WLFeatures:
         return int(self.offsets_[-1])
 
     def transform(self, labelled: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Give new graphs' features over the training vocabulary.
+
+        Args:
+            labelled: the graphs as ``(edge_index, node_labels)`` pairs.
+
+        Returns:
+            ``(features, squares)``: (graphs, vocabulary) CSR label counts, and each graph's squared
+            norm over all its labels (those outside the vocabulary included).
+        """
         labels, edges, graph, n = _stack(labelled)
         return self._features(list(_iterations(labels, edges, self.iterations)), graph, n)
 

@@ -34,22 +34,47 @@ class _MaxPool(torch.autograd.Function):
 
 
 def global_max_pool(x: torch.Tensor, batch: torch.Tensor, size: int) -> torch.Tensor:
-    """Each graph's feature-wise maximum over its nodes, shape (size, features); nodes belong to
-    graph ``batch[i]``, and a graph without nodes gets zeros (as torch-geometric's)."""
+    """Max-pool node embeddings into graph embeddings (the paper's readout), with a cheap backward.
+
+    Args:
+        x: node embeddings, shape (nodes, features).
+        batch: each node's graph number, shape (nodes,), integers in [0, size).
+        size: the number of graphs.
+
+    Returns:
+        Each graph's feature-wise maximum over its nodes, shape (size, features); a graph
+        without nodes gets zeros (as torch-geometric's).
+    """
     if x.requires_grad and torch.is_grad_enabled():
         return _MaxPool.apply(x, batch, size)
     return _forward(x, batch, size)
 
 
 def graph_sum(x: torch.Tensor, batch: torch.Tensor, size: int) -> torch.Tensor:
-    """Each graph's sum over its nodes, shape (size, ...) (torch-geometric's ``scatter`` sum,
-    the same operation)."""
+    """Sum node values per graph (the same operation as torch-geometric's ``scatter`` sum).
+
+    Args:
+        x: node values, shape (nodes, ...).
+        batch: each node's graph number, shape (nodes,), integers in [0, size).
+        size: the number of graphs.
+
+    Returns:
+        Each graph's sum over its nodes, shape (size, ...); zeros for a graph without nodes.
+    """
     index = batch.view(-1, *([1] * (x.dim() - 1))).expand_as(x)
     return x.new_zeros((size,) + tuple(x.shape[1:])).scatter_add_(0, index, x)
 
 
 def graph_mean(x: torch.Tensor, batch: torch.Tensor, size: int) -> torch.Tensor:
-    """Each graph's mean over its nodes (0 for a graph without nodes), computed as
-    torch-geometric's ``scatter`` mean: the sum divided by the node count."""
+    """Average node values per graph, as torch-geometric's ``scatter`` mean: the sum over the node count.
+
+    Args:
+        x: node values, shape (nodes, ...).
+        batch: each node's graph number, shape (nodes,), integers in [0, size).
+        size: the number of graphs.
+
+    Returns:
+        Each graph's mean over its nodes, shape (size, ...); 0 for a graph without nodes.
+    """
     count = x.new_zeros(size).scatter_add_(0, batch, x.new_ones(x.shape[0])).clamp(min=1)
     return graph_sum(x, batch, size) / count.view(-1, *([1] * (x.dim() - 1)))

@@ -75,9 +75,14 @@ class _Step:
 
 @dataclass(frozen=True)
 class GroupedPropagation:
-    """``first``: one node per level-0 group (equal feature rows); ``steps[i]``: the i-th
-    propagation, from the groups of level i to those of level i + 1 (to the nodes for the
-    last); ``groups``: the number of groups at each level before the last propagation."""
+    """A GCN's propagations between groups of nodes that look the same, built by :meth:`build`.
+
+    Attributes:
+        first: one node per level-0 group (equal feature rows), shape (groups at level 0,).
+        steps: ``steps[i]`` is the i-th propagation, from the groups of level i to those of level
+            i + 1 (to the nodes for the last).
+        groups: the number of groups at each level before the last propagation.
+    """
 
     first: torch.Tensor
     steps: tuple[_Step, ...]
@@ -85,17 +90,30 @@ class GroupedPropagation:
 
     @property
     def pays_off(self) -> bool:
-        """Whether the first propagation leaves few enough groups per node (see
-        ``MAX_GROUP_FRACTION``) for grouping to save more than it costs."""
+        """Whether grouping saves more than it costs: few enough groups per node (``MAX_GROUP_FRACTION``).
+
+        Judged after the first propagation; a network of one layer always pays off.
+        """
         nodes = self.steps[-1].shape[0]
         return len(self.groups) < 2 or self.groups[1] <= MAX_GROUP_FRACTION * nodes
 
     @classmethod
     def build(cls, x: torch.Tensor, adj: torch.Tensor, propagations: int) -> GroupedPropagation | None:
-        """The grouping of a batch (features ``x``, normalised adjacency ``adj`` in CSR with
-        rows as destinations) for a network with ``propagations`` layers; None (compute node
-        by node) only after a key collision or for NaN features. Every level is grouped, even
-        where few nodes share a group, so that a node's arithmetic is always the same."""
+        """Group a batch's nodes, level by level, for a network with ``propagations`` layers.
+
+        Every level is grouped, even where few nodes share a group, so that a node's arithmetic is
+        always the same.
+
+        Args:
+            x: node features, shape (nodes, features).
+            adj: the normalised adjacency, sparse CSR with rows as destinations.
+            propagations: the number of GCN layers (propagations) to group for.
+
+        Returns:
+            The grouping, or None (compute node by node) after a key collision, for NaN features, or
+            for inputs it cannot group (no nodes, ``x`` not 2-D, ``propagations`` below 1, ``adj``
+            not CSR).
+        """
         n = x.shape[0]
         if n < 1 or x.dim() != 2 or propagations < 1 or adj.layout != torch.sparse_csr:
             return None
@@ -129,11 +147,26 @@ class GroupedPropagation:
         return cls(torch.from_numpy(first).to(device), tuple(steps), tuple(sizes))
 
     def pick(self, x: torch.Tensor) -> torch.Tensor:
-        """The level-0 rows: one per group of equal feature rows."""
+        """Select the level-0 rows of node features: one per group of equal feature rows.
+
+        Args:
+            x: node features, shape (nodes, features).
+
+        Returns:
+            The rows of each group's representative node, shape (groups at level 0, features).
+        """
         return x.index_select(0, self.first)
 
     def propagate(self, i: int, x: torch.Tensor) -> torch.Tensor:
-        """The i-th propagation of grouped rows ``x``."""
+        """Run the i-th propagation on grouped rows, with a sparse backward when gradients are needed.
+
+        Args:
+            i: the propagation's number, from 0.
+            x: the rows of level i's groups, shape (groups at level i, features).
+
+        Returns:
+            The rows of level i + 1's groups (of the nodes after the last propagation).
+        """
         step = self.steps[i]
         if x.requires_grad and torch.is_grad_enabled():
             return _GroupedSpMM.apply(step, x)

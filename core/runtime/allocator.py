@@ -42,9 +42,19 @@ def _load_libc() -> ctypes.CDLL | None:
 
 
 def retain_freed_memory(trim_mb: int = 256, mmap_mb: int = 32) -> bool:
-    """Set glibc's thresholds. Blocks under ``mmap_mb`` come from the heap, which gives freed
-    memory back only past ``trim_mb``. Returns whether the settings took. It returns False off
-    Linux, or when the C library is not glibc (musl has no ``mallopt``)."""
+    """Set glibc's malloc thresholds so freed memory stays in the process between training steps.
+
+    Blocks under ``mmap_mb`` come from the heap, which gives freed memory back only past
+    ``trim_mb``. Both are set: setting either one turns off glibc's sliding thresholds.
+
+    Args:
+        trim_mb: freed memory at the top of the heap beyond this many MiB goes back to the kernel.
+        mmap_mb: blocks of at least this many MiB are mapped on their own (and unmapped when freed).
+
+    Returns:
+        Whether the settings took: False off Linux, or when the C library is not glibc (musl has
+        no ``mallopt``).
+    """
     mallopt = getattr(_libc(), "mallopt", None)
     if mallopt is None:
         return False
@@ -55,9 +65,14 @@ def retain_freed_memory(trim_mb: int = 256, mmap_mb: int = 32) -> bool:
 
 def release_freed_memory() -> bool:
     """Give the memory this process has freed back to the kernel now (glibc's ``malloc_trim``).
-    A screening worker calls it after each chunk: the thresholds above, inherited from its
-    parent at fork, would otherwise keep up to ``trim_mb`` of a chunk's freed memory in every
-    worker for the whole run. Returns whether any memory went back (False off glibc)."""
+
+    A screening worker calls it after each chunk: the thresholds of :func:`retain_freed_memory`,
+    inherited from its parent at fork, would otherwise keep up to ``trim_mb`` of a chunk's freed
+    memory in every worker for the whole run.
+
+    Returns:
+        Whether any memory went back (False off glibc).
+    """
     trim = getattr(_libc(), "malloc_trim", None)
     if trim is None:
         return False

@@ -24,15 +24,16 @@ from core.errors import GLocalKDError
 def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[IO]:
     """Open a temporary file beside ``path`` for writing; on success it replaces ``path``.
 
+    The finished file keeps the old file's permissions, or gets the usual ones for a new file
+    (0666 less the umask); on any error the temporary file is removed and ``path`` is untouched.
+
     Args:
         path: the file to write; a link at that name is replaced, never written through.
         mode: a write mode of :func:`open` (``"wb"``, ``"w"``).
         **open_args: passed to :func:`open` (``encoding``, ``newline``).
 
-    Returns:
-        A context manager giving the open file. The finished file keeps the old file's
-        permissions, or gets the usual ones for a new file (0666 less the umask); on any error the
-        temporary file is removed and ``path`` is untouched.
+    Yields:
+        The open temporary file, used as the context manager's value.
     """
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=_folder(path))
@@ -46,8 +47,9 @@ def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
 
 
 def replace_output(finished: str | Path, path: str | Path) -> None:
-    """Move a finished file (written in a private scratch folder or by :func:`atomic_output`) to
-    ``path`` by a rename, which replaces a link at that name rather than writing through it.
+    """Move a finished file to ``path`` by a rename, which replaces a link at that name rather than writing through it.
+
+    The file was written in a private scratch folder or by :func:`atomic_output`.
 
     Args:
         finished: the complete file, on the same file system as ``path``.
@@ -72,7 +74,11 @@ def replace_output(finished: str | Path, path: str | Path) -> None:
 
 
 def new_file_mode() -> int:
-    """The permissions a new file gets here: 0666 less the process's umask (0644 under the usual 022)."""
+    """Give the permissions a new file gets here, as any other program would create it.
+
+    Returns:
+        0666 less the process's umask (0644 under the usual 022).
+    """
     return 0o666 & ~_umask()
 
 
@@ -95,12 +101,19 @@ def _folder(path: Path) -> str:
 
 
 def check_writable(path: str | Path, make_folder: bool = False) -> None:
-    """Raise ``OSError`` naming ``path`` when a file cannot be written there: called before any long work.
+    """Check that a file can be written at ``path``, before any long work starts.
 
     Args:
         path: the output file.
         make_folder: the writer makes missing folders (``--json``): then the nearest folder that
             exists must be writable, and nothing on the way may be a file.
+
+    Raises:
+        IsADirectoryError: ``path`` is a folder.
+        NotADirectoryError: the folder it goes in is a file.
+        FileNotFoundError: the folder it goes in does not exist.
+        PermissionError: no file can be created in that folder (permissions, a read-only or
+            special file system). Each names ``path``.
     """
     path = Path(path)
     folder = Path(_folder(path))

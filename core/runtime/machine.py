@@ -13,8 +13,15 @@ VECTOR_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")
 
 
 def describe_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict:
-    """``{"cpu": name, "vector_flags": [...]}`` from ``cpuinfo`` (Linux); elsewhere the name
-    ``platform`` gives and no flags."""
+    """Describe the CPU a measurement ran on: its name and its widest vector instructions.
+
+    Args:
+        cpuinfo: the file to read (Linux's ``/proc/cpuinfo``); its first processor's entry is used.
+
+    Returns:
+        ``{"cpu": name, "vector_flags": [...]}``, the flags those of ``VECTOR_FLAGS`` present;
+        where the file cannot be read, the name ``platform`` gives and no flags.
+    """
     try:
         text = cpuinfo.read_text(errors="replace")
     except OSError:

@@ -46,7 +46,11 @@ def parse_size(text: str) -> int | None:
 
 
 def mapped_bytes() -> int | None:
-    """This process's address space now (``VmSize``), or None where /proc cannot tell."""
+    """Read this process's address space now (``VmSize`` of ``/proc/self/status``).
+
+    Returns:
+        The mapped bytes, or None where /proc cannot tell.
+    """
     try:
         with open("/proc/self/status", encoding="ascii") as fh:
             for line in fh:
@@ -58,8 +62,12 @@ def mapped_bytes() -> int | None:
 
 
 def parse_memory_allowance() -> int | None:
-    """The address space a parsing worker may add to what it has at start: ``GLOCALKD_PARSE_MEMORY``
-    or ``PARSE_MEMORY_DEFAULT``; None when switched off (a bad value falls back to the default)."""
+    """Read the address space a parsing worker may add to what it has mapped at start.
+
+    Returns:
+        Bytes from ``GLOCALKD_PARSE_MEMORY``, else ``PARSE_MEMORY_DEFAULT`` (also for a value that
+        is not a size); None when switched off (``off``, ``0``).
+    """
     text = os.environ.get(PARSE_MEMORY_ENV)
     if text is None:
         return PARSE_MEMORY_DEFAULT

@@ -101,12 +101,14 @@ def non_finite_entry(value: Any, where: str = "") -> str | None:
 
 
 def write_model_file(path: str | Path, state: dict) -> None:
-    """Write a model file atomically (see :func:`core.runtime.files.atomic_output`) with the
-    digest of its contents.
+    """Write a model file atomically (:func:`core.runtime.files.atomic_output`) with the digest of its contents.
 
     Args:
         path: the file to write.
         state: what the file holds (tensors, numbers, strings, lists and string-keyed dicts).
+
+    Raises:
+        TypeError: ``state`` holds a value that cannot go into a model file.
     """
     import torch
 

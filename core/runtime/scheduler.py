@@ -20,7 +20,19 @@ _LOCAL = re.compile(r"^local(?::(\d+))?$")
 
 
 def parse_scheduler(spec: str) -> tuple[str, int | None]:
-    """``("local", N)`` for ``local:N`` (N defaults to the CPU count), ``("address", None)`` otherwise."""
+    """Read a ``--scheduler`` string: a local cluster or the address of a running one.
+
+    Args:
+        spec: ``local`` or ``local:N``; a scheduler address (``tcp://HOST:8786``, ``HOST:PORT``, any
+            ``scheme://``); or a ``.json`` scheduler file (``dask scheduler --scheduler-file``).
+
+    Returns:
+        ``("local", N)`` for ``local:N`` (N None for plain ``local``: the caller takes the usable
+        CPU count), else ``(spec, None)`` with surrounding space removed.
+
+    Raises:
+        GLocalKDError: ``local:0``, or a string that is none of these.
+    """
     spec = spec.strip()
     m = _LOCAL.match(spec)
     if m:
@@ -99,8 +111,24 @@ def _quiet_asyncio() -> Iterator[None]:
 
 @contextlib.contextmanager
 def connect(spec, timeout: float = 30.0) -> Iterator:
-    """A Dask ``Client`` for ``spec`` (a ``--scheduler`` string or a ``Client`` already made, used as
-    it is and left open); a local cluster started here is closed on the way out."""
+    """Connect to the Dask scheduler a ``--scheduler`` string names, for the length of a block.
+
+    A local cluster is started here: single-threaded worker processes (forked where there is
+    fork, so they start with torch, RDKit and core imported), no dashboard, workers that ignore
+    Ctrl+C; it is closed on the way out, as is a client made here for a running cluster.
+
+    Args:
+        spec: a ``--scheduler`` string (:func:`parse_scheduler`), or a ``Client`` already made,
+            used as it is and left open.
+        timeout: seconds to wait for the scheduler.
+
+    Yields:
+        A Dask ``distributed.Client``.
+
+    Raises:
+        GLocalKDError: Dask is not installed, the scheduler cannot be reached, or ``spec`` is not
+            a scheduler (:func:`parse_scheduler`).
+    """
     try:
         from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover - dask is a dependency

@@ -27,10 +27,15 @@ def _raise_interrupt(signum, frame) -> None:
 
 
 def stop_received() -> bool:
-    """Whether SIGTERM or SIGHUP arrived inside :func:`stop_signals_interrupt`. Its
-    KeyboardInterrupt can be lost: raised while the main thread runs a garbage-collector callback
-    or a ``__del__`` (Dask's scheduler keeps one), Python only reports it; a long loop checks this
-    too, and stops."""
+    """Tell whether SIGTERM or SIGHUP arrived inside :func:`stop_signals_interrupt`.
+
+    Its KeyboardInterrupt can be lost: raised while the main thread runs a garbage-collector
+    callback or a ``__del__`` (Dask's scheduler keeps one), Python only reports it; a long loop
+    checks this too, and stops.
+
+    Returns:
+        Whether a stop signal arrived since the last block that installed the handlers began.
+    """
     return _stop_received.is_set()
 
 
@@ -44,10 +49,15 @@ def _quiet_lost_interrupt(previous):
 
 @contextmanager
 def stop_signals_interrupt() -> Iterator[None]:
-    """Inside the block, SIGTERM and SIGHUP raise KeyboardInterrupt as Ctrl+C does, so the same
-    code keeps the results and removes temporary files (and :func:`stop_received` says that one
-    came). Only the main thread can handle signals: elsewhere (a GUI's worker thread) this does
-    nothing."""
+    """Make SIGTERM and SIGHUP raise KeyboardInterrupt inside the block, as Ctrl+C does.
+
+    The same code then keeps the results and removes temporary files (and :func:`stop_received`
+    says that one came). Signals whose handler is not the default are left alone. Only the main
+    thread can handle signals: elsewhere (a GUI's worker thread) this does nothing.
+
+    Yields:
+        Nothing; the handlers are restored on the way out.
+    """
     if not _in_main_thread():
         yield
         return
@@ -68,7 +78,13 @@ def stop_signals_interrupt() -> Iterator[None]:
 
 
 class Deferred:
-    """The stop signals that arrived while they were held off (see :func:`deferred_stops`)."""
+    """The stop signals that arrived while they were held off (see :func:`deferred_stops`).
+
+    It is true when any arrived.
+
+    Attributes:
+        signals: the signal numbers, in order of arrival.
+    """
 
     def __init__(self) -> None:
         self.signals: list[int] = []
@@ -79,9 +95,14 @@ class Deferred:
 
 @contextmanager
 def deferred_stops() -> Iterator[Deferred]:
-    """Hold off Ctrl+C, SIGTERM and SIGHUP for the block (saving results that a stop would lose):
-    they are recorded in the yielded :class:`Deferred`, for the caller to act on afterwards.
-    In a thread other than the main one this records nothing (signals never reach it)."""
+    """Hold off Ctrl+C, SIGTERM and SIGHUP for the block, while saving results that a stop would lose.
+
+    In a thread other than the main one this records nothing (signals never reach it).
+
+    Yields:
+        The :class:`Deferred` that records the signals that arrived, for the caller to act on
+        afterwards.
+    """
     caught = Deferred()
     if not _in_main_thread():
         yield caught
@@ -95,9 +116,13 @@ def deferred_stops() -> Iterator[Deferred]:
 
 
 def init_worker_process() -> None:
-    """For a worker process: Ctrl+C is its parent's to handle (the terminal sends it to the whole
-    process group; the worker would print a traceback), SIGTERM and SIGHUP end it at once, and it
-    dies with its parent (Linux), so a killed parent leaves no orphans."""
+    """Set up a worker process's signals so that it never outlives its parent.
+
+    Ctrl+C is its parent's to handle (the terminal sends it to the whole process group; the worker
+    would print a traceback), SIGTERM and SIGHUP end it at once, and it dies with its parent
+    (Linux, ``PR_SET_PDEATHSIG``), so a killed parent leaves no orphans. A worker whose parent has
+    already died exits.
+    """
     parent = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for sig in STOP_SIGNALS:

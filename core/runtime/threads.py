@@ -38,8 +38,12 @@ import sys
 
 
 def wait_passively() -> bool:
-    """Set ``OMP_WAIT_POLICY=PASSIVE`` unless it is set already; returns whether it could still
-    take effect (torch not imported yet)."""
+    """Set ``OMP_WAIT_POLICY=PASSIVE`` unless it is set already, so torch's CPU threads wait asleep.
+
+    Returns:
+        Whether the setting could still take effect: False once torch is imported (OpenMP read it
+        then); True otherwise, also when the user's own setting was kept.
+    """
     if "torch" in sys.modules:
         return False
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -47,9 +51,11 @@ def wait_passively() -> bool:
 
 
 def usable_cpus(cgroup_root: str = "/sys/fs/cgroup", proc_cgroup: str = "/proc/self/cgroup") -> int:
-    """The CPUs this process may use: its affinity mask (``taskset``, a container's cpuset), capped
-    by its cgroup's CPU quota (``docker --cpus``, Kubernetes limits) rounded up; at least 1.
-    ``os.cpu_count()`` counts the machine's CPUs, which a container may be allowed a fraction of.
+    """Count the CPUs this process may use: its affinity mask, capped by its cgroup's CPU quota.
+
+    The mask is ``taskset``'s or a container's cpuset; the quota (``docker --cpus``, Kubernetes
+    limits) is rounded up; the answer is at least 1. ``os.cpu_count()`` counts the machine's CPUs,
+    which a container may be allowed a fraction of.
 
     Args:
         cgroup_root: where the cgroup file systems are mounted.
@@ -114,8 +120,13 @@ def cgroup_cpu_quota(cgroup_root: str = "/sys/fs/cgroup", proc_cgroup: str = "/p
 
 
 def quota_bound_threads() -> int:
-    """:func:`usable_cpus` where a cgroup quota makes it smaller than the affinity mask (the count
-    torch and OpenMP start with), else 0: nothing to change, and torch need not be loaded to ask."""
+    """Give the thread count a cgroup CPU quota calls for, when it is below what torch starts with.
+
+    Returns:
+        :func:`usable_cpus` where a cgroup quota makes it smaller than the affinity mask (the count
+        torch and OpenMP start with), else 0: nothing to change, and torch need not be loaded to
+        ask.
+    """
     try:
         affinity = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -6,8 +6,11 @@ from core.runtime.signals import init_worker_process
 
 
 def init_parsing_worker() -> None:
-    """Initializer of a process that parses molecules: stop signals as a worker takes them
-    (:func:`core.runtime.signals.init_worker_process`) and an address-space ceiling
-    (:func:`core.runtime.memory.limit_address_space`), so a runaway parse costs one row."""
+    """Set up a process that parses molecules, so that a runaway parse costs one row.
+
+    It takes stop signals as a worker does (:func:`core.runtime.signals.init_worker_process`) and
+    gets an address-space ceiling (:func:`core.runtime.memory.limit_address_space`); it is the
+    initializer of the parsing worker pools.
+    """
     init_worker_process()
     limit_address_space()

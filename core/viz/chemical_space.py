@@ -20,7 +20,15 @@ TSNE_MAX_POINTS = 5000
 
 @dataclass
 class SpaceMap:
-    """``coords[k]`` is the position of graph ``indices[k]``; ``note`` says how it was made."""
+    """A chemical-space map: 2-D positions of graphs and how they were made.
+
+    Attributes:
+        coords: positions, shape (points, 2); ``coords[k]`` is where graph ``indices[k]`` sits.
+        indices: the graph indices mapped, shape (points,); a subsample for t-SNE of many graphs.
+        method: ``tsne`` or ``pca``.
+        space: the embedding space mapped (one of ``SPACES``).
+        note: says how the map was made (method, how many graphs, which representation), for the view.
+    """
 
     coords: np.ndarray
     indices: np.ndarray
@@ -31,10 +39,24 @@ class SpaceMap:
 
 def project(embeddings: np.ndarray, method: str = "tsne", seed: int = 0,
             max_points: int = TSNE_MAX_POINTS) -> tuple[np.ndarray, np.ndarray, str]:
-    """2-D coordinates of embedding rows: (coords, row indices used, a note for the view).
+    """Project embedding rows to 2-D coordinates for a map.
 
-    t-SNE (scikit-learn, PCA initialisation) runs on at most ``max_points`` rows, a seeded
+    The rows are standardised per column first. t-SNE (scikit-learn, PCA initialisation; wider
+    rows are first reduced to 50 PCA components) runs on at most ``max_points`` rows, a seeded
     random subsample beyond that; PCA maps every row.
+
+    Args:
+        embeddings: one row per graph, shape (graphs, features).
+        method: ``tsne`` (default) or ``pca``.
+        seed: the seed of the subsample, PCA and t-SNE.
+        max_points: the most rows t-SNE maps.
+
+    Returns:
+        ``(coords, indices, note)``: positions, shape (points, 2); the row indices used, sorted;
+        and a one-line note for the view (method, how many graphs, PCA's share of the variance).
+
+    Raises:
+        GLocalKDError: for an unknown ``method`` or fewer than 3 rows.
     """
     if method not in METHODS:
         raise GLocalKDError(f"map method must be one of {', '.join(METHODS)}, not {method!r}")
@@ -75,7 +97,25 @@ _REPRESENTATION = {"ocgcn": "OCGCN graph embeddings", "wl-iforest": "WL kernel v
 
 def space_map(model, graphs: GraphSet, space: str = "predictor", method: str = "tsne", seed: int = 0,
               max_points: int = TSNE_MAX_POINTS) -> SpaceMap:
-    """Map ``graphs`` by a trained model's graph embeddings (``predictor``, ``target`` or ``difference``)."""
+    """Map graphs by a trained model's graph embeddings in one of its spaces.
+
+    Detectors without GLocalKD's three spaces map their own representation (``graph_embeddings``:
+    OCGCN's embeddings, kernel values against the training graphs, ...), and the note says which.
+
+    Args:
+        model: a fitted detector (:class:`core.detectors.base.GraphAnomalyDetector`).
+        graphs: the graphs to map.
+        space: ``predictor`` (default), ``target`` or ``difference``.
+        method: ``tsne`` (default) or ``pca``, as in :func:`project`.
+        seed: the seed of the projection.
+        max_points: the most graphs t-SNE maps.
+
+    Returns:
+        The map, with float32 coordinates.
+
+    Raises:
+        GLocalKDError: for an unknown ``space``, and as :func:`project`.
+    """
     if space not in SPACES:
         raise GLocalKDError(f"space must be one of {', '.join(SPACES)}, not {space!r}")
     coords, indices, note = project(model.graph_embeddings(graphs, space), method, seed, max_points)

@@ -18,8 +18,17 @@ _BOND_SYMBOLS = {"1": "SINGLE", "2": "DOUBLE", "3": "TRIPLE", "-": "SINGLE", "="
 
 
 def graph_molecule(graphs: GraphSet, i: int):
-    """An RDKit molecule for graph i, in node order: parsed from its SMILES, or built from TU
-    element labels (and bond labels when the readme names them); None when it is not a molecule."""
+    """Make an RDKit molecule of graph i, in node order, for drawing and SD files.
+
+    Args:
+        graphs: the graph set.
+        i: the graph's index.
+
+    Returns:
+        The molecule parsed from the graph's SMILES, or built from TU element labels (and bond
+        labels when the readme names them, single bonds otherwise); None when the graph is not a
+        molecule (no SMILES and no element labels, or labels RDKit cannot build).
+    """
     from rdkit import Chem
 
     from core.data.chem import parse_smiles
@@ -61,16 +70,21 @@ SCALES = ("robust", "linear", "log")  # how node errors map to colours; see node
 
 
 def node_error_norm(errors: np.ndarray, scale: str = "robust", vmax: float | None = None) -> Normalize:
-    """The colour scale of a heatmap.
+    """Make the colour scale of a heatmap.
 
     Args:
         errors: the node errors of one graph, shape ``(nodes,)``.
-        scale: ``robust`` (default) clips at the 90th percentile of the errors, so one extreme
-            atom (a metal with error 56) does not wash every other atom out to the palest colour;
-            ``linear`` runs from 0 to the largest error; ``log`` is logarithmic between the
-            smallest positive error and the largest.
+        scale: ``robust`` (default) clips at the 90th percentile of the errors (with at least 4
+            finite errors), so one extreme atom (a metal with error 56) does not wash every other
+            atom out to the palest colour; ``linear`` runs from 0 to the largest error; ``log`` is
+            logarithmic between the smallest positive error and the largest (linear when no error
+            is positive).
         vmax: a fixed top of the scale (e.g. :func:`fixed_error_scale` of a whole data set), so
             colours compare across molecules; overrides ``scale``'s top.
+
+    Returns:
+        A clipping matplotlib norm: ``LogNorm`` for ``log``, else ``Normalize`` from 0 (its top is 1
+        when the errors give none above 0).
     """
     errors = np.asarray(errors, dtype=np.float64)
     finite = errors[np.isfinite(errors)]
@@ -89,7 +103,15 @@ def node_error_norm(errors: np.ndarray, scale: str = "robust", vmax: float | Non
 
 
 def fixed_error_scale(node_errors: np.ndarray, percentile: float = 99.0) -> float:
-    """One top of scale for every molecule of a data set: a high percentile of all node errors."""
+    """Choose one top of scale for every molecule of a data set, so heatmap colours compare.
+
+    Args:
+        node_errors: all node errors of the data set, any shape; non-finite values are ignored.
+        percentile: the percentile of the errors taken as the top.
+
+    Returns:
+        That percentile of the finite errors, or 1.0 when there are none.
+    """
     finite = np.asarray(node_errors, dtype=np.float64)
     finite = finite[np.isfinite(finite)]
     return float(np.percentile(finite, percentile)) if finite.size else 1.0
@@ -177,10 +199,25 @@ def _draw(mol, errors, size, svg, scale, vmax, highlight, legend, indices_on_ato
 def molecule_image(mol, errors: np.ndarray | None, size: tuple[int, int] = (560, 460), svg: bool = False,
                    scale: str = "robust", vmax: float | None = None, highlight: list[int] | None = None,
                    legend: str = "") -> bytes:
-    """RDKit drawing of ``mol`` with each atom highlighted in its error's colour (PNG or SVG bytes);
-    ``errors=None`` draws the plain structure (detectors without node scores). ``scale`` and
-    ``vmax`` as in :func:`node_error_norm`; ``highlight`` atoms (a SMARTS match) get their bonds
-    drawn in blue; ``legend`` is written under the drawing (e.g. the id and score)."""
+    """Draw ``mol`` with RDKit, each atom highlighted in its error's colour, as image bytes.
+
+    Fragments (salts, counter-ions) are laid side by side; atom indices are written on the atoms.
+
+    Args:
+        mol: the RDKit molecule, atoms in node order (:func:`graph_molecule`).
+        errors: the atoms' errors, shape ``(atoms,)``; None draws the plain structure (detectors
+            without node scores).
+        size: the image's (width, height) in pixels.
+        svg: SVG text instead of a PNG; with a legend it carries a ``<title>`` too (searchable,
+            read aloud).
+        scale: the colour scale, as in :func:`node_error_norm`.
+        vmax: a fixed top of the colour scale, as in :func:`node_error_norm`.
+        highlight: atoms to mark (a SMARTS match); the bonds between them are drawn in blue.
+        legend: text written under the drawing (e.g. the id and score).
+
+    Returns:
+        The PNG or SVG (UTF-8) bytes.
+    """
     drawer, _ = _draw(mol, errors, size, svg, scale, vmax, highlight, legend, indices_on_atoms=True)
     data = drawer.GetDrawingText()
     if svg and legend:  # RDKit draws the legend as paths: say it as text too (searchable, read aloud)
@@ -193,15 +230,26 @@ def molecule_image(mol, errors: np.ndarray | None, size: tuple[int, int] = (560,
 
 def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | None, title: str = "",
                  scale: str = "robust", vmax: float | None = None, highlight: list[int] | None = None) -> str:
-    """Draw graph i's node-error heatmap on ``fig`` (cleared first); returns 'molecule' or 'graph'.
+    """Draw graph i's node-error heatmap on a matplotlib figure, cleared first.
+
+    Molecules are drawn by RDKit, other graphs (or molecules whose atoms do not match the nodes)
+    with networkx. Atom indices are written large, in white on dark fills and black on light ones;
+    a molecule of more than 40 atoms numbers only its 12 atoms with the largest errors.
 
     Args:
+        fig: the figure to draw on.
+        graphs: the graph set.
+        i: the graph's index.
         errors: graph i's node errors, shape ``(nodes,)``; None draws the plain structure,
             without colours or colour bar.
         title: a title over the drawing (the id and score, so a saved picture says what it shows).
-        scale, vmax: the colour scale (:func:`node_error_norm`); default ``robust``.
-        highlight: node indices to mark (a SMARTS match), drawn with blue bonds.
-    Atom indices are written large, in white on dark fills and black on light ones.
+        scale: the colour scale (:func:`node_error_norm`); default ``robust``.
+        vmax: a fixed top of the colour scale (:func:`node_error_norm`).
+        highlight: node indices to mark (a SMARTS match), drawn with blue bonds (blue outlines on
+            a plain graph).
+
+    Returns:
+        ``molecule`` when RDKit drew it, else ``graph``.
     """
     fig.clear()
     plain = errors is None
@@ -257,8 +305,16 @@ def draw_heatmap(fig: Figure, graphs: GraphSet, i: int, errors: np.ndarray | Non
 
 
 def smarts_atoms(mol, smarts: str) -> list[int]:
-    """The atoms of ``mol`` in any match of the SMARTS pattern (empty when it does not match or
-    does not parse), to highlight a substructure filter's match in the drawing."""
+    """Find the atoms of ``mol`` in any match of a SMARTS pattern, to highlight a filter's match.
+
+    Args:
+        mol: the RDKit molecule, or None.
+        smarts: the SMARTS pattern.
+
+    Returns:
+        The matched atom indices, sorted; empty when there is no molecule, no match, or the
+        pattern is empty or does not parse.
+    """
     from rdkit import Chem
 
     pattern = Chem.MolFromSmarts(smarts) if smarts else None

@@ -16,18 +16,26 @@ from core.runtime.files import atomic_output
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
               flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5,
               alerts: bool = True) -> int:
-    """Write molecules in rank order to an SDF file with SD properties ``id``, ``name``, ``rank``,
-    ``score``, ``p_value`` and its Benjamini-Hochberg ``q_value`` over all graphs (when given),
-    ``flagged`` (when given), ``label``, ``top_atoms`` and ``alerts`` (the structural alerts it
-    matches, :func:`core.data.alerts.alerts_text`; when any).
+    """Write molecules in rank order to an SDF file, the scores as SD properties (as DataWarrior users share sets).
+
+    The properties are ``id``, ``name`` (when it differs from the id), ``rank``, ``score``,
+    ``p_value`` and its Benjamini-Hochberg ``q_value`` over all graphs (when given), ``flagged``
+    (when given), ``label``, ``top_atoms`` (``C3:0.52;...``) and ``alerts`` (the structural alerts
+    it matches, :func:`core.data.alerts.alerts_text`; when any). The file is written atomically.
 
     Args:
+        path: the SDF file to write.
+        graphs: the scored graphs.
+        scores: their scores.
         rows: graph indices to write (e.g. the rows a filter shows); default all. They are
             written in rank order whatever their order here.
         flagged: shape ``(graphs,)`` booleans, written as 0/1.
         p_values: shape ``(graphs,)``, e.g. :func:`core.evaluation.metrics.empirical_p_values`.
+        top_k: how many of a molecule's highest-error atoms ``top_atoms`` lists.
         alerts: write the ``alerts`` property (about 20 ms a molecule on a busy 2-core machine).
-    Returns the number of molecules written; graphs without a molecule (no SMILES) are skipped.
+
+    Returns:
+        The number of molecules written; graphs without a molecule (no SMILES) are skipped.
     """
     from rdkit import Chem
 
@@ -74,13 +82,15 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
 
 
 def sd_text(text: str) -> str:
-    """``text`` as one SDF line that cannot end a record, a molblock or a data item: each line break
-    becomes a space, and a line that would read as the record's end (``$$$$``), the molblock's end
-    (``M  END``, as a title) or a data header (``>``) starts with an underscore. SDF has no escapes:
-    one molecule's name must never split the file.
+    """Make ``text`` one SDF line that cannot end a record, a molblock or a data item.
+
+    Each line break becomes a space, and a line that would read as the record's end (``$$$$``),
+    the molblock's end (``M  END``, as a title) or a data header (``>``) starts with an
+    underscore. SDF has no escapes: one molecule's name must never split the file.
 
     Args:
         text: an id, a name or a property value.
+
     Returns:
         The text to write.
     """

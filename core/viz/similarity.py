@@ -33,9 +33,17 @@ class SimilarityIndex:
         self._valid = [k for k, fp in enumerate(self.fps) if fp is not None]
 
     def nearest(self, query: str, k: int = 5, exclude: int | None = None) -> list[tuple[int, float]]:
-        """The ``k`` molecules most similar to ``query``, as (index, Tanimoto similarity), most similar first.
+        """Find the molecules most similar to ``query`` (Tanimoto on Morgan fingerprints).
 
-        ``exclude`` leaves one index out (the query itself when it is in the set)."""
+        Args:
+            query: a SMILES.
+            k: how many to return.
+            exclude: an index to leave out (the query itself when it is in the set).
+
+        Returns:
+            Up to ``k`` (index, Tanimoto similarity) pairs, most similar first; empty when the query
+            does not parse or the set holds no valid molecule.
+        """
         from rdkit import DataStructs
 
         fp = _fingerprints([query])[0]
@@ -51,13 +59,31 @@ class SimilarityIndex:
 
 
 def similar_molecules(training_smiles: Sequence[str], query: str, k: int = 5) -> list[tuple[int, float]]:
-    """The ``k`` training molecules most similar to ``query`` (Morgan fingerprints, Tanimoto), as
-    (index into ``training_smiles``, similarity). Build a :class:`SimilarityIndex` to search many times."""
+    """Find the training molecules most similar to ``query`` (Morgan fingerprints, Tanimoto).
+
+    Build a :class:`SimilarityIndex` to search many times.
+
+    Args:
+        training_smiles: the molecules to search, one SMILES each.
+        query: a SMILES.
+        k: how many to return.
+
+    Returns:
+        Up to ``k`` (index into ``training_smiles``, similarity) pairs, most similar first.
+    """
     return SimilarityIndex(training_smiles).nearest(query, k)
 
 
 def scaffolds(smiles: Sequence[str]) -> list[str]:
-    """The Bemis-Murcko scaffold SMILES of each molecule; ``""`` for acyclic or unparseable ones."""
+    """Compute the Bemis-Murcko scaffold SMILES of each molecule.
+
+    Args:
+        smiles: the molecules, one SMILES each.
+
+    Returns:
+        One scaffold SMILES per molecule; ``""`` for acyclic or unparseable ones (or where RDKit
+        fails on the fragment).
+    """
     from rdkit import Chem
     from rdkit.Chem.Scaffolds import MurckoScaffold
 
