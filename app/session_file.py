@@ -161,7 +161,12 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
                                     "and scored as it is now with the session's model (not trained again); rows, "
                                     "the selection and the Evaluation tab may differ. Train again if the change "
                                     "matters.")
-            out.loaded = tasks.load_data(source, data.get("options") or {}, job)
+            try:
+                out.loaded = tasks.load_data(source, data.get("options") or {}, job)
+            except GLocalKDError as exc:
+                out.problems.append(f"The data file {source} could not be read now ({exc}). The session's model "
+                                    "is loaded: open the data file again (File ▸ Open) once it reads.")
+        if out.loaded is not None:
             if out.model is not None and len(out.loaded.graphs):
                 train = doc.get("training") or {}
                 out.scored = tasks.score(out.model, out.loaded.graphs, train.get("normal_label"), None, job)

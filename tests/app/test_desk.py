@@ -181,3 +181,21 @@ def test_exports_of_standardised_molecules_keep_both_smiles(herg_path, tmp_path)
     assert list(rows[0])[-2:] == ["standardised_smiles", "flagged"] and all(None not in r for r in rows)
     salt = next(r for r in rows if "." in r["smiles"])
     assert "." not in salt["standardised_smiles"]
+
+
+def test_a_session_whose_data_file_changed_is_read_as_it_is_now_and_says_so(tmp_path):
+    from app.session_file import read_session, write_session
+    from core import GLocalKD, load
+
+    data = tmp_path / "lib.smi"
+    data.write_text(LIBRARY)
+    model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(data))
+    doc = {"data": {"path": str(data), "options": {}}, "training": {}, "form": {}}
+    write_session(str(tmp_path / "s.glocalkd-session"), doc, model, [])
+    same = read_session(str(tmp_path / "s.glocalkd-session"), str(tmp_path), "cpu")
+    assert same.problems == [] and same.model.fingerprint() == model.fingerprint()
+    assert len(same.scored[0]) == 4
+    data.write_text(LIBRARY + "CCCCCCO a6\n")
+    changed = read_session(str(tmp_path / "s.glocalkd-session"), str(tmp_path), "cpu")
+    assert len(changed.problems) == 1 and "has changed since the session was saved" in changed.problems[0]
+    assert len(changed.scored[0]) == 5  # read as it is now, with the session's model
