@@ -25,6 +25,8 @@ class Facts:
     weighable: bool  # the model is a consensus whose views known anomalies can weigh
     has_rows: bool  # the active tab has scored rows to export
     savable: bool  # the model can be saved to a file
+    reviewable: bool = False  # the training tab is active and its graphs' ranking can learn from marks
+    review_note: str = ""  # why the review actions are off, when they are
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,10 @@ WEIGH_TIP = ("The consensus combines views, each a detector of its own: GLocalKD
              "subtree counts: which small neighbourhoods a graph has) and graph size. Give a file of graphs known "
              "to be anomalous (e.g. reference actives; anomalies only, not the training data): each view is then "
              "trusted as far as it ranks them above the normal graphs. No training.")
+REVIEW_TIPS = ("Mark the selected rows as anomalies: the consensus learns from them and re-ranks the rows not "
+               "yet reviewed, without training again",
+               "Mark the selected rows as not anomalous: graphs like them rank lower",
+               "Clear the selected rows' marks")
 SAVE_MODEL_TIPS = ("Save the trained model", "This detector has no model file (an isolation forest or OCGCN); it "
                    "retrains in the time a file would take to load")
 
@@ -82,6 +88,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
                tip="Save everything in the window to one file: data file paths, the trained model, settings, "
                    "filters, flag rule, selection and tabs"),
     ActionSpec("quit", "&Quit", "close", "&File", _always, QKeySequence.StandardKey.Quit),
+    ActionSpec("mark_anomaly", "Mark as &anomaly", "mark_anomaly", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+1",
+               REVIEW_TIPS[0]),
+    ActionSpec("mark_normal", "Mark as &not anomaly", "mark_normal", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+2",
+               REVIEW_TIPS[1]),
+    ActionSpec("clear_mark", "&Clear mark", "clear_mark", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+0",
+               REVIEW_TIPS[2]),
     ActionSpec("about", "&About", "about", "&Help", _always),
 )
 
@@ -90,6 +102,7 @@ MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "open_session", "@Recent sess&ions",
               "save_session", "-", "score_file", "export", "html", "-", "load_model", "save_model", "-", "quit"),
     "&Model": ("train", "stop", "-", "weigh"),
+    "&Review": ("mark_anomaly", "mark_normal", "-", "clear_mark"),
     "&Help": ("about",),
 }
 
@@ -130,6 +143,7 @@ def install_menus(window: QMainWindow, actions: dict[str, QAction]) -> dict[str,
     bar = window.menuBar()
     for title, items in MENUS.items():
         menu = bar.addMenu(title)
+        menu.setToolTipsVisible(True)  # e.g. why the review actions are off
         for item in items:
             if item == "-":
                 menu.addSeparator()
@@ -157,3 +171,7 @@ def update_actions(actions: dict[str, QAction], facts: Facts) -> None:
         actions[spec.name].setEnabled(spec.enabled_when(facts))
     actions["save_model"].setToolTip(SAVE_MODEL_TIPS[0] if facts.savable or not facts.has_model
                                      else SAVE_MODEL_TIPS[1])
+    for name, tip in zip(("mark_anomaly", "mark_normal", "clear_mark"), REVIEW_TIPS):
+        shown = tip if facts.reviewable or not facts.review_note else facts.review_note
+        actions[name].setToolTip(shown)
+        actions[name].setStatusTip(shown)

@@ -37,19 +37,21 @@ class ExportTable:
 
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
-                 p_values: np.ndarray | None, has_molecules: bool, html: dict) -> ExportTable:
-    """The training data's results tab: every graph, its score, p- and q-value and flag; ``html``:
-    the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
+                 p_values: np.ndarray | None, has_molecules: bool, html: dict,
+                 review: dict[int, str] | None = None) -> ExportTable:
+    """The training data's results tab: every graph, its score, p- and q-value and flag, and its
+    review mark when any graph is marked (``review``: graph index -> "anomaly" or "not anomaly");
+    ``html``: the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
 
     def write_csv(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values)
+        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review)
 
     def write_sdf(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values)
+        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review)
 
     def write_html(path: str, job=None) -> int:
         return tasks.export_html(path, graphs, scores, html["model"], html["anomaly_label"], html["threshold"],
-                                 p_values, vmax=html["vmax"])
+                                 p_values, vmax=html["vmax"], review=review)
 
     return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html)
 

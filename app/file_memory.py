@@ -38,6 +38,10 @@ class FileMemory:
         return str(self.settings.value("files/last_dir", str(Path.home())))
 
     def remember_dir(self, folder: str) -> None:
+        """Start the next dialog in ``folder``; never in the demos' folder (inside the installed
+        app: scoring a demo file must not send the next export there)."""
+        if self.not_recent is not None and Path(folder).resolve() == Path(self.not_recent).resolve():
+            return
         self.settings.setValue("files/last_dir", folder)
 
     def ask_open(self, parent: QWidget, title: str, filters: str) -> str:

@@ -21,6 +21,7 @@ from .controllers.mapping import MapController
 from .controllers.model_files import ModelFilesController
 from .controllers.opening import OpeningController
 from .controllers.results import ResultsController
+from .controllers.review import ReviewController
 from .controllers.screening import ScreeningController
 from .controllers.sessions import SessionsController
 from .controllers.training import TrainingController
@@ -100,6 +101,9 @@ class MainWindow(QMainWindow):
         self.model_files = self._attach(ModelFilesController(self.state, self))
         self.model_files.saved.connect(lambda _path: self._unsaved.done(MODEL))
         self.model_files.loaded.connect(self._model_loaded)
+        self.reviewing = self._attach(ReviewController(self.runner, self.state, self))
+        self.reviewing.reranked.connect(self._review_shown)
+        self.results.shown.connect(self.reviewing.refresh)  # new scores: the marks re-rank them
         self.sessions = self._attach(SessionsController(self, self))  # File ▸ Save/Open session, Recent sessions
         self.sessions.saved.connect(lambda _path: self._unsaved.clear())  # a saved session holds all the work
         self.sessions.attach_menu(self.sessions_menu)
@@ -177,6 +181,7 @@ class MainWindow(QMainWindow):
 
         self.model_table = ResultsModel(self)
         self.table = results_view(self.model_table)
+        self.table.setSelectionMode(self.table.SelectionMode.ExtendedSelection)  # several rows can be marked
         from .widgets.scaffolds import ScaffoldView
 
         self.scaffold_view = ScaffoldView()
@@ -475,6 +480,31 @@ class MainWindow(QMainWindow):
         self.results.update_summary()
         self._update_state()
 
+    # ================================================================ review
+    def mark_anomaly(self) -> None:
+        self.reviewing.mark(self._selected_graphs(), True)
+
+    def mark_normal(self) -> None:
+        self.reviewing.mark(self._selected_graphs(), False)
+
+    def clear_mark(self) -> None:
+        self.reviewing.mark(self._selected_graphs(), None)
+
+    def _selected_graphs(self) -> list[int]:
+        """The graphs of the training tab's selected rows (the selected graph when no row is)."""
+        rows = self.table.selectionModel().selectedRows()
+        chosen = sorted({self.model_table.graph_index(ix.row()) for ix in rows})
+        return chosen or ([] if self.state.selected is None else [self.state.selected])
+
+    @Slot()
+    def _review_shown(self) -> None:
+        from .widgets.table import COLUMNS
+
+        st = self.state
+        self.model_table.set_review(st.review_marks, st.review_rank())
+        self.table.setColumnHidden(COLUMNS.index("Review"), bool(st.review_unavailable()) and not st.review_marks)
+        self._update_state()
+
     # ================================================================ sessions
     def save_session_dialog(self) -> None:
         from .session_file import FILTER, SUFFIX
@@ -510,7 +540,8 @@ class MainWindow(QMainWindow):
         html = {"model": st.model, "anomaly_label": self.evaluation.anomalous_label(), "threshold": st.threshold(),
                 "vmax": self.heatmap.fixed_vmax}
         return graphs_table(Path(st.graphs.source).stem or "graphs", st.graphs, st.scores,
-                            self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles(), html)
+                            self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles(), html,
+                            review=st.review_words())
 
     def export_dialog(self) -> None:
         self.exporter.export_dialog(self)
@@ -555,12 +586,16 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _update_state(self, busy: bool | None = None) -> None:
-        busy = self.runner.busy() if busy is None else busy
+        busy = any(name != "review" for name in self.runner.running()) if busy is None else busy  # marks: at once
         st = self.state
+        on_report = isinstance(self.results_tabs.currentWidget(), ReportView)
+        review_note = ("Marks re-rank the training tab's graphs; a scored file's rows cannot be reviewed yet"
+                       if on_report else st.review_unavailable())
         facts = Facts(busy=busy, has_data=st.graphs is not None and len(st.graphs) > 0, has_model=st.model is not None,
                       stoppable=self.runner.busy("train") or self.runner.busy("score_file"),
                       weighable=self._weighable(), savable=st.model is not None and st.model.can_save,
-                      has_rows=st.scores is not None or isinstance(self.results_tabs.currentWidget(), ReportView))
+                      has_rows=st.scores is not None or on_report,
+                      reviewable=not busy and not review_note, review_note=review_note)
         update_actions(self.actions_by_name, facts)
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))

@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 
 COLUMN_TIPS = {
-    "Rank": "1 is the compound least like the normal compounds the model learned from.",
+    "Rank": "1 is the compound least like the normal compounds the model learned from (rows you reviewed come "
+            "first).",
+    "Review": "Your mark: ● anomaly or ○ not anomaly. Marked rows come first; the others are ranked again by them.",
     "Score": "How unlike the normal compounds this compound is: higher is more unusual. Scores compare "
              "compounds scored by the same model; the number itself has no unit.",
     "p-value": "p = 0.05: about 1 in 20 normal compounds scores this high. The smaller p, the rarer such a "

@@ -59,6 +59,12 @@ class AppState:
         self.alpha = 0.05  # the rate of the p and q rules
         self.selected: int | None = None  # graph index, not a table row: it survives sorting and filters
         self._similarity = None
+        # the analyst's review: graph index -> True (anomaly) / False (not anomaly), kept with the
+        # results (a session file can save it; core.apply_marks puts it back on a Review); the Review
+        # of the current model and scores (built off the GUI thread) and its last re-ranking
+        self.review_marks: dict[int, bool] = {}
+        self.review = None
+        self.reranked = None
 
     # ---------------------------------------------------------------- changes
     def set_data(self, path: str, graphs: GraphSet, schema_text: str) -> None:
@@ -67,6 +73,8 @@ class AppState:
         self.trained_on_shown = 0
         self.selected = None
         self._similarity = None
+        self.review_marks = {}
+        self.forget_review()
 
     def use_graphs(self, graphs: GraphSet | None) -> None:
         """The open file's graphs as the model reads them (standardised or as read): the same rows,
@@ -83,6 +91,7 @@ class AppState:
         self.normal_label, self.known_label = normal_label, known_label
         self.size_model, self.size_scores = size_model, size_scores
         self._similarity = None
+        self.forget_review()
 
     def set_model(self, model) -> None:
         """A model loaded from a file: its scores of the open data come later (:meth:`set_scores`)."""
@@ -91,14 +100,86 @@ class AppState:
         self.trained_on_shown = 0
         self.known_label = None  # its known anomalies, if any, came from another file
         self._similarity = None
+        self.forget_review()
 
     def set_scores(self, scores: Scores, size_model=None, size_scores: np.ndarray | None = None) -> None:
         self.scores = scores
         if size_model is not None:
             self.size_model = size_model
         self.size_scores = size_scores
+        self.forget_review()
+
+    def forget_review(self) -> None:
+        """The model or its scores changed: the review is built again (the marks stay: they are about
+        the graphs, not the model)."""
+        self.review = self.reranked = None
+
+    def mark(self, indices, anomalous: bool | None) -> None:
+        """Mark graphs as anomalies (True) or not (False), or clear their marks (None)."""
+        for i in indices:
+            if anomalous is None:
+                self.review_marks.pop(int(i), None)
+            else:
+                self.review_marks[int(i)] = bool(anomalous)
 
     # ---------------------------------------------------------------- questions
+    def review_unavailable(self) -> str:
+        """Why the review actions are off ("" when the open graphs can be reviewed)."""
+        if self.graphs is None or self.model is None or self.scores is None:
+            return "Train or load a model and score the data to review its ranking"
+        if getattr(self.model, "name", "") != "consensus" or getattr(self.model, "rule", "fisher") != "fisher":
+            return ("Only the consensus (the recommended detector) learns from marks: it re-weighs its views "
+                    "without training again. Train the consensus to review.")
+        return ""
+
+    def review_rank(self) -> np.ndarray | None:
+        """Each graph's rank under the review (1 = top): the reviewed graphs first, in their score
+        order, then the others as the re-ranking orders them; None without marks or re-ranking."""
+        if not self.review_marks or self.reranked is None or self.scores is None:
+            return None
+        n = len(self.scores)
+        free = np.empty(n, dtype=np.int64)
+        free[self.scores.ranking()] = np.arange(n)
+        marked = np.zeros(n, dtype=bool)
+        marked[list(self.review_marks)] = True
+        reviewed = np.flatnonzero(marked)
+        reviewed = reviewed[np.argsort(free[reviewed], kind="stable")]
+        rest = np.flatnonzero(~marked)  # the re-ranked statistic, highest first; ties in score order
+        rest = rest[np.lexsort((free[rest], -self.reranked.statistic[rest]))]
+        order = np.r_[reviewed, rest]
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(1, n + 1)
+        return rank
+
+    def review_words(self) -> dict[int, str]:
+        """The marks as exports write them: graph index -> "anomaly" or "not anomaly"."""
+        return {i: "anomaly" if a else "not anomaly" for i, a in self.review_marks.items()}
+
+    def restore_review(self, marks: dict) -> None:
+        """Put saved marks (e.g. a session file's) on the open graphs, replacing any.
+
+        Args:
+            marks: graph index (or its text, as JSON keeps it) -> True or "anomaly", False or
+                "not anomaly".
+
+        Raises:
+            ValueError: an index that is no open graph's, or a mark that is none of these.
+        """
+        words = {"anomaly": True, "not anomaly": False}
+        n = len(self.graphs) if self.graphs is not None else 0
+        restored = {}
+        for key, value in marks.items():
+            index = int(key)
+            if not 0 <= index < n:
+                raise ValueError(f"a saved mark is on graph {index}, but the open data has {n} graphs")
+            if isinstance(value, str) and value in words:
+                restored[index] = words[value]
+            elif isinstance(value, (bool, np.bool_)):
+                restored[index] = bool(value)
+            else:
+                raise ValueError(f"graph {index}: a mark is 'anomaly' or 'not anomaly', not {value!r}")
+        self.review_marks = restored
+
     def threshold(self) -> float | None:
         """The score above which graphs are flagged, by the flag rule: a percentile of the training
         scores, p < alpha, or q <= alpha. p- and q-values fall as the score rises, so each rule is a

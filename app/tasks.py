@@ -283,10 +283,38 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
         workers = workers or max(1, min(2, os.cpu_count() or 1))
         summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped)
     else:
+        from core import SchemaMismatchError
+
         graphs = load(path)
         job.report(ScreenProgress(len(graphs), 0, len(graphs), time.perf_counter() - start))
-        write_report(report_path, graphs, model.score(graphs))
+        try:
+            scores = model.score(graphs)
+        except SchemaMismatchError as exc:  # say which file, and what to do
+            raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file "
+                                      "of the kind the model was trained on, or train on this one.") from exc
+        write_report(report_path, graphs, scores)
     return read(report_path), summary
+
+
+def rerank(review, model, graphs, marks: dict[int, bool], job=None):
+    """Re-rank the graphs under an analyst's marks (:class:`core.Review`: no training).
+
+    Args:
+        review: the :class:`core.Review` of ``model`` and ``graphs`` from an earlier call, or None
+            (made here: each of the consensus's views scores the graphs once).
+        model: the fitted consensus.
+        graphs: the scored graphs the marks index.
+        marks: graph index -> True (anomaly) or False (not anomaly).
+
+    Returns:
+        ``(review, reranked, marks)``: the review to pass next time, its re-ranking and the marks used.
+    """
+    from core import Review, apply_marks
+
+    if review is None:
+        review = Review(model, graphs)
+    apply_marks(review, marks)
+    return review, review.rerank(), dict(marks)
 
 
 # -------------------------------------------------------------------- export
@@ -294,54 +322,58 @@ EXPORT_COLUMNS_EXTRA = ("flagged",)
 
 
 def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
-               p_values: np.ndarray | None = None, job=None) -> int:
+               p_values: np.ndarray | None = None, job=None, review: dict[int, str] | None = None) -> int:
     """Write the ranked report of ``rows`` (graph indices; None: all rows, and the rejected rows at
     the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
     graphs; ``p_values`` (one per graph) fill ``p_value`` and their q-values ``q_value``, as the
-    table shows them. Written atomically; returns the number of data rows."""
+    table shows them; ``review`` (graph index -> "anomaly" or "not anomaly"), when it holds marks,
+    fills a ``review`` column. Written atomically; returns the number of data rows."""
     from core import atomic_output, report_columns, report_rows, safe_cell
 
     keep = None if rows is None else set(int(i) for i in rows)
     ranking = scores.ranking()
+    extra = (*EXPORT_COLUMNS_EXTRA, "review") if review else EXPORT_COLUMNS_EXTRA
     written = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*report_columns(graphs.standardised), *EXPORT_COLUMNS_EXTRA])
+        writer.writerow([*report_columns(graphs.standardised), *extra])
         for k, row in enumerate(report_rows(graphs, scores, p_values=p_values)):
             if k < len(ranking):
                 i = int(ranking[k])
                 if keep is not None and i not in keep:
                     continue
-                row = [*row, "1" if flagged[i] else "0"]
+                row = [*row, "1" if flagged[i] else "0", *([review.get(i, "")] if review else [])]
             elif keep is not None:
                 continue  # rejected rows belong to "all rows"
             else:
-                row = [*row, ""]
+                row = [*row, *[""] * len(extra)]
             writer.writerow([safe_cell(cell) for cell in row])
             written += 1
     return written
 
 
 def export_sdf(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
-               p_values: np.ndarray | None, job=None) -> int:
+               p_values: np.ndarray | None, job=None, review: dict[int, str] | None = None) -> int:
     """Write the ranked molecules of ``rows`` (None: all) as SDF with score, p- and q-value, rank,
-    flag and top atoms as SD properties."""
+    flag and top atoms as SD properties, and ``review`` when it holds marks."""
     from core import write_sdf
 
-    return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values)
+    return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values, review=review or None)
 
 
 def export_html(path: str, graphs, scores, model, anomaly_label: str | None, threshold: float | None,
-                p_values: np.ndarray | None, top_n: int = 25, vmax: float | None = None, job=None) -> int:
+                p_values: np.ndarray | None, top_n: int = 25, vmax: float | None = None, job=None,
+                review: dict[int, str] | None = None) -> int:
     """Write the one-file HTML report (data, model settings, top molecules' heatmaps, histogram, ROC);
-    ``vmax``: the heatmaps' shared colour scale (the window's), else core's over all graphs."""
+    ``vmax``: the heatmaps' shared colour scale (the window's), else core's over all graphs;
+    ``review``: the analyst's marks (graph index -> "anomaly" or "not anomaly")."""
     from core import html_report
 
     from .state import describe_model
 
     settings = {"detector": describe_model(model), **model.get_params()}
     return html_report(path, graphs, scores, settings, top_n=top_n, anomaly_label=anomaly_label, threshold=threshold,
-                       p_values=p_values, vmax=vmax)
+                       p_values=p_values, vmax=vmax, review=review or None)
 
 
 def export_report_csv(path: str, report, rows: np.ndarray | None, job=None) -> int:

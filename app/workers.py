@@ -66,6 +66,10 @@ class Runner(QObject):
     def busy(self, name: str | None = None) -> bool:
         return bool(self._running) if name is None else name in self._running
 
+    def running(self) -> list[str]:
+        """The names of the tasks running now."""
+        return list(self._running)
+
     def start(self, name: str, fn: Callable[[Task], Any], on_done: Callable[[object], None],
               on_fail: Callable[[str], None], on_progress: Callable[[object], None] | None = None) -> Task:
         thread = QThread()

@@ -47,13 +47,14 @@ _PUBLIC = {
     "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
     "weigh_known_anomalies": "training.use_case",
     # the review loop: an analyst's marks re-rank a consensus's graphs without training again
-    "Review": "detectors.review", "NotApplicableError": "errors",
+    "Review": "detectors.review", "apply_marks": "detectors.review", "NotApplicableError": "errors",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
     "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
     "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
     "space_map": "viz.chemical_space", "node_error_norm": "viz.heatmap", "fixed_error_scale": "viz.heatmap",
-    "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "SimilarityIndex": "viz.similarity",
+    "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "smarts_match": "viz.heatmap",
+    "READABLE_BOND_PX": "viz.heatmap", "SimilarityIndex": "viz.similarity",
     "similar_molecules": "viz.similarity", "scaffolds": "viz.similarity",
     "write_sdf": "viz.sharing", "empirical_p_values": "evaluation.metrics", "html_report": "evaluation.html_report",
 }
@@ -89,12 +90,12 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.data.pvalues import benjamini_hochberg, fdr_unreached_note
     from core.training.spec import TrainSpec
     from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
-    from core.detectors.review import Review
+    from core.detectors.review import Review, apply_marks
     from core.evaluation.protocol import choose_anomaly_label
     from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values
     from core.screening.pipeline import screen, molecule_schema, merge_reports, ScreenSummary
     from core.viz.heatmap import (draw_heatmap, graph_molecule, molecule_image, node_error_norm, fixed_error_scale,
-        SCALES as HEATMAP_SCALES, smarts_atoms)
+        SCALES as HEATMAP_SCALES, smarts_atoms, smarts_match, READABLE_BOND_PX)
     from core.viz.chemical_space import space_map
     from core.viz.similarity import SimilarityIndex, similar_molecules, scaffolds
     from core.viz.sharing import write_sdf

@@ -178,12 +178,13 @@ class ResultsController(QObject):
             return
         smarts = self.filters.valid_smarts()
         try:
-            highlight = None
+            highlight = bonds = None
             if smarts:
-                from core import graph_molecule, smarts_atoms
+                from core import graph_molecule, smarts_match
 
-                highlight = smarts_atoms(graph_molecule(st.graphs, i), smarts) or None
-            self.heatmap.show_graph(st.graphs, i, st.scores, highlight)
+                atoms, bonds = smarts_match(graph_molecule(st.graphs, i), smarts)
+                highlight = atoms or None
+            self.heatmap.show_graph(st.graphs, i, st.scores, highlight, bonds)
         except Exception as exc:  # a drawing failure must not take the table down
             self.heatmap.clear(f"Could not draw this graph: {exc}")
             return

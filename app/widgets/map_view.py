@@ -114,7 +114,8 @@ class MapView(QWidget):
             order = np.argsort(values, kind="stable")  # high scores drawn last, on top
             points = ax.scatter(xy[order, 0], xy[order, 1], c=values[order], cmap="viridis",
                                 norm=Normalize(0.0, 100.0), s=sizes[order], edgecolors=edge[order], linewidths=0.7)
-            fig.colorbar(points, ax=ax, label="score percentile (100 = most anomalous)")
+            bar = fig.colorbar(points, ax=ax, label="score percentile")  # short: the map may be short
+            bar.set_ticks([0, 50, 100], labels=["0", "50", "100\nmost\nanomalous"])
         else:
             labels = np.array([self.graphs.meta[i].label or "none" for i in idx], dtype=object)
             for k, label in enumerate(sorted(set(labels))):

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 from PySide6.QtWidgets import QSizePolicy
 
 
@@ -36,6 +37,7 @@ class LossPlot(Canvas):
         ax = self.ax
         ax.clear()
         ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs 1, 2, 3: never 1.2 or 1.4
         ax.set_ylabel("training loss")
         ax.grid(alpha=0.3)
         if losses:

@@ -83,11 +83,11 @@ class TrainSettings(QWidget):
         self.features.setToolTip("auto: what the data has (molecules: RDKit atom features). atom-rings: atom "
                                  "features plus the sizes of each atom's rings (finds strained rings; see "
                                  "docs/explanations.md)")
-        self.normalize = QCheckBox("L2-normalise embeddings (authors' code)")
-        self.node_max = QCheckBox("Add the largest node error to the node term")
+        self.normalize = QCheckBox("L2-normalise embeddings\n(authors' code)")  # two lines: the side panel stays narrow
+        self.node_max = QCheckBox("Add the largest node error\nto the node term")
         self.node_max.setToolTip("A few unusual atoms in a large molecule are not averaged away "
                                  "(same trained model; see docs/explanations.md)")
-        self.size_term = QCheckBox("Add the size term to the graph term")
+        self.size_term = QCheckBox("Add the size term\nto the graph term")
         self.size_term.setToolTip("Error of the summed embeddings: finds graphs made of many normal parts, "
                                   "which max-pooling cannot tell from one part (see docs/explanations.md)")
         self.standardise = QCheckBox("Standardise molecules first")
@@ -96,6 +96,7 @@ class TrainSettings(QWidget):
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda"])
         self.device_note = QLabel("")
+        self.device_note.setWordWrap(True)
         self.device_note.setStyleSheet("color: #666;")
         label = FIELD_LABELS.get
         for text, widget in ((label("detector"), self.detector), ("", self.detector_note),

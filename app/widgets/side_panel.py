@@ -55,6 +55,7 @@ class SidePanel(QScrollArea):
         layout.addStretch(1)
         self.setWidget(content)
         self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # every line wraps: scroll down only
 
     def say(self, text: str) -> None:
         """The line under the progress bar: what is going on, or what just happened."""

@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # core's data classes load torch; the window appears first
     from core import GraphSet, Scores
 
 COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Label",
-           "Flag")
+           "Flag", "Review")
+REVIEW_TEXT = {True: "● anomaly", False: "○ not anomaly"}  # the Review column's cells
 NUMERIC = {"Rank", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Flag"}
 _FLAG_BRUSH = QBrush(QColor(255, 228, 220))
 
@@ -36,6 +37,7 @@ class ResultsModel(QAbstractTableModel):
         self._sort: tuple[int, Qt.SortOrder] | None = None  # None: file order (rank order once scored)
         self._p: np.ndarray | None = None  # a calibrated model's p- and q-values, per graph
         self._q: np.ndarray | None = None
+        self._marks: dict[int, bool] = {}  # the analyst's review: graph index -> anomaly or not
 
     # ---------------------------------------------------------------- content
     def set_data(self, graphs: GraphSet, scores: Scores | None, threshold: float | None = None) -> None:
@@ -66,8 +68,19 @@ class ResultsModel(QAbstractTableModel):
         self._smarts_mask = None
         self._hay = None
         self._p = self._q = None
+        self._marks = {}
+        self._free_rank = self._rank
         self._refresh()
         self.endResetModel()
+
+    def set_review(self, marks: dict[int, bool], rank: np.ndarray | None) -> None:
+        """Show the analyst's marks and rank the rows by the review (``rank``: 1-based, per graph;
+        None: the scores' own ranking)."""
+        self._marks = dict(marks)
+        self._rank = self._free_rank if rank is None else np.asarray(rank, dtype=np.int64)
+        self._relayout(lambda: self._ordered(self._view))
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(COLUMNS) - 1))
 
     def set_p_values(self, p: np.ndarray | None, q: np.ndarray | None) -> None:
         """Show p- and q-values (None: the columns stay empty)."""
@@ -154,6 +167,11 @@ class ResultsModel(QAbstractTableModel):
         if name in ("p-value", "q-value"):
             values = self._p if name == "p-value" else self._q
             return np.zeros(len(self._nodes)) if values is None else values
+        if name == "Review":  # anomalies, then graphs marked normal, then the rest
+            key = np.zeros(len(self._nodes), dtype=np.int8)
+            for i, anomalous in self._marks.items():
+                key[i] = 2 if anomalous else 1
+            return -key
         return {
             "Score": s.score if s is not None else None,
             "Graph term": s.graph_term if s is not None else None,
@@ -239,6 +257,8 @@ class ResultsModel(QAbstractTableModel):
             return str(self._labels[i])
         if name == "Nodes":
             return str(self._nodes[i])
+        if name == "Review":
+            return REVIEW_TEXT.get(self._marks.get(i), "")
         if s is None:
             return ""
         if name == "Rank":
@@ -277,6 +297,9 @@ def results_view(model: ResultsModel) -> QTableView:
         table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(COLUMNS[col]) + 28))
     for place, name in enumerate(("Score", "p-value", "q-value"), start=2):  # shown after the ID, in sight
         header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
+    header.moveSection(header.visualIndex(COLUMNS.index("Review")), 1)  # beside the rank; shown when reviewable
+    table.setColumnWidth(COLUMNS.index("Review"), 100)
+    table.setColumnHidden(COLUMNS.index("Review"), True)
     return table
 
 

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub) -> None:
+    """Add ``evaluate``: the paper's protocols on labelled data, with the model and protocol options.
+
+    Args:
+        sub: the ``glocalkd`` parser's subparsers (``add_subparsers``).
+    """
     e = sub.add_parser("evaluate", help="reproduce the paper's protocols: ROC-AUC per fold or seed, mean ± std")
     e.add_argument("data", help="labelled TU collection or molecule file (the training file for --protocol split)")
     e.add_argument("--protocol", choices=("cv", "split"), default="cv",
@@ -72,10 +77,19 @@ def add_parser(sub) -> None:
 
 
 def consensus_gcn_options(args: argparse.Namespace) -> dict | None:
-    """The GCN options given for the consensus's GLocalKD component: those that differ from
-    GLocalKD's own defaults (the paper's per-data-set learning rate and batch size apply to
-    ``--method glocalkd`` only), or None when every one is left at its default, so that the
-    consensus is evaluated exactly as ``glocalkd train`` builds it."""
+    """The GCN options given for the consensus's GLocalKD component.
+
+    The paper's per-data-set learning rate and batch size apply to ``--method glocalkd`` only;
+    with every option at its default the consensus is evaluated exactly as ``glocalkd train``
+    builds it.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        ``{"glocalkd": {option: value}}`` of the options that differ from GLocalKD's own
+        defaults, or None when there are none.
+    """
     from core.detectors.registry import make_detector
 
     defaults = make_detector("glocalkd").get_params()
@@ -114,7 +128,22 @@ def _reproducing_argv(argv: Sequence[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> EvaluationResult:
-    """Evaluate as the arguments say; print the summary and write the JSON and Markdown asked for."""
+    """Evaluate as the arguments say; print the summary and write the JSON and Markdown asked for.
+
+    With ``--method glocalkd`` the paper's learning rate and batch size for the data set apply
+    unless given; with ``--scheduler`` the folds run on a Dask cluster. The JSON is rewritten
+    after every fold; the recorded command leaves out how the run was split or resumed.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The evaluation result (the exit status is 0).
+
+    Raises:
+        GLocalKDError: a result file to resume from does not exist, or as
+            :func:`core.evaluation.protocol.evaluate`.
+    """
     from core.detectors.registry import accepted_params
     from core.evaluation.paper import dataset_name, paper_settings
     from core.evaluation.protocol import evaluate

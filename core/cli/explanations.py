@@ -12,6 +12,11 @@ DETECTORS = ("consensus", "glocalkd")  # the detectors whose scores carry node e
 
 
 def add_parser(sub) -> None:
+    """Add ``evaluate-explanations``: planted anomalies, or ``--alerts`` on a scored library.
+
+    Args:
+        sub: the ``glocalkd`` parser's subparsers (``add_subparsers``).
+    """
     x = sub.add_parser("evaluate-explanations",
                        help="do node errors point at planted anomalous atoms? (graph- and node-level AUC)")
     x.add_argument("data", help="normal molecules: SMILES list or table (e.g. a MOSES file)")
@@ -72,6 +77,13 @@ def _make_model(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> None:
+    """Plant anomalies in copies of DATA's molecules, train, and print (and write) how well node errors find them.
+
+    With ``--alerts`` it measures the agreement with structural alerts instead (:func:`run_alerts`).
+
+    Args:
+        args: the parsed command line.
+    """
     if args.alerts:
         return run_alerts(args)
     from itertools import islice
@@ -98,7 +110,14 @@ def run(args: argparse.Namespace) -> None:
 
 
 def run_alerts(args: argparse.Namespace) -> None:
-    """Train on DATA's first --train molecules, score --alerts LIBRARY, print and write the agreement."""
+    """Train on DATA's first --train molecules, score --alerts LIBRARY, print and write the agreement.
+
+    Args:
+        args: the parsed command line.
+
+    Raises:
+        GLocalKDError: the library holds no molecules with SMILES.
+    """
     from core.evaluation.alert_agreement import first_molecules, measure_alert_agreement
     from core.io.load import load
 

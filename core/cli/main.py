@@ -22,7 +22,11 @@ COMMANDS = {"train": train, "score": score, "info": info, "evaluate": evaluate, 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``glocalkd`` parser with every subcommand."""
+    """Build the ``glocalkd`` parser with every subcommand (each module's ``add_parser``).
+
+    Returns:
+        The parser; ``--version`` and ``--help`` answer without loading torch.
+    """
     parser = argparse.ArgumentParser(prog="glocalkd", description="Graph-level anomaly detection by "
                                      "glocal knowledge distillation (GLocalKD, WSDM 2022).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -38,7 +42,17 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``glocalkd`` with ``argv`` (default: the process's); return the exit code."""
+    """Run ``glocalkd``: parse the command line, check the outputs, run the subcommand.
+
+    Errors become one-line messages on stderr, warnings too.
+
+    Args:
+        argv: the arguments after the program's name (None: the process's).
+
+    Returns:
+        The exit code: the subcommand's status (0 when it returns None), 2 for an error (a
+        :class:`GLocalKDError` or an ``OSError``), 130 when interrupted.
+    """
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     retain_freed_memory()  # this process is ours: see core/runtime/allocator.py

@@ -6,12 +6,22 @@ import sys
 
 
 def add_parser(sub) -> None:
+    """Add ``merge-reports``: merge shard reports into one (``-o`` required).
+
+    Args:
+        sub: the ``glocalkd`` parser's subparsers (``add_subparsers``).
+    """
     m = sub.add_parser("merge-reports", help="merge the ranked reports of library shards into one ranked report")
     m.add_argument("reports", nargs="+", help="ranked reports written by 'glocalkd screen' with one model file")
     m.add_argument("-o", "--output", required=True, help="merged ranked report CSV to write")
 
 
 def run(args: argparse.Namespace) -> None:
+    """Merge the reports (:func:`core.screening.pipeline.merge_reports`) and say how many rows.
+
+    Args:
+        args: the parsed command line.
+    """
     from core.screening.pipeline import merge_reports
 
     rows = merge_reports(args.reports, args.output)

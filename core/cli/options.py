@@ -15,7 +15,14 @@ RENAMED = {"hidden": "hidden_dim", "layers": "num_layers"}
 
 
 def parameter_of(dest: str) -> str:
-    """The parameter an option sets, from the option's argparse ``dest`` (``hidden`` -> ``hidden_dim``)."""
+    """The parameter an option sets.
+
+    Args:
+        dest: the option's argparse ``dest``.
+
+    Returns:
+        The parameter's name: ``hidden`` gives ``hidden_dim`` (``RENAMED``), others are themselves.
+    """
     return RENAMED.get(dest, dest)
 
 
@@ -35,27 +42,50 @@ class DetectorDefaultsHelp(argparse.HelpFormatter):
 
 
 def option_name(param: str) -> str:
-    """The option that sets a parameter: ``normal_label`` -> ``--normal-label``, ``hidden_dim`` -> ``--hidden``."""
+    """The option that sets a parameter, the inverse of :func:`parameter_of`.
+
+    Args:
+        param: the parameter's name.
+
+    Returns:
+        The option: ``normal_label`` gives ``--normal-label``, ``hidden_dim`` gives ``--hidden``.
+    """
     dest = next((d for d, p in RENAMED.items() if p == param), param)
     return "--" + dest.replace("_", "-")
 
 
 def error_text(error: Exception) -> str:
-    """An error in the command line's words: each parameter it names becomes its option."""
+    """Word an error in the command line's terms.
+
+    Args:
+        error: the error; a :class:`core.errors.GLocalKDError` may name parameters (``params``).
+
+    Returns:
+        Its message with each parameter it names written as its option (``--smiles-column``).
+    """
     params = getattr(error, "params", ())
     return error.worded({p: option_name(p) for p in params}) if params else str(error)
 
 
 def add_data_options(p: argparse.ArgumentParser) -> None:
-    """--smiles-column, --id-column and --label-column of a table or SDF file."""
+    """Add --smiles-column, --id-column and --label-column (of a table or SDF file).
+
+    Args:
+        p: the subcommand's parser.
+    """
     p.add_argument("--smiles-column", help="SMILES column of a CSV/TSV file (found by name if omitted)")
     p.add_argument("--id-column", help="id column of a CSV/TSV file, or SDF data field")
     p.add_argument("--label-column", help="label column of a CSV/TSV file, or SDF data field")
 
 
 def add_standardise_option(p: argparse.ArgumentParser, training: bool) -> None:
-    """--standardise: standardise molecules before featurising (largest fragment, neutralised,
-    canonical tautomer). Training stores the choice in the model; scoring follows the model."""
+    """Add --standardise: standardise molecules before featurising (largest fragment, neutralised,
+    canonical tautomer). Training stores the choice in the model; scoring follows the model.
+
+    Args:
+        p: the subcommand's parser.
+        training: whether the subcommand trains (its help says the model keeps the choice).
+    """
     p.add_argument("--standardise", "--standardize", action="store_true",
                    help="standardise each molecule first with RDKit (keep the largest fragment: salts and "
                         "solvents go; neutralise charges; canonical tautomer); the model file keeps the choice "
@@ -65,9 +95,18 @@ def add_standardise_option(p: argparse.ArgumentParser, training: bool) -> None:
 
 
 def apply_model_standardising(args: argparse.Namespace, model) -> None:
-    """Make ``args.standardise`` the model's choice: a model trained with ``--standardise`` always
-    standardises; asking a model trained without it to standardise is an error (its scores would
-    not mean what they meant in training). Says on stderr when molecules are standardised."""
+    """Make ``args.standardise`` the model's choice and say so on stderr.
+
+    A model trained with ``--standardise`` always standardises; asking a model trained without
+    it to standardise is an error (its scores would not mean what they meant in training).
+
+    Args:
+        args: the parsed command line (``standardise`` is set to the model's choice).
+        model: the loaded detector.
+
+    Raises:
+        GLocalKDError: ``--standardise`` was given for a model trained without it.
+    """
     from core.errors import GLocalKDError
 
     if getattr(args, "standardise", False) and not model.standardises:
@@ -81,7 +120,11 @@ def apply_model_standardising(args: argparse.Namespace, model) -> None:
 
 
 def add_threads_option(p: argparse.ArgumentParser) -> None:
-    """--threads: torch's intra-op thread count for the whole command."""
+    """Add --threads: torch's intra-op thread count for the whole command.
+
+    Args:
+        p: the subcommand's parser.
+    """
     p.add_argument("--threads", type=thread_count, default=0, metavar="N",
                    help="CPU threads for torch's products (0: one per CPU this process may use, by its "
                         "affinity and cgroup quota). Where other programs keep the cores busy, 1 can be "
@@ -89,7 +132,11 @@ def add_threads_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
-    """--scheduler (a Dask cluster), --scratch (its shared storage) and --top (the best rows only)."""
+    """Add --scheduler (a Dask cluster), --scratch (its shared storage) and --top (the best rows only).
+
+    Args:
+        p: the subcommand's parser.
+    """
     p.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT",
                    help="run the chunks as tasks on a Dask cluster: local:N starts N worker processes here, "
                         "tcp://HOST:8786 (or the JSON of dask scheduler --scheduler-file) joins a running one "
@@ -103,7 +150,18 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
 
 
 def positive_count(text: str) -> int:
-    """A count of 1 or more."""
+    """Read a count of 1 or more (an argparse ``type``).
+
+    Args:
+        text: the option's value.
+
+    Returns:
+        The count.
+
+    Raises:
+        ValueError: ``text`` is not a whole number.
+        argparse.ArgumentTypeError: it is below 1.
+    """
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
@@ -111,7 +169,20 @@ def positive_count(text: str) -> int:
 
 
 def thread_count(text: str) -> int:
-    """A thread count: 0 (torch's default) up to 4 per CPU core (torch crashes on absurd counts)."""
+    """Read a thread count (an argparse ``type``): 0 (one per usable CPU) up to 4 per CPU core.
+
+    torch crashes on absurd counts, hence the limit.
+
+    Args:
+        text: the option's value.
+
+    Returns:
+        The count.
+
+    Raises:
+        ValueError: ``text`` is not a whole number.
+        argparse.ArgumentTypeError: it is below 0 or above 4 per CPU core.
+    """
     import os
 
     value = int(text)
@@ -124,7 +195,18 @@ def thread_count(text: str) -> int:
 
 
 def non_negative(text: str) -> int:
-    """A count of 0 or more."""
+    """Read a count of 0 or more (an argparse ``type``).
+
+    Args:
+        text: the option's value.
+
+    Returns:
+        The count.
+
+    Raises:
+        ValueError: ``text`` is not a whole number.
+        argparse.ArgumentTypeError: it is below 0.
+    """
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
@@ -145,8 +227,19 @@ NOT_CHECKED = {
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Before any work: each output file (``-o``, ``--json``, ``--markdown``) can be written, and is
-    not, and is not inside, one of the command's inputs (the model, the data, a report to merge)."""
+    """Check, before any work, that every output of the command can be written.
+
+    Each output file (``-o``, ``--json``, ``--markdown``) must be writable and must not be, nor
+    be inside, one of the command's inputs (the model, the data, a report to merge, a shard a
+    pattern matches); the folders of ``--json`` and ``--markdown`` are made when missing.
+
+    Args:
+        args: the parsed command line.
+
+    Raises:
+        GLocalKDError: an output is, or lies inside, an input, or is named twice.
+        OSError: an output cannot be written (:func:`core.runtime.files.check_outputs`).
+    """
     import glob
 
     from core.runtime.files import check_outputs as check
@@ -162,7 +255,11 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def add_readout_options(parser: argparse.ArgumentParser) -> None:
-    """GLocalKD's optional readouts, --node-max and --size-term."""
+    """Add GLocalKD's optional readouts, --node-max and --size-term.
+
+    Args:
+        parser: the subcommand's parser.
+    """
     parser.add_argument("--node-max", action="store_true",
                         help="add each graph's largest node error to the node term (finds a few odd atoms "
                              "in a large molecule)")
@@ -172,8 +269,13 @@ def add_readout_options(parser: argparse.ArgumentParser) -> None:
 
 
 def set_threads(args: argparse.Namespace) -> None:
-    """Apply ``--threads`` for the whole command; 0 means one per CPU this process may use
-    (:func:`core.runtime.threads.usable_cpus`: torch counts the affinity mask, not a cgroup quota)."""
+    """Apply ``--threads`` for the whole command.
+
+    Args:
+        args: the parsed command line; ``threads`` 0 (or none) means one per CPU this process may
+            use (:func:`core.runtime.threads.usable_cpus`: torch counts the affinity mask, not a
+            cgroup quota), set only where a quota makes it fewer than torch's own count.
+    """
     from core.runtime.threads import quota_bound_threads
 
     wanted = getattr(args, "threads", 0) or quota_bound_threads()
@@ -184,8 +286,19 @@ def set_threads(args: argparse.Namespace) -> None:
 
 
 def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None = None) -> GraphSet:
-    """Load ``path`` (default ``args.data``) with the data options; unless ``quiet``, summarise it
-    on stderr."""
+    """Load a data file with the command's data options.
+
+    Args:
+        args: the parsed command line (``data``, ``smiles_column``, ``id_column``, ``label_column``).
+        quiet: do not print the file's summary (:func:`summary`) on stderr.
+        path: the file to load (None: ``args.data``).
+
+    Returns:
+        The graphs.
+
+    Raises:
+        DataError: the file cannot be read (as :func:`core.io.load.load`).
+    """
     from core.io.load import load
 
     graphs = load(args.data if path is None else path, smiles_column=args.smiles_column, id_column=args.id_column,
@@ -196,7 +309,15 @@ def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None 
 
 
 def summary(graphs: GraphSet) -> str:
-    """What a file held: graphs, nodes, labels, and the first rejected rows with their reasons."""
+    """Say what a file held, for stderr.
+
+    Args:
+        graphs: the loaded graphs.
+
+    Returns:
+        One line of graphs, nodes and label counts, then the first five rejected rows with their
+        reasons (and how many more).
+    """
     labels = graphs.label_counts()
     text = f"{graphs.source}: {len(graphs)} graphs ({graphs.format}), {graphs.num_nodes} nodes"
     if labels:
@@ -211,7 +332,11 @@ def summary(graphs: GraphSet) -> str:
 
 
 def add_fdr_option(p: argparse.ArgumentParser) -> None:
-    """--fdr: flag at a false-discovery rate (needs a calibrated model)."""
+    """Add --fdr: flag at a false-discovery rate (needs a calibrated model).
+
+    Args:
+        p: the subcommand's parser.
+    """
     p.add_argument("--fdr", type=float, metavar="ALPHA",
                    help="flag the molecules with q-value <= ALPHA (Benjamini-Hochberg over the scored set): on "
                         "average at most that share of the flagged are normal; the model must be calibrated "
@@ -219,7 +344,14 @@ def add_fdr_option(p: argparse.ArgumentParser) -> None:
 
 
 def check_fdr(args: argparse.Namespace) -> None:
-    """--fdr must be a rate between 0 and 1."""
+    """Check that --fdr, when given, is a rate between 0 and 1.
+
+    Args:
+        args: the parsed command line.
+
+    Raises:
+        GLocalKDError: it is not strictly between 0 and 1.
+    """
     from core.errors import GLocalKDError
 
     if getattr(args, "fdr", None) is not None and not 0.0 < args.fdr < 1.0:
@@ -227,8 +359,16 @@ def check_fdr(args: argparse.Namespace) -> None:
 
 
 def report_flagged(flagged: int | None, fdr: float | None, scored: int, calibration: int = 0) -> None:
-    """Say how many rows ``--fdr`` flags (the report's first rows), or why it cannot; none flagged,
-    why not and what to do (``calibration``: the model's calibration graphs)."""
+    """Say on stderr how many rows ``--fdr`` flags (the report's first rows), or why none or why it cannot.
+
+    Args:
+        flagged: the rows flagged (:meth:`ScreenSummary.flagged_at`); None when the model is not
+            calibrated.
+        fdr: the false-discovery rate asked for (None: --fdr not given, nothing is said).
+        scored: the rows scored.
+        calibration: the model's calibration graphs, to say why none was flagged and what to do
+            (0: not said).
+    """
     if fdr is None:
         return
     if flagged is None:

@@ -24,6 +24,12 @@ class Progress:
             self.bar = tqdm(total=total, unit=unit, file=self.stream)
 
     def update(self, read: int, scored: int | None = None) -> None:
+        """Show the progress: move the bar, or print a line when ``every`` seconds have passed.
+
+        Args:
+            read: rows read so far.
+            scored: rows scored so far (None: not shown).
+        """
         if self.bar is not None:
             self.bar.update(read - self.bar.n)
             return
@@ -36,6 +42,7 @@ class Progress:
             print(f"glocalkd: {read:,}{of} {self.unit} read{done} ({rate:,.0f}/s)", file=self.stream, flush=True)
 
     def close(self) -> None:
+        """Close the bar (a log gets no closing line)."""
         if self.bar is not None:
             self.bar.close()
 

@@ -9,6 +9,11 @@ from core.cli.options import (add_data_options, add_fdr_option, add_standardise_
 
 
 def add_parser(sub) -> None:
+    """Add ``score``: score a file with a saved model and write the ranked report.
+
+    Args:
+        sub: the ``glocalkd`` parser's subparsers (``add_subparsers``).
+    """
     s = sub.add_parser("score", help="score graphs and write the ranked CSV report")
     s.add_argument("model", help="model file written by 'glocalkd train'")
     s.add_argument("data")
@@ -22,8 +27,20 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """A molecule file (SMILES list, table, SDF) goes through the streaming pipeline, as ``screen`` (one scoring path
-    for molecule files); TU collections are scored in memory."""
+    """Score a data file with a saved model, write the ranked report and say what ``--fdr`` flags.
+
+    A molecule file (SMILES list, table, SDF) goes through the streaming pipeline, as
+    ``screen`` (one scoring path for molecule files); TU collections are scored in memory.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit status: 0, or 130 when a stop signal ended a streamed run.
+
+    Raises:
+        GLocalKDError: --fdr is not a rate, or the model or data cannot be read.
+    """
     from core.detectors.model_file import load_detector
     from core.io.load import is_molecule_list
 

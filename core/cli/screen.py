@@ -10,6 +10,11 @@ from core.errors import one_line
 
 
 def add_parser(sub) -> None:
+    """Add ``screen``: score a large library in bounded memory, here or on a cluster.
+
+    Args:
+        sub: the ``glocalkd`` parser's subparsers (``add_subparsers``).
+    """
     s = sub.add_parser("screen", help="score a large SMILES library in bounded memory (streamed, parallel parsing)")
     s.add_argument("model", help="model file trained on molecules")
     s.add_argument("data", nargs="+", help="SMILES list (.smi) or table (.csv/.tsv/.tab), optionally gzipped; "
@@ -33,8 +38,21 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``glocalkd screen``: the pipeline on this machine, or with ``--scheduler`` on a Dask cluster
-    (the same report, messages and exit statuses)."""
+    """Screen the library: the pipeline on this machine, or with ``--scheduler`` on a Dask cluster.
+
+    Both give the same report, messages and exit statuses; a stop signal while the model loads
+    or the cluster starts stops the run too.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit status: 0, or 130 when a stop signal ended the run.
+
+    Raises:
+        GLocalKDError: --fdr is not a rate, several libraries without --scheduler, or as
+            :func:`core.screening.pipeline.screen`.
+    """
     from core.runtime.signals import stop_signals_interrupt
 
     check_fdr(args)
@@ -62,9 +80,18 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def screen_file(model, args: argparse.Namespace, **options) -> int:
-    """Run the streaming pipeline on ``args.data`` (``score`` and ``screen`` alike), report on
-    stderr, and return the exit status: 130 when Ctrl+C, SIGTERM or SIGHUP stopped the run (the
-    report then holds every row scored)."""
+    """Run the streaming pipeline on ``args.data`` (``score`` and ``screen`` alike) and report on stderr.
+
+    Args:
+        model: the loaded detector.
+        args: the parsed command line (data, output, columns, ``top_nodes``, ``fdr``).
+        **options: more keyword arguments of :func:`core.screening.pipeline.screen` (chunk
+            size, workers, batch size, precision, top).
+
+    Returns:
+        The exit status: 130 when Ctrl+C, SIGTERM or SIGHUP stopped the run (the report then
+        holds every row scored), else 0.
+    """
     from core.screening.pipeline import screen
 
     return _screen_and_report(args, lambda progress: screen(

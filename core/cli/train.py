@@ -19,6 +19,11 @@ SETTING_OPTIONS = ("epochs", "lr", "batch_size", "hidden", "out_dim", "layers", 
 
 
 def add_parser(sub) -> None:
+    """Add ``train``: its data, output, detector, GCN, calibration and known-anomaly options.
+
+    Args:
+        sub: the ``glocalkd`` parser's subparsers (``add_subparsers``).
+    """
     t = sub.add_parser("train", help="train a model on normal graphs", formatter_class=DetectorDefaultsHelp)
     t.add_argument("data", help="TU folder or .zip, .smi, .csv/.tsv/.tab or .sdf file (optionally .gz)")
     t.add_argument("-o", "--output", required=True, help="model file to write")
@@ -60,6 +65,15 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Train as the arguments say (:func:`core.training.train_model`), show the progress and save the model.
+
+    Args:
+        args: the parsed command line.
+
+    Raises:
+        GLocalKDError: the data cannot be read or the settings break a training rule
+            (:mod:`core.training.plan`).
+    """
     from tqdm import tqdm
 
     from core.training import TrainSpec, train_model
@@ -94,14 +108,25 @@ def run(args: argparse.Namespace) -> None:
 
 
 def detector_settings(args: argparse.Namespace) -> dict:
-    """The detector settings given on the command line (the others keep the detector's defaults)."""
+    """The detector settings given on the command line (the others keep the detector's defaults).
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        Parameter name to value for each of ``SETTING_OPTIONS`` given (a flag only when set).
+    """
     settings = {parameter_of(option): getattr(args, option) for option in SETTING_OPTIONS}
     return {k: v for k, v in settings.items() if v is not None and v is not False}
 
 
 def say_plan(plan, args: argparse.Namespace) -> None:
-    """What is about to be trained, on stderr: the normal graphs, the known anomalies, and any
-    choice the rules made."""
+    """Say on stderr what is about to be trained: the normal graphs, the known anomalies, and any choice the rules made.
+
+    Args:
+        plan: the training plan (:class:`core.training.TrainingPlan`).
+        args: the parsed command line (``normal_label``, ``calibration``).
+    """
     n = len(plan.normal)
     if args.normal_label is not None:
         print(f"training on the {n} graphs labelled {args.normal_label}", file=sys.stderr)
@@ -116,7 +141,16 @@ def say_plan(plan, args: argparse.Namespace) -> None:
 
 
 def weights_summary(model, n_known: int) -> str:
-    """One line on how ``n_known`` known anomalies weighed a consensus's views."""
+    """Say how known anomalies weighed a consensus's views.
+
+    Args:
+        model: the weighed consensus.
+        n_known: how many known anomalies weighed it.
+
+    Returns:
+        One line: each view's ROC-AUC against the held-out normal graphs and its weight (or that
+        no view ranks them above the normal graphs, so the components weigh the same).
+    """
     auc, weights = model.known_anomaly_auc_, model.weights_now()
     return (f"views weighed by {n_known} known anomalies (ROC-AUC against the held-out normal graphs, weight): "
             + ", ".join(f"{n} {auc[n]:.3f} ({weights[n]:.2f})" for n in auc)

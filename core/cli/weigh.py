@@ -10,6 +10,11 @@ from core.errors import GLocalKDError
 
 
 def add_parser(sub) -> None:
+    """Add ``weigh``: weigh a trained consensus's views by known anomalies.
+
+    Args:
+        sub: the ``glocalkd`` parser's subparsers (``add_subparsers``).
+    """
     w = sub.add_parser("weigh", help="weigh a trained consensus's views by known anomalies (no training)")
     w.add_argument("model", help="a consensus model file written by 'glocalkd train'")
     w.add_argument("data", help="the known anomalies: a file or folder in any format 'glocalkd train' reads")
@@ -20,6 +25,14 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Weigh a saved consensus's views by the known anomalies in DATA and save the weighed model.
+
+    Args:
+        args: the parsed command line.
+
+    Raises:
+        GLocalKDError: the model is not a consensus, or no graph has the label asked for.
+    """
     from core.cli.train import weights_summary
     from core.detectors.model_file import load_detector
     from core.detectors.registry import detector_info

@@ -12,9 +12,19 @@ import torch
 
 
 def gcn_edges(edge_index: torch.Tensor, num_nodes: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The edges of D^-1/2 (A + I) D^-1/2 and their weights, as torch-geometric's ``gcn_norm``
-    gives them: self-loops already in ``edge_index`` replaced by one per node, appended after
-    the other edges; degrees counted at the destination."""
+    """The edges of D^-1/2 (A + I) D^-1/2 and their weights, as torch-geometric's ``gcn_norm`` gives them.
+
+    Self-loops already in ``edge_index`` are replaced by one per node, appended after the other
+    edges; degrees are counted at the destination.
+
+    Args:
+        edge_index: the edges, shape (2, E), sources in row 0 and destinations in row 1.
+        num_nodes: the number of nodes of the graph (or batch of graphs).
+
+    Returns:
+        The edges with one self-loop per node, shape (2, E' + num_nodes), and their normalised
+        weights, shape (E' + num_nodes,), E' being the edges that are not self-loops.
+    """
     row, col = edge_index[0], edge_index[1]
     keep = row != col
     loops = torch.arange(num_nodes, device=edge_index.device)
@@ -28,8 +38,16 @@ def gcn_edges(edge_index: torch.Tensor, num_nodes: int) -> tuple[torch.Tensor, t
 
 
 def gcn_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
-    """D^-1/2 (A + I) D^-1/2 as a sparse CSR matrix whose rows are the destinations (Â, as
-    the products here want it); repeated edges add up."""
+    """D^-1/2 (A + I) D^-1/2 as a sparse CSR matrix whose rows are the destinations (Â, as the products here want it).
+
+    Args:
+        edge_index: the edges, shape (2, E), sources in row 0 and destinations in row 1;
+            repeated edges add up.
+        num_nodes: the number of nodes.
+
+    Returns:
+        The normalised adjacency, a sparse CSR tensor of shape (num_nodes, num_nodes).
+    """
     (src, dst), weight = gcn_edges(edge_index, num_nodes)
     key = dst * max(num_nodes, 1) + src
     key, order = torch.sort(key, stable=True)
@@ -46,8 +64,18 @@ def gcn_adjacency(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
 
 def csr_adjacency(dst: torch.Tensor, src: torch.Tensor, weight: torch.Tensor, num_nodes: int,
                   device: torch.device | str | None = None) -> torch.Tensor:
-    """The sparse CSR matrix (rows = destinations) of edges already sorted by (destination,
-    source), on ``device`` (default: where the edges are)."""
+    """The sparse CSR matrix (rows = destinations) of edges already sorted by (destination, source).
+
+    Args:
+        dst: the destination of each edge, shape (E,), sorted.
+        src: the source of each edge, shape (E,), sorted within each destination.
+        weight: the weight of each edge, shape (E,).
+        num_nodes: the number of nodes (rows and columns of the matrix).
+        device: where to build the matrix (None: where the edges are).
+
+    Returns:
+        A sparse CSR tensor of shape (num_nodes, num_nodes), its invariants not checked.
+    """
     crow = torch.cat([dst.new_zeros(1), torch.bincount(dst, minlength=num_nodes).cumsum(0)])
     device = dst.device if device is None else device
     with warnings.catch_warnings():  # torch calls sparse CSR "beta"; the SpMM it serves is stable

@@ -52,8 +52,13 @@ _pickle_ok: bool | None = None  # the first-use check's answer
 
 
 def pickle_matches_mol_arrays() -> bool:
-    """Whether, with this RDKit, features read from the binary form equal ``mol_arrays``'s on
-    :data:`CHECK_SMILES` (checked once)."""
+    """Check once whether, with this RDKit, features read from the binary form equal ``mol_arrays``'s.
+
+    The check runs on :data:`CHECK_SMILES` at the first call; later calls return its answer.
+
+    Returns:
+        True when the binary form can be read (any surprise in the bytes gives False).
+    """
     global _pickle_ok
     if _pickle_ok is None:
         from core.data.chem import parse_smiles
@@ -76,8 +81,21 @@ def pickle_matches_mol_arrays() -> bool:
 
 def featurize_molecules(mols: Sequence[Chem.Mol], smiles: Sequence[str | None] | None = None,
                         dtype: type = np.uint8) -> MoleculeArrays:
-    """The features and bonds of ``mols``, all at once; ``smiles[i]``, when given, is the text
-    ``mols[i]`` was parsed from (it helps with the molecules the binary form does not cover)."""
+    """The features and bonds of ``mols``, all at once, byte-identical to :func:`mol_arrays` molecule by molecule.
+
+    Molecules the binary form does not cover (and every molecule, when
+    :func:`pickle_matches_mol_arrays` is False) go through :func:`featurize_by_queries`.
+
+    Args:
+        mols: the molecules.
+        smiles: ``smiles[i]`` is the text ``mols[i]`` was parsed from (None: unknown); it helps
+            with the molecules the binary form does not cover.
+        dtype: the numpy type of the feature matrix (default uint8, the features being 0/1).
+
+    Returns:
+        The features, bonds, atomic numbers and per-molecule atom and bond counts of every
+        molecule, in the order of ``mols``.
+    """
     if not pickle_matches_mol_arrays():
         return featurize_by_queries(mols, smiles, dtype)
     decoded = mol_pickle.decode([m.ToBinary() for m in mols])

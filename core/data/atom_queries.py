@@ -87,8 +87,18 @@ def _token_z(token: str) -> int:
 
 def featurize_by_queries(mols: Sequence[Chem.Mol], smiles: Sequence[str | None] | None = None,
                         dtype: type = np.uint8) -> MoleculeArrays:
-    """The features and bonds of ``mols``, all at once; ``smiles[i]``, when given, is the text
-    ``mols[i]`` was parsed from (it saves asking each atom for its element)."""
+    """The features and bonds of ``mols``, all at once, by SMARTS queries (molecules the binary form does not cover).
+
+    Args:
+        mols: the molecules.
+        smiles: ``smiles[i]`` is the text ``mols[i]`` was parsed from (None: unknown); it saves
+            asking each atom for its element.
+        dtype: the numpy type of the feature matrix (default uint8, the features being 0/1).
+
+    Returns:
+        The features, bonds, atomic numbers and per-molecule atom and bond counts of every
+        molecule, in the order of ``mols``, equal to :func:`core.data.chem.mol_arrays`'s.
+    """
     texts = smiles if smiles is not None else [None] * len(mols)
     counts, bond_counts = np.zeros(len(mols), dtype=np.int64), np.zeros(len(mols), dtype=np.int64)
     zs, rows, cols, vals = [], [], [], []  # per molecule: atomic numbers; adjacency entries

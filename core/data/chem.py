@@ -94,9 +94,10 @@ _RING_LABEL = re.compile(r"\[[^\]]*\]|%\(\d+\)|%\d\d|\d")
 
 
 def ring_bonds(smiles: str) -> int:
-    """The number of ring-closure bonds a SMILES string writes (half its ring-closure labels;
-    digits inside bracket atoms, such as isotopes and charges, are not labels). Counted from the
-    text alone, before RDKit sees it.
+    """The number of ring-closure bonds a SMILES string writes, counted from the text alone, before RDKit sees it.
+
+    That is half its ring-closure labels; digits inside bracket atoms, such as isotopes and
+    charges, are not labels.
 
     Args:
         smiles: one SMILES string (without a CXSMILES extension).
@@ -110,12 +111,21 @@ def ring_bonds(smiles: str) -> int:
 
 
 def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
-    """Parse and sanitise a SMILES string; on failure return (None, the reason in plain words).
-    Hydrogens written as atoms ("[H]") become hydrogen counts, as in RDKit's default reader.
-    A SMILES over ``MAX_SMILES_CHARS`` characters, ``MAX_RING_BONDS`` ring-closure bonds or
-    ``MAX_ATOMS`` atoms is refused: the first two before RDKit sees it, so no row can make the
-    parse take gigabytes. Running out of memory while parsing (a worker's address-space limit,
-    :mod:`core.runtime.memory`) is a refused row too. Every reader of SMILES comes here."""
+    """Parse and sanitise a SMILES string, giving the reason in plain words when it cannot be read.
+
+    Every reader of SMILES comes here. Hydrogens written as atoms ("[H]") become hydrogen
+    counts, as in RDKit's default reader. A SMILES over ``MAX_SMILES_CHARS`` characters,
+    ``MAX_RING_BONDS`` ring-closure bonds or ``MAX_ATOMS`` atoms is refused: the first two before
+    RDKit sees it, so no row can make the parse take gigabytes. Running out of memory while
+    parsing (a worker's address-space limit, :mod:`core.runtime.memory`) is a refused row too.
+
+    Args:
+        smiles: one SMILES string; surrounding whitespace is ignored, and a CXSMILES extension
+            ("| ... |") after a space is allowed.
+
+    Returns:
+        (the sanitised molecule, "") or, on failure, (None, the reason).
+    """
     text = smiles.strip()
     if not text:
         return None, "empty SMILES"
@@ -157,8 +167,17 @@ def _without_hydrogen_atoms(mol: Chem.Mol) -> tuple[Chem.Mol | None, str]:
 
 
 def parse_molblock(block: str) -> tuple[Chem.Mol | None, str]:
-    """Parse and sanitise an MDL molblock; on failure return (None, the reason). The limits of
-    :func:`parse_smiles` on atoms and ring bonds hold here too, checked before ring perception."""
+    """Parse and sanitise an MDL molblock, giving the reason when it cannot be read.
+
+    The limits of :func:`parse_smiles` on atoms and ring bonds hold here too, checked before
+    ring perception; hydrogen atoms become hydrogen counts.
+
+    Args:
+        block: the molblock (V2000 or V3000), header lines included.
+
+    Returns:
+        (the sanitised molecule, "") or, on failure, (None, the reason).
+    """
     size = molblock_size(block)
     if size is not None and size[0] > MAX_ATOMS:
         return None, f"molecule has {size[0]:,} atoms, more than the limit of {MAX_ATOMS:,}"
@@ -180,10 +199,11 @@ def parse_molblock(block: str) -> tuple[Chem.Mol | None, str]:
 
 
 def molblock_size(block: str) -> tuple[int, int] | None:
-    """(atoms, ring-closure bonds) of an MDL molblock (V2000 or V3000), read from its text before
-    RDKit sees it: ring-closure bonds are bonds - atoms + connected pieces, what a SMILES of the
-    molecule would write as ring closures. None when the counts or bonds cannot be read (RDKit's
-    reader then says what is wrong).
+    """The atoms and ring-closure bonds of an MDL molblock (V2000 or V3000), read from its text before RDKit sees it.
+
+    Ring-closure bonds are bonds - atoms + connected pieces, what a SMILES of the molecule would
+    write as ring closures. None when the counts or bonds cannot be read (RDKit's reader then
+    says what is wrong).
 
     Args:
         block: the molblock, header lines included.
@@ -254,19 +274,34 @@ DENSE_ADJACENCY_ATOMS = 128  # larger molecules: neighbour lists instead of a de
 
 
 def atom_features(mol: Chem.Mol, dtype: type = np.float32) -> np.ndarray:
-    """The fixed-vocabulary feature matrix of a molecule's atoms, shape (atoms, ATOM_FEATURE_DIM)."""
+    """The fixed-vocabulary feature matrix of a molecule's atoms.
+
+    Args:
+        mol: a sanitised molecule.
+        dtype: the numpy type of the matrix (default float32).
+
+    Returns:
+        The one-hot features, shape (atoms, ATOM_FEATURE_DIM).
+    """
     return mol_arrays(mol, dtype)[0]
 
 
 def mol_arrays(mol: Chem.Mol, dtype: type = np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A molecule as arrays: atom features (atoms, ATOM_FEATURE_DIM), bonds as (bonds, 2) int32
-    atom-index pairs, and atomic numbers (atoms,).
+    """A molecule as arrays: its atom features, bonds and atomic numbers.
 
     Featurizing is on the screening hot path, and each RDKit call from Python costs about a
     microsecond (``GetHybridization`` five): so bonds and degrees come from one adjacency
     matrix, hybridisations from one SMARTS match per kind, ring membership and sizes from the
     ring info, and only five calls per atom remain. The one-hot entries are collected as
     flat indices and set at once.
+
+    Args:
+        mol: a sanitised molecule.
+        dtype: the numpy type of the feature matrix (default float32).
+
+    Returns:
+        (atom features of shape (atoms, ATOM_FEATURE_DIM); bonds as (bonds, 2) int32 atom-index
+        pairs, the lower index first, sorted; atomic numbers of shape (atoms,), int64).
     """
     n = mol.GetNumAtoms()
     if n <= DENSE_ADJACENCY_ATOMS:
@@ -311,13 +346,29 @@ def mol_arrays(mol: Chem.Mol, dtype: type = np.float32) -> tuple[np.ndarray, np.
 
 
 def element_symbols(atomic_numbers: np.ndarray) -> list[str]:
-    """Element symbols for atomic numbers ("*" for a dummy atom)."""
+    """Element symbols for atomic numbers.
+
+    Args:
+        atomic_numbers: integer array of atomic numbers.
+
+    Returns:
+        One symbol per number: "*" for 0 (a dummy atom), "?" outside the periodic table.
+    """
     return [_SYMBOL_BY_Z[z] if 0 <= z < len(_SYMBOL_BY_Z) else "?" for z in atomic_numbers.tolist()]
 
 
 def mol_to_graph(mol: Chem.Mol) -> Data:
     """A molecule as a torch-geometric graph: atom features in ``x``, bonds both ways in ``edge_index``.
-    (torch is imported here, not with the module: the screening workers featurize without it.)"""
+
+    torch is imported here, not with the module: the screening workers featurize without it.
+
+    Args:
+        mol: a sanitised molecule.
+
+    Returns:
+        A ``Data`` with float32 ``x`` (atoms, ATOM_FEATURE_DIM), ``edge_index`` (2, 2 * bonds)
+        and ``num_nodes``.
+    """
     import torch
     from torch_geometric.data import Data
 
@@ -328,6 +379,13 @@ def mol_to_graph(mol: Chem.Mol) -> Data:
 
 
 def atom_symbols(smiles: str) -> list[str]:
-    """Element symbols of the atoms of a SMILES string, in graph node order."""
+    """Element symbols of the atoms of a SMILES string, in graph node order.
+
+    Args:
+        smiles: one SMILES string.
+
+    Returns:
+        One symbol per heavy atom; an empty list when the SMILES cannot be parsed.
+    """
     mol, _ = parse_smiles(smiles)
     return [a.GetSymbol() for a in mol.GetAtoms()] if mol is not None else []

@@ -43,6 +43,7 @@ class FeatureSchema:
 
     @property
     def dim(self) -> int:
+        """The width of the node-feature matrix this schema makes."""
         if self.mode == "atom":
             return ATOM_FEATURE_DIMS[self.atom_version]
         if self.mode == "degree":
@@ -55,6 +56,11 @@ class FeatureSchema:
         return width
 
     def describe(self) -> str:
+        """Say in words which features this schema makes, for reports and the app.
+
+        Returns:
+            A short phrase such as "one-hot node labels (7 values + unseen)".
+        """
         return {
             "atom": f"RDKit atom features ({self.dim}{', with ring sizes' if self.atom_version >= 2 else ''})",
             "labels": f"one-hot node labels ({len(self.label_values)} values + unseen)",
@@ -65,7 +71,21 @@ class FeatureSchema:
 
     @classmethod
     def fit(cls, graphs: GraphSet, mode: str = "auto") -> FeatureSchema:
-        """Choose and size the features from training graphs (``auto`` picks what the data has)."""
+        """Choose and size the features from training graphs.
+
+        Args:
+            graphs: the training graphs; their first graph says which raw features the data has.
+            mode: one of ``MODES``: ``auto`` picks what the data has (atom features, then labels
+                and attributes, labels, attributes, else degree); ``atom-rings`` is ``atom`` with
+                the ring-size columns (version 2 of the vocabulary).
+
+        Returns:
+            The fitted schema (label vocabulary, attribute width or largest degree recorded).
+
+        Raises:
+            ValueError: ``mode`` is not one of ``MODES``.
+            DataError: there are no graphs, or the data lacks the features ``mode`` asks for.
+        """
         if mode not in MODES:
             raise ValueError(f"features must be one of {', '.join(MODES)}, not {mode!r}")
         if len(graphs) == 0:
@@ -96,7 +116,20 @@ class FeatureSchema:
         return schema
 
     def transform(self, data: Data) -> torch.Tensor:
-        """The node-feature matrix of one graph under this schema."""
+        """The node-feature matrix of one graph under this schema.
+
+        Node labels the training data did not have go to the "unseen label" slot.
+
+        Args:
+            data: one graph as a loader made it (``x``, ``node_label``, ``node_attr``, ``edge_index``).
+
+        Returns:
+            A float tensor of shape (nodes, :attr:`dim`).
+
+        Raises:
+            SchemaMismatchError: the graph lacks the raw features the schema was fitted on (or
+                has another number of attributes).
+        """
         n = int(data.num_nodes)
         if self.mode == "atom":
             if "x" not in data:
@@ -129,7 +162,18 @@ class FeatureSchema:
         return torch.cat(parts, dim=1)
 
     def apply(self, graphs: GraphSet) -> list[Data]:
-        """Model-ready graphs (``x``, ``edge_index``) for every graph; non-finite features are refused."""
+        """Model-ready graphs (``x``, ``edge_index``) for every graph of a set.
+
+        Args:
+            graphs: the graphs to featurize.
+
+        Returns:
+            One torch-geometric ``Data`` per graph, in order, with ``x`` from :meth:`transform`.
+
+        Raises:
+            DataError: a graph has NaN or infinite node features (naming the graph and its line).
+            SchemaMismatchError: as :meth:`transform`.
+        """
         from torch_geometric.data import Data  # here: scoring arrays (screening) never needs it
 
         out = []
@@ -142,10 +186,26 @@ class FeatureSchema:
         return out
 
     def to_dict(self) -> dict:
+        """The schema as plain values, for the model file.
+
+        Returns:
+            The dataclass fields by name (the inverse of :meth:`from_dict`).
+        """
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> FeatureSchema:
+        """Read a schema saved by :meth:`to_dict`.
+
+        Args:
+            d: the saved fields; a missing ``atom_version`` (files from before versions) means 1.
+
+        Returns:
+            The schema.
+
+        Raises:
+            ValueError: the atom feature version is one this version of the product does not know.
+        """
         version = int(d.get("atom_version", 1))  # files from before versions were version 1
         if version not in ATOM_FEATURE_DIMS:
             raise ValueError(f"atom feature version {version} is not one this GLocalKD Studio knows "

@@ -62,10 +62,12 @@ class GraphSet:
 
     @property
     def labels(self) -> list[str | None]:
+        """Each graph's label (None: unlabelled), in order."""
         return [m.label for m in self.meta]
 
     @property
     def has_labels(self) -> bool:
+        """True when at least one graph has a label."""
         return any(m.label is not None for m in self.meta)
 
     @property
@@ -74,6 +76,11 @@ class GraphSet:
         return self.kind == "molecule" or _names_elements(self.node_label_names)
 
     def label_counts(self) -> dict[str, int]:
+        """Count the graphs of each label.
+
+        Returns:
+            Label to number of graphs, sorted by label; unlabelled graphs are not counted.
+        """
         counts: dict[str, int] = {}
         for label in self.labels:
             if label is not None:
@@ -81,7 +88,14 @@ class GraphSet:
         return dict(sorted(counts.items()))
 
     def subset(self, indices: Iterable[int]) -> GraphSet:
-        """The graphs at ``indices`` (rejects are kept only by the full set)."""
+        """The graphs at ``indices``, with their metadata and the set's source, format and kind.
+
+        Args:
+            indices: positions in this set, in the order wanted (repeats allowed).
+
+        Returns:
+            A new set without rejects (they are kept only by the full set).
+        """
         idx = list(indices)
         return GraphSet(
             graphs=[self.graphs[i] for i in idx],
@@ -96,21 +110,42 @@ class GraphSet:
         )
 
     def with_label(self, label: str) -> GraphSet:
-        """The graphs whose label equals ``label`` (after :func:`normalize_label`)."""
+        """The graphs of one label.
+
+        Args:
+            label: the label, compared after :func:`normalize_label` (``1.0`` finds ``1``).
+
+        Returns:
+            The subset of graphs whose label equals it (possibly empty).
+        """
         wanted = normalize_label(label)
         return self.subset(i for i, m in enumerate(self.meta) if m.label == wanted)
 
     @property
     def num_nodes(self) -> int:
+        """The nodes of all graphs together."""
         return sum(int(g.num_nodes) for g in self.graphs)
 
     def node_ptr(self) -> np.ndarray:
-        """Where each graph's nodes start when all graphs' nodes are laid end to end (and the total)."""
+        """Where each graph's nodes start when all graphs' nodes are laid end to end.
+
+        Returns:
+            int64 offsets of shape (graphs + 1,): graph i's nodes are ``ptr[i]:ptr[i + 1]``, the
+            last entry is the total.
+        """
         return np.concatenate([[0], np.cumsum([int(g.num_nodes) for g in self.graphs], dtype=np.int64)])
 
 
 def normalize_label(value: object) -> str | None:
-    """Labels are compared as text: ``1``, ``1.0`` and ``"1"`` are the same label; blanks are None."""
+    """Write a label as the text it is compared by: ``1``, ``1.0`` and ``"1"`` are the same label.
+
+    Args:
+        value: a label as read (number, text or None).
+
+    Returns:
+        The label's text (whole numbers without ".0", other numbers as ``repr`` of the float),
+        or None for a blank, "nan", "none", "na" or "n/a".
+    """
     if value is None:
         return None
     text = str(value).strip()
@@ -140,6 +175,13 @@ def _names_elements(names: dict[int, str] | None) -> bool:
 
 
 def element_symbols(names: dict[int, str] | None) -> dict[int, str]:
-    """The node-label-to-element map when every label names a chemical element, else empty."""
+    """The node-label-to-element map of a TU dataset whose labels are chemical elements.
+
+    Args:
+        names: node label to its name, as the dataset's readme gives it (None: unknown).
+
+    Returns:
+        A copy of ``names`` when every name is an element symbol, else an empty dict.
+    """
     return dict(names) if _names_elements(names) else {}
 

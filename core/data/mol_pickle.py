@@ -98,7 +98,16 @@ def _u32(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def decode(blobs: Sequence[bytes]) -> PickledAtoms:
-    """The atoms, bonds and rings of ``blobs`` (``mol.ToBinary()`` of each molecule)."""
+    """Read the atoms, bonds and rings of a batch of molecules from RDKit's binary form.
+
+    Args:
+        blobs: ``mol.ToBinary()`` of each molecule.
+
+    Returns:
+        What was read, molecule after molecule, for the molecules marked ``ok``; the others (a
+        layout this reader does not know) are in none of its arrays, for the caller to read
+        another way.
+    """
     m = len(blobs)
     lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=m)
     starts = np.cumsum(lengths) - lengths

@@ -23,15 +23,31 @@ _FIELDS = ("x", "bonds", "atomic_numbers", "atom_counts", "bond_counts")
 
 
 def concatenate(parts: Sequence[MoleculeArrays]) -> MoleculeArrays:
-    """The arrays of several batches, one after the other."""
+    """Join the arrays of several batches, one after the other.
+
+    Args:
+        parts: the batches (at least one), in order.
+
+    Returns:
+        One set of arrays (``parts[0]`` itself when there is only one).
+    """
     if len(parts) == 1:
         return parts[0]
     return MoleculeArrays(*(np.concatenate([getattr(p, name) for p in parts]) for name in _FIELDS))
 
 
 def interleave(first: MoleculeArrays, second: MoleculeArrays, from_first: np.ndarray) -> MoleculeArrays:
-    """One batch from two: molecule ``k`` is the next one of ``first`` where ``from_first[k]``,
-    else the next one of ``second`` (each keeps its order)."""
+    """Merge two batches into one, molecule by molecule, each keeping its order.
+
+    Args:
+        first: the molecules that go where ``from_first`` is True, in order.
+        second: the molecules that go where it is False, in order.
+        from_first: one flag per molecule of the result, shape (len(first) + len(second),).
+
+    Returns:
+        One batch: molecule ``k`` is the next one of ``first`` where ``from_first[k]``, else the
+        next one of ``second``.
+    """
     from_first = np.asarray(from_first, dtype=bool)
     counts = np.zeros(len(from_first), dtype=np.int64)
     bond_counts = np.zeros(len(from_first), dtype=np.int64)

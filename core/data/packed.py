@@ -30,11 +30,19 @@ BATCH_NODES = {"cpu": 4096, "cuda": 65536}
 
 
 def max_batch_nodes(device: torch.device | str) -> int:
-    """Nodes per forward pass. On a CPU, runs of about 4096 nodes keep a layer's activations
-    (4096 x 512 floats, 8 MB) in cache: a Tox21 training epoch took 5.4 s in runs of ~4,000
-    nodes against 7.7 s in the paper's batches of 2000 graphs (~33,000 nodes), a REDDIT-BINARY
-    one 7 s against 10-13 s. A GPU wants large kernels, so it gets large runs (not measured:
-    no GPU here)."""
+    """Nodes per forward pass on a device.
+
+    On a CPU, runs of about 4096 nodes keep a layer's activations (4096 x 512 floats, 8 MB) in
+    cache: a Tox21 training epoch took 5.4 s in runs of ~4,000 nodes against 7.7 s in the
+    paper's batches of 2000 graphs (~33,000 nodes), a REDDIT-BINARY one 7 s against 10-13 s. A
+    GPU wants large kernels, so it gets large runs (not measured).
+
+    Args:
+        device: the device the model runs on.
+
+    Returns:
+        ``BATCH_NODES`` of the device's type (a device type not listed gets the CUDA figure).
+    """
     return BATCH_NODES.get(torch.device(device).type, BATCH_NODES["cuda"])
 
 
@@ -53,6 +61,7 @@ class PackedBatch:
 
     @property
     def num_graphs(self) -> int:
+        """The graphs in the batch."""
         return int(self.ptr.numel() - 1)
 
 
@@ -86,10 +95,19 @@ class PackedGraphs:
 
     @property
     def num_nodes(self) -> int:
+        """The nodes of all graphs together."""
         return int(self.node_ptr[-1])
 
     def batch(self, graphs: torch.Tensor, device: torch.device | str = "cpu") -> PackedBatch:
-        """The graphs numbered ``graphs`` (in that order) as one batch on ``device``."""
+        """Gather some graphs into one batch, their nodes renumbered and their edges kept in CSR order.
+
+        Args:
+            graphs: the graph numbers, shape (k,), in the order wanted.
+            device: where to put the batch (default the CPU).
+
+        Returns:
+            The batch, with the rows of ``node_extra`` and ``graph_extra`` it picks.
+        """
         graphs = graphs.to(torch.long)
         counts = self.node_ptr[graphs + 1] - self.node_ptr[graphs]
         ptr = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
@@ -111,14 +129,32 @@ class PackedGraphs:
             symmetric=self.symmetric)
 
     def batch_ids(self, batch_size: int, generator: torch.Generator | None = None):
-        """Graph numbers in groups of ``batch_size``: shuffled when ``generator`` is given, else in order."""
+        """Graph numbers in groups of ``batch_size`` (the last one may be smaller).
+
+        Args:
+            batch_size: graphs per group.
+            generator: shuffles the graphs when given (None: in order).
+
+        Yields:
+            A long tensor of graph numbers per group.
+        """
         order = torch.randperm(len(self), generator=generator) if generator is not None else torch.arange(len(self))
         yield from order.split(batch_size)
 
     def split_by_nodes(self, graphs: torch.Tensor, max_nodes: int) -> tuple[torch.Tensor, ...]:
-        """``graphs`` cut, in order, into runs of about ``max_nodes`` nodes: a run starts at the
-        first graph whose first node passes the next multiple of ``max_nodes``, so a run exceeds
-        it by less than one graph (a graph larger than ``max_nodes`` is a run of its own)."""
+        """Cut a group of graphs, in order, into runs of about ``max_nodes`` nodes.
+
+        A run starts at the first graph whose first node passes the next multiple of
+        ``max_nodes``, so a run exceeds it by less than one graph (a graph larger than
+        ``max_nodes`` is a run of its own).
+
+        Args:
+            graphs: graph numbers, shape (k,).
+            max_nodes: about how many nodes a run holds.
+
+        Returns:
+            The runs, views of ``graphs`` that together are ``graphs``.
+        """
         counts = self.node_ptr[graphs + 1] - self.node_ptr[graphs]
         start = counts.cumsum(0) - counts  # node offset of each graph within the group
         _, sizes = torch.unique_consecutive(torch.div(start, max(max_nodes, 1), rounding_mode="floor"),
@@ -127,8 +163,18 @@ class PackedGraphs:
 
     def batches(self, batch_size: int, device: torch.device | str = "cpu", generator: torch.Generator | None = None,
                 max_nodes: int | None = None):
-        """All graphs in batches of ``batch_size``: shuffled when ``generator`` is given, else in
-        order; with ``max_nodes`` a batch is further cut into runs of about that many nodes."""
+        """All graphs in batches of ``batch_size``.
+
+        Args:
+            batch_size: graphs per batch.
+            device: where to put the batches (default the CPU).
+            generator: shuffles the graphs when given (None: in order).
+            max_nodes: when given, each batch is further cut into runs of about that many nodes
+                (:meth:`split_by_nodes`).
+
+        Yields:
+            One :class:`PackedBatch` per batch or run.
+        """
         for part in self.batch_ids(batch_size, generator):
             for run in (self.split_by_nodes(part, max_nodes) if max_nodes else (part,)):
                 yield self.batch(run, device)
@@ -136,12 +182,21 @@ class PackedGraphs:
 
 def step_in_runs(packed: PackedGraphs, ids: torch.Tensor, optimizer: torch.optim.Optimizer,
                  graph_losses: Callable[[PackedBatch], torch.Tensor], device: torch.device | str) -> float:
-    """One optimizer step on the mean of ``graph_losses`` (one loss per graph) over the graphs
-    numbered ``ids``; returns the summed loss.
+    """One optimizer step on the mean of ``graph_losses`` over the graphs numbered ``ids``.
 
     The gradient is summed over runs of about ``max_batch_nodes`` nodes: the same step as one
     pass over the whole batch, with activations small enough to stay in cache. A loss that is
     NaN or infinite is returned at once, without a step, for the caller to report.
+
+    Args:
+        packed: the packed training graphs.
+        ids: the graph numbers of the mini-batch.
+        optimizer: the optimizer to step.
+        graph_losses: the model's loss, one value per graph of a batch.
+        device: where the model runs.
+
+    Returns:
+        The loss summed over the batch's graphs (or the first run's non-finite loss).
     """
     optimizer.zero_grad(set_to_none=True)
     summed = 0.0

@@ -13,11 +13,20 @@ from core.errors import GLocalKDError
 
 
 def conformal_p_values(calibration_scores: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """``(1 + #{calibration >= s}) / (n + 1)`` for every score ``s`` (higher score = more anomalous).
+    """Split-conformal p-values: ``(1 + #{calibration >= s}) / (n + 1)`` for every score ``s``.
+
+    A higher score means more anomalous, so a small p-value means few held-out normal graphs
+    score as high.
 
     Args:
         calibration_scores: scores of ``n`` normal graphs the detector did not train on.
         scores: the scores to calibrate, any shape. NaN scores get NaN p-values.
+
+    Returns:
+        float64 p-values in [1 / (n + 1), 1], the shape of ``scores``.
+
+    Raises:
+        GLocalKDError: there is no calibration score, or one is not finite.
     """
     cal = np.sort(np.asarray(calibration_scores, dtype=np.float64))
     if cal.size == 0 or not np.all(np.isfinite(cal)):
@@ -29,10 +38,17 @@ def conformal_p_values(calibration_scores: np.ndarray, scores: np.ndarray) -> np
 
 
 def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values) of a set of tests; NaN stays NaN.
+    """Benjamini-Hochberg adjusted p-values (q-values) of a set of tests.
 
     Flagging every graph with ``q <= alpha`` keeps the expected share of normal graphs among the
-    flagged ones at most ``alpha`` (for independent or positively dependent p-values)."""
+    flagged ones at most ``alpha`` (for independent or positively dependent p-values).
+
+    Args:
+        p_values: the p-values, any shape; NaN ones are left out of the count.
+
+    Returns:
+        float64 q-values at most 1, the shape of ``p_values``; NaN stays NaN.
+    """
     p = np.asarray(p_values, dtype=np.float64)
     q = np.full(p.shape, np.nan)
     ok = np.flatnonzero(~np.isnan(p))
@@ -45,12 +61,19 @@ def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
 
 
 def bh_q_table(p_counts: dict[str, int]) -> dict[str, str]:
-    """Benjamini-Hochberg q-values of a set known only by how many of its members have each
-    p-value (keys: the p-values as report text): what a streamed report needs, since its rows
-    arrive in rank order but a q-value depends on every p-value at or above it.
+    """Benjamini-Hochberg q-values of a set known only by how many of its members have each p-value.
 
-    Sorted p-values take a few distinct values; a tie group's q-value is the minimum over its own
-    and every larger group of ``p * n / (rows with p-values up to it)``, as in the array version."""
+    What a streamed report needs, since its rows arrive in rank order but a q-value depends on
+    every p-value at or above it. Sorted p-values take a few distinct values; a tie group's
+    q-value is the minimum over its own and every larger group of
+    ``p * n / (rows with p-values up to it)``, as in :func:`benjamini_hochberg`.
+
+    Args:
+        p_counts: p-value (as report text) to the number of rows that have it.
+
+    Returns:
+        p-value text to its q-value as text (six significant digits).
+    """
     levels = sorted(p_counts, key=float)
     n = sum(p_counts.values())
     out, best, cumulative = {}, 1.0, np.cumsum([p_counts[v] for v in levels])

@@ -54,8 +54,12 @@ class Scores:
                 "or edited model file?); no score was written")
 
     def component_scores(self) -> dict[str, np.ndarray]:
-        """Each component's own score of a consensus, by component name (registry names, in the
-        consensus's order); empty for a single detector's scores."""
+        """Each component's own score of a consensus.
+
+        Returns:
+            Component name (registry names, in the consensus's order) to its scores, shape (N,);
+            empty for a single detector's scores.
+        """
         return {key[len(COMPONENT_PREFIX):]: value for key, value in self.parts.items()
                 if key.startswith(COMPONENT_PREFIX)}
 
@@ -64,7 +68,15 @@ class Scores:
 
     @staticmethod
     def graph_only(score: np.ndarray, node_ptr: np.ndarray) -> Scores:
-        """Scores of a detector that scores whole graphs only: terms and node errors are NaN."""
+        """Scores of a detector that scores whole graphs only: the two terms and the node errors are NaN.
+
+        Args:
+            score: one score per graph, shape (N,).
+            node_ptr: node offsets of the graphs, shape (N + 1,).
+
+        Returns:
+            The scores, float32, with ``has_node_scores`` False.
+        """
         score = np.asarray(score, dtype=np.float32)
         node_ptr = np.asarray(node_ptr, dtype=np.int64)
         nan = np.full(len(score), np.nan, dtype=np.float32)
@@ -76,14 +88,36 @@ class Scores:
         return bool(len(self.score) == 0 or np.isfinite(self.graph_term).any())
 
     def node_errors_of(self, i: int) -> np.ndarray:
+        """The errors of one graph's nodes.
+
+        Args:
+            i: the graph's position.
+
+        Returns:
+            A view of ``node_errors``, one per node in the graph's node order (NaN for a
+            detector without node scores).
+        """
         return self.node_errors[self.node_ptr[i]: self.node_ptr[i + 1]]
 
     def ranking(self) -> np.ndarray:
-        """Graph indices from the most to the least anomalous (ties keep input order)."""
+        """Rank the graphs from the most to the least anomalous.
+
+        Returns:
+            Graph indices, shape (N,), by decreasing score (ties keep input order).
+        """
         return np.argsort(-self.score, kind="stable")
 
     def top_nodes(self, i: int, k: int = 5) -> list[tuple[int, float]]:
-        """The k nodes of graph i with the largest errors, as (node index, error)."""
+        """The nodes of one graph with the largest errors.
+
+        Args:
+            i: the graph's position.
+            k: how many nodes at most (default 5).
+
+        Returns:
+            (node index, error) pairs, largest error first (ties in node order); empty without
+            node scores.
+        """
         if not self.has_node_scores:
             return []
         errors = self.node_errors_of(i)
@@ -92,6 +126,15 @@ class Scores:
 
     @staticmethod
     def concat(parts: list[Scores]) -> Scores:
+        """Join the scores of consecutive batches into one.
+
+        Args:
+            parts: the batches' scores, in order.
+
+        Returns:
+            One ``Scores`` with node offsets shifted to match; ``parts`` keeps only the readouts
+            every batch has. An empty list gives empty scores.
+        """
         if not parts:
             empty = np.zeros(0, dtype=np.float32)
             return Scores(empty, empty, empty, empty, np.zeros(1, dtype=np.int64))
@@ -113,8 +156,17 @@ READOUTS: dict[str, tuple[bool, bool]] = {  # name -> (node_max, size_term)
 
 
 def combine_readouts(parts: dict[str, np.ndarray], lam: float, node_max: bool, size_term: bool) -> np.ndarray:
-    """A GLocalKD score from its named readouts (see :class:`Scores`): the graph term (plus the
-    size term) plus ``lam`` times the node term (mean node error, plus the largest one)."""
+    """A GLocalKD score from its named readouts (see :class:`Scores`).
+
+    Args:
+        parts: the readouts by name (``READOUT_PARTS``), one value per graph.
+        lam: the weight of the node term.
+        node_max: add the largest node error to the node term (mean node error).
+        size_term: add the size term to the graph term.
+
+    Returns:
+        graph term (+ size) + ``lam`` * (mean node error (+ largest node error)), per graph.
+    """
     graph = parts["graph"] + (parts["size"] if size_term else 0.0)
     node = parts["node_mean"] + (parts["node_max"] if node_max else 0.0)
     return graph + lam * node

@@ -15,8 +15,20 @@ from core.errors import GLocalKDError
 
 
 def encode_state(value: Any) -> Any:
-    """A fitted state as what ``weights_only`` can read: arrays become tensors (tagged with their
-    dtype, since torch has no unsigned 64-bit type), sets and non-string-keyed dicts become lists."""
+    """Write a fitted state as what torch's ``weights_only`` loader can read.
+
+    Args:
+        value: the state: arrays, tensors, sets, dicts, lists, tuples, numpy scalars and plain
+            values, nested.
+
+    Returns:
+        The same state with arrays as tensors tagged with their dtype (torch has no unsigned
+        64-bit type), tensors detached on the CPU, sets and non-string-keyed dicts as tagged
+        lists, tuples as lists.
+
+    Raises:
+        GLocalKDError: an object array, or a value of another type, is met.
+    """
     if isinstance(value, np.ndarray):
         kind = str(value.dtype)
         if value.dtype == np.uint64:
@@ -42,7 +54,14 @@ def encode_state(value: Any) -> Any:
 
 
 def decode_state(value: Any) -> Any:
-    """The inverse of :func:`encode_state`."""
+    """Read back a state written by :func:`encode_state`.
+
+    Args:
+        value: the state as loaded from the model file.
+
+    Returns:
+        The state with arrays, sets and dicts restored (tuples come back as lists).
+    """
     if isinstance(value, dict):
         if "__array__" in value:
             array = value["__array__"].numpy()

@@ -7,7 +7,18 @@ from core.errors import GLocalKDError
 
 
 def smarts_matches(smiles: list[str], smarts: str) -> np.ndarray:
-    """Boolean mask: which SMILES contain the SMARTS pattern (unparseable SMILES never match)."""
+    """Find which SMILES contain a SMARTS pattern.
+
+    Args:
+        smiles: the SMILES strings (empty or unparseable ones never match).
+        smarts: the SMARTS pattern.
+
+    Returns:
+        A boolean mask, one entry per SMILES.
+
+    Raises:
+        GLocalKDError: ``smarts`` is not a valid SMARTS pattern.
+    """
     from rdkit import Chem
 
     from core.data.chem import parse_smiles

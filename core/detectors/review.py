@@ -12,9 +12,23 @@ re-ranks the graphs not yet reviewed, without training anything again.
   more cautious rather than less (measured: research/ranking, docs/results.md).
 - The combined statistic of every graph is computed again, and the calibration graphs' own
   statistics (leave-one-out, as the consensus computes them) give each graph its p-value.
+- Optionally (``Review(..., similarity=True)``; off by default: measured, it did not pass its
+  rule, research/README.md), once a graph is marked anomalous, a **similarity view** adds evidence
+  of a new kind: a graph near a marked anomaly and far from every graph marked normal is suspect.
+  Its statistic is
+  ``max_a k(x, a) - max_n k(x, n)`` (``k``: the consensus's cosine-normalised WL subtree kernel;
+  ``a`` the marked anomalies, ``n`` the graphs marked normal, an empty maximum counting 0), its
+  p-value is calibrated on the WL component's training graphs (normal graphs the statistic does
+  not depend on), and a graph's final statistic is Fisher's ``-2 log p`` of the consensus's
+  p-value plus that of the similarity p-value; its p-value is the chi-square (4 degrees of
+  freedom) tail of that sum. A graph's statistic depends on itself, the marks and the model,
+  never on the other unmarked graphs of the set. Measured by the simulated analyst on the 14
+  benchmark rows it found fewer anomalies in 30 reviews than the views' weights alone
+  (docs/results.md), so the review loop leaves it out unless asked.
 
 :func:`rank_with_marks` is the computation on arrays (every view's scores of the set and of
-its calibration graphs); :class:`Review` runs it on a fitted consensus and a scored set.
+its calibration graphs, and the kernel of :class:`KernelColumns`); :class:`Review` runs it on a
+fitted consensus and a scored set; :func:`apply_marks` puts saved marks on a :class:`Review`.
 """
 from __future__ import annotations
 
@@ -34,6 +48,8 @@ from core.detectors.consensus import (
 )
 from core.errors import GLocalKDError
 
+SIMILARITY_VIEWS = ("wl-lesinn", "wl-count-lesinn")  # the components whose WL features the similarity view reads
+
 
 @dataclass
 class Reranked:
@@ -51,10 +67,85 @@ class Reranked:
     p_values: np.ndarray
     weights: dict[str, float]
     known_auc: dict[str, float] | None
+    similarity_p: np.ndarray | None = None
+
+
+class KernelColumns:
+    """The cosine-normalised kernel between a set's graphs and some of them, and between
+    reference graphs and those, from feature vectors (sparse or dense rows).
+
+    Args:
+        features: the set's feature vectors, one row per graph.
+        squares: each set graph's squared norm (features outside the vocabulary included).
+        reference_features: the reference graphs' feature vectors (same columns).
+        reference_squares: their squared norms.
+    """
+
+    def __init__(self, features, squares: np.ndarray, reference_features, reference_squares: np.ndarray):
+        self.features = features
+        self.squares = np.asarray(squares, dtype=np.float64)
+        self.reference_features = reference_features
+        self.reference_squares = np.asarray(reference_squares, dtype=np.float64)
+
+    def columns(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel of every set graph and of every reference graph with the set's graphs ``indices``.
+
+        Args:
+            indices: positions of graphs in the set.
+
+        Returns:
+            ``(set graphs x indices, reference graphs x indices)`` cosine similarities (0 where a
+            graph has no features).
+        """
+        chosen = self.features[np.asarray(indices, dtype=np.int64)]
+        chosen_sq = self.squares[np.asarray(indices, dtype=np.int64)]
+        return (_cosine(self.features, self.squares, chosen, chosen_sq),
+                _cosine(self.reference_features, self.reference_squares, chosen, chosen_sq))
+
+
+def _cosine(a, a_sq: np.ndarray, b, b_sq: np.ndarray) -> np.ndarray:
+    product = a @ b.T
+    product = np.asarray(product.toarray() if hasattr(product, "toarray") else product, dtype=np.float64)
+    norms = np.sqrt(np.outer(a_sq, b_sq))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norms > 0, product / np.where(norms > 0, norms, 1.0), 0.0)
+
+
+def similarity_statistic(k: np.ndarray, anomalous: np.ndarray) -> np.ndarray:
+    """``max_a k(x, a) - max_n k(x, n)`` per row of ``k`` (an empty maximum counts 0).
+
+    Args:
+        k: (graphs, marked graphs) kernel values.
+        anomalous: per marked graph (column), whether it is marked anomalous.
+
+    Returns:
+        The statistic per graph, rounded to float32 so that equal similarities tie.
+    """
+    k = np.asarray(k, dtype=np.float64)
+    anomalous = np.asarray(anomalous, dtype=bool)
+    near_anomaly = k[:, anomalous].max(axis=1) if anomalous.any() else np.zeros(len(k))
+    near_normal = k[:, ~anomalous].max(axis=1) if (~anomalous).any() else np.zeros(len(k))
+    return (near_anomaly - near_normal).astype(np.float32).astype(np.float64)
+
+
+def fisher_two(p_first: np.ndarray, p_second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fisher's combination of two p-values per graph and its chi-square (4 degrees of freedom) tail.
+
+    Args:
+        p_first: one p-value per graph.
+        p_second: another p-value per graph.
+
+    Returns:
+        ``(statistic, p_values)``: ``T = -2 log p1 - 2 log p2`` (float32 precision) and
+        ``exp(-T/2) (1 + T/2)``, the p-value of T were the two independent.
+    """
+    t = combine_p_values(np.column_stack([p_first, p_second]), "fisher").astype(np.float32).astype(np.float64)
+    return t, np.minimum(1.0, np.exp(-t / 2.0) * (1.0 + t / 2.0))
 
 
 def rank_with_marks(calibration: Mapping[str, np.ndarray], scores: Mapping[str, np.ndarray],
-                    marks: Mapping[int, bool], weights_before: Mapping[str, float]) -> Reranked:
+                    marks: Mapping[int, bool], weights_before: Mapping[str, float],
+                    kernel: KernelColumns | None = None) -> Reranked:
     """Every graph's combined statistic and p-value given the analyst's marks.
 
     Args:
@@ -63,9 +154,12 @@ def rank_with_marks(calibration: Mapping[str, np.ndarray], scores: Mapping[str, 
         marks: graph index -> True (anomalous) or False (normal).
         weights_before: per view, its weight without marks (``Consensus.weights_now()``: 1 for a
             component, 0 for a reserve view, or the known anomalies' weights).
+        kernel: the WL kernel of the set's graphs and of reference normal graphs with any of the
+            set's graphs; None leaves the similarity view out.
 
     Returns:
-        The statistic, p-values and weights under the marks (Fisher's rule, weighted).
+        The statistic, p-values and weights under the marks (Fisher's rule, weighted), with the
+        similarity view once a graph is marked anomalous and ``kernel`` is given.
     """
     views = list(weights_before)
     normal = np.array(sorted(i for i, a in marks.items() if not a), dtype=np.int64)
@@ -86,7 +180,16 @@ def rank_with_marks(calibration: Mapping[str, np.ndarray], scores: Mapping[str, 
     statistic = combine_p_values(p, "fisher", w).astype(np.float32).astype(np.float64)
     loo = np.column_stack([leave_one_out_p_values(cal[v]) for v in used])
     reference = combine_p_values(loo, "fisher", w).astype(np.float32).astype(np.float64)
-    return Reranked(statistic, conformal_p_values(reference, statistic), weights, known_auc)
+    p_values = conformal_p_values(reference, statistic)
+    if kernel is None or len(anomalous) == 0:
+        return Reranked(statistic, p_values, weights, known_auc)
+    marked = np.array(sorted(marks), dtype=np.int64)
+    k_set, k_reference = kernel.columns(marked)
+    is_anomalous = np.array([marks[int(i)] for i in marked], dtype=bool)
+    similarity_p = conformal_p_values(similarity_statistic(k_reference, is_anomalous),
+                                      similarity_statistic(k_set, is_anomalous))
+    statistic, p_values = fisher_two(p_values, similarity_p)
+    return Reranked(statistic, p_values, weights, known_auc, similarity_p)
 
 
 class Review:
@@ -99,13 +202,15 @@ class Review:
 
     Args:
         model: a fitted :class:`core.detectors.consensus.Consensus` with Fisher's rule.
-        graphs: the scored set to review.
+        graphs: the scored set to review, in the order the marks index.
+        similarity: add the similarity view (nearest marked anomaly against nearest marked normal
+            in the WL kernel) to the re-ranking; off by default (it did not pass its rule).
 
     Raises:
         GLocalKDError: the model is not such a consensus, or not fitted.
     """
 
-    def __init__(self, model, graphs: GraphSet):
+    def __init__(self, model, graphs: GraphSet, similarity: bool = False):
         if getattr(model, "name", None) != "consensus" or getattr(model, "rule", None) != "fisher":
             raise GLocalKDError("the review loop re-weighs a consensus's views: train the consensus (the default "
                                 "detector) with Fisher's rule")
@@ -114,6 +219,7 @@ class Review:
         self.calibration = {v: np.asarray(model.component_calibration_[v], dtype=np.float64)
                             for v in self.weights_before}
         self.scores = {v: model.components_[v].score(graphs).score.astype(np.float64) for v in self.weights_before}
+        self.kernel = similarity_kernel(model, graphs) if similarity else None
         self.size = len(graphs)
         self.marks: dict[int, bool] = {}
 
@@ -140,7 +246,7 @@ class Review:
         Returns:
             The :class:`Reranked` view (:func:`rank_with_marks`).
         """
-        return rank_with_marks(self.calibration, self.scores, self.marks, self.weights_before)
+        return rank_with_marks(self.calibration, self.scores, self.marks, self.weights_before, self.kernel)
 
     def ranking(self) -> np.ndarray:
         """List the graphs not yet marked, most anomalous first under the current marks.
@@ -151,3 +257,58 @@ class Review:
         statistic = self.rerank().statistic
         order = np.argsort(-statistic, kind="stable")
         return order[~np.isin(order, list(self.marks))]
+
+
+def similarity_kernel(model, graphs: GraphSet) -> KernelColumns | None:
+    """The WL features of ``graphs`` and of the training graphs of the consensus's first WL view
+    (:data:`SIMILARITY_VIEWS`), or None when it has none.
+
+    Args:
+        model: a fitted consensus.
+        graphs: the reviewed set.
+
+    Returns:
+        The kernel the similarity view reads, or None.
+    """
+    from core.detectors.graph_kernels import labelled_graphs
+
+    for name in SIMILARITY_VIEWS:
+        component = model.components_.get(name)
+        kernel = getattr(component, "kernel_", None)
+        if kernel is not None and getattr(kernel, "kind", None) == "wl":
+            features, squares = kernel.kernel_.transform(labelled_graphs(graphs))
+            return KernelColumns(features, squares, kernel.train_features_, kernel.train_squares_)
+    return None
+
+
+MARK_WORDS = {"anomaly": True, "not anomaly": False}
+
+
+def apply_marks(review: Review, marks: Mapping) -> Review:
+    """Put saved marks on a review, replacing any it has.
+
+    Args:
+        review: the review of the graphs the marks were made on.
+        marks: graph index (an int, or its text as a JSON file keeps it) -> True or ``"anomaly"``
+            (anomalous), False or ``"not anomaly"`` (normal); None clears.
+
+    Returns:
+        ``review``, marked.
+
+    Raises:
+        GLocalKDError: an index outside the set or a mark that is none of these.
+    """
+    review.marks.clear()
+    for key, value in marks.items():
+        if isinstance(value, str):
+            if value not in MARK_WORDS:
+                raise GLocalKDError(f"graph {key}: a mark is 'anomaly' or 'not anomaly', not {value!r}")
+            value = MARK_WORDS[value]
+        elif value is not None and not isinstance(value, (bool, np.bool_)):
+            raise GLocalKDError(f"graph {key}: a mark is True, False or None, not {value!r}")
+        try:
+            index = int(key)
+        except (TypeError, ValueError):
+            raise GLocalKDError(f"a marked graph's index must be a whole number, not {key!r}") from None
+        review.mark(index, value)
+    return review

@@ -52,6 +52,11 @@ class GroupResult:
         return self.molecules > 0 and self.top1 > self.chance and self.top1 > self.rarity_top1
 
     def to_dict(self) -> dict:
+        """The result as JSON-ready values.
+
+        Returns:
+            The fields by name, plus ``top1_over_chance`` (None when chance is 0) and ``claim``.
+        """
         return {"group": self.group, "molecules": self.molecules, "top1": self.top1, "top3": self.top3,
                 "chance": self.chance, "rarity_top1": self.rarity_top1, "rarity_top3": self.rarity_top3,
                 "top1_over_chance": self.top1 / self.chance if self.chance else None, "claim": self.claim}
@@ -68,6 +73,12 @@ class AlertAgreement:
     without_rare: list[GroupResult] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The results as JSON-ready values.
+
+        Returns:
+            The counts, the rare elements and each group's :meth:`GroupResult.to_dict`, for all
+            molecules and without rare-element-only alerts.
+        """
         return {"scored": self.scored, "with_alerts": self.with_alerts, "rare_elements": self.rare_elements,
                 "all_molecules": [r.to_dict() for r in self.all_molecules],
                 "without_rare": [r.to_dict() for r in self.without_rare]}
@@ -118,7 +129,14 @@ def measure_alert_agreement(model, train: GraphSet, library: GraphSet,
 
 
 def atom_types(smiles: str) -> list[tuple[str, int]]:
-    """(element, heavy-atom degree) of each atom of a SMILES, in node order; [] if it does not parse."""
+    """The atom types the rarity baseline counts: (element, heavy-atom degree) of each atom.
+
+    Args:
+        smiles: one SMILES string.
+
+    Returns:
+        One (element symbol, degree) pair per atom, in node order; [] if it does not parse.
+    """
     from core.data.chem import parse_smiles
 
     mol = parse_smiles(smiles)[0]
@@ -169,6 +187,9 @@ def alert_agreement(train: GraphSet, library: GraphSet, scores: Scores, top_name
     Returns:
         Per group (all alerts, each family, each frequent name) the top-1 and top-3 shares beside
         chance and the rarity baseline, over all molecules and without rare-element-only alerts.
+
+    Raises:
+        ValueError: ``scores`` and ``library`` differ in length, or the scores have no node errors.
     """
     if len(scores) != len(library):
         raise ValueError(f"{len(scores)} scores for {len(library)} molecules")

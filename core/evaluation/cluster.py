@@ -21,7 +21,16 @@ from core.evaluation.results import EvaluationResult, merge_results
 
 
 def fold_task(data, k: int, settings: dict) -> EvaluationResult:
-    """Fold (or seed run) ``k`` alone, on a worker."""
+    """Run fold (or seed run) ``k`` alone, on a worker.
+
+    Args:
+        data: the data set (a path every worker can read, or a scattered GraphSet).
+        k: the fold or seed-run number, counted from 1.
+        settings: the other keyword arguments of :func:`evaluate`.
+
+    Returns:
+        A partial result holding that one fold.
+    """
     return evaluate(data, only=[k], **settings)
 
 
@@ -30,10 +39,30 @@ def evaluate_on_cluster(scheduler, data, protocol: str = "cv", folds: int = 5, s
                         on_progress: Callable[[str], None] | None = None, on_epoch: Callable | None = None,
                         on_fold: Callable[[EvaluationResult], None] | None = None,
                         should_stop: Callable[[], bool] | None = None, **settings) -> EvaluationResult:
-    """:func:`evaluate` with its folds (or seed runs) as tasks on the Dask cluster ``scheduler``
-    (``local:N``, ``tcp://HOST:PORT`` or a ``distributed.Client``). ``data`` and ``test`` paths
-    must be readable by every worker. ``on_epoch`` is not called (epochs run on the workers);
-    ``should_stop`` cancels the folds not finished (the result then holds the finished ones)."""
+    """Run :func:`evaluate` with its folds (or seed runs) as tasks on a Dask cluster.
+
+    The result is the one a single-process run gives (``wall_seconds`` adds up the folds'
+    machine time).
+
+    Args:
+        scheduler: ``local:N``, ``tcp://HOST:PORT`` or a ``distributed.Client``.
+        data: the data set, a path every worker can read or a GraphSet (scattered to them).
+        protocol: ``cv`` or ``split``, as :func:`evaluate`.
+        folds: the number of cross-validation folds.
+        seeds: the model seeds (``split`` runs one per seed).
+        resume: earlier partial results of the same evaluation; their folds are not run again.
+        only: the fold (or seed-run) numbers to run, from 1 (None: all).
+        on_progress: called with a line of progress text.
+        on_epoch: not called (epochs run on the workers); accepted for :func:`evaluate`'s signature.
+        on_fold: sees the merged partial result after each fold that finishes.
+        should_stop: polled; when it returns True the folds not finished are cancelled and the
+            result holds the finished ones.
+        **settings: the other keyword arguments of :func:`evaluate` (a ``test`` path must be
+            readable by every worker).
+
+    Returns:
+        The evaluation result (incomplete when stopped or with ``only``).
+    """
     from core.runtime.scheduler import connect
 
     say = on_progress or (lambda _msg: None)

@@ -65,7 +65,16 @@ def _renumber(mol: Chem.Mol, planted: list[int]) -> tuple[Chem.Mol, list[int]] |
 
 
 def plant_element(mol: Chem.Mol, rng: np.random.Generator):
-    """Swap an sp3 carbon for silicon, or a two-connected oxygen/sulfur for selenium."""
+    """Plant an element never seen at that position: an sp3 carbon becomes silicon, a two-connected O or S selenium.
+
+    Args:
+        mol: a sanitised normal molecule (left unchanged).
+        rng: the random generator that picks the site.
+
+    Returns:
+        (the changed molecule, renumbered in its SMILES atom order; the planted atoms' indices
+        in that order), or None when the molecule offers no site or the result does not sanitise.
+    """
     sites = [a.GetIdx() for a in mol.GetAtoms()
              if (a.GetSymbol() == "C" and not a.GetIsAromatic() and a.GetHybridization() == Chem.HybridizationType.SP3)
              or (a.GetSymbol() in ("O", "S") and a.GetDegree() == 2 and not a.GetIsAromatic())]
@@ -93,19 +102,46 @@ def _attach(mol: Chem.Mol, rng: np.random.Generator, fragment: str):
 
 
 def plant_group(mol: Chem.Mol, rng: np.random.Generator):
-    """Attach an unusual functional group (sulfonyl fluoride, boronic acid, silyl, azide, ...)."""
+    """Attach an unusual functional group (sulfonyl fluoride, boronic acid, silyl, azide, ...) to a C-H carbon.
+
+    Args:
+        mol: a sanitised normal molecule (left unchanged).
+        rng: the random generator that picks the site and the group (``GROUPS``).
+
+    Returns:
+        (the changed molecule, renumbered in its SMILES atom order; the planted atoms' indices
+        in that order), or None when the molecule offers no site or the result does not sanitise.
+    """
     return _attach(mol, rng, list(GROUPS.values())[int(rng.integers(len(GROUPS)))])
 
 
 def plant_chain(mol: Chem.Mol, rng: np.random.Generator):
-    """Attach a chain of an uncommon element: a polysulfide or a silicon chain (4-5 atoms)."""
+    """Attach a chain of an uncommon element to a C-H carbon: a polysulfide or a silicon chain (4-5 atoms).
+
+    Args:
+        mol: a sanitised normal molecule (left unchanged).
+        rng: the random generator that picks the site, the element and the length.
+
+    Returns:
+        (the changed molecule, renumbered in its SMILES atom order; the planted atoms' indices
+        in that order), or None when the molecule offers no site or the result does not sanitise.
+    """
     element = "S" if rng.random() < 0.5 else "[SiH2]"
     length = int(rng.integers(4, 6))
     return _attach(mol, rng, element * length)
 
 
 def plant_ring(mol: Chem.Mol, rng: np.random.Generator):
-    """Fuse a cyclopropane onto a chain C-C bond (a strained ring where none occurs)."""
+    """Fuse a cyclopropane onto a chain C-C bond (a strained ring where none occurs).
+
+    Args:
+        mol: a sanitised normal molecule (left unchanged).
+        rng: the random generator that picks the site (a single, non-ring C-C bond whose atoms carry hydrogens).
+
+    Returns:
+        (the changed molecule, renumbered in its SMILES atom order; the planted atoms' indices
+        in that order), or None when the molecule offers no site or the result does not sanitise.
+    """
     bonds = [b for b in mol.GetBonds()
              if b.GetBondType() == Chem.BondType.SINGLE and not b.IsInRing()
              and b.GetBeginAtom().GetSymbol() == "C" and b.GetEndAtom().GetSymbol() == "C"
@@ -129,7 +165,17 @@ LOCAL_PLANTERS: dict[str, Planter] = {"element": plant_element, "group": plant_g
 
 
 def global_giant(mols: Sequence[Chem.Mol], rng: np.random.Generator) -> Chem.Mol | None:
-    """Three normal molecules joined into one (every atom locally normal; the whole is not)."""
+    """Make a globally-anomalous molecule: three normal molecules joined into one.
+
+    Every atom is locally normal; the whole is not.
+
+    Args:
+        mols: the donor molecules (sanitised normal molecules, none trained on).
+        rng: the random generator that picks the three donors (at least three) and where they join.
+
+    Returns:
+        The molecule, renumbered in its SMILES atom order, or None when it could not be made.
+    """
     picks = [mols[int(k)] for k in rng.choice(len(mols), size=3, replace=False)]
     out = picks[0]
     for other in picks[1:]:
@@ -156,7 +202,17 @@ def _attach_mol(a: Chem.Mol, b: Chem.Mol, rng: np.random.Generator) -> Chem.Mol 
 
 
 def global_tiny(mols: Sequence[Chem.Mol], rng: np.random.Generator) -> Chem.Mol | None:
-    """A 3-5 atom connected piece of a normal molecule (a whole far smaller than any normal one)."""
+    """Make a globally-anomalous molecule: a 3-5 atom connected piece of a normal molecule, made non-aromatic.
+
+    The whole is far smaller than any normal molecule.
+
+    Args:
+        mols: the donor molecules (sanitised normal molecules, none trained on).
+        rng: the random generator that picks the donor, the size and the first atom.
+
+    Returns:
+        The molecule, renumbered in its SMILES atom order, or None when it could not be made.
+    """
     mol = mols[int(rng.integers(len(mols)))]
     size = int(rng.integers(3, 6))
     start = int(rng.integers(mol.GetNumAtoms()))
@@ -184,7 +240,17 @@ def global_tiny(mols: Sequence[Chem.Mol], rng: np.random.Generator) -> Chem.Mol 
 
 
 def global_chain(mols: Sequence[Chem.Mol], rng: np.random.Generator) -> Chem.Mol | None:
-    """A long ring-free chain (25-35 atoms of C, N, O): a ring count that never occurs in drug-like sets."""
+    """Make a globally-anomalous molecule: a long ring-free chain of 25-35 atoms of C, N and O.
+
+    No ring at all is a ring count that never occurs in drug-like sets.
+
+    Args:
+        mols: the donor molecules (not used: the chain is made from scratch; the makers share a signature).
+        rng: the random generator that picks the length and the elements.
+
+    Returns:
+        The molecule, renumbered in its SMILES atom order, or None when it could not be made.
+    """
     length = int(rng.integers(25, 36))
     atoms = rng.choice(["C", "C", "C", "C", "N", "O"], size=length)
     smiles = "".join(atoms).replace("OO", "OC")
@@ -217,8 +283,27 @@ def _graphset(mols: list[Chem.Mol], tag: str, kinds: list[str] | None = None) ->
 
 def make_planted(smiles: Sequence[str], n_train: int, n_normal: int, n_local: int, n_global: int,
                  seed: int = 0) -> PlantedSet:
-    """Split normal SMILES into training and held-out normals, and plant anomalies in copies of
-    other normals (never in molecules the model trains on)."""
+    """Build the benchmark's molecules from a list of normal SMILES.
+
+    The SMILES that parse are shuffled and split into training molecules, held-out normals and
+    donors; anomalies are planted in copies of donors (never in molecules the model trains on),
+    the kinds taken in turn. A planter that finds no site is retried on another donor, up to 50
+    tries per molecule asked for, so fewer may come back.
+
+    Args:
+        smiles: normal SMILES (e.g. a MOSES sample).
+        n_train: how many molecules the model trains on.
+        n_normal: how many held-out normal molecules it scores.
+        n_local: how many locally-anomalous copies to make (``LOCAL_PLANTERS``).
+        n_global: how many globally-anomalous molecules to make (``GLOBAL_MAKERS``).
+        seed: the seed of every random choice.
+
+    Returns:
+        The training, normal, local and global sets with the planted atoms and kinds.
+
+    Raises:
+        ValueError: there are not more than ``n_train + n_normal + 10`` valid SMILES.
+    """
     rng = np.random.default_rng(seed)
     mols = [m for m in (parse_smiles(s)[0] for s in smiles) if m is not None]
     order = rng.permutation(len(mols))
@@ -275,11 +360,25 @@ class ExplanationResult:
     components: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        """The result as JSON-ready values.
+
+        Returns:
+            The dataclass fields by name, nested dicts included.
+        """
         return asdict(self)
 
 
 def node_explanation_quality(node_errors: Sequence[np.ndarray], planted: Sequence[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per molecule: ROC-AUC of node errors against planted atoms, and top-k hit rate (k = planted)."""
+    """Measure how well node errors point at the planted atoms, molecule by molecule.
+
+    Args:
+        node_errors: each molecule's node errors, in node order.
+        planted: each molecule's planted atom indices.
+
+    Returns:
+        (the ROC-AUC of the node errors against the planted atoms, per molecule; the share of
+        planted atoms among the k atoms of largest error, k = atoms planted, per molecule).
+    """
     aucs, hits = [], []
     for errors, atoms in zip(node_errors, planted):
         truth = np.zeros(len(errors), dtype=bool)
@@ -292,12 +391,23 @@ def node_explanation_quality(node_errors: Sequence[np.ndarray], planted: Sequenc
 
 def evaluate_explanations(planted: PlantedSet, model, node_errors: Sequence[str] = ("raw", "zscore"),
                           fit: bool = True) -> list[ExplanationResult]:
-    """Train ``model`` on ``planted.train`` (unless ``fit`` is False), then measure graph- and
-    node-level detection once per way of reading node errors (see the module docstring).
+    """Train a detector on the benchmark's training molecules and measure graph- and node-level detection.
 
-    ``raw`` uses the model's per-node errors as they are; ``zscore`` subtracts the mean and
-    divides by the spread of the training errors of atoms with identical features (how
-    unusual an error is for that kind of atom).
+    Args:
+        planted: the benchmark's molecules (:func:`make_planted`).
+        model: a detector with node errors (GLocalKD, the consensus).
+        node_errors: the ways of reading node errors, one result each: ``raw`` uses the
+            model's per-node errors as they are; ``zscore`` subtracts the mean and divides by the
+            spread of the training errors of atoms with identical features (how unusual an error
+            is for that kind of atom).
+        fit: train ``model`` on ``planted.train`` first (False: it is trained already).
+
+    Returns:
+        One result per entry of ``node_errors``: graph-level AUCs (local, global, by kind, by
+        readout, by consensus component) and node-level AUC and top-k hit rate.
+
+    Raises:
+        ValueError: an entry of ``node_errors`` is neither ``raw`` nor ``zscore``.
     """
     start = time.perf_counter()
     if fit:

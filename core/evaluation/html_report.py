@@ -4,6 +4,7 @@ It opens in any browser, with no server and no other file."""
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from html import escape
 from pathlib import Path
 
@@ -91,18 +92,28 @@ def _alerts_cell(mol, top: list[int]) -> str:
 
 def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: dict, top_n: int = 25,
                 anomaly_label: str | None = None, threshold: float | None = None,
-                p_values: np.ndarray | None = None, title: str = "", vmax: float | None = None) -> int:
-    """Write the report to ``path`` (atomically); returns the number of molecules drawn.
+                p_values: np.ndarray | None = None, title: str = "", vmax: float | None = None,
+                review: Mapping[int, str] | None = None) -> int:
+    """Write a self-contained HTML report (histogram, ROC curve, top molecules with heatmaps) to ``path`` atomically.
 
     Args:
+        path: the HTML file to write.
+        graphs: the scored graphs.
+        scores: their scores.
         settings: the model's settings to list (name -> value), e.g. ``model.get_params()``.
         top_n: how many of the top-ranked graphs to show with their heatmaps.
         anomaly_label: the anomalous class, for the class histogram and the ROC curve (with labels).
         threshold: the flag threshold, drawn on the histogram and used for the flag column.
         p_values: shape ``(graphs,)``, listed beside each score when given.
+        title: the report's title (default: the data file's name).
         vmax: the top of the heatmaps' colour scale, shared by every molecule (e.g. a high
             percentile of the training graphs' node errors); default the 99th percentile of all
             the graphs' node errors (:func:`core.viz.heatmap.fixed_error_scale`).
+        review: an analyst's marks, graph index -> ``"anomaly"`` or ``"not anomaly"``: listed in
+            the summary, beside each top molecule and in a table of the reviewed graphs.
+
+    Returns:
+        The number of molecules drawn.
     """
     from core.viz.heatmap import fixed_error_scale, graph_molecule, molecule_image
 
@@ -159,11 +170,20 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
         p = f"<br>p-value {p_values[i]:.3g}" if p_values is not None else ""
         label = f"<br>label {escape(str(meta.label))}" if meta.label is not None else ""
         flag = "<br><b>flagged</b>" if threshold is not None and scores.score[i] > threshold else ""
+        flag += f"<br>review: <b>{escape(review[i])}</b>" if review and i in review else ""
         top = [j for j, _ in scores.top_nodes(i, 3)] if picture and errors is not None else []
         alerts = _alerts_cell(mol, top)
         parts.append(f"<tr><td>{rank}</td><td class='mol'>{picture}</td><td><b>{escape(meta.id)}</b> "
                      f"{escape(meta.name if meta.name != meta.id else '')}<br>score {scores.score[i]:.4g}{p}{label}"
                      f"{flag}{alerts}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
+    if review:
+        parts.append(f"</table><h2>Reviewed ({len(review):,})</h2><table><tr><th>Rank</th><th>Id</th><th>Review</th>"
+                     "<th>Score</th></tr>")
+        rank_of = np.empty(n, dtype=np.int64)
+        rank_of[ranking] = np.arange(1, n + 1)
+        for i in sorted(review, key=lambda j: rank_of[j]):
+            parts.append(f"<tr><td>{rank_of[i]}</td><td>{escape(graphs.meta[i].id)}</td><td>{escape(review[i])}</td>"
+                         f"<td>{scores.score[i]:.4g}</td></tr>")
     scale_note = (f"Heatmaps: atoms coloured by node error, colour scale shared by every molecule (0 to {vmax:.4g})."
                   if scores.has_node_scores else "This detector scores whole graphs: the molecules are drawn plain.")
     parts.append(f"</table><p style='color:#777'>Written by GLocalKD Studio. {scale_note}</p></body></html>")

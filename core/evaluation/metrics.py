@@ -9,7 +9,15 @@ from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
 
 def roc_auc(is_anomaly: Sequence[bool], scores: Sequence[float]) -> float:
-    """ROC-AUC (the paper's metric); NaN when only one class is present."""
+    """ROC-AUC with the anomalous class as positive (the paper's metric).
+
+    Args:
+        is_anomaly: one flag per graph.
+        scores: one score per graph, higher meaning more anomalous.
+
+    Returns:
+        The area under the ROC curve; NaN when only one class is present.
+    """
     y = np.asarray(is_anomaly, dtype=bool)
     if y.all() or not y.any():
         return math.nan
@@ -17,6 +25,15 @@ def roc_auc(is_anomaly: Sequence[bool], scores: Sequence[float]) -> float:
 
 
 def average_precision(is_anomaly: Sequence[bool], scores: Sequence[float]) -> float:
+    """Average precision with the anomalous class as positive.
+
+    Args:
+        is_anomaly: one flag per graph.
+        scores: one score per graph, higher meaning more anomalous.
+
+    Returns:
+        scikit-learn's average precision; NaN when there is no anomaly.
+    """
     y = np.asarray(is_anomaly, dtype=bool)
     if not y.any():
         return math.nan
@@ -24,7 +41,16 @@ def average_precision(is_anomaly: Sequence[bool], scores: Sequence[float]) -> fl
 
 
 def fpr_at_tpr(is_anomaly: Sequence[bool], scores: Sequence[float], tpr: float = 0.95) -> float:
-    """False-positive rate at the first threshold that reaches the given true-positive rate."""
+    """False-positive rate at the first threshold that reaches a true-positive rate.
+
+    Args:
+        is_anomaly: one flag per graph.
+        scores: one score per graph, higher meaning more anomalous.
+        tpr: the true-positive rate to reach (default 0.95).
+
+    Returns:
+        The false-positive rate there; NaN when only one class is present.
+    """
     y = np.asarray(is_anomaly, dtype=bool)
     if y.all() or not y.any():
         return math.nan
@@ -33,8 +59,16 @@ def fpr_at_tpr(is_anomaly: Sequence[bool], scores: Sequence[float], tpr: float =
 
 
 def roc_points(is_anomaly: Sequence[bool], scores: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    """The ROC curve's (false-positive rates, true-positive rates); empty arrays when only one
-    class is present."""
+    """The points of the ROC curve, to draw it.
+
+    Args:
+        is_anomaly: one flag per graph.
+        scores: one score per graph, higher meaning more anomalous.
+
+    Returns:
+        (false-positive rates, true-positive rates) at scikit-learn's thresholds; empty arrays
+        when only one class is present.
+    """
     y = np.asarray(is_anomaly, dtype=bool)
     if y.all() or not y.any():
         return np.zeros(0), np.zeros(0)
@@ -43,7 +77,15 @@ def roc_points(is_anomaly: Sequence[bool], scores: Sequence[float]) -> tuple[np.
 
 
 def empirical_p_values(scores: np.ndarray, train_scores: np.ndarray) -> np.ndarray:
-    """Each score's p-value against the training scores: (1 + training scores at least as high) / (n + 1)."""
+    """Each score's p-value against the training scores.
+
+    Args:
+        scores: the scores to judge, any shape.
+        train_scores: the ``n`` training scores.
+
+    Returns:
+        (1 + training scores at least as high) / (n + 1), the shape of ``scores``.
+    """
     train = np.sort(np.asarray(train_scores, dtype=np.float64))
     above = len(train) - np.searchsorted(train, np.asarray(scores, dtype=np.float64), side="left")
     return (1.0 + above) / (len(train) + 1.0)

@@ -52,7 +52,15 @@ PAPER_METHODS: dict[str, dict[str, tuple[float, float]]] = {
 
 
 def paper_value(dataset: str, method: str) -> tuple[float, float] | None:
-    """The paper's Table 2 ROC-AUC (mean, std) of ``method`` on ``dataset``, if it has one."""
+    """Look up the paper's Table 2 ROC-AUC of a method on a data set.
+
+    Args:
+        dataset: the benchmark name (:func:`dataset_name`), e.g. ``Tox21 HSE``.
+        method: our detector's registry name, e.g. ``glocalkd`` or ``wl-lesinn``.
+
+    Returns:
+        (mean, std), or None when the table has no such entry.
+    """
     return PAPER_METHODS.get(dataset, {}).get(method)
 
 
@@ -62,7 +70,15 @@ _PAPER_LR = {"ENZYMES": 1e-5, "AIDS": 1e-5, "DHFR": 1e-5, "PROTEINS_full": 1e-2}
 
 
 def dataset_name(path: str | Path) -> str:
-    """The benchmark name of a data path: ``.../Tox21_HSE_training`` -> ``Tox21 HSE``, ``herg.tab`` -> ``hERG``."""
+    """The benchmark name of a data path, as the paper's table names it.
+
+    Args:
+        path: a data file or folder.
+
+    Returns:
+        The name without data suffixes: ``.../Tox21_HSE_training`` gives ``Tox21 HSE``,
+        ``herg.tab`` gives ``hERG``, other names stay as they are.
+    """
     name = Path(str(path).rstrip("/")).name
     for suffix in (".gz", ".zip", ".tab", ".tsv", ".csv", ".smi", ".sdf"):
         if name.lower().endswith(suffix):
@@ -76,7 +92,15 @@ def dataset_name(path: str | Path) -> str:
 
 
 def paper_settings(name: str) -> dict:
-    """The paper's learning rate and batch size for a benchmark (``lr`` 1e-4, batch 300 when not listed)."""
+    """The paper's learning rate and batch size for a benchmark.
+
+    Args:
+        name: the benchmark name (:func:`dataset_name`).
+
+    Returns:
+        ``{"lr": ..., "batch_size": ...}``: 1e-5 and 2000 on the Tox21 sets, else the listed
+        learning rate (1e-4 when not listed) and 300.
+    """
     tox21 = name.startswith("Tox21")
     return {"lr": 1e-5 if tox21 else _PAPER_LR.get(name, 1e-4), "batch_size": 2000 if tox21 else 300}
 

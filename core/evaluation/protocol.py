@@ -41,7 +41,19 @@ KNOWN_SEED = 20223  # seeds the draw of known anomalies from a fold's training p
 
 # ---------------------------------------------------------------------------- anomaly class
 def choose_anomaly_label(graphs: GraphSet, rule: str = "minority") -> str:
-    """The anomalous class under ``rule``: ``minority``, ``first-label`` or a label value."""
+    """Choose the anomalous class of a labelled data set by a rule.
+
+    Args:
+        graphs: the data; unlabelled graphs are ignored.
+        rule: ``minority`` (the paper's text; ties go to the label seen first), ``first-label``
+            (the authors' loader: the first labelled graph's label) or a label value.
+
+    Returns:
+        The anomalous label, normalised (:func:`normalize_label`).
+
+    Raises:
+        DataError: the data has no labels or only one, or no graph has the label named.
+    """
     labels = [lab for lab in graphs.labels if lab is not None]
     if not labels:
         raise DataError("the data has no graph labels: an evaluation needs labelled graphs", graphs.source)
@@ -75,27 +87,56 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
              only: Sequence[int] | None = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
              on_fold: Callable[[EvaluationResult], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> EvaluationResult:
-    """Run one protocol and return per-fold metrics with means and stds.
+    """Run one evaluation protocol on labelled data and return per-fold metrics with means and stds.
 
-    ``cv`` uses ``folds``-fold stratified CV (``cv_seed``) and the model seed ``seeds[0]``;
-    ``split`` needs ``test`` and repeats over every seed in ``seeds``. ``method`` names the
-    detector (:mod:`core.detectors.registry`: ``glocalkd``, ``ocgcn``, ``wl-iforest``, ...) and
-    ``model_params`` go to its constructor; all methods see the same folds. ``contamination`` (0-0.16 in the paper) is the share of
-    anomalies in the training set (taken from the training part's anomalies); ``train_fraction``
-    keeps that share of the normal training graphs. ``score`` picks the primary metric (``both``
-    terms, ``graph`` term or ``node`` term; all three AUCs are always recorded). ``ensemble`` > 1
-    averages the scores of that many models with independent random targets (each member's
-    scores divided by its mean training score). ``standardize`` z-scores TU node attributes
-    with the training graphs' mean and std. ``known_anomalies`` > 0 (the consensus only) draws
-    that many anomalies from each fold's training part (never from its test part, never trained
-    on) and weighs the consensus's views by them (:meth:`core.detectors.consensus.Consensus.weigh_views`);
-    the fold records the equal-weight consensus's AUC too, as ``auc_readouts["equal-weights"]``.
-    ``on_fold`` sees the partial result after each fold.
-    ``resume`` is an unfinished earlier result of the same evaluation: its folds are kept and only
-    the missing ones run (each fold's split and seeds do not depend on the others, so the result
-    is the one an uninterrupted run gives); several partial results, e.g. from processes that ran
-    different ``only`` folds side by side, are merged. ``only`` runs just those fold (or seed-run)
-    numbers, counted from 1; the result stays incomplete until every fold is in.
+    All methods see the same folds (:func:`fold_runs`). Unlabelled graphs are skipped.
+
+    Args:
+        data: the labelled data set, a GraphSet or a path :func:`core.io.load.load` reads.
+        protocol: ``cv``: ``folds``-fold stratified CV (``cv_seed``) with the model seed
+            ``seeds[0]``; ``split``: train on ``data``, test on ``test``, once per seed in ``seeds``.
+        test: the testing data of ``split`` (must be None for ``cv``).
+        anomaly: the rule choosing the anomalous class (:func:`choose_anomaly_label`).
+        folds: the number of cross-validation folds.
+        cv_seed: the seed of the fold split (1, as the paper).
+        seeds: the model seeds.
+        model_params: constructor parameters of the detector (None: its defaults).
+        contamination: the share of anomalies in the training set (0-0.16 in the paper), taken
+            from the training part's anomalies; from 0 to below 1.
+        train_fraction: the share of the normal training graphs kept, above 0 up to 1.
+        score: the primary metric: ``both`` terms, ``graph`` term or ``node`` term (all three
+            AUCs are always recorded; not ``both`` needs a detector with two score terms).
+        ensemble: above 1, average the scores of that many models with independent random
+            targets (each member's scores divided by its mean training score).
+        standardize: z-score TU node attributes with the training graphs' mean and std.
+        method: the detector's registry name (:mod:`core.detectors.registry`: ``glocalkd``,
+            ``ocgcn``, ``wl-iforest``, ...).
+        known_anomalies: above 0 (the consensus only), draw that many anomalies from each fold's
+            training part (never from its test part, never trained on) and weigh the consensus's
+            views by them (:meth:`core.detectors.consensus.Consensus.weigh_views`); the fold
+            records the equal-weight consensus's AUC too, as ``auc_readouts["equal-weights"]``.
+        resume: an unfinished earlier result of the same evaluation, or several (e.g. from
+            processes that ran different ``only`` folds side by side, merged): their folds are
+            kept and only the missing ones run. Each fold's split and seeds do not depend on the
+            others, so the result is the one an uninterrupted run gives.
+        only: run just these fold (or seed-run) numbers, counted from 1; the result stays
+            incomplete until every fold is in (None: all).
+        on_progress: called with a line of progress text.
+        on_epoch: passed to each fold's training (:func:`core.training.train_model`).
+        on_fold: sees the partial result after each fold.
+        should_stop: polled before, during (by the training) and after each fold; True stops
+            with the folds done (the fold it stopped in is not kept).
+
+    Returns:
+        The result: settings, per-fold metrics (ROC-AUC of the score and of each term, AP, FPR
+        at 95 % TPR, seconds), ``complete`` when every fold ran; a detector that cannot read the
+        data gives a result with ``not_applicable`` set and no folds.
+
+    Raises:
+        GLocalKDError: an option is out of range, the ``resume`` results were made with other
+            settings, or an ``only`` number does not exist.
+        DataError: the data cannot be read, has fewer than two classes, or too few graphs of a
+            class for the folds.
     """
     from core.detectors.registry import detector_info, make_detector
     from core.io.load import load
@@ -200,9 +241,29 @@ def _check_options(protocol: str, test, score: str, contamination: float, train_
 
 def fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds: Sequence[int],
               test_graphs: GraphSet | None, anomaly_label: str, say: ProgressFn, dataset: str = ""):
-    """The runs ``(number, model seed, training indices, test indices)``, and for ``split`` the
-    testing graphs with their anomaly flags (``cv`` tests on each fold's own part): the folds every
-    evaluation uses, public so that studies score their views on the very same ones."""
+    """The folds every evaluation uses, public so that studies score their views on the very same ones.
+
+    Args:
+        protocol: ``cv`` or ``split``.
+        labels: the label of each graph of the data (no None), shape (graphs,).
+        folds: the number of cross-validation folds (``cv``).
+        cv_seed: the seed of the stratified, shuffled split (``cv``).
+        seeds: the model seeds: ``cv`` uses the first for every fold, ``split`` makes one run each.
+        test_graphs: the testing data (``split``; None for ``cv``).
+        anomaly_label: the anomalous class, to flag the testing graphs (``split``).
+        say: called with a line of progress text.
+        dataset: the data set's name, for error messages.
+
+    Returns:
+        (the runs as ``(number from 1, model seed, training indices, test indices)`` tuples
+        (``split``: every index trains, the test indices are None); the labelled testing graphs
+        and their anomaly flags for ``split``, (None, None) for ``cv``, which tests on each
+        fold's own part).
+
+    Raises:
+        DataError: a class has fewer graphs than ``folds`` (``cv``), or the testing data lacks
+            anomalous or normal graphs (``split``).
+    """
     if protocol == "cv":
         values, sizes = np.unique(labels.astype(str), return_counts=True)
         if folds < 2 or sizes.min() < folds:

@@ -64,27 +64,61 @@ class EvaluationResult:
     not_applicable: str | None = None
 
     def values(self, key: str = "auc") -> np.ndarray:
+        """One metric of every fold, in fold order.
+
+        Args:
+            key: a :class:`FoldResult` field (default ``auc``; ``auc_graph``, ``auc_node``, ``ap``,
+                ``fpr95``, ``train_seconds``, ...).
+
+        Returns:
+            float64 values, one per fold (NaN where the fold had none).
+        """
         return np.array([getattr(f, key) for f in self.folds], dtype=np.float64)
 
     def mean(self, key: str = "auc") -> float:
+        """The mean of one metric over folds/seeds, NaN ignored.
+
+        Args:
+            key: a :class:`FoldResult` field (default ``auc``; ``auc_graph``, ``auc_node``, ``ap``,
+                ``fpr95``, ``train_seconds``, ...).
+
+        Returns:
+            The mean; NaN when there are no folds or every value is NaN.
+        """
         v = self.values(key)
         return float(np.nanmean(v)) if len(v) and not np.isnan(v).all() else math.nan
 
     def std(self, key: str = "auc") -> float:
-        """Population std (ddof 0) over folds/seeds, as the authors' code reports it."""
+        """The population std (ddof 0) of one metric over folds/seeds, as the authors' code reports it.
+
+        Args:
+            key: a :class:`FoldResult` field (default ``auc``; ``auc_graph``, ``auc_node``, ``ap``,
+                ``fpr95``, ``train_seconds``, ...).
+
+        Returns:
+            The std, NaN ignored; NaN when there are no folds or every value is NaN.
+        """
         v = self.values(key)
         return float(np.nanstd(v)) if len(v) and not np.isnan(v).all() else math.nan
 
     @property
     def primary_key(self) -> str:
+        """The metric the ``score`` option made primary: ``auc``, ``auc_graph`` or ``auc_node``."""
         return {"both": "auc", "graph": "auc_graph", "node": "auc_node"}[self.options.get("score", "both")]
 
     @property
     def paper(self) -> dict | None:
+        """The paper's Table 2 entry for this data set (GLocalKD and the best other), or None."""
         return PAPER_TABLE2.get(self.dataset)
 
     def summary(self) -> str:
-        """A few human-readable lines: rule, class, mean ± std of every metric, times."""
+        """Summarise the result for people, as ``glocalkd evaluate`` prints it.
+
+        Returns:
+            A few lines: rule, class, mean ± std of every metric (and per fold), each readout's
+            and component's AUC, the paper's values, times; "n/a" and why for a method that cannot
+            read the data.
+        """
         lines = [f"{self.dataset}, {self.method} ({self.protocol}, {len(self.folds)} "
                  f"{'folds' if self.protocol == 'cv' else 'seeds'}{'' if self.complete else ', INCOMPLETE'}): "
                  f"anomaly rule {self.anomaly_rule!r} -> anomalous class {self.anomaly_label!r}, "
@@ -115,6 +149,12 @@ class EvaluationResult:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
+        """The result as JSON-ready values (what ``--json`` writes).
+
+        Returns:
+            The fields by name, non-finite numbers as None, plus ``summary`` (mean and std of each
+            metric) and ``paper`` (:attr:`paper`).
+        """
         d = asdict(self)
         d["summary"] = {k: {"mean": _num(self.mean(k)), "std": _num(self.std(k))}
                         for k in ("auc", "auc_graph", "auc_node", "ap", "fpr95", "train_seconds", "score_seconds")}
@@ -125,8 +165,20 @@ class EvaluationResult:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> EvaluationResult:
-        """The result a :meth:`to_dict` mapping holds; every value is checked (:func:`check_result_dict`),
-        so a damaged or edited file is refused, never merged."""
+        """Read back a result from a :meth:`to_dict` mapping.
+
+        Every value is checked (:func:`check_result_dict`), so a damaged or edited file is
+        refused, never merged.
+
+        Args:
+            d: the mapping (``json.loads`` of a ``--json`` file); None metrics become NaN.
+
+        Returns:
+            The result.
+
+        Raises:
+            ValueError: a value is missing or not what it must be.
+        """
         d = dict(check_result_dict(d))
         def value(v):
             if isinstance(v, dict):
@@ -256,9 +308,20 @@ def _num(v):
 
 
 def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
-    """One result from partial results of the same evaluation (same data, method, anomaly class,
-    parameters and options) that hold different folds, e.g. from processes run side by side.
-    Wall seconds add up (the machine time spent); a fold present twice must agree."""
+    """Merge partial results of one evaluation that hold different folds, e.g. from processes run side by side.
+
+    Args:
+        results: the partial results; they must agree on data, protocol, method, anomaly class,
+            parameters and options (:func:`settings_key`).
+
+    Returns:
+        One result with every fold once, in fold order; wall seconds add up (the machine time
+        spent); complete when any part says so.
+
+    Raises:
+        GLocalKDError: there is nothing to merge, the settings differ, or a fold present twice
+            differs (:func:`same_fold`).
+    """
     if not results:
         raise GLocalKDError("nothing to merge")
     first = results[0]
@@ -287,8 +350,18 @@ PARAMS_BEFORE = {"consensus": {"reserve_views": []}}
 
 
 def settings_key(r: EvaluationResult) -> tuple:
-    """What must agree for two results to be parts of one evaluation. Parameters and options
-    added since a result was written count as their defaults, or as :data:`PARAMS_BEFORE` says."""
+    """What must agree for two results to be parts of one evaluation.
+
+    Parameters and options added since a result was written count as their defaults, or as
+    :data:`PARAMS_BEFORE` says.
+
+    Args:
+        r: the result.
+
+    Returns:
+        (data set, protocol, method, anomaly label, full model parameters, options), to compare
+        with ``==``.
+    """
     from core.detectors.registry import make_detector
 
     defaults = {**make_detector(r.method).get_params(), **PARAMS_BEFORE.get(r.method, {})}
@@ -297,12 +370,26 @@ def settings_key(r: EvaluationResult) -> tuple:
 
 
 def same_fold(a: FoldResult, b: FoldResult) -> bool:
-    """Two records of one fold agree on what it measured (timings may differ)."""
+    """Whether two records of one fold agree on what it measured (timings may differ).
+
+    Args:
+        a: one record.
+        b: the other.
+
+    Returns:
+        True when seed, sizes and AUC are equal (two NaN AUCs are equal).
+    """
     return (a.seed, a.n_train, a.n_test) == (b.seed, b.n_train, b.n_test) and (
         a.auc == b.auc or (math.isnan(a.auc) and math.isnan(b.auc)))
 
 
 def environment() -> dict:
+    """Describe the machine an evaluation runs on, for the result file.
+
+    Returns:
+        Python and torch versions, torch's threads, the CPU (:func:`core.runtime.machine.describe_cpu`),
+        the CPU count and the start time in UTC.
+    """
     import torch
 
     from core.runtime.machine import describe_cpu
@@ -314,7 +401,12 @@ def environment() -> dict:
 
 
 def write_json(result: EvaluationResult, path: str | Path) -> None:
-    """Write the full result (params, options, per-fold metrics, summary, paper values) atomically."""
+    """Write the full result (params, options, per-fold metrics, summary, paper values) as JSON, atomically.
+
+    Args:
+        result: the result.
+        path: the JSON file to write (its folder is made when missing).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n"
@@ -323,8 +415,18 @@ def write_json(result: EvaluationResult, path: str | Path) -> None:
 
 
 def read_json(path: str | Path) -> EvaluationResult:
-    """Read a result written by :func:`write_json`, checking every value; a file that is not one,
-    or holds a value it cannot hold (an AUC of 7, a text for a number), is a :class:`DataError`."""
+    """Read a result written by :func:`write_json`, checking every value.
+
+    Args:
+        path: the JSON file.
+
+    Returns:
+        The result.
+
+    Raises:
+        DataError: the file cannot be read, is not a result file, or holds a value it cannot
+            hold (an AUC of 7, a text for a number).
+    """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -356,7 +458,12 @@ def _duration(seconds: float) -> str:
 def markdown_table(results: Sequence[EvaluationResult], pending: Sequence[str] = ()) -> str:
     """A Markdown table: one row per result with ours beside the paper's value and best competitor.
 
-    ``pending`` names data sets to list as "not run yet".
+    Args:
+        results: the results, one row each.
+        pending: data sets to list as "not run yet", with the paper's values.
+
+    Returns:
+        The table, header included, ending with a line break.
     """
     head = ("| data set | protocol | anomalous class (rule) | ours: ROC-AUC mean ± std | graph term only "
             "| node term only | paper GLocalKD | paper best other | wall time | command |\n"
@@ -384,7 +491,14 @@ def markdown_table(results: Sequence[EvaluationResult], pending: Sequence[str] =
 
 def write_markdown(results: EvaluationResult | Sequence[EvaluationResult], path: str | Path,
                    pending: Sequence[str] = (), title: str = "GLocalKD evaluation") -> None:
-    """Write ``results`` as a Markdown file: a title, the table, and each result's settings."""
+    """Write results as a Markdown file, atomically: a title, the table, and each result's summary and settings.
+
+    Args:
+        results: one result or several.
+        path: the Markdown file to write (its folder is made when missing).
+        pending: data sets to list as "not run yet" (:func:`markdown_table`).
+        title: the first heading.
+    """
     if isinstance(results, EvaluationResult):
         results = [results]
     path = Path(path)

@@ -22,7 +22,18 @@ class TableColumns:
 
 
 def table_columns(path: str | Path) -> TableColumns:
-    """Read only the header row of a CSV/TSV file and guess its SMILES, id and label columns."""
+    """Read only the header row of a CSV/TSV file and guess its SMILES, id and label columns.
+
+    Args:
+        path: the table (optionally gzipped); the delimiter is sniffed from the header.
+
+    Returns:
+        The header and the columns whose names are common for SMILES, ids and labels
+        (case-insensitive), None where no name matched.
+
+    Raises:
+        DataError: the file has no header row.
+    """
     path = Path(path)
     allow_large_csv_fields()
     try:
@@ -40,6 +51,14 @@ def table_columns(path: str | Path) -> TableColumns:
 
 
 def is_table(path: str | Path) -> bool:
+    """Whether a path is an existing molecule table, by its suffix (for the column chooser).
+
+    Args:
+        path: the file.
+
+    Returns:
+        True for an existing .csv, .tsv, .tab or .txt file (optionally compressed).
+    """
     from core.io.load import MOLECULE_TABLE_SUFFIXES
 
     p = Path(path)

@@ -17,13 +17,27 @@ SDF_SUFFIXES = (".sdf", ".sd", ".mol")
 
 def load(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
          label_column: str | None = None, standardise: bool = False) -> GraphSet:
-    """Read any supported file into a GraphSet.
+    """Read any supported file into a GraphSet, the reader picked from the path.
 
-    A folder or ``.zip`` is a TU collection; ``.smi``/``.smiles`` a SMILES list;
-    ``.csv``/``.tsv``/``.tab``/``.txt`` a table with a SMILES column; ``.sdf`` an SDF file
-    (each optionally ``.gz``). Column options apply to tables (and to SDF data fields).
-    ``standardise`` standardises each molecule as it is read (:mod:`core.data.standardise`:
-    largest fragment, neutralised, canonical tautomer); a molecule it fails on is rejected.
+    A folder or ``.zip`` is a TU collection; ``.smi``/``.smiles``/``.ism`` a SMILES list;
+    ``.csv``/``.tsv``/``.tab``/``.txt`` a table with a SMILES column; ``.sdf``/``.sd``/``.mol``
+    an SDF file (each optionally ``.gz``).
+
+    Args:
+        path: the file or folder.
+        smiles_column: a table's SMILES column (None: found by its common names).
+        id_column: a table's id column, or an SDF data field (None: found, else row numbers).
+        label_column: a table's label column, or an SDF data field (None: found, else unlabelled).
+        standardise: standardise each molecule as it is read (:mod:`core.data.standardise`:
+            largest fragment, neutralised, canonical tautomer); a molecule it fails on is rejected.
+
+    Returns:
+        The graphs, their metadata and the rows that could not be read, with their reasons.
+
+    Raises:
+        DataError: the path does not exist, its type is unknown, or the file cannot be read
+            (naming the file and, where known, the line), or ``standardise`` is asked of a TU
+            collection.
     """
     path = Path(path)
     if not path.exists():
@@ -44,17 +58,38 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
 
 
 def is_molecule_list(path: str | Path) -> bool:
-    """True for a SMILES list, table or SDF file (optionally gzipped): a file :func:`molecule_rows` streams."""
+    """Whether a path is a file :func:`molecule_rows` streams, by its suffix.
+
+    Args:
+        path: the file (it need not exist).
+
+    Returns:
+        True for a SMILES list, table or SDF file (optionally gzipped).
+    """
     suffix = Path(strip_compression(Path(path).name)).suffix.lower()
     return suffix in SMILES_SUFFIXES or suffix in MOLECULE_TABLE_SUFFIXES or suffix in SDF_SUFFIXES
 
 
 def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
                   label_column: str | None = None) -> tuple[Iterator[SourceRow], str]:
-    """Stream the rows of a SMILES list, table or SDF file, read exactly as :func:`load` reads them,
-    with the hint to add when no row holds a molecule. The one reader of molecule rows for loading,
-    scoring and screening: a table's header is checked at once, the rows come as they are read.
-    For SDF, ``id_column`` and ``label_column`` name data fields."""
+    """Stream the rows of a SMILES list, table or SDF file, read exactly as :func:`load` reads them.
+
+    The one reader of molecule rows for loading, scoring and screening: a table's header is
+    checked at once, the rows come as they are read.
+
+    Args:
+        path: the file (optionally gzipped).
+        smiles_column: a table's SMILES column (None: found by its common names).
+        id_column: a table's id column, or an SDF data field.
+        label_column: a table's label column, or an SDF data field.
+
+    Returns:
+        (the rows, as they are read; the hint to add when no row holds a molecule, "" if none).
+
+    Raises:
+        DataError: the path does not exist, is not a molecule list, or a table's header lacks
+            the columns asked for.
+    """
     path = Path(path)
     if not path.exists():
         raise DataError("no such file or folder", path)

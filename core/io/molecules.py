@@ -81,9 +81,18 @@ class SourceRow(NamedTuple):
 
 
 def parse_row(row: SourceRow) -> tuple[Chem.Mol | None, str, str]:
-    """A row's molecule (or None), the SMILES the report shows for it (for a reject: the row's
-    text), and the reason it is rejected. An SDF record's molecule is re-read from its SMILES, so
-    that its node order is the one a re-parse of the report's SMILES gives."""
+    """Parse one source row into its molecule, or the reason it is rejected.
+
+    An SDF record's molecule is re-read from its SMILES, so that its node order is the one a
+    re-parse of the report's SMILES gives.
+
+    Args:
+        row: the row as a reader streamed it.
+
+    Returns:
+        (the molecule or None; the SMILES the report shows for it (for a rejected SMILES row:
+        the row's text, for a rejected SDF record: ""); the reason it is rejected, "" if read).
+    """
     if row.problem is not None:
         return None, row.smiles, row.problem
     if row.molblock is None:
@@ -156,7 +165,16 @@ def prepare_molecules(graphs: GraphSet, standardise: bool) -> GraphSet:
 
 
 def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
-    """The rows of a SMILES list: one ``SMILES [name ...]`` per line; a first line ``smiles ...`` is a header."""
+    """Stream the rows of a SMILES list: one ``SMILES [name ...]`` per line.
+
+    A first line ``smiles ...`` is a header; blank and ``#`` comment lines are skipped.
+
+    Args:
+        path: the file (optionally gzipped).
+
+    Yields:
+        One row per data line; the name (the rest of the line) is the id, else the line number.
+    """
     path = Path(path)
     first = True
     for number, line in data_lines(path):
@@ -170,7 +188,19 @@ def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
 
 
 def load_smiles(path: str | Path, standardise: bool = False) -> GraphSet:
-    """A SMILES list: one ``SMILES [name ...]`` per line; a first line ``smiles ...`` is a header."""
+    """Read a SMILES list (one ``SMILES [name ...]`` per line) into a GraphSet.
+
+    Args:
+        path: the file (optionally gzipped); a first line ``smiles ...`` is a header.
+        standardise: standardise each molecule first (:mod:`core.data.standardise`); a molecule it
+            fails on is rejected with the reason.
+
+    Returns:
+        The molecules and the rejected lines with their reasons.
+
+    Raises:
+        DataError: the file has no data lines, or not one readable molecule.
+    """
     path = Path(path)
     out = _Collector(standardise)
     for row in smiles_rows(path):
@@ -212,15 +242,30 @@ def _show(names: list[str], limit: int = 200) -> str:
 
 def table_rows(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
                label_column: str | None = None) -> tuple[Iterator[SourceRow], str]:
-    """The rows of a delimited table with a header row, and the hint to add when no row holds a
-    molecule (naming the parameter as ``{smiles_column}``, see :class:`core.errors.DataError`). The header is read at once (a missing column is an error before any row); the rows
-    are streamed. The SMILES, id and label columns are found by common names (``smiles``,
-    ``Drug``, ``id``, ``Drug_ID``, ``label``, ``Y``, ...) or named by the caller.
+    """Stream the rows of a delimited table with a header row.
+
+    The header is read at once (a missing column is an error before any row); the rows are
+    streamed. The SMILES, id and label columns are found by common names (``smiles``, ``Drug``,
+    ``id``, ``Drug_ID``, ``label``, ``Y``, ...) or named by the caller.
 
     The delimiter is the one the header uses most (``,`` tab ``;`` ``|``); when the SMILES
     column is not found that way, the header is tried with each other delimiter. A quoted field
     may span lines. A row that does not split into enough fields (another delimiter, a stray
     quote) comes with its problem, to be rejected with its line number.
+
+    Args:
+        path: the table (optionally gzipped).
+        smiles_column: the SMILES column's name (None: found by common names).
+        id_column: the id column's name (None: found, else the line number is the id).
+        label_column: the label column's name (None: found, else unlabelled).
+
+    Returns:
+        (the rows; the hint to add when no row holds a molecule, naming the parameter as
+        ``{smiles_column}``, see :class:`core.errors.DataError`).
+
+    Raises:
+        DataError: the file is empty, the header cannot be read, a named column is missing, or
+            no SMILES column is found.
     """
     path = Path(path)
     allow_large_csv_fields()
@@ -270,7 +315,23 @@ def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: l
 
 def load_table(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
                label_column: str | None = None, standardise: bool = False) -> GraphSet:
-    """A delimited table with a header row into a GraphSet (the rows of :func:`table_rows`)."""
+    """Read a delimited table with a header row into a GraphSet (the rows of :func:`table_rows`).
+
+    Args:
+        path: the table (optionally gzipped).
+        smiles_column: the SMILES column's name (None: found by common names).
+        id_column: the id column's name (None: found, else line numbers).
+        label_column: the label column's name (None: found, else unlabelled).
+        standardise: standardise each molecule first (:mod:`core.data.standardise`); a molecule it
+            fails on is rejected with the reason.
+
+    Returns:
+        The molecules and the rejected rows with their reasons.
+
+    Raises:
+        DataError: as :func:`table_rows`, or the table has no data rows or not one readable
+            molecule (with a hint that the SMILES column may be the wrong one).
+    """
     path = Path(path)
     rows, hint = table_rows(path, smiles_column, id_column, label_column)
     out = _Collector(standardise)
@@ -368,8 +429,17 @@ def _quote_open_after(line: str, delimiter: str, in_quotes: bool) -> bool:
 
 
 def sdf_rows(path: str | Path, id_field: str | None = None, label_field: str | None = None) -> Iterator[SourceRow]:
-    """The records of an SDF file (they end with ``$$$$``) as rows holding their molblock; a
-    record without ``M  END`` comes with its problem."""
+    """Stream the records of an SDF file (they end with ``$$$$``) as rows holding their molblock.
+
+    Args:
+        path: the file (optionally gzipped).
+        id_field: the data field holding the id (None: a field with a common id name, else the
+            title line, else "record N").
+        label_field: the data field holding the label (None: a field with a common label name).
+
+    Yields:
+        One row per non-empty record; a record without ``M  END`` comes with its problem.
+    """
     path = Path(path)
     record: list[str] = []
     start = 1
@@ -391,7 +461,21 @@ def sdf_rows(path: str | Path, id_field: str | None = None, label_field: str | N
 
 def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | None = None,
              standardise: bool = False) -> GraphSet:
-    """An SDF file: records end with ``$$$$``; a broken molblock rejects only its own record."""
+    """Read an SDF file into a GraphSet; a broken molblock rejects only its own record.
+
+    Args:
+        path: the file (optionally gzipped); records end with ``$$$$``.
+        id_field: the data field holding the id (None: found, else the title line).
+        label_field: the data field holding the label (None: found, else unlabelled).
+        standardise: standardise each molecule first (:mod:`core.data.standardise`); a molecule it
+            fails on is rejected with the reason.
+
+    Returns:
+        The molecules and the rejected records with their reasons.
+
+    Raises:
+        DataError: the file has no records, or not one readable molecule.
+    """
     path = Path(path)
     out = _Collector(standardise)
     for row in sdf_rows(path, id_field, label_field):

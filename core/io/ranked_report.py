@@ -51,7 +51,14 @@ class RankedReport:
     standardised_smiles: np.ndarray | None = None
 
     def scored_smiles(self, i: int) -> str:
-        """The SMILES row i was scored as: its standardised form, or the SMILES as read."""
+        """The SMILES row i was scored as: its standardised form, or the SMILES as read.
+
+        Args:
+            i: the row (in rank order).
+
+        Returns:
+            The SMILES the model scored for that row.
+        """
         if self.standardised_smiles is not None and self.standardised_smiles[i]:
             return str(self.standardised_smiles[i])
         return str(self.smiles[i])
@@ -65,7 +72,15 @@ class RankedReport:
         return int(self.score.shape[0])
 
     def top_nodes_of(self, i: int) -> list[tuple[str, float]]:
-        """Row i's ``top_nodes`` cell as (node name, error) pairs, e.g. [("N3", 0.41), ...]."""
+        """Read one row's ``top_nodes`` cell.
+
+        Args:
+            i: the row's position among the scored rows (rank - 1).
+
+        Returns:
+            (node name, error) pairs, e.g. [("N3", 0.41), ...]; parts that do not read as
+            ``name:number`` are skipped.
+        """
         out = []
         for part in str(self.top_nodes[i]).split(";"):
             name, _, value = part.rpartition(":")
@@ -77,7 +92,15 @@ class RankedReport:
 
 
 def is_report(path: str | Path) -> bool:
-    """True when the file's first line is a ranked report's header."""
+    """Whether a file is a ranked report, by its first line.
+
+    Args:
+        path: the file.
+
+    Returns:
+        True when the first line is a ranked report's header (current or from before p-values);
+        False also when the file cannot be read.
+    """
     try:
         first = next(iter(read_lines(Path(path))), (1, ""))[1]
     except (OSError, DataError, StopIteration):
@@ -86,9 +109,19 @@ def is_report(path: str | Path) -> bool:
 
 
 def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None) -> RankedReport:
-    """Read a ranked report. A malformed row raises :class:`DataError` naming its line.
+    """Read a ranked report into column arrays.
 
-    ``on_progress(rows)`` is called every 100,000 rows.
+    Args:
+        path: the report (optionally gzipped).
+        on_progress: called with the scored rows read so far, every 100,000 rows (None: not).
+
+    Returns:
+        The scored rows in file (rank) order as arrays, the rejected rows as a list; the end
+        row is skipped.
+
+    Raises:
+        DataError: the file is empty or not a report, or a row is malformed (wrong field count,
+            a score that is not a finite number), naming its line.
     """
     path = Path(path)
     allow_large_csv_fields()
@@ -156,9 +189,16 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
 
 
 def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) per CSV record of numbered lines; a quoted field may span lines. Given
-    (number, line, ending) triples (:func:`core.io.text.read_lines_and_endings`) it keeps the
-    field's own line breaks byte for byte; given (number, line) pairs, each break reads as ``\\n``."""
+    """Parse numbered lines as CSV records; a quoted field may span lines.
+
+    Args:
+        lines: (number, line, ending) triples (:func:`core.io.text.read_lines_and_endings`),
+            which keep a field's own line breaks byte for byte, or (number, line) pairs, whose
+            breaks read as ``\\n``.
+
+    Yields:
+        (number of the record's last line, fields) per record.
+    """
     numbered = iter(lines)
     current = [0]
 
@@ -177,8 +217,20 @@ def _unsafe(text: str) -> str:
 
 
 def row_graphs(report: RankedReport, i: int) -> GraphSet:
-    """Row i's molecule as a one-graph GraphSet, to draw it or score it again with a model
-    (a report keeps only the top nodes' errors; rescoring gives every atom's)."""
+    """One row's molecule as a one-graph GraphSet, to draw it or score it again with a model.
+
+    A report keeps only the top nodes' errors; rescoring gives every atom's.
+
+    Args:
+        report: the report read by :func:`read_report`.
+        i: the row's position among the scored rows.
+
+    Returns:
+        A GraphSet of one molecule with the row's id, name, SMILES and label.
+
+    Raises:
+        DataError: the row's SMILES cannot be parsed.
+    """
     from core.data.chem import mol_to_graph, parse_smiles
 
     smiles = report.scored_smiles(i)  # the molecule the model scored (its atoms are the report's top nodes)

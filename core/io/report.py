@@ -47,16 +47,34 @@ def report_columns(standardised: bool) -> tuple[str, ...]:
 
 
 def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS)) -> list[str]:
-    """The report's last row: how many rows come before it, the model that scored them (its
-    fingerprint) and a digest of the bytes before it. A report without it was cut short; merging
-    checks it (same model, no shard twice, no row missing). ``width``: the report's columns."""
+    """The report's last row, which says the report is complete.
+
+    A report without it was cut short; merging checks it (same model, no shard twice, no row
+    missing).
+
+    Args:
+        rows: the data rows before it.
+        model: the fingerprint of the model that scored them.
+        digest: a digest of the bytes before it.
+        width: the report's columns (one more when the model standardises its molecules).
+
+    Returns:
+        The row's cells, all empty but ``status``.
+    """
     row = [""] * width
     row[STATUS] = f"{END_PREFIX}{rows} rows; model {model}; digest {digest}"
     return row
 
 
 def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
-    """(rows, model, digest) of an end row, or None when ``row`` is not one."""
+    """Read an end row written by :func:`end_row`.
+
+    Args:
+        row: a report row's cells.
+
+    Returns:
+        (rows, model, digest), or None when ``row`` is not an end row.
+    """
     if len(row) not in {len(h) for h in HEADERS} or not row[STATUS].startswith(END_PREFIX) \
             or any(row[:STATUS]) or any(row[STATUS + 1:]):
         return None
@@ -68,8 +86,15 @@ def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
 
 
 def safe_cell(text: str) -> str:
-    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``); numbers pass.
-    A NUL byte (which breaks most readers of a CSV file) is written as ``\\x00``."""
+    """Neutralise a text cell a spreadsheet would evaluate (``=1+1``, ``@SUM(..)``).
+
+    Args:
+        text: the cell.
+
+    Returns:
+        The cell with an apostrophe before a formula-like start (numbers such as ``-1.5`` pass)
+        and NUL bytes (which break most readers of a CSV file) written as ``\\x00``.
+    """
     if "\x00" in text:
         text = text.replace("\x00", "\\x00")
     if text.startswith(_FORMULA_START):
@@ -82,7 +107,16 @@ def safe_cell(text: str) -> str:
 
 
 def node_names(graphs: GraphSet, i: int) -> list[str]:
-    """Display names of graph i's nodes: ``C3`` (element + index) for molecules, ``n3`` otherwise."""
+    """Display names of one graph's nodes.
+
+    Args:
+        graphs: the graph set.
+        i: the graph's position.
+
+    Returns:
+        ``C3`` (element + node index) for molecules and TU graphs whose labels name elements,
+        ``n3`` otherwise (or when the symbols do not match the node count).
+    """
     n = int(graphs.graphs[i].num_nodes)
     symbols: list[str] = []
     if graphs.meta[i].smiles:
@@ -98,19 +132,43 @@ def node_names(graphs: GraphSet, i: int) -> list[str]:
 
 
 def format_term(value: float) -> str:
-    """A score term as report text; empty for detectors that have no such term (NaN)."""
+    """Write a score term as report text.
+
+    Args:
+        value: the term.
+
+    Returns:
+        Six significant digits; empty for detectors that have no such term (NaN).
+    """
     return f"{value:.6g}" if np.isfinite(value) else ""
 
 
 def format_p(value: float) -> str:
-    """A p- or q-value as report text; empty when the model is not calibrated (NaN)."""
+    """Write a p- or q-value as report text.
+
+    Args:
+        value: the p- or q-value.
+
+    Returns:
+        Six significant digits; empty when the model is not calibrated (NaN).
+    """
     return f"{value:.6g}" if np.isfinite(value) else ""
 
 
 def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5,
                 p_values: np.ndarray | None = None) -> Iterator[list[str]]:
-    """Report rows in rank order, then one row per rejected input. ``p_values`` (a calibrated
-    model's, one per graph) fill ``p_value`` and their Benjamini-Hochberg q-values ``q_value``."""
+    """The report's rows: scored rows in rank order, then one row per rejected input.
+
+    Args:
+        graphs: the scored graphs, with their rejects.
+        scores: their scores.
+        top_k: how many of each graph's largest node errors go in ``top_nodes`` (0: none).
+        p_values: a calibrated model's p-values, one per graph; they fill ``p_value`` and their
+            Benjamini-Hochberg q-values ``q_value`` (None: both empty).
+
+    Yields:
+        Each row's cells (:data:`COLUMNS`), not yet made spreadsheet-safe.
+    """
     p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
     q = benjamini_hochberg(p)
     standardised = graphs.standardised  # the input's SMILES in ``smiles``, the scored one last
@@ -130,8 +188,22 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5,
 
 def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
                  p_values: np.ndarray | None = None) -> int:
-    """Write the ranked report to ``path`` atomically; returns the number of data rows written.
-    ``p_values``: a calibrated model's p-values of the graphs (``detector.p_values(scores.score)``)."""
+    """Write the ranked report to ``path`` atomically, spreadsheet-safe.
+
+    Args:
+        path: the CSV file to write.
+        graphs: the scored graphs, with their rejects.
+        scores: their scores, one per graph.
+        top_k: how many of each graph's largest node errors go in ``top_nodes``.
+        p_values: a calibrated model's p-values of the graphs (``detector.p_values(scores.score)``;
+            None: not calibrated).
+
+    Returns:
+        The number of data rows written (scored and rejected, not the header).
+
+    Raises:
+        ValueError: ``scores`` and ``graphs`` differ in length.
+    """
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
     rows = 0

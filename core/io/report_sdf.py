@@ -12,9 +12,10 @@ from core.runtime.files import atomic_output
 
 
 def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int] | None = None) -> int:
-    """Write the molecules of ``report`` to ``path`` (atomically) in rank order, with SD properties
-    ``id``, ``name``, ``rank``, ``score``, ``p_value`` and ``q_value`` (when known), ``label`` and
-    ``top_atoms``.
+    """Write the molecules of a ranked report to an SDF file, atomically, in rank order.
+
+    Each record carries the SD properties ``id``, ``name``, ``rank``, ``score``, ``p_value`` and
+    ``q_value`` (when known), ``label`` and ``top_atoms``.
 
     Args:
         path: the SDF file to write.

@@ -26,9 +26,11 @@ _READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 def allow_large_csv_fields() -> None:
-    """Lift the csv module's field limit (131,072 characters by default, process-wide): a SMILES,
-    an id or a quoted cell may be longer, and a report that holds one must still be read back.
-    Called when this module is imported, so every reader of tables and reports has it."""
+    """Lift the csv module's field limit (131,072 characters by default), process-wide.
+
+    A SMILES, an id or a quoted cell may be longer, and a report that holds one must still be
+    read back. Called when this module is imported, so every reader of tables and reports has it.
+    """
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 
@@ -36,6 +38,14 @@ allow_large_csv_fields()
 
 
 def is_gzipped(path: Path) -> bool:
+    """Whether a file is gzip-compressed, by its first two bytes (not its name).
+
+    Args:
+        path: the file.
+
+    Returns:
+        True when it starts with the gzip magic number.
+    """
     with open(path, "rb") as fh:
         return fh.read(2) == GZIP_MAGIC
 
@@ -66,26 +76,41 @@ def _sniff(path: Path) -> str | None:
 
 
 def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Yield (line number, line without its line ending), 1-based.
+    """Stream the numbered lines of a text file as users have them.
 
     Decodes UTF-8 (a BOM is dropped) or, after a UTF-16 BOM, UTF-16; at the first byte
     that is not UTF-8 it goes on in cp1252, the usual legacy encoding of spreadsheet
-    exports. Any of ``\\n``, ``\\r\\n`` and ``\\r`` ends a line. A binary file (a NUL
-    byte or many control bytes in its first 8 KB) is refused with a :class:`DataError`, as
-    is a damaged gzip stream (naming the last line read). Streams the file, so a large
-    library is never held in memory whole.
+    exports. Any of ``\\n``, ``\\r\\n`` and ``\\r`` ends a line. Streams the file, so a
+    large library is never held in memory whole.
+
+    Args:
+        path: the text file, gzipped or not.
+
+    Returns:
+        An iterator of (line number, 1-based; line without its line ending).
+
+    Raises:
+        DataError: while iterating: the file does not exist, is binary (a NUL byte or many
+            control bytes in its first 8 KB), has a line over ``MAX_LINE_CHARS`` characters, or
+            is a damaged gzip stream (naming the last line read).
     """
     return _lines(path, endings=False)
 
 
 def read_lines_and_endings(path: str | Path) -> Iterator[tuple[int, str, str]]:
-    """As :func:`read_lines`, with each line's own ending (``"\\n"``, ``"\\r\\n"``, ``"\\r"`` or
-    ``""`` at the end of the file): a quoted table cell that spans lines is rebuilt byte for byte.
+    """Stream the numbered lines of a text file as :func:`read_lines` does, with each line's own ending.
+
+    With the endings a quoted table cell that spans lines is rebuilt byte for byte.
 
     Args:
         path: the text file, gzipped or not.
+
     Returns:
-        An iterator of (line number, line, ending).
+        An iterator of (line number, line, ending): ``"\\n"``, ``"\\r\\n"``, ``"\\r"`` or ``""``
+        at the end of the file.
+
+    Raises:
+        DataError: while iterating, as :func:`read_lines`.
     """
     return _lines(path, endings=True)
 
@@ -133,7 +158,14 @@ def _decoded(path: Path, encoding: str, errors: str, endings: bool) -> Iterator[
 
 
 def strip_compression(name: str) -> str:
-    """'x.csv.gz' -> 'x.csv'."""
+    """A file name without its ``.gz`` suffix, to read the suffix underneath.
+
+    Args:
+        name: the file name.
+
+    Returns:
+        The name without a final ``.gz`` (any case): ``x.csv.gz`` gives ``x.csv``.
+    """
     return name[:-3] if name.lower().endswith(".gz") else name
 
 
@@ -141,7 +173,14 @@ DELIMITERS = (",", "\t", ";", "|")
 
 
 def data_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """The numbered lines of ``path`` that hold data: not blank, not ``#`` comments."""
+    """Stream the numbered lines of a file that hold data: not blank, not ``#`` comments.
+
+    Args:
+        path: the text file (read by :func:`read_lines`).
+
+    Yields:
+        (line number, line) per data line.
+    """
     for number, line in read_lines(path):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
@@ -149,8 +188,16 @@ def data_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def sniff_delimiter(header_line: str, suffix: str) -> str:
-    """The delimiter of a table: the one of ``DELIMITERS`` most frequent in its header line, unless
-    the suffix's own (``.csv``: comma, ``.tsv``/``.tab``: tab) is as frequent."""
+    """Guess the delimiter of a table from its header line.
+
+    Args:
+        header_line: the table's first data line.
+        suffix: the file's suffix, lower case, without ``.gz`` (``.csv``, ``.tsv``, ...).
+
+    Returns:
+        The one of ``DELIMITERS`` most frequent in the header line, unless the suffix's own
+        (``.csv``: comma, ``.tsv``/``.tab``: tab, else comma) is as frequent.
+    """
     default = {".csv": ",", ".tsv": "\t", ".tab": "\t"}.get(suffix, ",")
     counts = {d: header_line.count(d) for d in DELIMITERS}
     best = max(counts, key=lambda d: counts[d])

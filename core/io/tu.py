@@ -178,7 +178,23 @@ def _readme_map(text: str, heading: str) -> dict[int, str] | None:
 
 
 def load_tu(path: str | Path) -> GraphSet:
-    """Read a TU collection (folder or .zip) into a GraphSet; errors name the file and line."""
+    """Read a TU collection (folder or .zip) into a GraphSet.
+
+    Graphs without nodes, or with a NaN or infinite node attribute, are rejected with their
+    reason; the others keep their raw ``node_label``, ``node_attr`` and ``edge_label``.
+
+    Args:
+        path: the collection's folder or .zip archive.
+
+    Returns:
+        The graphs (ids 1, 2, ...; graph labels as labels), the rejected graphs, and the node and
+        edge label names a readme gives.
+
+    Raises:
+        DataError: a required file is missing or a file is malformed (ids out of range or
+            decreasing, line counts that do not match, an edge joining two graphs, no graph
+            readable), naming the file and line.
+    """
     files = _Files(Path(path))
     ds = files.ds
     indicator = files.table("graph_indicator.txt", int, columns=1)[:, 0]

@@ -38,7 +38,18 @@ except ImportError:  # pragma: no cover
 
 
 def library_files(libraries: Sequence[str | Path]) -> list[Path]:
-    """The shard files named by ``libraries``: paths, or glob patterns (each pattern's matches sorted)."""
+    """The shard files named on the command line.
+
+    Args:
+        libraries: paths, or glob patterns (a path that exists is taken as it is).
+
+    Returns:
+        The files, in the order given, each pattern's matches sorted.
+
+    Raises:
+        DataError: a path is not a file, or a pattern matches nothing.
+        GLocalKDError: ``libraries`` is empty.
+    """
     files: list[Path] = []
     for item in libraries:
         text = str(item)
@@ -74,12 +85,27 @@ class ModelPlugin(WorkerPlugin):
         self.__init__(state["name"], state["data"], state["device"])
 
     def setup(self, worker) -> None:
+        """Note the worker's local folder, where the model file is unpacked (Dask calls it).
+
+        Args:
+            worker: the Dask worker.
+        """
         self._dir = getattr(worker, "local_directory", None) or tempfile.gettempdir()
 
     def teardown(self, worker) -> None:
+        """Drop the loaded model (Dask calls it when the plugin goes).
+
+        Args:
+            worker: the Dask worker.
+        """
         self._model = None
 
     def model(self):
+        """The model, loaded from the bytes on first use (once per worker, thread-safe).
+
+        Returns:
+            The detector, on this plugin's device.
+        """
         with self._lock:
             if self._model is None:
                 from core.detectors.model_file import load_detector
@@ -97,8 +123,22 @@ class ModelPlugin(WorkerPlugin):
 
 
 def screen_chunk_task(plugin: str, job: ChunkJob, settings: ChunkSettings) -> ChunkResult:
-    """One chunk on a worker: parse, featurize, score and write its sorted chunk file
-    (:func:`core.screening.pipeline.finish_chunk`, as the local executor does)."""
+    """Run one chunk on a worker: parse, featurize, score and write its sorted chunk file.
+
+    The same step as the local executor's (:func:`core.screening.pipeline.finish_chunk`), with
+    one torch thread.
+
+    Args:
+        plugin: the name of the worker plugin holding the model (:class:`ModelPlugin`).
+        job: the chunk.
+        settings: the run's chunk settings (its scratch folder must be on shared storage).
+
+    Returns:
+        The chunk's result.
+
+    Raises:
+        GLocalKDError: the scratch folder does not exist on this worker.
+    """
     from distributed import get_worker
 
     if not Path(settings.scratch).is_dir():
@@ -131,21 +171,50 @@ class DaskExecutor:
         self.pending: deque = deque()
 
     def start(self, settings: ChunkSettings) -> None:
+        """Fix the run's name (the tasks' keys) and how many tasks may be in flight.
+
+        Args:
+            settings: how every chunk is turned into its sorted chunk file.
+        """
         self.settings = settings
         self.limit = self.in_flight or 2 * max(1, sum(self.client.nthreads().values())) + 2
         self.run = uuid.uuid4().hex[:10]
 
     def room(self) -> bool:
+        """Whether fewer tasks than the limit are submitted and not taken.
+
+        Returns:
+            True when :meth:`submit` may be called.
+        """
         return len(self.pending) < self.limit
 
     def submit(self, job: ChunkJob) -> None:
+        """Submit a chunk as a task (:func:`screen_chunk_task`), its key fixed by the run and chunk.
+
+        Args:
+            job: the chunk.
+        """
         self.pending.append(self.client.submit(screen_chunk_task, self.plugin, job, self.settings,
                                                key=f"glocalkd-screen-{self.run}-{job.index:09d}", pure=False))
 
     def busy(self) -> bool:
+        """Whether tasks are submitted and not taken.
+
+        Returns:
+            True while :meth:`next_result` has a result to give.
+        """
         return bool(self.pending)
 
     def next_result(self) -> ChunkResult:
+        """Wait for the oldest task's result, watching for a stop signal every half second.
+
+        Returns:
+            The chunk's result.
+
+        Raises:
+            GLocalKDError: the task failed on the cluster (one line naming the error).
+            KeyboardInterrupt: a stop signal arrived while waiting.
+        """
         from core.runtime.signals import stop_received
 
         try:
@@ -165,6 +234,11 @@ class DaskExecutor:
         return result
 
     def close(self, stopped: bool) -> None:
+        """Cancel the tasks not taken.
+
+        Args:
+            stopped: the run was stopped (the tasks are cancelled either way).
+        """
         if self.pending:
             try:
                 self.client.cancel(list(self.pending))
@@ -180,14 +254,39 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
                       on_progress: Callable[[int, int], None] | None = None,
                       should_stop: Callable[[], bool] | None = None,
                       label_column: str | None = None) -> ScreenSummary:
-    """Screen ``libraries`` (paths or glob patterns of shards) with the model file ``model_path`` on
-    the Dask cluster ``scheduler`` (``local:N``, ``tcp://HOST:PORT`` or a ``distributed.Client``):
-    :func:`core.screening.pipeline.screen` with the cluster as its executor, so the report,
-    the ``--top`` files, stops and errors are the single-machine ones.
+    """Screen a library's shards with a model file on a Dask cluster.
 
-    ``scratch`` (default: the report's folder) holds the chunk files and must be shared by every
-    worker and this process. ``in_flight`` bounds the tasks submitted and not taken. ``device``
-    is where the workers run the model. The other arguments are :func:`~core.screening.pipeline.screen`'s.
+    :func:`core.screening.pipeline.screen` with the cluster as its executor, so the report,
+    the ``--top`` files, stops and errors are the single-machine ones. The model file's bytes
+    go to every worker once (:class:`ModelPlugin`).
+
+    Args:
+        model_path: the model file (loaded here first, so a bad file fails before any task).
+        libraries: paths or glob patterns of the shards (:func:`library_files`).
+        report: the ranked CSV report to write.
+        scheduler: ``local:N``, ``tcp://HOST:PORT`` or a ``distributed.Client``.
+        chunk_size: the largest chunk, in rows.
+        smiles_column: a table's SMILES column (None: found by its common names).
+        id_column: a table's id column, or an SDF data field.
+        top_k: atoms listed per row.
+        batch_graphs: molecules per forward pass.
+        precision: ``float32`` or ``bfloat16``.
+        device: where the workers run the model (``auto``: a worker that sees a GPU uses it).
+        top: keep the ``top`` best rows (None: every row).
+        scratch: the folder for the chunk files, shared by every worker and this process (None:
+            the report's folder).
+        in_flight: the most tasks submitted and not taken (None: twice the workers' threads, plus two).
+        on_progress: called after each chunk with (rows read, rows scored).
+        should_stop: polled between chunks; True stops the run.
+        label_column: a table's label column, or an SDF data field.
+
+    Returns:
+        The run's summary, as :func:`~core.screening.pipeline.screen` gives it.
+
+    Raises:
+        GLocalKDError: ``in_flight`` is below 1, a task failed, or as :func:`~core.screening.pipeline.screen`.
+        DataError: a library or the model file cannot be read, or as
+            :func:`~core.screening.pipeline.screen`.
     """
     from core.detectors.model_file import load_detector
     from core.runtime.scheduler import connect
@@ -216,7 +315,17 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
 
 
 def single_library(libraries: Sequence[str]) -> str:
-    """The one library file the single-machine ``screen`` reads (several shards need --scheduler)."""
+    """The one library file the single-machine ``screen`` reads.
+
+    Args:
+        libraries: the library arguments of the command line.
+
+    Returns:
+        The only one.
+
+    Raises:
+        GLocalKDError: several files, or a glob pattern, were given (they need --scheduler).
+    """
     if len(libraries) != 1 or (not Path(libraries[0]).exists() and glob.has_magic(libraries[0])):
         raise GLocalKDError("several library files (or a glob pattern) need --scheduler, e.g. --scheduler local:2; "
                             "or screen each and merge the reports with 'glocalkd merge-reports'")

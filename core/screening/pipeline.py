@@ -69,11 +69,19 @@ class ScreenSummary:
 
     @property
     def molecules_per_second(self) -> float:
+        """Rows read per second of the run (0 when no time was measured)."""
         return self.rows / self.seconds if self.seconds > 0 else 0.0
 
     def flagged_at(self, fdr: float) -> int | None:
-        """How many scored rows have q <= ``fdr`` (they are the report's first rows: q-values grow
-        with rank), or None when the model gives no p-values."""
+        """Count the scored rows flagged at a false-discovery rate.
+
+        Args:
+            fdr: the false-discovery rate, e.g. 0.05.
+
+        Returns:
+            How many scored rows have q <= ``fdr`` (they are the report's first rows: q-values
+            grow with rank), or None when the model gives no p-values.
+        """
         if not self.p_counts:
             return None
         table = bh_q_table(self.p_counts)
@@ -83,8 +91,21 @@ class ScreenSummary:
 # ---------------------------------------------------------------------------- reading rows
 def iter_smiles_rows(path: str | Path, smiles_column: str | None = None,
                      id_column: str | None = None) -> Iterator[SourceRow]:
-    """Stream the rows of a SMILES list or a CSV/TSV table (optionally gzipped), read exactly as
-    :func:`core.io.load.load` reads them (one reader for loading, scoring and screening)."""
+    """Stream the rows of a molecule file, read exactly as :func:`core.io.load.load` reads them.
+
+    One reader for loading, scoring and screening (:func:`core.io.load.molecule_rows`).
+
+    Args:
+        path: a SMILES list, CSV/TSV table or SDF file (optionally gzipped).
+        smiles_column: a table's SMILES column (None: found by its common names).
+        id_column: a table's id column (None: found, else line numbers).
+
+    Returns:
+        The rows, as they are read.
+
+    Raises:
+        DataError: the file does not exist, is not a molecule list, or its header lacks a column.
+    """
     rows, _ = molecule_rows(path, smiles_column, id_column)
     return rows
 
@@ -93,12 +114,21 @@ FIRST_CHUNK = 256  # rows: parsed in about 0.1 s, so the first rows are scored s
 
 
 def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
-    """Consecutive rows in chunks of ``size``, the first ones smaller: FIRST_CHUNK rows (at most
-    size/8), then twice as many each time up to ``size``. The scorer waits for the first chunk to
-    be parsed, so a small first chunk gets it going at once instead of after seconds. Where the
-    chunks are cut does not change the ranking of equal scores (ties keep input order), nor any
-    score, except in the last bit when it leaves a batch of one or two molecules (other matrix
-    kernels)."""
+    """Cut a stream of rows into consecutive chunks, the first ones smaller.
+
+    The first chunk has FIRST_CHUNK rows (at most size/8), then each has twice as many up to
+    ``size``. The scorer waits for the first chunk to be parsed, so a small first chunk gets it
+    going at once instead of after seconds. Where the chunks are cut does not change the ranking
+    of equal scores (ties keep input order), nor any score, except in the last bit when it
+    leaves a batch of one or two molecules (other matrix kernels).
+
+    Args:
+        rows: the rows.
+        size: the largest chunk, in rows.
+
+    Yields:
+        Lists of consecutive rows; the last may be shorter.
+    """
     chunk: list[SourceRow] = []
     want = max(1, min(size >> 3, FIRST_CHUNK))
     for row in rows:
@@ -116,11 +146,25 @@ FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and inde
 
 
 def featurize_chunk(rows: list[SourceRow], standardise: bool = False) -> dict:
-    """Parse and featurize a chunk into compact arrays (runs in a worker process): the molecules
-    one by one, their features ``FEATURIZE_BATCH`` at a time
-    (:func:`core.data.atom_batch.featurize_molecules`), so that a worker holds no more than that
-    many RDKit molecules. With ``standardise`` (the model's choice), each molecule is
-    standardised first; ``smiles`` is then the standardised SMILES and ``inputs`` the rows' own."""
+    """Parse and featurize a chunk into compact arrays (runs in a worker process).
+
+    The molecules are parsed one by one, their features made ``FEATURIZE_BATCH`` at a time
+    (:func:`core.data.atom_batch.featurize_molecules`), so that a worker holds no more than
+    that many RDKit molecules.
+
+    Args:
+        rows: the chunk's rows.
+        standardise: standardise each molecule first (the model's choice,
+            :mod:`core.data.standardise`); ``smiles`` is then the standardised SMILES and
+            ``inputs`` the rows' own.
+
+    Returns:
+        A dict of the parsed rows' ``lines``, ``positions`` (place in the chunk), ``ids``,
+        ``names``, ``labels``, ``smiles``, ``atomic_numbers`` (uint8), ``counts`` (atoms per
+        molecule), ``edge_counts``, ``x`` (0/1 uint8 features), ``edges`` (bond pairs within each
+        molecule), and ``rejects``: (line, id, text, reason) per row that could not be read; with
+        ``standardise``, ``inputs`` too.
+    """
     from core.data.atom_batch import concatenate, featurize_molecules
 
     lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
@@ -163,7 +207,16 @@ def _featurize_in_worker(rows: list[SourceRow], standardise: bool = False) -> di
 
 
 def lost_chunk(rows: list[SourceRow], reason: str, standardise: bool = False) -> dict:
-    """A chunk whose every row is rejected with ``reason`` (its worker died on it)."""
+    """The featurized form of a chunk whose every row is rejected (its worker died on it).
+
+    Args:
+        rows: the chunk's rows.
+        reason: the reason each row is rejected with.
+        standardise: whether the run standardises its molecules (the chunk's keys follow it).
+
+    Returns:
+        A chunk as :func:`featurize_chunk` gives it, with no molecule and every row in ``rejects``.
+    """
     chunk = featurize_chunk([], standardise)
     chunk["rejects"] = [(row.line, row.id, row.smiles, reason) for row in rows]
     return chunk
@@ -171,8 +224,15 @@ def lost_chunk(rows: list[SourceRow], reason: str, standardise: bool = False) ->
 
 # ---------------------------------------------------------------------------- main side
 def molecule_schema(model):
-    """The feature schema of the model's GCN (GLocalKD's own, or a consensus's GLocalKD
-    component's), or None for detectors that read molecules without one."""
+    """The feature schema of a model's GCN, to check that it reads molecules.
+
+    Args:
+        model: a fitted detector.
+
+    Returns:
+        GLocalKD's own schema, or a consensus's GLocalKD component's; None for detectors that
+        read molecules without one.
+    """
     if hasattr(model, "schema_"):
         return model.schema_
     glocalkd = getattr(model, "components_", {}).get("glocalkd")
@@ -196,10 +256,22 @@ def _scoring_threads(threads: int, busy_workers: int) -> int:
 
 def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32",
                  threads: Callable[[], int] | None = None) -> tuple[np.ndarray, ...]:
-    """Scores of a featurized chunk: (score, graph term, node term, node errors, node ptr).
-    ``threads()``, asked before each batch, says how many threads torch may use for it. A
-    detector scores the chunk's arrays where it can (:func:`_packed_scores`), a consensus each
-    of its components so; any other detector (or component) scores the chunk's graphs."""
+    """Score a featurized chunk.
+
+    A detector scores the chunk's arrays where it can (:func:`_packed_scores`), a consensus
+    each of its components so; any other detector (or component) scores the chunk's graphs.
+
+    Args:
+        model: the fitted detector.
+        chunk: the chunk as :func:`featurize_chunk` gives it.
+        batch_graphs: molecules per forward pass.
+        precision: ``float32`` or ``bfloat16`` (the dense products of a GLocalKD model).
+        threads: asked before each batch, says how many threads torch may use for it (None:
+            leave torch's setting).
+
+    Returns:
+        (score, graph term, node term, node errors, node ptr) as arrays, one score per molecule.
+    """
     s = _packed_scores(model, chunk, batch_graphs, precision, threads)
     if s is None and hasattr(model, "scored_views"):  # a consensus: the views it combines now
         views = model.scored_views()
@@ -265,8 +337,14 @@ def _array_scores(model, chunk: dict, batch_graphs: int, precision: str,
 
 
 def chunk_graphs(chunk: dict) -> GraphSet:
-    """A featurized chunk as a :class:`GraphSet` (atom features, bonds both ways), for detectors
-    that score graphs rather than arrays."""
+    """A featurized chunk as a :class:`GraphSet`, for detectors that score graphs rather than arrays.
+
+    Args:
+        chunk: the chunk as :func:`featurize_chunk` gives it.
+
+    Returns:
+        One graph per molecule (float32 atom features, bonds both ways), with its id and SMILES.
+    """
     import torch
     from torch_geometric.data import Data
 
@@ -324,8 +402,21 @@ class ChunkResult:
 
 def finish_chunk(model, job: ChunkJob, chunk: dict, settings: ChunkSettings,
                  threads: Callable[[], int] | None = None) -> ChunkResult:
-    """Score a featurized chunk and write its sorted chunk file: the step every executor runs
-    (the local one in this process, a cluster's on its workers)."""
+    """Score a featurized chunk and write its sorted chunk file.
+
+    The step every executor runs (the local one in this process, a cluster's on its workers).
+
+    Args:
+        model: the fitted detector.
+        job: the chunk's job (its rows, number, input position and shard).
+        chunk: the chunk as :func:`featurize_chunk` gives it.
+        settings: the run's scratch folder, atoms per row, batch size, precision and rows kept.
+        threads: torch's threads per batch, as :func:`score_chunk` takes it.
+
+    Returns:
+        The chunk's counts, its chunk file (None when no row was scored), its rejected rows and
+        its p-value counts.
+    """
     result = ChunkResult(rows=len(job.rows), scored=len(chunk["counts"]), nodes=int(chunk["counts"].sum()),
                          last_line=job.rows[-1].line if job.rows else 0, file=None,
                          rejects=list(chunk["rejects"]), p_counts={}, source=job.source)
@@ -342,11 +433,21 @@ def finish_chunk(model, job: ChunkJob, chunk: dict, settings: ChunkSettings,
 
 def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int,
                         p_values: np.ndarray | None = None, first: int = 0, keep: int | None = None) -> None:
-    """A scored chunk's report rows in report order, with the merge key in front: the score as
-    written (highest first), then the row's input position (``first`` + its place in the chunk),
-    so that equal scores keep input order however the library was cut. ``p_values`` (a
-    calibrated model's) fill ``p_value``; ``q_value`` waits for the merge; ``keep``: the best
-    rows only."""
+    """Write a scored chunk's report rows in report order, with the merge key in front, atomically.
+
+    The key is the score as written (highest first), then the row's input position, so that
+    equal scores keep input order however the library was cut.
+
+    Args:
+        path: the chunk file.
+        chunk: the chunk as :func:`featurize_chunk` gives it.
+        scored: the chunk's scores as :func:`score_chunk` gives them.
+        top_k: atoms listed per row.
+        p_values: a calibrated model's p-values, which fill ``p_value`` (None: empty);
+            ``q_value`` waits for the merge.
+        first: the input position of the chunk's first row over the whole run.
+        keep: write the best rows only (None: every row).
+    """
     score, graph_term, node_term, node_errors, node_ptr = scored
     text = [f"{v:.6g}" for v in score]
     positions = first + chunk["positions"]
@@ -442,11 +543,28 @@ class _Digesting:
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
                   check: Callable[[list[str]], None] | None = None, columns: tuple[str, ...] = COLUMNS) -> int:
-    """The ranked report: header (``columns``), the k-way merge of the sorted chunk files with
-    ranks (the ``limit`` best rows), the ``rejected`` rows of ``rejects_file``, and the end row last
-    (the rows before it, the fingerprint of ``model``, a digest of the bytes before it). Written
-    through :func:`~core.runtime.files.atomic_output`: ``out`` is never half-written. Returns
-    the rows written (the end row's count)."""
+    """Write the ranked report from sorted chunk files and the rejected rows.
+
+    The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
+    rows, and the end row last (the rows before it, the model's fingerprint, a digest of the
+    bytes before it). Written through :func:`~core.runtime.files.atomic_output`: ``out`` is
+    never half-written.
+
+    Args:
+        sorted_files: the chunk files, each sorted by its merge key (they may be deleted).
+        rejects_file: the rejected rows, as report rows.
+        out: the report to write.
+        tmp: a folder for the merge's intermediate files.
+        rejected: the number of rows in ``rejects_file``.
+        model: the fingerprint of the model that scored the rows.
+        p_counts: p-value text to rows over every scored row, for the q-values (None: no q-values).
+        limit: keep the best rows only (None: every row).
+        check: shown each merged row first (it raises to refuse one).
+        columns: the header (a standardising model's has ``standardised_smiles`` last).
+
+    Returns:
+        The rows written before the end row (its count).
+    """
     q_values = bh_q_table(p_counts) if p_counts else None
     with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
         stream = _Digesting(fh)
@@ -459,7 +577,16 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
 
 
 def write_summary(summary: ScreenSummary, report: str | Path, **extra) -> Path:
-    """``REPORT.summary.json``: the counts of a run whose report keeps the best rows only."""
+    """Write ``REPORT.summary.json``, atomically: the counts of a run whose report keeps the best rows only.
+
+    Args:
+        summary: the run's summary.
+        report: the report's path; the summary goes beside it.
+        **extra: more fields for the file (``top``: the rows kept; libraries, settings ...).
+
+    Returns:
+        The summary file's path.
+    """
     import json
 
     path = Path(str(report) + ".summary.json")
@@ -505,15 +632,25 @@ class _Overlap:
 
 
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
-    """Merge ranked reports of shards of one library, all scored with one model, into one ranked
-    report (ranks renumbered; equal scores in shard order; every shard's rejected rows at the
-    end). Memory stays flat: each shard is streamed and the shards are merged k-way. Returns the
-    number of rows written. Reports cut to their best rows (``--top``) merge as any other.
+    """Merge ranked reports of shards of one library, all scored with one model, into one ranked report.
 
-    Each report must end with its end row (:func:`core.io.report.end_row`): a report without
-    it, or with fewer rows than it announces, was cut short; reports of another model, the same
-    report twice, shards that hold the same molecule, a score that is not a finite number and
-    rows out of rank order are refused.
+    Ranks are renumbered, equal scores keep shard order, every shard's rejected rows come at the
+    end and q-values are recomputed over the merged report. Memory stays flat: each shard is
+    streamed and the shards are merged k-way. Reports cut to their best rows (``--top``) merge
+    as any other.
+
+    Args:
+        reports: the shards' reports, in input order.
+        out: the merged report to write (atomically).
+
+    Returns:
+        The number of rows written (before the end row).
+
+    Raises:
+        DataError: a file is not a report, or lacks its end row (:func:`core.io.report.end_row`)
+            or has other rows than it announces (cut short or edited); reports of another model,
+            the same report twice, shards that hold the same molecule, a score that is not a
+            finite number and rows out of rank order are refused too.
     """
     from core.io.ranked_report import csv_records, is_report
 
@@ -601,17 +738,47 @@ class ChunkExecutor(Protocol):
     Dask cluster (:class:`core.screening.cluster.DaskExecutor`). :func:`screen` submits chunks
     while there is room and takes their results in the order submitted."""
 
-    def start(self, settings: ChunkSettings) -> None: ...
+    def start(self, settings: ChunkSettings) -> None:
+        """Get ready for a run (workers, threads) before the first chunk.
 
-    def room(self) -> bool: ...
+        Args:
+            settings: how every chunk is turned into its sorted chunk file.
+        """
 
-    def submit(self, job: ChunkJob) -> None: ...
+    def room(self) -> bool:
+        """Whether another chunk may be submitted now (the read-ahead is bounded).
 
-    def busy(self) -> bool: ...
+        Returns:
+            True when :meth:`submit` may be called.
+        """
 
-    def next_result(self) -> ChunkResult: ...
+    def submit(self, job: ChunkJob) -> None:
+        """Start parsing and scoring a chunk.
 
-    def close(self, stopped: bool) -> None: ...
+        Args:
+            job: the chunk.
+        """
+
+    def busy(self) -> bool:
+        """Whether chunks are submitted and their results not taken yet.
+
+        Returns:
+            True while :meth:`next_result` has a result to give.
+        """
+
+    def next_result(self) -> ChunkResult:
+        """Wait for the result of the oldest chunk not taken, in the order submitted.
+
+        Returns:
+            That chunk's result.
+        """
+
+    def close(self, stopped: bool) -> None:
+        """End the run: give the workers back, cancel what is left.
+
+        Args:
+            stopped: the run was stopped (chunks in flight are dropped).
+        """
 
 
 class _Pool:
@@ -686,6 +853,11 @@ class LocalExecutor:
         self.pool: _Pool | None = None
 
     def start(self, settings: ChunkSettings) -> None:
+        """Start the worker processes and note torch's thread count (restored by :meth:`close`).
+
+        Args:
+            settings: how every chunk is turned into its sorted chunk file.
+        """
         import torch
 
         self.settings = settings
@@ -695,21 +867,47 @@ class LocalExecutor:
         self.pool = _Pool(self.workers)
 
     def room(self) -> bool:
+        """Whether a worker is free for another chunk.
+
+        One chunk is in flight per worker, none more while a dead worker's chunks are parsed
+        again one at a time.
+
+        Returns:
+            True when :meth:`submit` may be called.
+        """
         # bounded read-ahead: one chunk in flight per worker. Each parsed chunk waits in this
         # process until scored; a chunk more per worker kept about 60 MB more here on full MOSES
         # (peak PSS 1,245 against 1,182 MB) at the same rate (6,855 and 6,871/s)
         return not self.again and len(self.pending) < self.workers and not (self.pending and self.pending[-1].alone)
 
     def submit(self, job: ChunkJob) -> None:
+        """Send a chunk to the parsing workers.
+
+        Args:
+            job: the chunk.
+        """
         self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.standardise), False))
 
     def busy(self) -> bool:
+        """Whether chunks are in flight or waiting to be parsed again.
+
+        Returns:
+            True while :meth:`next_result` has a result to give.
+        """
         return bool(self.pending or self.again)
 
     def _scoring_threads(self) -> int:  # the cores the parsing workers leave free (see _scoring_threads)
         return _scoring_threads(self.torch_threads, sum(not p.future.done() for p in self.pending))
 
     def next_result(self) -> ChunkResult:
+        """Take the oldest chunk's features and score it in this process.
+
+        A chunk whose worker died is parsed again alone, then halved until the row that kills a
+        worker is found; that row is rejected (``WORKER_DIED``).
+
+        Returns:
+            The chunk's result (:func:`finish_chunk`).
+        """
         while True:
             if self.again and not self.pending:  # a suspect chunk is parsed with nothing else in flight
                 job = self.again.popleft()
@@ -734,6 +932,11 @@ class LocalExecutor:
             return finish_chunk(self.model, item.job, chunk, self.settings, self._scoring_threads)
 
     def close(self, stopped: bool) -> None:
+        """Shut the workers down and restore torch's thread count.
+
+        Args:
+            stopped: the run was stopped: the workers are killed rather than left to finish.
+        """
         import torch
 
         if self.pool is not None:
@@ -772,24 +975,49 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
            label_column: str | None = None, top: int | None = None, scratch: str | Path | None = None,
            executor: ChunkExecutor | None = None, summary_extra: dict | None = None) -> ScreenSummary:
-    """Score every molecule of a SMILES list, table or SDF file ``path`` (or of several files,
-    shards of one library, read in turn) with ``model`` and write the ranked report to
-    ``report``: the one streaming path of ``glocalkd score``, ``glocalkd screen`` (on this
-    machine or on a cluster), the app and scripts.
+    """Score every molecule of a library with a model and write the ranked report, in bounded memory.
 
-    ``executor`` parses and scores the chunks (default: :class:`LocalExecutor` with ``workers``
-    processes; a Dask cluster: :func:`core.screening.cluster.screen_on_cluster`); the report
-    does not depend on it, nor on ``chunk_size`` (equal scores keep input order). ``scratch``
-    holds the chunk files (default: the report's folder). ``on_progress(rows read, rows
-    scored)`` is called after each chunk; ``should_stop`` is polled between chunks: a stopped
-    run still writes the ranked report of every row scored so far (``stopped`` is True and
-    ``last_line`` says where it got to). Ctrl+C, SIGTERM and SIGHUP stop the run at once the
-    same way (``interrupted`` is True; the report holds the chunks finished, in input order),
-    and are held off while the report is written. ``top`` keeps the ``top`` best rows (every
-    rejected row is still listed) and writes ``REPORT.summary.json`` with the counts.
-    ``precision`` ``bfloat16`` runs the dense products in bfloat16 (see
-    :meth:`GLocalKD.score_arrays`). A file with no data rows, or none that holds a molecule,
-    is a :class:`DataError` (nothing written) unless the run was stopped.
+    The one streaming path of ``glocalkd score``, ``glocalkd screen`` (on this machine or on a
+    cluster), the app and scripts. The report depends neither on the executor nor on
+    ``chunk_size`` (equal scores keep input order). A stopped run still writes the ranked report
+    of every row scored so far. Ctrl+C, SIGTERM and SIGHUP stop the run at once the same way
+    (the report holds the chunks finished, in input order), and are held off while the report
+    is written.
+
+    Args:
+        model: the fitted detector; one with a feature schema must have been trained on molecules.
+        path: a SMILES list, table or SDF file, or a list of files (shards of one library, read
+            in turn; rejected rows then name their file).
+        report: the ranked CSV report to write.
+        chunk_size: the largest chunk, in rows (the first chunks are smaller, see :func:`chunks`).
+        workers: local parsing processes (None: one per usable CPU core).
+        smiles_column: a table's SMILES column (None: found by its common names).
+        id_column: a table's id column, or an SDF data field.
+        top_k: atoms listed per row (their node errors).
+        batch_graphs: molecules per forward pass.
+        on_progress: called after each chunk with (rows read, rows scored).
+        should_stop: polled between chunks; True stops the run (``stopped`` is True and
+            ``last_line`` says where it got to).
+        precision: ``float32``, or ``bfloat16`` to run a GLocalKD model's dense products in
+            bfloat16 (see :meth:`GLocalKD.score_arrays`; a warning when the device is slow at it).
+        label_column: a table's label column, or an SDF data field.
+        top: keep the ``top`` best rows (every rejected row is still listed) and write
+            ``REPORT.summary.json`` with the counts (None: every row).
+        scratch: the folder for the chunk files (None: the report's folder).
+        executor: parses and scores the chunks (None: :class:`LocalExecutor` with ``workers``
+            processes; a Dask cluster: :func:`core.screening.cluster.screen_on_cluster`).
+        summary_extra: more fields for ``REPORT.summary.json``.
+
+    Returns:
+        What the run did: rows read, scored and rejected, seconds, whether it was stopped or
+        ``interrupted``, and ``written`` False when it stopped before any row (an existing report
+        is then left as it was).
+
+    Raises:
+        DataError: the model was not trained on molecules, a file cannot be read, or (unless the
+            run was stopped) no data row or no molecule was read; nothing is written.
+        GLocalKDError: a setting is out of range (below 1, an unknown precision, ``bfloat16``
+            for a model that is not GLocalKD) or no file is given.
     """
     schema = molecule_schema(model)
     if schema is not None and schema.mode != "atom":

@@ -3,7 +3,7 @@ exchange compound sets)."""
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -15,13 +15,14 @@ from core.runtime.files import atomic_output
 
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
               flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5,
-              alerts: bool = True) -> int:
+              alerts: bool = True, review: Mapping[int, str] | None = None) -> int:
     """Write molecules in rank order to an SDF file, the scores as SD properties (as DataWarrior users share sets).
 
     The properties are ``id``, ``name`` (when it differs from the id), ``rank``, ``score``,
     ``p_value`` and its Benjamini-Hochberg ``q_value`` over all graphs (when given), ``flagged``
     (when given), ``label``, ``top_atoms`` (``C3:0.52;...``) and ``alerts`` (the structural alerts
-    it matches, :func:`core.data.alerts.alerts_text`; when any). The file is written atomically.
+    it matches, :func:`core.data.alerts.alerts_text`; when any), and ``review`` (an analyst's mark,
+    when marks are given). The file is written atomically.
 
     Args:
         path: the SDF file to write.
@@ -33,6 +34,9 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
         p_values: shape ``(graphs,)``, e.g. :func:`core.evaluation.metrics.empirical_p_values`.
         top_k: how many of a molecule's highest-error atoms ``top_atoms`` lists.
         alerts: write the ``alerts`` property (about 20 ms a molecule on a busy 2-core machine).
+        review: an analyst's marks, graph index -> ``"anomaly"`` or ``"not anomaly"``: the
+            ``review`` property of the marked molecules (when given, every molecule has it, empty
+            when unmarked).
 
     Returns:
         The number of molecules written; graphs without a molecule (no SMILES) are skipped.
@@ -69,6 +73,8 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
                 mol.SetIntProp("flagged", int(bool(flagged[i])))
             if meta.label is not None:
                 mol.SetProp("label", sd_text(str(meta.label)))
+            if review is not None:
+                mol.SetProp("review", sd_text(review.get(i, "")))
             top = scores.top_nodes(i, top_k)
             if top:
                 symbol = [a.GetSymbol() for a in mol.GetAtoms()]  # node order is atom order (graph_molecule)

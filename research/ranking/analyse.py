@@ -5,6 +5,7 @@ Usage (repository root)::
     PYTHONPATH=. python research/ranking/analyse.py views     # each new view and ECFP alone, against the default
     PYTHONPATH=. python research/ranking/analyse.py combine   # each view added to the fast consensus (size, WL-LESINN)
     PYTHONPATH=. python research/ranking/analyse.py review    # the simulated analyst (review_simulation.py)
+    PYTHONPATH=. python research/ranking/analyse.py review review_similarity  # the same, into another JSON file
     PYTHONPATH=. python research/ranking/analyse.py calibration  # held-out normals with p < 0.05, per view
 
 Every formula comes from core: conformal p-values, Fisher's combination, view weights, ROC-AUC.
@@ -170,7 +171,8 @@ def main(argv=None) -> int:
         from review_simulation import review_table
         result = review_table
     out = result()
-    target = ROOT / "docs" / "results" / "ranking" / f"{what}.json"
+    stem = argv[1] if len(argv) > 1 else what  # e.g. "review review_similarity": another file name
+    target = ROOT / "docs" / "results" / "ranking" / f"{stem}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(out, indent=1, default=float) + "\n")
     return 0

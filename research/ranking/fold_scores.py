@@ -15,7 +15,10 @@ calibration graphs, the test graphs and the training part's anomalies (the pool 
 draws known anomalies from; never trained on). Writes ``research/ranking/out/<row>/fold<k>.npz``
 (ignored by git): ``y`` (test anomalous 0/1), ``known_pool`` (training-part anomaly count), and
 per view ``<view>:cal``, ``<view>:test``, ``<view>:known`` (ECFP only where the graphs are molecules). GLocalKD is not among the views: its
-per-fold fits take hours here (docs/results.md says which figures this limits).
+per-fold fits take hours here (docs/results.md says which figures this limits). With WL-LESINN,
+also the WL features that the review loop's similarity view reads (``core.detectors.review``):
+``wl:test:*`` (the test graphs') and ``wl:fit:*`` (the fit graphs', its reference), each a sparse
+matrix's ``data``, ``indices``, ``indptr``, ``shape`` and the squared norms ``sq``.
 """
 from __future__ import annotations
 
@@ -86,8 +89,37 @@ def dump_row(row: str, views: list[str]) -> None:
             saved[f"{view}:cal"] = model.score(cal).score.astype(np.float64)
             saved[f"{view}:test"] = model.score(test).score.astype(np.float64)
             saved[f"{view}:known"] = model.score(known).score.astype(np.float64)
+            if view == "wl-lesinn":
+                saved.update(wl_features(model, test))
             print(f"{row} fold {k} {view}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         np.savez(path, **saved)
+
+
+def wl_features(model, test) -> dict:
+    """The WL features of the test graphs and of the fit graphs, as the review loop reads them."""
+    from core.detectors.graph_kernels import labelled_graphs
+
+    kernel = model.kernel_
+    out = {}
+    for part, (features, squares) in (("test", kernel.kernel_.transform(labelled_graphs(test))),
+                                      ("fit", (kernel.train_features_, kernel.train_squares_))):
+        out.update({f"wl:{part}:data": features.data, f"wl:{part}:indices": features.indices,
+                    f"wl:{part}:indptr": features.indptr, f"wl:{part}:shape": np.array(features.shape),
+                    f"wl:{part}:sq": np.asarray(squares, dtype=np.float64)})
+    return out
+
+
+def kernel_columns(d: dict):
+    """``core.detectors.review.KernelColumns`` of a fold's saved WL features, or None without them."""
+    import scipy.sparse as sp
+
+    from core.detectors.review import KernelColumns
+
+    if "wl:test:data" not in d:
+        return None
+    f = {part: sp.csr_matrix((d[f"wl:{part}:data"], d[f"wl:{part}:indices"], d[f"wl:{part}:indptr"]),
+                             shape=tuple(d[f"wl:{part}:shape"])) for part in ("test", "fit")}
+    return KernelColumns(f["test"], d["wl:test:sq"], f["fit"], d["wl:fit:sq"])
 
 
 def main(argv=None) -> int:

@@ -17,6 +17,10 @@ Settings, fixed before the first run:
   part, drawn as the harness draws them (``np.random.default_rng([20223, seed, k])``), weigh
   the views; ROC-AUC on the same unreviewed rest, anomalies in its top 30.
 - Label-free top 30: the anomalies among the 30 highest-ranked test graphs, label-free.
+- The similarity loop (the candidate of research/README.md, fixed before its first run): the same
+  three rounds, with ``rank_with_marks``'s similarity view on the WL-LESINN view's features
+  (fold_scores.py); each loop's figures on its own unreviewed rest, the label-free ranking and
+  the 10 known anomalies measured on that rest too.
 - Reserve views: the known-anomaly path with each new view added as a second reserve view,
   ROC-AUC on the whole test set, against WL counts alone as the reserve; the rule of
   docs/consensus.md for a reserve view: a gain of at least two standard errors of the per-row
@@ -30,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fold_scores import ROWS, row_folder
+from fold_scores import ROWS, kernel_columns, row_folder
 
 COMPONENTS = ("size", "wl-lesinn")
 RESERVE = ("wl-count-lesinn",)
@@ -38,13 +42,23 @@ NEW_RESERVE = ("spectral-lesinn", "kme-lesinn", "gin-iforest")
 ROUNDS, PER_ROUND, KNOWN, KNOWN_SEED = 3, 10, 10, 20223
 
 
-def _rank(d: dict, marks: dict, views: tuple, extra: dict | None = None):
+def _rank(d: dict, marks: dict, views: tuple, extra: dict | None = None, kernel=None):
     from core.detectors.review import rank_with_marks
 
     weights = {v: float(v in COMPONENTS) for v in views}
     cal = {v: d[f"{v}:cal"] for v in views}
     scores = {v: d[f"{v}:test"] if extra is None else np.r_[d[f"{v}:test"], extra[v]] for v in views}
-    return rank_with_marks(cal, scores, marks, weights)
+    return rank_with_marks(cal, scores, marks, weights, kernel)
+
+
+def _loop(d: dict, y: np.ndarray, views: tuple, kernel=None):
+    """The simulated analyst's three rounds: the marks, and the ranking after them."""
+    marks: dict[int, bool] = {}
+    for _ in range(ROUNDS):
+        stat = _rank(d, marks, views, kernel=kernel).statistic
+        order = [i for i in np.argsort(-stat, kind="stable") if i not in marks][:PER_ROUND]
+        marks.update({int(i): bool(y[i]) for i in order})
+    return marks, _rank(d, marks, views, kernel=kernel)
 
 
 def fold_figures(d: dict, k: int, seed: int) -> dict:
@@ -53,12 +67,7 @@ def fold_figures(d: dict, k: int, seed: int) -> dict:
     y = d["y"].astype(bool)
     views = COMPONENTS + RESERVE
     free = _rank(d, {}, views).statistic
-    marks: dict[int, bool] = {}
-    for _ in range(ROUNDS):
-        stat = _rank(d, marks, views).statistic
-        order = [i for i in np.argsort(-stat, kind="stable") if i not in marks][:PER_ROUND]
-        marks.update({int(i): bool(y[i]) for i in order})
-    final = _rank(d, marks, views)
+    marks, final = _loop(d, y, views)
     rest = np.setdiff1d(np.arange(len(y)), list(marks))
     pool = int(d["known_pool"])
     out = {"auc_label_free_all": roc_auc(y, free), "found": int(sum(marks.values())),
@@ -66,6 +75,15 @@ def fold_figures(d: dict, k: int, seed: int) -> dict:
            "auc_rest_review": roc_auc(y[rest], final.statistic[rest]), "auc_rest_label_free": roc_auc(y[rest], free[rest]),
            "rest_normals_p05": float(np.mean(final.p_values[rest][~y[rest]] < 0.05)),
            "anomalies": int(y.sum())}
+    kernel = kernel_columns(d)
+    rest_sim = None
+    if kernel is not None:
+        marks_sim, final_sim = _loop(d, y, views, kernel)
+        rest_sim = np.setdiff1d(np.arange(len(y)), list(marks_sim))
+        out |= {"found_sim": int(sum(marks_sim.values())),
+                "auc_rest_sim": roc_auc(y[rest_sim], final_sim.statistic[rest_sim]),
+                "auc_rest_label_free_sim": roc_auc(y[rest_sim], free[rest_sim]),
+                "rest_normals_p05_sim": float(np.mean(final_sim.p_values[rest_sim][~y[rest_sim]] < 0.05))}
     if pool >= 3:
         rng = np.random.default_rng([KNOWN_SEED, seed, k])
         chosen = np.sort(rng.choice(pool, min(KNOWN, pool), replace=False))
@@ -80,6 +98,8 @@ def fold_figures(d: dict, k: int, seed: int) -> dict:
             out[f"auc_all_{label}"] = roc_auc(y, stat)
             if label == "known":
                 out["top30_known"] = int(y[np.argsort(-stat, kind="stable")[:ROUNDS * PER_ROUND]].sum())
+                if rest_sim is not None:
+                    out["auc_rest_known_sim"] = roc_auc(y[rest_sim], stat[rest_sim])
     return out
 
 
@@ -104,17 +124,27 @@ def review_table() -> dict:
     print("| data set (rule) [folds] | label-free ROC-AUC (all) | unreviewed rest: label-free | rest: 10 known | "
           "rest: after 30 reviews | anomalies in label-free top 30 | in top 30 with 10 known | found in 30 "
           "reviews | rest's normals p < 0.05 |")
-    print("|---" * 9 + "|")
-    for row, f in per_row.items():
-        cells = [f"{f[k]:.3f}" if k in f and not k.startswith(("top", "found")) else
-                 (f"{f[k]:.1f}" if k in f else "n/a") for k in keys]
-        print(f"| {row} [{f['folds']}] | " + " | ".join(cells) + " |")
-    means = {k: float(np.mean([f[k] for f in per_row.values() if k in f])) for k in keys}
-    print("| **mean** | " + " | ".join(f"{means[k]:.3f}" for k in keys) + " |")
+    _table(per_row, keys)
+    sim_keys = ("auc_rest_label_free_sim", "auc_rest_known_sim", "auc_rest_review", "auc_rest_sim", "top30_label_free",
+                "found", "found_sim", "rest_normals_p05_sim")
+    print("\nthe similarity loop (each loop on its own unreviewed rest):")
+    print("| data set (rule) [folds] | its rest: label-free | its rest: 10 known | current loop: rest after 30 | "
+          "similarity loop: rest after 30 | anomalies in label-free top 30 | found: current loop | "
+          "found: similarity loop | its rest's normals p < 0.05 |")
+    means = _table(per_row, sim_keys) | _means(per_row, keys)
     ratio = means["found"] / means["top30_label_free"] if means["top30_label_free"] else float("nan")
+    ratio_sim = means["found_sim"] / means["top30_label_free"] if means.get("top30_label_free") else float("nan")
     print(f"rows: {len(per_row)}; anomalies found in 30 reviews / in the label-free top 30 (means over rows): "
-          f"{ratio:.2f}; rows with the rest below 0.5 after review: "
-          f"{sum(f['auc_rest_review'] < 0.5 for f in per_row.values())}")
+          f"current loop {ratio:.2f}, similarity loop {ratio_sim:.2f}; rows with the rest below 0.5 after review: "
+          f"current {sum(f['auc_rest_review'] < 0.5 for f in per_row.values())}, similarity "
+          f"{sum(f.get('auc_rest_sim', 1) < 0.5 for f in per_row.values())}")
+    verdict = {}
+    for current, new in (("found", "found_sim"), ("auc_rest_review", "auc_rest_sim")):
+        rows = [r for r, f in per_row.items() if new in f]
+        diff = np.array([per_row[r][new] - per_row[r][current] for r in rows])
+        if len(diff) >= 2:
+            verdict[new] = {"rows": len(rows), "gain": float(diff.mean()), "se": float(diff.std(ddof=1) / np.sqrt(len(diff)))}
+            print(f"{new} - {current}: {verdict[new]['gain']:+.3f} (SE {verdict[new]['se']:.3f}, {len(rows)} rows)")
     reserve = {}
     base = {r: f["auc_all_known"] for r, f in per_row.items() if "auc_all_known" in f}
     for v in NEW_RESERVE:
@@ -127,4 +157,23 @@ def review_table() -> dict:
                       "mean": float(np.mean([new[r] for r in rows])), "base_mean": float(np.mean([base[r] for r in rows]))}
         print(f"reserve view {v}: {len(rows)} rows, 10 known anomalies, mean {reserve[v]['mean']:.3f} against "
               f"{reserve[v]['base_mean']:.3f} (WL counts alone), gain {reserve[v]['gain']:+.3f} (SE {reserve[v]['se']:.3f})")
-    return {"per_row": per_row, "means": means, "found_ratio": ratio, "reserve": reserve}
+    return {"per_row": per_row, "means": means, "found_ratio": ratio, "found_ratio_similarity": ratio_sim,
+            "similarity_against_current": verdict, "reserve": reserve}
+
+
+def _means(per_row: dict, keys: tuple) -> dict:
+    return {k: float(np.mean([f[k] for f in per_row.values() if k in f])) for k in keys
+            if any(k in f for f in per_row.values())}
+
+
+def _table(per_row: dict, keys: tuple) -> dict:
+    """Print one markdown table of ``keys`` per row and their means; return the means."""
+    print("|---" * (len(keys) + 1) + "|")
+    for row, f in per_row.items():
+        cells = [f"{f[k]:.3f}" if k in f and not k.startswith(("top", "found")) else
+                 (f"{f[k]:.1f}" if k in f else "n/a") for k in keys]
+        print(f"| {row} [{f['folds']}] | " + " | ".join(cells) + " |")
+    means = _means(per_row, keys)
+    print("| **mean** | " + " | ".join(f"{means[k]:.1f}" if k.startswith(("top", "found")) else f"{means[k]:.3f}"
+                                        if k in means else "n/a" for k in keys) + " |")
+    return means

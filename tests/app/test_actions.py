@@ -13,6 +13,7 @@ import sys
 import zipfile
 
 import pytest
+from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from rdkit import Chem
@@ -86,13 +87,17 @@ class Answers:
         return self.answer
 
 
-def check_csv(path, tab_rows: int, with_flag: bool) -> list[dict]:
+def check_csv(path, tab_rows: int, with_flag: bool, marks: dict | None = None) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["status"] == "ok"]
         fh.seek(0)
         header = next(csv.reader(fh))
     assert header[:len(REPORT_COLUMNS)] == list(REPORT_COLUMNS) and ("flagged" in header) == with_flag
     assert len(rows) == tab_rows
+    assert ("review" in header) == bool(marks)  # the analyst's marks, when there are any
+    if marks:
+        assert sorted(r["review"] for r in rows if r["review"]) == sorted(
+            "anomaly" if a else "not anomaly" for a in marks.values())
     assert all(r["score"] and r["p_value"] and r["q_value"] for r in rows)  # what the table shows
     return rows
 
@@ -119,7 +124,8 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
             rows, on_report = table_rows(), isinstance(w.results_tabs.currentWidget(), ReportView)
             action.trigger()
             if suffix == ".csv":
-                check_csv(answers.save_path, rows, with_flag=not on_report)
+                check_csv(answers.save_path, rows, with_flag=not on_report,
+                          marks=None if on_report else w.state.review_marks)
             else:
                 check_sdf(answers.save_path, rows)
         return run
@@ -154,6 +160,27 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         answers.open_path = files["known"]
         action.trigger()
         qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+
+    def mark(value):
+        def run(action):
+            review = COLUMNS.index("Review")
+            model = w.model_table
+            if value is None:  # clear the first reviewed row's mark
+                rows = [r for r in range(model.rowCount()) if model.index(r, review).data()][:1]
+            else:  # two unreviewed rows at once
+                rows = [r for r in range(model.rowCount()) if not model.index(r, review).data()][:2]
+            chosen = [model.graph_index(r) for r in rows]
+            w.table.clearSelection()
+            for r in rows:
+                w.table.selectionModel().select(model.index(r, 0), QItemSelectionModel.SelectionFlag.Select |
+                                                QItemSelectionModel.SelectionFlag.Rows)
+            action.trigger()
+            qtbot.waitUntil(lambda: _idle(w) and all(w.state.review_marks.get(i) == value for i in chosen)
+                            and (w.state.reranked is not None or not w.state.review_marks), timeout=60000)
+            marked = len(w.state.review_marks)  # the reviewed rows on top, showing their marks
+            assert {model.graph_index(r) for r in range(marked)} == set(w.state.review_marks)
+            assert all(model.index(r, review).data() for r in range(marked)) and not model.index(marked, review).data()
+        return run
 
     def train(action):
         action.trigger()
@@ -208,6 +235,9 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         answers.answer = QMessageBox.StandardButton.No
 
     cases = {  # in the order they run
+        "Review/Mark as anomaly": mark(True),
+        "Review/Mark as not anomaly": mark(False),
+        "Review/Clear mark": mark(None),
         "File/Export…": export(".csv"),
         "File/Export… (SDF)": export(".sdf"),
         "File/Export HTML report…": html,
@@ -301,6 +331,7 @@ def test_every_action_on_the_training_tab_and_on_a_scored_file_tab(qtbot, settin
     assert view.model_table.rowCount() == 5 and len(view.report.rejects) == 1
     p_col = COLUMNS.index("p-value")
     assert view.model_table.index(0, p_col).data()  # the tab shows its p-values
+    assert not w.act_mark_anomaly.isEnabled() and "scored file" in w.act_mark_anomaly.toolTip()
     run_every_action(qtbot, w, answers, tmp_path, "scored", files)
     with open(tmp_path / "scored_export.csv", newline="", encoding="utf-8") as fh:
         statuses = [r["status"] for r in csv.DictReader(fh)]

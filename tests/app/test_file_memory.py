@@ -17,3 +17,12 @@ def test_recent_files_newest_first_without_repeats_capped_and_never_the_demos(tm
     expected = [paths[3]] + [p for p in reversed(paths) if p != paths[3]][:MAX_RECENT - 1]
     assert again.recent() == expected
     assert again.last_dir() == str(tmp_path)  # the folder of the last file opened
+
+
+def test_a_file_of_the_demos_folder_does_not_send_the_next_dialog_into_the_installed_app(tmp_path):
+    demos = tmp_path / "demos"
+    demos.mkdir()
+    files = FileMemory(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), not_recent=demos)
+    files.remember_dir(str(tmp_path / "work"))
+    files.remember_dir(str(demos))  # a demo file scored through File > Score another file
+    assert files.last_dir() == str(tmp_path / "work")

@@ -39,17 +39,17 @@ def test_every_action_of_the_menus_and_toolbar_is_a_row_of_the_table(qtbot, sett
 def test_each_action_is_enabled_by_its_rule_alone(qtbot):
     actions = {spec.name: QAction(spec.text) for spec in ACTIONS}
     idle = Facts(busy=False, has_data=True, has_model=True, stoppable=False, weighable=True, has_rows=True,
-                 savable=True)
+                 savable=True, reviewable=True)
     update_actions(actions, idle)
     assert {n for n, a in actions.items() if not a.isEnabled()} == {"stop"}
     update_actions(actions, dataclasses.replace(idle, busy=True, stoppable=True))
     assert {n for n, a in actions.items() if a.isEnabled()} == {"stop", "quit", "about"}
     update_actions(actions, dataclasses.replace(idle, has_model=False, savable=False, weighable=False,
-                                                has_rows=False, has_data=False))
+                                                has_rows=False, has_data=False, reviewable=False))
     assert {n for n, a in actions.items() if a.isEnabled()} == {"open", "open_folder", "load_model", "open_session",
                                                                 "quit", "about"}
     update_actions(actions, dataclasses.replace(idle, has_model=False, savable=False, weighable=False,
-                                                has_rows=False))  # data open, nothing trained: a session to save
+                                                has_rows=False, reviewable=False))  # data open: a session to save
     assert actions["save_session"].isEnabled()
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import GLocalKDError, Review, load, make_detector
-from core.detectors.review import rank_with_marks
+from core import GLocalKDError, Review, apply_marks, load, make_detector
+from core.detectors.review import fisher_two, rank_with_marks
 
 FAST = {"components": ["wl-lesinn", "size"], "component_params": {"wl-lesinn": {"ensemble_size": 16},
                                                                    "wl-count-lesinn": {"ensemble_size": 16}}}
@@ -47,6 +47,59 @@ def test_anomalies_weigh_the_views_as_known_anomalies_do(scored):
     assert ranked.weights == pytest.approx(same.weights_now())
     np.testing.assert_array_equal(ranked.statistic, same.score(test).score.astype(np.float64))
     assert not np.isin(np.flatnonzero(is_anom)[:10], review.ranking()).any()
+    assert ranked.similarity_p is None  # the similarity view only when asked for
+    # asked for, it adds its evidence (Fisher's, two p-values) to the same weighed views
+    with_similarity = apply_marks(Review(model, test, similarity=True), review.marks).rerank()
+    assert with_similarity.similarity_p is not None
+    expected, _ = fisher_two(ranked.p_values, with_similarity.similarity_p)
+    np.testing.assert_array_equal(with_similarity.statistic, expected)
+
+
+def test_a_graph_like_a_marked_anomaly_rises_and_one_like_a_marked_normal_falls(scored):
+    model, test, _ = scored
+    # graphs 0 and 1 are normal; a copy of each is appended: 2 -> copy of 0, 3 -> copy of 1
+    pair = test.subset([0, 1, 0, 1])
+    review = Review(model, pair, similarity=True)
+    before = review.rerank()
+    review.mark(0, True)
+    review.mark(1, False)
+    after = review.rerank()
+    assert after.similarity_p[2] < after.similarity_p[3]  # like the anomaly: a low p; like the normal: p near 1
+    assert after.similarity_p[3] == pytest.approx(1.0, abs=0.05)
+    rise = after.statistic[2] - before.statistic[2]
+    fall = after.statistic[3] - before.statistic[3]
+    assert rise > fall
+
+
+def test_a_graphs_reranked_score_does_not_depend_on_the_other_unmarked_graphs(scored):
+    model, test, is_anom = scored
+    marks = {int(i): True for i in np.flatnonzero(is_anom)[:4]} | {0: False, 1: False}
+    small = [*range(0, 40), *np.flatnonzero(is_anom)[:10].tolist()]
+    large = [*small, *range(40, 100)]
+    for similarity in (False, True):
+        a = apply_marks(Review(model, test.subset(small), similarity), {small.index(i): m for i, m in marks.items()})
+        b = apply_marks(Review(model, test.subset(large), similarity), {large.index(i): m for i, m in marks.items()})
+        np.testing.assert_array_equal(a.rerank().statistic, b.rerank().statistic[:len(small)])
+        np.testing.assert_array_equal(a.rerank().p_values, b.rerank().p_values[:len(small)])
+
+
+def test_without_an_anomaly_marked_there_is_no_similarity_view(scored):
+    model, test, _ = scored
+    review = Review(model, test, similarity=True)
+    review.mark(0, False)
+    assert review.rerank().similarity_p is None
+
+
+def test_saved_marks_apply_as_words_or_booleans(scored):
+    model, test, _ = scored
+    review = apply_marks(Review(model, test), {"3": "anomaly", 5: False, 7: True})
+    assert review.marks == {3: True, 5: False, 7: True}
+    apply_marks(review, {1: "not anomaly"})
+    assert review.marks == {1: False}  # replaced, not added to
+    with pytest.raises(GLocalKDError, match="'anomaly' or 'not anomaly'"):
+        apply_marks(review, {1: "maybe"})
+    with pytest.raises(GLocalKDError, match="no graph 5000"):
+        apply_marks(review, {5000: True})
 
 
 def test_graphs_marked_normal_join_the_calibration():
