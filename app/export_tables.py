@@ -38,13 +38,14 @@ class ExportTable:
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
                  p_values: np.ndarray | None, has_molecules: bool, html: dict,
-                 review: dict[int, str] | None = None) -> ExportTable:
+                 review: dict[int, str] | None = None, properties: dict | None = None) -> ExportTable:
     """The training data's results tab: every graph, its score, p- and q-value and flag, and its
-    review mark when any graph is marked (``review``: graph index -> "anomaly" or "not anomaly");
+    review mark when any graph is marked (``review``: graph index -> "anomaly" or "not anomaly"),
+    and for molecules their ``properties`` (:func:`core.molecular_properties`) and alerts;
     ``html``: the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
 
     def write_csv(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review)
+        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review, properties=properties)
 
     def write_sdf(path: str, rows: np.ndarray | None) -> int:
         return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review)

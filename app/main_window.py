@@ -246,7 +246,7 @@ class MainWindow(QMainWindow):
         settings are kept by the form's own keys)."""
         return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
                 "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
-                "view/heatmap_scale": self.heatmap.scale}
+                "view/heatmap_scale": self.heatmap.scale, "view/flagged_only": self.filters.flagged_only}
 
     def _add_recent(self, path: str) -> None:
         if self.files.add_recent(path):
@@ -541,7 +541,7 @@ class MainWindow(QMainWindow):
                 "vmax": self.heatmap.fixed_vmax}
         return graphs_table(Path(st.graphs.source).stem or "graphs", st.graphs, st.scores,
                             self.model_table.visible_graphs(), st.flagged(), st.p_values(), st.has_smiles(), html,
-                            review=st.review_words())
+                            properties=st.properties, review=st.review_words())
 
     def export_dialog(self) -> None:
         self.exporter.export_dialog(self)

@@ -46,7 +46,7 @@ class SettingsStore:
         window: the main window (its geometry and dock layout).
         splitters: the window's splitters, by settings key.
         form: the training settings.
-        filters: the filter bar (flag percentile and rate).
+        filters: the filter bar (flag percentile and rate, numeric ranges).
         choices: the views' choice widgets, by settings key (see :mod:`app.view_choices`).
     """
 
@@ -86,6 +86,9 @@ class SettingsStore:
             except (TypeError, ValueError):
                 pass
         restore_choices(s, self.choices)
+        ranges = s.value("view/ranges")
+        if ranges:
+            self.filters.range_filter.from_text(str(ranges))
 
     def save(self) -> None:
         """Write every kept setting."""
@@ -100,4 +103,5 @@ class SettingsStore:
         s.setValue("view/percentile", self.filters.percentile())
         s.setValue("view/flag_rate", self.filters.rate())
         save_choices(s, self.choices)
+        s.setValue("view/ranges", self.filters.range_filter.to_text())
         s.sync()

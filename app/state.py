@@ -59,6 +59,7 @@ class AppState:
         self.alpha = 0.05  # the rate of the p and q rules
         self.selected: int | None = None  # graph index, not a table row: it survives sorting and filters
         self._similarity = None
+        self.properties: dict | None = None  # the chemist's properties of the graphs (core.molecular_properties)
         # the analyst's review: graph index -> True (anomaly) / False (not anomaly), kept with the
         # results (a session file can save it; core.apply_marks puts it back on a Review); the Review
         # of the current model and scores (built off the GUI thread) and its last re-ranking
@@ -67,8 +68,9 @@ class AppState:
         self.reranked = None
 
     # ---------------------------------------------------------------- changes
-    def set_data(self, path: str, graphs: GraphSet, schema_text: str) -> None:
+    def set_data(self, path: str, graphs: GraphSet, schema_text: str, properties: dict | None = None) -> None:
         self.data_path, self.graphs, self.schema_text = path, graphs, schema_text
+        self.properties = properties
         self.scores = self.size_scores = None
         self.trained_on_shown = 0
         self.selected = None
@@ -76,12 +78,13 @@ class AppState:
         self.review_marks = {}
         self.forget_review()
 
-    def use_graphs(self, graphs: GraphSet | None) -> None:
+    def use_graphs(self, graphs: GraphSet | None, properties: dict | None = None) -> None:
         """The open file's graphs as the model reads them (standardised or as read): the same rows,
-        less any a standardisation rejected; the selection is dropped when the rows change."""
+        less any a standardisation rejected, with their ``properties``; the selection is dropped
+        when the rows change."""
         if graphs is None or graphs is self.graphs:
             return
-        self.graphs = graphs
+        self.graphs, self.properties = graphs, properties
         self.selected = None
         self._similarity = None
 

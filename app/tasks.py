@@ -72,22 +72,47 @@ class Loaded:
     graphs: Any
     schema_text: str
     options: dict | None = None  # the loader's options (columns), kept by sessions
+    properties: dict | None = None  # the chemist's properties (core.molecular_properties); None: not molecules
+
+
+def graph_properties(graphs) -> dict | None:
+    """The chemist's properties of graphs that have SMILES (molecules), else None."""
+    from core import molecular_properties
+
+    if not len(graphs) or not any(m.smiles for m in graphs.meta):
+        return None
+    return molecular_properties(graphs)
 
 
 def load_data(path: str, options: dict, job) -> Loaded:
-    """Read a data file into a GraphSet and describe the node features it will get."""
+    """Read a data file into a GraphSet, describe the node features it will get, and compute the
+    chemist's properties of its molecules (about 1 ms a molecule)."""
     from core import FeatureSchema, load
 
     graphs = load(path, **options)
     schema = FeatureSchema.fit(graphs, "auto").describe() if len(graphs) else "none (no graphs)"
-    return Loaded(path, graphs, schema, dict(options))
+    return Loaded(path, graphs, schema, dict(options), graph_properties(graphs))
+
+
+REPORT_PROPERTIES_LIMIT = 50_000  # rows of a report without properties for which the app computes them (~1 ms each)
 
 
 def read_report(path: str, job):
-    """Read a ranked CSV report (e.g. a screening result)."""
+    """Read a ranked CSV report (e.g. a screening result); a report written without the chemist's
+    properties gets them from its SMILES when it has at most REPORT_PROPERTIES_LIMIT rows."""
     from core import read_report as read
 
-    return read(path, on_progress=job.report)
+    report = read(path, on_progress=job.report)
+    add_report_properties(report)
+    return report
+
+
+def add_report_properties(report) -> None:
+    """Compute a report's missing properties from its SMILES (at most REPORT_PROPERTIES_LIMIT rows)."""
+    from core import molecular_properties
+
+    if not report.properties and 0 < len(report) <= REPORT_PROPERTIES_LIMIT and any(report.smiles):
+        report.properties = molecular_properties([str(s) or None for s in report.smiles])
 
 
 # -------------------------------------------------------------------- models
@@ -101,6 +126,7 @@ class Trained:
     size_scores: np.ndarray | None
     known_label: str | None = None  # the label of the known anomalies that weighed a consensus's views
     graphs: Any = None  # the graphs trained on and scored (standardised when the form asked for it)
+    properties: dict | None = None  # their properties when preparing them changed the graphs (else None)
 
 
 def prepared(graphs, standardise: bool):
@@ -123,6 +149,7 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
     keeps the choice). Returns None when the window is closing (nobody will read the result)."""
     from core import TrainSpec, train_model
 
+    given = graphs
     graphs = prepared(graphs, standardise)
     settings = dict(params)
     seed, device = settings.pop("seed", 0), settings.pop("device", "auto")
@@ -134,7 +161,7 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
     model, normal = trained.model, trained.plan.normal
     size = train_model(normal, TrainSpec(detector="size", calibration=0.0)).model
     return Trained(model, model.score(graphs), len(normal), normal_label, size, size.score(graphs).score,
-                   known_label, graphs)
+                   known_label, graphs, graph_properties(graphs) if graphs is not given else None)
 
 
 @dataclass
@@ -192,16 +219,19 @@ def score(model, graphs, normal_label: str | None, size_model, job):
     """Score ``graphs`` with ``model``; the graph-size baseline too (fitted here on the normal graphs
     of ``graphs`` when there is none, e.g. after a model was loaded from a file). The molecules are
     read as the model reads them: standardised when it was trained on standardised molecules.
-    Returns (scores, size_model, size scores, the graphs scored)."""
+    Returns (scores, size_model, size scores, the graphs scored, their properties when preparing
+    them changed the graphs, else None)."""
     from core import TrainSpec, train_model
 
+    given = graphs
     graphs = prepared(graphs, bool(getattr(model, "standardises", False)))
     if size_model is None:
         train_set = graphs if normal_label is None else graphs.with_label(normal_label)
         if len(train_set):
             size_model = train_model(train_set, TrainSpec(detector="size", calibration=0.0)).model
     size_scores = size_model.score(graphs).score if size_model is not None else None
-    return model.score(graphs), size_model, size_scores, graphs
+    properties = graph_properties(graphs) if graphs is not given else None
+    return model.score(graphs), size_model, size_scores, graphs, properties
 
 
 def load_model(path: str, device: str, job):
@@ -260,11 +290,17 @@ def count_rows(path: str) -> int | None:
     return max(0, lines - 1)
 
 
+# rows up to which scoring a file computes the chemist's properties too: they cost about twice the
+# CPU time of parsing and scoring a molecule (RDKit's Crippen logP most of it)
+SCREEN_PROPERTIES_LIMIT = 200_000
+
+
 def screen_file(model, path: str, report_path: str, job, workers: int | None = None):
     """Score a file with ``model`` into a ranked report and read the report back.
 
     Molecule files go through core's streaming pipeline (:func:`core.screen`: chunks, worker
-    processes, bounded memory) with ``job.report(ScreenProgress)`` after each chunk and Stop
+    processes, bounded memory, the chemist's properties computed by the workers up to
+    SCREEN_PROPERTIES_LIMIT rows) with ``job.report(ScreenProgress)`` after each chunk and Stop
     between chunks; other files (TU collections, or a model not trained on molecules) are loaded
     and scored whole. Returns (RankedReport, ScreenSummary or None)."""
     from core import is_table, load, molecule_schema, read_report as read, screen, write_report
@@ -281,7 +317,8 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
             job.report(ScreenProgress(rows, scored, total, time.perf_counter() - start))
 
         workers = workers or max(1, min(2, os.cpu_count() or 1))
-        summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped)
+        summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped,
+                         properties=total is None or total <= SCREEN_PROPERTIES_LIMIT)
     else:
         from core import SchemaMismatchError
 
@@ -292,8 +329,10 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
         except SchemaMismatchError as exc:  # say which file, and what to do
             raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file "
                                       "of the kind the model was trained on, or train on this one.") from exc
-        write_report(report_path, graphs, scores)
-    return read(report_path), summary
+        write_report(report_path, graphs, scores, properties=graph_properties(graphs) is not None)
+    report = read(report_path)
+    add_report_properties(report)
+    return report, summary
 
 
 def rerank(review, model, graphs, marks: dict[int, bool], job=None):
@@ -321,32 +360,57 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None):
 EXPORT_COLUMNS_EXTRA = ("flagged",)
 
 
+def molecule_columns(properties: dict | None, smiles, alerts=None) -> tuple[list[str], Callable[[int], list[str]]]:
+    """The CSV export's columns after the report's for molecules: the chemist's properties and
+    ``alerts``, and ``cells(i)`` giving row i's (its alerts searched now, unless ``alerts`` holds
+    them already). No columns without ``properties`` (graphs that are not molecules)."""
+    from core import PROPERTY_COLUMNS, alerts_text, property_text, structural_alerts
+
+    if not properties:
+        return [], lambda i: []
+
+    def cells(i: int) -> list[str]:
+        values = [property_text(name, float(properties[name][i])) for name in PROPERTY_COLUMNS]
+        if alerts is not None:
+            found = str(alerts[i])
+        else:
+            found = alerts_text(structural_alerts(str(smiles[i]))) if smiles[i] else ""
+        return [*values, found]
+
+    return [*PROPERTY_COLUMNS, "alerts"], cells
+
+
 def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
-               p_values: np.ndarray | None = None, job=None, review: dict[int, str] | None = None) -> int:
+               p_values: np.ndarray | None = None, job=None, review: dict[int, str] | None = None,
+               properties: dict | None = None) -> int:
     """Write the ranked report of ``rows`` (graph indices; None: all rows, and the rejected rows at
     the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
     graphs; ``p_values`` (one per graph) fill ``p_value`` and their q-values ``q_value``, as the
     table shows them; ``review`` (graph index -> "anomaly" or "not anomaly"), when it holds marks,
-    fills a ``review`` column. Written atomically; returns the number of data rows."""
-    from core import atomic_output, report_columns, report_rows, safe_cell
+    fills a ``review`` column. Molecules with ``properties`` (:func:`core.molecular_properties`)
+    get them and their structural alerts (``alerts``, searched here: about 10-20 ms a molecule)
+    before ``flagged``. Written atomically; returns the number of data rows."""
+    from core import REPORT_COLUMNS, atomic_output, report_rows, safe_cell
 
     keep = None if rows is None else set(int(i) for i in rows)
     ranking = scores.ranking()
+    names, cells = molecule_columns(properties, [m.smiles for m in graphs.meta])
     extra = (*EXPORT_COLUMNS_EXTRA, "review") if review else EXPORT_COLUMNS_EXTRA
     written = 0
+    standardised = ("standardised_smiles",) if graphs.standardised else ()  # what was scored, after ``smiles``
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*report_columns(graphs.standardised), *extra])
-        for k, row in enumerate(report_rows(graphs, scores, p_values=p_values)):
+        writer.writerow([*REPORT_COLUMNS, *standardised, *names, *extra])
+        for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised)):
             if k < len(ranking):
                 i = int(ranking[k])
                 if keep is not None and i not in keep:
                     continue
-                row = [*row, "1" if flagged[i] else "0", *([review.get(i, "")] if review else [])]
+                row = [*row, *cells(i), "1" if flagged[i] else "0", *([review.get(i, "")] if review else [])]
             elif keep is not None:
                 continue  # rejected rows belong to "all rows"
             else:
-                row = [*row, *[""] * len(extra)]
+                row = [*row, *[""] * (len(names) + len(extra))]
             writer.writerow([safe_cell(cell) for cell in row])
             written += 1
     return written
@@ -355,7 +419,8 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
 def export_sdf(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
                p_values: np.ndarray | None, job=None, review: dict[int, str] | None = None) -> int:
     """Write the ranked molecules of ``rows`` (None: all) as SDF with score, p- and q-value, rank,
-    flag and top atoms as SD properties, and ``review`` when it holds marks."""
+    flag, top atoms, structural alerts and the chemist's properties as SD properties, and ``review``
+    when it holds marks."""
     from core import write_sdf
 
     return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values, review=review or None)
@@ -378,31 +443,32 @@ def export_html(path: str, graphs, scores, model, anomaly_label: str | None, thr
 
 def export_report_csv(path: str, report, rows: np.ndarray | None, job=None) -> int:
     """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
-    and its rejected rows at the end) as a ranked report, in rank order. Written atomically;
-    returns the number of data rows."""
-    from core import atomic_output, report_columns, safe_cell
+    and its rejected rows at the end) as a ranked report, in rank order, with the chemist's
+    properties and the structural alerts when the report has properties (alerts searched here
+    unless the report holds them). Written atomically; returns the number of data rows."""
+    from core import REPORT_COLUMNS, atomic_output, safe_cell
 
     chosen = np.arange(len(report)) if rows is None else np.sort(np.asarray(rows, dtype=np.int64))
 
     def number(value) -> str:
         return f"{float(value):.6g}" if np.isfinite(value) else ""
 
+    names, cells = molecule_columns(report.properties, report.smiles, report.alerts)
     written = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        standardised = report.standardised_smiles  # a standardising model's report keeps its column
-        writer.writerow(report_columns(standardised is not None))
+        writer.writerow([*REPORT_COLUMNS, *names])
         for i in chosen.tolist():
             row = [str(i + 1), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
                    number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
-                   report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i])]
-            row += [] if standardised is None else [standardised[i]]
+                   report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i]),
+                   *cells(i)]
             writer.writerow([safe_cell(str(cell)) for cell in row])
             written += 1
         if rows is None:
             for reject in report.rejects:
                 writer.writerow(["", safe_cell(reject.id), "", safe_cell(reject.text), "", "", "", "", "", "",
-                                 f"rejected: {reject.reason}", "", ""] + ([] if standardised is None else [""]))
+                                 f"rejected: {reject.reason}", "", "", *[""] * len(names)])
                 written += 1
     return written
 

@@ -31,6 +31,8 @@ _PUBLIC = {
     "READOUT_PARTS": "data.scores", "smarts_matches": "data.substructure",
     "Alert": "data.alerts", "ALERT_FAMILIES": "data.alerts", "structural_alerts": "data.alerts",
     "alerts_at_atoms": "data.alerts", "alerts_text": "data.alerts",
+    "molecular_properties": "data.properties", "PROPERTY_COLUMNS": "data.properties",
+    "PROPERTY_FUNCTIONS": "data.properties", "property_text": "data.properties",
     # io
     "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns",
     "REPORT_COLUMNS": "io.report", "report_columns": "io.report", "node_names": "io.report", "write_report": "io.report",
@@ -73,6 +75,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.data.scores import Scores, READOUT_PARTS
     from core.data.substructure import smarts_matches
     from core.data.alerts import Alert, ALERT_FAMILIES, structural_alerts, alerts_at_atoms, alerts_text
+    from core.data.properties import molecular_properties, PROPERTY_COLUMNS, PROPERTY_FUNCTIONS, property_text
     from core.io.load import load
     from core.io.columns import is_table, table_columns
     from core.io.report import (COLUMNS as REPORT_COLUMNS, node_names, write_report, report_rows, safe_cell,

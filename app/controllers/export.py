@@ -5,11 +5,11 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
 from ..file_memory import FileMemory
-from ..state import app_wording, with_suffix
+from ..state import with_suffix
 from ..widgets import dialogs
 from ..workers import Runner
 from .base import Controller
@@ -32,6 +32,7 @@ class ExportController(Controller):
         self.runner = runner
         self.files = files
         self.rows = rows
+        self._export_path = ""
 
     def export_dialog(self, window: QWidget) -> None:
         """Ask for a CSV or SDF file (and whether only the rows shown) and write it."""
@@ -45,20 +46,31 @@ class ExportController(Controller):
 
     def export_report(self, path: str, visible_only: bool = False) -> None:
         """Write the rows (all, or those the filters show) as CSV, or as SDF (by the extension) with
-        the scores, p- and q-values as SD properties."""
-        from core import GLocalKDError
-
+        the scores, p- and q-values as SD properties, in the background (the structural alerts of
+        each molecule are searched as it is written: about 10-20 ms a molecule)."""
         table = self.rows()
         if table is None:
             return
-        try:
-            write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
-            n = write(path, table.visible if visible_only else None)
-        except (GLocalKDError, OSError, ValueError) as exc:
-            self.warning.emit("Cannot export", app_wording(exc))
+        if self.runner.busy("export"):
+            self.warning.emit("Busy", "An export is still being written; wait for it to finish.")
             return
+        write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
+        rows = table.visible if visible_only else None
+        self.busy.emit(f"Writing {Path(path).name}…", True)
+        self._export_path = path
+        self.runner.start("export", lambda job: write(path, rows), self._written, self._export_failed)
+
+    @Slot(object)
+    def _written(self, n: int) -> None:
+        path = self._export_path
+        self.idle.emit()
         self.exported.emit(path, n)
         self.status.emit(f"{n:,} rows written to {path}", 8000)
+
+    @Slot(str)
+    def _export_failed(self, message: str) -> None:
+        self.idle.emit()
+        self.warning.emit("Cannot export", message)
 
     def html_dialog(self, window: QWidget) -> None:
         """Ask for an HTML file and write the report there."""

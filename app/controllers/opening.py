@@ -37,7 +37,7 @@ class OpeningController(Controller):
     @Slot(object)
     def _loaded(self, result: tasks.Loaded) -> None:
         self.idle.emit()
-        self.state.set_data(result.path, result.graphs, result.schema_text)
+        self.state.set_data(result.path, result.graphs, result.schema_text, result.properties)
         self.state.data_options = dict(result.options or {})  # kept by sessions
         self.loaded.emit(result)
 

@@ -12,7 +12,7 @@ from ..widgets.heatmap import HeatmapPanel
 from ..widgets.map_view import MapView
 from ..widgets.scaffolds import ScaffoldView
 from ..widgets.side_panel import SidePanel
-from ..widgets.table import COLUMNS, ResultsModel
+from ..widgets.table import COLUMNS, PROPERTY_HEADINGS, ResultsModel
 from .mapping import MapController
 
 
@@ -38,6 +38,8 @@ class ResultsController(QObject):
         filters.smarts_changed.connect(self.apply_smarts)
         filters.flag_changed.connect(self._flag_changed)
         filters.grouping_toggled.connect(self._group_toggled)
+        filters.flagged_only_toggled.connect(self.apply_flagged_only)
+        filters.ranges_changed.connect(self.apply_ranges)
         table.selectionModel().currentRowChanged.connect(self._row_selected)
         model_table.modelReset.connect(self.update_counts)
         model_table.layoutChanged.connect(self._follow_selection)
@@ -53,6 +55,9 @@ class ResultsController(QObject):
         self.model_table.set_data(g, st.scores, st.threshold())
         self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
                                       st.q_values() if st.scores is not None else None)
+        self.model_table.set_properties(st.properties)
+        for heading in PROPERTY_HEADINGS:  # graphs without SMILES (a TU collection) have none
+            self.table.setColumnHidden(COLUMNS.index(heading), not st.properties)
         self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
         self.table.setColumnHidden(COLUMNS.index("Name"), not any(m.name and m.name != m.id for m in g.meta))
         self.filters.set_available(smiles=st.has_smiles(), scores=st.scores is not None)
@@ -111,6 +116,22 @@ class ResultsController(QObject):
             self.apply_text_filter()
         if self.filters.smarts():
             self.apply_smarts()
+        self.apply_flagged_only()
+        self.apply_ranges()
+
+    @Slot()
+    def apply_flagged_only(self) -> None:
+        """Show only the flagged rows while *Flagged only* is ticked (all rows before scoring)."""
+        st = self.state
+        on = self.filters.is_flagged_only() and st.graphs is not None and st.threshold() is not None
+        self.model_table.set_mask("flagged", st.flagged() if on else None)
+        self.update_counts()
+
+    @Slot()
+    def apply_ranges(self) -> None:
+        """Show only the rows within every numeric range set (a column without values is not filtered)."""
+        self.model_table.set_mask("ranges", self.model_table.ranges_mask(self.filters.ranges()))
+        self.update_counts()
 
     @Slot(str, float)
     def _flag_changed(self, rule: str, value: float) -> None:
@@ -121,6 +142,8 @@ class ResultsController(QObject):
         else:
             st.alpha = value
         self.model_table.set_threshold(st.threshold())
+        if self.filters.is_flagged_only():
+            self.apply_flagged_only()
         if self.map_view.map is not None:
             self.map_view.set_flagged(st.flagged())
         self.update_counts()

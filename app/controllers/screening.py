@@ -53,9 +53,9 @@ class ScreeningController(Controller):
 
     @Slot(object)
     def _scored(self, result) -> None:
-        scores, size_model, size_scores, graphs = result
+        scores, size_model, size_scores, graphs, properties = result
         self.idle.emit()
-        self.state.use_graphs(graphs)  # standardised (or no longer) as the model reads molecules
+        self.state.use_graphs(graphs, properties)  # standardised (or no longer) as the model reads molecules
         self.state.set_scores(scores, size_model, size_scores)
         self.said.emit(f"Scored {len(scores):,} graphs.")
         self.scored.emit()

@@ -138,8 +138,8 @@ class SessionsController(Controller):
             w._loaded(r.loaded)
         if r.model is not None:
             if r.scored is not None:
-                scores, size_model, size_scores, graphs = r.scored
-                st.use_graphs(graphs)
+                scores, size_model, size_scores, graphs, properties = r.scored
+                st.use_graphs(graphs, properties)
                 st.set_trained(r.model, scores, int(train.get("trained_on_shown", 0)), train.get("normal_label"),
                                size_model, size_scores, known_label=train.get("known_label"))
             else:

@@ -70,7 +70,7 @@ class TrainingController(Controller):
         if result is None:
             return
         self.idle.emit()
-        self.state.use_graphs(result.graphs)  # standardised when the form asked for it
+        self.state.use_graphs(result.graphs, result.properties)  # standardised when the form asked for it
         self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
                                result.size_scores, known_label=result.known_label)
         model = result.model

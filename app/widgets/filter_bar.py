@@ -3,9 +3,16 @@ you type after a short pause), what is flagged (a rule and its threshold), group
 and how many rows that leaves. It holds no data: it says what the user asked for, by signals."""
 from __future__ import annotations
 
+import json
+import math
+
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget, QWidgetAction)
+
+from .table import PROPERTY_HEADINGS
+
+RANGE_COLUMNS = ("Score", "p-value", "q-value", *PROPERTY_HEADINGS)  # the table's columns a range can filter
 
 PERCENTILE_TIP = "Flag graphs scoring above this percentile of the training graphs' scores"
 FLAG_RULES = (  # (rule, its name in the box, what it means)
@@ -27,6 +34,100 @@ class ThresholdBox(QDoubleSpinBox):
         return f"{value:.{self.decimals()}f}".rstrip("0").rstrip(".")
 
 
+class RangeFilter(QToolButton):
+    """Numeric ranges (min and max, either left empty) on the score, p, q and every property, in a
+    drop-down beside the filters; the button says how many are set. Applies after a short pause."""
+
+    ranges_changed = Signal(dict)  # column heading -> (min or None, max or None), only the ranges set
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setText("Ranges")
+        self.setToolTip("Show only rows whose score, p, q or properties lie within a range (min, max; "
+                        "leave either empty)")
+        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setMinimumWidth(self.fontMetrics().horizontalAdvance("Ranges (12)") + 30)  # never clipped
+        panel = QWidget()
+        grid = QGridLayout(panel)
+        grid.setContentsMargins(8, 6, 8, 6)
+        grid.addWidget(QLabel("<b>min</b>"), 0, 1)
+        grid.addWidget(QLabel("<b>max</b>"), 0, 2)
+        self.edits: dict[str, tuple[QLineEdit, QLineEdit]] = {}
+        self._timer = QTimer(self, singleShot=True, interval=400)
+        self._timer.timeout.connect(self._emit)
+        for row, heading in enumerate(RANGE_COLUMNS, start=1):
+            grid.addWidget(QLabel(heading), row, 0)
+            pair = (QLineEdit(), QLineEdit())
+            for col, (edit, hint) in enumerate(zip(pair, ("min", "max")), start=1):
+                edit.setPlaceholderText(hint)
+                edit.setFixedWidth(80)
+                edit.setClearButtonEnabled(True)
+                edit.textChanged.connect(self._timer.start)
+                grid.addWidget(edit, row, col)
+            self.edits[heading] = pair
+        clear = QPushButton("Clear ranges")
+        clear.clicked.connect(self.clear)
+        grid.addWidget(clear, len(RANGE_COLUMNS) + 1, 0, 1, 3)
+        menu = QMenu(self)
+        action = QWidgetAction(menu)
+        action.setDefaultWidget(panel)
+        menu.addAction(action)
+        self.setMenu(menu)
+
+    def ranges(self) -> dict[str, tuple[float | None, float | None]]:
+        """The ranges set (a bound that is not a number counts as unset)."""
+        out = {}
+        for heading, (lo, hi) in self.edits.items():
+            bounds = (_number(lo.text()), _number(hi.text()))
+            if bounds != (None, None):
+                out[heading] = bounds
+        return out
+
+    def set_ranges(self, ranges: dict) -> None:
+        """Fill the boxes (e.g. kept from the last session) and apply them at once."""
+        for heading, (lo, hi) in self.edits.items():
+            low, high = ranges.get(heading, (None, None))
+            for edit, value in ((lo, low), (hi, high)):
+                edit.blockSignals(True)
+                edit.setText("" if value is None else f"{value:g}")
+                edit.blockSignals(False)
+        self._emit()
+
+    def to_text(self) -> str:
+        """The ranges as JSON, to keep them across relaunches."""
+        return json.dumps({k: list(v) for k, v in self.ranges().items()})
+
+    def from_text(self, text: str) -> None:
+        """Ranges kept by :meth:`to_text`; anything unreadable is ignored."""
+        try:
+            data = json.loads(text)
+            ranges = {str(k): (_bound(v[0]), _bound(v[1])) for k, v in data.items() if str(k) in self.edits}
+        except (TypeError, ValueError, IndexError, AttributeError):
+            return
+        self.set_ranges(ranges)
+
+    def clear(self) -> None:
+        self.set_ranges({})
+
+    def _emit(self) -> None:
+        self._timer.stop()
+        ranges = self.ranges()
+        self.setText(f"Ranges ({len(ranges)})" if ranges else "Ranges")
+        self.ranges_changed.emit(ranges)
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text.strip().replace(",", "."))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _bound(value) -> float | None:
+    return None if value is None else float(value)
+
+
 class FilterBar(QWidget):
     """Filters, flag rule and grouping of the results table, as one row of controls."""
 
@@ -34,6 +135,8 @@ class FilterBar(QWidget):
     smarts_changed = Signal(str)  # the SMARTS filter, after a pause or at Enter
     flag_changed = Signal(str, float)  # the flag rule ("percentile", "p" or "q") and its threshold
     grouping_toggled = Signal(bool)  # rows grouped by scaffold, or not
+    flagged_only_toggled = Signal(bool)  # only the flagged rows, or all
+    ranges_changed = Signal(dict)  # numeric ranges (see RangeFilter)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -65,9 +168,15 @@ class FilterBar(QWidget):
         self.group_scaffolds.setToolTip("Group the rows by Bemis-Murcko scaffold: each scaffold's count and best "
                                         "score, so a series of related anomalies reads as one finding")
         self.group_scaffolds.toggled.connect(self.grouping_toggled)
+        self.flagged_only = QCheckBox("Flagged only")
+        self.flagged_only.setToolTip("Show only the flagged rows (those above the flag rule's threshold)")
+        self.flagged_only.toggled.connect(self.flagged_only_toggled)
+        self.range_filter = RangeFilter()
+        self.range_filter.ranges_changed.connect(self.ranges_changed)
         self.count = QLabel("")
-        # two rows, so that the bar fits a 1280-pixel screen beside the side panel: the filters, then
-        # the flag rule with the count of shown and flagged rows (never clipped)
+        # two rows, so that the bar fits a 1280-pixel screen beside the side panel: the filters (text,
+        # SMARTS, flagged only, ranges), then the flag rule with the count of shown and flagged rows
+        # (never clipped)
         rows = QVBoxLayout(self)
         rows.setContentsMargins(0, 0, 0, 0)
         rows.setSpacing(2)
@@ -77,6 +186,8 @@ class FilterBar(QWidget):
         filters.addWidget(self.text_edit, 1)
         filters.addWidget(self.smarts_edit, 1)
         filters.addWidget(self.note)
+        filters.addWidget(self.flagged_only)
+        filters.addWidget(self.range_filter)
         flags.addWidget(QLabel("Flag by"))
         flags.addWidget(self.flag_rule)
         flags.addWidget(self.threshold)
@@ -117,6 +228,12 @@ class FilterBar(QWidget):
         self._last["rate"] = value
         if self.rule() != "percentile":
             self.threshold.setValue(value)
+
+    def is_flagged_only(self) -> bool:
+        return self.flagged_only.isChecked()
+
+    def ranges(self) -> dict:
+        return self.range_filter.ranges()
 
     def is_grouped(self) -> bool:
         return self.group_scaffolds.isChecked()

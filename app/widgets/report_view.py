@@ -14,7 +14,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
 from .heatmap import HeatmapPanel
-from .table import COLUMNS, ResultsModel, legend_label, results_view
+from .filter_bar import RangeFilter
+from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view
 
 
 class ReportView(QWidget):
@@ -29,6 +30,7 @@ class ReportView(QWidget):
         self.model_table = ResultsModel(self)
         self.model_table.set_report(report)
         self.model_table.set_p_values(report.p_value, report.q_value)
+        self.model_table.set_properties(report.properties)
         self.table = results_view(self.model_table)
         self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         hidden = ["Flag"] + ([] if self.model_table.scores.has_node_scores else ["Graph term", "Node term"])
@@ -37,6 +39,7 @@ class ReportView(QWidget):
             hidden.append("Name")  # it would repeat the ID
         hidden += [name for name, values in (("p-value", report.p_value), ("q-value", report.q_value))
                    if not np.isfinite(values).any()]  # a model without calibration gives none
+        hidden += [] if report.properties else list(PROPERTY_HEADINGS)  # a report without SMILES has none
         for column in hidden:  # no flag threshold without training scores; empty columns say nothing
             self.table.setColumnHidden(COLUMNS.index(column), True)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
@@ -47,12 +50,15 @@ class ReportView(QWidget):
         self._filter_timer.timeout.connect(self._filter)
         self.filter.textChanged.connect(self._filter_timer.start)
         self.filter.returnPressed.connect(self._filter)
+        self.range_filter = RangeFilter()
+        self.range_filter.ranges_changed.connect(self._filter)
         self.count = QLabel()
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.heatmap = HeatmapPanel()
         bar = QHBoxLayout()
         bar.addWidget(self.filter, 1)
+        bar.addWidget(self.range_filter)
         bar.addWidget(self.count)
         left = QWidget()
         column = QVBoxLayout(left)
@@ -88,6 +94,7 @@ class ReportView(QWidget):
     @Slot()
     def _filter(self) -> None:
         self.model_table.set_text_filter(self.filter.text())
+        self.model_table.set_mask("ranges", self.model_table.ranges_mask(self.range_filter.ranges()))
         self._update_count()
 
     def _update_count(self) -> None:

@@ -14,10 +14,14 @@ from ..plain_words import COLUMN_TIPS, p_value_text, q_value_text
 if TYPE_CHECKING:  # core's data classes load torch; the window appears first
     from core import GraphSet, Scores
 
+# a chemist's properties (core.PROPERTY_COLUMNS, in that order), after the score columns
+PROPERTY_HEADINGS = ("MW", "cLogP", "TPSA", "HBD", "HBA", "Rot. bonds", "Heavy atoms", "Rings", "Charge")
 COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Label",
-           "Flag", "Review")
+           "Flag", "Review", *PROPERTY_HEADINGS)
 REVIEW_TEXT = {True: "● anomaly", False: "○ not anomaly"}  # the Review column's cells
-NUMERIC = {"Rank", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Flag"}
+NUMERIC = {"Rank", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Flag", *PROPERTY_HEADINGS}
+BESIDE_SCORE = ("MW", "cLogP", "TPSA", "Charge")  # shown right after the q-value; the other counts come last
+_INTEGER_PROPERTIES = {"HBD", "HBA", "Rot. bonds", "Heavy atoms", "Rings", "Charge"}
 _FLAG_BRUSH = QBrush(QColor(255, 228, 220))
 
 
@@ -37,6 +41,8 @@ class ResultsModel(QAbstractTableModel):
         self._sort: tuple[int, Qt.SortOrder] | None = None  # None: file order (rank order once scored)
         self._p: np.ndarray | None = None  # a calibrated model's p- and q-values, per graph
         self._q: np.ndarray | None = None
+        self._properties: dict[str, np.ndarray] = {}  # table heading -> one value per graph (NaN: none)
+        self._masks: dict[str, np.ndarray] = {}  # more filters by name (ranges, flagged only): rows they keep
         self._marks: dict[int, bool] = {}  # the analyst's review: graph index -> anomaly or not
 
     # ---------------------------------------------------------------- content
@@ -68,6 +74,8 @@ class ResultsModel(QAbstractTableModel):
         self._smarts_mask = None
         self._hay = None
         self._p = self._q = None
+        self._properties = {}
+        self._masks = {}
         self._marks = {}
         self._free_rank = self._rank
         self._refresh()
@@ -88,6 +96,56 @@ class ResultsModel(QAbstractTableModel):
         if self.rowCount():
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(COLUMNS) - 1))
 
+    def set_properties(self, properties: dict[str, np.ndarray] | None) -> None:
+        """Show the chemist's properties (``core.PROPERTY_COLUMNS`` name -> one value per row; None or
+        an empty dict: the columns stay empty)."""
+        from core import PROPERTY_COLUMNS
+
+        self._properties = {heading: np.asarray(properties[name], dtype=np.float64)
+                            for name, heading in zip(PROPERTY_COLUMNS, PROPERTY_HEADINGS)
+                            if properties and name in properties}
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(COLUMNS) - 1))
+
+    def has_properties(self) -> bool:
+        return bool(self._properties)
+
+    def values(self, heading: str) -> np.ndarray | None:
+        """One number per row of a numeric column (``Score``, ``p-value``, ``q-value`` or a property's
+        heading), None when the table has no such values."""
+        if heading == "Score":
+            return None if self.scores is None else np.asarray(self.scores.score, dtype=np.float64)
+        if heading in ("p-value", "q-value"):
+            return self._p if heading == "p-value" else self._q
+        return self._properties.get(heading)
+
+    def ranges_mask(self, ranges: dict[str, tuple[float | None, float | None]]) -> np.ndarray | None:
+        """The rows within every range of ``ranges`` (column heading -> (min or None, max or None),
+        inclusive; a row without a value is outside); None when no range applies (none set, or only
+        on columns without values)."""
+        mask = None
+        for heading, (low, high) in ranges.items():
+            values = self.values(heading)
+            if values is None or len(values) != self.total_rows():
+                continue
+            values = np.asarray(values, dtype=np.float64)
+            inside = np.isfinite(values)
+            if low is not None:
+                inside &= values >= low
+            if high is not None:
+                inside &= values <= high
+            mask = inside if mask is None else mask & inside
+        return mask
+
+    def set_mask(self, name: str, mask: np.ndarray | None) -> None:
+        """Filter by ``mask`` (one flag per row: shown or not) under ``name``; None removes it. All
+        masks, the text and the SMARTS filters combine (a row must pass every one)."""
+        if mask is None:
+            self._masks.pop(name, None)
+        else:
+            self._masks[name] = mask
+        self._apply()
+
     def set_threshold(self, threshold: float | None) -> None:
         self.threshold = threshold
         if self.rowCount():
@@ -104,6 +162,10 @@ class ResultsModel(QAbstractTableModel):
     def row_of(self, graph_index: int) -> int | None:
         hits = np.nonzero(self._view == graph_index)[0]
         return int(hits[0]) if hits.size else None
+
+    def total_rows(self) -> int:
+        """All rows, shown or filtered out."""
+        return len(self._nodes) if self.graphs is not None else 0
 
     def visible_count(self) -> int:
         return int(self._view.size)
@@ -135,8 +197,8 @@ class ResultsModel(QAbstractTableModel):
     def _filtered(self) -> np.ndarray:
         n = len(self._nodes) if self.graphs is not None else 0
         keep = np.ones(n, dtype=bool)
-        for mask in (self._text_mask, self._smarts_mask):
-            if mask is not None:
+        for mask in (self._text_mask, self._smarts_mask, *self._masks.values()):
+            if mask is not None and len(mask) == n:
                 keep &= mask
         return self._ordered(np.nonzero(keep)[0])
 
@@ -166,6 +228,9 @@ class ResultsModel(QAbstractTableModel):
             return np.zeros(len(self._nodes))
         if name in ("p-value", "q-value"):
             values = self._p if name == "p-value" else self._q
+            return np.zeros(len(self._nodes)) if values is None else values
+        if name in PROPERTY_HEADINGS:
+            values = self._properties.get(name)
             return np.zeros(len(self._nodes)) if values is None else values
         if name == "Review":  # anomalies, then graphs marked normal, then the rest
             key = np.zeros(len(self._nodes), dtype=np.int8)
@@ -257,6 +322,11 @@ class ResultsModel(QAbstractTableModel):
             return str(self._labels[i])
         if name == "Nodes":
             return str(self._nodes[i])
+        if name in PROPERTY_HEADINGS:
+            values = self._properties.get(name)
+            if values is None or i >= len(values) or not np.isfinite(values[i]):
+                return ""
+            return f"{values[i]:.0f}" if name in _INTEGER_PROPERTIES else f"{values[i]:.2f}"
         if name == "Review":
             return REVIEW_TEXT.get(self._marks.get(i), "")
         if s is None:
@@ -292,10 +362,13 @@ def results_view(model: ResultsModel) -> QTableView:
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     table.horizontalHeader().setStretchLastSection(True)
     header = table.horizontalHeader()
-    for col, width in zip(range(len(COLUMNS)), (50, 120, 130, 240, 75, 75, 75, 85, 85, 60, 60)):
+    widths = (50, 120, 130, 240, 75, 75, 75, 85, 85, 60, 60)
+    for col, width in [*zip(range(len(COLUMNS)), widths), *((COLUMNS.index(h), 55) for h in PROPERTY_HEADINGS)]:
         # never narrower than its header's name (with room for the sort arrow)
         table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(COLUMNS[col]) + 28))
     for place, name in enumerate(("Score", "p-value", "q-value"), start=2):  # shown after the ID, in sight
+        header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
+    for place, name in enumerate(BESIDE_SCORE, start=5):  # large, greasy, polar or charged: at a glance
         header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
     header.moveSection(header.visualIndex(COLUMNS.index("Review")), 1)  # beside the rank; shown when reviewable
     table.setColumnWidth(COLUMNS.index("Review"), 100)

@@ -343,6 +343,20 @@ def add_fdr_option(p: argparse.ArgumentParser) -> None:
                         "('glocalkd train --calibration', on by default)")
 
 
+def add_extra_column_options(p: argparse.ArgumentParser) -> None:
+    """Add --properties and --alerts: optional columns of the ranked report (off by default).
+
+    Args:
+        p: the subcommand's parser.
+    """
+    p.add_argument("--properties", action="store_true",
+                   help="add a medicinal chemist's properties after the usual columns: mw, clogp (Crippen), tpsa, "
+                        "hbd, hba, rotatable_bonds, heavy_atoms, rings, formal_charge (RDKit)")
+    p.add_argument("--alerts", action="store_true",
+                   help="add an 'alerts' column: the structural alerts each molecule matches (RDKit's Brenk, PAINS "
+                        "and NIH catalogs; about 10-20 ms a molecule)")
+
+
 def check_fdr(args: argparse.Namespace) -> None:
     """Check that --fdr, when given, is a rate between 0 and 1.
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (add_data_options, add_fdr_option, add_standardise_option, add_threads_option,
-                              apply_model_standardising, check_fdr, load_graphs, non_negative, report_flagged)
+from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, load_graphs,
+                              non_negative, report_flagged)
 
 
 def add_parser(sub) -> None:
@@ -22,6 +22,7 @@ def add_parser(sub) -> None:
     s.add_argument("--device", default="auto")
     add_fdr_option(s)
     add_standardise_option(s, training=False)
+    add_extra_column_options(s)
     add_threads_option(s)
     add_data_options(s)
 
@@ -62,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     with tqdm(total=len(graphs), unit="graph", file=sys.stderr, disable=None) as bar:
         scores = model.score(graphs, on_progress=lambda done, total: bar.update(done - bar.n))
     p_values = model.p_values(scores.score) if model.is_calibrated else None
-    rows = write_report(args.output, graphs, scores, top_k=args.top_nodes, p_values=p_values)
+    rows = write_report(args.output, graphs, scores, top_k=args.top_nodes, p_values=p_values,
+                        properties=args.properties, alerts=args.alerts)
     print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {rows} rows written to "
           f"{args.output}", file=sys.stderr)
     if args.fdr is not None and p_values is not None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (add_cluster_options, add_fdr_option, add_standardise_option, add_threads_option,
-                              apply_model_standardising, check_fdr, non_negative, report_flagged)
+from core.cli.options import (add_standardise_option, apply_model_standardising, add_cluster_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, non_negative,
+                              report_flagged)
 from core.errors import one_line
 
 
@@ -33,6 +33,7 @@ def add_parser(sub) -> None:
     add_standardise_option(s, training=False)
     add_threads_option(s)
     add_cluster_options(s)
+    add_extra_column_options(s)
     s.add_argument("--smiles-column")
     s.add_argument("--id-column")
 
@@ -68,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
             args.model, args.data, args.output, args.scheduler, chunk_size=args.chunk_size,
             smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
             batch_graphs=args.batch_graphs, precision=args.precision, device=args.device, top=args.top,
-            scratch=args.scratch, on_progress=progress))
+            scratch=args.scratch, on_progress=progress, properties=args.properties, alerts=args.alerts))
     from core.detectors.model_file import load_detector
     from core.screening.cluster import single_library
 
@@ -96,7 +97,8 @@ def screen_file(model, args: argparse.Namespace, **options) -> int:
 
     return _screen_and_report(args, lambda progress: screen(
         model, args.data, args.output, smiles_column=args.smiles_column, id_column=args.id_column,
-        label_column=getattr(args, "label_column", None), top_k=args.top_nodes, on_progress=progress, **options))
+        label_column=getattr(args, "label_column", None), top_k=args.top_nodes, on_progress=progress,
+        properties=args.properties, alerts=args.alerts, **options))
 
 
 def _screen_and_report(args: argparse.Namespace, run_screen) -> int:

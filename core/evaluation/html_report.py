@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from core.data.alerts import alerts_at_atoms, structural_alerts
+from core.data.properties import properties_line
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
 from core.evaluation.metrics import roc_auc, roc_points
@@ -173,9 +174,11 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
         flag += f"<br>review: <b>{escape(review[i])}</b>" if review and i in review else ""
         top = [j for j, _ in scores.top_nodes(i, 3)] if picture and errors is not None else []
         alerts = _alerts_cell(mol, top)
+        props = properties_line(mol)
+        props = f"<br><small>{escape(props)}</small>" if props else ""
         parts.append(f"<tr><td>{rank}</td><td class='mol'>{picture}</td><td><b>{escape(meta.id)}</b> "
                      f"{escape(meta.name if meta.name != meta.id else '')}<br>score {scores.score[i]:.4g}{p}{label}"
-                     f"{flag}{alerts}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
+                     f"{flag}{props}{alerts}<br><tt>{escape(meta.smiles)}</tt></td></tr>")
     if review:
         parts.append(f"</table><h2>Reviewed ({len(review):,})</h2><table><tr><th>Rank</th><th>Id</th><th>Review</th>"
                      "<th>Score</th></tr>")

@@ -16,7 +16,9 @@ import numpy as np
 
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
-from core.io.report import COLUMNS, END_PREFIX, HEADERS, STANDARDISED, parse_end_row
+from core.data.properties import PROPERTY_COLUMNS
+from core.io.report import (ALERTS_COLUMN, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED, header_extras,
+                            parse_end_row)
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 
@@ -47,6 +49,9 @@ class RankedReport:
     rejects: list[ReportReject] = field(default_factory=list)
     p_value: np.ndarray | None = None  # NaN where the model was not calibrated (and for older reports)
     q_value: np.ndarray | None = None
+    # the chemist's properties (name -> float64 column, NaN where a row has none), when the report has them
+    properties: dict[str, np.ndarray] = field(default_factory=dict)
+    alerts: np.ndarray | None = None  # the ``alerts`` column's text, when the report has it
     # the SMILES each row was scored as, when the model standardised its molecules (``smiles``: as read)
     standardised_smiles: np.ndarray | None = None
 
@@ -105,7 +110,7 @@ def is_report(path: str | Path) -> bool:
         first = next(iter(read_lines(Path(path))), (1, ""))[1]
     except (OSError, DataError, StopIteration):
         return False
-    return tuple(next(csv.reader([first]), [])) in HEADERS
+    return header_extras(next(csv.reader([first]), [])) is not None
 
 
 def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None) -> RankedReport:
@@ -125,8 +130,9 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     """
     path = Path(path)
     allow_large_csv_fields()
-    columns: dict[str, list] = {c: [] for c in (*COLUMNS, STANDARDISED)}
+    columns: dict[str, list] = {c: [] for c in (*COLUMNS, *EXTRA_COLUMNS)}
     width = len(COLUMNS)
+    extras: tuple[str, ...] = ()
     rejects: list[ReportReject] = []
     interned: dict[str, str] = {}
 
@@ -138,9 +144,11 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     count = 0
     for line_no, row in csv_records(lines):
         if header is None:
-            if tuple(row) not in HEADERS:
-                raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)}", str(path), line_no)
-            header, width = row, len(row)
+            found = header_extras(row)
+            if found is None:
+                raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)} (then, optionally, "
+                                f"{','.join(EXTRA_COLUMNS)})", str(path), line_no)
+            header, width, extras = row, len(row), found
             continue
         if len(row) != width:
             raise DataError(f"{len(row)} fields where a report row has {width}", str(path), line_no)
@@ -156,17 +164,22 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                 columns[name].append(float(value) if value else np.nan)
             columns["num_nodes"].append(int(row[7]))
             for name in ("p_value", "q_value"):
-                value = row[COLUMNS.index(name)] if width > COLUMNS.index(name) else ""
+                value = row[COLUMNS.index(name)] if width >= len(COLUMNS) else ""
                 columns[name].append(float(value) if value else np.nan)
+            for j, name in enumerate(extras, start=len(COLUMNS)):
+                if name not in (ALERTS_COLUMN, STANDARDISED):
+                    columns[name].append(float(row[j]) if row[j] else np.nan)
         except ValueError:
-            raise DataError(f"a score or node count is not a number: {row[4:8]}", str(path), line_no) from None
+            raise DataError(f"a score, node count or property is not a number: {row[4:8]}", str(path), line_no) from None
         if not np.isfinite(columns["score"][-1]):  # no model writes one (core.data.scores.Scores)
             raise DataError(f"the score {row[4]!r} is not a finite number (written by a damaged model?)",
                             str(path), line_no)
         for j, name in ((1, "id"), (2, "name"), (3, "smiles"), (8, "label"), (9, "top_nodes")):
             columns[name].append(keep(_unsafe(row[j])) if name in ("name", "label") else _unsafe(row[j]))
-        if width > len(COLUMNS):
-            columns[STANDARDISED].append(_unsafe(row[len(COLUMNS)]))
+        if ALERTS_COLUMN in extras:
+            columns[ALERTS_COLUMN].append(keep(row[len(COLUMNS) + extras.index(ALERTS_COLUMN)]))
+        if STANDARDISED in extras:
+            columns[STANDARDISED].append(_unsafe(row[len(COLUMNS) + extras.index(STANDARDISED)]))
         count += 1
         if on_progress is not None and count % 100_000 == 0:
             on_progress(count)
@@ -185,7 +198,9 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         node_score=np.asarray(columns["node_score"], dtype=np.float32),
         num_nodes=np.asarray(columns["num_nodes"], dtype=np.int32), rejects=rejects,
         p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64),
-        standardised_smiles=text(STANDARDISED) if width > len(COLUMNS) else None)
+        properties={name: np.asarray(columns[name], dtype=np.float64) for name in PROPERTY_COLUMNS if name in extras},
+        alerts=text(ALERTS_COLUMN) if ALERTS_COLUMN in extras else None,
+        standardised_smiles=text(STANDARDISED) if STANDARDISED in extras else None)
 
 
 def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from core.data.chem import atom_symbols
 from core.data.graphset import GraphSet, element_symbols
+from core.data.properties import PROPERTY_COLUMNS, molecular_properties, property_text
 from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores
 from core.runtime.files import atomic_output
@@ -21,29 +22,67 @@ COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score",
            "top_nodes", "status", "p_value", "q_value")
 # Reports written before p- and q-values (the reader still opens them).
 LEGACY_COLUMNS = COLUMNS[:11]
-# A model that standardises its molecules (core.data.standardise) adds the SMILES it scored;
+# Optional columns after COLUMNS, in this order: a chemist's properties (--properties), then the
+# structural alerts (--alerts). A report holds none, one group or both.
+ALERTS_COLUMN = "alerts"
+# A model that standardises its molecules (core.data.standardise) adds the SMILES it scored, last;
 # ``smiles`` stays the input's own.
 STANDARDISED = "standardised_smiles"
-STANDARDISED_COLUMNS = COLUMNS + (STANDARDISED,)
-HEADERS = (COLUMNS, LEGACY_COLUMNS, STANDARDISED_COLUMNS)  # every header a ranked report may have
+EXTRA_COLUMNS = (*PROPERTY_COLUMNS, ALERTS_COLUMN, STANDARDISED)
 STATUS = COLUMNS.index("status")
 P_VALUE, Q_VALUE = COLUMNS.index("p_value"), COLUMNS.index("q_value")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-END_PREFIX = "end of report: "
+def extra_columns(properties: bool = False, alerts: bool = False, standardised: bool = False) -> tuple[str, ...]:
+    """The optional columns a report gets after :data:`COLUMNS`.
+
+    Args:
+        properties: the chemist's properties (:data:`core.data.properties.PROPERTY_COLUMNS`).
+        alerts: the ``alerts`` column (RDKit's structural alerts, :func:`core.data.alerts.alerts_text`).
+        standardised: the ``standardised_smiles`` column (a model that standardises its molecules).
+
+    Returns:
+        The column names, in report order.
+    """
+    return (*(PROPERTY_COLUMNS if properties else ()), *((ALERTS_COLUMN,) if alerts else ()),
+            *((STANDARDISED,) if standardised else ()))
 
 
 def report_columns(standardised: bool) -> tuple[str, ...]:
-    """The report's header: with ``standardised_smiles`` when the model standardises its molecules.
+    """The report's header without properties or alerts.
 
     Args:
         standardised: whether the molecules were standardised before scoring.
 
     Returns:
-        The column names.
+        The column names (``standardised_smiles`` last when ``standardised``).
     """
-    return STANDARDISED_COLUMNS if standardised else COLUMNS
+    return (*COLUMNS, *extra_columns(standardised=standardised))
+
+
+def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None:
+    """The optional columns of a report's header.
+
+    Args:
+        header: the first row's cells.
+
+    Returns:
+        The optional columns (:func:`extra_columns`; none for the older header without p- and
+        q-values), or None when ``header`` is not a ranked report's.
+    """
+    header = list(header)
+    if header == list(LEGACY_COLUMNS):
+        return ()
+    if header[:len(COLUMNS)] != list(COLUMNS):
+        return None
+    extras = tuple(header[len(COLUMNS):])
+    if extras in {extra_columns(p, a, s) for p in (False, True) for a in (False, True) for s in (False, True)}:
+        return extras
+    return None
+
+
+END_PREFIX = "end of report: "
 
 
 def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS)) -> list[str]:
@@ -56,7 +95,7 @@ def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS)) -> li
         rows: the data rows before it.
         model: the fingerprint of the model that scored them.
         digest: a digest of the bytes before it.
-        width: the report's columns (one more when the model standardises its molecules).
+        width: the header's columns (more than ``COLUMNS`` with optional columns).
 
     Returns:
         The row's cells, all empty but ``status``.
@@ -75,7 +114,7 @@ def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
     Returns:
         (rows, model, digest), or None when ``row`` is not an end row.
     """
-    if len(row) not in {len(h) for h in HEADERS} or not row[STATUS].startswith(END_PREFIX) \
+    if len(row) < len(LEGACY_COLUMNS) or not row[STATUS].startswith(END_PREFIX) \
             or any(row[:STATUS]) or any(row[STATUS + 1:]):
         return None
     try:
@@ -155,8 +194,50 @@ def format_p(value: float) -> str:
     return f"{value:.6g}" if np.isfinite(value) else ""
 
 
-def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5,
-                p_values: np.ndarray | None = None) -> Iterator[list[str]]:
+def property_cells(properties: np.ndarray) -> list[str]:
+    """One molecule's properties as report cells.
+
+    Args:
+        properties: a row of :func:`core.data.properties.molecule_properties`.
+
+    Returns:
+        The cells, in :data:`PROPERTY_COLUMNS` order (empty where a value is NaN).
+    """
+    return [property_text(name, float(v)) for name, v in zip(PROPERTY_COLUMNS, properties)]
+
+
+def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str]) -> Callable[[int], list[str]]:
+    """The cells of the optional columns, graph by graph.
+
+    Args:
+        graphs: the graphs (their SMILES are read).
+        extras: the optional columns (:func:`extra_columns`).
+
+    Returns:
+        ``cells(i)``: graph i's cells; the properties are computed once for every graph, the
+        alerts of a graph when it is asked for.
+    """
+    properties = None
+    if any(c in PROPERTY_COLUMNS for c in extras):
+        values = molecular_properties(graphs)
+        properties = np.column_stack([values[c] for c in PROPERTY_COLUMNS])
+
+    def cells(i: int) -> list[str]:
+        out = property_cells(properties[i]) if properties is not None else []
+        if ALERTS_COLUMN in extras:
+            from core.data.alerts import alerts_text, structural_alerts
+
+            smiles = graphs.meta[i].smiles
+            out.append(alerts_text(structural_alerts(smiles)) if smiles else "")
+        if STANDARDISED in extras:
+            out.append(graphs.meta[i].smiles)  # what was scored
+        return out
+
+    return cells
+
+
+def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.ndarray | None = None,
+                extras: tuple[str, ...] = ()) -> Iterator[list[str]]:
     """The report's rows: scored rows in rank order, then one row per rejected input.
 
     Args:
@@ -165,29 +246,30 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5,
         top_k: how many of each graph's largest node errors go in ``top_nodes`` (0: none).
         p_values: a calibrated model's p-values, one per graph; they fill ``p_value`` and their
             Benjamini-Hochberg q-values ``q_value`` (None: both empty).
+        extras: optional columns after :data:`COLUMNS` (:func:`extra_columns`).
 
     Yields:
-        Each row's cells (:data:`COLUMNS`), not yet made spreadsheet-safe.
+        Each row's cells (:data:`COLUMNS`, then ``extras``), not yet made spreadsheet-safe.
     """
     p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
     q = benjamini_hochberg(p)
-    standardised = graphs.standardised  # the input's SMILES in ``smiles``, the scored one last
+    cells = extra_cells(graphs, extras) if extras else (lambda i: [])
     for rank, i in enumerate(scores.ranking(), start=1):
         meta = graphs.meta[i]
         names = node_names(graphs, i) if top_k else []
         top = ";".join(f"{names[j]}:{err:.4g}" for j, err in scores.top_nodes(i, top_k))
-        row = [str(rank), meta.id, meta.name, (meta.input_smiles or meta.smiles) if standardised else meta.smiles,
-               f"{scores.score[i]:.6g}", format_term(scores.graph_term[i]), format_term(scores.node_term[i]),
-               str(int(graphs.graphs[i].num_nodes)), meta.label or "", top, "ok", format_p(p[i]), format_p(q[i])]
-        yield row + [meta.smiles] if standardised else row
+        smiles = (meta.input_smiles or meta.smiles) if graphs.standardised else meta.smiles  # as read
+        yield [str(rank), meta.id, meta.name, smiles, f"{scores.score[i]:.6g}",
+               format_term(scores.graph_term[i]), format_term(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
+               meta.label or "", top, "ok", format_p(p[i]), format_p(q[i]), *cells(int(i))]
     for reject in graphs.rejects:
         line = f"line {reject.line}: " if reject.line is not None else ""
-        row = ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}", "", ""]
-        yield row + [""] if standardised else row
+        yield ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}", "", "",
+               *[""] * len(extras)]
 
 
 def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
-                 p_values: np.ndarray | None = None) -> int:
+                 p_values: np.ndarray | None = None, properties: bool = False, alerts: bool = False) -> int:
     """Write the ranked report to ``path`` atomically, spreadsheet-safe.
 
     Args:
@@ -197,6 +279,8 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
         top_k: how many of each graph's largest node errors go in ``top_nodes``.
         p_values: a calibrated model's p-values of the graphs (``detector.p_values(scores.score)``;
             None: not calibrated).
+        properties: add the chemist's properties (``mw``, ``clogp``, ... after the usual columns).
+        alerts: add the ``alerts`` column (about 10-20 ms a molecule).
 
     Returns:
         The number of data rows written (scored and rejected, not the header).
@@ -206,11 +290,12 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
     """
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
+    extras = extra_columns(properties, alerts, graphs.standardised)
     rows = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(report_columns(graphs.standardised))
-        for row in report_rows(graphs, scores, top_k, p_values):
+        writer.writerow((*COLUMNS, *extras))
+        for row in report_rows(graphs, scores, top_k, p_values, extras):
             writer.writerow([safe_cell(cell) for cell in row])
             rows += 1
     return rows

@@ -15,7 +15,8 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
     """Write the molecules of a ranked report to an SDF file, atomically, in rank order.
 
     Each record carries the SD properties ``id``, ``name``, ``rank``, ``score``, ``p_value`` and
-    ``q_value`` (when known), ``label`` and ``top_atoms``.
+    ``q_value`` (when known), ``label``, ``top_atoms``, the chemist's properties (``mw``,
+    ``clogp``, ...) and ``alerts`` (when the report has that column and the molecule any).
 
     Args:
         path: the SDF file to write.
@@ -28,6 +29,7 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
     from rdkit import Chem
 
     from core.data.chem import parse_smiles
+    from core.data.properties import set_sd_properties
 
     chosen = np.arange(len(report)) if rows is None else np.sort(np.asarray(list(rows), dtype=np.int64))
     written = 0
@@ -53,6 +55,9 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
                 mol.SetProp("label", str(report.labels[i]))
             if str(report.top_nodes[i]):
                 mol.SetProp("top_atoms", str(report.top_nodes[i]))
+            set_sd_properties(mol)
+            if report.alerts is not None and str(report.alerts[i]):
+                mol.SetProp("alerts", str(report.alerts[i]))
             writer.write(mol)
             written += 1
         writer.close()

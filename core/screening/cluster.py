@@ -146,7 +146,7 @@ def screen_chunk_task(plugin: str, job: ChunkJob, settings: ChunkSettings) -> Ch
                             "folder must be on storage that every worker and the client share (--scratch)")
     model = get_worker().plugins[plugin].model()
     _one_torch_thread()
-    return pipeline.finish_chunk(model, job, featurize_chunk(job.rows, settings.standardise), settings)
+    return pipeline.finish_chunk(model, job, featurize_chunk(job.rows, settings.extras), settings)
 
 
 def _one_torch_thread() -> None:
@@ -253,7 +253,8 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
                       top: int | None = None, scratch: str | Path | None = None, in_flight: int | None = None,
                       on_progress: Callable[[int, int], None] | None = None,
                       should_stop: Callable[[], bool] | None = None,
-                      label_column: str | None = None) -> ScreenSummary:
+                      label_column: str | None = None, properties: bool = False,
+                      alerts: bool = False) -> ScreenSummary:
     """Screen a library's shards with a model file on a Dask cluster.
 
     :func:`core.screening.pipeline.screen` with the cluster as its executor, so the report,
@@ -279,6 +280,8 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
         on_progress: called after each chunk with (rows read, rows scored).
         should_stop: polled between chunks; True stops the run.
         label_column: a table's label column, or an SDF data field.
+        properties: add the chemist's properties to the report (computed by the workers).
+        alerts: add the ``alerts`` column (computed by the workers).
 
     Returns:
         The run's summary, as :func:`~core.screening.pipeline.screen` gives it.
@@ -305,8 +308,8 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
             return pipeline.screen(model, files, report, chunk_size=chunk_size, smiles_column=smiles_column,
                                    id_column=id_column, top_k=top_k, batch_graphs=batch_graphs,
                                    on_progress=on_progress, should_stop=should_stop, precision=precision,
-                                   label_column=label_column, top=top, scratch=scratch,
-                                   executor=DaskExecutor(client, plugin, in_flight))
+                                   label_column=label_column, top=top, scratch=scratch, properties=properties,
+                                   alerts=alerts, executor=DaskExecutor(client, plugin, in_flight))
         finally:
             try:
                 client.unregister_worker_plugin(plugin)

@@ -37,8 +37,8 @@ from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, read_row
 from core.data.pvalues import bh_q_table
-from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, format_p, format_term, parse_end_row,
-                            report_columns, safe_cell)
+from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STANDARDISED, STATUS, end_row, extra_columns,
+                             format_p, format_term, header_extras, parse_end_row, property_cells, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
@@ -145,7 +145,7 @@ def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and index lists stay small
 
 
-def featurize_chunk(rows: list[SourceRow], standardise: bool = False) -> dict:
+def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process).
 
     The molecules are parsed one by one, their features made ``FEATURIZE_BATCH`` at a time
@@ -154,21 +154,26 @@ def featurize_chunk(rows: list[SourceRow], standardise: bool = False) -> dict:
 
     Args:
         rows: the chunk's rows.
-        standardise: standardise each molecule first (the model's choice,
-            :mod:`core.data.standardise`); ``smiles`` is then the standardised SMILES and
+        extras: the report's optional columns (:func:`core.io.report.extra_columns`): the
+            chemist's properties and the structural alerts, computed here from the molecule just
+            parsed; with ``standardised_smiles`` each molecule is standardised first (the model's
+            choice, :mod:`core.data.standardise`), ``smiles`` is then the standardised SMILES and
             ``inputs`` the rows' own.
 
     Returns:
         A dict of the parsed rows' ``lines``, ``positions`` (place in the chunk), ``ids``,
         ``names``, ``labels``, ``smiles``, ``atomic_numbers`` (uint8), ``counts`` (atoms per
         molecule), ``edge_counts``, ``x`` (0/1 uint8 features), ``edges`` (bond pairs within each
-        molecule), and ``rejects``: (line, id, text, reason) per row that could not be read; with
-        ``standardise``, ``inputs`` too.
+        molecule), ``rejects``: (line, id, text, reason) per row that could not be read, and
+        ``extra``: each parsed row's cells of ``extras`` (empty without them).
     """
     from core.data.atom_batch import concatenate, featurize_molecules
 
-    lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
+    extra_cells = _extra_cells(extras)
+    standardise = STANDARDISED in extras
+    extra: list[list[str]] = []
     inputs: list[str] = []
+    lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
     positions = []  # each scored row's place in the chunk: ties in the report keep input order
     for k, row in enumerate(rows):
         mol, text, reason, original = read_row(row, standardise)
@@ -184,6 +189,8 @@ def featurize_chunk(rows: list[SourceRow], standardise: bool = False) -> dict:
         names.append(row.name)
         labels.append(row.label)
         smiles.append(text)
+        if extra_cells is not None:
+            extra.append(extra_cells(mol))
         if len(mols) == FEATURIZE_BATCH:
             parts.append(featurize_molecules(mols, smiles[-len(mols):]))
             mols = []
@@ -194,30 +201,55 @@ def featurize_chunk(rows: list[SourceRow], standardise: bool = False) -> dict:
         "lines": np.asarray(lines, dtype=np.int64), "positions": np.asarray(positions, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
         "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
-        "rejects": rejects, **({"inputs": inputs} if standardise else {}),
+        "rejects": rejects, "extra": extra, **({"inputs": inputs} if standardise else {}),
     }
 
 
-def _featurize_in_worker(rows: list[SourceRow], standardise: bool = False) -> dict:
+def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
+    """``cells(mol)``: a parsed molecule's cells of the report's optional columns ``extras``, or
+    None when there are none."""
+    if not extras:
+        return None
+    from core.data.properties import molecule_properties
+
+    properties = extras[0] not in (ALERTS_COLUMN, STANDARDISED)
+    alerts = ALERTS_COLUMN in extras
+    standardised = STANDARDISED in extras
+
+    def cells(mol) -> list[str]:
+        out = property_cells(molecule_properties([mol])[0]) if properties else []
+        if alerts:
+            from core.data.alerts import alerts_text, structural_alerts
+
+            out.append(alerts_text(structural_alerts(mol)))
+        if standardised:
+            from rdkit import Chem
+
+            out.append(Chem.MolToSmiles(mol))  # the standardised molecule, as read back
+        return out
+
+    return cells
+
+
+def _featurize_in_worker(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
     """:func:`featurize_chunk` in a parsing worker, which then gives the chunk's freed memory
     back (see :func:`core.runtime.allocator.release_freed_memory`)."""
-    chunk = featurize_chunk(rows, standardise)
+    chunk = featurize_chunk(rows, extras)
     release_freed_memory()
     return chunk
 
 
-def lost_chunk(rows: list[SourceRow], reason: str, standardise: bool = False) -> dict:
+def lost_chunk(rows: list[SourceRow], reason: str) -> dict:
     """The featurized form of a chunk whose every row is rejected (its worker died on it).
 
     Args:
         rows: the chunk's rows.
         reason: the reason each row is rejected with.
-        standardise: whether the run standardises its molecules (the chunk's keys follow it).
 
     Returns:
         A chunk as :func:`featurize_chunk` gives it, with no molecule and every row in ``rejects``.
     """
-    chunk = featurize_chunk([], standardise)
+    chunk = featurize_chunk([])
     chunk["rejects"] = [(row.line, row.id, row.smiles, reason) for row in rows]
     return chunk
 
@@ -357,7 +389,8 @@ def chunk_graphs(chunk: dict) -> GraphSet:
         x = torch.from_numpy(chunk["x"][node_ptr[i]:node_ptr[i + 1]].astype(np.float32))
         graphs.append(Data(x=x, edge_index=edge_index, num_nodes=int(chunk["counts"][i])))
     meta = [GraphMeta(id=str(chunk["ids"][i]), smiles=chunk["smiles"][i]) for i in range(len(graphs))]
-    return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles", standardised="inputs" in chunk)
+    return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles",
+                    standardised="inputs" in chunk)
 
 
 # ---------------------------------------------------------------------------- chunk files
@@ -382,7 +415,7 @@ class ChunkSettings:
     batch_graphs: int = 256
     precision: str = "float32"
     keep: int | None = None  # the best rows a chunk file keeps (--top); None: every row
-    standardise: bool = False  # standardise each molecule first (the model's choice, core.data.standardise)
+    extras: tuple[str, ...] = ()  # the report's optional columns (properties, alerts), made by the parsing workers
 
 
 @dataclass
@@ -453,19 +486,18 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
     positions = first + chunk["positions"]
     order = np.lexsort((positions, -np.array([float(t) for t in text], dtype=np.float64)))[:keep]
     p_text = [""] * len(score) if p_values is None else [format_p(v) for v in p_values]
-    inputs = chunk.get("inputs")  # standardised: the rows' own SMILES first, the scored one last
+    inputs = chunk.get("inputs", chunk["smiles"])  # standardised: the rows' own SMILES in ``smiles``
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         for i in order:
             errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
             top = np.argsort(-errors, kind="stable")[:top_k] if np.isfinite(errors).any() else np.zeros(0, dtype=np.int64)
             names = element_symbols(chunk["atomic_numbers"][node_ptr[i] + top])
-            row = [text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i],
-                   chunk["smiles"][i] if inputs is None else inputs[i],
-                   text[i], format_term(graph_term[i]), format_term(node_term[i]),
-                   int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
-                   ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], ""]
-            writer.writerow(row if inputs is None else row + [chunk["smiles"][i]])
+            writer.writerow([text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i], inputs[i],
+                             text[i], format_term(graph_term[i]), format_term(node_term[i]),
+                             int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
+                             ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], "",
+                             *(chunk["extra"][i] if chunk.get("extra") else ())])
 
 
 # ---------------------------------------------------------------------------- the ranked report
@@ -542,7 +574,7 @@ class _Digesting:
 
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
-                  check: Callable[[list[str]], None] | None = None, columns: tuple[str, ...] = COLUMNS) -> int:
+                  check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = ()) -> int:
     """Write the ranked report from sorted chunk files and the rejected rows.
 
     The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
@@ -560,7 +592,7 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
         p_counts: p-value text to rows over every scored row, for the q-values (None: no q-values).
         limit: keep the best rows only (None: every row).
         check: shown each merged row first (it raises to refuse one).
-        columns: the header (a standardising model's has ``standardised_smiles`` last).
+        extras: the optional columns after ``COLUMNS`` (:func:`core.io.report.extra_columns`).
 
     Returns:
         The rows written before the end row (its count).
@@ -568,11 +600,12 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
     q_values = bh_q_table(p_counts) if p_counts else None
     with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
         stream = _Digesting(fh)
-        csv.writer(stream).writerow(columns)
+        csv.writer(stream).writerow((*COLUMNS, *extras))
         kept = _merge(sorted_files, stream, tmp, q_values, limit, check)
         with open(rejects_file, newline="", encoding="utf-8") as rej:
             shutil.copyfileobj(rej, stream)
-        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16], len(columns)))
+        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
+                                        len(COLUMNS) + len(extras)))
     return kept + rejected
 
 
@@ -661,9 +694,9 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     digests: dict[str, str] = {}
     p_counts: Counter = Counter()  # q-values are recomputed over the merged report
     position = rejected = 0
+    extras: tuple[str, ...] | None = None  # every shard's optional columns: the first shard's
     bounds: list[int] = []
     overlap = _Overlap([str(r) for r in reports], bounds)
-    header: tuple[str, ...] | None = None  # every shard's (a standardising model's have one column more)
     try:
         sorted_files, rejects_file = [], tmp / "rejects.csv"
         with atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej:
@@ -677,17 +710,20 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
                     records = csv_records(read_lines(report))
-                    first = tuple(next(records)[1])
-                    if header is not None and first != header:
-                        raise DataError(f"its columns differ from {reports[0]}'s (one standardised its molecules, "
-                                        "the other did not): not shards of one run", report, 1)
-                    header = first
+                    found = header_extras(next(records)[1])
+                    if extras is None:
+                        extras = found
+                    elif found != extras:
+                        raise DataError(f"its optional columns ({','.join(found) or 'none'}) differ from the first "
+                                        f"report's ({','.join(extras) or 'none'}): screen the shards with the same "
+                                        "--properties and --alerts", report, 1)
+                    width = len(COLUMNS) + len(extras)
                     last, count = math.inf, 0
                     for n, row in records:
                         if end is not None:
                             raise DataError("rows after the end-of-report row", report, n)
-                        if len(row) != len(header):
-                            raise DataError(f"{len(row)} fields where a report row has {len(header)}", report, n)
+                        if len(row) != width:
+                            raise DataError(f"{len(row)} fields where a report row has {width}", report, n)
                         end = parse_end_row(row)
                         if end is not None:
                             continue
@@ -727,7 +763,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 digests[digest] = str(report)
                 sorted_files.append(target)
         return write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
-                             check=overlap, columns=header or COLUMNS)
+                             check=overlap, extras=extras or ())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -795,12 +831,12 @@ class _Pool:
     def _start(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_parsing_worker)
 
-    def submit(self, rows: list[SourceRow], standardise: bool = False) -> Future:
+    def submit(self, rows: list[SourceRow], extras: tuple[str, ...] = ()) -> Future:
         try:
-            future = self.executor.submit(_featurize_in_worker, rows, standardise)
+            future = self.executor.submit(_featurize_in_worker, rows, extras)
         except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
             self.restart()
-            future = self.executor.submit(_featurize_in_worker, rows, standardise)
+            future = self.executor.submit(_featurize_in_worker, rows, extras)
         self._close_our_result_writer()
         return future
 
@@ -886,7 +922,7 @@ class LocalExecutor:
         Args:
             job: the chunk.
         """
-        self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.standardise), False))
+        self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.extras), False))
 
     def busy(self) -> bool:
         """Whether chunks are in flight or waiting to be parsed again.
@@ -911,7 +947,7 @@ class LocalExecutor:
         while True:
             if self.again and not self.pending:  # a suspect chunk is parsed with nothing else in flight
                 job = self.again.popleft()
-                self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.standardise), True))
+                self.pending.append(_Pending(job, self.pool.submit(job.rows, self.settings.extras), True))
             item = self.pending.popleft()
             try:
                 chunk = item.future.result()
@@ -928,7 +964,7 @@ class LocalExecutor:
                     self.again.extendleft([ChunkJob(job.index, job.rows[half:], job.first + half, job.source),
                                            ChunkJob(job.index, job.rows[:half], job.first, job.source)])
                     continue
-                chunk = lost_chunk(job.rows, WORKER_DIED, self.settings.standardise)  # this row killed its worker
+                chunk = lost_chunk(job.rows, WORKER_DIED)  # this row killed its worker
             return finish_chunk(self.model, item.job, chunk, self.settings, self._scoring_threads)
 
     def close(self, stopped: bool) -> None:
@@ -974,7 +1010,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
            label_column: str | None = None, top: int | None = None, scratch: str | Path | None = None,
-           executor: ChunkExecutor | None = None, summary_extra: dict | None = None) -> ScreenSummary:
+           executor: ChunkExecutor | None = None, summary_extra: dict | None = None, properties: bool = False,
+           alerts: bool = False) -> ScreenSummary:
     """Score every molecule of a library with a model and write the ranked report, in bounded memory.
 
     The one streaming path of ``glocalkd score``, ``glocalkd screen`` (on this machine or on a
@@ -1007,6 +1044,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         executor: parses and scores the chunks (None: :class:`LocalExecutor` with ``workers``
             processes; a Dask cluster: :func:`core.screening.cluster.screen_on_cluster`).
         summary_extra: more fields for ``REPORT.summary.json``.
+        properties: add the chemist's properties (``mw``, ``clogp``, ...) after the usual columns,
+            computed by the parsing workers (:func:`core.io.report.extra_columns`).
+        alerts: add the ``alerts`` column (the structural alerts, computed by the parsing workers).
 
     Returns:
         What the run did: rows read, scored and rejected, seconds, whether it was stopped or
@@ -1047,8 +1087,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     start = time.perf_counter()
     report = Path(report)
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
-    standardise = bool(getattr(model, "standardises", False))  # the model's choice, never the caller's
-    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, standardise)
+    extras = extra_columns(properties, alerts, bool(getattr(model, "standardises", False)))  # the model's choice
+    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
     p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
@@ -1084,8 +1124,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                     at = f"{result.source} line" if result.source else "line"
                     for line, ident, smi, reason in result.rejects:
                         rej_writer.writerow(["", safe_cell(ident), "", safe_cell(smi), "", "", "", "", "", "",
-                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", ""]
-                                            + ([""] if standardise else []))
+                                             safe_cell(f"rejected: {at} {line}: {reason}"), "", "",
+                                             *[""] * len(extras)])
                         if len(first_rejects) < 5:
                             first_rejects.append((line, reason))
                     rows += result.rows
@@ -1114,7 +1154,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
                 write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
-                             columns=report_columns(standardise))
+                             extras=extras)
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,

@@ -21,7 +21,7 @@ from rdkit import Chem
 from app.main_window import MainWindow
 from app.widgets.report_view import ReportView
 from app.widgets.table import COLUMNS
-from core import REPORT_COLUMNS, save_detector, structural_alerts
+from core import PROPERTY_COLUMNS, REPORT_COLUMNS, save_detector, structural_alerts
 from tests.app.test_main_window import _idle, open_and_wait, settings, train_and_wait  # noqa: F401
 
 TINY = {"epochs": 2, "hidden_dim": 16, "out_dim": 8}
@@ -93,12 +93,14 @@ def check_csv(path, tab_rows: int, with_flag: bool, marks: dict | None = None) -
         fh.seek(0)
         header = next(csv.reader(fh))
     assert header[:len(REPORT_COLUMNS)] == list(REPORT_COLUMNS) and ("flagged" in header) == with_flag
+    assert header[len(REPORT_COLUMNS):len(REPORT_COLUMNS) + len(PROPERTY_COLUMNS) + 1] == [*PROPERTY_COLUMNS, "alerts"]
     assert len(rows) == tab_rows
     assert ("review" in header) == bool(marks)  # the analyst's marks, when there are any
     if marks:
         assert sorted(r["review"] for r in rows if r["review"]) == sorted(
             "anomaly" if a else "not anomaly" for a in marks.values())
     assert all(r["score"] and r["p_value"] and r["q_value"] for r in rows)  # what the table shows
+    assert all(r["mw"] and r["heavy_atoms"] for r in rows)  # both tabs hold molecules
     return rows
 
 
@@ -106,6 +108,7 @@ def check_sdf(path, tab_rows: int) -> None:
     mols = [m for m in Chem.SDMolSupplier(str(path)) if m is not None]
     assert len(mols) == tab_rows
     assert all(m.HasProp("score") and m.HasProp("p_value") and m.HasProp("q_value") for m in mols)
+    assert all(m.HasProp("mw") and m.HasProp("clogp") and m.HasProp("formal_charge") for m in mols)
 
 
 def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag: str, files: dict) -> None:
@@ -123,6 +126,7 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
             answers.save_path = str(tmp_path / f"{tag}_export{suffix}")
             rows, on_report = table_rows(), isinstance(w.results_tabs.currentWidget(), ReportView)
             action.trigger()
+            qtbot.waitUntil(lambda: _idle(w), timeout=180000)  # written in the background (alerts are searched)
             if suffix == ".csv":
                 check_csv(answers.save_path, rows, with_flag=not on_report,
                           marks=None if on_report else w.state.review_marks)

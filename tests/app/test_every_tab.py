@@ -105,6 +105,7 @@ def test_export_from_a_scored_file_tab_writes_its_rows_and_rejects(qtbot, window
     table = window.export_table()
     assert table.stem == "library" and table.total == 4
     window.export_report(str(tmp_path / "x.csv"))
+    qtbot.waitUntil(lambda: not window.runner.busy() and (tmp_path / "x.csv").exists(), timeout=180000)
     rows = list(csv.DictReader((tmp_path / "x.csv").open()))
     assert [r["id"] for r in rows if r["status"] == "ok"] == list(view.report.ids)
     assert [r["id"] for r in rows if r["status"].startswith("rejected")] == ["bad1"]
@@ -112,6 +113,7 @@ def test_export_from_a_scored_file_tab_writes_its_rows_and_rejects(qtbot, window
     view.filter.setText("a1")
     view._filter()
     window.export_report(str(tmp_path / "x.sdf"), visible_only=True)
+    qtbot.waitUntil(lambda: not window.runner.busy() and (tmp_path / "x.sdf").exists(), timeout=180000)
     mols = [m for m in Chem.SDMolSupplier(str(tmp_path / "x.sdf")) if m is not None]
     assert [m.GetProp("id") for m in mols] == ["a1"] and mols[0].HasProp("q_value")
 
@@ -250,14 +252,20 @@ def test_every_view_choice_survives_a_relaunch(qtbot, tmp_path):
     offered = [x for kind in (QComboBox, QSpinBox, QDoubleSpinBox) for x in first.findChildren(kind)
                if not first.form.isAncestorOf(x) and x not in data_decided and x is not first.filters.threshold]
     assert set(offered) <= set(kept.values()), [x for x in offered if x not in kept.values()]
+    def choice(widget):
+        return widget.currentIndex() if isinstance(widget, QComboBox) else widget.isChecked()
+
     for widget in kept.values():
-        widget.setCurrentIndex(widget.count() - 1)
+        if isinstance(widget, QComboBox):
+            widget.setCurrentIndex(widget.count() - 1)
+        else:  # a check box (Flagged only): the other way round from its default
+            widget.setChecked(not widget.isChecked())
     first.filters.set_rate(0.01)
-    choices = {key: w.currentIndex() for key, w in kept.items()}
+    choices = {key: choice(w) for key, w in kept.items()}
     first.close()
     second = MainWindow(QSettings(path, QSettings.Format.IniFormat))
     qtbot.addWidget(second)
-    assert {key: w.currentIndex() for key, w in second._view_choices().items()} == choices
+    assert {key: choice(w) for key, w in second._view_choices().items()} == choices
     assert second.filters.rate() == 0.01 and second.state.flag_rule == second.filters.rule()
     for name in ("a.csv", "b.csv", "c.csv"):
         second.files.add_recent(str(tmp_path / name))

@@ -112,6 +112,7 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     # the exported report matches the core's ranking
     out = tmp_path / "report.csv"
     window.export_report(str(out))
+    qtbot.waitUntil(lambda: _idle(window) and out.exists(), timeout=180000)  # written in the background
     rows = list(csv.DictReader(open(out, encoding="utf-8")))
     ranking = window.scores.ranking()
     assert [r["id"] for r in rows] == [window.graphs.meta[i].id for i in ranking]
@@ -436,6 +437,7 @@ def test_competing_detectors_train_rank_and_say_they_have_no_heatmap(qtbot, wind
     assert "WL kernel values" in window.map_view.map.note
     out = tmp_path / "wl.csv"
     window.export_report(str(out))
+    qtbot.waitUntil(lambda: _idle(window) and out.exists(), timeout=180000)  # written in the background
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 655 and rows[0]["top_nodes"] == "" and rows[0]["graph_score"] == ""
 

@@ -64,6 +64,7 @@ def test_marks_rerank_the_unreviewed_rows_and_go_into_every_export(qtbot, window
 
     # exports: CSV, SDF and HTML say which rows were reviewed, and how
     w.export_report(str(tmp_path / "reviewed.csv"))
+    qtbot.waitUntil(lambda: _idle(w) and (tmp_path / "reviewed.csv").exists(), timeout=180000)  # in the background
     with open(tmp_path / "reviewed.csv", newline="", encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["status"] == "ok"]
     by_id = {r["id"]: r["review"] for r in rows}
@@ -71,6 +72,7 @@ def test_marks_rerank_the_unreviewed_rows_and_go_into_every_export(qtbot, window
     assert by_id[meta[anomalies[0]].id] == "anomaly" and by_id[meta[normal[0]].id] == "not anomaly"
     assert sum(bool(v) for v in by_id.values()) == 3
     w.export_report(str(tmp_path / "reviewed.sdf"))
+    qtbot.waitUntil(lambda: _idle(w) and (tmp_path / "reviewed.sdf").exists(), timeout=180000)
     mols = [m for m in Chem.SDMolSupplier(str(tmp_path / "reviewed.sdf")) if m is not None]
     assert sorted(m.GetProp("review") for m in mols if m.GetProp("review")) == ["anomaly", "anomaly", "not anomaly"]
     w.export_html(str(tmp_path / "reviewed.html"))

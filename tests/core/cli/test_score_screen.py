@@ -152,3 +152,26 @@ def test_an_sdf_file_is_streamed_too_and_reads_as_load_reads_it(model_file, tmp_
     report, graphs = read_report(tmp_path / "screen.csv"), load(data)
     assert sorted(report.ids) == sorted(m.id for m in graphs.meta) and set(report.smiles) == {"CCO"}
     assert [r.reason for r in report.rejects] == [f"line {graphs.rejects[0].line}: {graphs.rejects[0].reason}"]
+
+
+def test_properties_and_alerts_are_the_same_from_score_and_screen(model_file, tmp_path, capsys):
+    from core import PROPERTY_COLUMNS, read_report
+
+    data = tmp_path / "t.csv"
+    data.write_text("id,smiles\nasp,CC(=O)Oc1ccccc1C(=O)O\nacr,C=CC(=O)N\nq,C[N+](C)(C)C\nbad,C1CC\n")
+    for command in ("score", "screen"):
+        assert main([command, str(model_file), str(data), "-o", str(tmp_path / f"{command}.csv"), "--device", "cpu",
+                     "--properties", "--alerts"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "score.csv").read_bytes() == (tmp_path / "screen.csv").read_bytes()
+    report = read_report(tmp_path / "screen.csv")
+    row = {i: k for k, i in enumerate(report.ids)}
+    assert set(report.properties) == set(PROPERTY_COLUMNS)
+    assert report.properties["mw"][row["asp"]] == pytest.approx(180.16)
+    assert report.properties["formal_charge"][row["q"]] == 1
+    assert "Michael_acceptor" in report.alerts[row["acr"]] and report.alerts[row["q"]] != ""
+    assert len(report.rejects) == 1
+    # off by default: the usual columns only
+    assert main(["screen", str(model_file), str(data), "-o", str(tmp_path / "plain.csv"), "--device", "cpu"]) == 0
+    plain = read_report(tmp_path / "plain.csv")
+    assert plain.properties == {} and plain.alerts is None
+    assert list(plain.score) == list(report.score)

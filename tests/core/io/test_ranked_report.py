@@ -56,3 +56,35 @@ def test_a_report_with_a_non_finite_score_is_refused_with_its_line(tmp_path):
         path.write_text(head + "1,a,,CCO,0.5,,,3,,,ok,,\n" + f"2,b,,CCC,{value},,,3,,,ok,,\n")
         with pytest.raises(DataError, match=rf"r\.csv:3: the score '{value}' is not a finite number"):
             read_report(path)
+
+
+def test_properties_and_alerts_round_trip_and_older_reports_still_read(tmp_path, smiles_file):
+    from core import PROPERTY_COLUMNS, molecular_properties
+
+    graphs = load(smiles_file)
+    model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(graphs)
+    scores = model.score(graphs)
+    path = tmp_path / "r.csv"
+    write_report(path, graphs, scores, properties=True, alerts=True)
+    header = path.read_text().splitlines()[0].split(",")
+    assert header == [*REPORT_COLUMNS, *PROPERTY_COLUMNS, "alerts"]
+    assert is_report(path)
+    report = read_report(path)
+    order = scores.ranking()
+    expected = molecular_properties(graphs)
+    assert set(report.properties) == set(PROPERTY_COLUMNS)
+    assert np.allclose(report.properties["mw"], expected["mw"][order], atol=0.005)
+    assert list(report.properties["heavy_atoms"]) == list(expected["heavy_atoms"][order])
+    assert report.alerts is not None and len(report.alerts) == len(graphs)
+    assert len(report.rejects) == len(graphs.rejects)  # rejected rows carry empty extra cells
+    # properties alone, and a report without either: no properties, no alerts
+    write_report(path, graphs, scores, properties=True)
+    assert read_report(path).alerts is None and len(read_report(path).properties) == len(PROPERTY_COLUMNS)
+    write_report(path, graphs, scores)
+    assert read_report(path).properties == {} and read_report(path).alerts is None
+    # an unknown extra column is not a report
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0] + ",colour"] + [line + "," for line in lines[1:]]) + "\n")
+    assert not is_report(path)
+    with pytest.raises(DataError, match="not a ranked report"):
+        read_report(path)

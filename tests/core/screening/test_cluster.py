@@ -383,3 +383,21 @@ def test_the_cluster_is_an_executor_of_the_pipeline_not_a_second_one(client, mod
     monkeypatch.setattr(pipeline, "screen", pipeline_screen)
     with pytest.raises(Ran, match="DaskExecutor"):
         screen_on_cluster(model_file, [library], tmp_path / "r.csv", client)
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_properties_and_alerts_come_out_the_same_on_every_executor(kind, client, model_file, library, single,
+                                                                    tmp_path):
+    from core import PROPERTY_COLUMNS
+
+    run(kind, client, model_file, library, tmp_path / "r.csv", properties=True, alerts=True)
+    rows, plain = _rows(tmp_path / "r.csv"), _rows(single)
+    assert [r["id"] for r in rows] == [r["id"] for r in plain] and [r["score"] for r in rows] == [r["score"] for r in plain]
+    assert list(rows[0]) == [*plain[0], *PROPERTY_COLUMNS, "alerts"]
+    scored = [r for r in rows if r["status"] == "ok"]
+    assert all(r["mw"] and r["heavy_atoms"] == r["num_nodes"] for r in scored)
+    assert any(r["alerts"] for r in scored)
+    assert all(r["mw"] == "" for r in rows if r["status"] != "ok")
+    if kind == "local":  # shards with the columns merge with them
+        merge_reports([tmp_path / "r.csv"], tmp_path / "merged.csv")
+        assert _rows(tmp_path / "merged.csv") == rows
