@@ -88,6 +88,11 @@ ACTIONS: tuple[ActionSpec, ...] = (
                tip="Save everything in the window to one file: data file paths, the trained model, settings, "
                    "filters, flag rule, selection and tabs"),
     ActionSpec("quit", "&Quit", "close", "&File", _always, QKeySequence.StandardKey.Quit),
+    ActionSpec("copy", "&Copy", "copy_rows", "&Edit", lambda f: f.has_data or f.has_rows,
+               QKeySequence.StandardKey.Copy, "Copy the selected rows as tab-separated text with a header and the "
+               "SMILES (pastes into Excel and DataWarrior)"),
+    ActionSpec("copy_image", "Copy as &image", "copy_image", "&Edit", lambda f: f.has_data or f.has_rows,
+               "Ctrl+Shift+C", "Copy the selected rows' structures as one picture, each with its ID and score"),
     ActionSpec("mark_anomaly", "Mark as &anomaly", "mark_anomaly", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+1",
                REVIEW_TIPS[0]),
     ActionSpec("mark_normal", "Mark as &not anomaly", "mark_normal", "&Review", lambda f: f.reviewable and not f.busy, "Ctrl+2",
@@ -101,6 +106,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "open_session", "@Recent sess&ions",
               "save_session", "-", "score_file", "export", "html", "-", "load_model", "save_model", "-", "quit"),
+    "&Edit": ("copy", "copy_image"),
     "&Model": ("train", "stop", "-", "weigh"),
     "&Review": ("mark_anomaly", "mark_normal", "-", "clear_mark"),
     "&Help": ("about",),

@@ -16,19 +16,23 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QMainWindow, QMessageB
                                QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
 from . import tasks
+from .controllers.clipboard import ClipboardController
 from .controllers.export import ExportController
 from .controllers.mapping import MapController
 from .controllers.model_files import ModelFilesController
+from .controllers.nearest import NearestController
 from .controllers.opening import OpeningController
 from .controllers.results import ResultsController
 from .controllers.review import ReviewController
 from .controllers.screening import ScreeningController
 from .controllers.sessions import SessionsController
+from .controllers.similarity import SimilarityController
 from .controllers.training import TrainingController
 from .actions import Facts, build_actions, install_menus, update_actions
 from .file_memory import FileMemory
 from .settings_store import SettingsStore
 from .state import AppState, describe_model
+from .structures import STRUCTURE_SIZE_NAMES, StructureImages, show_structures
 from .unsaved import MODEL, UnsavedWork
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
@@ -37,7 +41,9 @@ from .widgets.evaluation import EvaluationPage
 from .widgets.filter_bar import FilterBar
 from .widgets.heatmap import HeatmapPanel
 from .widgets.map_view import MapView
+from .widgets.nearest import NearestPanel
 from .widgets.plots import LossPlot
+from .widgets.query_bar import QueryBar
 from .widgets.report_view import ReportView
 from .widgets.side_panel import SidePanel
 from .widgets.welcome import welcome_page
@@ -97,6 +103,13 @@ class MainWindow(QMainWindow):
                                          self.table_stack, self.scaffold_view, self.map_view, self.heatmap,
                                          self.evaluation, self.tabs, self.maps, self)
         self.results.shown.connect(self._update_state)
+        self.similarity = SimilarityController(self.model_table, self.table, self.query_bar, self)
+        self.similarity.applied.connect(self.results.update_counts)
+        self.nearest = NearestController(self.state, self.nearest_panel, self.structures, self)
+        self.results.selected_shown.connect(self.nearest.show)
+        self.model_table.modelReset.connect(self.nearest.clear)
+        self.clipboard = ClipboardController(self._active_table, self.structures, self)
+        self.clipboard.status.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
         self.maps.ready.connect(self.results.map_ready)
         self.model_files = self._attach(ModelFilesController(self.state, self))
         self.model_files.saved.connect(lambda _path: self._unsaved.done(MODEL))
@@ -178,9 +191,13 @@ class MainWindow(QMainWindow):
 
         # --- results: filter bar (both filters apply as you type, after a short pause) and table
         self.filters = FilterBar()
+        self.structures = StructureImages(parent=self)  # the tables' structure pictures, drawn in a worker process
+        self.query_bar = QueryBar(STRUCTURE_SIZE_NAMES)  # similarity to a query; the structures' size
+        self.query_bar.structure_size_changed.connect(self.structures.set_size)
 
         self.model_table = ResultsModel(self)
         self.table = results_view(self.model_table)
+        show_structures(self.table, self.structures)
         self.table.setSelectionMode(self.table.SelectionMode.ExtendedSelection)  # several rows can be marked
         from .widgets.scaffolds import ScaffoldView
 
@@ -204,6 +221,7 @@ class MainWindow(QMainWindow):
         results_layout = QVBoxLayout(results)
         results_layout.setContentsMargins(0, 0, 0, 0)
         results_layout.addWidget(self.filters)
+        results_layout.addWidget(self.query_bar)
         results_layout.addWidget(top, 1)
         results_layout.addWidget(legend_label())  # score, p, q and the flag in plain words
 
@@ -216,6 +234,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.heatmap, "Node heatmap")
         self.tabs.addTab(self.loss_plot, "Training loss")
         self.tabs.addTab(self.evaluation, "Evaluation")
+        self.nearest_panel = NearestPanel()
+        self.tabs.addTab(self.nearest_panel, "Nearest training molecule")
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.setObjectName("main_splitter")
@@ -246,7 +266,8 @@ class MainWindow(QMainWindow):
         settings are kept by the form's own keys)."""
         return {"view/flag_rule": self.filters.flag_rule, "view/map_space": self.map_view.space,
                 "view/map_method": self.map_view.method, "view/map_colour": self.map_view.colour,
-                "view/heatmap_scale": self.heatmap.scale, "view/flagged_only": self.filters.flagged_only}
+                "view/heatmap_scale": self.heatmap.scale, "view/flagged_only": self.filters.flagged_only,
+                "view/structure_size": self.query_bar.structures}
 
     def _add_recent(self, path: str) -> None:
         if self.files.add_recent(path):
@@ -323,7 +344,7 @@ class MainWindow(QMainWindow):
         self.side.say(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
 
     def _add_report_tab(self, report, note: str) -> ReportView:
-        view = ReportView(report, lambda: self.state.model, note)
+        view = ReportView(report, lambda: self.state.model, note, images=self.structures)
         view.heatmap.fixed_vmax_getter = lambda: self.heatmap.fixed_vmax  # colours as on the training tab
         self.report_views.append(view)
         self.results_tabs.addTab(view, view.title)
@@ -562,6 +583,20 @@ class MainWindow(QMainWindow):
         if isinstance(view, ReportView) or model is None or not model.can_save:  # no model file: results are the work
             self._unsaved.done(view if isinstance(view, ReportView) else MODEL)
 
+    # ================================================================ copying
+    def _active_table(self):
+        """The active tab's (table, model)."""
+        view = self.results_tabs.currentWidget()
+        if isinstance(view, ReportView):
+            return view.table, view.model_table
+        return self.table, self.model_table
+
+    def copy_rows(self) -> None:
+        self.clipboard.copy_rows()
+
+    def copy_image(self) -> None:
+        self.clipboard.copy_image()
+
     # ================================================================ chemical-space map
     @Slot(str, str)
     def compute_map(self, space: str, method: str) -> None:
@@ -664,6 +699,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.runner.stop_all()
+        self.structures.shutdown()
         self.kept.save()
         shutil.rmtree(self._scratch, ignore_errors=True)
         event.accept()

@@ -501,3 +501,37 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None) -> i
     p_values = report.p_value if np.isfinite(report.p_value).any() else None
     settings = {"detector": describe_model(model)} if model is not None else {"report": Path(report.source).name}
     return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values)
+
+
+# -------------------------------------------------------------------- similarity to a query
+@dataclass
+class Similarity:
+    """A query's result: the similarities (None when the query is not a SMILES, said in ``error``)
+    and the fingerprint index to pass again for the next query on the same rows."""
+
+    query: str
+    similarities: np.ndarray | None
+    index: Any
+    error: str = ""
+
+
+def query_similarity(smiles, query: str, index, job) -> Similarity:
+    """The Tanimoto similarity (ECFP4) of every molecule of ``smiles`` to ``query``.
+
+    Args:
+        smiles: the table's SMILES, by graph index.
+        query: the query SMILES.
+        index: a :class:`core.SimilarityIndex` of ``smiles`` built before, or None to build it.
+        job: the job handle (unused: one pass).
+
+    Returns:
+        The similarities, or the reason the query is not a valid SMILES.
+    """
+    from core import DataError, SimilarityIndex
+
+    if index is None:
+        index = SimilarityIndex([str(s) for s in smiles])
+    try:
+        return Similarity(query, index.similarities(query), index)
+    except DataError as exc:
+        return Similarity(query, None, index, str(exc))

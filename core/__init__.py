@@ -57,7 +57,9 @@ _PUBLIC = {
     "space_map": "viz.chemical_space", "node_error_norm": "viz.heatmap", "fixed_error_scale": "viz.heatmap",
     "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "smarts_match": "viz.heatmap",
     "READABLE_BOND_PX": "viz.heatmap", "SimilarityIndex": "viz.similarity",
-    "similar_molecules": "viz.similarity", "scaffolds": "viz.similarity",
+    "similar_molecules": "viz.similarity", "scaffolds": "viz.similarity", "query_similarities": "viz.similarity",
+    "structure_png": "viz.structures", "structure_pngs": "viz.structures", "structure_grid_png": "viz.structures",
+    "common_substructure": "viz.structures", "pair_png": "viz.structures",
     "write_sdf": "viz.sharing", "empirical_p_values": "evaluation.metrics", "html_report": "evaluation.html_report",
 }
 _RENAMED = {"REPORT_COLUMNS": "COLUMNS", "HEATMAP_SCALES": "SCALES"}  # public name -> the name in its module
@@ -100,7 +102,9 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.viz.heatmap import (draw_heatmap, graph_molecule, molecule_image, node_error_norm, fixed_error_scale,
         SCALES as HEATMAP_SCALES, smarts_atoms, smarts_match, READABLE_BOND_PX)
     from core.viz.chemical_space import space_map
-    from core.viz.similarity import SimilarityIndex, similar_molecules, scaffolds
+    from core.viz.similarity import SimilarityIndex, similar_molecules, scaffolds, query_similarities
+    from core.viz.structures import (structure_png, structure_pngs, structure_grid_png, common_substructure,
+        pair_png)
     from core.viz.sharing import write_sdf
     from core.evaluation.html_report import html_report
 

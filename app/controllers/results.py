@@ -22,9 +22,12 @@ class ResultsController(QObject):
 
     Signals:
         shown: new data or scores are in the views (the window updates its actions).
+        selected_shown: a selected graph is drawn, with its similar training molecules
+            ((graph index, similarity), most similar first).
     """
 
     shown = Signal()
+    selected_shown = Signal(int, list)
 
     def __init__(self, state: AppState, side: SidePanel, filters: FilterBar, model_table: ResultsModel,
                  table: QTableView, table_stack: QStackedWidget, scaffold_view: ScaffoldView, map_view: MapView,
@@ -213,6 +216,7 @@ class ResultsController(QObject):
             return
         similar = st.similar_training_molecules(i)
         self.heatmap.set_neighbours([(j, st.graphs.meta[j].id, sim, float(st.scores.score[j])) for j, sim in similar])
+        self.selected_shown.emit(i, similar)
 
     def show_detector(self, model) -> None:
         """Adapt the views to the detector: score-term columns, map spaces and heatmaps need node scores."""

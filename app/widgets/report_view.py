@@ -21,7 +21,7 @@ from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, resul
 class ReportView(QWidget):
     """One ranked report: table on the left, the selected molecule on the right; a tab of the main window."""
 
-    def __init__(self, report, model_getter=lambda: None, note: str = "", parent=None):
+    def __init__(self, report, model_getter=lambda: None, note: str = "", parent=None, images=None):
         super().__init__(parent)
         self.report = report
         self._model_getter = model_getter  # the main window's current detector, if any
@@ -43,6 +43,10 @@ class ReportView(QWidget):
         for column in hidden:  # no flag threshold without training scores; empty columns say nothing
             self.table.setColumnHidden(COLUMNS.index(column), True)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
+        if images is not None:  # the window's structure pictures, at the size chosen on the training tab
+            from ..structures import show_structures
+
+            show_structures(self.table, images)
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter by id, name, SMILES or label…")
         self.filter.setClearButtonEnabled(True)
@@ -60,10 +64,19 @@ class ReportView(QWidget):
         bar.addWidget(self.filter, 1)
         bar.addWidget(self.range_filter)
         bar.addWidget(self.count)
+        from ..controllers.similarity import SimilarityController
+        from .query_bar import QueryBar
+
+        self.query_bar = QueryBar({})  # similarity to a query; the structures' size is the training tab's
+        self.query_bar.structures.hide()
+        self.similarity = SimilarityController(self.model_table, self.table, self.query_bar, self)
+        self.similarity.applied.connect(self._update_count)
+        self.query_bar.set_available(self.model_table.has_smiles())
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
         column.addLayout(bar)
+        column.addWidget(self.query_bar)
         column.addWidget(self.table, 1)
         column.addWidget(legend_label())
         split = QSplitter()

@@ -17,11 +17,13 @@ if TYPE_CHECKING:  # core's data classes load torch; the window appears first
 # a chemist's properties (core.PROPERTY_COLUMNS, in that order), after the score columns
 PROPERTY_HEADINGS = ("MW", "cLogP", "TPSA", "HBD", "HBA", "Rot. bonds", "Heavy atoms", "Rings", "Charge")
 COLUMNS = ("Rank", "ID", "Name", "SMILES", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Label",
-           "Flag", "Review", *PROPERTY_HEADINGS)
+           "Flag", "Review", *PROPERTY_HEADINGS, "Structure", "Similarity")
 REVIEW_TEXT = {True: "● anomaly", False: "○ not anomaly"}  # the Review column's cells
-NUMERIC = {"Rank", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Flag", *PROPERTY_HEADINGS}
+NUMERIC = {"Rank", "Score", "p-value", "q-value", "Graph term", "Node term", "Nodes", "Flag", *PROPERTY_HEADINGS,
+           "Similarity"}
 BESIDE_SCORE = ("MW", "cLogP", "TPSA", "Charge")  # shown right after the q-value; the other counts come last
 _INTEGER_PROPERTIES = {"HBD", "HBA", "Rot. bonds", "Heavy atoms", "Rings", "Charge"}
+STRUCTURE_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # a row's SMILES, for the Structure column's pictures
 _FLAG_BRUSH = QBrush(QColor(255, 228, 220))
 
 
@@ -41,6 +43,9 @@ class ResultsModel(QAbstractTableModel):
         self._sort: tuple[int, Qt.SortOrder] | None = None  # None: file order (rank order once scored)
         self._p: np.ndarray | None = None  # a calibrated model's p- and q-values, per graph
         self._q: np.ndarray | None = None
+        self._similarity: np.ndarray | None = None  # Tanimoto similarity to a query, per graph
+        self._similarity_mask: np.ndarray | None = None
+        self._any_smiles: bool | None = None
         self._properties: dict[str, np.ndarray] = {}  # table heading -> one value per graph (NaN: none)
         self._masks: dict[str, np.ndarray] = {}  # more filters by name (ranges, flagged only): rows they keep
         self._marks: dict[int, bool] = {}  # the analyst's review: graph index -> anomaly or not
@@ -74,6 +79,8 @@ class ResultsModel(QAbstractTableModel):
         self._smarts_mask = None
         self._hay = None
         self._p = self._q = None
+        self._similarity = self._similarity_mask = None
+        self._any_smiles = None
         self._properties = {}
         self._masks = {}
         self._marks = {}
@@ -95,6 +102,32 @@ class ResultsModel(QAbstractTableModel):
         self._p, self._q = p, q
         if self.rowCount():
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(COLUMNS) - 1))
+
+    def set_similarity(self, similarity: np.ndarray | None, minimum: float = 0.0) -> None:
+        """Show each graph's similarity to a query and hide those below ``minimum`` (None: no query).
+
+        Args:
+            similarity: one Tanimoto similarity per graph (NaN: no molecule), or None.
+            minimum: the smallest similarity shown; 0 shows every row.
+        """
+        self._similarity = similarity
+        self._similarity_mask = None
+        if similarity is not None and minimum > 0:
+            self._similarity_mask = np.nan_to_num(similarity, nan=-1.0) >= minimum
+        self._apply()
+        if self.rowCount():
+            column = COLUMNS.index("Similarity")
+            self.dataChanged.emit(self.index(0, column), self.index(self.rowCount() - 1, column))
+
+    def smiles(self) -> np.ndarray:
+        """Every graph's SMILES ("" where it has none), by graph index."""
+        return self._smiles if self.graphs is not None else np.empty(0, dtype=object)
+
+    def has_smiles(self) -> bool:
+        """True when some row has a SMILES (a molecule to draw)."""
+        if self._any_smiles is None:
+            self._any_smiles = self.graphs is not None and any(bool(s) for s in self._smiles)
+        return self._any_smiles
 
     def set_properties(self, properties: dict[str, np.ndarray] | None) -> None:
         """Show the chemist's properties (``core.PROPERTY_COLUMNS`` name -> one value per row; None or
@@ -197,7 +230,7 @@ class ResultsModel(QAbstractTableModel):
     def _filtered(self) -> np.ndarray:
         n = len(self._nodes) if self.graphs is not None else 0
         keep = np.ones(n, dtype=bool)
-        for mask in (self._text_mask, self._smarts_mask, *self._masks.values()):
+        for mask in (self._text_mask, self._smarts_mask, self._similarity_mask, *self._masks.values()):
             if mask is not None and len(mask) == n:
                 keep &= mask
         return self._ordered(np.nonzero(keep)[0])
@@ -229,6 +262,9 @@ class ResultsModel(QAbstractTableModel):
         if name in ("p-value", "q-value"):
             values = self._p if name == "p-value" else self._q
             return np.zeros(len(self._nodes)) if values is None else values
+        if name == "Similarity":
+            values = self._similarity
+            return np.zeros(len(self._nodes)) if values is None else np.nan_to_num(values, nan=-1.0)
         if name in PROPERTY_HEADINGS:
             values = self._properties.get(name)
             return np.zeros(len(self._nodes)) if values is None else values
@@ -244,6 +280,7 @@ class ResultsModel(QAbstractTableModel):
             "Flag": self.flagged().astype(np.int8),
             "Nodes": self._nodes,
             "ID": self._ids, "Name": self._names, "SMILES": self._smiles, "Label": self._labels,
+            "Structure": self._smiles,
         }[name]
 
     def _ordered(self, rows: np.ndarray) -> np.ndarray:
@@ -301,13 +338,15 @@ class ResultsModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.BackgroundRole and self.scores is not None and self.threshold is not None:
             return _FLAG_BRUSH if self.scores.score[i] > self.threshold else None
-        if role == Qt.ItemDataRole.ToolTipRole and name in ("SMILES", "ID", "Name"):
-            return self._display(i, name)
+        if role == Qt.ItemDataRole.ToolTipRole and name in ("SMILES", "ID", "Name", "Structure"):
+            return self._display(i, "SMILES" if name == "Structure" else name)
         if role == Qt.ItemDataRole.ToolTipRole and name in ("p-value", "q-value"):
             values = self._p if name == "p-value" else self._q
             if values is None or i >= len(values):
                 return None
             return (p_value_text if name == "p-value" else q_value_text)(float(values[i])) or None
+        if role == STRUCTURE_ROLE:
+            return str(self._smiles[i])
         return None
 
     def _display(self, i: int, name: str) -> str:
@@ -322,6 +361,11 @@ class ResultsModel(QAbstractTableModel):
             return str(self._labels[i])
         if name == "Nodes":
             return str(self._nodes[i])
+        if name == "Structure":
+            return ""
+        if name == "Similarity":
+            values = self._similarity
+            return "" if values is None or not np.isfinite(values[i]) else f"{values[i]:.2f}"
         if name in PROPERTY_HEADINGS:
             values = self._properties.get(name)
             if values is None or i >= len(values) or not np.isfinite(values[i]):
@@ -349,27 +393,32 @@ class ResultsModel(QAbstractTableModel):
 
 def results_view(model: ResultsModel) -> QTableView:
     """A table view over ``model`` as both windows show it: one row per line (no wrapping), sortable,
-    whole-row single selection, columns sized for ids, SMILES and scores, which come right after
-    the ID (the model's column order stays :data:`COLUMNS`)."""
+    whole-row selection of one row or several (Shift, Ctrl), columns sized for ids, SMILES and
+    scores, which come right after the ID with the structure and the similarity to a query before
+    them (the model's column order stays :data:`COLUMNS`); the last two are hidden until shown."""
     table = QTableView()
     table.setModel(model)
     table.setSortingEnabled(True)
     table.setWordWrap(False)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
     table.verticalHeader().setVisible(False)
     table.verticalHeader().setDefaultSectionSize(22)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     table.horizontalHeader().setStretchLastSection(True)
     header = table.horizontalHeader()
     widths = (50, 120, 130, 240, 75, 75, 75, 85, 85, 60, 60)
-    for col, width in [*zip(range(len(COLUMNS)), widths), *((COLUMNS.index(h), 55) for h in PROPERTY_HEADINGS)]:
+    more = [*((COLUMNS.index(h), 55) for h in PROPERTY_HEADINGS), (COLUMNS.index("Structure"), 114),
+            (COLUMNS.index("Similarity"), 70)]
+    for col, width in [*zip(range(len(COLUMNS)), widths), *more]:
         # never narrower than its header's name (with room for the sort arrow)
         table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(COLUMNS[col]) + 28))
-    for place, name in enumerate(("Score", "p-value", "q-value"), start=2):  # shown after the ID, in sight
+    for place, name in enumerate(("Structure", "Similarity", "Score", "p-value", "q-value"), start=2):
+        header.moveSection(header.visualIndex(COLUMNS.index(name)), place)  # shown after the ID, in sight
+    for place, name in enumerate(BESIDE_SCORE, start=7):  # large, greasy, polar or charged: at a glance
         header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
-    for place, name in enumerate(BESIDE_SCORE, start=5):  # large, greasy, polar or charged: at a glance
-        header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
+    for name in ("Structure", "Similarity"):  # until structures are on or a query is given
+        table.setColumnHidden(COLUMNS.index(name), True)
     header.moveSection(header.visualIndex(COLUMNS.index("Review")), 1)  # beside the rank; shown when reviewable
     table.setColumnWidth(COLUMNS.index("Review"), 100)
     table.setColumnHidden(COLUMNS.index("Review"), True)

@@ -57,6 +57,51 @@ class SimilarityIndex:
         order = np.argsort(-sims, kind="stable")[:k]
         return [(int(idx[j]), float(sims[j])) for j in order]
 
+    def similarities(self, query: str) -> np.ndarray:
+        """The Tanimoto similarity of every molecule of the index to ``query``.
+
+        Args:
+            query: a SMILES.
+
+        Returns:
+            One similarity per molecule, in the index's order; NaN where a molecule did not parse.
+
+        Raises:
+            DataError: ``query`` is not a valid SMILES (the message says why).
+        """
+        from rdkit import DataStructs
+
+        from core.data.chem import parse_smiles
+        from core.errors import DataError
+
+        mol, reason = parse_smiles(query or "")
+        if mol is None:
+            raise DataError(f"the query is not a valid SMILES ({reason})")
+        fp = _fingerprints([query])[0]
+        out = np.full(len(self.fps), np.nan)
+        if self._valid:
+            out[self._valid] = DataStructs.BulkTanimotoSimilarity(fp, [self.fps[j] for j in self._valid])
+        return out
+
+
+def query_similarities(query: str, smiles: Sequence[str]) -> np.ndarray:
+    """The Tanimoto similarity of each molecule to a query (ECFP4: Morgan radius 2, 2,048 bits).
+
+    Build a :class:`SimilarityIndex` to search the same molecules with many queries.
+
+    Args:
+        query: the query SMILES.
+        smiles: the molecules to compare with it.
+
+    Returns:
+        One similarity per SMILES in ``[0, 1]`` (1 for the query's own molecule); NaN where a
+        SMILES is empty or does not parse.
+
+    Raises:
+        DataError: ``query`` is not a valid SMILES.
+    """
+    return SimilarityIndex(smiles).similarities(query)
+
 
 def similar_molecules(training_smiles: Sequence[str], query: str, k: int = 5) -> list[tuple[int, float]]:
     """Find the training molecules most similar to ``query`` (Morgan fingerprints, Tanimoto).

@@ -15,7 +15,7 @@ import zipfile
 import pytest
 from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 from rdkit import Chem
 
 from app.main_window import MainWindow
@@ -230,6 +230,36 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         assert w.results_tabs.count() == count and not w._unsaved.pending()
         tab["start"] = w.results_tabs.currentWidget()
 
+    def select_rows(count: int):
+        """Select the tab's first ``count`` rows (Ctrl-click); return its table and model."""
+        table, model = w._active_table()
+        table.selectionModel().clearSelection()
+        for row in range(min(count, model.rowCount())):
+            table.selectionModel().select(model.index(row, 0), QItemSelectionModel.SelectionFlag.Select
+                                          | QItemSelectionModel.SelectionFlag.Rows)
+        return table, model
+
+    def copy_text(action):
+        _table, model = select_rows(3)
+        action.trigger()
+        lines = QApplication.clipboard().text().splitlines()
+        header = lines[0].split("\t")
+        assert {"ID", "SMILES", "Score"} <= set(header) and len(lines) == 1 + min(3, model.rowCount())
+        for row, line in enumerate(lines[1:]):
+            cells = line.split("\t")
+            assert len(cells) == len(header)
+            assert cells[header.index("ID")] == model.index(row, COLUMNS.index("ID")).data()
+            assert cells[header.index("Score")] == model.index(row, COLUMNS.index("Score")).data() != ""
+            assert cells[header.index("SMILES")] == model.smiles()[model.graph_index(row)]
+
+    def copy_image(action):
+        _table, model = select_rows(2)
+        QApplication.clipboard().clear()
+        action.trigger()
+        qtbot.waitUntil(lambda: not QApplication.clipboard().image().isNull(), timeout=60000)
+        image = QApplication.clipboard().image()
+        assert image.width() == 260 * min(2, model.rowCount()) and image.height() == 220
+
     def quit_cancelled(action):
         answers.answer = "cancel"
         w._unsaved.add("probe", "a probe")  # something unsaved: Cancel keeps the window open
@@ -252,6 +282,8 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         "Model/Train": train,
         "File/Load model…": load_model,
         "Help/About": plain,
+        "Edit/Copy": copy_text,
+        "Edit/Copy as image": copy_image,
         "File/Open…": open_file,
         "File/Open TU folder…": plain,
         "File/Open demo data/*": plain,
@@ -278,7 +310,8 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         run(action)
         done.append(case)
         assert not answers.hook_errors, (name, answers.hook_errors)
-    for case in ("File/Export…", "File/Export HTML report…", "Model/Train", "File/Score another file…"):
+    for case in ("File/Export…", "File/Export HTML report…", "Model/Train", "File/Score another file…", "Edit/Copy",
+                 "Edit/Copy as image"):
         assert case in done, f"{case} was never triggered on the {tag} tab"
     if w.results_tabs.indexOf(tab["start"]) >= 0:
         w.results_tabs.setCurrentWidget(tab["start"])
@@ -341,3 +374,4 @@ def test_every_action_on_the_training_tab_and_on_a_scored_file_tab(qtbot, settin
         statuses = [r["status"] for r in csv.DictReader(fh)]
     assert sum(s.startswith("rejected") for s in statuses) == 1  # all rows: its rejected row too
     w.runner.stop_all()
+    w.structures.shutdown()

@@ -248,7 +248,8 @@ def test_every_view_choice_survives_a_relaunch(qtbot, tmp_path):
     qtbot.addWidget(first)
     kept = first._view_choices()
     # every combo box, spin box and check box of the views is kept, save the few the data decide
-    data_decided = {first.evaluation.anomaly_class, first.filters.group_scaffolds}
+    data_decided = {first.evaluation.anomaly_class, first.filters.group_scaffolds,
+                    first.query_bar.minimum}  # the smallest similarity goes with its query, which is not kept
     offered = [x for kind in (QComboBox, QSpinBox, QDoubleSpinBox) for x in first.findChildren(kind)
                if not first.form.isAncestorOf(x) and x not in data_decided and x is not first.filters.threshold]
     assert set(offered) <= set(kept.values()), [x for x in offered if x not in kept.values()]

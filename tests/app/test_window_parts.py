@@ -43,7 +43,7 @@ def test_each_action_is_enabled_by_its_rule_alone(qtbot):
     update_actions(actions, idle)
     assert {n for n, a in actions.items() if not a.isEnabled()} == {"stop"}
     update_actions(actions, dataclasses.replace(idle, busy=True, stoppable=True))
-    assert {n for n, a in actions.items() if a.isEnabled()} == {"stop", "quit", "about"}
+    assert {n for n, a in actions.items() if a.isEnabled()} == {"stop", "quit", "about", "copy", "copy_image"}
     update_actions(actions, dataclasses.replace(idle, has_model=False, savable=False, weighable=False,
                                                 has_rows=False, has_data=False, reviewable=False))
     assert {n for n, a in actions.items() if a.isEnabled()} == {"open", "open_folder", "load_model", "open_session",
