@@ -83,6 +83,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
                toolbar=True),
     ActionSpec("save_model", "Save &model…", "save_model_dialog", "&File", lambda f: f.savable and not f.busy,
                "Ctrl+Shift+S", toolbar=True),
+    ActionSpec("open_session", "Open sess&ion…", "sessions.open_dialog", "&File", lambda f: not f.busy,
+               tip="Open a saved session: data, model, settings, filters, selection and tabs, without training"),
+    ActionSpec("save_session", "Sa&ve session…", "sessions.save_dialog", "&File",
+               lambda f: (f.has_data or f.has_model) and not f.busy,
+               tip="Save everything in the window to one file: data file paths, the trained model, settings, "
+                   "filters, flag rule, selection and tabs"),
     ActionSpec("quit", "&Quit", "close", "&File", _always, QKeySequence.StandardKey.Quit),
     ActionSpec("copy", "&Copy", "clipboard.copy_rows", "&Edit", lambda f: f.has_data or f.has_rows,
                QKeySequence.StandardKey.Copy, "Copy the selected rows as tab-separated text with a header and the "
@@ -100,8 +106,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
 
 # each menu's layout: action names, "-" for a separator, "@name" for a submenu the window fills
 MENUS: dict[str, tuple[str, ...]] = {
-    "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "score_file", "export", "html", "-",
-              "load_model", "save_model", "-", "quit"),
+    "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "open_session", "@Recent sess&ions",
+              "save_session", "-", "score_file", "export", "html", "-", "load_model", "save_model", "-", "quit"),
     "&Edit": ("copy", "copy_image"),
     "&Model": ("train", "stop", "-", "weigh"),
     "&Review": ("mark_anomaly", "mark_normal", "-", "clear_mark"),

@@ -28,6 +28,7 @@ from .controllers.report_tabs import ReportTabs
 from .controllers.results import ResultsController
 from .controllers.review import ReviewController
 from .controllers.screening import ScreeningController
+from .controllers.sessions import SessionsController
 from .controllers.similarity import SimilarityController
 from .controllers.smarts import SmartsController
 from .controllers.training import TrainingController
@@ -92,6 +93,7 @@ class MainWindow(QMainWindow):
         for name, path in DEMOS.items():
             self.demo_menu.addAction(name, lambda p=path: self.open_path(str(p)))
         self.recent_menu = submenus["Open &recent"]
+        self.sessions_menu = submenus["Recent sess&ions"]
 
     def _build_ui(self) -> None:
         # --- left dock: data summary and training settings
@@ -143,6 +145,7 @@ class MainWindow(QMainWindow):
                                       self.guard.confirm, self.structures, self)
         self.report_views = self.report_tabs.views  # the open reports' tabs (read by tests and the screenshots)
         self.reviewing = attach(ReviewController(self.runner, st, self.results.selected_graphs, self))
+        self.sessions = attach(SessionsController(self, self))  # File ▸ Save/Open session, Recent sessions
         self.similarity = SimilarityController(self.model_table, self.table, self.query_bar, self)
         self.nearest = NearestController(st, self.nearest_panel, self.structures, self)
         self.clipboard = ClipboardController(lambda: self.report_tabs.active_table((self.table, self.model_table)),
@@ -186,6 +189,8 @@ class MainWindow(QMainWindow):
         self.screening.weighed.connect(lambda text: self.feedback.warn("Views weighed", text, QMessageBox.Icon.Information))
         self.exporter.exported.connect(self.guard.exported)
         self.model_files.saved.connect(self.guard.saved)
+        self.sessions.saved.connect(lambda _path: self._unsaved.clear())  # a saved session holds all the work
+        self.sessions.attach_menu(self.sessions_menu)
         self.model_files.loaded.connect(lambda _model: self.screening.score_current("Scoring with the loaded model…"))
 
     # ================================================================ settings, start-up
@@ -249,6 +254,11 @@ class MainWindow(QMainWindow):
             if self.runner.busy(name):
                 self.runner.stop(name)
                 self.side.say("Stopping…")
+
+    def open_session(self, path: str) -> None:
+        """Open the session file ``path`` (asking first about unsaved work it would replace)."""
+        if self.guard.confirm(None, "opening a session"):
+            self.sessions.open(path)
 
     def score_file_dialog(self) -> None:
         self.screening.score_file_dialog(self)
@@ -343,6 +353,7 @@ class MainWindow(QMainWindow):
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, self.report_tabs.active() is not None))
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
+        self.sessions_menu.setEnabled(not busy and bool(self.sessions.recent()))
         self.side.train_button.setEnabled(self.act_train.isEnabled())
         self.side.stop_button.setEnabled(stoppable)
         self.side.set_rejects(len(self.state.graphs.rejects) if self.state.graphs is not None else 0)

@@ -62,6 +62,7 @@ class AppState:
 
     def __init__(self) -> None:
         self.data_path = ""
+        self.data_options: dict = {}  # the loader's options the data was read with (columns)
         self.graphs: GraphSet | None = None
         self.schema_text = ""
         self.model = None
@@ -100,6 +101,16 @@ class AppState:
         self.data_changed.emit()
         if had_selection:
             self.selection_changed.emit(None)
+
+    def use_graphs(self, graphs: GraphSet | None, properties: dict | None = None) -> None:
+        """The open file's graphs as the model reads them (standardised or as read): the same rows,
+        less any a standardisation rejected, with their ``properties``; the selection is dropped
+        when the rows change."""
+        if graphs is None or graphs is self.graphs:
+            return
+        self.graphs, self.properties = graphs, properties
+        self.selected = None
+        self._similarity = None
 
     def set_trained(self, model, scores: Scores, n_train: int, normal_label: str | None, size_model,
                     size_scores: np.ndarray | None, known_label: str | None = None) -> None:
@@ -468,4 +479,6 @@ def describe_model(model) -> str:
                 if getattr(model, flag, False)]
     if readouts:
         parts.append("score + " + " + ".join(readouts))
+    if getattr(model, "standardises", False):
+        parts.append("molecules standardised")
     return ", ".join(parts)

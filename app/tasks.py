@@ -71,6 +71,7 @@ class Loaded:
     path: str
     graphs: Any
     schema_text: str
+    options: dict | None = None  # the loader's options (columns), kept by sessions
     properties: dict | None = None  # the chemist's properties (core.molecular_properties); None: not molecules
 
 
@@ -90,7 +91,7 @@ def load_data(path: str, options: dict, job) -> Loaded:
 
     graphs = load(path, **options)
     schema = FeatureSchema.fit(graphs, "auto").describe() if len(graphs) else "none (no graphs)"
-    return Loaded(path, graphs, schema, graph_properties(graphs))
+    return Loaded(path, graphs, schema, dict(options), graph_properties(graphs))
 
 
 REPORT_PROPERTIES_LIMIT = 50_000  # rows of a report without properties for which the app computes them (~1 ms each)
@@ -124,17 +125,32 @@ class Trained:
     size_model: Any
     size_scores: np.ndarray | None
     known_label: str | None = None  # the label of the known anomalies that weighed a consensus's views
+    graphs: Any = None  # the graphs trained on and scored (standardised when the form asked for it)
+    properties: dict | None = None  # their properties when preparing them changed the graphs (else None)
+
+
+def prepared(graphs, standardise: bool):
+    """``graphs`` as a model that standardises (or not) reads them (:func:`core.prepare_molecules`);
+    graphs that are not molecules are never standardised."""
+    if graphs is None or graphs.kind != "molecule":
+        return graphs
+    from core import prepare_molecules
+
+    return prepare_molecules(graphs, standardise)
 
 
 def train(graphs, detector: str, params: dict, normal_label: str | None, job,
-          known_label: str | None = None) -> Trained | None:
+          known_label: str | None = None, standardise: bool = False) -> Trained | None:
     """Train ``detector`` as every front end does (:func:`core.train_model`: on the graphs of
     ``normal_label``, or on every graph but the known anomalies of ``known_label``, a share held out
     to calibrate p-values), score every graph, and fit the graph-size baseline on the same normal
     graphs. ``params`` are the form's settings (``seed`` and ``device`` among them). ``job.report``
-    receives each EpochInfo. Returns None when the window is closing (nobody will read the result)."""
+    receives each EpochInfo. With ``standardise`` the molecules are standardised first (the model
+    keeps the choice). Returns None when the window is closing (nobody will read the result)."""
     from core import TrainSpec, train_model
 
+    given = graphs
+    graphs = prepared(graphs, standardise)
     settings = dict(params)
     seed, device = settings.pop("seed", 0), settings.pop("device", "auto")
     spec = TrainSpec(detector=detector, params=settings, normal_label=normal_label, known_label=known_label,
@@ -145,7 +161,7 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
     model, normal = trained.model, trained.plan.normal
     size = train_model(normal, TrainSpec(detector="size", calibration=0.0)).model
     return Trained(model, model.score(graphs), len(normal), normal_label, size, size.score(graphs).score,
-                   known_label)
+                   known_label, graphs, graph_properties(graphs) if graphs is not given else None)
 
 
 @dataclass
@@ -155,6 +171,7 @@ class Weighed:
     path: str  # the file of known anomalies
     n_known: int
     n_rejected: int  # rows of that file that could not be read as graphs
+    graphs: Any = None  # the open graphs as scored (standardised when the model standardises)
 
 
 def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
@@ -167,12 +184,14 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
     from core import load, weigh_known_anomalies
 
     check_known_anomalies_file(path, graphs)
-    known = load(path, **options)  # a file with no readable row, or too few, raises naming it
+    standardise = bool(getattr(model, "standardises", False))  # read as the model reads its molecules
+    known = load(path, **options, standardise=standardise)  # a file with no readable row, or too few, raises naming it
     check_known_anomalies(path, known)
     weighed = copy.deepcopy(model)
     weigh_known_anomalies(weighed, known)
+    graphs = prepared(graphs, standardise)
     scores = weighed.score(graphs) if graphs is not None and len(graphs) else None
-    return Weighed(weighed, scores, path, len(known), len(known.rejects))
+    return Weighed(weighed, scores, path, len(known), len(known.rejects), graphs)
 
 
 def check_known_anomalies_file(path: str, graphs) -> None:
@@ -198,16 +217,21 @@ def check_known_anomalies(path: str, known) -> None:
 
 def score(model, graphs, normal_label: str | None, size_model, job):
     """Score ``graphs`` with ``model``; the graph-size baseline too (fitted here on the normal graphs
-    of ``graphs`` when there is none, e.g. after a model was loaded from a file).
-    Returns (scores, size_model, size scores)."""
+    of ``graphs`` when there is none, e.g. after a model was loaded from a file). The molecules are
+    read as the model reads them: standardised when it was trained on standardised molecules.
+    Returns (scores, size_model, size scores, the graphs scored, their properties when preparing
+    them changed the graphs, else None)."""
     from core import TrainSpec, train_model
 
+    given = graphs
+    graphs = prepared(graphs, bool(getattr(model, "standardises", False)))
     if size_model is None:
         train_set = graphs if normal_label is None else graphs.with_label(normal_label)
         if len(train_set):
             size_model = train_model(train_set, TrainSpec(detector="size", calibration=0.0)).model
     size_scores = size_model.score(graphs).score if size_model is not None else None
-    return model.score(graphs), size_model, size_scores
+    properties = graph_properties(graphs) if graphs is not given else None
+    return model.score(graphs), size_model, size_scores, graphs, properties
 
 
 def load_model(path: str, device: str, job):
@@ -449,10 +473,11 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     names, cells = molecule_columns(properties, [m.smiles for m in graphs.meta])
     extra = (*EXPORT_COLUMNS_EXTRA, "review") if review else EXPORT_COLUMNS_EXTRA
     written = 0
+    standardised = ("standardised_smiles",) if graphs.standardised else ()  # what was scored, after ``smiles``
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*REPORT_COLUMNS, *names, *extra])
-        for k, row in enumerate(report_rows(graphs, scores, p_values=p_values)):
+        writer.writerow([*REPORT_COLUMNS, *standardised, *names, *extra])
+        for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised)):
             if k < len(ranking):
                 i = int(ranking[k])
                 if keep is not None and i not in keep:
@@ -564,7 +589,8 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None) -> i
 
     from .state import describe_model
 
-    graphs = load(report.source)
+    standardised = report.standardised_smiles is not None  # then the molecules scored are in that column
+    graphs = load(report.source, smiles_column="standardised_smiles" if standardised else None)
     if len(graphs) != len(report):
         raise GLocalKDError(f"{report.source}: {len(graphs):,} molecules read back for {len(report):,} scored rows")
     if model is not None and model.has_node_scores:

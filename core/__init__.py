@@ -35,9 +35,10 @@ _PUBLIC = {
     "PROPERTY_FUNCTIONS": "data.properties", "property_text": "data.properties",
     # io
     "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns",
-    "REPORT_COLUMNS": "io.report", "node_names": "io.report", "write_report": "io.report",
+    "REPORT_COLUMNS": "io.report", "report_columns": "io.report", "node_names": "io.report", "write_report": "io.report",
     "report_rows": "io.report", "safe_cell": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
     "row_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
+    "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
@@ -79,9 +80,12 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.data.properties import molecular_properties, PROPERTY_COLUMNS, PROPERTY_FUNCTIONS, property_text
     from core.io.load import load
     from core.io.columns import is_table, table_columns
-    from core.io.report import COLUMNS as REPORT_COLUMNS, node_names, write_report, report_rows, safe_cell
+    from core.io.report import (COLUMNS as REPORT_COLUMNS, node_names, write_report, report_rows, safe_cell,
+        report_columns)
     from core.io.ranked_report import RankedReport, is_report, read_report, row_graphs
     from core.io.report_sdf import write_report_sdf
+    from core.io.molecules import prepare_molecules
+    from core.data.standardise import standardise_smiles
     from core.detectors.base import Detector, EpochInfo
     from core.detectors.glocalkd import GLocalKD
     from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector,

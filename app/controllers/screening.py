@@ -58,8 +58,9 @@ class ScreeningController(Controller):
 
     @Slot(object)
     def _scored(self, result) -> None:
-        scores, size_model, size_scores = result
+        scores, size_model, size_scores, graphs, properties = result
         self.idle.emit()
+        self.state.use_graphs(graphs, properties)  # standardised (or no longer) as the model reads molecules
         self.state.set_scores(scores, size_model, size_scores)
         self.said.emit(f"Scored {len(scores):,} graphs.")
         self.status.emit(f"{len(scores):,} graphs scored.", 8000)
@@ -134,6 +135,8 @@ class ScreeningController(Controller):
     @Slot(object)
     def _weighed(self, result: tasks.Weighed) -> None:
         self.idle.emit()
+        if result.scores is not None:
+            self.state.use_graphs(result.graphs)
         self.state.set_weighed(result.model, result.scores)
         rejected = (f" ({result.n_rejected:,} {'row' if result.n_rejected == 1 else 'rows'} rejected)"
                     if result.n_rejected else "")

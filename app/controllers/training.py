@@ -54,7 +54,7 @@ class TrainingController(Controller):
         self.busy.emit(f"Training {info.label}…" if by_epoch else f"Fitting {info.label}…", not by_epoch)
         self.started.emit(info.label, by_epoch)
         job = functools.partial(tasks.train, self.state.graphs, info.name, params, form.normal_label(),
-                                known_label=form.known_label())
+                                known_label=form.known_label(), standardise=form.standardises())
         self.runner.start("train", job, self._trained, self._failed, self._epoch)
 
     @Slot(object)
@@ -72,6 +72,7 @@ class TrainingController(Controller):
         if result is None:
             return
         self.idle.emit()
+        self.state.use_graphs(result.graphs, result.properties)  # standardised when the form asked for it
         self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
                                result.size_scores, known_label=result.known_label)
         model = result.model

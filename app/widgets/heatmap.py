@@ -11,6 +11,7 @@ from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
                                QPushButton, QScrollArea, QToolButton, QToolTip, QVBoxLayout, QWidget)
 
+from ..plain_words import HEATMAP_LEGEND
 from .alerts import AlertList
 from .plots import Canvas
 
@@ -108,9 +109,14 @@ class HeatmapPanel(QWidget):
         row = QHBoxLayout()
         row.addLayout(drawing, 1)
         row.addWidget(self.side_column)
+        self.legend = QLabel(HEATMAP_LEGEND)  # what the colours mean, in plain words
+        self.legend.setObjectName("heatmap_legend")
+        self.legend.setWordWrap(True)
+        self.legend.setStyleSheet("color: palette(placeholder-text);")
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addLayout(row, 1)
+        layout.addWidget(self.legend)
         self.kind = ""
         self.drawing = None  # core's HeatmapDrawing of the graph shown
         self._names: list[str] = []  # the shown graph's node names (C7, N3, ...)

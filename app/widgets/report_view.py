@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLa
 
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
-from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, results_view
+from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view
 
 
 class ReportView(QWidget):
@@ -78,6 +78,7 @@ class ReportView(QWidget):
         column.addLayout(bar)
         column.addWidget(self.query_bar)
         column.addWidget(self.table, 1)
+        column.addWidget(legend_label())
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(self.heatmap)

@@ -16,7 +16,7 @@ from .nearest import NearestPanel
 from .plots import LossPlot
 from .query_bar import QueryBar
 from .scaffolds import ScaffoldView
-from .table import ResultsModel, results_view
+from .table import ResultsModel, legend_label, results_view
 
 
 class ResultsArea(QSplitter):
@@ -58,6 +58,7 @@ class ResultsArea(QSplitter):
         layout.addWidget(self.filters)
         layout.addWidget(self.query_bar)
         layout.addWidget(top, 1)
+        layout.addWidget(legend_label())  # score, p, q and the flag in plain words
 
         self.heatmap = HeatmapPanel(last_dir)
         self.loss_plot = LossPlot()

@@ -9,6 +9,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
+from ..plain_words import COLUMN_TIPS, p_value_text, q_value_text
+
 if TYPE_CHECKING:  # core's data classes load torch; the window appears first
     from core import GraphSet, Scores
 
@@ -321,6 +323,8 @@ class ResultsModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMN_TIPS.get(COLUMNS[section])  # what the column means, in plain words
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
@@ -336,6 +340,11 @@ class ResultsModel(QAbstractTableModel):
             return _FLAG_BRUSH if self.scores.score[i] > self.threshold else None
         if role == Qt.ItemDataRole.ToolTipRole and name in ("SMILES", "ID", "Name", "Structure"):
             return self._display(i, "SMILES" if name == "Structure" else name)
+        if role == Qt.ItemDataRole.ToolTipRole and name in ("p-value", "q-value"):
+            values = self._p if name == "p-value" else self._q
+            if values is None or i >= len(values):
+                return None
+            return (p_value_text if name == "p-value" else q_value_text)(float(values[i])) or None
         if role == STRUCTURE_ROLE:
             return str(self._smiles[i])
         return None
@@ -414,6 +423,19 @@ def results_view(model: ResultsModel) -> QTableView:
     table.setColumnWidth(COLUMNS.index("Review"), 100)
     table.setColumnHidden(COLUMNS.index("Review"), True)
     return table
+
+
+def legend_label():
+    """The one line under a results table that says what score, p, q and the flag mean."""
+    from PySide6.QtWidgets import QLabel
+
+    from ..plain_words import TABLE_LEGEND
+
+    label = QLabel(TABLE_LEGEND)
+    label.setObjectName("table_legend")
+    label.setWordWrap(True)
+    label.setStyleSheet("color: palette(placeholder-text);")
+    return label
 
 
 def _number(value: float) -> str:

@@ -78,6 +78,47 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label-column", help="label column of a CSV/TSV file, or SDF data field")
 
 
+def add_standardise_option(p: argparse.ArgumentParser, training: bool) -> None:
+    """Add --standardise: standardise molecules before featurising (largest fragment, neutralised,
+    canonical tautomer). Training stores the choice in the model; scoring follows the model.
+
+    Args:
+        p: the subcommand's parser.
+        training: whether the subcommand trains (its help says the model keeps the choice).
+    """
+    p.add_argument("--standardise", "--standardize", action="store_true",
+                   help="standardise each molecule first with RDKit (keep the largest fragment: salts and "
+                        "solvents go; neutralise charges; canonical tautomer); the model file keeps the choice "
+                        "and 'score' and 'screen' apply it" if training else
+                        "standardise each molecule first, as a model trained with --standardise always does "
+                        "(given or not); refused for a model trained without it")
+
+
+def apply_model_standardising(args: argparse.Namespace, model) -> None:
+    """Make ``args.standardise`` the model's choice and say so on stderr.
+
+    A model trained with ``--standardise`` always standardises; asking a model trained without
+    it to standardise is an error (its scores would not mean what they meant in training).
+
+    Args:
+        args: the parsed command line (``standardise`` is set to the model's choice).
+        model: the loaded detector.
+
+    Raises:
+        GLocalKDError: ``--standardise`` was given for a model trained without it.
+    """
+    from core.errors import GLocalKDError
+
+    if getattr(args, "standardise", False) and not model.standardises:
+        raise GLocalKDError("--standardise: this model was trained on molecules as read; scoring standardised "
+                            "molecules with it would not compare with its training. Train with --standardise "
+                            "(or leave the option out)")
+    args.standardise = bool(model.standardises)
+    if model.standardises:
+        print("molecules are standardised first (largest fragment, neutralised, canonical tautomer), as the model "
+              "was trained; the report's standardised_smiles column holds what was scored", file=sys.stderr)
+
+
 def add_threads_option(p: argparse.ArgumentParser) -> None:
     """Add --threads: torch's intra-op thread count for the whole command.
 
@@ -261,7 +302,7 @@ def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None 
     from core.io.load import load
 
     graphs = load(args.data if path is None else path, smiles_column=args.smiles_column, id_column=args.id_column,
-                  label_column=args.label_column)
+                  label_column=args.label_column, standardise=getattr(args, "standardise", False))
     if not quiet:
         print(summary(graphs), file=sys.stderr)
     return graphs

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, load_graphs,
+from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, load_graphs,
                               non_negative, report_flagged)
 
 
@@ -21,6 +21,7 @@ def add_parser(sub) -> None:
     s.add_argument("--top-nodes", type=non_negative, default=5, help="nodes listed per graph in top_nodes")
     s.add_argument("--device", default="auto")
     add_fdr_option(s)
+    add_standardise_option(s, training=False)
     add_extra_column_options(s)
     add_threads_option(s)
     add_data_options(s)
@@ -48,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_fdr(args)
     model = load_detector(args.model, device=args.device)
+    apply_model_standardising(args, model)
     schema = molecule_schema(model)
     if is_molecule_list(args.data) and (schema is None or schema.mode == "atom"):
         from core.cli.screen import screen_file

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (add_cluster_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, non_negative,
+from core.cli.options import (add_standardise_option, apply_model_standardising, add_cluster_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, non_negative,
                               report_flagged)
 from core.errors import one_line
 
@@ -30,6 +30,7 @@ def add_parser(sub) -> None:
                    help="bfloat16: dense products in bfloat16, faster on CPUs with AMX/AVX-512 BF16 and on GPUs; "
                         "the ranking agrees closely with float32 (docs/scaling.md)")
     add_fdr_option(s)
+    add_standardise_option(s, training=False)
     add_threads_option(s)
     add_cluster_options(s)
     add_extra_column_options(s)
@@ -74,6 +75,7 @@ def _run(args: argparse.Namespace) -> int:
 
     args.data = single_library(args.data)
     model = load_detector(args.model, device=args.device)
+    apply_model_standardising(args, model)
     return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
                        batch_graphs=args.batch_graphs, precision=args.precision, top=args.top)
 

@@ -6,7 +6,8 @@ import argparse
 import sys
 import time
 
-from core.cli.options import DetectorDefaultsHelp, add_data_options, add_readout_options, add_threads_option, load_graphs, parameter_of
+from core.cli.options import (DetectorDefaultsHelp, add_data_options, add_readout_options, add_standardise_option,
+                              add_threads_option, load_graphs, parameter_of)
 from core.data.feature_modes import MODES
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, detector_info
@@ -58,6 +59,7 @@ def add_parser(sub) -> None:
     t.add_argument("--seed", type=int, default=0, help="random seed: weights, batches, calibration split "
                    "(default: %(default)s)")
     t.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    add_standardise_option(t, training=True)
     add_threads_option(t)
     add_data_options(t)
 
@@ -99,9 +101,10 @@ def run(args: argparse.Namespace) -> None:
         print(weights_summary(model, len(trained.plan.known)), file=sys.stderr)
     model.save(args.output)
     loss = f"; final loss {model.loss_history_[-1]:.4g}" if model.loss_history_ else ""
+    standardised = " (molecules standardised; scoring with it standardises too)" if model.standardises else ""
     print(f"{detector_info(model.name).label} trained on {trained.n_fit} graphs, calibrated on "
           f"{trained.n_calibration} held out, in {time.perf_counter() - start:.1f} s{loss}; model written to "
-          f"{args.output}", file=sys.stderr)
+          f"{args.output}{standardised}", file=sys.stderr)
 
 
 def detector_settings(args: argparse.Namespace) -> dict:

@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> None:
     model = load_detector(args.model, device=args.device)
     if not detector_info(model.name).weighable:
         raise GLocalKDError(f"{args.model} is a {model.name} model: known anomalies weigh a consensus's views")
+    args.standardise = model.standardises  # known anomalies are read as the model reads molecules
     known = load_graphs(args)
     if args.label is not None:
         known = known.with_label(args.label)

@@ -19,6 +19,7 @@ class GraphMeta:
     smiles: str = ""
     label: str | None = None
     line: int | None = None
+    input_smiles: str = ""  # the SMILES as read, when ``smiles`` is its standardised form
 
 
 @dataclass
@@ -47,6 +48,8 @@ class GraphSet:
     source: str = ""
     format: str = ""
     kind: str = "graph"  # "molecule" (SMILES/SDF) or "graph" (TU)
+    standardised: bool = False  # molecules standardised as read (core.data.standardise); meta.input_smiles as read
+    as_read: GraphSet | None = field(default=None, repr=False, compare=False)  # before standardising in memory
     node_label_names: dict[int, str] | None = None
     edge_label_names: dict[int, str] | None = None
 
@@ -101,6 +104,7 @@ class GraphSet:
             source=self.source,
             format=self.format,
             kind=self.kind,
+            standardised=self.standardised,
             node_label_names=self.node_label_names,
             edge_label_names=self.edge_label_names,
         )

@@ -111,6 +111,9 @@ class Detector(abc.ABC):
 
     name: str = "detector"
     has_node_scores: bool = False
+    # whether the molecules it was trained on were standardised (core.data.standardise): set by
+    # ``fit`` from the graphs, kept in the model file, and applied to every molecule it scores
+    standardises: bool = False
     FITTED: tuple[str, ...] = ("train_scores_", "loss_history_", "stopped_early_")
 
     # ------------------------------------------------------------------ parameters
@@ -189,6 +192,7 @@ class Detector(abc.ABC):
         if len(graphs) == 0:
             raise DataError("no graphs to train on", graphs.source)
         self._forget()
+        self.standardises = bool(getattr(graphs, "standardised", False))
         try:
             self._fit(graphs, on_epoch, should_stop)
             return self
@@ -283,8 +287,10 @@ class Detector(abc.ABC):
 
         self._check_fitted()
         buffer = io.BytesIO()
-        torch.save(encode_state({"params": self.scoring_params(), "state": _without_runtime(self.fitted_state())}),
-                   buffer)
+        described = {"params": self.scoring_params(), "state": _without_runtime(self.fitted_state())}
+        if self.standardises:  # a model that standardises scores other molecules: its own fingerprint
+            described["standardise"] = True
+        torch.save(encode_state(described), buffer)
         return hashlib.sha256(buffer.getvalue()).hexdigest()[:16]
 
     def file_state(self) -> dict:
@@ -304,6 +310,8 @@ class Detector(abc.ABC):
                  "params": encode_state(self.get_params()), "state": encode_state(self.fitted_state())}
         if self.is_calibrated:
             state["calibration_scores"] = encode_state(np.asarray(self.calibration_scores_, dtype=np.float64))
+        if self.standardises:  # absent (files before it, and models that do not): off
+            state["standardise"] = True
         return state
 
     def save(self, path) -> None:
@@ -381,6 +389,7 @@ class Detector(abc.ABC):
                 if cal.ndim != 1 or not np.all(np.isfinite(cal)):
                     raise ValueError("calibration scores are not a list of finite numbers")
                 detector.calibration_scores_ = cal
+            detector.standardises = state.get("standardise", False) is True
         except ModelFileError as exc:  # a component's own check: name the file too
             raise (exc if str(exc).startswith(source) else ModelFileError(f"{source}: {exc}")) from None
         except (GLocalKDError, KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:

@@ -354,8 +354,8 @@ class GLocalKD(Detector):
         import json
 
         self._check_fitted()
-        h = hashlib.sha256(json.dumps([self.scoring_params(), self.schema_.to_dict()], sort_keys=True,
-                                      default=str).encode())
+        described = [self.scoring_params(), self.schema_.to_dict()] + (["standardise"] if self.standardises else [])
+        h = hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode())
         for net in (self.target_, self.predictor_):
             for name, tensor in sorted(net.state_dict().items()):
                 h.update(name.encode())
@@ -453,6 +453,8 @@ class GLocalKD(Detector):
         }
         if self.is_calibrated:  # the held-out normal graphs' scores: p-values need nothing else
             state["calibration_scores"] = torch.from_numpy(np.asarray(self.calibration_scores_, dtype=np.float64))
+        if self.standardises:  # absent (files before it, and models that do not): off
+            state["standardise"] = True
         return state
 
     @classmethod
@@ -522,6 +524,7 @@ class GLocalKD(Detector):
             model.loss_history_ = list(state["loss_history"])
             model.stopped_early_ = bool(state.get("stopped_early", False))
             model.grouped_ = bool(state.get("grouped", False))  # files before it: node by node
+            model.standardises = state.get("standardise", False) is True  # files before it: off
         except (GLocalKDError, KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
             raise ModelFileError(f"{source}: damaged model file ({exc})") from None
         return model

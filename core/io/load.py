@@ -16,7 +16,7 @@ SDF_SUFFIXES = (".sdf", ".sd", ".mol")
 
 
 def load(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
-         label_column: str | None = None) -> GraphSet:
+         label_column: str | None = None, standardise: bool = False) -> GraphSet:
     """Read any supported file into a GraphSet, the reader picked from the path.
 
     A folder or ``.zip`` is a TU collection; ``.smi``/``.smiles``/``.ism`` a SMILES list;
@@ -28,26 +28,31 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
         smiles_column: a table's SMILES column (None: found by its common names).
         id_column: a table's id column, or an SDF data field (None: found, else row numbers).
         label_column: a table's label column, or an SDF data field (None: found, else unlabelled).
+        standardise: standardise each molecule as it is read (:mod:`core.data.standardise`:
+            largest fragment, neutralised, canonical tautomer); a molecule it fails on is rejected.
 
     Returns:
         The graphs, their metadata and the rows that could not be read, with their reasons.
 
     Raises:
         DataError: the path does not exist, its type is unknown, or the file cannot be read
-            (naming the file and, where known, the line).
+            (naming the file and, where known, the line), or ``standardise`` is asked of a TU
+            collection.
     """
     path = Path(path)
     if not path.exists():
         raise DataError("no such file or folder", path)
     if path.is_dir() or path.suffix.lower() == ".zip":
+        if standardise:
+            raise DataError("standardising is for molecules (SMILES or SDF), not a TU collection of graphs", path)
         return load_tu(path)
     suffix = Path(strip_compression(path.name)).suffix.lower()
     if suffix in SMILES_SUFFIXES:
-        return load_smiles(path)
+        return load_smiles(path, standardise)
     if suffix in MOLECULE_TABLE_SUFFIXES:
-        return load_table(path, smiles_column, id_column, label_column)
+        return load_table(path, smiles_column, id_column, label_column, standardise)
     if suffix in SDF_SUFFIXES:
-        return load_sdf(path, id_column, label_column)
+        return load_sdf(path, id_column, label_column, standardise)
     raise DataError("unknown file type: expected a TU folder or .zip, .smi, .csv, .tsv, .tab or .sdf "
                     "(optionally .gz)", path)
 

@@ -28,25 +28,28 @@ LABEL_COLUMNS = ("label", "y", "class", "activity", "active", "outcome", "is_act
 
 
 class _Collector:
-    """Turns (line, id, name, smiles-or-molblock, label) rows into graphs or rejects."""
+    """Turns (line, id, name, smiles-or-molblock, label) rows into graphs or rejects; with
+    ``standardise``, each molecule standardised first (:mod:`core.data.standardise`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, standardise: bool = False) -> None:
         self.graphs, self.meta, self.rejects = [], [], []
+        self.standardise = standardise
 
     def add_row(self, row: SourceRow) -> None:
-        mol, smiles, reason = parse_row(row)
+        mol, smiles, reason, original = read_row(row, self.standardise)
         if mol is None:
-            self.rejects.append(Reject(line=row.line, id=row.id, reason=reason, text=smiles))
+            self.rejects.append(Reject(line=row.line, id=row.id, reason=reason, text=original))
             return
-        self._add(mol, reason, row.line, row.id, row.name, smiles, row.label, "")
+        self._add(mol, reason, row.line, row.id, row.name, smiles, row.label, "",
+                  original if self.standardise else "")
 
-    def _add(self, mol, reason, line, ident, name, smiles, label, text) -> None:
+    def _add(self, mol, reason, line, ident, name, smiles, label, text, original="") -> None:
         if mol is None:
             self.rejects.append(Reject(line=line, id=ident, reason=reason, text=text))
             return
         self.graphs.append(mol_to_graph(mol))
         self.meta.append(GraphMeta(id=ident, name=name, smiles=smiles, label=normalize_label(label),
-                                   line=line))
+                                   line=line, input_smiles=original))
 
     def result(self, path: Path, fmt: str, hint: str = "", unit: str = "row") -> GraphSet:
         """The GraphSet; a file with no data rows, or with not one readable molecule, is an error."""
@@ -59,7 +62,7 @@ class _Collector:
             raise DataError(f"no molecule could be read: {which} rejected (first: {first.reason}){hint}",
                             path, first.line, params=("smiles_column",) if hint else ())
         return GraphSet(self.graphs, self.meta, self.rejects, source=str(path), format=fmt,
-                        kind="molecule")
+                        kind="molecule", standardised=self.standardise)
 
 
 class SourceRow(NamedTuple):
@@ -103,6 +106,64 @@ def parse_row(row: SourceRow) -> tuple[Chem.Mol | None, str, str]:
     return mol, (smiles if mol is not None else ""), reason
 
 
+def read_row(row: SourceRow, standardise: bool = False) -> tuple[Chem.Mol | None, str, str, str]:
+    """:func:`parse_row`, and with ``standardise`` the molecule standardised
+    (:func:`core.data.standardise.standardise_mol`) and read again from its canonical SMILES, so
+    that its node order is the one a re-parse of that SMILES gives.
+
+    Args:
+        row: the row.
+        standardise: standardise the molecule.
+
+    Returns:
+        (molecule or None, the SMILES of the molecule the graph is made of, the reason a row is
+        rejected, the row's own SMILES as read: the report's ``smiles``).
+    """
+    mol, smiles, reason = parse_row(row)
+    if mol is None or not standardise:
+        return mol, smiles, reason, smiles
+    from core.data.standardise import standardise_mol
+
+    out, reason = standardise_mol(mol)
+    if out is None:
+        return None, smiles, reason, smiles
+    standard = Chem.MolToSmiles(out)
+    out, reason = parse_smiles(standard)
+    if out is None:
+        return None, smiles, f"standardised to {standard}, which cannot be read back: {reason}", smiles
+    return out, standard, reason, smiles
+
+
+def prepare_molecules(graphs: GraphSet, standardise: bool) -> GraphSet:
+    """``graphs`` as a model that standardises (or not) reads them: the same set when it already
+    is; else each molecule standardised from its SMILES (those it fails on join the rejected rows
+    with their reason), or the set as it was read before standardising.
+
+    Args:
+        graphs: molecules as loaded (:func:`core.io.load.load`).
+        standardise: whether the model standardises its molecules.
+
+    Returns:
+        The graphs to score or train on.
+    """
+    if graphs.standardised == standardise:
+        return graphs
+    if not standardise:
+        if graphs.as_read is not None:
+            return graphs.as_read
+        rows = [SourceRow(m.line or 0, m.id, m.name, m.input_smiles or m.smiles, m.label) for m in graphs.meta]
+    else:
+        if graphs.kind != "molecule":
+            raise DataError("standardising is for molecules (SMILES or SDF), not a collection of graphs", graphs.source)
+        rows = [SourceRow(m.line or 0, m.id, m.name, m.smiles, m.label) for m in graphs.meta]
+    out = _Collector(standardise)
+    for row in rows:
+        out.add_row(row)
+    rejects = sorted([*graphs.rejects, *out.rejects], key=lambda r: (r.line is None, r.line or 0))
+    return GraphSet(out.graphs, out.meta, rejects, source=graphs.source, format=graphs.format, kind="molecule",
+                    standardised=standardise, as_read=graphs if standardise else None)
+
+
 def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
     """Stream the rows of a SMILES list: one ``SMILES [name ...]`` per line.
 
@@ -126,11 +187,13 @@ def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
         yield SourceRow(number, name or str(number), name, parts[0], None)
 
 
-def load_smiles(path: str | Path) -> GraphSet:
+def load_smiles(path: str | Path, standardise: bool = False) -> GraphSet:
     """Read a SMILES list (one ``SMILES [name ...]`` per line) into a GraphSet.
 
     Args:
         path: the file (optionally gzipped); a first line ``smiles ...`` is a header.
+        standardise: standardise each molecule first (:mod:`core.data.standardise`); a molecule it
+            fails on is rejected with the reason.
 
     Returns:
         The molecules and the rejected lines with their reasons.
@@ -139,7 +202,7 @@ def load_smiles(path: str | Path) -> GraphSet:
         DataError: the file has no data lines, or not one readable molecule.
     """
     path = Path(path)
-    out = _Collector()
+    out = _Collector(standardise)
     for row in smiles_rows(path):
         out.add_row(row)
     return out.result(path, "smiles")
@@ -251,7 +314,7 @@ def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: l
 
 
 def load_table(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
-               label_column: str | None = None) -> GraphSet:
+               label_column: str | None = None, standardise: bool = False) -> GraphSet:
     """Read a delimited table with a header row into a GraphSet (the rows of :func:`table_rows`).
 
     Args:
@@ -259,6 +322,8 @@ def load_table(path: str | Path, smiles_column: str | None = None, id_column: st
         smiles_column: the SMILES column's name (None: found by common names).
         id_column: the id column's name (None: found, else line numbers).
         label_column: the label column's name (None: found, else unlabelled).
+        standardise: standardise each molecule first (:mod:`core.data.standardise`); a molecule it
+            fails on is rejected with the reason.
 
     Returns:
         The molecules and the rejected rows with their reasons.
@@ -269,7 +334,7 @@ def load_table(path: str | Path, smiles_column: str | None = None, id_column: st
     """
     path = Path(path)
     rows, hint = table_rows(path, smiles_column, id_column, label_column)
-    out = _Collector()
+    out = _Collector(standardise)
     for row in rows:
         out.add_row(row)
     return out.result(path, "table", hint)
@@ -394,13 +459,16 @@ def sdf_rows(path: str | Path, id_field: str | None = None, label_field: str | N
         yield _sdf_row(record, start, index, id_field, label_field)
 
 
-def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | None = None) -> GraphSet:
+def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | None = None,
+             standardise: bool = False) -> GraphSet:
     """Read an SDF file into a GraphSet; a broken molblock rejects only its own record.
 
     Args:
         path: the file (optionally gzipped); records end with ``$$$$``.
         id_field: the data field holding the id (None: found, else the title line).
         label_field: the data field holding the label (None: found, else unlabelled).
+        standardise: standardise each molecule first (:mod:`core.data.standardise`); a molecule it
+            fails on is rejected with the reason.
 
     Returns:
         The molecules and the rejected records with their reasons.
@@ -409,7 +477,7 @@ def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | N
         DataError: the file has no records, or not one readable molecule.
     """
     path = Path(path)
-    out = _Collector()
+    out = _Collector(standardise)
     for row in sdf_rows(path, id_field, label_field):
         out.add_row(row)
     return out.result(path, "sdf", unit="record")

@@ -17,7 +17,8 @@ import numpy as np
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
 from core.data.properties import PROPERTY_COLUMNS
-from core.io.report import ALERTS_COLUMN, COLUMNS, END_PREFIX, EXTRA_COLUMNS, header_extras, parse_end_row
+from core.io.report import (ALERTS_COLUMN, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED, header_extras,
+                            parse_end_row)
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 
@@ -51,6 +52,21 @@ class RankedReport:
     # the chemist's properties (name -> float64 column, NaN where a row has none), when the report has them
     properties: dict[str, np.ndarray] = field(default_factory=dict)
     alerts: np.ndarray | None = None  # the ``alerts`` column's text, when the report has it
+    # the SMILES each row was scored as, when the model standardised its molecules (``smiles``: as read)
+    standardised_smiles: np.ndarray | None = None
+
+    def scored_smiles(self, i: int) -> str:
+        """The SMILES row i was scored as: its standardised form, or the SMILES as read.
+
+        Args:
+            i: the row (in rank order).
+
+        Returns:
+            The SMILES the model scored for that row.
+        """
+        if self.standardised_smiles is not None and self.standardised_smiles[i]:
+            return str(self.standardised_smiles[i])
+        return str(self.smiles[i])
 
     def __post_init__(self) -> None:
         for name in ("p_value", "q_value"):
@@ -151,7 +167,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                 value = row[COLUMNS.index(name)] if width >= len(COLUMNS) else ""
                 columns[name].append(float(value) if value else np.nan)
             for j, name in enumerate(extras, start=len(COLUMNS)):
-                if name != ALERTS_COLUMN:
+                if name not in (ALERTS_COLUMN, STANDARDISED):
                     columns[name].append(float(row[j]) if row[j] else np.nan)
         except ValueError:
             raise DataError(f"a score, node count or property is not a number: {row[4:8]}", str(path), line_no) from None
@@ -161,7 +177,9 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         for j, name in ((1, "id"), (2, "name"), (3, "smiles"), (8, "label"), (9, "top_nodes")):
             columns[name].append(keep(_unsafe(row[j])) if name in ("name", "label") else _unsafe(row[j]))
         if ALERTS_COLUMN in extras:
-            columns[ALERTS_COLUMN].append(keep(row[width - 1]))
+            columns[ALERTS_COLUMN].append(keep(row[len(COLUMNS) + extras.index(ALERTS_COLUMN)]))
+        if STANDARDISED in extras:
+            columns[STANDARDISED].append(_unsafe(row[len(COLUMNS) + extras.index(STANDARDISED)]))
         count += 1
         if on_progress is not None and count % 100_000 == 0:
             on_progress(count)
@@ -181,7 +199,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         num_nodes=np.asarray(columns["num_nodes"], dtype=np.int32), rejects=rejects,
         p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64),
         properties={name: np.asarray(columns[name], dtype=np.float64) for name in PROPERTY_COLUMNS if name in extras},
-        alerts=text(ALERTS_COLUMN) if ALERTS_COLUMN in extras else None)
+        alerts=text(ALERTS_COLUMN) if ALERTS_COLUMN in extras else None,
+        standardised_smiles=text(STANDARDISED) if STANDARDISED in extras else None)
 
 
 def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:
@@ -229,7 +248,7 @@ def row_graphs(report: RankedReport, i: int) -> GraphSet:
     """
     from core.data.chem import mol_to_graph, parse_smiles
 
-    smiles = str(report.smiles[i])
+    smiles = report.scored_smiles(i)  # the molecule the model scored (its atoms are the report's top nodes)
     mol, problem = parse_smiles(smiles)
     if mol is None:
         raise DataError(f"row {i + 1} ({report.ids[i]}): {problem}", report.source)

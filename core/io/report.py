@@ -25,23 +25,40 @@ LEGACY_COLUMNS = COLUMNS[:11]
 # Optional columns after COLUMNS, in this order: a chemist's properties (--properties), then the
 # structural alerts (--alerts). A report holds none, one group or both.
 ALERTS_COLUMN = "alerts"
-EXTRA_COLUMNS = (*PROPERTY_COLUMNS, ALERTS_COLUMN)
+# A model that standardises its molecules (core.data.standardise) adds the SMILES it scored, last;
+# ``smiles`` stays the input's own.
+STANDARDISED = "standardised_smiles"
+EXTRA_COLUMNS = (*PROPERTY_COLUMNS, ALERTS_COLUMN, STANDARDISED)
 STATUS = COLUMNS.index("status")
 P_VALUE, Q_VALUE = COLUMNS.index("p_value"), COLUMNS.index("q_value")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def extra_columns(properties: bool = False, alerts: bool = False) -> tuple[str, ...]:
+def extra_columns(properties: bool = False, alerts: bool = False, standardised: bool = False) -> tuple[str, ...]:
     """The optional columns a report gets after :data:`COLUMNS`.
 
     Args:
         properties: the chemist's properties (:data:`core.data.properties.PROPERTY_COLUMNS`).
         alerts: the ``alerts`` column (RDKit's structural alerts, :func:`core.data.alerts.alerts_text`).
+        standardised: the ``standardised_smiles`` column (a model that standardises its molecules).
 
     Returns:
         The column names, in report order.
     """
-    return (*(PROPERTY_COLUMNS if properties else ()), *((ALERTS_COLUMN,) if alerts else ()))
+    return (*(PROPERTY_COLUMNS if properties else ()), *((ALERTS_COLUMN,) if alerts else ()),
+            *((STANDARDISED,) if standardised else ()))
+
+
+def report_columns(standardised: bool) -> tuple[str, ...]:
+    """The report's header without properties or alerts.
+
+    Args:
+        standardised: whether the molecules were standardised before scoring.
+
+    Returns:
+        The column names (``standardised_smiles`` last when ``standardised``).
+    """
+    return (*COLUMNS, *extra_columns(standardised=standardised))
 
 
 def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None:
@@ -60,7 +77,7 @@ def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None
     if header[:len(COLUMNS)] != list(COLUMNS):
         return None
     extras = tuple(header[len(COLUMNS):])
-    if extras in {extra_columns(p, a) for p in (False, True) for a in (False, True)}:
+    if extras in {extra_columns(p, a, s) for p in (False, True) for a in (False, True) for s in (False, True)}:
         return extras
     return None
 
@@ -212,6 +229,8 @@ def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str]) -> Callab
 
             smiles = graphs.meta[i].smiles
             out.append(alerts_text(structural_alerts(smiles)) if smiles else "")
+        if STANDARDISED in extras:
+            out.append(graphs.meta[i].smiles)  # what was scored
         return out
 
     return cells
@@ -239,7 +258,8 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
         meta = graphs.meta[i]
         names = node_names(graphs, i) if top_k else []
         top = ";".join(f"{names[j]}:{err:.4g}" for j, err in scores.top_nodes(i, top_k))
-        yield [str(rank), meta.id, meta.name, meta.smiles, f"{scores.score[i]:.6g}",
+        smiles = (meta.input_smiles or meta.smiles) if graphs.standardised else meta.smiles  # as read
+        yield [str(rank), meta.id, meta.name, smiles, f"{scores.score[i]:.6g}",
                format_term(scores.graph_term[i]), format_term(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
                meta.label or "", top, "ok", format_p(p[i]), format_p(q[i]), *cells(int(i))]
     for reject in graphs.rejects:
@@ -270,7 +290,7 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
     """
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
-    extras = extra_columns(properties, alerts)
+    extras = extra_columns(properties, alerts, graphs.standardised)
     rows = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)

@@ -35,10 +35,10 @@ from core.errors import DataError, GLocalKDError, SlowPrecisionWarning, one_line
 from core.data.chem import element_symbols
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
-from core.io.molecules import SourceRow, parse_row
+from core.io.molecules import SourceRow, read_row
 from core.data.pvalues import bh_q_table
-from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STATUS, end_row, extra_columns, format_p,
-                             format_term, header_extras, parse_end_row, property_cells, safe_cell)
+from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STANDARDISED, STATUS, end_row, extra_columns,
+                             format_p, format_term, header_extras, parse_end_row, property_cells, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
@@ -156,7 +156,9 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict
         rows: the chunk's rows.
         extras: the report's optional columns (:func:`core.io.report.extra_columns`): the
             chemist's properties and the structural alerts, computed here from the molecule just
-            parsed.
+            parsed; with ``standardised_smiles`` each molecule is standardised first (the model's
+            choice, :mod:`core.data.standardise`), ``smiles`` is then the standardised SMILES and
+            ``inputs`` the rows' own.
 
     Returns:
         A dict of the parsed rows' ``lines``, ``positions`` (place in the chunk), ``ids``,
@@ -168,14 +170,18 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict
     from core.data.atom_batch import concatenate, featurize_molecules
 
     extra_cells = _extra_cells(extras)
+    standardise = STANDARDISED in extras
     extra: list[list[str]] = []
+    inputs: list[str] = []
     lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
     positions = []  # each scored row's place in the chunk: ties in the report keep input order
     for k, row in enumerate(rows):
-        mol, text, reason = parse_row(row)
+        mol, text, reason, original = read_row(row, standardise)
         if mol is None:
-            rejects.append((row.line, row.id, text, reason))
+            rejects.append((row.line, row.id, original, reason))
             continue
+        if standardise:
+            inputs.append(original)
         mols.append(mol)
         positions.append(k)
         lines.append(row.line)
@@ -195,7 +201,7 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict
         "lines": np.asarray(lines, dtype=np.int64), "positions": np.asarray(positions, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
         "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
-        "rejects": rejects, "extra": extra,
+        "rejects": rejects, "extra": extra, **({"inputs": inputs} if standardise else {}),
     }
 
 
@@ -206,8 +212,9 @@ def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
         return None
     from core.data.properties import molecule_properties
 
-    properties = extras[0] != ALERTS_COLUMN
-    alerts = extras[-1] == ALERTS_COLUMN
+    properties = extras[0] not in (ALERTS_COLUMN, STANDARDISED)
+    alerts = ALERTS_COLUMN in extras
+    standardised = STANDARDISED in extras
 
     def cells(mol) -> list[str]:
         out = property_cells(molecule_properties([mol])[0]) if properties else []
@@ -215,6 +222,10 @@ def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
             from core.data.alerts import alerts_text, structural_alerts
 
             out.append(alerts_text(structural_alerts(mol)))
+        if standardised:
+            from rdkit import Chem
+
+            out.append(Chem.MolToSmiles(mol))  # the standardised molecule, as read back
         return out
 
     return cells
@@ -378,7 +389,8 @@ def chunk_graphs(chunk: dict) -> GraphSet:
         x = torch.from_numpy(chunk["x"][node_ptr[i]:node_ptr[i + 1]].astype(np.float32))
         graphs.append(Data(x=x, edge_index=edge_index, num_nodes=int(chunk["counts"][i])))
     meta = [GraphMeta(id=str(chunk["ids"][i]), smiles=chunk["smiles"][i]) for i in range(len(graphs))]
-    return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles")
+    return GraphSet(graphs=graphs, meta=meta, source="chunk", format="smiles",
+                    standardised="inputs" in chunk)
 
 
 # ---------------------------------------------------------------------------- chunk files
@@ -474,13 +486,14 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
     positions = first + chunk["positions"]
     order = np.lexsort((positions, -np.array([float(t) for t in text], dtype=np.float64)))[:keep]
     p_text = [""] * len(score) if p_values is None else [format_p(v) for v in p_values]
+    inputs = chunk.get("inputs", chunk["smiles"])  # standardised: the rows' own SMILES in ``smiles``
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         for i in order:
             errors = node_errors[node_ptr[i]:node_ptr[i + 1]]
             top = np.argsort(-errors, kind="stable")[:top_k] if np.isfinite(errors).any() else np.zeros(0, dtype=np.int64)
             names = element_symbols(chunk["atomic_numbers"][node_ptr[i] + top])
-            writer.writerow([text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i], chunk["smiles"][i],
+            writer.writerow([text[i], int(positions[i]), chunk["ids"][i], chunk["names"][i], inputs[i],
                              text[i], format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
                              ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], "",
@@ -1074,7 +1087,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     start = time.perf_counter()
     report = Path(report)
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
-    extras = extra_columns(properties, alerts)
+    extras = extra_columns(properties, alerts, bool(getattr(model, "standardises", False)))  # the model's choice
     settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import sys
+import zipfile
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel
@@ -58,6 +59,8 @@ def case_of(name: str) -> str:
         return "File/Open recent/*"
     if name.startswith("File/Open demo data/"):
         return "File/Open demo data/*"
+    if name.startswith("File/Recent sessions/"):
+        return "File/Recent sessions/*"
     return name.removeprefix("toolbar/")
 
 
@@ -111,6 +114,7 @@ def check_sdf(path, tab_rows: int) -> None:
 def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag: str, files: dict) -> None:
     """Trigger every action once on the window's active tab (exports first, quitting last)."""
     w = window
+    tab = {"start": None}  # the tab under test (opening a session puts new tabs in place of the open ones)
 
     def table_rows() -> int:
         view = w.results_tabs.currentWidget()
@@ -199,6 +203,34 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         action.trigger()
         qtbot.waitUntil(lambda: _idle(w), timeout=120000)
 
+    def save_session(action):
+        answers.save_path = str(tmp_path / f"{tag}_work")
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+        path = tmp_path / f"{tag}_work.glocalkd-session"
+        names = zipfile.ZipFile(path).namelist()
+        assert "session.json" in names and ("model.pt" in names) == w.model.can_save
+        assert len([n for n in names if n.startswith("reports/")]) == len(w.report_views)  # scored tabs inside
+        assert not w._unsaved.pending()  # a saved session counts as saved
+        assert w.sessions.recent()[0] == str(path)
+        files["session"] = str(path)
+
+    def open_session(action):
+        answers.open_path = files["session"]
+        before = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex())
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=120000)
+        after = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex())
+        assert after == before  # the same model (not trained again), tabs and active tab
+        tab["start"] = w.results_tabs.currentWidget()  # the session's tabs replaced the open ones
+
+    def recent_session(action):
+        count = w.results_tabs.count()
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=120000)
+        assert w.results_tabs.count() == count and not w._unsaved.pending()
+        tab["start"] = w.results_tabs.currentWidget()
+
     def select_rows(count: int):
         """Select the tab's first ``count`` rows (Ctrl-click); return its table and model."""
         table, model = w.report_tabs.active_table((w.table, w.model_table))
@@ -257,11 +289,14 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         "File/Open TU folder…": plain,
         "File/Open demo data/*": plain,
         "File/Open recent/*": plain,
+        "File/Save session…": save_session,
+        "File/Open session…": open_session,
+        "File/Recent sessions/*": recent_session,
         "File/Quit": quit_cancelled,
     }
     missing = sorted({case_of(name) for name, _ in menu_and_toolbar_actions(w)} - set(cases))
     assert not missing, f"actions without a case in this test: {missing}"
-    start_tab = w.results_tabs.currentWidget()
+    tab["start"] = w.results_tabs.currentWidget()
     done = []
     for case, run in cases.items():
         key = case.removesuffix(" (SDF)")
@@ -270,8 +305,8 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
                   and "AIDS" not in name]  # one item of each list is enough; AIDS takes long to load
         if not chosen:
             continue
-        if w.results_tabs.indexOf(start_tab) >= 0:  # each action on the tab under test
-            w.results_tabs.setCurrentWidget(start_tab)
+        if w.results_tabs.indexOf(tab["start"]) >= 0:  # each action on the tab under test
+            w.results_tabs.setCurrentWidget(tab["start"])
         name, action = chosen[0]
         run(action)
         done.append(case)
@@ -279,8 +314,8 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
     for case in ("File/Export…", "File/Export HTML report…", "Model/Train", "File/Score another file…", "Edit/Copy",
                  "Edit/Copy as image"):
         assert case in done, f"{case} was never triggered on the {tag} tab"
-    if w.results_tabs.indexOf(start_tab) >= 0:
-        w.results_tabs.setCurrentWidget(start_tab)
+    if w.results_tabs.indexOf(tab["start"]) >= 0:
+        w.results_tabs.setCurrentWidget(tab["start"])
         pick_an_alert(qtbot, w)
 
 

@@ -73,7 +73,8 @@ def test_a_loaded_model_is_scored_with_a_size_baseline_fitted_on_the_normal_grap
     fresh = AppState()
     fresh.set_data(st.data_path, st.graphs, st.schema_text)
     fresh.set_model(model)
-    scores, size_model, size_scores = tasks.score(model, st.graphs, None, None, tasks.Job())
+    scores, size_model, size_scores, scored, _ = tasks.score(model, st.graphs, None, None, tasks.Job())
+    assert scored is st.graphs  # a model that does not standardise reads the graphs as they are
     fresh.set_scores(scores, size_model, size_scores)
     assert size_scores is not None and "graph size alone" in fresh.evaluation("0").text
 

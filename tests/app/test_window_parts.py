@@ -46,8 +46,11 @@ def test_each_action_is_enabled_by_its_rule_alone(qtbot):
     assert {n for n, a in actions.items() if a.isEnabled()} == {"stop", "quit", "about", "copy", "copy_image"}
     update_actions(actions, dataclasses.replace(idle, has_model=False, savable=False, weighable=False,
                                                 has_rows=False, has_data=False, reviewable=False))
-    assert {n for n, a in actions.items() if a.isEnabled()} == {"open", "open_folder", "load_model", "quit",
-                                                                "about"}
+    assert {n for n, a in actions.items() if a.isEnabled()} == {"open", "open_folder", "load_model", "open_session",
+                                                                "quit", "about"}
+    update_actions(actions, dataclasses.replace(idle, has_model=False, savable=False, weighable=False,
+                                                has_rows=False, reviewable=False))  # data open: a session to save
+    assert actions["save_session"].isEnabled()
 
 
 def test_settings_of_version_1_are_migrated_once(settings):

@@ -1,0 +1,191 @@
+"""Session files (``.glocalkd-session``): the whole window in one file, reopened without training.
+
+A session file is a zip holding ``session.json`` (the data file's path, loader options and
+SHA-256 digest; the training form; the filters, flag rule and view choices; the selected
+molecule; the open tabs and which one is shown), ``model.pt`` (the trained model's own file, so
+reopening never retrains) and ``reports/N.csv`` for each scored file's ranked report that lives
+only in the window (reports opened from disk are referred to by path and digest). The writing and
+reading here are the background jobs of :class:`app.controllers.sessions.SessionsController`;
+no Qt. Every file is written through :func:`core.atomic_output`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SUFFIX = ".glocalkd-session"
+FORMAT = "glocalkd-session"
+VERSION = 1
+FILTER = f"GLocalKD Studio session (*{SUFFIX})"
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (read in blocks).
+
+    Args:
+        path: the file.
+
+    Returns:
+        ``"sha256:"`` and 64 hexadecimal digits.
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def with_suffix(path: str) -> str:
+    """``path`` ending in ``.glocalkd-session`` (added when the name has another ending)."""
+    return path if path.endswith(SUFFIX) else path + SUFFIX
+
+
+def write_session(path: str, doc: dict, model, reports: list[dict], job=None) -> str:
+    """Write a session file (a background job).
+
+    Args:
+        path: the session file to write.
+        doc: what the window holds (:meth:`SessionsController.capture`): JSON values.
+        model: the trained model (None, or one without a model file: the session holds none).
+        reports: per open report tab, ``{"path", "embed"}``: embedded reports are copied into the
+            file, the others referred to by path and digest.
+        job: the runner's job handle (unused).
+
+    Returns:
+        The path written.
+    """
+    from core import atomic_output
+
+    doc = json.loads(json.dumps(doc))  # a copy, and a check that it is plain JSON
+    data = doc.get("data")
+    if data and Path(data["path"]).is_file():
+        data["digest"] = file_digest(data["path"])
+    with tempfile.TemporaryDirectory(prefix="glocalkd-session-") as tmp:
+        model_bytes = None
+        if model is not None and model.can_save:
+            model.save(Path(tmp) / "model.pt")
+            model_bytes = (Path(tmp) / "model.pt").read_bytes()
+        doc["model"] = "model.pt" if model_bytes is not None else None
+        entries = []
+        embedded: list[tuple[str, str]] = []
+        for k, report in enumerate(reports):
+            entry = {"title": report.get("title", ""), "scored": bool(report.get("embed"))}
+            if report.get("embed"):
+                entry["embedded"] = f"reports/{k}.csv"
+                entry["name"] = Path(report["path"]).name
+                embedded.append((entry["embedded"], report["path"]))
+            else:
+                entry["path"] = report["path"]
+                entry["digest"] = file_digest(report["path"]) if Path(report["path"]).is_file() else ""
+            entries.append(entry)
+        doc["reports"] = entries
+        doc["format"], doc["version"] = FORMAT, VERSION
+        with atomic_output(path, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("session.json", json.dumps(doc, indent=2))
+            if model_bytes is not None:
+                zf.writestr("model.pt", model_bytes)
+            for name, source in embedded:
+                zf.write(source, name)
+    return path
+
+
+@dataclass
+class Reopened:
+    """A session read back: what the window shows again, and what it has to say about it."""
+
+    path: str
+    doc: dict
+    model: Any = None
+    loaded: Any = None  # app.tasks.Loaded of the data file (None: missing, or the session had none)
+    scored: tuple | None = None  # app.tasks.score's (scores, size model, size scores, graphs)
+    reports: list[tuple[dict, Any]] = field(default_factory=list)  # (entry, RankedReport)
+    problems: list[str] = field(default_factory=list)  # each: what happened and what the user can do
+
+
+def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
+    """Read a session file back (a background job): its model (never trained again), its data file
+    (read and scored with that model when it is where it was), and its reports. A missing or
+    changed file is said in :attr:`Reopened.problems` with what to do; the rest still opens.
+
+    Args:
+        path: the session file.
+        scratch: a folder for the reports the session holds (the window's scratch folder).
+        device: where the model runs.
+        job: the runner's job handle (unused).
+
+    Returns:
+        The reopened session.
+
+    Raises:
+        GLocalKDError: the file is not a session file, or is damaged.
+    """
+    from core import GLocalKDError, atomic_output, load_detector, read_report
+
+    from . import tasks
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            doc = json.loads(zf.read("session.json"))
+            if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+                raise GLocalKDError(f"{path}: not a GLocalKD Studio session file")
+            if doc.get("version") != VERSION:
+                raise GLocalKDError(f"{path}: session file version {doc.get('version')!r} is not one this version "
+                                    f"reads ({VERSION})")
+            model_bytes = zf.read(doc["model"]) if doc.get("model") else None
+            embedded = {e["embedded"]: zf.read(e["embedded"]) for e in doc.get("reports", []) if e.get("embedded")}
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise GLocalKDError(f"{path}: not a GLocalKD Studio session file, or damaged ({exc})") from None
+    out = Reopened(path, doc)
+    folder = Path(tempfile.mkdtemp(dir=scratch))
+    if model_bytes is not None:
+        with atomic_output(folder / "model.pt", "wb") as fh:
+            fh.write(model_bytes)
+        out.model = load_detector(folder / "model.pt", device=device)
+    elif doc.get("model_note"):
+        out.problems.append(doc["model_note"])
+    data = doc.get("data")
+    if data:
+        source = data["path"]
+        if not Path(source).is_file() and not Path(source).is_dir():
+            out.problems.append(f"The data file {source} is not there any more (moved, renamed or deleted). The "
+                                "session's model is loaded: open the data file where it is now (File ▸ Open) and "
+                                "it is scored with that model, without training.")
+        else:
+            if data.get("digest") and Path(source).is_file() and file_digest(source) != data["digest"]:
+                out.problems.append(f"The data file {source} has changed since the session was saved. It is read "
+                                    "and scored as it is now with the session's model (not trained again); rows, "
+                                    "the selection and the Evaluation tab may differ. Train again if the change "
+                                    "matters.")
+            try:
+                out.loaded = tasks.load_data(source, data.get("options") or {}, job)
+            except GLocalKDError as exc:
+                out.problems.append(f"The data file {source} could not be read now ({exc}). The session's model "
+                                    "is loaded: open the data file again (File ▸ Open) once it reads.")
+        if out.loaded is not None:
+            if out.model is not None and len(out.loaded.graphs):
+                train = doc.get("training") or {}
+                out.scored = tasks.score(out.model, out.loaded.graphs, train.get("normal_label"), None, job)
+    for entry in doc.get("reports", []):
+        if entry.get("embedded"):
+            target = folder / (entry.get("name") or Path(entry["embedded"]).name)
+            with atomic_output(target, "wb") as fh:
+                fh.write(embedded[entry["embedded"]])
+            out.reports.append((entry, read_report(target)))
+        elif not Path(entry["path"]).is_file():
+            out.problems.append(f"The report {entry['path']} is not there any more: its tab is not opened. Open it "
+                                "where it is now (File ▸ Open).")
+        else:
+            if entry.get("digest") and file_digest(entry["path"]) != entry["digest"]:
+                out.problems.append(f"The report {entry['path']} has changed since the session was saved; it is "
+                                    "shown as it is now.")
+            out.reports.append((entry, read_report(entry["path"])))
+    return out
+
+
+__all__ = ["SUFFIX", "FORMAT", "VERSION", "FILTER", "file_digest", "with_suffix", "write_session", "read_session",
+           "Reopened"]

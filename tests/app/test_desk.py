@@ -1,0 +1,202 @@
+"""What a chemist expects at the desk: sessions that reopen the whole window without training,
+standardised molecules chosen on the training form, and score, p, q, flag and heatmap explained
+in plain words where they are shown."""
+from __future__ import annotations
+
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QMessageBox
+
+from app import tasks
+from app.main_window import MainWindow
+from app.plain_words import COLUMN_TIPS, HEATMAP_LEGEND, TABLE_LEGEND, p_value_text, q_value_text
+from app.widgets.table import COLUMNS
+from tests.app.test_main_window import SMALL, _idle, open_and_wait, settings, train_and_wait  # noqa: F401
+
+LIBRARY = "smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nCCCCN a5\n"
+
+
+def _window(qtbot, settings):  # noqa: F811
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def _warnings(w) -> list[str]:
+    return [box.text() for box in w.findChildren(QMessageBox, "warning_box") if box.isVisible()]
+
+
+# ------------------------------------------------------------------------ plain words
+def test_a_p_value_reads_as_how_many_normal_compounds_score_this_high():
+    assert p_value_text(0.05) == "p = 0.05: about 1 in 20 normal compounds scores this high"
+    assert p_value_text(0.001) == "p = 0.001: about 1 in 1,000 normal compounds scores this high"
+    assert "most normal compounds" in p_value_text(0.8)
+    assert p_value_text(float("nan")) == ""
+    assert q_value_text(0.1).startswith("q = 0.1: flag down to here and about 10% of the flagged rows are false")
+
+
+def test_the_table_explains_its_columns_and_p_values(qtbot, settings, herg_path, no_hang):  # noqa: F811
+    w = _window(qtbot, settings)
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, detector="glocalkd")
+    m = w.model_table
+    tip = m.headerData(COLUMNS.index("p-value"), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert tip == COLUMN_TIPS["p-value"] and "1 in 20 normal compounds" in tip
+    for name in ("Score", "q-value", "Flag"):
+        assert m.headerData(COLUMNS.index(name), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert "false alarms" in COLUMN_TIPS["q-value"]
+    p = w.state.p_values()
+    top = int(w.scores.ranking()[0])
+    cell = m.data(m.index(0, COLUMNS.index("p-value")), Qt.ItemDataRole.ToolTipRole)
+    assert cell == p_value_text(float(p[top])) and "normal compounds scores this high" in cell
+    legends = [label.text() for label in w.findChildren(QLabel, "table_legend")]
+    assert legends == [TABLE_LEGEND] and "1 in 20" in TABLE_LEGEND
+    assert w.heatmap.legend.text() == HEATMAP_LEGEND and HEATMAP_LEGEND.startswith("Red atoms differ most")
+    w.runner.stop_all()
+
+
+# ------------------------------------------------------------------------ standardised input
+def test_the_form_standardises_and_the_model_decides_when_scoring(herg_path, tmp_path):
+    loaded = tasks.load_data(str(herg_path), {}, tasks.Job())
+    trained = tasks.train(loaded.graphs, "glocalkd", SMALL, None, tasks.Job(), standardise=True)
+    assert trained.model.standardises and trained.graphs.standardised
+    salts = [m for m in trained.graphs.meta if "." in m.input_smiles]
+    assert salts and all("." not in m.smiles for m in salts)  # counter-ions gone
+    scores, _, _, scored, properties = tasks.score(trained.model, loaded.graphs, None, None, tasks.Job())
+    assert scored.standardised and len(scores) == len(scored)  # read as the model was trained
+    assert "mw" in properties and all(len(v) == len(scored) for v in properties.values())  # their own
+    plain = tasks.train(loaded.graphs, "glocalkd", SMALL, None, tasks.Job())
+    assert not plain.model.standardises and tasks.score(plain.model, scored, None, None, tasks.Job())[3] is loaded.graphs
+
+
+def test_the_standardise_box_is_kept_with_the_training_settings(qtbot, settings):  # noqa: F811
+    w = _window(qtbot, settings)
+    w.form.standardise.setChecked(True)
+    assert w.form.params()["standardise"] is True and "standardise" not in w.form.detector_params()
+    w.kept.save()
+    again = _window(qtbot, settings)
+    assert again.form.standardises()
+
+
+# ------------------------------------------------------------------------ sessions
+def _state_of(w) -> dict:
+    st = w.state
+    return {"ids": [w.model_table._ids[w.model_table.graph_index(r)] for r in range(w.model_table.rowCount())],
+            "scores": None if st.scores is None else np.round(st.scores.score, 5).tolist(),
+            "selected": None if st.selected is None else st.graphs.meta[st.selected].id,
+            "text": w.filters.text(), "smarts": w.filters.smarts_edit.text(), "rule": w.filters.rule(),
+            "threshold": w.filters.threshold.value(), "tabs": [w.results_tabs.tabText(k) for k in
+                                                                range(w.results_tabs.count())],
+            "current": w.results_tabs.currentIndex(), "epochs": w.form.epochs.value(),
+            "fingerprint": st.model.fingerprint() if st.model is not None else None}
+
+
+def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tmp_path, herg_path,  # noqa: F811
+                                                             monkeypatch, no_hang):
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)  # the demo folder's files are never recent; a copy stands for a user's file
+    library = tmp_path / "library.smi"
+    library.write_text(LIBRARY)
+    w = _window(qtbot, settings)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w, detector="glocalkd")
+    w.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=120000)
+    assert w._unsaved.pending()  # a model and a scored file that exist only in the window
+    w.results_tabs.setCurrentIndex(0)
+    w.filters.flag_rule.setCurrentIndex(w.filters.flag_rule.findData("p"))
+    w.filters.text_edit.setText("C")
+    w.results.apply_text_filter()
+    w.results.select_graph(int(w.scores.ranking()[3]))
+    before = _state_of(w)
+    assert before["selected"] is not None and before["text"] == "C" and before["rule"] == "p"
+    path = str(tmp_path / "work")
+    w.sessions.save(path)
+    qtbot.waitUntil(lambda: _idle(w), timeout=60000)
+    assert (tmp_path / "work.glocalkd-session").is_file() and not w._unsaved.pending()  # saved counts as saved
+    assert {"session.json", "model.pt", "reports/0.csv"} <= set(zipfile.ZipFile(tmp_path / "work.glocalkd-session")
+                                                                 .namelist())
+    w.runner.stop_all()
+
+    again = _window(qtbot, settings)
+    qtbot.waitUntil(lambda: again.opening.ready, timeout=60000)
+    monkeypatch.setattr(tasks, "train", lambda *a, **k: pytest.fail("reopening a session must not train"))
+    assert str(tmp_path / "work.glocalkd-session") == again.sessions.recent()[0]
+    recent = again.sessions_menu.actions()
+    assert recent and recent[0].text().endswith("work.glocalkd-session")
+    recent[0].trigger()
+    qtbot.waitUntil(lambda: _idle(again) and again.scores is not None and len(again.report_views) == 1,
+                    timeout=120000)
+    after = _state_of(again)
+    assert after == before
+    assert len(again.report_views[0].report) == 4 and not again._unsaved.pending()
+    again.runner.stop_all()
+
+
+def test_a_session_whose_data_file_moved_says_so_and_keeps_the_model(qtbot, settings, tmp_path,  # noqa: F811
+                                                                      herg_path, no_hang):
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    w = _window(qtbot, settings)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w, detector="glocalkd")
+    w.sessions.save(str(tmp_path / "s.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(w), timeout=60000)
+    fingerprint = w.model.fingerprint()
+    w.runner.stop_all()
+    data.unlink()
+    again = _window(qtbot, settings)
+    qtbot.waitUntil(lambda: again.opening.ready, timeout=60000)
+    again.open_session(str(tmp_path / "s.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(again) and again.model is not None, timeout=60000)
+    assert again.model.fingerprint() == fingerprint and again.graphs is None
+    assert any(str(data) in text and "File ▸ Open" in text for text in _warnings(again))
+    again.runner.stop_all()
+
+
+def test_a_file_that_is_not_a_session_is_refused_by_name(qtbot, settings, tmp_path, no_hang):  # noqa: F811
+    bad = tmp_path / "x.glocalkd-session"
+    bad.write_text("not a zip")
+    w = _window(qtbot, settings)
+    qtbot.waitUntil(lambda: w.opening.ready, timeout=60000)
+    w.open_session(str(bad))
+    qtbot.waitUntil(lambda: _idle(w) and bool(_warnings(w)), timeout=60000)
+    assert any(str(bad) in text and "not a GLocalKD Studio session file" in text for text in _warnings(w))
+
+
+def test_exports_of_standardised_molecules_keep_both_smiles(herg_path, tmp_path):
+    import csv
+
+    loaded = tasks.load_data(str(herg_path), {}, tasks.Job())
+    trained = tasks.train(loaded.graphs, "glocalkd", SMALL, None, tasks.Job(), standardise=True)
+    graphs, scores = trained.graphs, trained.scores
+    flagged = np.zeros(len(graphs), dtype=bool)
+    tasks.export_csv(str(tmp_path / "t.csv"), graphs, scores, None, flagged)
+    with open(tmp_path / "t.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert "standardised_smiles" in rows[0] and list(rows[0])[-1] == "flagged" and all(None not in r for r in rows)
+    salt = next(r for r in rows if "." in r["smiles"])
+    assert "." not in salt["standardised_smiles"]
+
+
+def test_a_session_whose_data_file_changed_is_read_as_it_is_now_and_says_so(tmp_path):
+    from app.session_file import read_session, write_session
+    from core import GLocalKD, load
+
+    data = tmp_path / "lib.smi"
+    data.write_text(LIBRARY)
+    model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(data))
+    doc = {"data": {"path": str(data), "options": {}}, "training": {}, "form": {}}
+    write_session(str(tmp_path / "s.glocalkd-session"), doc, model, [])
+    same = read_session(str(tmp_path / "s.glocalkd-session"), str(tmp_path), "cpu")
+    assert same.problems == [] and same.model.fingerprint() == model.fingerprint()
+    assert len(same.scored[0]) == 4
+    data.write_text(LIBRARY + "CCCCCCO a6\n")
+    changed = read_session(str(tmp_path / "s.glocalkd-session"), str(tmp_path), "cpu")
+    assert len(changed.problems) == 1 and "has changed since the session was saved" in changed.problems[0]
+    assert len(changed.scored[0]) == 5  # read as it is now, with the session's model
