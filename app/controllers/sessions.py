@@ -68,7 +68,10 @@ class SessionsController(Controller):
             "view": dict(view),
             "filters": {"text": w.filters.text(), "smarts": w.filters.smarts_edit.text(),
                         "percentile": w.filters.percentile(), "rate": w.filters.rate(),
-                        "grouped": w.filters.is_grouped()},
+                        "grouped": w.filters.is_grouped(), "flagged_only": w.filters.is_flagged_only(),
+                        "ranges": {k: list(v) for k, v in w.filters.ranges().items()}},
+            "similarity": {"query": w.query_bar.query(), "minimum": w.query_bar.minimum.value()},
+            "review": _marks_with_ids(st),
             "selected": None, "current_tab": w.results_tabs.currentIndex(), "bottom_tab": w.tabs.currentIndex(),
         }
         if st.selected is not None and st.graphs is not None:
@@ -168,6 +171,10 @@ class SessionsController(Controller):
         for key, setter in (("percentile", w.filters.set_percentile), ("rate", w.filters.set_rate)):
             if isinstance(filters.get(key), (int, float)):
                 setter(float(filters[key]))
+        w.filters.flagged_only.setChecked(bool(filters.get("flagged_only")))
+        if isinstance(filters.get("ranges"), dict):
+            w.filters.range_filter.set_ranges({k: tuple(v) for k, v in filters["ranges"].items()
+                                               if isinstance(v, list) and len(v) == 2})
         w.filters.text_edit.setText(filters.get("text", ""))
         w.filters.smarts_edit.setText(filters.get("smarts", ""))
         if st.graphs is not None:
@@ -182,6 +189,14 @@ class SessionsController(Controller):
                 else (ids.index(selected["id"]) if selected["id"] in ids else None)
             if i is not None:
                 w.results.select_graph(i)
+        marks = _marks_on(st, doc.get("review") or [])
+        if marks:
+            w.reviewing.restore(marks)
+        similarity = doc.get("similarity") or {}
+        if isinstance(similarity.get("minimum"), (int, float)):
+            w.query_bar.minimum.setValue(float(similarity["minimum"]))
+        if similarity.get("query") and st.graphs is not None:
+            w.query_bar.set_query(str(similarity["query"]))
         for entry, report in r.reports:
             view = w.report_tabs.add(report, "Reopened from the session. " if entry.get("scored") else "")
             if entry.get("title"):
@@ -232,3 +247,30 @@ class SessionsController(Controller):
         for path in self.recent():
             self.menu.addAction(path, lambda p=path: self.window.open_session(p))
         self.menu.setEnabled(bool(self.recent()) and not self.window.runner.busy())
+
+
+def _marks_with_ids(state) -> list[dict]:
+    """The review marks as JSON values, each with its graph's ID so it finds its graph again."""
+    if state.graphs is None:
+        return []
+    return [{"index": int(i), "id": state.graphs.meta[i].id, "anomaly": bool(mark)}
+            for i, mark in sorted(state.review_marks.items())]
+
+
+def _marks_on(state, saved: list) -> dict[int, bool]:
+    """Saved marks put back on the open graphs: by index where its ID still matches, else by ID
+    (a mark whose graph is gone is dropped)."""
+    if state.graphs is None or not isinstance(saved, list):
+        return {}
+    ids = [m.id for m in state.graphs.meta]
+    where = {gid: i for i, gid in reversed(list(enumerate(ids)))}
+    marks = {}
+    for entry in saved:
+        if not isinstance(entry, dict) or "anomaly" not in entry:
+            continue
+        i = entry.get("index")
+        if not (isinstance(i, int) and 0 <= i < len(ids) and ids[i] == entry.get("id")):
+            i = where.get(entry.get("id"))
+        if i is not None:
+            marks[i] = bool(entry["anomaly"])
+    return marks

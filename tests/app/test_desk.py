@@ -93,7 +93,29 @@ def _state_of(w) -> dict:
             "threshold": w.filters.threshold.value(), "tabs": [w.results_tabs.tabText(k) for k in
                                                                 range(w.results_tabs.count())],
             "current": w.results_tabs.currentIndex(), "epochs": w.form.epochs.value(),
+            "flagged_only": w.filters.is_flagged_only(), "ranges": w.filters.ranges(),
+            "query": w.query_bar.query(), "minimum": round(w.query_bar.minimum.value(), 3),
             "fingerprint": st.model.fingerprint() if st.model is not None else None}
+
+
+def _visible_headings(w) -> list[str]:
+    model = w.model_table
+    return [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())
+            if not w.table.isColumnHidden(c)]
+
+
+def test_review_marks_find_their_graphs_again_by_id():
+    from types import SimpleNamespace
+
+    from app.controllers.sessions import _marks_on, _marks_with_ids
+
+    meta = [SimpleNamespace(id=f"m{k}") for k in range(5)]
+    saved = _marks_with_ids(SimpleNamespace(graphs=SimpleNamespace(meta=meta), review_marks={1: True, 3: False}))
+    assert saved == [{"index": 1, "id": "m1", "anomaly": True}, {"index": 3, "id": "m3", "anomaly": False}]
+    moved = [SimpleNamespace(id=i) for i in ("m3", "m0", "m1", "m9")]  # the file changed: m3 first, m1 third
+    assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=moved)), saved) == {2: True, 0: False}
+    gone = [SimpleNamespace(id="x")]
+    assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=gone)), saved) == {}
 
 
 def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tmp_path, herg_path,  # noqa: F811
@@ -112,8 +134,16 @@ def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tm
     w.filters.flag_rule.setCurrentIndex(w.filters.flag_rule.findData("p"))
     w.filters.text_edit.setText("C")
     w.results.apply_text_filter()
-    w.results.select_graph(int(w.scores.ranking()[3]))
+    first = next(iter(w.filters.range_filter.edits))
+    w.filters.range_filter.set_ranges({first: (None, 1e9)})
+    w.filters.flagged_only.setChecked(True)
+    w.filters.flagged_only.setChecked(False)  # toggled back: the saved value is read, not a default
+    w.query_bar.minimum.setValue(0.05)
+    w.query_bar.set_query("c1ccccc1")
+    qtbot.waitUntil(lambda: "Similarity" in _visible_headings(w), timeout=60000)
+    w.results.select_graph(int(w.model_table.graph_index(3)))  # a shown row (the filters stay as they are)
     before = _state_of(w)
+    assert before["ranges"] == {first: (None, 1e9)} and before["query"] == "c1ccccc1"
     assert before["selected"] is not None and before["text"] == "C" and before["rule"] == "p"
     path = str(tmp_path / "work")
     w.sessions.save(path)
@@ -132,6 +162,7 @@ def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tm
     recent[0].trigger()
     qtbot.waitUntil(lambda: _idle(again) and again.scores is not None and len(again.report_views) == 1,
                     timeout=120000)
+    qtbot.waitUntil(lambda: "Similarity" in _visible_headings(again), timeout=60000)
     after = _state_of(again)
     assert after == before
     assert len(again.report_views[0].report) == 4 and not again._unsaved.pending()
