@@ -33,6 +33,7 @@ def main() -> int:
     p.add_argument("--scaffolds", action="store_true", help="group the table by scaffold")
     p.add_argument("--features", default="auto", help="node features, e.g. atom-rings")
     p.add_argument("--readouts", action="store_true", help="tick both extra score readouts (node_max, size)")
+    p.add_argument("--structures", default="small", help="structure column: off, small or large")
     p.add_argument("--out", default="docs/screenshot.png")
     args = p.parse_args()
 
@@ -44,6 +45,7 @@ def main() -> int:
     window = MainWindow(settings)
     window.resize(1560, 960)
     window.show()
+    window.query_bar.structures.setCurrentIndex(window.query_bar.structures.findData(args.structures))
     window.open_path(args.data)
 
     def when(condition, then, every=200):
@@ -91,7 +93,7 @@ def main() -> int:
         window.table.selectRow(args.row)
         if args.scaffolds:
             window.filters.group_scaffolds.setChecked(True)
-        QTimer.singleShot(1500, save)
+        QTimer.singleShot(1500 if args.structures == "off" else 4000, save)  # the structures arrive from their process
 
     def shoot_report():
         view = window.report_views[-1]
@@ -110,6 +112,7 @@ def main() -> int:
         with atomic_output(args.out) as fh:  # the one writer: never through a link, never half written
             fh.write(bytes(png))
         print(f"wrote {args.out}")
+        window._unsaved.clear()  # the picture was the point: quit without asking to save the model
         window.close()
         Path(args.out).with_suffix(".ini").unlink(missing_ok=True)  # after close(), which saves settings
         app.quit()
