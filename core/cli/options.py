@@ -105,14 +105,11 @@ def apply_model_standardising(args: argparse.Namespace, model) -> None:
         model: the loaded detector.
 
     Raises:
-        GLocalKDError: ``--standardise`` was given for a model trained without it.
+        ParameterError: ``--standardise`` was given for a model trained without it.
     """
-    from core.errors import GLocalKDError
+    from core.data.standardise import check_standardise_request
 
-    if getattr(args, "standardise", False) and not model.standardises:
-        raise GLocalKDError("--standardise: this model was trained on molecules as read; scoring standardised "
-                            "molecules with it would not compare with its training. Train with --standardise "
-                            "(or leave the option out)")
+    check_standardise_request(bool(getattr(args, "standardise", False)), model)
     args.standardise = bool(model.standardises)
     if model.standardises:
         print("molecules are standardised first (largest fragment, neutralised, canonical tautomer), as the model "

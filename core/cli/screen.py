@@ -69,7 +69,8 @@ def _run(args: argparse.Namespace) -> int:
             args.model, args.data, args.output, args.scheduler, chunk_size=args.chunk_size,
             smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
             batch_graphs=args.batch_graphs, precision=args.precision, device=args.device, top=args.top,
-            scratch=args.scratch, on_progress=progress, properties=args.properties, alerts=args.alerts))
+            scratch=args.scratch, on_progress=progress, properties=args.properties, alerts=args.alerts,
+            standardise=args.standardise))
     from core.detectors.model_file import load_detector
     from core.screening.cluster import single_library
 

@@ -75,3 +75,26 @@ def standardise_smiles(smiles: str) -> tuple[str | None, str]:
 
 
 __all__ = ["STEPS", "MAX_TAUTOMERS", "MAX_TRANSFORMS", "standardise_mol", "standardise_smiles"]
+
+
+def check_standardise_request(requested: bool, model) -> None:
+    """Refuse to standardise for a model trained on molecules as read.
+
+    The model decides whether molecules are standardised (its training did or did not); asking a
+    model trained without it to standardise is an error, since its scores would not mean what they
+    meant in training. Every entry point that takes the request (``score``, ``screen`` on this
+    machine or on a cluster) asks this one function.
+
+    Args:
+        requested: whether the user asked to standardise (``--standardise``).
+        model: the loaded detector (its ``standardises`` says how it was trained).
+
+    Raises:
+        ParameterError: ``requested`` for a model trained without standardising.
+    """
+    from core.errors import ParameterError
+
+    if requested and not getattr(model, "standardises", False):
+        raise ParameterError("{standardise}: this model was trained on molecules as read; scoring standardised "
+                             "molecules with it would not compare with its training. Train with {standardise} "
+                             "(or leave the option out)", "standardise")

@@ -254,7 +254,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
                       on_progress: Callable[[int, int], None] | None = None,
                       should_stop: Callable[[], bool] | None = None,
                       label_column: str | None = None, properties: bool = False,
-                      alerts: bool = False) -> ScreenSummary:
+                      alerts: bool = False, standardise: bool = False) -> ScreenSummary:
     """Screen a library's shards with a model file on a Dask cluster.
 
     :func:`core.screening.pipeline.screen` with the cluster as its executor, so the report,
@@ -282,6 +282,8 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
         label_column: a table's label column, or an SDF data field.
         properties: add the chemist's properties to the report (computed by the workers).
         alerts: add the ``alerts`` column (computed by the workers).
+        standardise: the user asked to standardise (``--standardise``): refused for a model
+            trained on molecules as read (:func:`core.data.standardise.check_standardise_request`).
 
     Returns:
         The run's summary, as :func:`~core.screening.pipeline.screen` gives it.
@@ -291,6 +293,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
         DataError: a library or the model file cannot be read, or as
             :func:`~core.screening.pipeline.screen`.
     """
+    from core.data.standardise import check_standardise_request
     from core.detectors.model_file import load_detector
     from core.runtime.scheduler import connect
     from core.runtime.signals import stop_signals_interrupt
@@ -300,6 +303,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
     model_path = Path(model_path)
     files = library_files(libraries)
     model = load_detector(model_path, device="cpu")  # fails here, before any task, on a bad file
+    check_standardise_request(standardise, model)  # the model decides; asking otherwise is refused, as on one machine
     data = model_path.read_bytes()
     plugin = f"glocalkd-model-{uuid.uuid4().hex[:10]}"
     with stop_signals_interrupt(), connect(scheduler) as client:  # a SIGTERM while the cluster starts: 130 too

@@ -102,6 +102,13 @@ def test_score_refuses_standardising_with_a_model_trained_without(files, tmp_pat
     assert read_report(out).standardised_smiles is not None
 
 
+@pytest.mark.parametrize("scheduler", [[], ["--scheduler", "local:1"]], ids=["one machine", "cluster"])
+def test_screen_refuses_standardising_with_a_model_trained_without_on_every_path(files, tmp_path, capsys, scheduler):
+    out = tmp_path / "s.csv"
+    rc = main(["screen", str(files / "plain.pt"), str(files / "lib.csv"), "-o", str(out), "--standardise", *scheduler])
+    assert rc == 2 and "--standardise" in capsys.readouterr().err and not out.exists()
+
+
 def test_train_standardise_writes_a_standardising_model(files, tmp_path):
     assert main(["train", str(files / "lib.csv"), "-o", str(tmp_path / "m.pt"), "--standardise", "--epochs", "1",
                  "--detector", "glocalkd", "--calibration", "0"]) in (0, None)
