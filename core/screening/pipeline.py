@@ -231,6 +231,82 @@ def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
     return cells
 
 
+def deferred_cells(smiles: list[str], columns: tuple[str, ...]) -> list[list[str]]:
+    """The cells of optional columns for molecules given by the SMILES they were scored from.
+
+    What the parsing workers compute (:func:`featurize_chunk`) when a report keeps every row,
+    from the same molecule: :func:`~core.data.chem.parse_smiles` of the scored SMILES gives the
+    molecule that was scored (:func:`core.io.molecules.read_row`).
+
+    Args:
+        smiles: the SMILES each row was scored from (standardised where the model standardises).
+        columns: the optional columns (properties, alerts; not ``standardised_smiles``).
+
+    Returns:
+        One list of cells per SMILES (empty cells for one that does not parse).
+    """
+    from core.data.chem import parse_smiles
+
+    cells = _extra_cells(columns)
+    out = []
+    for text in smiles:
+        mol = parse_smiles(text)[0]
+        out.append([""] * len(columns) if mol is None or cells is None else cells(mol))
+    return out
+
+
+DEFERRED_BATCH = 256  # kept rows whose deferred cells one task computes
+
+
+class _DeferredCells:
+    """Fills in a report's deferred optional columns (:attr:`ChunkSettings.deferred`) as its rows
+    are merged: the merged rows, in batches, go to ``workers`` parsing processes (a few batches
+    in flight), which compute the cells from the scored SMILES at ``at``; each row comes back
+    with that cell replaced by the cells, in order. A batch whose worker dies is done again one
+    row at a time; a row that kills its worker gets empty cells."""
+
+    def __init__(self, columns: tuple[str, ...], at: int, workers: int) -> None:
+        self.columns, self.at, self.workers = columns, at, max(1, workers)
+        self.pool: _Pool | None = None
+
+    def __call__(self, rows: Iterator[list[str]]) -> Iterator[list[str]]:
+        pending: deque = deque()
+        for batch in iter(lambda: list(itertools.islice(rows, DEFERRED_BATCH)), []):
+            pending.append((batch, self._submit([row[self.at] for row in batch])))
+            while len(pending) > 2 * self.workers:
+                yield from self._spliced(*pending.popleft())
+        while pending:
+            yield from self._spliced(*pending.popleft())
+
+    def _submit(self, smiles: list[str]) -> Future:
+        if self.pool is None:
+            self.pool = _Pool(self.workers)
+        return self.pool.call(deferred_cells, smiles, self.columns)
+
+    def _spliced(self, batch: list[list[str]], future: Future) -> Iterator[list[str]]:
+        try:
+            cells = future.result()
+        except BrokenProcessPool:
+            cells = [self._alone(row[self.at]) for row in batch]
+        for row, more in zip(batch, cells):
+            row[self.at:self.at + 1] = more
+            yield row
+
+    def _alone(self, smiles: str) -> list[str]:
+        """One row's cells, computed with nothing else in flight (after a worker died)."""
+        try:
+            return self._submit([smiles]).result()[0]
+        except BrokenProcessPool:  # this row kills its worker
+            self.pool.restart()
+            return [""] * len(self.columns)
+
+    def close(self) -> None:
+        """Shut the workers down."""
+        if self.pool is not None:
+            self.pool.close(kill=True)
+            self.pool = None
+
+
 def _featurize_in_worker(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
     """:func:`featurize_chunk` in a parsing worker, which then gives the chunk's freed memory
     back (see :func:`core.runtime.allocator.release_freed_memory`)."""
@@ -415,7 +491,10 @@ class ChunkSettings:
     batch_graphs: int = 256
     precision: str = "float32"
     keep: int | None = None  # the best rows a chunk file keeps (--top); None: every row
-    extras: tuple[str, ...] = ()  # the report's optional columns (properties, alerts), made by the parsing workers
+    extras: tuple[str, ...] = ()  # the optional columns the parsing workers make (properties, alerts, standardised)
+    # optional columns left to the final merge, made for the kept rows only (a report cut to its
+    # best rows): the chunk files hold the SMILES each row was scored from in their place
+    deferred: tuple[str, ...] = ()
 
 
 @dataclass
@@ -459,13 +538,15 @@ def finish_chunk(model, job: ChunkJob, chunk: dict, settings: ChunkSettings,
         if p is not None:  # every scored row counts for the q-values, kept or not
             result.p_counts = dict(Counter(format_p(v) for v in p))
         target = settings.scratch / f"chunk{job.first:012d}.csv"  # one name per chunk: a task run twice leaves one
-        write_sorted_chunk(target, chunk, scored, settings.top_k, p, first=job.first, keep=settings.keep)
+        write_sorted_chunk(target, chunk, scored, settings.top_k, p, first=job.first, keep=settings.keep,
+                           scored_smiles=bool(settings.deferred))
         result.file = str(target)
     return result
 
 
 def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int,
-                        p_values: np.ndarray | None = None, first: int = 0, keep: int | None = None) -> None:
+                        p_values: np.ndarray | None = None, first: int = 0, keep: int | None = None,
+                        scored_smiles: bool = False) -> None:
     """Write a scored chunk's report rows in report order, with the merge key in front, atomically.
 
     The key is the score as written (highest first), then the row's input position, so that
@@ -480,6 +561,9 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
             ``q_value`` waits for the merge.
         first: the input position of the chunk's first row over the whole run.
         keep: write the best rows only (None: every row).
+        scored_smiles: put the SMILES each row was scored from (standardised or not) before its
+            optional cells, for the merge to compute the deferred columns from
+            (:attr:`ChunkSettings.deferred`).
     """
     score, graph_term, node_term, node_errors, node_ptr = scored
     text = [f"{v:.6g}" for v in score]
@@ -497,6 +581,7 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
                              text[i], format_term(graph_term[i]), format_term(node_term[i]),
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
                              ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], "",
+                             *((chunk["smiles"][i],) if scored_smiles else ()),
                              *(chunk["extra"][i] if chunk.get("extra") else ())])
 
 
@@ -511,9 +596,11 @@ def _merge_key(row: list[str]) -> tuple[float, int]:
 
 
 def _merge(files: list[Path], out, tmp: Path, q_values: dict[str, str] | None = None, limit: int | None = None,
-           check: Callable[[list[str]], None] | None = None) -> int:
+           check: Callable[[list[str]], None] | None = None,
+           fill: Callable[[Iterator[list[str]]], Iterator[list[str]]] | None = None) -> int:
     """K-way merge of sorted chunk files into the report stream ``out``, fanning in at most
-    MERGE_FAN_IN files at once (each round cut to ``limit`` rows); returns the rows written."""
+    MERGE_FAN_IN files at once (each round cut to ``limit`` rows; the report's rows passed through
+    ``fill`` last); returns the rows written."""
     level = 0
     while len(files) > MERGE_FAN_IN:
         merged = []
@@ -524,15 +611,17 @@ def _merge(files: list[Path], out, tmp: Path, q_values: dict[str, str] | None = 
                 f.unlink()
             merged.append(target)
         files, level = merged, level + 1
-    return _merge_group(files, out, True, q_values=q_values, limit=limit, check=check)
+    return _merge_group(files, out, True, q_values=q_values, limit=limit, check=check, fill=fill)
 
 
 def _merge_group(files: list[Path], out, with_rank: bool, q_values: dict[str, str] | None = None,
-                 limit: int | None = None, check: Callable[[list[str]], None] | None = None) -> int:
+                 limit: int | None = None, check: Callable[[list[str]], None] | None = None,
+                 fill: Callable[[Iterator[list[str]]], Iterator[list[str]]] | None = None) -> int:
     """Merge sorted chunk files (at most ``limit`` rows). Without ``with_rank`` into the chunk file
     ``out`` (a path); with it, as report rows into the stream ``out``: ranks numbered, each row's
-    q-value from ``q_values`` (p-value text -> q-value text over the whole report), each row
-    shown to ``check`` first. Returns the rows written."""
+    q-value from ``q_values`` (p-value text -> q-value text over the whole report), its deferred
+    cells made by ``fill`` (:class:`_DeferredCells`), each row shown to ``check`` first. Returns
+    the rows written."""
     allow_large_csv_fields()  # a cell may be longer than csv's default limit (131,072 characters)
     handles = [open(f, newline="", encoding="utf-8") for f in files]
     try:
@@ -546,6 +635,8 @@ def _merge_group(files: list[Path], out, with_rank: bool, q_values: dict[str, st
                 for n, row in enumerate(merged, start=1):  # noqa: B007 (n: the rows written, after the loop)
                     writer.writerow(row)
             return n
+        if fill is not None:
+            merged = fill(merged)
         writer = csv.writer(out)
         q_values = q_values or {}
         rank = 0
@@ -574,7 +665,8 @@ class _Digesting:
 
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
-                  check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = ()) -> int:
+                  check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = (),
+                  deferred: tuple[str, ...] = (), workers: int = 1) -> int:
     """Write the ranked report from sorted chunk files and the rejected rows.
 
     The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
@@ -593,15 +685,23 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
         limit: keep the best rows only (None: every row).
         check: shown each merged row first (it raises to refuse one).
         extras: the optional columns after ``COLUMNS`` (:func:`core.io.report.extra_columns`).
+        deferred: the first of ``extras`` that the chunk files leave to this merge
+            (:attr:`ChunkSettings.deferred`): they are computed for the rows written only.
+        workers: processes that compute the ``deferred`` cells.
 
     Returns:
         The rows written before the end row (its count).
     """
     q_values = bh_q_table(p_counts) if p_counts else None
+    fill = _DeferredCells(deferred, KEY_COLUMNS + len(COLUMNS) - 1, workers) if deferred else None
     with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
         stream = _Digesting(fh)
         csv.writer(stream).writerow((*COLUMNS, *extras))
-        kept = _merge(sorted_files, stream, tmp, q_values, limit, check)
+        try:
+            kept = _merge(sorted_files, stream, tmp, q_values, limit, check, fill)
+        finally:
+            if fill is not None:
+                fill.close()
         with open(rejects_file, newline="", encoding="utf-8") as rej:
             shutil.copyfileobj(rej, stream)
         csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
@@ -832,11 +932,14 @@ class _Pool:
         return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_parsing_worker)
 
     def submit(self, rows: list[SourceRow], extras: tuple[str, ...] = ()) -> Future:
+        return self.call(_featurize_in_worker, rows, extras)
+
+    def call(self, function: Callable, *args) -> Future:
         try:
-            future = self.executor.submit(_featurize_in_worker, rows, extras)
+            future = self.executor.submit(function, *args)
         except BrokenProcessPool:  # a worker died while idle; chunks in flight fail and are redone
             self.restart()
-            future = self.executor.submit(_featurize_in_worker, rows, extras)
+            future = self.executor.submit(function, *args)
         self._close_our_result_writer()
         return future
 
@@ -1044,9 +1147,10 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         executor: parses and scores the chunks (None: :class:`LocalExecutor` with ``workers``
             processes; a Dask cluster: :func:`core.screening.cluster.screen_on_cluster`).
         summary_extra: more fields for ``REPORT.summary.json``.
-        properties: add the chemist's properties (``mw``, ``clogp``, ...) after the usual columns,
-            computed by the parsing workers (:func:`core.io.report.extra_columns`).
-        alerts: add the ``alerts`` column (the structural alerts, computed by the parsing workers).
+        properties: add the chemist's properties (``mw``, ``clogp``, ...) after the usual columns
+            (:func:`core.io.report.extra_columns`), computed by the parsing workers; with ``top``,
+            by the final merge for the rows kept only (the same cells, far less work).
+        alerts: add the ``alerts`` column (the structural alerts), computed as ``properties`` are.
 
     Returns:
         What the run did: rows read, scored and rejected, seconds, whether it was stopped or
@@ -1088,7 +1192,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     report = Path(report)
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
     extras = extra_columns(properties, alerts, bool(getattr(model, "standardises", False)))  # the model's choice
-    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras)
+    # a report cut to its best rows gets its properties and alerts at the merge, for those rows only
+    deferred = tuple(c for c in extras if c != STANDARDISED) if keep is not None else ()
+    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras[len(deferred):], deferred)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
     p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
@@ -1154,7 +1260,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
                 write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
-                             extras=extras)
+                             extras=extras, deferred=deferred, workers=getattr(executor, "workers", usable_cpus()))
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
