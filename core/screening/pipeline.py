@@ -1108,6 +1108,22 @@ def _source_rows(paths: list[Path], smiles_column, id_column, label_column) -> t
     return [(label(paths[0]), rows)] + [(label(p), later(p)) for p in paths[1:]], hint
 
 
+def deferred_columns(extras: tuple[str, ...], keep: int | None) -> tuple[str, ...]:
+    """The optional columns a run leaves to its final merge: with ``--top`` the properties and
+    alerts are computed for the rows kept only (the same cells as the parsing workers would
+    write, for a fraction of the work); ``standardised_smiles`` stays with the workers, which
+    standardise to score.
+
+    Args:
+        extras: the report's optional columns (:func:`core.io.report.extra_columns`).
+        keep: the best rows the report keeps (None: every row).
+
+    Returns:
+        The first of ``extras`` that the merge computes (none when every row is kept).
+    """
+    return tuple(c for c in extras if c != STANDARDISED) if keep is not None else ()
+
+
 def screen(model, path: str | Path | list, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
            smiles_column: str | None = None, id_column: str | None = None, top_k: int = 5,
            batch_graphs: int = 256, on_progress: Callable[[int, int], None] | None = None,
@@ -1192,8 +1208,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     report = Path(report)
     tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
     extras = extra_columns(properties, alerts, bool(getattr(model, "standardises", False)))  # the model's choice
-    # a report cut to its best rows gets its properties and alerts at the merge, for those rows only
-    deferred = tuple(c for c in extras if c != STANDARDISED) if keep is not None else ()
+    deferred = deferred_columns(extras, keep)
     settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras[len(deferred):], deferred)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []

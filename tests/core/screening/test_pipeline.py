@@ -251,3 +251,64 @@ def test_bfloat16_where_the_device_lacks_it_warns_and_still_screens(library, mod
         warnings.simplefilter("error", SlowPrecisionWarning)
         screen(model, library, tmp_path / "fast.csv", workers=1, precision="bfloat16")
         screen(model, library, tmp_path / "f32.csv", workers=1)
+
+
+def _count_properties(monkeypatch, log):
+    """Make every process (the parsing workers are forked) note each molecule whose properties it
+    computes in the file ``log``."""
+    from core.data import properties
+
+    real = properties.molecule_properties
+
+    def counted(molecules):
+        molecules = list(molecules)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write("x\n" * len(molecules))
+        return real(molecules)
+
+    monkeypatch.setattr(properties, "molecule_properties", counted)
+
+
+@pytest.mark.parametrize("standardise", [False, True])
+def test_a_top_report_computes_properties_and_alerts_for_its_rows_only_and_writes_the_same_bytes(
+        tmp_path, monkeypatch, standardise):
+    """With --top the properties and alerts are made at the merge, for the kept rows only: the
+    report is byte for byte the one the parsing workers' per-row cells give, and the first rows of
+    the report that keeps every row."""
+    from tests.conftest import moses_library
+
+    library = moses_library(tmp_path / "lib.smi", 120, {3: "C1CC", 50: "CC(=O)[O-].[Na+]", 60: "C[NH3+].[Cl-]",
+                                                       70: "C=CC(=O)Nc1ccccc1", 80: "[H]OC(=O)c1ccccc1"})
+    graphs = load(library, standardise=standardise)
+    model = GLocalKD(epochs=1, hidden_dim=16, out_dim=8, device="cpu", seed=0).fit(graphs)
+    assert model.standardises is standardise
+    options = dict(chunk_size=16, workers=2, properties=True, alerts=True)
+    log = tmp_path / "computed.txt"
+    _count_properties(monkeypatch, log)
+    screen(model, library, tmp_path / "top.csv", top=30, **options)
+    assert len(log.read_text().splitlines()) == 30  # not the 119 molecules read
+    log.unlink()
+    screen(model, library, tmp_path / "all.csv", **options)
+    assert len(log.read_text().splitlines()) == 119
+    monkeypatch.setattr(screening, "deferred_columns", lambda extras, keep: ())  # every row's cells in the workers
+    screen(model, library, tmp_path / "per_row.csv", top=30, **options)
+    top = (tmp_path / "top.csv").read_bytes()
+    assert top == (tmp_path / "per_row.csv").read_bytes()
+    kept, every = _rows(tmp_path / "top.csv"), _rows(tmp_path / "all.csv")
+    assert kept[:30] == every[:30] and kept[30:] == every[119:]  # the best rows, then the rejected one
+    assert {r["mw"] for r in kept[:30]} != {""} and any(r["alerts"] for r in kept[:30])
+    assert kept[30]["status"].startswith("rejected") and kept[30]["mw"] == kept[30]["alerts"] == ""
+
+
+def test_deferred_cells_are_the_workers_cells():
+    """The merge's cells of a SMILES are the parsing worker's cells of the molecule it scored."""
+    from core.io.molecules import SourceRow
+    from core.io.report import extra_columns
+
+    rows = [SourceRow(k + 1, str(k), "", s, None) for k, s in enumerate(
+        ["CC(=O)Oc1ccccc1C(=O)O", "C=CC(=O)N", "[H]OC(=O)c1ccccc1", "C[NH3+]", "O=C1C=CC(=O)C=C1"])]
+    columns = extra_columns(properties=True, alerts=True)
+    chunk = screening.featurize_chunk(rows, columns)
+    assert len(chunk["extra"]) == 5 and any(cells[-1] for cells in chunk["extra"])  # alerts among them
+    assert screening.deferred_cells(chunk["smiles"], columns) == chunk["extra"]
+    assert screening.deferred_cells(["not a smiles"], columns) == [[""] * len(columns)]
