@@ -401,3 +401,6 @@ def test_properties_and_alerts_come_out_the_same_on_every_executor(kind, client,
     if kind == "local":  # shards with the columns merge with them
         merge_reports([tmp_path / "r.csv"], tmp_path / "merged.csv")
         assert _rows(tmp_path / "merged.csv") == rows
+    # with --top the merge computes them for the kept rows: the same cells
+    run(kind, client, model_file, library, tmp_path / "top.csv", properties=True, alerts=True, top=40)
+    assert _rows(tmp_path / "top.csv") == rows[:40] + rows[598:]
