@@ -50,7 +50,7 @@ def run_once(model: str, library: str, options: list[str], threads: int, report:
     stats = dict(line.strip().rsplit(": ", 1) for line in done.stderr.splitlines() if ": " in line)
     user, system = float(stats["User time (seconds)"]), float(stats["System time (seconds)"])
     return {"user": user, "sys": system, "cpu": round(user + system, 2),
-            "wall": _wall(stats["Elapsed (wall clock) time (h:mm:ss or m:ss)"]),
+            "wall": round(_wall(stats["Elapsed (wall clock) time (h:mm:ss or m:ss)"]), 2),
             "max_rss_mb": round(int(stats["Maximum resident set size (kbytes)"]) / 1024, 1)}
 
 

@@ -143,7 +143,8 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
                         "report's folder)")
     p.add_argument("--top", type=positive_count, metavar="K",
                    help="keep only the K best rows (every rejected row is still listed; with --scheduler, "
-                        "REPORT.summary.json holds the counts)")
+                        "REPORT.summary.json holds the counts); --properties and --alerts are then computed "
+                        "for those rows only")
 
 
 def positive_count(text: str) -> int:

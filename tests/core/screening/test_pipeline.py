@@ -312,3 +312,36 @@ def test_deferred_cells_are_the_workers_cells():
     assert len(chunk["extra"]) == 5 and any(cells[-1] for cells in chunk["extra"])  # alerts among them
     assert screening.deferred_cells(chunk["smiles"], columns) == chunk["extra"]
     assert screening.deferred_cells(["not a smiles"], columns) == [[""] * len(columns)]
+
+
+def test_a_row_that_kills_the_worker_computing_its_deferred_cells_gets_empty_cells(library, model, tmp_path,
+                                                                                  monkeypatch):
+    """A molecule whose properties crash their worker (a crash in RDKit) costs only its own cells:
+    the other kept rows get theirs, and the report is written."""
+    import os
+
+    screen(model, library, tmp_path / "ok.csv", top=20, properties=True, workers=2)
+    ok = _rows(tmp_path / "ok.csv")
+    deadly = ok[2]["smiles"]
+    real = screening._extra_cells
+
+    def dying(extras):
+        cells = real(extras)
+        if cells is None:
+            return None
+
+        def crash_on_one(mol):
+            from rdkit import Chem
+
+            if Chem.MolToSmiles(mol) == Chem.CanonSmiles(deadly):
+                os._exit(1)
+            return cells(mol)
+
+        return crash_on_one
+
+    monkeypatch.setattr(screening, "_extra_cells", dying)  # the merge's workers are forked: they see it
+    screen(model, library, tmp_path / "crash.csv", top=20, properties=True, workers=2)
+    crash = _rows(tmp_path / "crash.csv")
+    assert [r["id"] for r in crash] == [r["id"] for r in ok]
+    assert crash[2]["mw"] == "" and ok[2]["mw"] != ""
+    assert crash[:2] + crash[3:] == ok[:2] + ok[3:]
