@@ -18,6 +18,7 @@ from pathlib import Path
 
 VARIANTS = {
     "plain": [],
+    "top": ["--top", "{top}"],
     "properties": ["--properties"],
     "properties-top": ["--properties", "--top", "{top}"],
     "alerts": ["--alerts"],
