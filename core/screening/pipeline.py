@@ -1274,8 +1274,10 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                                 where, first_rejects[0][0])
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
+                batches = -(-min(keep or 0, scored_rows) // DEFERRED_BATCH)  # of deferred cells: a worker each at most
                 write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
-                             extras=extras, deferred=deferred, workers=getattr(executor, "workers", usable_cpus()))
+                             extras=extras, deferred=deferred,
+                             workers=min(getattr(executor, "workers", usable_cpus()), max(1, batches)))
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
