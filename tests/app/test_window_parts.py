@@ -101,7 +101,9 @@ for start in range(2):
         w.resize(w.minimumSizeHint().width() + 13, w.minimumSizeHint().height() + 7)  # the user's size
         sizes.append([w.width(), w.height()])
     w.close()
-print(json.dumps({"sizes": sizes, "available": list(app.primaryScreen().availableGeometry().getRect())}))
+print(json.dumps({"sizes": sizes, "available": list(app.primaryScreen().availableGeometry().getRect())}), flush=True)
+import os
+os._exit(0)  # as the app ends: the closed windows' warm-up jobs are not waited for
 """
 
 
