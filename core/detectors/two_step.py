@@ -21,8 +21,9 @@ from core.data.graphset import GraphSet
 from core.detectors.lesinn import LESINN
 from core.data.scores import Scores
 
-# graphs x training graphs per block of scoring: 8M float64 values, 64 MB per dense matrix
-KERNEL_BLOCK_VALUES = 8_000_000
+# graphs x training graphs per block of scoring: 4M float64 values, 32 MB per dense matrix (each
+# parsing worker holds one while it scores a consensus's WL views)
+KERNEL_BLOCK_VALUES = 4_000_000
 
 SCORERS = ("iforest", "lesinn")
 
