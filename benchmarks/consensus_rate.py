@@ -69,6 +69,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     args = p.parse_args(argv)
 
+    from core import wait_passively
+
+    wait_passively()  # as the glocalkd command does, before torch loads: OpenMP's threads wait asleep
     import torch
 
     from core import TrainSpec, load, screen, train_model
