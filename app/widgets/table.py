@@ -3,6 +3,7 @@ so a million rows cost no more than the rows on screen."""
 from __future__ import annotations
 
 import math
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -403,8 +404,9 @@ class ResultsModel(QAbstractTableModel):
         row = index.row()
         if not index.isValid() or row >= self._view.size:
             return _NO_CELLS
-        if len(self._cells) >= _CELLS_KEPT:  # scrolled through many rows: start again
-            self._cells.clear()
+        if len(self._cells) >= _CELLS_KEPT:  # scrolled through many rows: drop the oldest block
+            for old in list(islice(self._cells, _BLOCK)):
+                del self._cells[old]
         start = row - row % _BLOCK
         rows = self._block_cells(self._view[start:start + _BLOCK])
         self._cells.update(zip(range(start, start + len(rows)), rows))

@@ -162,3 +162,16 @@ def test_sorting_a_painted_table_orders_its_cells(qtbot, column):
     if column != "Review":
         values = [float(v) for v in cells if v not in ("", "nan")]
         assert values == sorted(values)
+
+
+def test_scrolling_through_more_rows_than_are_kept_keeps_every_row_right(qtbot):
+    n = 9000  # more rows than the model keeps the cells of: the oldest are dropped, a block at a time
+    model, fresh = ResultsModel(), ResultsModel()
+    for m in (model, fresh):
+        m.set_report(_report(n), threshold=0.6)
+        m.sort(COLUMNS.index("Score"))
+    for row in [*range(n), *range(n - 1, -1, -97)]:  # down through every row, then back up
+        model.cells(model.index(row, 0))
+    rows = range(0, n, 7)
+    assert [model.index(r, c).data() for r in rows for c in range(len(COLUMNS))] == \
+        [fresh.index(r, c).data() for r in rows for c in range(len(COLUMNS))]
