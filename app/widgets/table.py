@@ -352,8 +352,8 @@ class ResultsModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        # Asked seven times for every cell in sight at every paint (a 1600x1000 window shows ~800
-        # cells): the common roles come first and answer from the row's cells, built once per row.
+        # Qt's delegates ask seven roles a cell (the table's own delegate reads cells() instead):
+        # the common roles come first and answer from the row's cells, built once per row.
         if role == _DISPLAY:
             return (self._cells.get(index.row()) or self._build(index))[index.column()]
         if role == _ALIGNMENT_ROLE:
