@@ -2,12 +2,14 @@
 so a million rows cost no more than the rows on screen."""
 from __future__ import annotations
 
+import math
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 from ..plain_words import COLUMN_TIPS, p_value_text, q_value_text
 
@@ -25,6 +27,24 @@ BESIDE_SCORE = ("MW", "cLogP", "TPSA", "Charge")  # shown right after the q-valu
 _INTEGER_PROPERTIES = {"HBD", "HBA", "Rot. bonds", "Heavy atoms", "Rings", "Charge"}
 STRUCTURE_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # a row's SMILES, for the Structure column's pictures
 _FLAG_BRUSH = QBrush(QColor(255, 228, 220))
+# what data() answers, by role, without going through Qt's enums at each call
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_ALIGNMENT_ROLE = int(Qt.ItemDataRole.TextAlignmentRole)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_UNSET_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ForegroundRole,
+                                          Qt.ItemDataRole.CheckStateRole, Qt.ItemDataRole.DecorationRole))
+_ALIGNMENT = {c: int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+              for c, name in enumerate(COLUMNS) if name in NUMERIC}  # the others: the style's default
+_SMILES_COLUMN = COLUMNS.index("SMILES")
+_BRUSH = len(COLUMNS)  # a row's cells: one text per column, then the row's background
+_NO_CELLS = (None,) * (len(COLUMNS) + 1)
+_ALIGNMENT_FLAGS = {c: Qt.AlignmentFlag(v) for c, v in _ALIGNMENT.items()}
+_HAS_TEXT = QStyleOptionViewItem.ViewItemFeature.HasDisplay
+_WITH_TEXT: dict = {}  # a view's features -> the same with HasDisplay (Python's enum "|" is slow)
+_NO_BRUSH = QBrush()
+_CELLS_KEPT = 4096  # rows whose cells are kept (about 4 MB)
+_BLOCK = 64  # rows whose cells are built together
 
 
 class ResultsModel(QAbstractTableModel):
@@ -49,6 +69,10 @@ class ResultsModel(QAbstractTableModel):
         self._properties: dict[str, np.ndarray] = {}  # table heading -> one value per graph (NaN: none)
         self._masks: dict[str, np.ndarray] = {}  # more filters by name (ranges, flagged only): rows they keep
         self._marks: dict[int, bool] = {}  # the analyst's review: graph index -> anomaly or not
+        self._cells: dict[int, tuple] = {}  # table row -> its cells, built when first painted (_build)
+        # connected before any view: the cells are dropped before a view asks for the new ones
+        for signal in (self.modelReset, self.layoutChanged, self.dataChanged, self.rowsInserted, self.rowsRemoved):
+            signal.connect(self._forget)
 
     # ---------------------------------------------------------------- content
     def set_data(self, graphs: GraphSet, scores: Scores | None, threshold: float | None = None) -> None:
@@ -328,67 +352,139 @@ class ResultsModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+        # Qt's delegates ask seven roles a cell (the table's own delegate reads cells() instead):
+        # the common roles come first and answer from the row's cells, built once per row.
+        if role == _DISPLAY:
+            return (self._cells.get(index.row()) or self._build(index))[index.column()]
+        if role == _ALIGNMENT_ROLE:
+            return _ALIGNMENT.get(index.column())
+        if role == _BACKGROUND:
+            return (self._cells.get(index.row()) or self._build(index))[_BRUSH]
+        if role in _UNSET_ROLES:  # the delegate asks; this model never sets them
             return None
-        i = int(self._view[index.row()])
+        if role == STRUCTURE_ROLE:
+            return (self._cells.get(index.row()) or self._build(index))[_SMILES_COLUMN]
+        if role == _TOOLTIP and index.isValid():
+            return self._tooltip(index)
+        return None
+
+    def cells(self, index: QModelIndex | QPersistentModelIndex) -> tuple:
+        """The cells of ``index``'s row as the table paints them.
+
+        Args:
+            index: any cell of the row.
+
+        Returns:
+            The display text of each column of :data:`COLUMNS` (None for a row outside the
+            table), then the row's background brush (None: the style's).
+        """
+        return self._cells.get(index.row()) or self._build(index)
+
+    def _tooltip(self, index: QModelIndex | QPersistentModelIndex) -> str | None:
         name = COLUMNS[index.column()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(i, name)
-        if role == Qt.ItemDataRole.TextAlignmentRole and name in NUMERIC:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.BackgroundRole and self.scores is not None and self.threshold is not None:
-            return _FLAG_BRUSH if self.scores.score[i] > self.threshold else None
-        if role == Qt.ItemDataRole.ToolTipRole and name in ("SMILES", "ID", "Name", "Structure"):
-            return self._display(i, "SMILES" if name == "Structure" else name)
-        if role == Qt.ItemDataRole.ToolTipRole and name in ("p-value", "q-value"):
+        if name in ("SMILES", "ID", "Name", "Structure"):
+            cells = self._cells.get(index.row()) or self._build(index)
+            return cells[_SMILES_COLUMN if name == "Structure" else index.column()]
+        if name in ("p-value", "q-value"):
+            i = int(self._view[index.row()])
             values = self._p if name == "p-value" else self._q
             if values is None or i >= len(values):
                 return None
             return (p_value_text if name == "p-value" else q_value_text)(float(values[i])) or None
-        if role == STRUCTURE_ROLE:
-            return str(self._smiles[i])
         return None
 
-    def _display(self, i: int, name: str) -> str:
+    def _forget(self) -> None:
+        """Drop the rows' built cells: what they show changed (or which graph a row shows)."""
+        self._cells.clear()
+
+    def _build(self, index: QModelIndex | QPersistentModelIndex) -> tuple:
+        """The cells of ``index``'s row (every column's text, then its background), built with the
+        rows around it (a screenful costs one pass over each column) and kept until the model
+        changes; a row outside the table has none."""
+        row = index.row()
+        if not index.isValid() or row >= self._view.size:
+            return _NO_CELLS
+        if len(self._cells) >= _CELLS_KEPT:  # scrolled through many rows: drop the oldest block
+            for old in list(islice(self._cells, _BLOCK)):
+                del self._cells[old]
+        start = row - row % _BLOCK
+        rows = self._block_cells(self._view[start:start + _BLOCK])
+        self._cells.update(zip(range(start, start + len(rows)), rows))
+        return rows[row - start]
+
+    def _block_cells(self, graphs: np.ndarray) -> list[tuple]:
+        """The cells of the rows showing ``graphs`` (graph indices): per row, the text of each
+        column of :data:`COLUMNS`, then the row's background."""
+        n = len(graphs)
         s = self.scores
-        if name == "ID":
-            return str(self._ids[i])
-        if name == "Name":
-            return str(self._names[i])
-        if name == "SMILES":
-            return str(self._smiles[i])
-        if name == "Label":
-            return str(self._labels[i])
-        if name == "Nodes":
-            return str(self._nodes[i])
-        if name == "Structure":
-            return ""
-        if name == "Similarity":
-            values = self._similarity
-            return "" if values is None or not np.isfinite(values[i]) else f"{values[i]:.2f}"
-        if name in PROPERTY_HEADINGS:
-            values = self._properties.get(name)
-            if values is None or i >= len(values) or not np.isfinite(values[i]):
-                return ""
-            return f"{values[i]:.0f}" if name in _INTEGER_PROPERTIES else f"{values[i]:.2f}"
-        if name == "Review":
-            return REVIEW_TEXT.get(self._marks.get(i), "")
+        empty = [""] * n
+
+        def texts(values: np.ndarray | None, spec: str, finite: bool = True) -> list[str]:
+            """``values`` of the rows' graphs as ``spec`` says; "" where a graph has none (beyond
+            ``values``, or NaN/inf when ``finite``)."""
+            if values is None:
+                return empty
+            inside = graphs < len(values)
+            picked = np.asarray(values)[np.where(inside, graphs, 0)].astype(np.float64).tolist()
+            return [format(v, spec) if ok and (not finite or math.isfinite(v)) else ""
+                    for v, ok in zip(picked, inside.tolist())]
+
+        def strings(values: np.ndarray) -> list[str]:
+            return [str(v) for v in values[graphs].tolist()]
+
+        properties = [texts(self._properties.get(h), ".0f" if h in _INTEGER_PROPERTIES else ".2f")
+                      for h in PROPERTY_HEADINGS]
         if s is None:
-            return ""
-        if name == "Rank":
-            return str(self._rank[i])
-        if name == "Score":
-            return f"{s.score[i]:.4g}"
-        if name in ("p-value", "q-value"):
-            values = self._p if name == "p-value" else self._q
-            return "" if values is None or i >= len(values) else f"{values[i]:.3g}"
-        if name == "Graph term":
-            return _number(s.graph_term[i])
-        if name == "Node term":
-            return _number(s.node_term[i])
-        if name == "Flag":
-            return "▲ flagged" if self.threshold is not None and s.score[i] > self.threshold else ""
-        return ""
+            flagged = [False] * n
+            rank = score = p = q = graph_term = node_term = empty
+        else:
+            flagged = ((np.asarray(s.score)[graphs] > self.threshold) if self.threshold is not None
+                       else np.zeros(n, dtype=bool)).tolist()
+            rank = strings(self._rank)
+            score = texts(s.score, ".4g", finite=False)
+            p, q = texts(self._p, ".3g", finite=False), texts(self._q, ".3g", finite=False)
+            graph_term, node_term = texts(s.graph_term, ".4g"), texts(s.node_term, ".4g")
+        marks = self._marks
+        review = [REVIEW_TEXT.get(marks.get(g), "") for g in graphs.tolist()] if marks else empty
+        flag = ["▲ flagged" if f else "" for f in flagged]
+        brush = [_FLAG_BRUSH if f else None for f in flagged]
+        columns = (rank, strings(self._ids), strings(self._names), strings(self._smiles), score, p, q, graph_term,
+                   node_term, strings(self._nodes), strings(self._labels), flag, review, *properties, empty,
+                   texts(self._similarity, ".2f"), brush)
+        return list(zip(*columns))
+
+
+class ResultsDelegate(QStyledItemDelegate):
+    """Paints a results table's cells from its model's built cells (:meth:`ResultsModel.cells`):
+    one Python call a cell where Qt's own delegate asks the model seven times.
+
+    The style option is filled as :class:`QStyledItemDelegate` fills it from the model's roles
+    (display text, alignment and background; the model sets no font, colour, check or icon).
+
+    Args:
+        model: the table's model.
+        parent: the owning QObject (the table).
+    """
+
+    def __init__(self, model: ResultsModel, parent: QObject | None = None):
+        super().__init__(parent)
+        self._model = model
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        cells = self._model.cells(index)
+        column = index.column()
+        option.index = index
+        text = cells[column]
+        if text is not None:
+            features = option.features
+            option.features = _WITH_TEXT.get(features) or _WITH_TEXT.setdefault(features, features | _HAS_TEXT)
+            option.text = text.replace("\n", "\u2028") if "\n" in text else text  # as Qt shows a line break
+        alignment = _ALIGNMENT_FLAGS.get(column)
+        if alignment is not None:
+            option.displayAlignment = alignment
+        brush = cells[_BRUSH]
+        option.backgroundBrush = _NO_BRUSH if brush is None else brush
+        option.styleObject = None  # as Qt's: no style animations in item views
 
 
 def results_view(model: ResultsModel) -> QTableView:
@@ -398,6 +494,7 @@ def results_view(model: ResultsModel) -> QTableView:
     them (the model's column order stays :data:`COLUMNS`); the last two are hidden until shown."""
     table = QTableView()
     table.setModel(model)
+    table.setItemDelegate(ResultsDelegate(model, table))
     table.setSortingEnabled(True)
     table.setWordWrap(False)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -436,10 +533,6 @@ def legend_label():
     label.setWordWrap(True)
     label.setStyleSheet("color: palette(placeholder-text);")
     return label
-
-
-def _number(value: float) -> str:
-    return f"{value:.4g}" if np.isfinite(value) else ""
 
 
 def _objects(values: list) -> np.ndarray:
