@@ -12,7 +12,8 @@ Each (row, fold) is one job; the jobs run in ``--procs`` processes (spawned, eac
 HSE, then REDDIT-BINARY, NCI1, AIDS, ...). Each process loads a row once and keeps it. Every fold
 is written whole as it finishes (``out/<row>/fold<k>.glocalkd.npz``), and ``out/gpu_job.json``
 (rewritten after each fold) holds the device, each fold's seconds and the per-row sums, so a run
-stopped by a timeout still leaves every finished fold and its timings.
+stopped by a timeout still leaves every finished fold and its timings; with ``--pack FILE`` the
+tarball of them is rewritten after each fold too, so even a run killed from outside returns them.
 """
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ def main(argv=None) -> int:
     parser.add_argument("--procs", type=int, default=6)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--epochs", type=int, default=None, help="GLocalKD's epochs, to try the pipeline out only")
+    parser.add_argument("--pack", type=Path, default=None,
+                        help="a .tar.gz rewritten after each fold with every finished fold and gpu_job.json")
     args = parser.parse_args(argv)
     unknown = [r for r in args.rows if r not in ROWS]
     if unknown:
@@ -107,8 +110,25 @@ def main(argv=None) -> int:
                           flush=True)
                 report["wall_s"] = round(wall, 1)
                 _write_json(report_path, report)
+                if args.pack is not None:
+                    pack(args.pack)
     print(f"all done in {time.perf_counter() - start:.0f} s; {len(report['errors'])} folds failed", flush=True)
     return 1 if report["errors"] else 0
+
+
+def pack(target: Path) -> int:
+    """Write ``target`` (a .tar.gz, whole or not at all) with gpu_job.json and every finished
+    ``<row>/fold<k>.glocalkd.npz`` of OUT, paths relative to OUT; returns the number of folds."""
+    import tarfile
+
+    folds_done = sorted(OUT.glob("*/fold*.glocalkd.npz"))
+    tmp = target.with_name(target.name + ".part")
+    with tarfile.open(tmp, "w:gz") as tar:
+        for path in [OUT / "gpu_job.json", *folds_done]:
+            if path.exists():
+                tar.add(path, arcname=str(path.relative_to(OUT)))
+    os.replace(tmp, target)
+    return len(folds_done)
 
 
 def _write_json(path: Path, obj: dict) -> None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The default consensus's GLocalKD component on the 14 rows' folds (gpu_job.py), bounded in time,
-# then ALWAYS packs what finished: every out/<row>/fold<k>.glocalkd.npz and out/gpu_job.json go
-# into $OUT/glocalkd_folds.tar.gz (unpack it into research/ranking/out/).
+# then ALWAYS packs what finished (gpu_job.py also repacks after each fold): every
+# out/<row>/fold<k>.glocalkd.npz and out/gpu_job.json go into $OUT/glocalkd_folds.tar.gz (unpack it
+# into research/ranking/out/). The data: research/ranking/pack_datasets.sh packs what the rows read.
 # Usage (repository root):
 #   DATASETS=/path/to/datasets OUT=/some/folder [TIMEOUT=400] [PROCS=6] research/ranking/gpu_job.sh \
 #       [--device cuda] [--epochs N] [ROW ...]
@@ -14,11 +15,12 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD"
 echo "gpu_job: timeout ${timeout_s} s, ${PROCS:-6} processes x ${OMP_NUM_THREADS} threads, data ${DATASETS}"
 start=$SECONDS
-timeout -k 10 "$timeout_s" python research/ranking/gpu_job.py --procs "${PROCS:-6}" "$@"
+timeout -k 10 "$timeout_s" "${PYTHON:-python3}" research/ranking/gpu_job.py --procs "${PROCS:-6}" \
+    --pack "$out/glocalkd_folds.tar.gz" "$@"
 rc=$?
 [ "$rc" = 124 ] && echo "gpu_job: stopped by the timeout after $((SECONDS - start)) s; packing what finished"
 cd "${FOLD_SCORES_OUT:-research/ranking/out}" || exit 1
-rm -f -- */*.part
+rm -f -- */*.part "$out"/*.part
 files=$(ls -- gpu_job.json */fold*.glocalkd.npz 2>/dev/null)
 # shellcheck disable=SC2086
 tar czf "$out/glocalkd_folds.tar.gz" $files
