@@ -90,7 +90,7 @@ def load_fold(path: Path) -> dict:
         extra = path.with_name(f"{path.stem}.{view}.npz")
         if extra.exists():
             e = dict(np.load(extra))
-            if not np.array_equal(e["y"], d["y"]):
+            if not np.array_equal(e["y"], d["y"]) or int(e["known_pool"]) != int(d["known_pool"]):
                 raise ValueError(f"{extra}: not the same fold as {path.name}")
             d.update({key: v for key, v in e.items() if key.startswith(f"{view}:")})
     return d
