@@ -7,7 +7,10 @@ Settings, fixed before the first run:
 - The consensus simulated is the *fast consensus*: graph size and WL-LESINN as components
   (weight 1 each), WL counts as the reserve view (weight 0 until anomalies weigh the views),
   each calibrated on the fold's calibration share (fold_scores.py). GLocalKD, the default
-  consensus's third component, is left out: its per-fold fits take hours here.
+  consensus's third component, is left out: its per-fold fits take hours on a CPU.
+  ``review_table(components)`` runs the same loop on other components: ``analyse.py
+  review-default`` on the default consensus (GLocalKD, WL-LESINN, graph size), with the
+  ``glocalkd`` view's per-fold scores (fold_scores.py, fitted on a GPU by gpu_job.sh).
 - Label-free: the fast consensus's ranking of the fold's test graphs.
 - Review loop: three rounds; in each, the 10 unreviewed test graphs that rank highest are
   reviewed, their labels revealed and marked (anomalous or normal), and the rest re-ranked
