@@ -147,7 +147,8 @@ def combine_table(base_views=("size", "wl-lesinn"), extra=("spectral-lesinn", "k
     return {"per_row": per_row, "verdicts": out, "base_views": list(base_views)}
 
 
-def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn", "ecfp-nn")) -> dict:
+def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn", "ecfp-nn",
+                             "gin-iforest", "glocalkd")) -> dict:
     """Per view, the share of the test folds' normal graphs with p < 0.05 against the fold's
     calibration graphs (fold_scores.py), averaged over the folds of each row, then over the rows."""
     from core.detectors.conformal import conformal_p_values
