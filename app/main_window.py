@@ -145,8 +145,11 @@ class MainWindow(QMainWindow):
                                       self.guard.confirm, self.structures, self)
         self.report_views = self.report_tabs.views  # the open reports' tabs (read by tests and the screenshots)
         self.reviewing = attach(ReviewController(self.runner, st, self.results.selected_graphs, self))
-        self.sessions = attach(SessionsController(self, self))  # File ▸ Save/Open session, Recent sessions
         self.similarity = SimilarityController(self.model_table, self.table, self.query_bar, self)
+        self.sessions = attach(SessionsController(  # File ▸ Save/Open session, Recent sessions
+            self.runner, st, self.files, self.settings, self._scratch, self.form, self._view_choices(), self.results,
+            self.similarity, self.report_tabs, self.reviewing, self._unsaved,
+            lambda: self.guard.confirm(None, "opening a session"), self))
         self.nearest = NearestController(st, self.nearest_panel, self.structures, self)
         self.clipboard = ClipboardController(lambda: self.report_tabs.active_table((self.table, self.model_table)),
                                              self.structures, self)
@@ -190,6 +193,7 @@ class MainWindow(QMainWindow):
         self.exporter.exported.connect(self.guard.exported)
         self.model_files.saved.connect(self.guard.saved)
         self.sessions.saved.connect(lambda _path: self._unsaved.clear())  # a saved session holds all the work
+        self.sessions.data_opened.connect(self._add_recent)
         self.sessions.attach_menu(self.sessions_menu)
         self.model_files.loaded.connect(lambda _model: self.screening.score_current("Scoring with the loaded model…"))
 
@@ -257,8 +261,7 @@ class MainWindow(QMainWindow):
 
     def open_session(self, path: str) -> None:
         """Open the session file ``path`` (asking first about unsaved work it would replace)."""
-        if self.guard.confirm(None, "opening a session"):
-            self.sessions.open(path)
+        self.sessions.open_asking(path)
 
     def score_file_dialog(self) -> None:
         self.screening.score_file_dialog(self)
@@ -381,6 +384,7 @@ class MainWindow(QMainWindow):
             return
         self.runner.stop_all()
         self.smarts.stop()
+        self.results.stop()
         self.structures.shutdown()
         self.kept.save()
         shutil.rmtree(self._scratch, ignore_errors=True)

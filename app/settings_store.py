@@ -8,7 +8,8 @@ Version history:
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QRect, QSettings
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
 from .view_choices import restore_choices, save_choices
@@ -19,7 +20,28 @@ SETTINGS_VERSION = 2
 VERSION_KEY = "settings/version"
 DETECTOR_KEY = "train/detector_choice"
 OBSOLETE_KEYS = ("train/detector",)  # version 1's detector, chosen when GLocalKD was the default
-DEFAULT_SIZE = (1500, 950)
+DEFAULT_SIZE = (1500, 950)  # the first window's size where the screen has room for it
+FRAME_ROOM = (16, 48)  # what the window manager's frame and title bar may take around the window, in pixels
+
+
+def first_geometry(available: QRect, size: tuple[int, int] = DEFAULT_SIZE) -> QRect:
+    """Where the first window goes: ``size``, or less where the screen's available area (less
+    room for the frame) is smaller, centred in that area.
+
+    Args:
+        available: the screen's available geometry (``QScreen.availableGeometry``: without the
+            task bars and docks).
+        size: the size wanted.
+
+    Returns:
+        The window's geometry (its inside, without the frame).
+    """
+    width = max(1, min(size[0], available.width() - FRAME_ROOM[0]))
+    height = max(1, min(size[1], available.height() - FRAME_ROOM[1]))
+    rect = QRect(0, 0, width, height)
+    rect.moveCenter(available.center())
+    rect.moveTop(max(available.top() + FRAME_ROOM[1] - FRAME_ROOM[0] // 2, rect.top()))  # the title bar on screen
+    return rect
 
 
 def migrate(settings: QSettings) -> None:
@@ -64,10 +86,12 @@ class SettingsStore:
         s = self.settings
         migrate(s)
         geometry = s.value("window/geometry")
-        if geometry is not None:
-            self.window.restoreGeometry(geometry)
-        else:
-            self.window.resize(*DEFAULT_SIZE)
+        if geometry is None or not self.window.restoreGeometry(geometry):  # the first start: fit the screen
+            screen = self.window.screen() or QGuiApplication.primaryScreen()
+            if screen is None:
+                self.window.resize(*DEFAULT_SIZE)
+            else:
+                self.window.setGeometry(first_geometry(screen.availableGeometry()))
         state = s.value("window/state")
         if state is not None:
             self.window.restoreState(state)

@@ -76,7 +76,8 @@ class AppState:
         self.flag_rule = "percentile"  # or "p" (expected false-alarm rate) or "q" (false-discovery rate)
         self.alpha = 0.05  # the rate of the p and q rules
         self.selected: int | None = None  # graph index, not a table row: it survives sorting and filters
-        self._similarity = None
+        self._similarity = None  # (token, fingerprint index of the training molecules)
+        self._token = object()  # the graphs and model the index is for
         self.properties: dict | None = None  # the chemist's properties of the graphs (core.molecular_properties)
         # the analyst's review: graph index -> True (anomaly) / False (not anomaly), kept with the
         # results (a session file can save it; core.apply_marks puts it back on a Review); the Review
@@ -86,16 +87,18 @@ class AppState:
         self.reranked = None
 
     # ---------------------------------------------------------------- changes
-    def set_data(self, path: str, graphs: GraphSet, schema_text: str, properties: dict | None = None) -> None:
-        """Open ``graphs`` (read from ``path``) with their chemist's properties, if computed; sends
-        ``data_changed``."""
+    def set_data(self, path: str, graphs: GraphSet, schema_text: str, properties: dict | None = None,
+                 options: dict | None = None) -> None:
+        """Open ``graphs`` (read from ``path`` with the loader's ``options``) with their chemist's
+        properties, if computed; sends ``data_changed``."""
         had_selection = self.selected is not None
         self.data_path, self.graphs, self.schema_text = path, graphs, schema_text
+        self.data_options = dict(options or {})
         self.properties = properties
         self.scores = self.size_scores = None
         self.trained_on_shown = 0
         self.selected = None
-        self._similarity = None
+        self._forget_similarity()
         self.review_marks = {}
         self.forget_review()
         self.data_changed.emit()
@@ -110,7 +113,7 @@ class AppState:
             return
         self.graphs, self.properties = graphs, properties
         self.selected = None
-        self._similarity = None
+        self._forget_similarity()
 
     def set_trained(self, model, scores: Scores, n_train: int, normal_label: str | None, size_model,
                     size_scores: np.ndarray | None, known_label: str | None = None) -> None:
@@ -119,10 +122,19 @@ class AppState:
         self.model, self.scores, self.trained_on_shown = model, scores, n_train
         self.normal_label, self.known_label = normal_label, known_label
         self.size_model, self.size_scores = size_model, size_scores
-        self._similarity = None
+        self._forget_similarity()
         self.forget_review()
         self.model_changed.emit(model)
         self.scores_changed.emit()
+
+    def forget_model(self) -> None:
+        """No model (a session's data opens without the model before it; its own model, if any,
+        follows). No signal: the data's ``data_changed`` follows and updates the views."""
+        self.model = self.scores = self.size_model = self.size_scores = None
+        self.normal_label = self.known_label = None
+        self.trained_on_shown = 0
+        self._forget_similarity()
+        self.forget_review()
 
     def set_model(self, model, normal_label: str | None = None) -> None:
         """A model loaded from a file: its scores of the open data come later (:meth:`set_scores`);
@@ -132,7 +144,7 @@ class AppState:
         self.scores = self.size_scores = self.size_model = None
         self.trained_on_shown = 0
         self.known_label = None  # its known anomalies, if any, came from another file
-        self._similarity = None
+        self._forget_similarity()
         self.forget_review()
         self.model_changed.emit(model)
 
@@ -320,40 +332,14 @@ class AppState:
 
     def evaluation(self, anomaly_label: str | None) -> Evaluation | None:
         """ROC and score distributions with ``anomaly_label`` as the anomalous class; None without
-        two classes of labels or without scores."""
-        g, s = self.graphs, self.scores
-        if g is None or s is None or anomaly_label is None or len(g.label_counts()) < 2:
-            return None
-        from core import detector_info, roc_auc, roc_points
+        two classes of labels or without scores (:func:`evaluation_of` of the state now)."""
+        return evaluation_of(**self.evaluation_inputs(anomaly_label))
 
-        labels = np.array([lab if lab is not None else "" for lab in g.labels], dtype=object)
-        known = labels != ""
-        is_anomaly = labels[known] == anomaly_label
-        scores = s.score[known]
-        auc = roc_auc(is_anomaly, scores)
-        fpr, tpr = roc_points(is_anomaly, scores)
-        reference, size_text = None, ""
-        if self.size_scores is not None and getattr(self.model, "name", "") != "size":
-            size_scores = self.size_scores[known]
-            size_auc = roc_auc(is_anomaly, size_scores)
-            reference = (f"graph size alone ({size_auc:.3f})", *roc_points(is_anomaly, size_scores))
-            size_text = f"; graph size alone: {size_auc:.3f}"
-        components = []
-        for name, component in s.component_scores().items():  # a consensus's views, each on its own
-            c = component[known]
-            components.append((detector_info(name).label, roc_auc(is_anomaly, c), *roc_points(is_anomaly, c)))
-        component_text = ("; its components: " + ", ".join(f"{label} {c_auc:.3f}" for label, c_auc, _, _ in components)
-                          if components else "")
-        note = (f"; includes the {self.trained_on_shown:,} training graphs, so it is optimistic: score a "
-                "held-out file for a fair figure" if self.trained_on_shown else "")
-        if self.known_label is not None and self.known_label == anomaly_label:
-            note += (f"; the anomalies of label {anomaly_label} weighed the consensus's views, which makes it "
-                     "more optimistic still")
-        below = (f" (below 0.5: the detector scores label {anomaly_label} as more normal than the rest)"
-                 if auc < 0.5 else "")
-        text = (f"ROC-AUC {auc:.3f}{below} on {int(known.sum()):,} labelled graphs "
-                f"({int(is_anomaly.sum()):,} anomalous){component_text}{size_text}{note}")
-        return Evaluation(anomaly_label, scores, is_anomaly, auc, fpr, tpr, reference, text, components)
+    def evaluation_inputs(self, anomaly_label: str | None) -> dict:
+        """What :func:`evaluation_of` needs, taken from the state now (for a background job)."""
+        return {"graphs": self.graphs, "scores": self.scores, "anomaly_label": anomaly_label,
+                "size_scores": self.size_scores, "model_name": getattr(self.model, "name", ""),
+                "trained_on_shown": self.trained_on_shown, "known_label": self.known_label}
 
     def training_indices(self) -> np.ndarray:
         """The graphs the model was trained on (all, or those with the normal label)."""
@@ -375,18 +361,33 @@ class AppState:
 
     def similar_training_molecules(self, i: int, k: int = 5) -> list[tuple[int, float]]:
         """The k training molecules most like graph i (Morgan fingerprints, Tanimoto), as (graph index,
-        similarity); graph i itself is left out."""
-        if self.graphs is None or not self.has_smiles() or self.model is None:
+        similarity); graph i itself is left out. The fingerprints of the training molecules are built
+        on first use (the app builds them in a job: :meth:`similarity_inputs`, :meth:`keep_similarity_index`)."""
+        inputs = self.similarity_inputs()
+        if inputs is None:
             return []
-        from core import SimilarityIndex
+        index, hits = nearest_training(inputs["graphs"], inputs["train"], inputs["index"], i, k)
+        self.keep_similarity_index(inputs["token"], index)
+        return hits
 
-        train = self.training_indices()
-        if self._similarity is None:
-            self._similarity = (train, SimilarityIndex([self.graphs.meta[j].smiles for j in train]))
-        train, index = self._similarity
-        own = np.nonzero(train == i)[0]
-        hits = index.nearest(self.graphs.meta[i].smiles, k, exclude=int(own[0]) if own.size else None)
-        return [(int(train[j]), sim) for j, sim in hits]
+    def similarity_inputs(self) -> dict | None:
+        """What :func:`nearest_training` needs for the state now: the graphs, the training graphs'
+        indices, their fingerprint index if built (else None) and the token to keep it with; None
+        without molecules or a model."""
+        if self.graphs is None or not self.has_smiles() or self.model is None:
+            return None
+        index = self._similarity[1] if self._similarity is not None and self._similarity[0] is self._token else None
+        return {"graphs": self.graphs, "train": self.training_indices(), "index": index, "token": self._token}
+
+    def keep_similarity_index(self, token: object, index) -> None:
+        """Keep the fingerprint index built for ``token`` (:meth:`similarity_inputs`), unless the data,
+        model or training graphs changed since."""
+        if token is self._token and index is not None:
+            self._similarity = (token, index)
+
+    def _forget_similarity(self) -> None:
+        self._similarity = None
+        self._token = object()  # an index built for the graphs and model before is not kept
 
     def summary_lines(self) -> list[str]:
         g = self.graphs
@@ -407,6 +408,80 @@ class AppState:
 
 
 # -------------------------------------------------------------------- small helpers
+def evaluation_of(graphs, scores, anomaly_label: str | None, size_scores: np.ndarray | None = None,
+                  model_name: str = "", trained_on_shown: int = 0, known_label: str | None = None) -> Evaluation | None:
+    """ROC and score distributions with ``anomaly_label`` as the anomalous class (runs in a job:
+    the ROC-AUC and curves take a while on large files).
+
+    Args:
+        graphs: the open graphs (their labels).
+        scores: their scores.
+        anomaly_label: the anomalous class.
+        size_scores: the graph-size baseline's scores, drawn beside the model's curve.
+        model_name: the detector's registry name (the size baseline is not compared with itself).
+        trained_on_shown: how many of the graphs the model was trained on (said: optimistic).
+        known_label: the label of the known anomalies that weighed a consensus's views.
+
+    Returns:
+        The evaluation; None without two classes of labels or without scores.
+    """
+    g, s = graphs, scores
+    if g is None or s is None or anomaly_label is None or len(g.label_counts()) < 2:
+        return None
+    from core import detector_info, roc_auc, roc_points
+
+    labels = np.array([lab if lab is not None else "" for lab in g.labels], dtype=object)
+    known = labels != ""
+    is_anomaly = labels[known] == anomaly_label
+    known_scores = s.score[known]
+    auc = roc_auc(is_anomaly, known_scores)
+    fpr, tpr = roc_points(is_anomaly, known_scores)
+    reference, size_text = None, ""
+    if size_scores is not None and model_name != "size":
+        size_scores = size_scores[known]
+        size_auc = roc_auc(is_anomaly, size_scores)
+        reference = (f"graph size alone ({size_auc:.3f})", *roc_points(is_anomaly, size_scores))
+        size_text = f"; graph size alone: {size_auc:.3f}"
+    components = []
+    for name, component in s.component_scores().items():  # a consensus's views, each on its own
+        c = component[known]
+        components.append((detector_info(name).label, roc_auc(is_anomaly, c), *roc_points(is_anomaly, c)))
+    component_text = ("; its components: " + ", ".join(f"{label} {c_auc:.3f}" for label, c_auc, _, _ in components)
+                      if components else "")
+    note = (f"; includes the {trained_on_shown:,} training graphs, so it is optimistic: score a "
+            "held-out file for a fair figure" if trained_on_shown else "")
+    if known_label is not None and known_label == anomaly_label:
+        note += (f"; the anomalies of label {anomaly_label} weighed the consensus's views, which makes it "
+                 "more optimistic still")
+    below = (f" (below 0.5: the detector scores label {anomaly_label} as more normal than the rest)"
+             if auc < 0.5 else "")
+    text = (f"ROC-AUC {auc:.3f}{below} on {int(known.sum()):,} labelled graphs "
+            f"({int(is_anomaly.sum()):,} anomalous){component_text}{size_text}{note}")
+    return Evaluation(anomaly_label, known_scores, is_anomaly, auc, fpr, tpr, reference, text, components)
+
+
+def nearest_training(graphs, train: np.ndarray, index, i: int, k: int = 5) -> tuple[object, list[tuple[int, float]]]:
+    """The k training molecules most like graph ``i`` (Morgan fingerprints, Tanimoto); graph i left out.
+
+    Args:
+        graphs: the open graphs (molecules).
+        train: the training graphs' indices.
+        index: the :class:`core.SimilarityIndex` of the training molecules built before, or None to build it.
+        i: the graph.
+        k: how many.
+
+    Returns:
+        (the index, to keep; (graph index, similarity) pairs, most similar first).
+    """
+    from core import SimilarityIndex
+
+    if index is None:
+        index = SimilarityIndex([graphs.meta[j].smiles for j in train.tolist()])
+    own = np.nonzero(train == i)[0]
+    hits = index.nearest(graphs.meta[i].smiles, k, exclude=int(own[0]) if own.size else None)
+    return index, [(int(train[j]), sim) for j, sim in hits]
+
+
 def with_suffix(path: str, suffix: str = MODEL_SUFFIX) -> str:
     """``path`` with ``suffix`` added when it has none of its own (a model saved as ``herg_model``
     becomes ``herg_model.pt``, which the Load dialog's filter then shows)."""

@@ -51,7 +51,7 @@ class Job:
 
 # -------------------------------------------------------------------- start-up
 def warm_up(job) -> str:
-    """Import torch, torch-geometric and RDKit (seconds, once) so the window can appear first;
+    """Import torch, torch-geometric, RDKit and matplotlib (seconds, once) so the window can appear first;
     returns a note on the device torch sees."""
     import torch
 
@@ -59,6 +59,8 @@ def warm_up(job) -> str:
 
     core.GraphSet, core.GLocalKD  # noqa: B018  (the imports that take the time)
     import rdkit.Chem  # noqa: F401
+    import matplotlib.backends.backend_agg  # noqa: F401  (the plots' figures: not imported before the window shows)
+    import matplotlib.figure  # noqa: F401
 
     if torch.cuda.is_available():
         return f"torch sees GPU: {torch.cuda.get_device_name(0)}"
@@ -635,3 +637,69 @@ def query_similarity(smiles, query: str, index, job) -> Similarity:
         return Similarity(query, index.similarities(query), index)
     except DataError as exc:
         return Similarity(query, None, index, str(exc))
+
+
+# -------------------------------------------------------------------- the selection's and the views' work
+@dataclass
+class Neighbours:
+    """The training molecules most like one graph, and the fingerprint index they were found in
+    (kept for the next selection)."""
+
+    graph: int
+    similar: list[tuple[int, float]]
+    index: Any
+    token: object
+
+
+def similar_training(graphs, train: np.ndarray, index, token: object, i: int, job, k: int = 5) -> Neighbours:
+    """The ``k`` training molecules most like graph ``i`` (:func:`app.state.nearest_training`);
+    the fingerprints of the training molecules are built first when ``index`` is None.
+
+    Args:
+        graphs: the open graphs.
+        train: the training graphs' indices.
+        index: their fingerprint index built before, or None.
+        token: the state's token for the index (:meth:`app.state.AppState.similarity_inputs`).
+        i: the selected graph.
+        job: the job handle (unused: one pass).
+        k: how many.
+
+    Returns:
+        The neighbours and the index.
+    """
+    from .state import nearest_training
+
+    index, similar = nearest_training(graphs, train, index, i, k)
+    return Neighbours(i, similar, index, token)
+
+
+SCAFFOLD_CHUNK = 2000  # molecules between looks at Stop
+
+
+def scaffold_smiles(graphs, job) -> list[str] | None:
+    """The Bemis-Murcko scaffold of every open molecule (:func:`core.scaffolds`), in chunks.
+
+    Args:
+        graphs: the open graphs.
+        job: the job handle: Stop ends it between chunks.
+
+    Returns:
+        One scaffold SMILES per graph (``""`` acyclic); None when stopped.
+    """
+    from core import scaffolds
+
+    smiles = [m.smiles for m in graphs.meta]
+    out: list[str] = []
+    for start in range(0, len(smiles), SCAFFOLD_CHUNK):
+        if job.stopped():
+            return None
+        out.extend(scaffolds(smiles[start:start + SCAFFOLD_CHUNK]))
+    return out
+
+
+def evaluate(inputs: dict, job):
+    """The Evaluation tab's figures (:func:`app.state.evaluation_of` of ``inputs``, from
+    :meth:`app.state.AppState.evaluation_inputs`); ``job`` is unused (one pass)."""
+    from .state import evaluation_of
+
+    return evaluation_of(**inputs)

@@ -165,3 +165,73 @@ class Runner(QObject):
         while self._running:
             loop.exec()
         self.changed.disconnect(loop.quit)
+
+
+class LatestJob(QObject):
+    """One kind of job on a runner of its own, where only the newest request counts: a request made
+    while one runs waits (replacing any request that waited) and the running job is asked to stop;
+    the running job's result, once newer requests exist, is not delivered (``on_stale`` may still keep
+    what it built). Used for work that follows the selection or a view's choice (similar molecules,
+    scaffold groups, the evaluation): quick to ask again, never to be shown out of date.
+
+    Args:
+        name: the jobs' name (one runs at a time).
+        parent: the owning QObject.
+    """
+
+    def __init__(self, name: str, parent: QObject | None = None):
+        super().__init__(parent)
+        self.name = name
+        self.runner = Runner(self)
+        self.runner.changed.connect(self._next)
+        self._serial = 0  # the newest request's number
+        self._waiting: tuple | None = None  # (serial, fn, on_done, on_fail, on_stale) not started yet
+
+    def request(self, fn: Callable[[Task], Any], on_done: Callable[[object], None],
+                on_fail: Callable[[str], None] | None = None,
+                on_stale: Callable[[object], None] | None = None) -> None:
+        """Run ``fn(job=task)`` now, or when the running job has ended (asking it to stop).
+
+        Args:
+            fn: the job (a plain function of :mod:`app.tasks`, its inputs bound).
+            on_done: called with its result on the GUI thread, unless a newer request was made since.
+            on_fail: called with its failure in the app's words (same rule); None: dropped.
+            on_stale: called with its result when a newer request was made since.
+        """
+        self._serial += 1
+        self._waiting = (self._serial, fn, on_done, on_fail, on_stale)
+        if self.runner.busy(self.name):
+            self.runner.stop(self.name)
+        else:
+            self._next()
+
+    def cancel(self) -> None:
+        """Forget the waiting request and drop the running job's result."""
+        self._serial += 1
+        self._waiting = None
+        self.runner.stop(self.name)
+
+    def busy(self) -> bool:
+        """Whether a job runs or waits."""
+        return self.runner.busy(self.name) or self._waiting is not None
+
+    def stop_all(self) -> None:
+        """Forget every request and wait for the running job (the window is closing)."""
+        self.cancel()
+        self.runner.stop_all()
+
+    @Slot()
+    def _next(self) -> None:
+        if self._waiting is None or self.runner.busy(self.name):
+            return
+        serial, fn, on_done, on_fail, on_stale = self._waiting
+        self._waiting = None
+        self.runner.start(self.name, fn, lambda result: self._done(serial, result, on_done, on_stale),
+                          lambda message: self._done(serial, message, on_fail, None))
+
+    def _done(self, serial: int, value: object, deliver, on_stale) -> None:
+        if serial == self._serial:
+            if deliver is not None:
+                deliver(value)
+        elif on_stale is not None:
+            on_stale(value)

@@ -117,10 +117,10 @@ def aids_zip() -> Path:
 
 @pytest.fixture
 def no_hang():
-    """A test that hangs ends the test process after 150 s (with every thread's stack) instead of hanging."""
+    """A test that hangs ends the test process after 300 s (with every thread's stack) instead of hanging."""
     import faulthandler
 
-    faulthandler.dump_traceback_later(150, exit=True)
+    faulthandler.dump_traceback_later(300, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
 

@@ -110,8 +110,7 @@ class OpeningController(Controller):
     def _loaded(self, result: tasks.Loaded) -> None:
         self.idle.emit()
         graphs = result.graphs
-        self.state.data_options = dict(result.options or {})  # kept by sessions
-        self.state.set_data(result.path, graphs, result.schema_text, result.properties)
+        self.state.set_data(result.path, graphs, result.schema_text, result.properties, result.options)
         rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
         self.said.emit(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
         self.status.emit(f"Loaded {len(graphs)} graphs from {result.path}"

@@ -58,16 +58,44 @@ class ReportTabs(QObject):
         self.tabs.setCurrentIndex(0)
         self.tabs.setTabText(0, Path(path).name or "Results")
 
-    def add(self, report, note: str = "") -> ReportView:
-        """A tab over ``report`` (a ranked report), shown; ``note`` heads its status line."""
+    def add(self, report, note: str = "", title: str = "") -> ReportView:
+        """A tab over ``report`` (a ranked report), shown; ``note`` heads its status line, ``title``
+        names the tab (the report's file name when empty)."""
         view = ReportView(report, lambda: self.state.model, note, images=self.images)
         view.heatmap.fixed_vmax_getter = lambda: self.heatmap.fixed_vmax  # colours as on the training tab
         self.views.append(view)
-        self.tabs.addTab(view, view.title)
+        self.tabs.addTab(view, title or view.title)
         self.tabs.setCurrentWidget(view)
         self.tabs.setTabToolTip(self.tabs.indexOf(view), report.source)
         self.stack.setCurrentIndex(1)
         return view
+
+    def session_entries(self, scratch: str) -> list[dict]:
+        """The report tabs in tab order, as a session keeps them: path, title and whether the report
+        is embedded in the session file (a scored file's report lives in ``scratch``)."""
+        return [{"path": view.report.source, "title": self.tabs.tabText(self.tabs.indexOf(view)),
+                 "embed": Path(scratch) in Path(view.report.source).resolve().parents}
+                for view in sorted(self.views, key=self.tabs.indexOf)]
+
+    def close_all(self) -> None:
+        """Close every report's tab without asking (a session replaces them)."""
+        for view in list(self.views):
+            self.unsaved.done(view)
+            self.tabs.removeTab(self.tabs.indexOf(view))
+            self.views.remove(view)
+            view.deleteLater()
+
+    def current(self) -> int:
+        """The index of the tab shown (0: the training data's results)."""
+        return self.tabs.currentIndex()
+
+    def set_current(self, index: int) -> None:
+        if 0 <= index < self.tabs.count():
+            self.tabs.setCurrentIndex(index)
+
+    def show(self) -> None:
+        """Show the tabs (not the welcome page)."""
+        self.stack.setCurrentIndex(1)
 
     @Slot(object, str, str, str)
     def add_scored(self, report, name: str, stopped: str, _text: str = "") -> ReportView:

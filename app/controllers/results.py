@@ -1,10 +1,15 @@
 """The results views kept in step with the state: the table and its filters, the scaffold
-groups, the map's highlight, the heatmap of the selected graph and the Evaluation tab."""
+groups, the map's highlight, the heatmap of the selected graph and the Evaluation tab. The
+selected graph's similar training molecules, the scaffolds and the evaluation are computed by
+jobs (:mod:`app.tasks`), the newest request replacing an older one."""
 from __future__ import annotations
+
+import functools
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QStackedWidget, QTableView, QTabWidget
 
+from .. import tasks
 from ..state import AppState
 from ..widgets.evaluation import EvaluationPage
 from ..widgets.filter_bar import FilterBar
@@ -13,6 +18,7 @@ from ..widgets.map_view import MapView
 from ..widgets.scaffolds import ScaffoldView
 from ..widgets.side_panel import SidePanel
 from ..widgets.table import COLUMNS, PROPERTY_HEADINGS, ResultsModel
+from ..workers import LatestJob
 from .smarts import SmartsController
 
 
@@ -40,6 +46,10 @@ class ResultsController(QObject):
         self.model_table, self.table, self.table_stack, self.scaffold_view = model_table, table, table_stack, scaffold_view
         self.map_view, self.heatmap, self.evaluation, self.tabs = map_view, heatmap, evaluation, tabs
         self._select_first = False  # select the top row once the SMARTS filter of new scores is applied
+        self.neighbour_jobs = LatestJob("neighbours", self)  # the selected graph's similar training molecules
+        self.scaffold_jobs = LatestJob("scaffolds", self)
+        self.evaluation_jobs = LatestJob("evaluation", self)
+        self._scaffolds: tuple | None = None  # (graphs, each graph's scaffold SMILES)
         state.data_changed.connect(self.show_data)
         state.scores_changed.connect(self.show_data)
         state.model_changed.connect(self._model_changed)
@@ -222,9 +232,41 @@ class ResultsController(QObject):
         except Exception as exc:  # a drawing failure must not take the table down
             self.heatmap.clear(f"Could not draw this graph: {exc}")
             return
-        similar = st.similar_training_molecules(i)
-        self.heatmap.set_neighbours([(j, st.graphs.meta[j].id, sim, float(st.scores.score[j])) for j, sim in similar])
-        self.selected_shown.emit(i, similar)
+        self._find_neighbours(i)
+
+    def _find_neighbours(self, i: int) -> None:
+        """Find graph ``i``'s similar training molecules in the background (its fingerprints built on
+        the first selection), then list them and emit ``selected_shown``."""
+        inputs = self.state.similarity_inputs()
+        if inputs is None:
+            self.neighbour_jobs.cancel()
+            self._neighbours_found(tasks.Neighbours(i, [], None, None))
+            return
+        if inputs["index"] is None:
+            self.heatmap.finding_neighbours()
+        job = functools.partial(tasks.similar_training, inputs["graphs"], inputs["train"], inputs["index"],
+                                inputs["token"], i)
+        self.neighbour_jobs.request(job, self._neighbours_found, self._neighbours_failed, self._keep_index)
+
+    def _keep_index(self, result: tasks.Neighbours) -> None:
+        self.state.keep_similarity_index(result.token, result.index)
+
+    def _neighbours_found(self, result: tasks.Neighbours) -> None:
+        st = self.state
+        self._keep_index(result)
+        if st.selected != result.graph or st.graphs is None or st.scores is None:
+            return  # another graph, or none, is selected now (its own request follows, if any)
+        now = st.similarity_inputs()
+        if result.token is not None and (now is None or now["token"] is not result.token):
+            return  # found for data or a model that changed since
+        self.heatmap.set_neighbours([(j, st.graphs.meta[j].id, sim, float(st.scores.score[j]))
+                                     for j, sim in result.similar])
+        self.selected_shown.emit(result.graph, result.similar)
+
+    def _neighbours_failed(self, message: str) -> None:
+        self.heatmap.set_neighbours([])
+        self.heatmap.neighbours_label.setText(f"Similar training molecules: {message}")
+        self.heatmap.neighbours_label.setVisible(True)
 
     def selected_graphs(self) -> list[int]:
         """The graphs of the training tab's selected rows (the selected graph when no row is)."""
@@ -250,12 +292,33 @@ class ResultsController(QObject):
 
     @Slot(bool)
     def _group_toggled(self, on: bool) -> None:
+        """Show the visible rows grouped by scaffold (the scaffolds found in the background, once per
+        data), or the table."""
         st = self.state
-        if on and st.scores is not None and st.has_smiles():
-            self.scaffold_view.set_rows(st.graphs, st.scores, self.model_table.visible_graphs(), st.flagged())
-            self.table_stack.setCurrentWidget(self.scaffold_view)
-        else:
+        if not (on and st.scores is not None and st.has_smiles()):
+            self.scaffold_jobs.cancel()
             self.table_stack.setCurrentWidget(self.table)
+            return
+        self.table_stack.setCurrentWidget(self.scaffold_view)
+        if self._scaffolds is not None and self._scaffolds[0] is st.graphs:
+            self._show_groups()
+            return
+        self.scaffold_view.finding()
+        graphs = st.graphs
+        self.scaffold_jobs.request(functools.partial(tasks.scaffold_smiles, graphs),
+                                   lambda found: self._scaffolds_found(graphs, found), self.scaffold_view.say)
+
+    def _scaffolds_found(self, graphs, scaffold_of: list[str] | None) -> None:
+        if scaffold_of is None:
+            return  # stopped
+        self._scaffolds = (graphs, scaffold_of)
+        if self.filters.is_grouped() and graphs is self.state.graphs and self.state.scores is not None:
+            self._show_groups()
+
+    def _show_groups(self) -> None:
+        st = self.state
+        self.scaffold_view.set_rows(st.graphs, st.scores, self.model_table.visible_graphs(), st.flagged(),
+                                    self._scaffolds[1])
 
     @Slot(str)
     def _scaffold_chosen(self, scaffold_smiles: str) -> None:
@@ -291,5 +354,72 @@ class ResultsController(QObject):
         self._update_evaluation()
 
     def _update_evaluation(self) -> None:
-        self.evaluation.show_evaluation(self.state.evaluation(self.evaluation.anomalous_label()),
-                                        self.state.threshold())
+        """Compute the Evaluation tab's figures in the background (the newest request wins), then draw them."""
+        st = self.state
+        label = self.evaluation.anomalous_label()
+        threshold = st.threshold()
+        if st.graphs is None or st.scores is None or label is None:
+            self.evaluation_jobs.cancel()
+            self.evaluation.show_evaluation(None, threshold)
+            return
+        self.evaluation.computing()
+        self.evaluation_jobs.request(functools.partial(tasks.evaluate, st.evaluation_inputs(label)),
+                                     lambda ev: self.evaluation.show_evaluation(ev, threshold),
+                                     self.evaluation.auc_label.setText)
+
+    # ---------------------------------------------------------------- a session's view of the results
+    def filter_values(self) -> dict:
+        """The filters and the flag rule's thresholds, as JSON values (a session keeps them)."""
+        f = self.filters
+        return {"text": f.text(), "smarts": f.smarts_edit.text(), "percentile": f.percentile(), "rate": f.rate(),
+                "grouped": f.is_grouped(), "flagged_only": f.is_flagged_only(),
+                "ranges": {k: list(v) for k, v in f.ranges().items()}}
+
+    def set_filter_values(self, values: dict) -> None:
+        """Put back :meth:`filter_values` (all but the grouping, :meth:`set_grouped`); the table
+        follows with :meth:`show_restored`."""
+        f = self.filters
+        for key, setter in (("percentile", f.set_percentile), ("rate", f.set_rate)):
+            if isinstance(values.get(key), (int, float)):
+                setter(float(values[key]))
+        f.flagged_only.setChecked(bool(values.get("flagged_only")))
+        if isinstance(values.get("ranges"), dict):
+            f.range_filter.set_ranges({k: tuple(v) for k, v in values["ranges"].items()
+                                       if isinstance(v, list) and len(v) == 2})
+        f.text_edit.setText(values.get("text", ""))
+        f.smarts_edit.setText(values.get("smarts", ""))
+
+    def show_restored(self) -> None:
+        """Show the state's data and scores with the filters set (:meth:`set_filter_values`)."""
+        if self.state.graphs is not None:
+            self.show_data()
+            self.apply_text_filter()
+            self.apply_smarts()
+        self.update_summary()
+
+    def set_grouped(self, grouped: bool) -> None:
+        self.filters.group_scaffolds.setChecked(grouped)
+
+    def select_saved(self, index: int, graph_id: str) -> None:
+        """Select the graph saved as (``index``, ``graph_id``): at its index while the ID there matches,
+        else found by its ID; nothing when it is gone."""
+        if self.state.graphs is None:
+            return
+        ids = [m.id for m in self.state.graphs.meta]
+        i = index if 0 <= index < len(ids) and ids[index] == graph_id else (ids.index(graph_id) if graph_id in ids
+                                                                           else None)
+        if i is not None:
+            self.select_graph(i)
+
+    def bottom_tab(self) -> int:
+        """The tab shown under the table (heatmap, loss, Evaluation, nearest molecule)."""
+        return self.tabs.currentIndex()
+
+    def set_bottom_tab(self, index: int) -> None:
+        if 0 <= index < self.tabs.count():
+            self.tabs.setCurrentIndex(index)
+
+    def stop(self) -> None:
+        """Drop the requests and wait for the running jobs (the window is closing)."""
+        for jobs in (self.neighbour_jobs, self.scaffold_jobs, self.evaluation_jobs):
+            jobs.stop_all()

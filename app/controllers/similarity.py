@@ -59,6 +59,18 @@ class SimilarityController(QObject):
         self.runner.start("similarity", lambda job: tasks.query_similarity(smiles, query, index, job=job),
                           self._done, self._failed)
 
+    def query_values(self) -> dict:
+        """The query and the minimum similarity, as JSON values (a session keeps them)."""
+        return {"query": self.bar.query(), "minimum": self.bar.minimum.value()}
+
+    def set_query_values(self, values: dict) -> None:
+        """Put back :meth:`query_values`: the query is computed again; none saved clears the query."""
+        if isinstance(values.get("minimum"), (int, float)):
+            self.bar.minimum.setValue(float(values["minimum"]))
+        query = str(values.get("query") or "")
+        if query != self.bar.query():
+            self.bar.set_query(query)
+
     @Slot()
     def use_selected(self) -> None:
         """Query with the selected row's molecule."""

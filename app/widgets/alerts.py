@@ -107,7 +107,8 @@ class AlertList(QWidget):
         else:
             self.inside.setText("")
         self.inside.setVisible(bool(self.inside.text()))
-        self.inside.setMinimumHeight(self.inside.heightForWidth(self.inside.maximumWidth()))  # wrapped lines never overlap
+        # wrapped lines never overlap; an empty label has no height for a width (-1): none is kept
+        self.inside.setMinimumHeight(max(0, self.inside.heightForWidth(self.inside.maximumWidth())))
 
     def _current_changed(self, current, _previous=None) -> None:
         row = self.list.row(current) if current is not None else -1

@@ -1,5 +1,5 @@
 """The Evaluation tab: which class is anomalous, the ROC-AUC in words, and the plots. The window
-computes the evaluation (``AppState.evaluation``); this page only chooses the class and shows it."""
+computes the evaluation (``app.tasks.evaluate``, in the background); this page only chooses the class and shows it."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -45,6 +45,10 @@ class EvaluationPage(QWidget):
         if default is not None:
             self.anomaly_class.setCurrentIndex(self.anomaly_class.findData(default))
         self.anomaly_class.blockSignals(False)
+
+    def computing(self) -> None:
+        """Say that the evaluation is being computed (in the background); the plots stay until it is."""
+        self.auc_label.setText("Computing the ROC-AUC and the curves…")
 
     def show_evaluation(self, ev, threshold) -> None:
         """Show an ``AppState.evaluation`` result, or say what is missing when it is None."""

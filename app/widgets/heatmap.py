@@ -19,6 +19,7 @@ SCALES = {"fixed": "Colours shared by all molecules", "robust": "Per molecule (r
           "linear": "Per molecule (linear)", "log": "Per molecule (log)"}
 
 
+NEIGHBOURS_TITLE = "Similar training molecules\n(Tanimoto, score, id)"
 ZOOM_STEP = 1.25  # one wheel notch or button press
 MAX_ZOOM = 4.0  # the closest view: four screen pixels per drawing pixel
 
@@ -38,7 +39,7 @@ class HeatmapPanel(QWidget):
     def __init__(self, last_dir=lambda: str(Path.home())):
         super().__init__()
         self._last_dir = last_dir
-        self.canvas = Canvas(6, 4.5, constrained=False)  # draw_heatmap places its own axes
+        self.plot_area = Canvas(6, 4.5, constrained=False)  # draw_heatmap places its own axes
         self.title = QLabel("Select a row to see which nodes drive its score.")
         self.title.setWordWrap(True)
         self.scale = QComboBox()
@@ -74,7 +75,7 @@ class HeatmapPanel(QWidget):
                                    "score means a small odd group; no close neighbour, a new chemotype. "
                                    "Double-click to select it.")
         self.neighbours.itemDoubleClicked.connect(lambda item: self.neighbour_clicked.emit(int(item.data(256))))
-        self.neighbours_label = QLabel("Similar training molecules\n(Tanimoto, score, id)")
+        self.neighbours_label = QLabel(NEIGHBOURS_TITLE)
         self.save_button = QPushButton("Save picture…")
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self.save_picture)
@@ -95,7 +96,7 @@ class HeatmapPanel(QWidget):
         side.addStretch(0)  # takes the lists' place when they are hidden, so the button stays at the bottom
         side.addWidget(self.save_button)
         drawing = QVBoxLayout()  # the zoom buttons under the drawing: the side column keeps its height
-        drawing.addWidget(self.canvas, 1)
+        drawing.addWidget(self.plot_area, 1)
         drawing.addLayout(zoom_row)
         side.setContentsMargins(0, 0, 0, 0)
         column = QWidget()
@@ -129,16 +130,20 @@ class HeatmapPanel(QWidget):
         for name, handler in (("scroll_event", self._wheel), ("button_press_event", self._press),
                               ("button_release_event", self._release), ("motion_notify_event", self._motion),
                               ("resize_event", lambda _event: self._resized.start())):
-            self.canvas.mpl_connect(name, handler)
+            self.plot_area.mpl_connect(name, handler)
         self._set_zoom_enabled(False)
         self.fixed_vmax: float | None = None  # the shared scale's top: training molecules' atom errors
         self.fixed_vmax_getter = None  # or another panel's (a scored file's tab uses the training tab's)
         self._current = None
         self.set_neighbours([])
 
+    @property
+    def canvas(self):
+        """The drawing's matplotlib canvas (made, with matplotlib imported, on first use)."""
+        return self.plot_area.canvas
+
     def clear(self, message: str = "Select a row to see which nodes drive its score.") -> None:
-        self.canvas.figure.clear()
-        self.canvas.draw_idle()
+        self.plot_area.show_message("")
         self.set_top_nodes([])
         self.set_neighbours([])
         self.alerts.clear()
@@ -394,7 +399,17 @@ class HeatmapPanel(QWidget):
             item.setData(256, index)  # Qt.UserRole
             self.neighbours.addItem(item)
         self.neighbours.setVisible(bool(rows))
+        self.neighbours_label.setText(NEIGHBOURS_TITLE)
         self.neighbours_label.setVisible(bool(rows))
+        self._update_stretch()
+
+    def finding_neighbours(self) -> None:
+        """Say that the similar training molecules are being found (their fingerprints built in the
+        background); :meth:`set_neighbours` shows them."""
+        self.neighbours.clear()
+        self.neighbours.setVisible(False)
+        self.neighbours_label.setText("Similar training molecules:\nfinding them…")
+        self.neighbours_label.setVisible(True)
         self._update_stretch()
 
     def _update_stretch(self) -> None:

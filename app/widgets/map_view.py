@@ -3,7 +3,6 @@ hover for details, click to select the row, selected rows highlighted."""
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.colors import Normalize
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
@@ -40,7 +39,7 @@ class MapView(QWidget):
         self.note = QLabel("Train a model, then compute the map of its graph embeddings.")
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #555;")
-        self.canvas = Canvas(5, 4.5)
+        self.plot_area = Canvas(5, 4.5, message="No map yet")
         for combo in (self.space, self.method, self.colour):  # narrow beside the table when space is short
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(12)
@@ -53,7 +52,7 @@ class MapView(QWidget):
             controls.addStretch(1)
             layout.addLayout(controls)
         layout.addWidget(self.note)
-        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.plot_area, 1)
         self.map = None
         self.graphs = None
         self.scores = None
@@ -61,9 +60,9 @@ class MapView(QWidget):
         self.selected: int | None = None
         self._annotation = None
         self._xy_display = None
-        self.canvas.mpl_connect("motion_notify_event", self._hover)
-        self.canvas.mpl_connect("button_press_event", self._click)
-        self.canvas.mpl_connect("draw_event", lambda _e: self._cache_positions())
+        self.plot_area.mpl_connect("motion_notify_event", self._hover)
+        self.plot_area.mpl_connect("button_press_event", self._click)
+        self.plot_area.mpl_connect("draw_event", lambda _e: self._cache_positions())
         self.set_map(None, None, None, None)
 
     # ---------------------------------------------------------------- content
@@ -94,17 +93,22 @@ class MapView(QWidget):
         self.selected = graph_index
         self.redraw()
 
+    @property
+    def canvas(self):
+        """The map's matplotlib canvas (made, with matplotlib imported, on first use)."""
+        return self.plot_area.canvas
+
     def redraw(self) -> None:
+        self._annotation = None
+        if self.map is None:
+            self.plot_area.show_message("No map yet")
+            return
+        from matplotlib.colors import Normalize
+
         fig = self.canvas.figure
         fig.clear()
         ax = fig.add_subplot()
         self.ax = ax
-        self._annotation = None
-        if self.map is None:
-            ax.set_axis_off()
-            ax.text(0.5, 0.5, "No map yet", ha="center", va="center", color="#777777", transform=ax.transAxes)
-            self.canvas.draw_idle()
-            return
         xy, idx = self.map.coords, self.map.indices
         flagged = self.flagged[idx] if self.flagged is not None else np.zeros(len(idx), dtype=bool)
         edge = np.where(flagged, "black", "none")

@@ -1,52 +1,132 @@
-"""Matplotlib views embedded in Qt: live loss curve, score distributions and ROC."""
+"""Matplotlib views embedded in Qt: live loss curve, score distributions and ROC.
+
+Matplotlib is imported, and a figure made, only when a view first draws one (its import and the
+first draw of empty figures took about a second before the window could show): until then a
+view shows its message as a plain label, and so does an empty view later.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
-from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
-from PySide6.QtWidgets import QSizePolicy
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSizePolicy, QStackedWidget
 
 
-class Canvas(FigureCanvasQTAgg):
-    def __init__(self, width: float = 5, height: float = 3.5, constrained: bool = True):
-        super().__init__(Figure(figsize=(width, height), layout="constrained" if constrained else None))
+def figure_canvas(width: float = 5, height: float = 3.5, constrained: bool = True):
+    """A matplotlib canvas for Qt (``FigureCanvasQTAgg``) of a new figure, able to save itself
+    (``save_to``), importing matplotlib on first use."""
+    from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+    from matplotlib.figure import Figure
+
+    canvas = FigureCanvasQTAgg(Figure(figsize=(width, height), layout="constrained" if constrained else None))
+    canvas.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+    canvas.setMinimumSize(200, 160)
+    canvas.save_to = lambda path, dpi=150: save_figure(canvas, path, dpi)
+    return canvas
+
+
+def save_figure(canvas, path: str, dpi: int = 150) -> None:
+    """Write ``canvas``'s figure to ``path`` in the format its suffix names (PNG by default), atomically."""
+    from core import atomic_output
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    with atomic_output(path) as fh:
+        canvas.figure.savefig(fh, format=suffix if suffix in canvas.get_supported_filetypes() else "png", dpi=dpi)
+
+
+class Canvas(QStackedWidget):
+    """A place for a matplotlib figure, made on first use: ``canvas`` (the ``FigureCanvasQTAgg``)
+    and ``figure`` make it and show it; :meth:`show_message` shows a plain label instead.
+
+    Args:
+        width, height: the figure's size in inches.
+        constrained: matplotlib's constrained layout.
+        message: what shows until a figure is drawn.
+    """
+
+    def __init__(self, width: float = 5, height: float = 3.5, constrained: bool = True, message: str = ""):
+        super().__init__()
+        self._size = (width, height, constrained)
+        self._canvas = None
+        self._handlers: list[tuple[str, object]] = []  # mpl_connect's, made with the canvas
+        self.placeholder = QLabel(message)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet("color: #777777; background: white;")
+        self.placeholder.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        self.addWidget(self.placeholder)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(200, 160)
 
+    def made(self) -> bool:
+        """Whether the matplotlib canvas exists (a figure has been drawn)."""
+        return self._canvas is not None
+
+    @property
+    def canvas(self):
+        """The matplotlib canvas, made (matplotlib imported) on first use and shown."""
+        if self._canvas is None:
+            self._canvas = figure_canvas(*self._size)
+            for name, handler in self._handlers:
+                self._canvas.mpl_connect(name, handler)
+            self.addWidget(self._canvas)
+            self._canvas.resize(self.size())
+        if self.currentWidget() is not self._canvas:
+            self.setCurrentWidget(self._canvas)
+        return self._canvas
+
+    @property
+    def figure(self):
+        return self.canvas.figure
+
+    def mpl_connect(self, name: str, handler) -> None:
+        """Connect a matplotlib event handler (now, or when the canvas is made)."""
+        self._handlers.append((name, handler))
+        if self._canvas is not None:
+            self._canvas.mpl_connect(name, handler)
+
+    def draw_idle(self) -> None:
+        if self._canvas is not None:
+            self._canvas.draw_idle()
+
+    def show_message(self, text: str) -> None:
+        """Show ``text`` in place of the figure (no matplotlib needed)."""
+        self.placeholder.setText(text)
+        self.setCurrentWidget(self.placeholder)
+
     def save_to(self, path: str, dpi: int = 150) -> None:
         """Write the figure to ``path`` in the format its suffix names (PNG by default), atomically."""
-        from core import atomic_output
+        save_figure(self.canvas, path, dpi)
 
-        suffix = Path(path).suffix.lower().lstrip(".")
-        with atomic_output(path) as fh:
-            self.figure.savefig(fh, format=suffix if suffix in self.get_supported_filetypes() else "png", dpi=dpi)
+
+NO_LOSSES = "Train a model to see its loss curve"
 
 
 class LossPlot(Canvas):
     """Training loss per epoch, redrawn as epochs finish."""
 
     def __init__(self):
-        super().__init__()
-        self.ax = self.figure.add_subplot()
-        self.show_losses([])
+        super().__init__(message=NO_LOSSES)
+        self.ax = None
 
     def show_losses(self, losses: list[float]) -> None:
+        if not losses:
+            self.show_message(NO_LOSSES)
+            return
+        from matplotlib.ticker import MaxNLocator
+
+        if self.ax is None:
+            self.ax = self.figure.add_subplot()
         ax = self.ax
         ax.clear()
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs 1, 2, 3: never 1.2 or 1.4
         ax.set_ylabel("training loss")
         ax.grid(alpha=0.3)
-        if losses:
-            ax.plot(np.arange(1, len(losses) + 1), losses, color="#c0392b", marker="." if len(losses) < 60 else None)
-            if min(losses) > 0 and max(losses) / min(losses) > 20:
-                ax.set_yscale("log")
-        else:
-            ax.text(0.5, 0.5, "Train a model to see its loss curve", ha="center", va="center",
-                    transform=ax.transAxes, color="#777777")
+        ax.plot(np.arange(1, len(losses) + 1), losses, color="#c0392b", marker="." if len(losses) < 60 else None)
+        if min(losses) > 0 and max(losses) / min(losses) > 20:
+            ax.set_yscale("log")
         self.draw_idle()
 
 
@@ -54,15 +134,11 @@ class EvaluationPlot(Canvas):
     """Score distributions by class and the ROC curve, when labels are known."""
 
     def __init__(self):
-        super().__init__(7, 3.2)
-        self.show_nothing("Labels and scores are needed for the ROC curve and class distributions")
+        super().__init__(7, 3.2, message="Labels and scores are needed for the ROC curve and class distributions")
+        self.reference_shown = False
 
     def show_nothing(self, message: str) -> None:
-        self.figure.clear()
-        ax = self.figure.add_subplot()
-        ax.set_axis_off()
-        ax.text(0.5, 0.5, message, ha="center", va="center", color="#777777", wrap=True)
-        self.draw_idle()
+        self.show_message(message)
 
     def show_evaluation(self, ev, threshold: float | None) -> None:
         """Histograms of the scores by class and the ROC curve of an :class:`app.state.Evaluation`;

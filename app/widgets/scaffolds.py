@@ -8,6 +8,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidg
 
 HEADERS = ("Best rank", "Molecules", "Flagged", "Best score", "Best molecule", "Scaffold")
 SCAFFOLD = HEADERS.index("Scaffold")
+NOTE = ("Rows grouped by Bemis-Murcko scaffold (RDKit). Double-click a group to list the molecules that contain "
+        "its scaffold.")
 
 
 def group_by_scaffold(scaffold_of: list[str], rows: np.ndarray, score: np.ndarray, rank: np.ndarray,
@@ -41,25 +43,39 @@ class ScaffoldView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setSortingEnabled(True)
         self.table.cellDoubleClicked.connect(self._chosen)
-        note = QLabel("Rows grouped by Bemis-Murcko scaffold (RDKit). Double-click a group to list the molecules "
-                      "that contain its scaffold.")
+        note = self.note = QLabel(NOTE)
         note.setWordWrap(True)
         note.setStyleSheet("color: #555;")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(note)
         layout.addWidget(self.table, 1)
-        self._cache: tuple[object, list[str]] | None = None
         self.groups: list = []
 
-    def set_rows(self, graphs, scores, rows: np.ndarray, flagged: np.ndarray) -> None:
-        from core import scaffolds
+    def finding(self) -> None:
+        """Say that the scaffolds are being found (in the background): no groups until they are."""
+        self.groups = []
+        self.table.setRowCount(0)
+        self.note.setText("Finding the scaffolds of the molecules…")
 
-        if self._cache is None or self._cache[0] is not graphs:
-            self._cache = (graphs, scaffolds([m.smiles for m in graphs.meta]))
+    def say(self, text: str) -> None:
+        """Say ``text`` in place of the note (a failure)."""
+        self.note.setText(text)
+
+    def set_rows(self, graphs, scores, rows: np.ndarray, flagged: np.ndarray, scaffold_of: list[str]) -> None:
+        """Show the groups of ``rows`` (graph indices) by their scaffolds.
+
+        Args:
+            graphs: the open graphs.
+            scores: their scores.
+            rows: the graphs the table shows.
+            flagged: which graphs are flagged.
+            scaffold_of: each graph's scaffold SMILES (``""``: acyclic), found in the background.
+        """
+        self.note.setText(NOTE)
         rank = np.empty(len(scores.score), dtype=np.int64)
         rank[scores.ranking()] = np.arange(1, len(rank) + 1)
-        self.groups = group_by_scaffold(self._cache[1], rows, scores.score, rank, flagged)
+        self.groups = group_by_scaffold(scaffold_of, rows, scores.score, rank, flagged)
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(self.groups))
         for r, (scaffold, count, n_flagged, best, best_rank, i) in enumerate(self.groups):

@@ -410,6 +410,21 @@ class Detector(abc.ABC):
             The graphs' :class:`Scores`.
         """
 
+    def molecule_views(self) -> dict[str, Detector]:
+        """Give the parts of this model that score molecules from their atoms, bonds and counts alone.
+
+        Such a view scores molecules with its ``score_molecules(x, bonds, atom_counts,
+        bond_counts)``, from the arrays a parsing
+        worker makes, with no network and no graph objects: screening scores it in its parsing
+        workers, beside the parse, so that the scoring process only combines (see
+        :func:`core.screening.pipeline.featurize_chunk`). The scores are those of :meth:`score`.
+
+        Returns:
+            View name -> fitted detector with ``score_molecules``; empty (the default) when
+            no part of the model scores so.
+        """
+        return {}
+
     @abc.abstractmethod
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """Give the representation each graph is scored on, for the chemical-space map.

@@ -301,6 +301,23 @@ class Consensus(Detector):
         self._combine_reference_scores()
         return dict(auc)
 
+    def molecule_views(self) -> dict[str, Detector]:
+        """Give the scored views that score molecules from their atoms, bonds and counts alone.
+
+        Screening's parsing workers score these (WL-LESINN and graph size by default; the reserve
+        views too once known anomalies weigh them), so that the scoring process only runs the
+        GLocalKD view and combines the p-values. The scores are those :meth:`score` combines.
+
+        Returns:
+            View name -> fitted view, for each scored view that has ``score_molecules``.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
+        self._check_fitted()
+        return {name: self.components_[name] for name in self.scored_views()
+                if hasattr(self.components_[name], "score_molecules") and self.components_[name].molecule_views()}
+
     def _component_scores(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None,
                           known: dict[str, Scores] | None = None, views: list[str] | None = None) -> dict[str, Scores]:
         """Each view's scores of ``graphs`` (``views``: the scored views by default)."""

@@ -31,6 +31,7 @@ from core.detectors.wl_features import WLFeatures
 from core.errors import GLocalKDError
 
 KERNELS = ("wl", "pk")
+NORMALISE_TILE_VALUES = 32_768  # kernel values normalised at a time (256 KB: a tile stays in the cache)
 DENSE_FEATURE_SHARE = 0.05  # features at least this share of the training graphs has: a dense block (SplitProduct)
 
 
@@ -316,15 +317,18 @@ class GraphKernel:
         if len(labelled) == 0:
             return np.zeros((0, self.n_train_))
         features, squares = self.kernel_.transform(labelled)
+        if self.normalize:  # normalised and turned into distances a tile at a time, in the cache
+            return self._feature_kernel(features, squares, distances=True)
         return self.distances(self._feature_kernel(features, squares), squares, overwrite=True)
 
     def __getstate__(self) -> dict:
         """Pickled (e.g. sent to a cluster's workers) without the split product: it is remade there."""
         return {**self.__dict__, "_product": None}
 
-    def _feature_kernel(self, features: sp.csr_matrix, squares: np.ndarray) -> np.ndarray:
+    def _feature_kernel(self, features: sp.csr_matrix, squares: np.ndarray, distances: bool = False) -> np.ndarray:
         """Kernel of ``features`` against the training graphs', normalised as GraKeL does unless
-        ``normalize`` is off. ``squares``: each graph's own kernel value, unseen features included."""
+        ``normalize`` is off. ``squares``: each graph's own kernel value, unseen features included.
+        ``distances`` (normalised only): turned into :func:`kernel_distance`'s distances as well."""
         if getattr(self, "_product", None) is None:  # made on first use, from the fitted features
             self._product = SplitProduct(self.train_features_)
         k = self._product.dot(features)
@@ -332,17 +336,29 @@ class GraphKernel:
             k = np.asarray((features @ self.train_features_.T).toarray(), dtype=np.float64)
         if not self.normalize:
             return k
-        norms = np.outer(squares, self.train_squares_)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            np.divide(k, np.sqrt(norms, out=norms), out=k)  # in place: each pass over k costs as much as the product
+        squares = np.asarray(squares, dtype=np.float64)
         # graphs with an all-zero feature vector (0/0 when normalising) get 0; only their rows and
         # columns can hold NaN, so only they are cleaned (a pass over all of k cost as much as the product)
-        empty_rows = np.flatnonzero(np.asarray(squares) == 0)
+        empty_rows = np.asarray(squares) == 0
         empty_columns = np.flatnonzero(self.train_squares_ == 0)
-        if len(empty_rows):
-            k[empty_rows] = np.nan_to_num(k[empty_rows], nan=0.0, posinf=0.0, neginf=0.0)
-        if len(empty_columns):
-            k[:, empty_columns] = np.nan_to_num(k[:, empty_columns], nan=0.0, posinf=0.0, neginf=0.0)
+        # each element goes through the same operations as a whole-array pass would put it through,
+        # a tile of rows at a time so that the tile stays in the cache between them (each pass over
+        # all of k cost as much as the product)
+        step = max(1, NORMALISE_TILE_VALUES // max(1, k.shape[1]))
+        norms = np.empty((min(step, len(k)), k.shape[1]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for lo in range(0, len(k), step):
+                tile, sq = k[lo:lo + step], squares[lo:lo + step]
+                n = norms[:len(tile)]
+                np.multiply(sq[:, None], self.train_squares_[None, :], out=n)  # np.outer's products
+                np.divide(tile, np.sqrt(n, out=n), out=tile)
+                rows = np.flatnonzero(empty_rows[lo:lo + step])
+                if len(rows):
+                    tile[rows] = np.nan_to_num(tile[rows], nan=0.0, posinf=0.0, neginf=0.0)
+                if len(empty_columns):
+                    tile[:, empty_columns] = np.nan_to_num(tile[:, empty_columns], nan=0.0, posinf=0.0, neginf=0.0)
+                if distances:
+                    kernel_distance(tile, overwrite=True)
         return k
 
 

@@ -119,6 +119,32 @@ class SizeBaseline(Detector):
         self._check_fitted()
         return graph_sizes(graphs).astype(np.float32)
 
+    def molecule_views(self) -> dict[str, Detector]:
+        """Give itself: it scores molecules from their atom and bond counts (:meth:`score_molecules`).
+
+        Returns:
+            ``{name: self}``.
+        """
+        return {self.name: self}
+
+    def score_molecules(self, x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
+                        bond_counts: np.ndarray) -> np.ndarray:
+        """Score molecules given as packed arrays (screening's parsing workers): :meth:`score`'s values.
+
+        Args:
+            x: every molecule's atom features (unused).
+            bonds: each bond once (unused).
+            atom_counts: atoms of each molecule.
+            bond_counts: bonds of each molecule.
+
+        Returns:
+            The scores, shape (molecules,).
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
+        return self.score_sizes(atom_counts, bond_counts)
+
     def score_sizes(self, nodes: np.ndarray, edges: np.ndarray) -> np.ndarray:
         """Score graphs given by their node and undirected edge counts (screening's path).
 

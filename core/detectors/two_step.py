@@ -16,13 +16,14 @@ import numpy as np
 
 from core.detectors.base import Detector
 from core.errors import GLocalKDError
-from core.detectors.graph_kernels import GraphKernel, labelled_graphs
+from core.detectors.graph_kernels import GraphKernel, labelled_graphs, labelled_molecules
 from core.data.graphset import GraphSet
 from core.detectors.lesinn import LESINN
 from core.data.scores import Scores
 
-# graphs x training graphs per block of scoring: 8M float64 values, 64 MB per dense matrix
-KERNEL_BLOCK_VALUES = 8_000_000
+# graphs x training graphs per block of scoring: 4M float64 values, 32 MB per dense matrix (each
+# parsing worker holds one while it scores a consensus's WL views)
+KERNEL_BLOCK_VALUES = 4_000_000
 
 SCORERS = ("iforest", "lesinn")
 
@@ -178,6 +179,32 @@ class TwoStepDetector(Detector):
         if on_progress is not None:
             on_progress(len(graphs), len(graphs))
         return Scores.graph_only(values, graphs.node_ptr())
+
+    def molecule_views(self) -> dict[str, Detector]:
+        """Give itself: it scores molecules from their elements and bonds (:meth:`score_molecules`).
+
+        Returns:
+            ``{name: self}``.
+        """
+        return {self.name: self}
+
+    def score_molecules(self, x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
+                        bond_counts: np.ndarray) -> np.ndarray:
+        """Score molecules given as packed arrays (screening's parsing workers): :meth:`score`'s values.
+
+        Args:
+            x: every molecule's atom features, the one-hot element block first.
+            bonds: each bond once as two atom numbers within its molecule.
+            atom_counts: atoms of each molecule.
+            bond_counts: bonds of each molecule.
+
+        Returns:
+            The scores, shape (molecules,).
+
+        Raises:
+            GLocalKDError: the detector is not trained.
+        """
+        return self.score_labelled(labelled_molecules(x, bonds, atom_counts, bond_counts))
 
     def score_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Score graphs given as (edge index, node labels) pairs: screening's path.

@@ -146,7 +146,8 @@ def screen_chunk_task(plugin: str, job: ChunkJob, settings: ChunkSettings) -> Ch
                             "folder must be on storage that every worker and the client share (--scratch)")
     model = get_worker().plugins[plugin].model()
     _one_torch_thread()
-    return pipeline.finish_chunk(model, job, featurize_chunk(job.rows, settings.extras), settings)
+    return pipeline.finish_chunk(model, job, featurize_chunk(job.rows, settings.extras, pipeline.worker_views(model)),
+                                 settings)
 
 
 def _one_torch_thread() -> None:

@@ -145,12 +145,14 @@ def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and index lists stay small
 
 
-def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
+def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: dict | None = None) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process).
 
     The molecules are parsed one by one, their features made ``FEATURIZE_BATCH`` at a time
     (:func:`core.data.atom_batch.featurize_molecules`), so that a worker holds no more than
-    that many RDKit molecules.
+    that many RDKit molecules. The model's views that score molecules from these arrays alone
+    (``views``, :func:`worker_views`: a consensus's WL and size views) score them here too, so
+    that the scoring process only runs the network and combines.
 
     Args:
         rows: the chunk's rows.
@@ -159,13 +161,15 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict
             parsed; with ``standardised_smiles`` each molecule is standardised first (the model's
             choice, :mod:`core.data.standardise`), ``smiles`` is then the standardised SMILES and
             ``inputs`` the rows' own.
+        views: view name -> fitted detector with ``score_molecules`` (None: none).
 
     Returns:
         A dict of the parsed rows' ``lines``, ``positions`` (place in the chunk), ``ids``,
         ``names``, ``labels``, ``smiles``, ``atomic_numbers`` (uint8), ``counts`` (atoms per
         molecule), ``edge_counts``, ``x`` (0/1 uint8 features), ``edges`` (bond pairs within each
         molecule), ``rejects``: (line, id, text, reason) per row that could not be read, and
-        ``extra``: each parsed row's cells of ``extras`` (empty without them).
+        ``extra``: each parsed row's cells of ``extras`` (empty without them), and with ``views``
+        ``view_scores``: view name -> its scores of the parsed molecules.
     """
     from core.data.atom_batch import concatenate, featurize_molecules
 
@@ -197,12 +201,29 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict
     if mols or not parts:
         parts.append(featurize_molecules(mols, smiles[len(smiles) - len(mols):]))
     arrays = concatenate(parts)  # features are 0/1 bytes: a quarter of float32's to pass on
-    return {
+    chunk = {
         "lines": np.asarray(lines, dtype=np.int64), "positions": np.asarray(positions, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
         "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
         "rejects": rejects, "extra": extra, **({"inputs": inputs} if standardise else {}),
     }
+    if views and len(arrays.atom_counts):  # one score per molecule and view: what the scoring process would compute
+        chunk["view_scores"] = {name: view.score_molecules(arrays.x, arrays.bonds, arrays.atom_counts, arrays.bond_counts)
+                                for name, view in views.items()}
+    return chunk
+
+
+def worker_views(model) -> dict:
+    """The views of a model that screening's parsing workers score (:meth:`Detector.molecule_views`).
+
+    Args:
+        model: the fitted detector.
+
+    Returns:
+        View name -> fitted detector with ``score_molecules``; empty for a model without such views.
+    """
+    views = getattr(model, "molecule_views", None)
+    return dict(views()) if views is not None else {}
 
 
 def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
@@ -231,10 +252,25 @@ def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
     return cells
 
 
+_WORKER_VIEWS: dict = {}  # in a parsing worker: the views it scores (set by _init_parsing_worker)
+
+
+def _init_parsing_worker(views: dict) -> None:
+    """Set up a parsing worker (:func:`core.runtime.workers.init_parsing_worker`) that also scores
+    ``views`` (:func:`worker_views`), with one BLAS thread: the workers share the cores."""
+    global _WORKER_VIEWS
+    init_parsing_worker()
+    _WORKER_VIEWS = views
+    if views:
+        from threadpoolctl import threadpool_limits  # scikit-learn's dependency
+
+        threadpool_limits(1)
+
+
 def _featurize_in_worker(rows: list[SourceRow], extras: tuple[str, ...] = ()) -> dict:
-    """:func:`featurize_chunk` in a parsing worker, which then gives the chunk's freed memory
-    back (see :func:`core.runtime.allocator.release_freed_memory`)."""
-    chunk = featurize_chunk(rows, extras)
+    """:func:`featurize_chunk` in a parsing worker, scoring the views it was started with, which
+    then gives the chunk's freed memory back (see :func:`core.runtime.allocator.release_freed_memory`)."""
+    chunk = featurize_chunk(rows, extras, _WORKER_VIEWS)
     release_freed_memory()
     return chunk
 
@@ -290,8 +326,9 @@ def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32
                  threads: Callable[[], int] | None = None) -> tuple[np.ndarray, ...]:
     """Score a featurized chunk.
 
-    A detector scores the chunk's arrays where it can (:func:`_packed_scores`), a consensus
-    each of its components so; any other detector (or component) scores the chunk's graphs.
+    The views the parsing workers scored (the chunk's ``view_scores``) are taken as they are; a
+    detector scores the chunk's arrays where it can (:func:`_packed_scores`), a consensus each of
+    its other components so; any other detector (or component) scores the chunk's graphs.
 
     Args:
         model: the fitted detector.
@@ -304,14 +341,20 @@ def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32
     Returns:
         (score, graph term, node term, node errors, node ptr) as arrays, one score per molecule.
     """
-    s = _packed_scores(model, chunk, batch_graphs, precision, threads)
+    from core.data.scores import Scores
+
+    node_ptr = np.concatenate([[0], np.cumsum(chunk["counts"])])
+    done = {name: Scores.graph_only(values, node_ptr) for name, values in chunk.get("view_scores", {}).items()}
+    s = done.get(getattr(model, "name", None)) if not hasattr(model, "scored_views") else None
+    if s is None:
+        s = _packed_scores(model, chunk, batch_graphs, precision, threads)
     if s is None and hasattr(model, "scored_views"):  # a consensus: the views it combines now
         views = model.scored_views()
         known = {name: scores for name in views
-                 if (scores := _packed_scores(model.components_[name], chunk, batch_graphs, precision, threads))
-                 is not None}
+                 if (scores := done[name] if name in done else
+                     _packed_scores(model.components_[name], chunk, batch_graphs, precision, threads)) is not None}
         if len(known) == len(views):
-            s = model.combine_scores(known, np.concatenate([[0], np.cumsum(chunk["counts"])]))
+            s = model.combine_scores(known, node_ptr)
         else:
             s = model.score(chunk_graphs(chunk), known=known)
     elif s is None:
@@ -821,15 +864,17 @@ class _Pool:
     """The parsing workers: a process pool that notices a worker that died (killed, out of memory,
     a crash in RDKit) instead of waiting forever for its chunk, and can be started again."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, views: dict | None = None) -> None:
         # fork where there is one (Linux, like torch's DataLoader workers): no re-import of the caller's
         # main module, which breaks under `python -` and in frozen apps; the workers touch no torch state
         self.context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         self.workers = workers
+        self.views = views or {}  # the views the workers score (forked: not copied; spawned: pickled once each)
         self.executor = self._start()
 
     def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=init_parsing_worker)
+        return ProcessPoolExecutor(self.workers, mp_context=self.context, initializer=_init_parsing_worker,
+                                   initargs=(self.views,))
 
     def submit(self, rows: list[SourceRow], extras: tuple[str, ...] = ()) -> Future:
         try:
@@ -900,7 +945,7 @@ class LocalExecutor:
         self.torch_threads = torch.get_num_threads()
         self.pending: deque[_Pending] = deque()
         self.again: deque[ChunkJob] = deque()  # chunks a dead worker held, to parse one at a time
-        self.pool = _Pool(self.workers)
+        self.pool = _Pool(self.workers, worker_views(self.model))
 
     def room(self) -> bool:
         """Whether a worker is free for another chunk.

@@ -81,3 +81,16 @@ def test_each_molecule_is_searched_once(panel, scored, monkeypatch):
     for i in (0, 1, 0, 1, 0):
         panel.show_graph(graphs, i, scores)
     assert calls == [MOLECULES[0], MOLECULES[1]]
+
+
+def test_clearing_the_alerts_sets_no_negative_size(qtbot, qtlog):
+    """An empty note has no height for its width (Qt answers -1): clearing the panel, as opening
+    data does, must not ask Qt for a negative minimum size (a warning printed at start)."""
+    from app.widgets.alerts import AlertList
+
+    alerts = AlertList()
+    qtbot.addWidget(alerts)
+    alerts.clear()
+    alerts.set_top_atoms([])
+    assert alerts.inside.minimumHeight() == 0
+    assert not [r for r in qtlog.records if "Negative sizes" in r.message]

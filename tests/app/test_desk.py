@@ -169,6 +169,25 @@ def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tm
     again.runner.stop_all()
 
 
+def test_a_session_without_a_similarity_query_clears_the_windows_query(qtbot, settings, tmp_path,  # noqa: F811
+                                                                       herg_path, no_hang):
+    """A session puts back what it saved: no query saved is no query (the window's own query used to
+    stay, over the session's rows)."""
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    w = _window(qtbot, settings)
+    open_and_wait(qtbot, w, data)
+    w.sessions.save(str(tmp_path / "plain"))
+    qtbot.waitUntil(lambda: _idle(w) and (tmp_path / "plain.glocalkd-session").is_file(), timeout=60000)
+    w.query_bar.set_query("c1ccccc1")
+    qtbot.waitUntil(lambda: "Similarity" in _visible_headings(w), timeout=60000)
+    w.open_session(str(tmp_path / "plain.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(w) and w.graphs is not None and w.query_bar.query() == "", timeout=60000)
+    qtbot.waitUntil(lambda: "Similarity" not in _visible_headings(w), timeout=60000)
+    assert w.state.data_options == {} and w.state.data_path == str(data)
+    w.runner.stop_all()
+
+
 def test_a_session_whose_data_file_moved_says_so_and_keeps_the_model(qtbot, settings, tmp_path,  # noqa: F811
                                                                       herg_path, no_hang):
     data = tmp_path / "herg.tab"

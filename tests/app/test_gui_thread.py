@@ -1,5 +1,6 @@
-"""Nothing long runs on the GUI thread: the SMARTS filter, the CSV and SDF exports and the model
-files are matched, written and read by jobs on worker threads. Each core function they call is
+"""Nothing long runs on the GUI thread: the SMARTS filter, the CSV and SDF exports, the model
+files, the selected molecule's similar training molecules, the scaffold groups and the Evaluation
+tab's figures are matched, written, read and computed by jobs on worker threads. Each core function they call is
 wrapped to record whether it runs on the main (GUI) thread, and the window is driven through its
 actions and its filter box, as a user drives it."""
 import threading
@@ -12,10 +13,11 @@ from PySide6.QtWidgets import QFileDialog
 from app.main_window import MainWindow
 from tests.app.test_main_window import _idle, open_and_wait, settings  # noqa: F401
 
-WATCHED = ("smarts_matches", "atomic_output", "write_sdf", "save_detector", "load_detector")
+WATCHED = ("smarts_matches", "atomic_output", "write_sdf", "save_detector", "load_detector",
+           "SimilarityIndex", "scaffolds", "roc_auc", "roc_points")
 
 
-def test_smarts_exports_and_model_files_never_run_on_the_gui_thread(qtbot, settings, herg_path, tmp_path,  # noqa: F811
+def test_smarts_exports_model_files_neighbours_scaffolds_and_evaluation_never_run_on_the_gui_thread(qtbot, settings, herg_path, tmp_path,  # noqa: F811
                                                                    monkeypatch):
     w = MainWindow(settings)
     qtbot.addWidget(w)
@@ -50,6 +52,18 @@ def test_smarts_exports_and_model_files_never_run_on_the_gui_thread(qtbot, setti
     before = w.model
     w.act_load_model.trigger()
     qtbot.waitUntil(lambda: _idle(w) and w.model is not before and w.scores is not None, timeout=60000)
+    shown: list[int] = []
+    w.results.selected_shown.connect(lambda i, _similar: shown.append(i))
+    for row in (3, 1):  # rows selected: their similar training molecules (fingerprints built after the load)
+        w.table.selectRow(row)
+    qtbot.waitUntil(lambda: w.state.selected in shown and w.heatmap.neighbours.count() > 0, timeout=30000)
+    before = w.evaluation.auc_label.text()
+    w.evaluation.anomaly_class.setCurrentIndex(1 - w.evaluation.anomaly_class.currentIndex())  # the other class
+    qtbot.waitUntil(lambda: w.evaluation.auc_label.text().startswith("ROC-AUC")
+                    and w.evaluation.auc_label.text() != before, timeout=30000)
+    w.filters.group_scaffolds.setChecked(True)  # the Scaffolds view
+    qtbot.waitUntil(lambda: len(w.scaffold_view.groups) > 0, timeout=30000)
+    w.filters.group_scaffolds.setChecked(False)
     w.filters.smarts_edit.setText("c1ccccc1Cl")  # typed: applies after a pause
     qtbot.waitUntil(lambda: 0 < w.model_table.visible_count() < 655, timeout=30000)
 
@@ -122,3 +136,25 @@ def test_a_newer_smarts_pattern_stops_the_running_match_and_its_result_is_shown(
     assert started == ["[#7]", "c1ccccc1Cl"]
     assert w.model_table.visible_count() == int(expected.sum())
     assert sorted(w.model_table.visible_graphs().tolist()) == np.nonzero(expected)[0].tolist()
+
+
+def test_a_newer_request_stops_the_running_job_and_only_the_newest_result_is_delivered(qtbot):
+    from app.workers import LatestJob
+
+    jobs = LatestJob("work")
+    started = threading.Event()
+    delivered, stale = [], []
+
+    def slow(value, job):
+        started.set()
+        while not job.stopped():  # ends only when asked to
+            threading.Event().wait(0.01)
+        return value
+
+    jobs.request(lambda job: slow("first", job), delivered.append, on_stale=stale.append)
+    assert started.wait(10)
+    jobs.request(lambda job: "second", delivered.append, on_stale=stale.append)
+    jobs.request(lambda job: "third", delivered.append, on_stale=stale.append)  # replaces "second", never run
+    qtbot.waitUntil(lambda: not jobs.busy(), timeout=10000)
+    assert delivered == ["third"]
+    assert stale == ["first"]

@@ -62,3 +62,68 @@ def test_settings_of_version_1_are_migrated_once(settings):
     settings.setValue("train/detector", "kept")  # a current version is not migrated again
     migrate(settings)
     assert settings.value("train/detector") == "kept"
+
+
+
+@pytest.mark.parametrize("screen", [(1280, 800), (1920, 1080)])
+def test_the_first_window_fits_the_screens_available_area(qtbot, settings, monkeypatch, screen):
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QScreen
+
+    from app.settings_store import DEFAULT_SIZE
+
+    available = QRect(0, 30, screen[0], screen[1] - 30)  # a task bar along the top
+    monkeypatch.setattr(QScreen, "availableGeometry", lambda _screen: available)
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    assert available.contains(w.geometry())
+    assert w.width() <= available.width() - 16 and w.height() <= available.height() - 48  # room for the frame
+    assert w.width() >= w.minimumSizeHint().width() and w.height() >= w.minimumSizeHint().height()
+    if screen[0] >= DEFAULT_SIZE[0] + 16 and screen[1] >= DEFAULT_SIZE[1] + 80:
+        assert (w.width(), w.height()) == DEFAULT_SIZE  # a large screen: the default size, centred
+        assert abs(w.geometry().center().x() - available.center().x()) <= 1
+    w.runner.stop_all()
+
+
+FIRST_AND_SECOND_START = """
+import json, sys
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from app.main_window import MainWindow
+sizes = []
+for start in range(2):
+    w = MainWindow(QSettings(sys.argv[1], QSettings.Format.IniFormat))
+    w.show()
+    app.processEvents()
+    sizes.append([w.width(), w.height()])
+    if start == 0:
+        w.resize(w.minimumSizeHint().width() + 13, w.minimumSizeHint().height() + 7)  # the user's size
+        sizes.append([w.width(), w.height()])
+    w.close()
+print(json.dumps({"sizes": sizes, "available": list(app.primaryScreen().availableGeometry().getRect())}), flush=True)
+import os
+os._exit(0)  # as the app ends: the closed windows' warm-up jobs are not waited for
+"""
+
+
+def test_on_a_1280x800_screen_the_first_window_fits_and_the_next_start_keeps_the_users_size(tmp_path):
+    """A real screen of 1280x800 (the offscreen platform's configured screen, in a process of its own)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    config = tmp_path / "screen.json"
+    config.write_text(json.dumps({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1280, "height": 800,
+                                               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
+    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}"}
+    out = subprocess.run([sys.executable, "-c", FIRST_AND_SECOND_START, str(tmp_path / "settings.ini")], env=env,
+                         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    first, chosen, second = result["sizes"]
+    assert result["available"] == [0, 0, 1280, 800]
+    assert first[0] <= 1280 - 16 and first[1] <= 800 - 48  # the first start fits, with room for the frame
+    assert second == chosen  # the next start keeps the size the user left

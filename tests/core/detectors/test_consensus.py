@@ -153,6 +153,7 @@ def test_a_reserve_view_counts_only_once_known_anomalies_weigh_it(tmp_path):
     plain = make_detector("consensus", reserve_views=(), **params).fit(fit_set)
     assert model.scored_views() == ["wl-lesinn"] and set(model.components_) == {"wl-lesinn", "wl-count-lesinn"}
     assert model.weights_now() == {"wl-lesinn": 1.0, "wl-count-lesinn": 0.0}
+    assert list(model.molecule_views()) == ["wl-lesinn"]  # what screening's parsing workers score: not the reserve
     before = model.score(test_set)
     np.testing.assert_array_equal(before.score, plain.score(test_set).score)  # the same consensus, exactly
     np.testing.assert_array_equal(model.calibration_scores_, plain.calibration_scores_)
@@ -163,6 +164,7 @@ def test_a_reserve_view_counts_only_once_known_anomalies_weigh_it(tmp_path):
     assert auc["wl-count-lesinn"] == 1.0 and auc["wl-lesinn"] <= 0.5
     assert model.view_weights_ == {"wl-lesinn": 0.0, "wl-count-lesinn": 2.0}
     assert model.scored_views() == ["wl-lesinn", "wl-count-lesinn"] and model.weights_now() == model.view_weights_
+    assert list(model.molecule_views()) == ["wl-lesinn", "wl-count-lesinn"]
     after = model.score(test_set)
     assert set(after.parts) == {"component:wl-lesinn", "component:wl-count-lesinn"}
     assert after.score[1] > after.score[0]  # the large ring: the smallest p-value its calibration allows

@@ -64,6 +64,70 @@ def test_a_consensus_screens_as_it_scores_in_memory(library, tmp_path, monkeypat
     assert np.allclose([float(r["score"]) for r in streamed], in_memory.score[order], rtol=1e-5)
 
 
+@pytest.fixture(scope="module")
+def consensus(library):
+    """A consensus weighed by known anomalies: it scores every view, its reserve view too."""
+    from core import make_detector
+
+    graphs = load(library)
+    model = make_detector("consensus", seed=0, component_params={
+        "glocalkd": {"epochs": 2, "hidden_dim": 32, "out_dim": 16, "device": "cpu"}}).fit(graphs.subset(range(200)))
+    model.weigh_views(graphs.subset(range(250, 290)))
+    return model
+
+
+def test_the_parsing_workers_score_the_consensus_views_that_need_no_network(library, consensus, tmp_path,
+                                                                            monkeypatch):
+    """The WL views and graph size are scored in the parsing workers, never in the scoring
+    process; the report is byte for byte the one of scoring them in the scoring process."""
+    import os
+
+    from core.detectors.size import SizeBaseline
+    from core.detectors.two_step import TwoStepDetector
+
+    assert set(screening.worker_views(consensus)) == {"wl-lesinn", "size", "wl-count-lesinn"}
+    chunk = screening.featurize_chunk(list(screening.iter_smiles_rows(library)), (),
+                                      screening.worker_views(consensus))
+    assert set(chunk["view_scores"]) == {"wl-lesinn", "size", "wl-count-lesinn"}
+    assert all(len(v) == len(chunk["counts"]) == 298 for v in chunk["view_scores"].values())
+
+    main, calls = os.getpid(), []
+    for cls, method in ((TwoStepDetector, "score_labelled"), (SizeBaseline, "score_sizes")):
+        original = getattr(cls, method)
+
+        def counted(self, *args, _original=original, _name=method):
+            if os.getpid() == main:  # the forked workers inherit this wrapper; only this process counts
+                calls.append(_name)
+            return _original(self, *args)
+
+        monkeypatch.setattr(cls, method, counted)
+    screen(consensus, library, tmp_path / "workers.csv", chunk_size=64, workers=2)
+    assert calls == []
+
+    monkeypatch.setattr(screening, "worker_views", lambda model: {})  # every view scored in this process
+    screen(consensus, library, tmp_path / "main.csv", chunk_size=64, workers=2)
+    assert calls  # the structural check above can fail
+    assert (tmp_path / "workers.csv").read_bytes() == (tmp_path / "main.csv").read_bytes()
+
+
+@pytest.mark.parametrize("weighed", [False, True])
+def test_a_chunk_scored_with_its_worker_views_is_scored_as_its_graphs(library, consensus, weighed):
+    """score_chunk on the views' scores the workers made equals Consensus.score on the chunk's graphs, bit for bit."""
+    from core import make_detector
+
+    model = consensus
+    if not weighed:
+        model = make_detector("consensus", seed=0, component_params={
+            "glocalkd": {"epochs": 2, "hidden_dim": 32, "out_dim": 16, "device": "cpu"}}).fit(load(library))
+    chunk = screening.featurize_chunk(list(screening.iter_smiles_rows(library)), (), screening.worker_views(model))
+    assert set(chunk["view_scores"]) == set(model.scored_views()) - {"glocalkd"}
+    scored = screening.score_chunk(model, chunk, 64)
+    in_memory = model.score(screening.chunk_graphs(chunk))
+    assert np.array_equal(scored[0], in_memory.score)
+    assert all(np.array_equal(a, b) for a, b in zip(scored[1:], (in_memory.graph_term, in_memory.node_term,
+                                                                  in_memory.node_errors, in_memory.node_ptr)))
+
+
 @pytest.mark.parametrize("detector", ["wl-lesinn", "pk-lesinn", "size"])
 def test_graph_only_detectors_score_a_chunk_as_its_graphs(library, detector):
     from core import make_detector
@@ -73,6 +137,9 @@ def test_graph_only_detectors_score_a_chunk_as_its_graphs(library, detector):
     packed = screening._packed_scores(model, chunk, 256, "float32", None)
     assert packed is not None
     assert np.array_equal(packed.score, model.score(screening.chunk_graphs(chunk)).score)
+    in_workers = screening.featurize_chunk(list(screening.iter_smiles_rows(library)), (),
+                                           screening.worker_views(model))
+    assert np.array_equal(screening.score_chunk(model, in_workers, 256)[0], packed.score)
 
 
 def test_a_chunk_featurized_in_small_batches_is_the_same_chunk(library, monkeypatch):
