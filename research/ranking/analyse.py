@@ -7,6 +7,10 @@ Usage (repository root)::
     PYTHONPATH=. python research/ranking/analyse.py review    # the simulated analyst (review_simulation.py)
     PYTHONPATH=. python research/ranking/analyse.py review review_similarity  # the same, into another JSON file
     PYTHONPATH=. python research/ranking/analyse.py calibration  # held-out normals with p < 0.05, per view
+    PYTHONPATH=. python research/ranking/analyse.py default   # with the glocalkd view: the default consensus
+        # (GLocalKD, WL-LESINN, size) from fold scores against the harness's, and each view added to it
+    PYTHONPATH=. python research/ranking/analyse.py review-default      # the simulated analyst on the default
+    PYTHONPATH=. python research/ranking/analyse.py review-default-kme  # ... and on the default + KME
 
 Every formula comes from core: conformal p-values, Fisher's combination, view weights, ROC-AUC.
 The adoption rule is docs/consensus.md's, applied as written: a gain over the default of more
@@ -24,11 +28,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fold_scores import ROWS, row_folder
+from fold_scores import ROWS, fold_paths, load_fold, row_folder
 
 METHODS = ROOT / "docs" / "results" / "methods"
 CANDIDATES = ROOT / "docs" / "results" / "consensus" / "candidates.json"
 DEFAULT = "fisher/conf/S3"  # the default consensus (GLocalKD, graph size, WL-LESINN) in the study's per-fold AUCs
+DEFAULT_VIEWS = ("glocalkd", "wl-lesinn", "size")  # core.detectors.consensus.DEFAULT_COMPONENTS
 NEW = ("gin-iforest", "kme-lesinn", "spectral-lesinn", "ecfp-nn")
 
 
@@ -105,13 +110,12 @@ def combine_table(base_views=("size", "wl-lesinn"), extra=("spectral-lesinn", "k
 
     per_row: dict[str, dict[str, float]] = {}
     for row in ROWS:
-        folder = row_folder(row)
-        folds = sorted(folder.glob("fold*.npz")) if folder.exists() else []
+        folds = fold_paths(row_folder(row))
         if not folds:
             continue
         aucs: dict[str, list[float]] = {}
         for path in folds:
-            d = dict(np.load(path))
+            d = load_fold(path)
             p = {v: conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"]) for v in {*base_views, *extra}
                  if f"{v}:test" in d}
             if not all(v in p for v in base_views):
@@ -123,16 +127,19 @@ def combine_table(base_views=("size", "wl-lesinn"), extra=("spectral-lesinn", "k
         per_row[row] = {k: float(np.mean(v)) for k, v in aucs.items() if len(v) == len(folds)}
     out = {}
     base = {r: v["base"] for r, v in per_row.items() if "base" in v}
-    print(f"Fast consensus ({', '.join(base_views)}): {len(base)} rows, mean "
+    print(f"Consensus of {', '.join(base_views)}: {len(base)} rows, mean "
           f"{np.mean(list(base.values())):.3f}, rows below 0.5: {sum(v < 0.5 for v in base.values())}")
     for v in extra:
         new = {r: d[v] for r, d in per_row.items() if v in d}
+        if not new:
+            print(f"  + {v}: no fold scores")
+            continue
         out[v] = rule_verdict(new, base)
         o = out[v]
         print(f"  + {v}: {o['rows']} rows, mean {o['mean']:.3f} against {o['base_mean']:.3f}, gain {o['gain']:+.3f} "
               f"(SE {o['se']:.3f}), rows below 0.5: {o['below_half']} (new: {o['new_below_half']}), "
               f"passes: {o['passes']}")
-    print("| data set (rule) | size + WL-LESINN | " + " | ".join(f"+ {v}" for v in extra) + " |")
+    print(f"| data set (rule) | {' + '.join(base_views)} | " + " | ".join(f"+ {v}" for v in extra) + " |")
     print("|---|---" + "|---" * len(extra) + "|")
     for row, d in per_row.items():
         print(f"| {row} | {d.get('base', float('nan')):.3f} | " +
@@ -140,7 +147,8 @@ def combine_table(base_views=("size", "wl-lesinn"), extra=("spectral-lesinn", "k
     return {"per_row": per_row, "verdicts": out, "base_views": list(base_views)}
 
 
-def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn", "ecfp-nn")) -> dict:
+def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn", "ecfp-nn",
+                             "gin-iforest", "glocalkd")) -> dict:
     """Per view, the share of the test folds' normal graphs with p < 0.05 against the fold's
     calibration graphs (fold_scores.py), averaged over the folds of each row, then over the rows."""
     from core.detectors.conformal import conformal_p_values
@@ -148,8 +156,8 @@ def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-l
     per_row: dict[str, dict[str, float]] = {}
     for row in ROWS:
         folder = row_folder(row)
-        for path in sorted(folder.glob("fold*.npz")) if folder.exists() else []:
-            d = dict(np.load(path))
+        for path in fold_paths(folder):
+            d = load_fold(path)
             normal = d["y"] == 0
             for v in views:
                 if f"{v}:test" in d:
@@ -163,11 +171,53 @@ def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-l
     return out
 
 
+def default_table(extra=("kme-lesinn", "spectral-lesinn", "gin-iforest")) -> dict:
+    """With the glocalkd view (fold_scores.py): the default consensus combined from fold scores,
+    row by row against the harness's figures (candidates.json), and each view added to it, with
+    the adoption rule's verdict against the default combined the same way."""
+    from core.evaluation.metrics import roc_auc
+
+    epochs, seconds, alone = set(), {}, {}
+    for row in ROWS:
+        for path in fold_paths(row_folder(row)):
+            d = load_fold(path)
+            if "glocalkd:test" in d:
+                epochs.add(int(d["glocalkd:epochs"]))
+                seconds.setdefault(row, []).append(float(d["glocalkd:seconds"]))
+                alone.setdefault(row, []).append(roc_auc(d["y"], d["glocalkd:test"]))
+    print(f"GLocalKD's epochs in the fold files: {sorted(epochs)}" + ("" if epochs <= {150} else
+                                                                     "  (NOT the default 150: a try-out)"))
+    result = combine_table(DEFAULT_VIEWS, extra)
+    base = {r: d["base"] for r, d in result["per_row"].items() if "base" in d}
+    print("\n| data set (rule) | default from fold scores | harness's default | difference | GLocalKD alone | "
+          "GLocalKD fits (s, all folds) |")
+    print("|---|---|---|---|---|---|")
+    sanity = {}
+    for row, auc in base.items():
+        harness_auc = default_auc(row)
+        sanity[row] = {"fold_scores": auc, "harness": harness_auc, "glocalkd_alone": float(np.mean(alone[row])),
+                       "fit_seconds": float(np.sum(seconds[row]))}
+        print(f"| {row} | {auc:.3f} | {harness_auc:.3f} | {auc - harness_auc:+.3f} | {np.mean(alone[row]):.3f} | "
+              f"{np.sum(seconds[row]):.0f} |")
+    if sanity:
+        diff = np.array([v["fold_scores"] - v["harness"] for v in sanity.values()])
+        print(f"{len(sanity)} rows: mean {np.mean([v['fold_scores'] for v in sanity.values()]):.3f} against the "
+              f"harness's {np.mean([v['harness'] for v in sanity.values()]):.3f}; mean |difference| "
+              f"{np.abs(diff).mean():.3f}, largest {diff[np.argmax(np.abs(diff))]:+.3f}")
+    return result | {"sanity": sanity, "glocalkd_epochs": sorted(epochs)}
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     what = argv[0] if argv else "views"
-    result = {"views": views_table, "combine": combine_table, "calibration": calibration_table}.get(what)
-    if result is None:
+    result = {"views": views_table, "combine": combine_table, "calibration": calibration_table,
+              "default": default_table}.get(what)
+    if what.startswith("review-default"):
+        from review_simulation import review_table
+
+        components = DEFAULT_VIEWS + (("kme-lesinn",) if what.endswith("-kme") else ())
+        result = lambda: review_table(components)  # noqa: E731
+    elif result is None:
         from review_simulation import review_table
         result = review_table
     out = result()

@@ -14,11 +14,19 @@ every view is built by the registry with that seed, fitted on the fit part, and 
 calibration graphs, the test graphs and the training part's anomalies (the pool the harness
 draws known anomalies from; never trained on). Writes ``research/ranking/out/<row>/fold<k>.npz``
 (ignored by git): ``y`` (test anomalous 0/1), ``known_pool`` (training-part anomaly count), and
-per view ``<view>:cal``, ``<view>:test``, ``<view>:known`` (ECFP only where the graphs are molecules). GLocalKD is not among the views: its
-per-fold fits take hours here (docs/results.md says which figures this limits). With WL-LESINN,
+per view ``<view>:cal``, ``<view>:test``, ``<view>:known`` (ECFP only where the graphs are molecules). With WL-LESINN,
 also the WL features that the review loop's similarity view reads (``core.detectors.review``):
 ``wl:test:*`` (the test graphs') and ``wl:fit:*`` (the fit graphs', its reference), each a sparse
 matrix's ``data``, ``indices``, ``indptr``, ``shape`` and the squared norms ``sq``.
+
+The ``glocalkd`` view (``--views glocalkd``, not among the defaults: its per-fold fits take hours
+on a CPU) is the default consensus's GLocalKD component, built as ``make_detector()``'s consensus
+builds it (``Consensus._make``: the library's GLocalKD defaults, the fold's seed, ``--device``)
+and fitted on the same fit part. It goes to its own file, ``fold<k>.glocalkd.npz`` (``y``,
+``known_pool``, ``glocalkd:cal/test/known``, ``glocalkd:seconds``, ``glocalkd:loss``, ``glocalkd:epochs``), written
+whole or not at all, so GPU runs (``gpu_job.py``) never touch the fast views' ``fold<k>.npz``;
+:func:`load_fold` merges the two. ``--epochs N`` overrides its epochs, for trying the pipeline
+out only; ``--folds 1,2`` limits the folds. ``FOLD_SCORES_OUT=folder`` writes elsewhere than ``out/``.
 """
 from __future__ import annotations
 
@@ -33,7 +41,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 DATA = Path(os.environ.get("DATASETS", "../shared/datasets"))
-OUT = Path(__file__).resolve().parent / "out"
+OUT = Path(os.environ.get("FOLD_SCORES_OUT", Path(__file__).resolve().parent / "out"))  # env: to try things out
 VIEWS = ("size", "wl-lesinn", "wl-count-lesinn", "spectral-lesinn", "kme-lesinn")  # --views ecfp-nn adds ECFP
 from research.consensus.dump import ROWS  # noqa: E402  (row -> data, protocol, testing file, anomaly rule)
 
@@ -65,14 +73,90 @@ def folds(row: str):
             yield k, seed, normal, known, graphs.subset(test_idx.tolist()), is_anom[test_idx].astype(np.int8)
 
 
-def dump_row(row: str, views: list[str]) -> None:
+SEPARATE = ("glocalkd",)  # views written to their own file per fold, fold<k>.<view>.npz
+
+
+def fold_paths(folder: Path) -> list[Path]:
+    """The fast views' per-fold files of a row folder, ``fold<k>.npz``, by fold number."""
+    paths = [p for p in folder.glob("fold*.npz") if p.stem[4:].isdigit()] if folder.exists() else []
+    return sorted(paths, key=lambda p: int(p.stem[4:]))
+
+
+def load_fold(path: Path) -> dict:
+    """A fold's saved scores: ``fold<k>.npz`` merged with the ``fold<k>.<view>.npz`` of SEPARATE
+    that exist beside it (whose ``y`` must be the same fold's)."""
+    d = dict(np.load(path))
+    for view in SEPARATE:
+        extra = path.with_name(f"{path.stem}.{view}.npz")
+        if extra.exists():
+            e = dict(np.load(extra))
+            if not np.array_equal(e["y"], d["y"]) or int(e["known_pool"]) != int(d["known_pool"]):
+                raise ValueError(f"{extra}: not the same fold as {path.name}")
+            d.update({key: v for key, v in e.items() if key.startswith(f"{view}:")})
+    return d
+
+
+def fit_glocalkd(normal, seed: int, device: str, epochs: int | None):
+    """The default consensus's GLocalKD component of a fold, fitted on the fit part, as the consensus
+    fits it; returns ``(model, fit part, calibration part)``."""
+    from core.detectors.conformal import calibration_split
+    from core.detectors.registry import make_detector
+
+    consensus = make_detector("consensus", seed=seed, device=device,
+                              component_params=None if epochs is None else {"glocalkd": {"epochs": epochs}})
+    fit_idx, cal_idx = calibration_split(len(normal), consensus.calibration, consensus.seed)
+    fit, cal = normal.subset(fit_idx), normal.subset(cal_idx)
+    model = consensus._make("glocalkd")  # the component exactly as the consensus makes it
+    model.fit(fit)
+    return model, fit, cal
+
+
+def save_whole(path: Path, arrays: dict) -> None:
+    """np.savez to a temporary name, then renamed: a killed run leaves no partial file."""
+    tmp = path.with_name(path.name + ".part")
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(tmp, path)
+
+
+def dump_separate(row: str, view: str, k: int, seed: int, normal, known, test, y, device: str,
+                  epochs: int | None) -> float | None:
+    """Write ``fold<k>.<view>.npz`` of one fold (skipped when it exists); returns its seconds or None."""
+    path = row_folder(row) / f"fold{k}.{view}.npz"
+    if path.exists():
+        return None
+    t0 = time.perf_counter()
+    model, _fit, cal = fit_glocalkd(normal, seed, device, epochs)
+    out = {"y": y, "known_pool": np.array(len(known))}
+    for part, graphs in (("cal", cal), ("test", test), ("known", known)):
+        out[f"{view}:{part}"] = model.score(graphs).score.astype(np.float64)
+    seconds = time.perf_counter() - t0
+    out[f"{view}:seconds"] = np.array(seconds)
+    out[f"{view}:loss"] = np.asarray(model.loss_history_, dtype=np.float64)
+    out[f"{view}:epochs"] = np.array(model.epochs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_whole(path, out)
+    print(f"{row} fold {k} {view} ({model.device_}): {seconds:.1f} s", file=sys.stderr, flush=True)
+    return seconds
+
+
+def dump_row(row: str, views: list[str], device: str = "auto", epochs: int | None = None,
+             only: set[int] | None = None) -> None:
     from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split
     from core.detectors.registry import make_detector
     from core.errors import NotApplicableError
 
     folder = row_folder(row)
     folder.mkdir(parents=True, exist_ok=True)
+    separate = [v for v in views if v in SEPARATE]
+    views = [v for v in views if v not in SEPARATE]
     for k, seed, normal, known, test, y in folds(row):
+        if only is not None and k not in only:
+            continue
+        for view in separate:
+            dump_separate(row, view, k, seed, normal, known, test, y, device, epochs)
+        if not views:
+            continue
         path = folder / f"fold{k}.npz"
         saved = dict(np.load(path)) if path.exists() else {}
         fit_idx, cal_idx = calibration_split(len(normal), DEFAULT_CALIBRATION_FRACTION, seed)
@@ -125,10 +209,14 @@ def kernel_columns(d: dict):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", nargs="*", default=list(ROWS))
-    parser.add_argument("--views", default=",".join(VIEWS))
+    parser.add_argument("--views", default=",".join(VIEWS), help="add glocalkd for the GLocalKD component")
+    parser.add_argument("--device", default="auto", help="where GLocalKD runs: auto, cpu, cuda")
+    parser.add_argument("--epochs", type=int, default=None, help="GLocalKD's epochs, to try the pipeline out only")
+    parser.add_argument("--folds", default=None, help="fold numbers, e.g. 1,2 (default: all)")
     args = parser.parse_args(argv)
+    only = None if args.folds is None else {int(v) for v in args.folds.split(",")}
     for row in args.rows:
-        dump_row(row, args.views.split(","))
+        dump_row(row, args.views.split(","), args.device, args.epochs, only)
     return 0
 
 

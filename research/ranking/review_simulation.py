@@ -7,7 +7,10 @@ Settings, fixed before the first run:
 - The consensus simulated is the *fast consensus*: graph size and WL-LESINN as components
   (weight 1 each), WL counts as the reserve view (weight 0 until anomalies weigh the views),
   each calibrated on the fold's calibration share (fold_scores.py). GLocalKD, the default
-  consensus's third component, is left out: its per-fold fits take hours here.
+  consensus's third component, is left out: its per-fold fits take hours on a CPU.
+  ``review_table(components)`` runs the same loop on other components: ``analyse.py
+  review-default`` on the default consensus (GLocalKD, WL-LESINN, graph size), with the
+  ``glocalkd`` view's per-fold scores (fold_scores.py, fitted on a GPU by gpu_job.sh).
 - Label-free: the fast consensus's ranking of the fold's test graphs.
 - Review loop: three rounds; in each, the 10 unreviewed test graphs that rank highest are
   reviewed, their labels revealed and marked (anomalous or normal), and the rest re-ranked
@@ -34,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fold_scores import ROWS, kernel_columns, row_folder
+from fold_scores import ROWS, fold_paths, kernel_columns, load_fold, row_folder
 
 COMPONENTS = ("size", "wl-lesinn")
 RESERVE = ("wl-count-lesinn",)
@@ -42,32 +45,33 @@ NEW_RESERVE = ("spectral-lesinn", "kme-lesinn", "gin-iforest")
 ROUNDS, PER_ROUND, KNOWN, KNOWN_SEED = 3, 10, 10, 20223
 
 
-def _rank(d: dict, marks: dict, views: tuple, extra: dict | None = None, kernel=None):
+def _rank(d: dict, marks: dict, views: tuple, extra: dict | None = None, kernel=None, components=COMPONENTS):
     from core.detectors.review import rank_with_marks
 
-    weights = {v: float(v in COMPONENTS) for v in views}
+    weights = {v: float(v in components) for v in views}
     cal = {v: d[f"{v}:cal"] for v in views}
     scores = {v: d[f"{v}:test"] if extra is None else np.r_[d[f"{v}:test"], extra[v]] for v in views}
     return rank_with_marks(cal, scores, marks, weights, kernel)
 
 
-def _loop(d: dict, y: np.ndarray, views: tuple, kernel=None):
+def _loop(d: dict, y: np.ndarray, views: tuple, kernel=None, components=COMPONENTS):
     """The simulated analyst's three rounds: the marks, and the ranking after them."""
     marks: dict[int, bool] = {}
     for _ in range(ROUNDS):
-        stat = _rank(d, marks, views, kernel=kernel).statistic
+        stat = _rank(d, marks, views, kernel=kernel, components=components).statistic
         order = [i for i in np.argsort(-stat, kind="stable") if i not in marks][:PER_ROUND]
         marks.update({int(i): bool(y[i]) for i in order})
-    return marks, _rank(d, marks, views, kernel=kernel)
+    return marks, _rank(d, marks, views, kernel=kernel, components=components)
 
 
-def fold_figures(d: dict, k: int, seed: int) -> dict:
+def fold_figures(d: dict, k: int, seed: int, components: tuple = COMPONENTS) -> dict:
+    """One fold's figures of the module docstring, with ``components`` as the consensus's components."""
     from core.evaluation.metrics import roc_auc
 
     y = d["y"].astype(bool)
-    views = COMPONENTS + RESERVE
-    free = _rank(d, {}, views).statistic
-    marks, final = _loop(d, y, views)
+    views = components + RESERVE
+    free = _rank(d, {}, views, components=components).statistic
+    marks, final = _loop(d, y, views, components=components)
     rest = np.setdiff1d(np.arange(len(y)), list(marks))
     pool = int(d["known_pool"])
     out = {"auc_label_free_all": roc_auc(y, free), "found": int(sum(marks.values())),
@@ -78,7 +82,7 @@ def fold_figures(d: dict, k: int, seed: int) -> dict:
     kernel = kernel_columns(d)
     rest_sim = None
     if kernel is not None:
-        marks_sim, final_sim = _loop(d, y, views, kernel)
+        marks_sim, final_sim = _loop(d, y, views, kernel, components)
         rest_sim = np.setdiff1d(np.arange(len(y)), list(marks_sim))
         out |= {"found_sim": int(sum(marks_sim.values())),
                 "auc_rest_sim": roc_auc(y[rest_sim], final_sim.statistic[rest_sim]),
@@ -88,12 +92,13 @@ def fold_figures(d: dict, k: int, seed: int) -> dict:
         rng = np.random.default_rng([KNOWN_SEED, seed, k])
         chosen = np.sort(rng.choice(pool, min(KNOWN, pool), replace=False))
         n = len(y)
-        for label, reserve in [("known", RESERVE), *((f"known+{v}", RESERVE + (v,)) for v in NEW_RESERVE)]:
+        new_reserve = [v for v in NEW_RESERVE if v not in components]
+        for label, reserve in [("known", RESERVE), *((f"known+{v}", RESERVE + (v,)) for v in new_reserve)]:
             if not all(f"{v}:test" in d for v in reserve):
                 continue
-            vs = COMPONENTS + reserve
+            vs = components + reserve
             stat = _rank(d, {n + j: True for j in range(len(chosen))}, vs,
-                         extra={v: d[f"{v}:known"][chosen] for v in vs}).statistic[:n]
+                         extra={v: d[f"{v}:known"][chosen] for v in vs}, components=components).statistic[:n]
             out[f"auc_rest_{label}"] = roc_auc(y[rest], stat[rest])
             out[f"auc_all_{label}"] = roc_auc(y, stat)
             if label == "known":
@@ -103,19 +108,20 @@ def fold_figures(d: dict, k: int, seed: int) -> dict:
     return out
 
 
-def review_table() -> dict:
+def review_table(components: tuple = COMPONENTS) -> dict:
+    """The simulated analyst's tables over the rows whose folds all have ``components`` and RESERVE."""
     per_row = {}
+    print(f"components: {', '.join(components)}; reserve: {', '.join(RESERVE)}")
     for row in ROWS:
-        folder = row_folder(row)
-        paths = sorted(folder.glob("fold*.npz")) if folder.exists() else []
+        paths = fold_paths(row_folder(row))
         figures = []
         for path in paths:
-            d = dict(np.load(path))
-            if not all(f"{v}:test" in d for v in COMPONENTS + RESERVE):
+            d = load_fold(path)
+            if not all(f"{v}:test" in d for v in components + RESERVE):
                 continue
             k = int(path.stem[4:])
             seed = k - 1 if ROWS[row][1] == "split" else 0
-            figures.append(fold_figures(d, k, seed))
+            figures.append(fold_figures(d, k, seed, components))
         if figures and len(figures) == len(paths):
             per_row[row] = {key: float(np.mean([f[key] for f in figures if key in f]))
                             for key in figures[0]} | {"folds": len(figures)}
@@ -157,7 +163,7 @@ def review_table() -> dict:
                       "mean": float(np.mean([new[r] for r in rows])), "base_mean": float(np.mean([base[r] for r in rows]))}
         print(f"reserve view {v}: {len(rows)} rows, 10 known anomalies, mean {reserve[v]['mean']:.3f} against "
               f"{reserve[v]['base_mean']:.3f} (WL counts alone), gain {reserve[v]['gain']:+.3f} (SE {reserve[v]['se']:.3f})")
-    return {"per_row": per_row, "means": means, "found_ratio": ratio, "found_ratio_similarity": ratio_sim,
+    return {"components": list(components), "per_row": per_row, "means": means, "found_ratio": ratio, "found_ratio_similarity": ratio_sim,
             "similarity_against_current": verdict, "reserve": reserve}
 
 
