@@ -35,6 +35,7 @@ class SimilarityController(QObject):
         self._index = None  # the fingerprints of the rows, built by the first query
         self._indexed = None  # the data they belong to
         self._pending: str | None = None  # a query typed while another is computed
+        self._asked: tuple[str, object] = ("", None)  # the running query and the rows it was asked on
         self._similarity = None  # the last result, kept to re-apply the minimum
         bar.query_changed.connect(self.search)
         bar.use_selected.connect(self.use_selected)
@@ -46,6 +47,7 @@ class SimilarityController(QObject):
         """Rank the rows by similarity to ``query`` ("" clears the query)."""
         query = query.strip()
         if not query or not self.model_table.has_smiles():
+            self._pending = None
             self._clear()
             return
         if self.runner.busy("similarity"):
@@ -56,6 +58,7 @@ class SimilarityController(QObject):
         smiles = self.model_table.smiles()
         self.bar.say("Computing fingerprints…" if self._index is None else "Comparing…")
         index = self._index
+        self._asked = (query, self.model_table.graphs)  # a result for other rows or another query is stale
         self.runner.start("similarity", lambda job: tasks.query_similarity(smiles, query, index, job=job),
                           self._done, self._failed)
 
@@ -87,9 +90,11 @@ class SimilarityController(QObject):
     @Slot(object)
     def _done(self, result: tasks.Similarity) -> None:
         self._index = result.index
-        pending, self._pending = self._pending, None
-        if pending is not None and pending != result.query:  # typed on since: the newest query wins
-            self.search(pending)
+        self._pending = None
+        current = self.bar.query().strip()
+        if current != result.query or self.model_table.graphs is not self._asked[1]:
+            # typed on, cleared or new rows since: the newest query on the rows in the table wins
+            self.search(current)
             return
         if result.similarities is None:
             self._clear(keep_note=True)

@@ -201,7 +201,7 @@ def test_a_session_whose_data_file_moved_says_so_and_keeps_the_model(qtbot, sett
     w.runner.stop_all()
     data.unlink()
     again = _window(qtbot, settings)
-    qtbot.waitUntil(lambda: again.opening.ready, timeout=60000)
+    qtbot.waitUntil(lambda: again.opening.ready and _idle(again), timeout=60000)  # as a user sees: no busy bar
     again.open_session(str(tmp_path / "s.glocalkd-session"))
     qtbot.waitUntil(lambda: _idle(again) and again.model is not None, timeout=60000)
     assert again.model.fingerprint() == fingerprint and again.graphs is None
