@@ -10,8 +10,6 @@ them, and each action's slot hands over to its controller.
 """
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Slot
@@ -36,6 +34,7 @@ from .controllers.unsaved_work import UnsavedWorkGuard
 from .export_tables import training_table
 from .feedback import Feedback
 from .file_memory import FILE_FILTER, FileMemory
+from .scratch import close_scratch, open_scratch
 from .settings_store import SettingsStore
 from .state import AppState, describe_model
 from .structures import StructureImages
@@ -68,7 +67,7 @@ class MainWindow(QMainWindow):
         self.state = AppState()
         self.runner = Runner(self)
         self._unsaved = UnsavedWork()  # asked about before quitting or opening over it
-        self._scratch = tempfile.mkdtemp(prefix="glocalkd-studio-")  # reports of scored files
+        self._scratch = open_scratch()  # reports of scored files
         install_wheel_guard(QApplication.instance())  # spin and combo boxes take the wheel only when focused
         self._build_actions()
         self._build_ui()
@@ -385,9 +384,10 @@ class MainWindow(QMainWindow):
         self.runner.stop_all()
         self.smarts.stop()
         self.results.stop()
+        self.report_tabs.stop_jobs()
         self.structures.shutdown()
         self.kept.save()
-        shutil.rmtree(self._scratch, ignore_errors=True)
+        close_scratch(self._scratch)
         event.accept()
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,13 +58,13 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
     Returns:
         The path written.
     """
-    from core import atomic_output
+    from core import atomic_output, scratch_folder
 
     doc = json.loads(json.dumps(doc))  # a copy, and a check that it is plain JSON
     data = doc.get("data")
     if data and Path(data["path"]).is_file():
         data["digest"] = file_digest(data["path"])
-    with tempfile.TemporaryDirectory(prefix="glocalkd-session-") as tmp:
+    with scratch_folder("glocalkd-session-") as tmp:
         model_bytes = None
         if model is not None and model.can_save:
             model.save(Path(tmp) / "model.pt")
@@ -124,7 +123,7 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
     Raises:
         GLocalKDError: the file is not a session file, or is damaged.
     """
-    from core import GLocalKDError, atomic_output, load_detector, read_report
+    from core import GLocalKDError, atomic_output, load_detector, make_scratch, read_report
 
     from . import tasks
 
@@ -141,7 +140,7 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
     except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise GLocalKDError(f"{path}: not a GLocalKD Studio session file, or damaged ({exc})") from None
     out = Reopened(path, doc)
-    folder = Path(tempfile.mkdtemp(dir=scratch))
+    folder = make_scratch("session-", scratch)
     if model_bytes is not None:
         with atomic_output(folder / "model.pt", "wb") as fh:
             fh.write(model_bytes)

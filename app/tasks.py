@@ -236,6 +236,14 @@ def score(model, graphs, normal_label: str | None, size_model, job):
     return model.score(graphs), size_model, size_scores, graphs, properties
 
 
+def rescore_row(model, graphs, job):
+    """Score the one graph of ``graphs`` atom by atom with ``model``, read as the model reads it
+    (standardised when it was trained so), for a report tab's drawing. Returns (the graphs scored,
+    their scores)."""
+    graphs = prepared(graphs, bool(getattr(model, "standardises", False)))
+    return graphs, model.score(graphs)
+
+
 def load_model(path: str, device: str, job):
     """Read the model file ``path`` onto ``device`` (:func:`core.load_detector`).
 

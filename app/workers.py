@@ -10,6 +10,7 @@ import traceback
 from typing import Any
 from collections.abc import Callable
 
+import shiboken6
 from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, Signal, Slot
 
 from .state import app_wording
@@ -56,20 +57,29 @@ class _Relay(QObject):
     itself would run on the worker thread.)"""
 
     def __init__(self, on_done: Callable[[object], None], on_fail: Callable[[str], None],
-                 on_progress: Callable[[object], None] | None, parent: QObject):
-        super().__init__(parent)
+                 on_progress: Callable[[object], None] | None, retire: Callable[[], None],
+                 retired: Callable[[], None], parent: QObject):
+        super().__init__(parent)  # freed with its runner: then no one is told how the job ended
         self._on_done, self._on_fail, self._on_progress = on_done, on_fail, on_progress
+        self._retire, self._retired = retire, retired
         self.abandoned = False  # the window is closing: no one reads what the job says any more
 
     @Slot(object)
     def done(self, result: object) -> None:
-        if not self.abandoned:
-            self._on_done(result)
+        self._end(self._on_done, result)
 
     @Slot(str)
     def fail(self, message: str) -> None:
-        if not self.abandoned:
-            self._on_fail(message)
+        self._end(self._on_fail, message)
+
+    def _end(self, callback: Callable[[object], None], value: object) -> None:
+        """The job has ended for the window before its result is handled; the runner says so after."""
+        self._retire()
+        try:
+            if not self.abandoned:
+                callback(value)
+        finally:
+            self._retired()
 
     @Slot(object)
     def progress(self, value: object) -> None:
@@ -77,18 +87,57 @@ class _Relay(QObject):
             self._on_progress(value)
 
 
+class _Threads(QObject):
+    """Every job thread the app started, kept until it has exited: a QThread freed while its thread
+    runs takes the process down, and the runner (or the tab owning it) may be freed first. Lives on
+    the GUI thread, where it waits for each thread's exit and frees its objects."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live: dict[QThread, tuple[Task, _Relay]] = {}
+
+    def keep(self, thread: QThread, task: Task, relay: _Relay) -> None:
+        self.live[thread] = (task, relay)
+        thread.finished.connect(self._exited)
+
+    @Slot()
+    def _exited(self) -> None:
+        thread = self.sender()
+        kept = self.live.pop(thread, None)
+        if kept is None:
+            return
+        # finished() is emitted just before the thread exits: wait for the exit, then free
+        thread.wait()
+        for obj in (*kept, thread):
+            if shiboken6.isValid(obj):  # a relay goes with its runner
+                obj.deleteLater()
+
+
+_threads: _Threads | None = None
+
+
+def _kept_threads() -> _Threads:
+    global _threads
+    if _threads is None:
+        _threads = _Threads()
+    return _threads
+
+
 class Runner(QObject):
     """Owns at most one running Task per name, each on its own QThread.
 
     Its callbacks (any callables) run on the thread that called :meth:`start`, the GUI thread:
-    a Task's results never touch widgets or the state from the worker thread.
+    a Task's results never touch widgets or the state from the worker thread. A job counts as
+    running until its result or failure is handled: from then on (its callback included) the
+    runner is no longer busy with it, while its thread winds down out of sight.
     """
 
-    changed = Signal()  # a task started or its thread ended
+    changed = Signal()  # a task started or ended
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._running: dict[str, tuple[QThread, Task, _Relay]] = {}
+        self._threads: set[QThread] = set()  # this runner's threads that have not exited
 
     def busy(self, name: str | None = None) -> bool:
         return bool(self._running) if name is None else name in self._running
@@ -116,7 +165,8 @@ class Runner(QObject):
         thread = QThread()
         task = Task(fn)
         task.moveToThread(thread)
-        relay = _Relay(on_done, on_fail, on_progress, self)
+        relay = _Relay(on_done, on_fail, on_progress, lambda: self._retire(name, thread), self.changed.emit,
+                       self)
         thread.started.connect(task.run)
         if on_progress is not None:
             task.progress.connect(relay.progress)
@@ -125,24 +175,27 @@ class Runner(QObject):
         # quit() directly from the worker thread: the GUI thread may be blocked in wait() (closing)
         task.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         task.failed.connect(thread.quit, Qt.ConnectionType.DirectConnection)
+        _kept_threads().keep(thread, task, relay)
         thread.finished.connect(self._thread_finished)
         self._running[name] = (thread, task, relay)
+        self._threads.add(thread)
         thread.start()
         self.changed.emit()
         return task
 
+    def _retire(self, name: str, thread: QThread) -> None:
+        """The job under ``name`` has said how it ended: it no longer runs, though its thread may."""
+        entry = self._running.get(name)
+        if entry is not None and entry[0] is thread:
+            del self._running[name]
+
     @Slot()
     def _thread_finished(self) -> None:
         thread = self.sender()
-        for name, (t, task, relay) in list(self._running.items()):
-            if t is thread:
-                # finished() is emitted just before the thread exits, and Python owns the QThread:
-                # wait for the exit, so it is never freed while its thread still runs.
-                t.wait()
+        self._threads.discard(thread)
+        for name, entry in list(self._running.items()):
+            if entry[0] is thread:  # a thread that ended without a word (it cannot, but never hang on to it)
                 del self._running[name]
-                task.deleteLater()
-                relay.deleteLater()
-                t.deleteLater()
         self.changed.emit()
 
     def stop(self, name: str) -> None:
@@ -150,11 +203,11 @@ class Runner(QObject):
             self._running[name][1].stop()
 
     def stop_all(self, wait_ms: int = 30000) -> None:
-        """Abandon every task and wait for its thread (used when the window closes)."""
+        """Abandon every task and wait for its thread (used when the window or a tab closes)."""
         for _thread, task, relay in list(self._running.values()):
             task.abandon()
             relay.abandoned = True
-        for thread, _task, _relay in list(self._running.values()):
+        for thread in list(self._threads):
             thread.wait(wait_ms)
 
     def wait(self) -> None:

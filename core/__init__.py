@@ -21,7 +21,8 @@ __version__ = "0.2.0"
 _PUBLIC = {
     # runtime
     "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "resolve_device": "runtime.device",
-    "atomic_output": "runtime.files",
+    "atomic_output": "runtime.files", "make_scratch": "runtime.scratch", "remove_scratch": "runtime.scratch",
+    "scratch_folder": "runtime.scratch",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
     "ParameterError": "errors",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.runtime.threads import wait_passively
     from core.runtime.device import resolve_device
     from core.runtime.files import atomic_output
+    from core.runtime.scratch import make_scratch, remove_scratch, scratch_folder
     from core.errors import (DataError, GLocalKDError, ModelFileError, SchemaMismatchError, ParameterError,
         NotApplicableError)
     from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label

@@ -83,7 +83,13 @@ class ReportTabs(QObject):
             self.unsaved.done(view)
             self.tabs.removeTab(self.tabs.indexOf(view))
             self.views.remove(view)
+            view.stop_jobs()  # its jobs end before it goes
             view.deleteLater()
+
+    def stop_jobs(self) -> None:
+        """Wait for every report tab's background jobs to end (the window is closing)."""
+        for view in self.views:
+            view.stop_jobs()
 
     def current(self) -> int:
         """The index of the tab shown (0: the training data's results)."""
@@ -115,4 +121,5 @@ class ReportTabs(QObject):
             self.unsaved.done(view)
             self.tabs.removeTab(index)
             self.views.remove(view)
+            view.stop_jobs()  # its jobs end before it goes
             view.deleteLater()

@@ -3,13 +3,14 @@ weighing a consensus's views by known anomalies."""
 from __future__ import annotations
 
 import functools
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QWidget
+
+from core import make_scratch
 
 from .. import tasks
 from ..file_memory import FILE_FILTER, FileMemory
@@ -80,7 +81,7 @@ class ScreeningController(Controller):
         if self.runner.busy():
             self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before scoring a file.")
             return
-        report_path = str(Path(tempfile.mkdtemp(dir=self.scratch)) / f"{Path(path).stem}_ranked.csv")
+        report_path = str(make_scratch("scored-", self.scratch) / f"{Path(path).stem}_ranked.csv")
         self.busy.emit(f"Scoring {Path(path).name} with the current model…", True)
         self._started = time.perf_counter()
         self._path = path

@@ -42,6 +42,11 @@ class SimilarityController(QObject):
         bar.minimum_changed.connect(self._minimum_changed)
         model_table.modelReset.connect(self._data_changed)
 
+    def stop(self) -> None:
+        """Forget the waiting query and wait for the running one (its table is closing)."""
+        self._pending = None
+        self.runner.stop_all()
+
     @Slot(str)
     def search(self, query: str) -> None:
         """Rank the rows by similarity to ``query`` ("" clears the query)."""

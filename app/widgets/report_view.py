@@ -1,11 +1,12 @@
 """A tab over a ranked CSV report (e.g. a million-compound screening result from
 ``glocalkd screen``): the rows as a sortable, filterable table, and the selected molecule
 drawn beside it. The report is read in a worker thread; nothing per row is built but the
-table's numpy columns. With a GLocalKD model open in the main window, the selected
-molecule is scored again so every atom's error is drawn; otherwise the structure is drawn
-plain and the report's top nodes are listed."""
+table's numpy columns. The selected molecule is drawn at once; with a GLocalKD model open in the
+main window it is then scored again in the background so every atom's error is drawn, otherwise
+the report's top nodes are listed."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,8 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
+from .. import tasks
+from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
 from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view
@@ -27,6 +30,8 @@ class ReportView(QWidget):
         self._model_getter = model_getter  # the main window's current detector, if any
         self.title = Path(report.source).name
         self.setObjectName("report_view")
+        self._rescoring = LatestJob("rescore row", self)  # the selected row's atoms, off the GUI thread
+        self._shown = -1  # the row drawn
         self.model_table = ResultsModel(self)
         self.model_table.set_report(report)
         self.model_table.set_p_values(report.p_value, report.q_value)
@@ -120,31 +125,61 @@ class ReportView(QWidget):
         self.show_row(self.model_table.graph_index(current.row()))
 
     def show_row(self, i: int) -> None:
-        """Draw row i: rescored atom by atom with the open GLocalKD model, else plain."""
+        """Draw row i at once, plain with the report's top atoms; with a GLocalKD model open, it is
+        then rescored atom by atom in the background (the newest row selected wins)."""
         from core import GLocalKDError, Scores, molecule_schema, row_graphs
 
         report = self.report
+        self._shown = i
         try:
             graphs = row_graphs(report, i)
         except GLocalKDError as exc:
+            self._rescoring.cancel()
             self.heatmap.clear(f"Row {i + 1} cannot be drawn: {exc}")
             return
         model = self._model_getter()
+        rescore = (model is not None and model.has_node_scores
+                   and getattr(molecule_schema(model), "mode", "") == "atom")
         try:
-            if model is not None and model.has_node_scores and getattr(molecule_schema(model), "mode", "") == "atom":
-                scores = model.score(graphs)
-                self.heatmap.show_graph(graphs, 0, scores)
-                self.heatmap.title.setText(self.heatmap.title.text() + f"<br><i>Rescored with the open model; the "
-                                           f"report says {report.score[i]:.4g}.</i>")
-                return
             counts = np.array([0, int(graphs.graphs[0].num_nodes)], dtype=np.int64)
             self.heatmap.show_graph(graphs, 0, Scores.graph_only(np.array([report.score[i]]), counts))
         except Exception as exc:  # a drawing failure must not take the window down
+            self._rescoring.cancel()
             self.heatmap.clear(f"Could not draw row {i + 1}: {exc}")
             return
+        if rescore:
+            self.heatmap.title.setText(self.heatmap.title.text() + "<br><i>Scoring every atom with the open "
+                                       "model…</i>")
+            self._rescoring.request(functools.partial(tasks.rescore_row, model, graphs),
+                                    functools.partial(self._rescored, i),
+                                    lambda message: self._not_rescored(i, message))
+            return
+        self._rescoring.cancel()
         top = report.top_nodes_of(i)
         if top:
             self.heatmap.title.setText(f"<b>{report.ids[i]}</b> — score {report.score[i]:.4g}<br>"
                                        f"<tt>{report.smiles[i]}</tt><br><i>Open the model that wrote this "
                                        "report to see every atom's error; the report lists its top atoms.</i>")
             self.heatmap.set_top_nodes(top)
+
+    def _rescored(self, i: int, result) -> None:
+        if i != self._shown:
+            return
+        graphs, scores = result
+        try:
+            self.heatmap.show_graph(graphs, 0, scores)
+        except Exception as exc:  # a drawing failure must not take the window down
+            self.heatmap.clear(f"Could not draw row {i + 1}: {exc}")
+            return
+        self.heatmap.title.setText(self.heatmap.title.text() + f"<br><i>Rescored with the open model; the "
+                                   f"report says {self.report.score[i]:.4g}.</i>")
+
+    def _not_rescored(self, i: int, message: str) -> None:
+        if i == self._shown:
+            self.heatmap.title.setText(self.heatmap.title.text() + f"<br><i>Could not score its atoms: {message}</i>")
+
+    def stop_jobs(self) -> None:
+        """Forget the row being rescored and the query, and wait for their jobs (the tab or the
+        window is closing)."""
+        self._rescoring.stop_all()
+        self.similarity.stop()

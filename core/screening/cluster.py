@@ -19,7 +19,6 @@ chunk's rows (:func:`screen_chunk_task`):
 from __future__ import annotations
 
 import glob
-import shutil
 import tempfile
 import threading
 import uuid
@@ -28,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from core.errors import DataError, GLocalKDError, one_line
+from core.runtime.scratch import make_scratch, remove_scratch
 from core.screening import pipeline
 from core.screening.pipeline import ChunkJob, ChunkResult, ChunkSettings, ScreenSummary, featurize_chunk
 
@@ -111,14 +111,14 @@ class ModelPlugin(WorkerPlugin):
                 from core.detectors.model_file import load_detector
                 from core.runtime.files import atomic_output
 
-                folder = Path(tempfile.mkdtemp(prefix="glocalkd-model-", dir=getattr(self, "_dir", None)))
+                folder = make_scratch("glocalkd-model-", getattr(self, "_dir", None))
                 try:
                     path = folder / "model.pt"
                     with atomic_output(path) as fh:
                         fh.write(self.data)
                     self._model = load_detector(path, device=self.device)
                 finally:
-                    shutil.rmtree(folder, ignore_errors=True)
+                    remove_scratch(folder)
             return self._model
 
 

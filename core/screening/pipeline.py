@@ -18,7 +18,6 @@ import math
 import multiprocessing as mp
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from collections import Counter, deque
@@ -42,6 +41,7 @@ from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STANDARDIS
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
+from core.runtime.scratch import make_scratch, remove_scratch
 from core.runtime.signals import deferred_stops, stop_received, stop_signals_interrupt
 from core.runtime.threads import usable_cpus
 from core.runtime.workers import init_parsing_worker
@@ -832,7 +832,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
 
     allow_large_csv_fields()
     out = Path(out)
-    tmp = Path(tempfile.mkdtemp(prefix=".glocalkd-merge-", dir=out.parent))
+    tmp = make_scratch(".glocalkd-merge-", out.parent)
     models: dict[str, str] = {}
     digests: dict[str, str] = {}
     p_counts: Counter = Counter()  # q-values are recomputed over the merged report
@@ -908,7 +908,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
         return write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
                              check=overlap, extras=extras or ())
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_scratch(tmp)
 
 
 # ---------------------------------------------------------------------------- executors
@@ -1251,7 +1251,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     executor = executor if executor is not None else LocalExecutor(model, workers)
     start = time.perf_counter()
     report = Path(report)
-    tmp = Path(tempfile.mkdtemp(prefix=".screen-", dir=scratch or report.parent or "."))
+    tmp = make_scratch(".screen-", scratch or report.parent or ".")
     extras = extra_columns(properties, alerts, bool(getattr(model, "standardises", False)))  # the model's choice
     deferred = deferred_columns(extras, keep)
     settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras[len(deferred):], deferred)
@@ -1336,7 +1336,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                 summary.stopped = summary.interrupted = True
             return summary
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_scratch(tmp)
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
                          report=str(report), stopped=stopped, last_line=last_line, nodes=nodes,
                          interrupted=interrupted, written=written, first_rejects=first_rejects,

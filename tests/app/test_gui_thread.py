@@ -115,6 +115,31 @@ def test_one_job_per_name_at_a_time(qtbot):
     qtbot.waitUntil(lambda: done == [True] and not runner.busy(), timeout=10000)
 
 
+def test_a_job_has_ended_for_the_window_when_its_result_is_handled(qtbot):
+    """In its own callback, and in any action the user takes once the result is shown, the runner
+    is no longer busy with the job: the next job of that name starts (a session opened the moment
+    warm-up ends was refused as "Busy" while the finished job's thread wound down)."""
+    from app import workers
+
+    runner = workers.Runner()
+    seen = []
+
+    def then_next(result):
+        seen.append((result, runner.busy("job")))
+        if result == 1:
+            runner.start("job", lambda job: 2, then_next, seen.append)
+
+    tasks = [runner.start("job", lambda job: 1, then_next, seen.append)]
+    tasks.append(runner.start("fails", lambda job: 1 / 0, seen.append,
+                              lambda message: seen.append(("failed", runner.busy("fails")))))
+    qtbot.waitUntil(lambda: len(seen) == 3 and not runner.busy(), timeout=10000)
+    assert [entry for entry in seen if entry[0] in (1, 2)] == [(1, False), (2, False)]
+    assert ("failed", False) in seen
+    # every thread waited for and let go once it has exited
+    kept = workers._kept_threads().live
+    qtbot.waitUntil(lambda: not [t for t in tasks if any(t is task for task, _ in kept.values())], timeout=10000)
+
+
 def test_a_newer_smarts_pattern_stops_the_running_match_and_its_result_is_shown(qtbot, settings, herg_path,  # noqa: F811
                                                                                monkeypatch):
     from app import tasks
