@@ -10,7 +10,6 @@ import traceback
 from typing import Any
 from collections.abc import Callable
 
-import shiboken6
 from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, Signal, Slot
 
 from .state import app_wording
@@ -56,12 +55,12 @@ class _Relay(QObject):
     Qt queues the task's signals to its slots. (A plain function or lambda connected to the task
     itself would run on the worker thread.)"""
 
+    handled = Signal()  # the job's result or failure was handed over
+
     def __init__(self, on_done: Callable[[object], None], on_fail: Callable[[str], None],
-                 on_progress: Callable[[object], None] | None, retire: Callable[[], None],
-                 retired: Callable[[], None], parent: QObject):
+                 on_progress: Callable[[object], None] | None, parent: QObject):
         super().__init__(parent)  # freed with its runner: then no one is told how the job ended
         self._on_done, self._on_fail, self._on_progress = on_done, on_fail, on_progress
-        self._retire, self._retired = retire, retired
         self.abandoned = False  # the window is closing: no one reads what the job says any more
 
     @Slot(object)
@@ -73,13 +72,12 @@ class _Relay(QObject):
         self._end(self._on_fail, message)
 
     def _end(self, callback: Callable[[object], None], value: object) -> None:
-        """The job has ended for the window before its result is handled; the runner says so after."""
-        self._retire()
+        """Hand the result over (the runner has already let the job go), then say it was handled."""
         try:
             if not self.abandoned:
                 callback(value)
         finally:
-            self._retired()
+            self.handled.emit()
 
     @Slot(object)
     def progress(self, value: object) -> None:
@@ -87,40 +85,10 @@ class _Relay(QObject):
             self._on_progress(value)
 
 
-class _Threads(QObject):
-    """Every job thread the app started, kept until it has exited: a QThread freed while its thread
-    runs takes the process down, and the runner (or the tab owning it) may be freed first. Lives on
-    the GUI thread, where it waits for each thread's exit and frees its objects."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.live: dict[QThread, tuple[Task, _Relay]] = {}
-
-    def keep(self, thread: QThread, task: Task, relay: _Relay) -> None:
-        self.live[thread] = (task, relay)
-        thread.finished.connect(self._exited)
-
-    @Slot()
-    def _exited(self) -> None:
-        thread = self.sender()
-        kept = self.live.pop(thread, None)
-        if kept is None:
-            return
-        # finished() is emitted just before the thread exits: wait for the exit, then free
-        thread.wait()
-        for obj in (*kept, thread):
-            if shiboken6.isValid(obj):  # a relay goes with its runner
-                obj.deleteLater()
-
-
-_threads: _Threads | None = None
-
-
-def _kept_threads() -> _Threads:
-    global _threads
-    if _threads is None:
-        _threads = _Threads()
-    return _threads
+# Every job thread started and not yet exited, with its task: a QThread freed while its thread
+# runs takes the process down, and the runner that started it (or the tab owning that runner)
+# may be freed first. Its runner lets go of both once the thread has exited.
+_ALIVE: dict[QThread, Task] = {}
 
 
 class Runner(QObject):
@@ -137,7 +105,7 @@ class Runner(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._running: dict[str, tuple[QThread, Task, _Relay]] = {}
-        self._threads: set[QThread] = set()  # this runner's threads that have not exited
+        self._ending: list[tuple[QThread, Task, _Relay]] = []  # ended jobs whose threads still exit
 
     def busy(self, name: str | None = None) -> bool:
         return bool(self._running) if name is None else name in self._running
@@ -165,37 +133,53 @@ class Runner(QObject):
         thread = QThread()
         task = Task(fn)
         task.moveToThread(thread)
-        relay = _Relay(on_done, on_fail, on_progress, lambda: self._retire(name, thread), self.changed.emit,
-                       self)
+        relay = _Relay(on_done, on_fail, on_progress, self)
         thread.started.connect(task.run)
         if on_progress is not None:
             task.progress.connect(relay.progress)
+        # queued to this thread in the order connected: the runner lets the job go, then the relay
+        # hands its result over and says so (no reference back to the runner: no cycle to collect)
+        task.finished.connect(self._task_ended)
+        task.failed.connect(self._task_ended)
         task.finished.connect(relay.done)
         task.failed.connect(relay.fail)
+        relay.handled.connect(self.changed)
         # quit() directly from the worker thread: the GUI thread may be blocked in wait() (closing)
         task.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         task.failed.connect(thread.quit, Qt.ConnectionType.DirectConnection)
-        _kept_threads().keep(thread, task, relay)
         thread.finished.connect(self._thread_finished)
         self._running[name] = (thread, task, relay)
-        self._threads.add(thread)
+        _ALIVE[thread] = task
         thread.start()
         self.changed.emit()
         return task
 
-    def _retire(self, name: str, thread: QThread) -> None:
-        """The job under ``name`` has said how it ended: it no longer runs, though its thread may."""
-        entry = self._running.get(name)
-        if entry is not None and entry[0] is thread:
-            del self._running[name]
+    @Slot()
+    def _task_ended(self) -> None:
+        """A job has said how it ended: it no longer runs, though its thread may still exit."""
+        task = self.sender()
+        for name, entry in list(self._running.items()):
+            if entry[1] is task:
+                del self._running[name]
+                self._ending.append(entry)
 
     @Slot()
     def _thread_finished(self) -> None:
         thread = self.sender()
-        self._threads.discard(thread)
         for name, entry in list(self._running.items()):
             if entry[0] is thread:  # a thread that ended without a word (it cannot, but never hang on to it)
                 del self._running[name]
+                self._ending.append(entry)
+        for entry in [e for e in self._ending if e[0] is thread]:
+            t, task, relay = entry
+            # finished() is emitted just before the thread exits, and Python owns the QThread:
+            # wait for the exit, so it is never freed while its thread still runs.
+            t.wait()
+            self._ending.remove(entry)
+            _ALIVE.pop(t, None)
+            task.deleteLater()
+            relay.deleteLater()
+            t.deleteLater()
         self.changed.emit()
 
     def stop(self, name: str) -> None:
@@ -207,7 +191,7 @@ class Runner(QObject):
         for _thread, task, relay in list(self._running.values()):
             task.abandon()
             relay.abandoned = True
-        for thread in list(self._threads):
+        for thread, _task, _relay in [*self._running.values(), *self._ending]:
             thread.wait(wait_ms)
 
     def wait(self) -> None:

@@ -136,8 +136,8 @@ def test_a_job_has_ended_for_the_window_when_its_result_is_handled(qtbot):
     assert [entry for entry in seen if entry[0] in (1, 2)] == [(1, False), (2, False)]
     assert ("failed", False) in seen
     # every thread waited for and let go once it has exited
-    kept = workers._kept_threads().live
-    qtbot.waitUntil(lambda: not [t for t in tasks if any(t is task for task, _ in kept.values())], timeout=10000)
+    qtbot.waitUntil(lambda: not [t for t in tasks if any(t is task for task in workers._ALIVE.values())],
+                    timeout=10000)
 
 
 def test_a_newer_smarts_pattern_stops_the_running_match_and_its_result_is_shown(qtbot, settings, herg_path,  # noqa: F811
