@@ -208,11 +208,15 @@ class StructureDelegate(QStyledItemDelegate):
         opt.text = ""
         style = opt.widget.style() if opt.widget is not None else QApplication.style()
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)  # background, selection
-        smiles = index.data(STRUCTURE_ROLE)
+        self.paint_picture(painter, option.rect, index.data(STRUCTURE_ROLE))
+
+    def paint_picture(self, painter: QPainter, cell: QRect, smiles: str | None) -> None:
+        """Draw the picture of ``smiles`` centred in ``cell`` (its background already painted), or
+        a grey placeholder while it is drawn; a table that paints its rows itself calls this."""
         if not smiles or self.images.size() is None:
             return
         image = self.images.image(smiles)
-        rect = option.rect.adjusted(2, 2, -2, -2)
+        rect = cell.adjusted(2, 2, -2, -2)
         if image is not None:
             scale = min(1.0, rect.width() / image.width(), rect.height() / image.height())  # a narrowed column
             target = QRect(0, 0, int(image.width() * scale), int(image.height() * scale))

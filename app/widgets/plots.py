@@ -21,7 +21,7 @@ def figure_canvas(width: float = 5, height: float = 3.5, constrained: bool = Tru
 
     canvas = FigureCanvasQTAgg(Figure(figsize=(width, height), layout="constrained" if constrained else None))
     canvas.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-    canvas.setMinimumSize(200, 160)
+    canvas.setMinimumSize(200, 110)
     canvas.save_to = lambda path, dpi=150: save_figure(canvas, path, dpi)
     return canvas
 
@@ -57,7 +57,7 @@ class Canvas(QStackedWidget):
         self.placeholder.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
         self.addWidget(self.placeholder)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(200, 160)
+        self.setMinimumSize(200, 110)
 
     def made(self) -> bool:
         """Whether the matplotlib canvas exists (a figure has been drawn)."""

@@ -7,9 +7,10 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPalette
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QStyleOptionViewItem,
+                               QTableView)
 
 from ..plain_words import COLUMN_TIPS, p_value_text, q_value_text
 
@@ -368,6 +369,10 @@ class ResultsModel(QAbstractTableModel):
             return self._tooltip(index)
         return None
 
+    def row_cells(self, row: int) -> tuple:
+        """The cells of table row ``row`` (see :meth:`cells`), for a view that paints a row at a time."""
+        return self._cells.get(row) or self._build(self.index(row, 0))
+
     def cells(self, index: QModelIndex | QPersistentModelIndex) -> tuple:
         """The cells of ``index``'s row as the table paints them.
 
@@ -487,12 +492,143 @@ class ResultsDelegate(QStyledItemDelegate):
         option.styleObject = None  # as Qt's: no style animations in item views
 
 
+_SELECTED = QStyle.StateFlag.State_Selected
+_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+_ELIDED_KEPT = 50_000  # (text, width) -> the text as it fits, for the cells painted lately
+
+
+class ResultsTable(QTableView):
+    """The results table, painting its text cells a row at a time.
+
+    Qt's table asks its delegate to paint each cell, a call into Python per cell; with 1,000 cells
+    in sight that was most of a frame. Here one Python call paints every row in sight: each
+    row's background (selected, flagged), each text cell's text as its cells are built
+    (:meth:`ResultsModel.row_cells`), elided to its width, then the grid. A column whose delegate
+    draws pictures (``paint_picture``: the structures) draws them straight onto the row; other
+    delegates of a column, and the current cell with its focus frame, paint as Qt paints them. A model that is not a :class:`ResultsModel`, or a
+    right-to-left layout, is painted by Qt.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._elided: dict[tuple[str, int], str] = {}
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._elided.clear()  # texts fit to the old font
+        super().changeEvent(event)
+
+    def paintEvent(self, event) -> None:
+        model = self.model()
+        if not isinstance(model, ResultsModel) or self.isRightToLeft() or not model.rowCount():
+            super().paintEvent(event)
+            return
+        area = event.rect()
+        first, last = self.rowAt(area.top()), self.rowAt(area.bottom())
+        if first < 0:
+            super().paintEvent(event)  # the empty space below the rows
+            return
+        last = model.rowCount() - 1 if last < 0 else last
+        header = self.horizontalHeader()
+        grid = 1 if self.showGrid() else 0
+        columns, own, pictures = [], {}, {}
+        for visual in range(header.count()):
+            logical = header.logicalIndex(visual)
+            if header.isSectionHidden(logical):
+                continue
+            x, width = header.sectionViewportPosition(logical), header.sectionSize(logical)
+            if x + width <= area.left() or x > area.right():
+                continue
+            columns.append((logical, x, width - grid, _ALIGNMENT_FLAGS.get(logical, _LEFT)))
+            delegate = self.itemDelegateForColumn(logical)
+            if delegate is not None:
+                own[logical] = delegate
+                if hasattr(delegate, "paint_picture"):  # draws into a cell without Qt's cell painting
+                    pictures[logical] = delegate.paint_picture
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        style = self.style()
+        group = (QPalette.ColorGroup.Disabled if not self.isEnabled() else
+                 QPalette.ColorGroup.Active if self.isActiveWindow() else QPalette.ColorGroup.Inactive)
+        palette = self.palette()
+        highlight = palette.brush(group, QPalette.ColorRole.Highlight)
+        colours = (palette.color(group, QPalette.ColorRole.Text), palette.color(group, QPalette.ColorRole.HighlightedText))
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1
+        metrics = self.fontMetrics()
+        elided = self._elided
+        if len(elided) > _ELIDED_KEPT:
+            elided.clear()
+        current = self.currentIndex() if self.hasFocus() else QModelIndex()
+        focus = (current.row(), current.column()) if current.isValid() else (-1, -1)
+        selection = self.selectionModel()
+        right = self.viewport().width()
+        painter = QPainter(self.viewport())
+        for row in range(first, last + 1):
+            y, height = self.rowViewportPosition(row), self.rowHeight(row) - grid
+            cells = model.row_cells(row)
+            selected = selection is not None and selection.isRowSelected(row, QModelIndex())
+            if selected:
+                painter.fillRect(0, y, right, height, highlight)
+            elif cells[_BRUSH] is not None:
+                painter.fillRect(0, y, right, height, cells[_BRUSH])
+            painter.setPen(colours[selected])
+            for logical, x, width, alignment in columns:
+                picture = pictures.get(logical)
+                if picture is not None and (row, logical) != focus:  # a molecule's picture, on the row's background
+                    picture(painter, QRect(x, y, width, height), cells[_SMILES_COLUMN])
+                    continue
+                if logical in own or (row, logical) == focus:  # as Qt paints it
+                    self._paint_cell(painter, option, row, logical, QRect(x, y, width, height), selected,
+                                     own.get(logical) or self.itemDelegate())
+                    painter.setPen(colours[selected])
+                    continue
+                text = cells[logical]
+                if not text:
+                    continue
+                key = (text, width)
+                shown = elided.get(key)
+                if shown is None:
+                    plain = text.replace("\n", "\u2028") if "\n" in text else text  # a line break, as Qt shows it
+                    shown = elided[key] = metrics.elidedText(plain, Qt.TextElideMode.ElideRight, width - 2 * margin)
+                painter.drawText(x + margin, y, width - 2 * margin, height, alignment, shown)
+        if grid:
+            self._paint_grid(painter, option, columns, first, last)
+        painter.end()
+
+    def _paint_cell(self, painter: QPainter, option: QStyleOptionViewItem, row: int, column: int, rect: QRect,
+                    selected: bool, delegate) -> None:
+        """One cell painted by its delegate, as Qt's table paints it (its focus frame included)."""
+        cell = QStyleOptionViewItem(option)
+        cell.rect = rect
+        if selected:
+            cell.state |= _SELECTED
+        index = self.model().index(row, column)
+        if index == self.currentIndex() and self.hasFocus():
+            cell.state |= QStyle.StateFlag.State_HasFocus
+        painter.save()
+        delegate.paint(painter, cell, index)
+        painter.restore()
+
+    def _paint_grid(self, painter: QPainter, option: QStyleOptionViewItem, columns: list, first: int,
+                    last: int) -> None:
+        """The grid's lines, at the right and bottom of each cell, as Qt's table draws them."""
+        hint = self.style().styleHint(QStyle.StyleHint.SH_Table_GridLineColor, option, self)
+        painter.setPen(QColor.fromRgba(hint & 0xFFFFFFFF))
+        bottom = self.rowViewportPosition(last) + self.rowHeight(last) - 1
+        for _logical, x, width, _alignment in columns:
+            painter.drawLine(x + width, self.rowViewportPosition(first), x + width, bottom)
+        right = self.viewport().width()
+        for row in range(first, last + 1):
+            y = self.rowViewportPosition(row) + self.rowHeight(row) - 1
+            painter.drawLine(0, y, right, y)
+
+
 def results_view(model: ResultsModel) -> QTableView:
     """A table view over ``model`` as both windows show it: one row per line (no wrapping), sortable,
     whole-row selection of one row or several (Shift, Ctrl), columns sized for ids, SMILES and
     scores, which come right after the ID with the structure and the similarity to a query before
     them (the model's column order stays :data:`COLUMNS`); the last two are hidden until shown."""
-    table = QTableView()
+    table = ResultsTable()
     table.setModel(model)
     table.setItemDelegate(ResultsDelegate(model, table))
     table.setSortingEnabled(True)

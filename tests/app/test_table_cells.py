@@ -1,6 +1,7 @@
-"""The results table answers from cells built once per row and painted by its own delegate: what
-it shows must be what the model's state says, at once after every change (marks, scores' threshold,
-p-values, properties, similarity, sorting, filters), and painted as Qt's own delegate paints it."""
+"""The results table answers from cells built once per row and paints a row at a time: what it
+shows must be what the model's state says, at once after every change (marks, scores' threshold,
+p-values, properties, similarity, sorting, filters), and painted as Qt's own table and delegate
+paint it."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -8,9 +9,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt
-from PySide6.QtWidgets import QStyledItemDelegate
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QStyledItemDelegate, QTableView
 
-from app.widgets.table import COLUMNS, STRUCTURE_ROLE, ResultsDelegate, ResultsModel, results_view
+from app.widgets.table import COLUMNS, STRUCTURE_ROLE, ResultsDelegate, ResultsModel, ResultsTable, results_view
 from core import PROPERTY_COLUMNS
 
 N = 120
@@ -130,22 +132,126 @@ def test_a_row_outside_the_table_has_no_cells(qtbot):
     assert model.index(N, 0).data() is None
 
 
-def test_the_table_delegate_paints_what_qt_paints(qtbot):
-    """Flagged rows, marks, properties, right-aligned numbers, a line break in a name and a
-    selection: the same pixels as Qt's own delegate reading the model's roles."""
+def _pixels(image) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+    return rows[:, :image.width() * 4].reshape(image.height(), image.width(), 4)[..., :3].astype(int)
+
+
+def _ink(cell: np.ndarray) -> tuple[tuple[int, ...], tuple[int, int, int], int, np.ndarray]:
+    """A cell's background (its commonest colour), the box around what is drawn on it, how much is
+    drawn and its mean colour."""
+    colours, counts = np.unique(cell.reshape(-1, 3), axis=0, return_counts=True)
+    background = colours[np.argmax(counts)]
+    ink = (cell != background).any(-1)
+    if not ink.any():
+        return (), tuple(background), 0, background
+    ys, xs = np.nonzero(ink)
+    return (ys.min(), ys.max(), xs.min(), xs.max()), tuple(background), int(ink.sum()), cell[ink].mean(0)
+
+
+def _qt_table(qtbot, table: QTableView) -> QTableView:
+    """Qt's own table and delegate over the same model, laid out, selected and focused as ``table``."""
+    qt = QTableView()
+    qtbot.addWidget(qt)
+    qt.setModel(table.model())
+    qt.setItemDelegate(QStyledItemDelegate(qt))  # every cell from the model's roles
+    qt.setSelectionModel(table.selectionModel())
+    qt.setWordWrap(False)
+    qt.verticalHeader().setVisible(False)
+    qt.verticalHeader().setDefaultSectionSize(table.verticalHeader().defaultSectionSize())
+    qt.verticalHeader().setMinimumSectionSize(table.verticalHeader().minimumSectionSize())
+    qt.horizontalHeader().setStretchLastSection(True)
+    ours, theirs = table.horizontalHeader(), qt.horizontalHeader()
+    for column in range(len(COLUMNS)):
+        qt.setColumnWidth(column, table.columnWidth(column))
+        qt.setColumnHidden(column, table.isColumnHidden(column))
+    for visual in range(ours.count()):
+        theirs.moveSection(theirs.visualIndex(ours.logicalIndex(visual)), visual)
+    qt.resize(table.size())
+    qt.show()
+    qt.activateWindow()
+    qt.setFocus()
+    qtbot.waitUntil(qt.hasFocus)
+    assert qt.viewport().size() == table.viewport().size() and qt.currentIndex() == table.currentIndex()
+    return qt
+
+
+def test_the_table_paints_what_qt_paints(qtbot):
+    """Flagged rows, marks, properties, right-aligned and elided texts, a line break in a name, a
+    selection and the current cell: painted a row at a time, each cell has the background and
+    the text (where, and about how much ink) that Qt's own table and delegate give it."""
     model = _model(["marks", "p-values"])
     model.set_threshold(0.9)
     table = _table(qtbot, model)
-    assert isinstance(table.itemDelegate(), ResultsDelegate)
+    assert isinstance(table, ResultsTable) and isinstance(table.itemDelegate(), ResultsDelegate)
+    table.setColumnWidth(COLUMNS.index("Name"), 40)  # names cut short: elided
     table.selectRow(1)
     table.selectionModel().select(model.index(3, 0), QItemSelectionModel.SelectionFlag.Select
                                   | QItemSelectionModel.SelectionFlag.Rows)
+    table.activateWindow()
+    table.setFocus()
+    qtbot.waitUntil(table.hasFocus)  # the current cell has its focus frame
     flagged = model.flagged()
     assert flagged[model.visible_graphs()[:25]].any() and not flagged[model.visible_graphs()[:25]].all()
-    ours = table.viewport().grab().toImage()
-    table.setItemDelegate(QStyledItemDelegate(table))
-    qts = table.viewport().grab().toImage()
-    assert ours == qts
+    ours = _pixels(table.viewport().grab().toImage())
+    qt = _qt_table(qtbot, table)
+    qts = _pixels(qt.viewport().grab().toImage())
+    compared = inked = 0
+    for row in range(25):
+        for column in range(len(COLUMNS)):
+            rect = table.visualRect(model.index(row, column))
+            if table.isColumnHidden(column) or rect.right() >= ours.shape[1] - 1 or rect.bottom() >= ours.shape[0]:
+                continue
+            cut = np.s_[rect.top():rect.bottom() + 1, rect.left():rect.right() + 1]
+            (box_a, back_a, ink_a, colour_a), (box_b, back_b, ink_b, colour_b) = _ink(ours[cut]), _ink(qts[cut])
+            where = f"row {row}, {COLUMNS[column]}"
+            assert back_a == back_b, where
+            assert bool(box_a) == bool(box_b), where
+            if box_a:
+                assert np.abs(np.subtract(box_a, box_b)).max() <= 2, where
+                assert abs(ink_a - ink_b) <= 0.35 * max(ink_a, ink_b), where
+                assert np.abs(colour_a - colour_b).max() <= 40, where  # e.g. white text on a selection
+                inked += 1
+            # the grid's lines at the cell's right and bottom
+            assert (ours[rect.top():rect.bottom() + 2, rect.right() + 1] ==
+                    qts[rect.top():rect.bottom() + 2, rect.right() + 1]).all(), where
+            assert (ours[rect.bottom() + 1, rect.left():rect.right() + 2] ==
+                    qts[rect.bottom() + 1, rect.left():rect.right() + 2]).all(), where
+            compared += 1
+    assert compared > 300 and inked > 150
+
+
+def test_the_structures_are_painted_as_their_delegate_paints_them(qtbot):
+    """The pictures, drawn straight onto each row, land where the structure delegate puts them, on
+    the same background (flagged and selected rows too)."""
+    from app.structures import StructureDelegate, StructureImages, show_structures
+
+    model = _model([])
+    model.set_threshold(0.5)
+    images = StructureImages()
+    images.set_size("small")
+    table = _table(qtbot, model)
+    show_structures(table, images)
+    table.selectRow(2)
+    column = COLUMNS.index("Structure")
+    assert not table.isColumnHidden(column)
+    rows = [r for r in range(model.rowCount()) if table.visualRect(model.index(r, column)).bottom()
+            < table.viewport().height()]
+    table.viewport().repaint()  # asks for the pictures in sight
+    qtbot.waitUntil(lambda: all(images.is_known(model.index(r, column).data(STRUCTURE_ROLE)) for r in rows),
+                    timeout=60000)
+    ours = _pixels(table.viewport().grab().toImage())
+    qt = _qt_table(qtbot, table)
+    qt.setItemDelegateForColumn(column, StructureDelegate(images, qt))
+    qts = _pixels(qt.viewport().grab().toImage())
+    assert len(rows) >= 5 and model.flagged()[model.visible_graphs()[rows]].any()
+    for row in rows:
+        rect = table.visualRect(model.index(row, column))
+        cut = np.s_[rect.top():rect.bottom() + 1, rect.left():rect.right() + 1]
+        assert (ours[cut] == qts[cut]).all(), f"row {row}"
+        assert _ink(ours[cut])[2] > 100  # a molecule is drawn there
+    images.shutdown()
 
 
 @pytest.mark.parametrize("column", ["Score", "Review", "MW"])

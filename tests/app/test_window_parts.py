@@ -65,7 +65,7 @@ def test_settings_of_version_1_are_migrated_once(settings):
 
 
 
-@pytest.mark.parametrize("screen", [(1280, 800), (1920, 1080)])
+@pytest.mark.parametrize("screen", [(1366, 768), (1280, 800), (1920, 1080)])  # a common laptop, too
 def test_the_first_window_fits_the_screens_available_area(qtbot, settings, monkeypatch, screen):
     from PySide6.QtCore import QRect
     from PySide6.QtGui import QScreen
