@@ -165,6 +165,7 @@ class MainWindow(QMainWindow):
         self.runner.changed.connect(self._update_state)
         self.results.shown.connect(self._update_state)
         self.report_tabs.changed.connect(self._update_state)  # Export: the active tab's rows
+        self.report_tabs.training_graph_chosen.connect(self.results.select_graph)  # a report's similar molecule
         self.maps.ready.connect(self.results.map_ready)
         self.query_bar.structure_size_changed.connect(self.structures.set_size)
         self.similarity.applied.connect(self.results.update_counts)

@@ -8,6 +8,8 @@ about them (threshold, flags, evaluation).
 """
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +26,37 @@ NORMAL_HELP = ("The detector learns what normal graphs look like and scores how 
                "<b>All graphs</b> (the default, as <tt>glocalkd train</tt> does) assumes anomalies are rare "
                "in the file. Pick a label to train only on the graphs known to be normal (e.g. the inactive "
                "class), which sharpens the model when labels are trustworthy.")
+
+
+class SharedIndex:
+    """The training molecules' fingerprint index, built once for the open data and model by the
+    first job that needs it; a job of another tab asking meanwhile waits for that one (thread-safe).
+    """
+
+    def __init__(self, index=None) -> None:
+        self._lock = threading.Lock()
+        self._index = index
+
+    def built(self):
+        """The index if it is built (None: not yet)."""
+        return self._index
+
+    def offer(self, index) -> None:
+        """Keep ``index`` if none is built and no job is building one (never waits: the GUI thread
+        calls it)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                if self._index is None:
+                    self._index = index
+            finally:
+                self._lock.release()
+
+    def get(self, build: Callable[[], object]):
+        """The index, built by ``build()`` first if no job has built it (runs in a job)."""
+        with self._lock:
+            if self._index is None:
+                self._index = build()
+            return self._index
 
 
 @dataclass
@@ -76,7 +109,7 @@ class AppState:
         self.flag_rule = "percentile"  # or "p" (expected false-alarm rate) or "q" (false-discovery rate)
         self.alpha = 0.05  # the rate of the p and q rules
         self.selected: int | None = None  # graph index, not a table row: it survives sorting and filters
-        self._similarity = None  # (token, fingerprint index of the training molecules)
+        self._similarity = None  # (token, SharedIndex: the fingerprint index of the training molecules)
         self._token = object()  # the graphs and model the index is for
         self.properties: dict | None = None  # the chemist's properties of the graphs (core.molecular_properties)
         # the analyst's review: graph index -> True (anomaly) / False (not anomaly), kept with the
@@ -359,10 +392,11 @@ class AppState:
         parts = [s.node_errors[ptr[i]:ptr[i + 1]] for i in self.training_indices().tolist()]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
-    def similar_training_molecules(self, i: int, k: int = 5) -> list[tuple[int, float]]:
-        """The k training molecules most like graph i (Morgan fingerprints, Tanimoto), as (graph index,
-        similarity); graph i itself is left out. The fingerprints of the training molecules are built
-        on first use (the app builds them in a job: :meth:`similarity_inputs`, :meth:`keep_similarity_index`)."""
+    def similar_training_molecules(self, i: int | str, k: int = 5) -> list[tuple[int, float]]:
+        """The k training molecules most like graph i, or like the SMILES ``i`` (Morgan fingerprints,
+        Tanimoto), as (graph index, similarity); graph i itself is left out. The fingerprints of the
+        training molecules are built on first use (the app builds them in a job:
+        :meth:`similarity_inputs`, :meth:`keep_similarity_index`)."""
         inputs = self.similarity_inputs()
         if inputs is None:
             return []
@@ -372,18 +406,23 @@ class AppState:
 
     def similarity_inputs(self) -> dict | None:
         """What :func:`nearest_training` needs for the state now: the graphs, the training graphs'
-        indices, their fingerprint index if built (else None) and the token to keep it with; None
-        without molecules or a model."""
+        indices, their fingerprint index (a :class:`SharedIndex`, built by the first job that needs
+        it, whichever tab asks) and the token it belongs to; None without molecules or a model."""
         if self.graphs is None or not self.has_smiles() or self.model is None:
             return None
-        index = self._similarity[1] if self._similarity is not None and self._similarity[0] is self._token else None
-        return {"graphs": self.graphs, "train": self.training_indices(), "index": index, "token": self._token}
+        if self._similarity is None or self._similarity[0] is not self._token:
+            self._similarity = (self._token, SharedIndex())
+        return {"graphs": self.graphs, "train": self.training_indices(), "index": self._similarity[1],
+                "token": self._token}
 
     def keep_similarity_index(self, token: object, index) -> None:
         """Keep the fingerprint index built for ``token`` (:meth:`similarity_inputs`), unless the data,
         model or training graphs changed since."""
         if token is self._token and index is not None:
-            self._similarity = (token, index)
+            if self._similarity is None or self._similarity[0] is not token:
+                self._similarity = (token, SharedIndex(index))
+            else:
+                self._similarity[1].offer(index)
 
     def _forget_similarity(self) -> None:
         self._similarity = None
@@ -460,25 +499,35 @@ def evaluation_of(graphs, scores, anomaly_label: str | None, size_scores: np.nda
     return Evaluation(anomaly_label, known_scores, is_anomaly, auc, fpr, tpr, reference, text, components)
 
 
-def nearest_training(graphs, train: np.ndarray, index, i: int, k: int = 5) -> tuple[object, list[tuple[int, float]]]:
-    """The k training molecules most like graph ``i`` (Morgan fingerprints, Tanimoto); graph i left out.
+def nearest_training(graphs, train: np.ndarray, index, query: int | str,
+                     k: int = 5) -> tuple[object, list[tuple[int, float]]]:
+    """The k training molecules most like ``query`` (Morgan fingerprints, Tanimoto).
 
     Args:
         graphs: the open graphs (molecules).
         train: the training graphs' indices.
-        index: the :class:`core.SimilarityIndex` of the training molecules built before, or None to build it.
-        i: the graph.
+        index: the :class:`core.SimilarityIndex` of the training molecules, a :class:`SharedIndex`
+            (built here if no one has), or None to build it.
+        query: a graph index of ``graphs`` (that graph is left out), or a SMILES (a molecule from
+            elsewhere, such as a scored file's row: nothing is left out, so a training molecule
+            itself is found with similarity 1).
         k: how many.
 
     Returns:
-        (the index, to keep; (graph index, similarity) pairs, most similar first).
+        (the index, to keep; (graph index, similarity) pairs, most similar first; empty when the
+        SMILES does not parse).
     """
     from core import SimilarityIndex
 
-    if index is None:
-        index = SimilarityIndex([graphs.meta[j].smiles for j in train.tolist()])
-    own = np.nonzero(train == i)[0]
-    hits = index.nearest(graphs.meta[i].smiles, k, exclude=int(own[0]) if own.size else None)
+    def build():
+        return SimilarityIndex([graphs.meta[j].smiles for j in train.tolist()])
+
+    index = build() if index is None else index.get(build) if isinstance(index, SharedIndex) else index
+    if isinstance(query, str):
+        hits = index.nearest(query, k)
+    else:
+        own = np.nonzero(train == query)[0]
+        hits = index.nearest(graphs.meta[query].smiles, k, exclude=int(own[0]) if own.size else None)
     return index, [(int(train[j]), sim) for j, sim in hits]
 
 

@@ -650,25 +650,26 @@ def query_similarity(smiles, query: str, index, job) -> Similarity:
 # -------------------------------------------------------------------- the selection's and the views' work
 @dataclass
 class Neighbours:
-    """The training molecules most like one graph, and the fingerprint index they were found in
-    (kept for the next selection)."""
+    """The training molecules most like one query (a graph index of the open graphs, or a SMILES),
+    and the fingerprint index they were found in (kept for the next selection)."""
 
-    graph: int
+    query: int | str
     similar: list[tuple[int, float]]
     index: Any
     token: object
 
 
-def similar_training(graphs, train: np.ndarray, index, token: object, i: int, job, k: int = 5) -> Neighbours:
-    """The ``k`` training molecules most like graph ``i`` (:func:`app.state.nearest_training`);
-    the fingerprints of the training molecules are built first when ``index`` is None.
+def similar_training(graphs, train: np.ndarray, index, token: object, query: int | str, job,
+                     k: int = 5) -> Neighbours:
+    """The ``k`` training molecules most like ``query`` (:func:`app.state.nearest_training`);
+    the fingerprints of the training molecules are built first when no one has built them.
 
     Args:
         graphs: the open graphs.
         train: the training graphs' indices.
-        index: their fingerprint index built before, or None.
+        index: their fingerprint index (:class:`app.state.SharedIndex`, or one built before), or None.
         token: the state's token for the index (:meth:`app.state.AppState.similarity_inputs`).
-        i: the selected graph.
+        query: the selected graph's index, or a SMILES (a scored file's row).
         job: the job handle (unused: one pass).
         k: how many.
 
@@ -677,8 +678,8 @@ def similar_training(graphs, train: np.ndarray, index, token: object, i: int, jo
     """
     from .state import nearest_training
 
-    index, similar = nearest_training(graphs, train, index, i, k)
-    return Neighbours(i, similar, index, token)
+    index, similar = nearest_training(graphs, train, index, query, k)
+    return Neighbours(query, similar, index, token)
 
 
 SCAFFOLD_CHUNK = 2000  # molecules between looks at Stop

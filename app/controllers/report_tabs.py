@@ -28,9 +28,12 @@ class ReportTabs(QObject):
 
     Signals:
         changed: a tab was added, closed or chosen (Export writes the active tab's rows).
+        training_graph_chosen: a report's similar training molecule was double-clicked: the
+            training data's tab is shown, and that graph is to be selected (its index).
     """
 
     changed = Signal()
+    training_graph_chosen = Signal(int)
 
     def __init__(self, tabs: QTabWidget, stack: QStackedWidget, state: AppState, heatmap: HeatmapPanel,
                  unsaved: UnsavedWork, confirm: Callable[[list, str], bool], images: StructureImages,
@@ -61,8 +64,9 @@ class ReportTabs(QObject):
     def add(self, report, note: str = "", title: str = "") -> ReportView:
         """A tab over ``report`` (a ranked report), shown; ``note`` heads its status line, ``title``
         names the tab (the report's file name when empty)."""
-        view = ReportView(report, lambda: self.state.model, note, images=self.images)
+        view = ReportView(report, lambda: self.state.model, note, images=self.images, state=self.state)
         view.heatmap.fixed_vmax_getter = lambda: self.heatmap.fixed_vmax  # colours as on the training tab
+        view.heatmap.neighbour_clicked.connect(self._show_training_graph)
         self.views.append(view)
         self.tabs.addTab(view, title or view.title)
         self.tabs.setCurrentWidget(view)
@@ -102,6 +106,12 @@ class ReportTabs(QObject):
     def show(self) -> None:
         """Show the tabs (not the welcome page)."""
         self.stack.setCurrentIndex(1)
+
+    @Slot(int)
+    def _show_training_graph(self, graph_index: int) -> None:
+        """Show the training data's tab with ``graph_index`` selected (a similar training molecule)."""
+        self.tabs.setCurrentIndex(0)
+        self.training_graph_chosen.emit(graph_index)
 
     @Slot(object, str, str, str)
     def add_scored(self, report, name: str, stopped: str, _text: str = "") -> ReportView:

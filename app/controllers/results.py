@@ -242,7 +242,7 @@ class ResultsController(QObject):
             self.neighbour_jobs.cancel()
             self._neighbours_found(tasks.Neighbours(i, [], None, None))
             return
-        if inputs["index"] is None:
+        if inputs["index"].built() is None:
             self.heatmap.finding_neighbours()
         job = functools.partial(tasks.similar_training, inputs["graphs"], inputs["train"], inputs["index"],
                                 inputs["token"], i)
@@ -254,14 +254,14 @@ class ResultsController(QObject):
     def _neighbours_found(self, result: tasks.Neighbours) -> None:
         st = self.state
         self._keep_index(result)
-        if st.selected != result.graph or st.graphs is None or st.scores is None:
+        if st.selected != result.query or st.graphs is None or st.scores is None:
             return  # another graph, or none, is selected now (its own request follows, if any)
         now = st.similarity_inputs()
         if result.token is not None and (now is None or now["token"] is not result.token):
             return  # found for data or a model that changed since
         self.heatmap.set_neighbours([(j, st.graphs.meta[j].id, sim, float(st.scores.score[j]))
                                      for j, sim in result.similar])
-        self.selected_shown.emit(result.graph, result.similar)
+        self.selected_shown.emit(result.query, result.similar)
 
     def _neighbours_failed(self, message: str) -> None:
         self.heatmap.set_neighbours([])

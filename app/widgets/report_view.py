@@ -3,7 +3,9 @@
 drawn beside it. The report is read in a worker thread; nothing per row is built but the
 table's numpy columns. The selected molecule is drawn at once; with a GLocalKD model open in the
 main window it is then scored again in the background so every atom's error is drawn, otherwise
-the report's top nodes are listed."""
+the report's top nodes are listed. With molecules and a model open in the window, its most similar
+training molecules are listed beside it and the nearest is drawn beside it in the *Nearest training
+molecule* tab (:class:`app.controllers.nearest.ReportNearestController`)."""
 from __future__ import annotations
 
 import functools
@@ -12,19 +14,31 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from .. import tasks
 from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
+from .nearest import NearestPanel
 from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view
 
 
 class ReportView(QWidget):
-    """One ranked report: table on the left, the selected molecule on the right; a tab of the main window."""
+    """One ranked report: table on the left, the selected molecule on the right (its heatmap, and
+    beside it its nearest training molecule); a tab of the main window.
 
-    def __init__(self, report, model_getter=lambda: None, note: str = "", parent=None, images=None):
+    Args:
+        report: the ranked report (:func:`core.read_report`).
+        model_getter: the main window's current detector, if any.
+        note: heads the status line.
+        parent: the owning widget.
+        images: the window's drawing process (structure pictures, the nearest pair).
+        state: the window's state, whose training molecules the selected row is compared with
+            (None: nothing to compare with).
+    """
+
+    def __init__(self, report, model_getter=lambda: None, note: str = "", parent=None, images=None, state=None):
         super().__init__(parent)
         self.report = report
         self._model_getter = model_getter  # the main window's current detector, if any
@@ -65,6 +79,13 @@ class ReportView(QWidget):
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.heatmap = HeatmapPanel()
+        self.nearest_panel = NearestPanel()
+        self.side_tabs = QTabWidget()  # the selected row's heatmap | beside its nearest training molecule
+        self.side_tabs.addTab(self.heatmap, "Node heatmap")
+        self.side_tabs.addTab(self.nearest_panel, "Nearest training molecule")
+        from ..controllers.nearest import ReportNearestController
+
+        self.nearest = ReportNearestController(state, self.heatmap, self.nearest_panel, images, self)
         bar = QHBoxLayout()
         bar.addWidget(self.filter, 1)
         bar.addWidget(self.range_filter)
@@ -86,7 +107,7 @@ class ReportView(QWidget):
         column.addWidget(legend_label())
         split = QSplitter()
         split.addWidget(left)
-        split.addWidget(self.heatmap)
+        split.addWidget(self.side_tabs)
         split.setSizes([700, 600])  # rank, id, score, p and q in sight; the drawing beside its lists
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
@@ -131,6 +152,7 @@ class ReportView(QWidget):
 
         report = self.report
         self._shown = i
+        self.nearest.show(i, str(report.ids[i]), report.scored_smiles(i), float(report.score[i]))
         try:
             graphs = row_graphs(report, i)
         except GLocalKDError as exc:
@@ -179,7 +201,8 @@ class ReportView(QWidget):
             self.heatmap.title.setText(self.heatmap.title.text() + f"<br><i>Could not score its atoms: {message}</i>")
 
     def stop_jobs(self) -> None:
-        """Forget the row being rescored and the query, and wait for their jobs (the tab or the
-        window is closing)."""
+        """Forget the row being rescored, its similar training molecules and the query, and wait
+        for their jobs (the tab or the window is closing)."""
         self._rescoring.stop_all()
+        self.nearest.stop()
         self.similarity.stop()

@@ -97,6 +97,46 @@ def test_similar_training_molecules_leave_the_query_out(herg_trained):
     assert sims == sorted(sims, reverse=True) and 0 < sims[0] <= 1
 
 
+def test_similar_training_molecules_of_a_smiles_keep_a_training_molecule_itself(herg_trained):
+    """A SMILES from elsewhere (a scored file's row) is compared with every training molecule: the
+    same molecule is found at similarity 1, where its graph index leaves it out."""
+    from core import SimilarityIndex
+
+    st = herg_trained
+    smiles = st.graphs.meta[0].smiles
+    hits = st.similar_training_molecules(smiles, k=5)
+    assert hits[0] == (0, 1.0)
+    assert hits[1:] == st.similar_training_molecules(0, k=4)
+    train = st.training_indices()
+    direct = SimilarityIndex([st.graphs.meta[j].smiles for j in train]).nearest("CCOc1ccccc1N", 5)
+    assert st.similar_training_molecules("CCOc1ccccc1N", k=5) == [(int(train[j]), s) for j, s in direct]
+    assert st.similar_training_molecules("C1CC", k=5) == []  # does not parse: nothing
+
+
+def test_the_shared_index_is_built_once_by_the_first_job_and_waited_for_by_the_others():
+    import threading
+    import time
+
+    from app.state import SharedIndex
+
+    shared, builds = SharedIndex(), []
+
+    def build():
+        builds.append(1)
+        time.sleep(0.2)  # the other threads ask meanwhile
+        return object()
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(shared.get(build))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(builds) == 1 and len(got) == 3 and got[0] is got[1] is got[2] is shared.built()
+    shared.offer(object())  # one is built: kept
+    assert shared.built() is got[0]
+
+
 def test_export_csv_visible_rows_and_flag_column(herg_trained, tmp_path):
     st = herg_trained
     rows = np.array([5, 17, 300])
