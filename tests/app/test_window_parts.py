@@ -127,3 +127,40 @@ def test_on_a_1280x800_screen_the_first_window_fits_and_the_next_start_keeps_the
     assert result["available"] == [0, 0, 1280, 800]
     assert first[0] <= 1280 - 16 and first[1] <= 800 - 48  # the first start fits, with room for the frame
     assert second == chosen  # the next start keeps the size the user left
+
+
+AFTER_WARM_UP = """
+import gc, json, sys, time
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+start = time.perf_counter()
+
+def check():
+    if gc.get_freeze_count() or time.perf_counter() - start > 90:
+        print(json.dumps({"frozen": gc.get_freeze_count(), "torch": "torch" in sys.modules}), flush=True)
+        app.quit()
+    else:
+        QTimer.singleShot(100, check)
+
+QTimer.singleShot(100, check)
+from app.main import main
+main([])
+"""
+
+
+def test_once_torch_has_loaded_the_app_keeps_its_objects_out_of_the_garbage_collector(tmp_path):
+    """The app as started by its entry point: after the warm-up, the objects of torch, RDKit and Qt
+    are frozen, so a full collection no longer walks them."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path)}  # settings of its own
+    out = subprocess.run([sys.executable, "-c", AFTER_WARM_UP], env=env, cwd=Path(__file__).resolve().parents[2],
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["torch"] and result["frozen"] > 100_000
