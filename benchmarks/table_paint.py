@@ -72,9 +72,12 @@ def main() -> None:
 
     from PySide6.QtWidgets import QApplication
 
+    from app.main import keep_loaded_objects
+    from core import retain_freed_memory
     from app.structures import StructureImages, show_structures
     from app.widgets.table import COLUMNS, STRUCTURE_ROLE, ResultsModel, results_view
 
+    retain_freed_memory()  # as the app does at start (app.main)
     app = QApplication.instance() or QApplication([])
     smiles = read_smiles(Path(args.data), args.rows)
     model = ResultsModel()
@@ -88,6 +91,7 @@ def main() -> None:
     table.resize(1600, 1000)
     table.show()
     app.processEvents()
+    keep_loaded_objects()  # as the app does once it has loaded (app.main)
     bar = table.verticalScrollBar()
     column = COLUMNS.index("Structure")
     hits = [0, 0]  # structure cells painted with their picture, all structure cells painted
