@@ -72,12 +72,13 @@ def main() -> None:
 
     from PySide6.QtWidgets import QApplication
 
-    from app.main import keep_loaded_objects
+    from app.main import keep_loaded_objects, paint_on_the_gui_thread
     from core import retain_freed_memory
     from app.structures import StructureImages, show_structures
     from app.widgets.table import COLUMNS, STRUCTURE_ROLE, ResultsModel, results_view
 
     retain_freed_memory()  # as the app does at start (app.main)
+    paint_on_the_gui_thread()
     app = QApplication.instance() or QApplication([])
     smiles = read_smiles(Path(args.data), args.rows)
     model = ResultsModel()
