@@ -38,7 +38,7 @@ _PUBLIC = {
     "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns",
     "REPORT_COLUMNS": "io.report", "report_columns": "io.report", "node_names": "io.report", "write_report": "io.report",
     "report_rows": "io.report", "safe_cell": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
-    "row_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
+    "row_graphs": "io.ranked_report", "report_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
     "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
@@ -84,7 +84,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.io.columns import is_table, table_columns
     from core.io.report import (COLUMNS as REPORT_COLUMNS, node_names, write_report, report_rows, safe_cell,
         report_columns)
-    from core.io.ranked_report import RankedReport, is_report, read_report, row_graphs
+    from core.io.ranked_report import RankedReport, is_report, read_report, report_graphs, row_graphs
     from core.io.report_sdf import write_report_sdf
     from core.io.molecules import prepare_molecules
     from core.data.standardise import standardise_smiles

@@ -246,12 +246,36 @@ def row_graphs(report: RankedReport, i: int) -> GraphSet:
     Raises:
         DataError: the row's SMILES cannot be parsed.
     """
+    return _rows_graphs(report, [i])
+
+
+def report_graphs(report: RankedReport) -> GraphSet:
+    """Every scored row's molecule (the SMILES it was scored as), graph i being row i, e.g. to
+    score the rows again with each view of a model when an analyst reviews them.
+
+    Args:
+        report: the report read by :func:`read_report`.
+
+    Returns:
+        A GraphSet of ``len(report)`` molecules, each with its row's id, name, SMILES and label.
+
+    Raises:
+        DataError: a row's SMILES cannot be parsed (the file and the row are named).
+    """
+    return _rows_graphs(report, range(len(report)))
+
+
+def _rows_graphs(report: RankedReport, rows: Iterable[int]) -> GraphSet:
+    """The molecules of ``rows`` (positions among the scored rows) as a GraphSet, in that order."""
     from core.data.chem import mol_to_graph, parse_smiles
 
-    smiles = report.scored_smiles(i)  # the molecule the model scored (its atoms are the report's top nodes)
-    mol, problem = parse_smiles(smiles)
-    if mol is None:
-        raise DataError(f"row {i + 1} ({report.ids[i]}): {problem}", report.source)
-    meta = GraphMeta(id=str(report.ids[i]), name=str(report.names[i]), smiles=smiles,
-                     label=str(report.labels[i]) or None)
-    return GraphSet([mol_to_graph(mol)], [meta], source=report.source, format="report", kind="molecule")
+    graphs, metas = [], []
+    for i in rows:
+        smiles = report.scored_smiles(i)  # the molecule the model scored (its atoms are the report's top nodes)
+        mol, problem = parse_smiles(smiles)
+        if mol is None:
+            raise DataError(f"row {i + 1} ({report.ids[i]}): {problem}", report.source)
+        graphs.append(mol_to_graph(mol))
+        metas.append(GraphMeta(id=str(report.ids[i]), name=str(report.names[i]), smiles=smiles,
+                               label=str(report.labels[i]) or None))
+    return GraphSet(graphs, metas, source=report.source, format="report", kind="molecule")

@@ -6,7 +6,7 @@ import pytest
 
 from core import GLocalKD, REPORT_COLUMNS, load, write_report
 from core.errors import DataError
-from core.io.ranked_report import is_report, read_report, row_graphs
+from core.io.ranked_report import is_report, read_report, report_graphs, row_graphs
 
 
 def test_a_written_report_reads_back_row_for_row(tmp_path, smiles_file):
@@ -29,6 +29,32 @@ def test_a_written_report_reads_back_row_for_row(tmp_path, smiles_file):
     one = row_graphs(report, 0)
     assert one.meta[0].smiles == report.smiles[0]
     assert np.isclose(model.score(one).score[0], report.score[0], rtol=1e-4)
+
+
+def test_report_graphs_are_the_scored_rows_in_rank_order(tmp_path, smiles_file):
+    graphs = load(smiles_file)
+    model = GLocalKD(epochs=2, hidden_dim=8, out_dim=4, device="cpu").fit(graphs)
+    path = tmp_path / "r.csv"
+    write_report(path, graphs, model.score(graphs), top_k=3)
+    report = read_report(path)
+    rows = report_graphs(report)
+    assert len(rows) == len(report) and rows.source == str(report.source) and rows.kind == "molecule"
+    assert [m.id for m in rows.meta] == list(report.ids)  # graph i is row i
+    assert [m.smiles for m in rows.meta] == list(report.smiles)
+    assert [m.name for m in rows.meta] == [str(n) for n in report.names]
+    assert [m.label for m in rows.meta] == [str(x) or None for x in report.labels]
+    assert [int(g.num_nodes) for g in rows.graphs] == list(report.num_nodes)
+    np.testing.assert_allclose(model.score(rows).score, report.score, rtol=1e-4)  # the molecules scored
+    one = row_graphs(report, 2)
+    assert one.meta[0] == rows.meta[2] and one.graphs[0].x.equal(rows.graphs[2].x)
+
+
+def test_report_graphs_name_the_file_and_row_that_does_not_parse(tmp_path):
+    head = ",".join(REPORT_COLUMNS) + "\n"
+    path = tmp_path / "bad.csv"
+    path.write_text(head + "1,a,,CCO,0.9,,,3,,,ok,,\n2,b,,C1CC,0.5,,,3,,,ok,,\n3,c,,CC,0.1,,,2,,,ok,,\n")
+    with pytest.raises(DataError, match=r"bad\.csv.*row 2 \(b\)"):
+        report_graphs(read_report(path))
 
 
 def test_formula_guard_is_undone_and_bad_rows_name_their_line(tmp_path):
