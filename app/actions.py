@@ -14,6 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
+from .review_book import report_unavailable
+
 
 @dataclass(frozen=True)
 class Facts:
@@ -26,7 +28,7 @@ class Facts:
     weighable: bool  # the model is a consensus whose views known anomalies can weigh
     has_rows: bool  # the active tab has scored rows to export
     savable: bool  # the model can be saved to a file
-    reviewable: bool = False  # the training tab is active and its graphs' ranking can learn from marks
+    reviewable: bool = False  # the active tab's rows (training graphs or a scored file's) can learn from marks
     review_note: str = ""  # why the review actions are off, when they are
 
 
@@ -170,24 +172,24 @@ def install_menus(window: QMainWindow, actions: dict[str, QAction]) -> dict[str,
     return submenus
 
 
-def facts_of(state, busy: bool, stoppable: bool, report_tab: bool) -> Facts:
+def facts_of(state, busy: bool, stoppable: bool, report=None) -> Facts:
     """The facts the rules read, from the window's state.
 
     Args:
         state: the :class:`app.state.AppState`.
         busy: a background job runs (re-ranking by review marks does not count: marks apply at once).
         stoppable: training or scoring a file runs.
-        report_tab: a report's tab is active (its rows can be exported, not reviewed).
+        report: the ranked report of the active tab when it is a report's tab (its rows can be
+            exported, and reviewed with the open consensus), None on the training tab.
 
     Returns:
         The facts.
     """
     model = state.model
-    review_note = ("Marks re-rank the training tab's graphs; a scored file's rows cannot be reviewed yet"
-                   if report_tab else state.review_unavailable())
+    review_note = report_unavailable(model, report) if report is not None else state.review_unavailable()
     return Facts(busy=busy, has_data=state.graphs is not None and len(state.graphs) > 0, has_model=model is not None,
                  stoppable=stoppable, weighable=state.weighable(), savable=model is not None and model.can_save,
-                 has_rows=state.scores is not None or report_tab, reviewable=not busy and not review_note,
+                 has_rows=state.scores is not None or report is not None, reviewable=not busy and not review_note,
                  review_note=review_note)
 
 

@@ -61,12 +61,14 @@ def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.nda
     return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html)
 
 
-def report_table(stem: str, report, visible: np.ndarray, model, work: object = None) -> ExportTable:
+def report_table(stem: str, report, visible: np.ndarray, model, work: object = None,
+                 review: dict[int, str] | None = None) -> ExportTable:
     """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows;
     ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings);
-    ``work``: the tab, whose results the export saves."""
+    ``work``: the tab, whose results the export saves; ``review``: the analyst's marks (row ->
+    "anomaly" or "not anomaly"), a ``review`` column of the CSV when any row is marked."""
     return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
-                       lambda path, rows: tasks.export_report_csv(path, report, rows),
+                       lambda path, rows: tasks.export_report_csv(path, report, rows, review=review),
                        lambda path, rows: tasks.export_report_sdf(path, report, rows),
                        lambda path, job=None: tasks.export_report_html(path, report, model), work)
 

@@ -143,7 +143,7 @@ class MainWindow(QMainWindow):
         self.report_tabs = ReportTabs(self.results_tabs, self.stack, st, self.heatmap, self._unsaved,
                                       self.guard.confirm, self.structures, self)
         self.report_views = self.report_tabs.views  # the open reports' tabs (read by tests and the screenshots)
-        self.reviewing = attach(ReviewController(self.runner, st, self.results.selected_graphs, self))
+        self.reviewing = attach(ReviewController(self.runner, st, self.results.selected_graphs, self.report_tabs, self))
         self.similarity = SimilarityController(self.model_table, self.table, self.query_bar, self)
         self.sessions = attach(SessionsController(  # File ▸ Save/Open session, Recent sessions
             self.runner, st, self.files, self.settings, self._scratch, self.form, self._view_choices(), self.results,
@@ -351,9 +351,10 @@ class MainWindow(QMainWindow):
     def _update_state(self, busy: bool | None = None) -> None:
         """Enable the actions, buttons and menus for the state now (``busy``: whether a job runs;
         None: ask the runner)."""
-        busy = any(name != "review" for name in self.runner.running()) if busy is None else busy  # marks: at once
+        busy = any(not name.startswith("review") for name in self.runner.running()) if busy is None else busy  # marks: at once
         stoppable = self.runner.busy("train") or self.runner.busy("score_file")
-        update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, self.report_tabs.active() is not None))
+        update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable,
+                                                      getattr(self.report_tabs.active(), "report", None)))
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
         self.sessions_menu.setEnabled(not busy and bool(self.sessions.recent()))

@@ -51,8 +51,8 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
         path: the session file to write.
         doc: what the window holds (:meth:`SessionsController.capture`): JSON values.
         model: the trained model (None, or one without a model file: the session holds none).
-        reports: per open report tab, ``{"path", "embed"}``: embedded reports are copied into the
-            file, the others referred to by path and digest.
+        reports: per open report tab, ``{"path", "embed", "review"}``: embedded reports are copied
+            into the file, the others referred to by path and digest; the marks on its rows are kept.
         job: the runner's job handle (unused).
 
     Returns:
@@ -81,6 +81,8 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
             else:
                 entry["path"] = report["path"]
                 entry["digest"] = file_digest(report["path"]) if Path(report["path"]).is_file() else ""
+            if report.get("review"):
+                entry["review"] = report["review"]  # the marks on its rows, with their IDs
             entries.append(entry)
         doc["reports"] = entries
         doc["format"], doc["version"] = FORMAT, VERSION

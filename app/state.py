@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from psygnal import Signal
 
+from .review_book import ReviewBook, model_unavailable
+
 if TYPE_CHECKING:  # core's data classes load torch: the window appears before it does
     from core import GraphSet, Scores
 
@@ -112,12 +114,9 @@ class AppState:
         self._similarity = None  # (token, SharedIndex: the fingerprint index of the training molecules)
         self._token = object()  # the graphs and model the index is for
         self.properties: dict | None = None  # the chemist's properties of the graphs (core.molecular_properties)
-        # the analyst's review: graph index -> True (anomaly) / False (not anomaly), kept with the
-        # results (a session file can save it; core.apply_marks puts it back on a Review); the Review
-        # of the current model and scores (built off the GUI thread) and its last re-ranking
-        self.review_marks: dict[int, bool] = {}
-        self.review = None
-        self.reranked = None
+        # the analyst's review of the open graphs: their marks (kept with the results; a session file
+        # can save them), the Review of the current model and scores and its last re-ranking
+        self.review_book = ReviewBook()
 
     # ---------------------------------------------------------------- changes
     def set_data(self, path: str, graphs: GraphSet, schema_text: str, properties: dict | None = None,
@@ -132,8 +131,7 @@ class AppState:
         self.trained_on_shown = 0
         self.selected = None
         self._forget_similarity()
-        self.review_marks = {}
-        self.forget_review()
+        self.review_book.clear()
         self.data_changed.emit()
         if had_selection:
             self.selection_changed.emit(None)
@@ -218,48 +216,53 @@ class AppState:
     def forget_review(self) -> None:
         """The model or its scores changed: the review is built again (the marks stay: they are about
         the graphs, not the model)."""
-        self.review = self.reranked = None
+        self.review_book.forget()
 
     def mark(self, indices, anomalous: bool | None) -> None:
         """Mark graphs as anomalies (True) or not (False), or clear their marks (None)."""
-        for i in indices:
-            if anomalous is None:
-                self.review_marks.pop(int(i), None)
-            else:
-                self.review_marks[int(i)] = bool(anomalous)
+        self.review_book.mark(indices, anomalous)
+
+    # the review book's parts under the names the window's callers use
+    @property
+    def review_marks(self) -> dict[int, bool]:
+        """The open graphs' marks: graph index -> True (anomaly) or False (not anomaly)."""
+        return self.review_book.marks
+
+    @property
+    def review(self):
+        """The :class:`core.Review` of the model and the open graphs, once built."""
+        return self.review_book.review
+
+    @review.setter
+    def review(self, value) -> None:
+        self.review_book.review = value
+
+    @property
+    def reranked(self):
+        """The last re-ranking by the marks, or None."""
+        return self.review_book.reranked
+
+    @reranked.setter
+    def reranked(self, value) -> None:
+        self.review_book.reranked = value
 
     # ---------------------------------------------------------------- questions
     def review_unavailable(self) -> str:
         """Why the review actions are off ("" when the open graphs can be reviewed)."""
         if self.graphs is None or self.model is None or self.scores is None:
             return "Train or load a model and score the data to review its ranking"
-        if getattr(self.model, "name", "") != "consensus" or getattr(self.model, "rule", "fisher") != "fisher":
-            return ("Only the consensus (the recommended detector) learns from marks: it re-weighs its views "
-                    "without training again. Train the consensus to review.")
-        return ""
+        return model_unavailable(self.model)
 
     def review_rank(self) -> np.ndarray | None:
         """Each graph's rank under the review (1 = top): the reviewed graphs first, in their score
         order, then the others as the re-ranking orders them; None without marks or re-ranking."""
-        if not self.review_marks or self.reranked is None or self.scores is None:
+        if self.scores is None:
             return None
-        n = len(self.scores)
-        free = np.empty(n, dtype=np.int64)
-        free[self.scores.ranking()] = np.arange(n)
-        marked = np.zeros(n, dtype=bool)
-        marked[list(self.review_marks)] = True
-        reviewed = np.flatnonzero(marked)
-        reviewed = reviewed[np.argsort(free[reviewed], kind="stable")]
-        rest = np.flatnonzero(~marked)  # the re-ranked statistic, highest first; ties in score order
-        rest = rest[np.lexsort((free[rest], -self.reranked.statistic[rest]))]
-        order = np.r_[reviewed, rest]
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(1, n + 1)
-        return rank
+        return self.review_book.rank(self.scores.ranking())
 
     def review_words(self) -> dict[int, str]:
         """The marks as exports write them: graph index -> "anomaly" or "not anomaly"."""
-        return {i: "anomaly" if a else "not anomaly" for i, a in self.review_marks.items()}
+        return self.review_book.words()
 
     def restore_review(self, marks: dict) -> None:
         """Put saved marks (e.g. a session file's) on the open graphs, replacing any.
@@ -271,20 +274,7 @@ class AppState:
         Raises:
             ValueError: an index that is no open graph's, or a mark that is none of these.
         """
-        words = {"anomaly": True, "not anomaly": False}
-        n = len(self.graphs) if self.graphs is not None else 0
-        restored = {}
-        for key, value in marks.items():
-            index = int(key)
-            if not 0 <= index < n:
-                raise ValueError(f"a saved mark is on graph {index}, but the open data has {n} graphs")
-            if isinstance(value, str) and value in words:
-                restored[index] = words[value]
-            elif isinstance(value, (bool, np.bool_)):
-                restored[index] = bool(value)
-            else:
-                raise ValueError(f"graph {index}: a mark is 'anomaly' or 'not anomaly', not {value!r}")
-        self.review_marks = restored
+        self.review_book.restore(marks, len(self.graphs) if self.graphs is not None else 0)
 
     def threshold(self) -> float | None:
         """The score above which graphs are flagged, by the flag rule: a percentile of the training

@@ -421,25 +421,32 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     return report, summary
 
 
-def rerank(review, model, graphs, marks: dict[int, bool], job=None):
-    """Re-rank the graphs under an analyst's marks (:class:`core.Review`: no training).
+def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None):
+    """Re-rank the graphs under an analyst's marks (:class:`core.Review`: no training). The one
+    place the app builds a review: for the training tab's graphs and for a scored file's rows.
 
     Args:
         review: the :class:`core.Review` of ``model`` and ``graphs`` from an earlier call, or None
             (made here: each of the consensus's views scores the graphs once).
         model: the fitted consensus.
-        graphs: the scored graphs the marks index.
+        graphs: the scored graphs the marks index, or None to build them from ``report``.
         marks: graph index -> True (anomaly) or False (not anomaly).
+        job: the job handle (unused).
+        report: a ranked report whose rows are the graphs (:func:`core.report_graphs`: row i is
+            graph i), read when ``graphs`` is None.
 
     Returns:
-        ``(review, reranked, marks)``: the review to pass next time, its re-ranking and the marks used.
+        ``(review, reranked, marks, graphs)``: the review to pass next time, its re-ranking, the
+        marks used and the graphs reviewed.
     """
-    from core import Review, apply_marks
+    from core import Review, apply_marks, report_graphs
 
+    if graphs is None:
+        graphs = report_graphs(report)
     if review is None:
         review = Review(model, graphs)
     apply_marks(review, marks)
-    return review, review.rerank(), dict(marks)
+    return review, review.rerank(), dict(marks), graphs
 
 
 # -------------------------------------------------------------------- export
@@ -551,11 +558,13 @@ def export_rows(table, path: str, visible_only: bool, job) -> int:
         raise GLocalKDError(f"{path}: {exc}") from exc
 
 
-def export_report_csv(path: str, report, rows: np.ndarray | None, job=None) -> int:
+def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
+                      review: dict[int, str] | None = None) -> int:
     """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
     and its rejected rows at the end) as a ranked report, in rank order, with the chemist's
     properties and the structural alerts when the report has properties (alerts searched here
-    unless the report holds them). Written atomically; returns the number of data rows."""
+    unless the report holds them), and a ``review`` column when ``review`` (row -> "anomaly" or
+    "not anomaly") holds marks. Written atomically; returns the number of data rows."""
     from core import REPORT_COLUMNS, atomic_output, safe_cell
 
     chosen = np.arange(len(report)) if rows is None else np.sort(np.asarray(rows, dtype=np.int64))
@@ -567,18 +576,19 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None) -> i
     written = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*REPORT_COLUMNS, *names])
+        marked = ["review"] if review else []
+        writer.writerow([*REPORT_COLUMNS, *names, *marked])
         for i in chosen.tolist():
             row = [str(i + 1), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
                    number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
                    report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i]),
-                   *cells(i)]
+                   *cells(i), *([review.get(i, "")] if review else [])]
             writer.writerow([safe_cell(str(cell)) for cell in row])
             written += 1
         if rows is None:
             for reject in report.rejects:
                 writer.writerow(["", safe_cell(reject.id), "", safe_cell(reject.text), "", "", "", "", "", "",
-                                 f"rejected: {reject.reason}", "", "", *[""] * len(names)])
+                                 f"rejected: {reject.reason}", "", "", *[""] * (len(names) + len(marked))])
                 written += 1
     return written
 

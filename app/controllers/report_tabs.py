@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QStackedWidget, QTabWidget
 
+from ..review_book import marks_with_ids
 from ..state import AppState
 from ..structures import StructureImages
 from ..unsaved import UnsavedWork
@@ -75,10 +76,12 @@ class ReportTabs(QObject):
         return view
 
     def session_entries(self, scratch: str) -> list[dict]:
-        """The report tabs in tab order, as a session keeps them: path, title and whether the report
-        is embedded in the session file (a scored file's report lives in ``scratch``)."""
+        """The report tabs in tab order, as a session keeps them: path, title, whether the report
+        is embedded in the session file (a scored file's report lives in ``scratch``) and the
+        review marks on its rows, each with the row's ID."""
         return [{"path": view.report.source, "title": self.tabs.tabText(self.tabs.indexOf(view)),
-                 "embed": Path(scratch) in Path(view.report.source).resolve().parents}
+                 "embed": Path(scratch) in Path(view.report.source).resolve().parents,
+                 "review": marks_with_ids(view.report.ids, view.book.marks)}
                 for view in sorted(self.views, key=self.tabs.indexOf)]
 
     def close_all(self) -> None:

@@ -1,5 +1,7 @@
 """The review loop: the analyst marks rows as anomalies or not, and the consensus re-ranks the
-rows not yet reviewed without training again (:class:`core.Review`, in a background job)."""
+rows not yet reviewed without training again (:class:`core.Review`, in a background job). One
+path serves every tab: the training tab's graphs (their book is the state's) and each scored
+file's tab (its rows are scored again with each view of the open model the first time)."""
 from __future__ import annotations
 
 import functools
@@ -8,114 +10,178 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal, Slot
 
 from .. import tasks
+from ..review_book import ReviewBook, report_unavailable
 from ..state import AppState
 from ..workers import Runner
 from .base import Controller
 
 
 class ReviewController(Controller):
-    """Keeps the state's marks and their re-ranking in step.
+    """Keeps each tab's marks and their re-ranking in step.
 
     Args:
-        runner: runs the re-ranking jobs.
-        state: the open graphs, the model, its scores and the marks.
-        selected: the graphs the Review menu's actions mark (the training table's selected rows).
+        runner: runs the re-ranking jobs (one at a time per tab).
+        state: the open graphs, the model, its scores and the training tab's marks.
+        selected: the graphs the Review menu's actions mark on the training tab (its selected rows).
+        reports: the report tabs (:class:`app.controllers.report_tabs.ReportTabs`: ``active()`` and
+            ``views``); None: only the training tab is reviewed.
 
     Signals:
-        reranked: the state's re-ranking (or its absence, without marks) is up to date.
+        reranked: the training tab's re-ranking (or its absence, without marks) is up to date.
     """
 
     reranked = Signal()
 
-    def __init__(self, runner: Runner, state: AppState, selected: Callable[[], list[int]],
+    def __init__(self, runner: Runner, state: AppState, selected: Callable[[], list[int]], reports=None,
                  parent: QObject | None = None):
         super().__init__(parent)
         self.runner = runner
         self.state = state
         self.selected = selected
-        self._again = False  # marks changed while a job ran
-        self._for = None  # the (model, graphs) the running job reviews
+        self.reports = reports
+        self._again: set = set()  # tabs whose marks changed while their job ran (None: the training tab)
+        self._for: dict = {}  # tab -> the (model, graphs) its running job reviews
         runner.changed.connect(self._run_again)
+        state.model_changed.connect(self._model_changed)
 
+    # ---------------------------------------------------------------- the tabs
+    def _active(self):
+        """The active report tab, or None (the training tab)."""
+        return self.reports.active() if self.reports is not None else None
+
+    def _book(self, view) -> ReviewBook:
+        return self.state.review_book if view is None else view.book
+
+    def _unavailable(self, view) -> str:
+        return self.state.review_unavailable() if view is None else report_unavailable(self.state.model, view.report)
+
+    @staticmethod
+    def _job_name(view) -> str:
+        return "review" if view is None else f"review {id(view)}"
+
+    def _show(self, view) -> None:
+        if view is None:
+            self.reranked.emit()
+        else:
+            view.show_review()
+
+    # ---------------------------------------------------------------- marking
     @Slot()
     def _run_again(self) -> None:
         """A re-ranking asked for while one ran (its job still held the name) runs once that job has ended."""
-        if self._again and not self.runner.busy("review"):
-            self._again = False
-            self.refresh()
+        for view in list(self._again):
+            if not self.runner.busy(self._job_name(view)):
+                self._again.discard(view)
+                self._refresh(view)
 
     def mark_anomaly(self) -> None:
-        self.mark(self.selected(), True)
+        self.mark_active(True)
 
     def mark_normal(self) -> None:
-        self.mark(self.selected(), False)
+        self.mark_active(False)
 
     def clear_mark(self) -> None:
-        self.mark(self.selected(), None)
+        self.mark_active(None)
 
-    def mark(self, indices: list[int], anomalous: bool | None) -> None:
+    def mark_active(self, anomalous: bool | None) -> None:
+        """Mark the active tab's selected rows (True: anomalies, False: not, None: clear) and re-rank."""
+        view = self._active()
+        self.mark(self.selected() if view is None else view.selected_rows(), anomalous, view)
+
+    def mark(self, indices: list[int], anomalous: bool | None, view=None) -> None:
         """Mark graphs as anomalies (True) or not (False), or clear their marks (None), and re-rank.
 
         Args:
-            indices: graph indices (not table rows).
+            indices: graph indices (not table rows): the training tab's graphs, or a report's rows.
             anomalous: the mark.
+            view: the report tab whose rows they are (None: the training tab).
         """
-        why = self.state.review_unavailable()
+        why = self._unavailable(view)
         if why:
             self.warning.emit("Cannot review", why)
             return
         if not indices:
             self.status.emit("Select the rows to mark first.", 5000)
             return
-        self.state.mark(indices, anomalous)
-        self.refresh()
+        self._book(view).mark(indices, anomalous)
+        self._refresh(view)
 
-    def restore(self, marks: dict) -> None:
-        """Put saved marks (a session file's, :meth:`app.state.AppState.restore_review`) on the open
-        graphs and re-rank by them.
+    def restore(self, marks: dict, view=None) -> None:
+        """Put saved marks (a session file's) on the training tab's graphs or a report tab's rows
+        and re-rank by them.
 
         Args:
             marks: graph index (or its text) -> True / "anomaly" or False / "not anomaly".
+            view: the report tab (None: the training tab).
         """
         try:
-            self.state.restore_review(marks)
+            if view is None:
+                self.state.restore_review(marks)
+            else:
+                view.book.restore(marks, len(view.report))
         except (TypeError, ValueError) as exc:
             self.warning.emit("Cannot restore the review", str(exc))
             return
-        self.refresh()
+        self._refresh(view)
 
     @Slot()
     def refresh(self) -> None:
-        """Re-rank under the state's marks (in the background); without marks, the scores' own ranking."""
-        st = self.state
-        if not st.review_marks or st.review_unavailable():
-            st.reranked = None
-            self.reranked.emit()
-            return
-        if self.runner.busy("review"):
-            self._again = True
-            return
-        self._for = (st.model, st.graphs)
-        job = functools.partial(tasks.rerank, st.review, st.model, st.graphs, dict(st.review_marks))
-        self.runner.start("review", job, self._done, self._failed)
+        """Re-rank the training tab under its marks (in the background); without marks, the scores' own ranking."""
+        self._refresh(None)
 
-    @Slot(object)
-    def _done(self, result) -> None:
-        review, reranked, marks = result
+    def _model_changed(self, _model) -> None:
+        """A new model: every report tab's review is built again with it (the marks stay)."""
+        for view in list(self.reports.views if self.reports is not None else []):
+            view.book.forget()
+            self._refresh(view)
+
+    def _refresh(self, view) -> None:
+        book = self._book(view)
+        if not book.marks or self._unavailable(view):
+            book.reranked = None
+            self._show(view)
+            return
+        name = self._job_name(view)
+        if self.runner.busy(name):
+            self._again.add(view)
+            return
         st = self.state
-        if self._for != (st.model, st.graphs):  # the model or the data changed meanwhile
-            self.refresh()
+        graphs = st.graphs if view is None else book.graphs
+        self._for[view] = (st.model, st.graphs if view is None else view)
+        report = None if view is None else view.report
+        if view is not None and book.review is None:
+            self.status.emit(f"Preparing the review: scoring {len(view.report):,} rows with each view of the open "
+                             "model…", 0)
+        job = functools.partial(tasks.rerank, book.review, st.model, graphs, dict(book.marks), report=report)
+        self.runner.start(name, job, functools.partial(self._done, view), functools.partial(self._not_done, view))
+
+    def _gone(self, view) -> bool:
+        return view is not None and (self.reports is None or view not in self.reports.views)
+
+    def _done(self, view, result) -> None:
+        review, reranked, marks, graphs = result
+        if self._gone(view):  # its tab was closed meanwhile
             return
-        st.review = review
-        if self._again or marks != st.review_marks:
-            self._again = False
-            self.refresh()
+        st, book = self.state, self._book(view)
+        if self._for.get(view) != (st.model, st.graphs if view is None else view):  # the model or data changed
+            self._refresh(view)
             return
-        st.reranked = reranked
+        if view is not None:
+            book.graphs = graphs
+        book.review = review
+        if view in self._again or marks != book.marks:
+            self._again.discard(view)
+            self._refresh(view)
+            return
+        book.reranked = reranked
         anomalies = sum(marks.values())
         learnt = ("the views weighed by the marked anomalies" if reranked.known_auc is not None else
                   "graphs marked normal in the calibration" if len(marks) > anomalies else
                   "the views weigh as before until 3 anomalies are marked")
         self.status.emit(f"{len(marks):,} reviewed ({anomalies:,} anomalies): the other rows re-ranked without "
                          f"training again ({learnt}).", 8000)
-        self.reranked.emit()
+        self._show(view)
+
+    def _not_done(self, view, message: str) -> None:
+        if not self._gone(view):
+            self.failed.emit(message)

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QMenu
 
 from .. import session_file
+from ..review_book import marks_on, marks_with_ids
 from ..view_choices import restore_choices, save_choices
 from .base import Controller
 
@@ -183,8 +184,11 @@ class SessionsController(Controller):
         if st.graphs is not None:
             self.similarity.set_query_values(doc.get("similarity") or {})
         for entry, report in r.reports:
-            self.report_tabs.add(report, "Reopened from the session. " if entry.get("scored") else "",
-                                 entry.get("title") or "")
+            view = self.report_tabs.add(report, "Reopened from the session. " if entry.get("scored") else "",
+                                        entry.get("title") or "")
+            report_marks = marks_on(report.ids, entry.get("review") or [])
+            if report_marks:  # re-ranked by the session's model
+                self.reviewing.restore(report_marks, view)
         self.results.set_grouped(bool(filters.get("grouped")))
         if r.loaded is not None or r.reports:
             self.report_tabs.show()
@@ -232,27 +236,15 @@ class SessionsController(Controller):
 
 
 def _marks_with_ids(state) -> list[dict]:
-    """The review marks as JSON values, each with its graph's ID so it finds its graph again."""
+    """The training tab's review marks as JSON values, each with its graph's ID so it finds its graph again."""
     if state.graphs is None:
         return []
-    return [{"index": int(i), "id": state.graphs.meta[i].id, "anomaly": bool(mark)}
-            for i, mark in sorted(state.review_marks.items())]
+    return marks_with_ids([m.id for m in state.graphs.meta], state.review_marks)
 
 
 def _marks_on(state, saved: list) -> dict[int, bool]:
     """Saved marks put back on the open graphs: by index where its ID still matches, else by ID
     (a mark whose graph is gone is dropped)."""
-    if state.graphs is None or not isinstance(saved, list):
+    if state.graphs is None:
         return {}
-    ids = [m.id for m in state.graphs.meta]
-    where = {gid: i for i, gid in reversed(list(enumerate(ids)))}
-    marks = {}
-    for entry in saved:
-        if not isinstance(entry, dict) or "anomaly" not in entry:
-            continue
-        i = entry.get("index")
-        if not (isinstance(i, int) and 0 <= i < len(ids) and ids[i] == entry.get("id")):
-            i = where.get(entry.get("id"))
-        if i is not None:
-            marks[i] = bool(entry["anomaly"])
-    return marks
+    return marks_on([m.id for m in state.graphs.meta], saved)

@@ -17,6 +17,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from .. import tasks
+from ..review_book import ReviewBook
 from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
@@ -46,6 +47,8 @@ class ReportView(QWidget):
         self.setObjectName("report_view")
         self._rescoring = LatestJob("rescore row", self)  # the selected row's atoms, off the GUI thread
         self._shown = -1  # the row drawn
+        self.book = ReviewBook()  # the analyst's marks on these rows and their re-ranking (Review menu)
+        self._review_note = ""  # said once in the status line: the open model's views re-rank the rows
         self.model_table = ResultsModel(self)
         self.model_table.set_report(report)
         self.model_table.set_p_values(report.p_value, report.q_value)
@@ -128,7 +131,24 @@ class ReportView(QWidget):
         from ..export_tables import report_table
 
         stem = Path(self.report.source).stem.removesuffix("_ranked") or "report"
-        return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter(), self)
+        return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter(), self,
+                            review=self.book.words())
+
+    def selected_rows(self) -> list[int]:
+        """The rows (report positions, not table rows) selected; the current row when none is."""
+        chosen = sorted({self.model_table.graph_index(ix.row()) for ix in self.table.selectionModel().selectedRows()})
+        current = self.table.currentIndex()
+        return chosen or ([self.model_table.graph_index(current.row())] if current.isValid() else [])
+
+    def show_review(self) -> None:
+        """Show the marks and the rows ranked by them (the reviewed rows on top; the Review column
+        once a row is marked); the first re-ranking says whose views made it."""
+        self.model_table.set_review(self.book.marks, self.book.rank(self.model_table.scores.ranking()))
+        self.table.setColumnHidden(COLUMNS.index("Review"), not self.book.marks)
+        if self.book.reranked is not None and not self._review_note:
+            self._review_note = (" · Reviewed rows re-rank the others with the views of the model open in the "
+                                 "window (its scores of these rows, not the report's)")
+            self.status.setText(self.status.text() + self._review_note)
 
     @Slot()
     def _filter(self) -> None:

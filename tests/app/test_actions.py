@@ -124,12 +124,13 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
     def export(suffix):
         def run(action):
             answers.save_path = str(tmp_path / f"{tag}_export{suffix}")
-            rows, on_report = table_rows(), isinstance(w.results_tabs.currentWidget(), ReportView)
+            view = w.results_tabs.currentWidget()
+            rows, on_report = table_rows(), isinstance(view, ReportView)
             action.trigger()
             qtbot.waitUntil(lambda: _idle(w), timeout=180000)  # written in the background (alerts are searched)
             if suffix == ".csv":
                 check_csv(answers.save_path, rows, with_flag=not on_report,
-                          marks=None if on_report else w.state.review_marks)
+                          marks=view.book.marks if on_report else w.state.review_marks)
             else:
                 check_sdf(answers.save_path, rows)
         return run
@@ -167,24 +168,32 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         qtbot.waitUntil(lambda: _idle(w), timeout=120000)
 
     def mark(value):
-        def run(action):
+        def run(action):  # on the active tab: the training tab's graphs or a scored file's rows
+            view = w.results_tabs.currentWidget()
+            on_report = isinstance(view, ReportView)
+            table, model = (view.table, view.model_table) if on_report else (w.table, w.model_table)
+            book = view.book if on_report else w.state.review_book
             review = COLUMNS.index("Review")
-            model = w.model_table
             if value is None:  # clear the first reviewed row's mark
                 rows = [r for r in range(model.rowCount()) if model.index(r, review).data()][:1]
             else:  # two unreviewed rows at once
                 rows = [r for r in range(model.rowCount()) if not model.index(r, review).data()][:2]
             chosen = [model.graph_index(r) for r in rows]
-            w.table.clearSelection()
+            table.clearSelection()
             for r in rows:
-                w.table.selectionModel().select(model.index(r, 0), QItemSelectionModel.SelectionFlag.Select |
-                                                QItemSelectionModel.SelectionFlag.Rows)
+                table.selectionModel().select(model.index(r, 0), QItemSelectionModel.SelectionFlag.Select |
+                                              QItemSelectionModel.SelectionFlag.Rows)
             action.trigger()
-            qtbot.waitUntil(lambda: _idle(w) and all(w.state.review_marks.get(i) == value for i in chosen)
-                            and (w.state.reranked is not None or not w.state.review_marks), timeout=60000)
-            marked = len(w.state.review_marks)  # the reviewed rows on top, showing their marks
-            assert {model.graph_index(r) for r in range(marked)} == set(w.state.review_marks)
+            qtbot.waitUntil(lambda: _idle(w) and all(book.marks.get(i) == value for i in chosen)
+                            and (book.reranked is not None or not book.marks), timeout=120000)
+            marked = len(book.marks)  # the reviewed rows on top, showing their marks
+            assert marked and {model.graph_index(r) for r in range(marked)} == set(book.marks)
             assert all(model.index(r, review).data() for r in range(marked)) and not model.index(marked, review).data()
+            assert not table.isColumnHidden(review)
+            rest = [model.graph_index(r) for r in range(marked, model.rowCount())]  # re-ranked by the marks
+            statistic = book.reranked.statistic
+            assert len(statistic) == (len(view.report) if on_report else len(w.graphs))
+            assert all(statistic[a] >= statistic[b] for a, b in zip(rest, rest[1:]))
         return run
 
     def train(action):
@@ -217,12 +226,21 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
 
     def open_session(action):
         answers.open_path = files["session"]
-        before = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex())
+        before = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex(),
+                  report_marks())
         action.trigger()
         qtbot.waitUntil(lambda: _idle(w) and w.scores is not None, timeout=120000)
-        after = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex())
-        assert after == before  # the same model (not trained again), tabs and active tab
+        after = (w.model.fingerprint(), len(w.report_views), w.results_tabs.count(), w.results_tabs.currentIndex(),
+                 report_marks())
+        assert after == before  # the same model (not trained again), tabs, active tab and scored tabs' marks
+        for view in w.report_views:  # a scored tab's marks re-rank its rows again: the reviewed rows on top
+            marked = len(view.book.marks)
+            assert (view.book.reranked is not None) == bool(marked)
+            assert {view.model_table.graph_index(r) for r in range(marked)} == set(view.book.marks)
         tab["start"] = w.results_tabs.currentWidget()  # the session's tabs replaced the open ones
+
+    def report_marks() -> list[dict]:
+        return [dict(v.book.marks) for v in sorted(w.report_views, key=w.results_tabs.indexOf)]
 
     def recent_session(action):
         count = w.results_tabs.count()
@@ -369,7 +387,7 @@ def test_every_action_on_the_training_tab_and_on_a_scored_file_tab(qtbot, settin
     assert view.model_table.rowCount() == 5 and len(view.report.rejects) == 1
     p_col = COLUMNS.index("p-value")
     assert view.model_table.index(0, p_col).data()  # the tab shows its p-values
-    assert not w.act_mark_anomaly.isEnabled() and "scored file" in w.act_mark_anomaly.toolTip()
+    assert w.act_mark_anomaly.isEnabled() and w.act_mark_anomaly.toolTip().startswith("Mark the selected rows")
     run_every_action(qtbot, w, answers, tmp_path, "scored", files)
     with open(tmp_path / "scored_export.csv", newline="", encoding="utf-8") as fh:
         statuses = [r["status"] for r in csv.DictReader(fh)]

@@ -116,3 +116,106 @@ def test_saved_marks_come_back_as_the_state_keeps_them():
         with pytest.raises(ValueError):
             state.restore_review(bad)
     assert state.review_marks == {3: True, 4: False, 5: True}  # a bad file changes nothing
+
+
+LIBRARY = ("smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nCCCCN a4\nClc1ccccc1 a5\nCCN(CC)CC a6\n"
+           "c1ccncc1 a7\nOCC(O)CO a8\nCC(C)Cc1ccc(cc1)C(C)C(=O)O a9\n")
+
+
+def _select_in(view, rows: list[int]) -> list[int]:
+    """Select a report tab's table rows (Ctrl+click); returns their report rows."""
+    from PySide6.QtCore import QItemSelectionModel
+
+    sel = view.table.selectionModel()
+    sel.clearSelection()
+    for r in rows:
+        sel.select(view.model_table.index(r, 0), QItemSelectionModel.SelectionFlag.Select |
+                   QItemSelectionModel.SelectionFlag.Rows)
+    return [view.model_table.graph_index(r) for r in rows]
+
+
+def _reviewed(qtbot, w, view, count: int) -> None:
+    qtbot.waitUntil(lambda: _idle(w) and len(view.book.marks) == count and view.book.reranked is not None,
+                    timeout=120000)
+
+
+def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, window, herg_path,  # noqa: F811
+                                                                       tmp_path):
+    from core import Review, report_graphs
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    library = tmp_path / "library.smi"
+    library.write_text(LIBRARY)
+    w.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=120000)
+    view = w.report_views[0]
+    assert w.results_tabs.currentWidget() is view and w.act_mark_anomaly.isEnabled()
+    review_column = COLUMNS.index("Review")
+    assert view.table.isColumnHidden(review_column)  # shown once a row is marked
+    free_order = [view.model_table.graph_index(r) for r in range(view.model_table.rowCount())]
+
+    anomalies = _select_in(view, [3, 5])
+    w.act_mark_anomaly.trigger()
+    _reviewed(qtbot, w, view, 2)
+    normal = _select_in(view, [2])  # the top unreviewed row
+    w.act_mark_normal.trigger()
+    _reviewed(qtbot, w, view, 3)
+    marks = {anomalies[0]: True, anomalies[1]: True, normal[0]: False}
+    assert view.book.marks == marks and not w.state.review_marks  # the training tab's review is its own
+    assert not view.table.isColumnHidden(review_column) and "views of the model open" in view.status.text()
+    shown = [view.model_table.graph_index(r) for r in range(view.model_table.rowCount())]
+    assert set(shown[:3]) == set(marks) and view.model_table.index(3, review_column).data() == ""
+    # the one path: core.Review run directly on the report's rows with the same marks
+    direct = apply_marks(Review(w.model, report_graphs(view.report)), marks).rerank().statistic
+    np.testing.assert_allclose(view.book.reranked.statistic, direct, rtol=1e-6)
+    rest = shown[3:]
+    assert rest == sorted(rest, key=lambda i: (-direct[i], free_order.index(i)))
+    # its export carries the marks
+    w.export_report(str(tmp_path / "reviewed.csv"))
+    qtbot.waitUntil(lambda: _idle(w) and (tmp_path / "reviewed.csv").exists(), timeout=180000)
+    with open(tmp_path / "reviewed.csv", newline="", encoding="utf-8") as fh:
+        by_id = {r["id"]: r["review"] for r in csv.DictReader(fh) if r["status"] == "ok"}
+    ids = view.report.ids
+    assert by_id[ids[anomalies[0]]] == "anomaly" and by_id[ids[normal[0]]] == "not anomaly"
+    assert sum(bool(v) for v in by_id.values()) == 3
+
+    # a saved session keeps the tab's marks; reopening puts them back and re-ranks by them
+    w.sessions.save(str(tmp_path / "work"))
+    qtbot.waitUntil(lambda: _idle(w), timeout=60000)
+    w.sessions.open(str(tmp_path / "work.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1 and w.report_views[0] is not view, timeout=120000)
+    again = w.report_views[0]
+    _reviewed(qtbot, w, again, 3)
+    assert again.book.marks == marks
+    np.testing.assert_allclose(again.book.reranked.statistic, direct, rtol=1e-6)
+    assert [again.model_table.graph_index(r) for r in range(again.model_table.rowCount())] == shown
+
+    # a new model: the tab's review is built again with it, the marks kept
+    old_review = again.book.review
+    w.results_tabs.setCurrentIndex(0)
+    train_and_wait(qtbot, w, **TINY)
+    qtbot.waitUntil(lambda: _idle(w) and again.book.review is not None and again.book.review is not old_review
+                    and again.book.reranked is not None, timeout=120000)
+    assert again.book.marks == marks
+    fresh = apply_marks(Review(w.model, report_graphs(again.report)), marks).rerank().statistic
+    np.testing.assert_allclose(again.book.reranked.statistic, fresh, rtol=1e-6)
+
+
+def test_a_report_tab_says_what_its_review_lacks():
+    from types import SimpleNamespace
+
+    from app.review_book import MAX_REPORT_ROWS, report_unavailable
+
+    class Rows(SimpleNamespace):
+        def __len__(self):
+            return self.n
+
+    consensus = SimpleNamespace(name="consensus", rule="fisher")
+    assert report_unavailable(consensus, Rows(n=3, smiles=["C", "CC", "CCC"])) == ""
+    assert "consensus" in report_unavailable(SimpleNamespace(name="glocalkd"), Rows(n=3, smiles=["C"] * 3))
+    assert "train or load" in report_unavailable(None, Rows(n=3, smiles=["C"] * 3))
+    assert "no SMILES" in report_unavailable(consensus, Rows(n=3, smiles=["", "", ""]))
+    big = report_unavailable(consensus, Rows(n=MAX_REPORT_ROWS + 1, smiles=["C"]))
+    assert f"{MAX_REPORT_ROWS + 1:,} rows" in big and "SMILES" not in big

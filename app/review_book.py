@@ -1,0 +1,183 @@
+"""One tab's review, without Qt: the analyst's marks on its rows, the :class:`core.Review` built
+for them under the open model (kept, so that later marks re-rank at once) and its last
+re-ranking. The training tab's graphs have one (:class:`app.state.AppState` holds it) and so has
+each scored file's tab (:class:`app.widgets.report_view.ReportView`); the Review menu's
+controller (:class:`app.controllers.review.ReviewController`) fills the one of the active tab."""
+from __future__ import annotations
+
+import numpy as np
+
+MAX_REPORT_ROWS = 200_000  # a report tab's review scores every row with each view of the open model
+MARK_WORDS = {"anomaly": True, "not anomaly": False}
+
+
+def model_unavailable(model) -> str:
+    """Why ``model`` cannot re-rank by marks ("" when it can: a consensus with Fisher's rule).
+
+    Args:
+        model: the open detector.
+
+    Returns:
+        The reason in the app's words, or "".
+    """
+    if getattr(model, "name", "") != "consensus" or getattr(model, "rule", "fisher") != "fisher":
+        return ("Only the consensus (the recommended detector) learns from marks: it re-weighs its views "
+                "without training again. Train the consensus to review.")
+    return ""
+
+
+def report_unavailable(model, report) -> str:
+    """Why a scored file's tab cannot be reviewed ("" when it can).
+
+    Args:
+        model: the window's open detector (None: none).
+        report: the tab's ranked report.
+
+    Returns:
+        What is missing, in the app's words, or "".
+    """
+    missing = []
+    if model is None:
+        missing.append("train or load the consensus (its views re-rank the rows)")
+    elif model_unavailable(model):
+        missing.append("the open model is not the consensus: only its views re-rank by marks")
+    if not (len(report) and any(report.smiles)):
+        missing.append("the report has no SMILES to score its rows again")
+    if len(report) > MAX_REPORT_ROWS:
+        missing.append(f"it has {len(report):,} rows, over the {MAX_REPORT_ROWS:,} a review scores again")
+    return ("This tab cannot be reviewed: " + "; ".join(missing) + ".") if missing else ""
+
+
+class ReviewBook:
+    """A tab's review bookkeeping.
+
+    Attributes:
+        marks: row (graph index) -> True (anomaly) or False (not anomaly); they belong to the rows,
+            so a new model keeps them.
+        review: the :class:`core.Review` of the open model and these rows (built off the GUI thread),
+            or None until built or after the model changed.
+        reranked: its last re-ranking (:class:`core.Reranked`), or None.
+        graphs: the rows as graphs, when the tab builds them for the review (a scored file's rows,
+            :func:`core.report_graphs`); kept across models.
+    """
+
+    def __init__(self) -> None:
+        self.marks: dict[int, bool] = {}
+        self.review = None
+        self.reranked = None
+        self.graphs = None
+
+    def mark(self, indices, anomalous: bool | None) -> None:
+        """Mark rows as anomalies (True) or not (False), or clear their marks (None).
+
+        Args:
+            indices: row (graph) indices.
+            anomalous: the mark.
+        """
+        for i in indices:
+            if anomalous is None:
+                self.marks.pop(int(i), None)
+            else:
+                self.marks[int(i)] = bool(anomalous)
+
+    def forget(self) -> None:
+        """The model or the scores changed: the review is built again (the marks stay)."""
+        self.review = self.reranked = None
+
+    def clear(self) -> None:
+        """Other rows are open: no marks, no review, no graphs."""
+        self.marks = {}
+        self.graphs = None
+        self.forget()
+
+    def restore(self, marks: dict, n: int) -> None:
+        """Put saved marks (e.g. a session file's) on the rows, replacing any.
+
+        Args:
+            marks: row index (or its text, as JSON keeps it) -> True or "anomaly", False or "not anomaly".
+            n: how many rows there are.
+
+        Raises:
+            ValueError: an index that is no row's, or a mark that is none of these.
+        """
+        restored = {}
+        for key, value in marks.items():
+            index = int(key)
+            if not 0 <= index < n:
+                raise ValueError(f"a saved mark is on graph {index}, but the open data has {n} graphs")
+            if isinstance(value, str) and value in MARK_WORDS:
+                restored[index] = MARK_WORDS[value]
+            elif isinstance(value, (bool, np.bool_)):
+                restored[index] = bool(value)
+            else:
+                raise ValueError(f"graph {index}: a mark is 'anomaly' or 'not anomaly', not {value!r}")
+        self.marks = restored
+
+    def words(self) -> dict[int, str]:
+        """The marks as exports write them: row -> "anomaly" or "not anomaly"."""
+        return {i: "anomaly" if a else "not anomaly" for i, a in self.marks.items()}
+
+    def rank(self, free_ranking: np.ndarray) -> np.ndarray | None:
+        """Each row's rank under the review (1 = top): the reviewed rows first, in their own order,
+        then the others as the re-ranking orders them (ties in their own order).
+
+        Args:
+            free_ranking: the rows' label-free order (row indices, top first).
+
+        Returns:
+            One rank per row, or None without marks or re-ranking.
+        """
+        if not self.marks or self.reranked is None:
+            return None
+        n = len(free_ranking)
+        free = np.empty(n, dtype=np.int64)
+        free[np.asarray(free_ranking, dtype=np.int64)] = np.arange(n)
+        marked = np.zeros(n, dtype=bool)
+        marked[list(self.marks)] = True
+        reviewed = np.flatnonzero(marked)
+        reviewed = reviewed[np.argsort(free[reviewed], kind="stable")]
+        rest = np.flatnonzero(~marked)  # the re-ranked statistic, highest first; ties in score order
+        rest = rest[np.lexsort((free[rest], -self.reranked.statistic[rest]))]
+        rank = np.empty(n, dtype=np.int64)
+        rank[np.r_[reviewed, rest]] = np.arange(1, n + 1)
+        return rank
+
+
+def marks_with_ids(ids, marks: dict[int, bool]) -> list[dict]:
+    """Marks as a session file keeps them, each with its row's ID so that it finds its row again.
+
+    Args:
+        ids: the rows' IDs, by index.
+        marks: row index -> True (anomaly) or False (not anomaly).
+
+    Returns:
+        ``[{"index", "id", "anomaly"}, ...]`` in index order.
+    """
+    return [{"index": int(i), "id": str(ids[i]), "anomaly": bool(mark)} for i, mark in sorted(marks.items())]
+
+
+def marks_on(ids, saved) -> dict[int, bool]:
+    """Saved marks (:func:`marks_with_ids`) put back on rows: by index where its ID still matches,
+    else by ID (a mark whose row is gone is dropped).
+
+    Args:
+        ids: the open rows' IDs, by index.
+        saved: the saved marks (anything but a list gives none).
+
+    Returns:
+        Row index -> True (anomaly) or False (not anomaly).
+    """
+    if not isinstance(saved, list):
+        return {}
+    ids = [str(i) for i in ids]
+    where = {gid: i for i, gid in reversed(list(enumerate(ids)))}
+    marks = {}
+    for entry in saved:
+        if not isinstance(entry, dict) or "anomaly" not in entry:
+            continue
+        i = entry.get("index")
+        if not (isinstance(i, int) and 0 <= i < len(ids) and ids[i] == entry.get("id")):
+            i = where.get(entry.get("id"))
+        if i is not None:
+            marks[i] = bool(entry["anomaly"])
+    return marks

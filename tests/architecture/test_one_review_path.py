@@ -1,0 +1,50 @@
+"""The app reviews every tab through one path: ``core.Review`` is built in one place
+(``app/tasks.py`` ``rerank``), for the training tab's graphs and for a scored file's rows alike,
+so a second review implementation cannot appear beside it."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _review_builds(tree: ast.AST) -> list[tuple[str, int]]:
+    """(enclosing function, line) of each call that builds a Review: ``Review(...)`` or ``core.Review(...)``."""
+    found = []
+
+    def walk(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else where
+            if isinstance(child, ast.Call):
+                func = child.func
+                if (isinstance(func, ast.Name) and func.id == "Review") or (
+                        isinstance(func, ast.Attribute) and func.attr == "Review"):
+                    found.append((name, child.lineno))
+            walk(child, name)
+
+    walk(tree, "<module>")
+    return found
+
+
+def test_core_review_is_built_in_exactly_one_place_in_the_app():
+    builds = {}
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):  # no alias could hide a second construction
+            if isinstance(node, ast.ImportFrom):
+                assert all(not (a.name == "Review" and a.asname) for a in node.names), f"{path}: Review imported as an alias"
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                value = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+                assert value != "Review", f"{path}:{node.lineno}: Review bound to another name"
+        for where, line in _review_builds(tree):
+            builds[f"{path.relative_to(ROOT)}:{line}"] = where
+    assert len(builds) == 1, f"core.Review built in {len(builds)} places: {sorted(builds)}"
+    (place, function), = builds.items()
+    assert place.startswith("app/tasks.py:") and function == "rerank"
+
+
+def test_the_check_sees_a_second_review():
+    tree = ast.parse("import core\n\ndef other(m, g):\n    return core.Review(m, g)\n\n"
+                     "def rerank(m, g):\n    from core import Review\n    return Review(m, g)\n")
+    assert _review_builds(tree) == [("other", 4), ("rerank", 8)]
