@@ -136,6 +136,10 @@ class ReviewController(Controller):
             self._refresh(view)
 
     def _refresh(self, view) -> None:
+        if self._gone(view):  # its tab was closed
+            self._again.discard(view)
+            self._for.pop(view, None)
+            return
         book = self._book(view)
         if not book.marks or self._unavailable(view):
             book.reranked = None
@@ -161,13 +165,15 @@ class ReviewController(Controller):
     def _done(self, view, result) -> None:
         review, reranked, marks, graphs = result
         if self._gone(view):  # its tab was closed meanwhile
+            self._for.pop(view, None)
             return
         st, book = self.state, self._book(view)
-        if self._for.get(view) != (st.model, st.graphs if view is None else view):  # the model or data changed
+        if view is not None:
+            book.graphs = graphs  # a report's rows as graphs: the same under any model
+        if self._for.pop(view, None) != (st.model, st.graphs if view is None else view):  # a new model or data
+            self._again.discard(view)
             self._refresh(view)
             return
-        if view is not None:
-            book.graphs = graphs
         book.review = review
         if view in self._again or marks != book.marks:
             self._again.discard(view)
