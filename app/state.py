@@ -233,18 +233,10 @@ class AppState:
         """The :class:`core.Review` of the model and the open graphs, once built."""
         return self.review_book.review
 
-    @review.setter
-    def review(self, value) -> None:
-        self.review_book.review = value
-
     @property
     def reranked(self):
         """The last re-ranking by the marks, or None."""
         return self.review_book.reranked
-
-    @reranked.setter
-    def reranked(self, value) -> None:
-        self.review_book.reranked = value
 
     # ---------------------------------------------------------------- questions
     def review_unavailable(self) -> str:

@@ -148,6 +148,8 @@ def test_the_consensus_is_the_recommended_default_with_heatmaps_and_each_compone
     from core.evaluation.metrics import roc_auc
 
     is_active = np.array([lab == "0" for lab in window.graphs.labels])
+    # computed in the background on a runner of its own, which the window's idle state does not count
+    qtbot.waitUntil(lambda: not window.evaluation.auc_label.text().startswith("Computing"), timeout=60000)
     text = window.evaluation.auc_label.text()
     assert text.startswith(f"ROC-AUC {roc_auc(is_active, window.scores.score):.3f}")
     for name, label in (("glocalkd", "GLocalKD"), ("wl-lesinn", "WL-LESINN"), ("size", "Graph size")):
