@@ -593,12 +593,14 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     return written
 
 
-def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None) -> int:
+def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None,
+                      review: dict[int, str] | None = None) -> int:
     """Write the molecules of a ranked report's ``rows`` (None: all) as SDF with its columns as
-    SD properties; returns the number of molecules written."""
+    SD properties, and ``review`` (row -> "anomaly" or "not anomaly") as the ``review`` property
+    when it holds marks; returns the number of molecules written."""
     from core import write_report_sdf
 
-    return write_report_sdf(path, report, rows)
+    return write_report_sdf(path, report, rows, review=review or None)
 
 
 def export_report_html(path: str, report, model, top_n: int = 25, job=None) -> int:

@@ -3,7 +3,7 @@ columns as SD properties, the way :func:`core.viz.sharing.write_sdf` shares scor
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -11,7 +11,8 @@ from core.io.ranked_report import RankedReport
 from core.runtime.files import atomic_output
 
 
-def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int] | None = None) -> int:
+def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int] | None = None,
+                     review: Mapping[int, str] | None = None) -> int:
     """Write the molecules of a ranked report to an SDF file, atomically, in rank order.
 
     Each record carries the SD properties ``id``, ``name``, ``rank``, ``score``, ``p_value`` and
@@ -22,6 +23,8 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
         path: the SDF file to write.
         report: a ranked report read by :func:`core.io.ranked_report.read_report`.
         rows: row indices to write (e.g. those a filter shows); default all.
+        review: an analyst's marks, row index -> ``"anomaly"`` or ``"not anomaly"``: the ``review``
+            property (when given, every molecule has it, empty where its row is not marked).
 
     Returns:
         The number of molecules written; rows whose SMILES RDKit cannot parse are skipped.
@@ -58,6 +61,8 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
             set_sd_properties(mol)
             if report.alerts is not None and str(report.alerts[i]):
                 mol.SetProp("alerts", str(report.alerts[i]))
+            if review:
+                mol.SetProp("review", review.get(i, ""))
             writer.write(mol)
             written += 1
         writer.close()

@@ -104,9 +104,11 @@ def check_csv(path, tab_rows: int, with_flag: bool, marks: dict | None = None) -
     return rows
 
 
-def check_sdf(path, tab_rows: int) -> None:
+def check_sdf(path, tab_rows: int, marks: dict | None = None) -> None:
     mols = [m for m in Chem.SDMolSupplier(str(path)) if m is not None]
     assert len(mols) == tab_rows
+    assert sorted(m.GetProp("review") for m in mols if m.HasProp("review") and m.GetProp("review")) == sorted(
+        "anomaly" if a else "not anomaly" for a in (marks or {}).values())  # the analyst's marks, if any
     assert all(m.HasProp("score") and m.HasProp("p_value") and m.HasProp("q_value") for m in mols)
     assert all(m.HasProp("mw") and m.HasProp("clogp") and m.HasProp("formal_charge") for m in mols)
 
@@ -128,11 +130,11 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
             rows, on_report = table_rows(), isinstance(view, ReportView)
             action.trigger()
             qtbot.waitUntil(lambda: _idle(w), timeout=180000)  # written in the background (alerts are searched)
+            marks = view.book.marks if on_report else w.state.review_marks
             if suffix == ".csv":
-                check_csv(answers.save_path, rows, with_flag=not on_report,
-                          marks=view.book.marks if on_report else w.state.review_marks)
+                check_csv(answers.save_path, rows, with_flag=not on_report, marks=marks)
             else:
-                check_sdf(answers.save_path, rows)
+                check_sdf(answers.save_path, rows, marks=marks)
         return run
 
     def html(action):
