@@ -227,6 +227,7 @@ def main(argv=None) -> int:
         name = "review_classifier" if what == "review" else f"{what}_classifier"
         keys = ("classifier_means", "found_ratio_classifier", "classifier_against_current", "classifier_passes")
         clf = {"components": out["components"], "per_row": out["per_row"]} | {k: out.pop(k) for k in keys}
+        out["per_row"] = {row: {k: v for k, v in f.items() if "clf" not in k} for row, f in out["per_row"].items()}
         (ROOT / "docs" / "results" / "ranking" / f"{name}.json").write_text(
             json.dumps(clf, indent=1, default=float) + "\n")
     stem = argv[1] if len(argv) > 1 else what  # e.g. "review review_similarity": another file name
