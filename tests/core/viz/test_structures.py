@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core import (DataError, SimilarityIndex, common_substructure, pair_png, query_similarities, structure_grid_png,
-                  structure_png, structure_pngs)
+                  structure_png, structure_pixels)
 
 
 def _size(png: bytes) -> tuple[int, int]:
@@ -20,8 +20,18 @@ def test_a_structure_is_a_png_of_the_asked_size_and_nothing_for_a_bad_smiles():
     png = structure_png("CC(=O)Nc1ccc(O)cc1", 120, 90)
     assert png.startswith(b"\x89PNG") and _size(png) == (120, 90)
     assert structure_png("not_a_smiles", 120, 90) == b"" and structure_png("", 120, 90) == b""
-    batch = structure_pngs(["CCO", "xx", "c1ccccc1"], 60, 40)
-    assert [bool(p) for p in batch] == [True, False, True]
+    batch = structure_pixels(["CCO", "xx", "c1ccccc1"], 60, 40)
+    assert [len(p) for p in batch] == [60 * 40 * 4, 0, 60 * 40 * 4]
+
+
+def test_a_structures_pixels_are_its_png_decoded():
+    from PIL import Image
+
+    png = structure_png("CC(=O)Nc1ccc(O)cc1", 90, 60)
+    decoded = np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+    pixels = np.frombuffer(structure_pixels(["CC(=O)Nc1ccc(O)cc1"], 90, 60)[0], np.uint8).reshape(60, 90, 4)
+    assert (pixels == decoded).all() and (pixels[..., 3] == 255).all()  # opaque
+    assert (pixels[..., :3] < 128).any() and (pixels[..., :3] == 255).all(-1).mean() > 0.5  # ink on white
 
 
 def test_a_grid_keeps_one_cell_per_molecule_even_one_that_does_not_parse():
