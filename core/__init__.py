@@ -60,7 +60,7 @@ _PUBLIC = {
     "READABLE_BOND_PX": "viz.heatmap", "SimilarityIndex": "viz.similarity",
     "similar_molecules": "viz.similarity", "scaffolds": "viz.similarity", "query_similarities": "viz.similarity",
     "structure_png": "viz.structures", "structure_pixels": "viz.structures", "structure_grid_png": "viz.structures",
-    "common_substructure": "viz.structures", "pair_png": "viz.structures",
+    "common_substructure": "viz.structures", "pair_png": "viz.structures", "same_molecule": "viz.structures",
     "write_sdf": "viz.sharing", "empirical_p_values": "evaluation.metrics", "html_report": "evaluation.html_report",
 }
 _RENAMED = {"REPORT_COLUMNS": "COLUMNS", "HEATMAP_SCALES": "SCALES"}  # public name -> the name in its module
@@ -106,7 +106,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.viz.chemical_space import space_map
     from core.viz.similarity import SimilarityIndex, similar_molecules, scaffolds, query_similarities
     from core.viz.structures import (structure_png, structure_pixels, structure_grid_png, common_substructure,
-        pair_png)
+        pair_png, same_molecule)
     from core.viz.sharing import write_sdf
     from core.evaluation.html_report import html_report
 

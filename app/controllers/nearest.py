@@ -17,11 +17,12 @@ from ..workers import LatestJob
 MCS_TIMEOUT = 2  # seconds the common substructure search may take
 
 
-def pair_job(smiles_a: str, smiles_b: str, legends: tuple[str, str]) -> bytes:
-    """The two molecules drawn side by side (runs in the drawing process)."""
-    from core import pair_png
+def pair_job(smiles_a: str, smiles_b: str, legends: tuple[str, str]) -> tuple[bytes, bool]:
+    """The two molecules drawn side by side, and whether they are the same molecule (runs in the
+    drawing process)."""
+    from core import pair_png, same_molecule
 
-    return pair_png(smiles_a, smiles_b, legends, timeout=MCS_TIMEOUT)
+    return pair_png(smiles_a, smiles_b, legends, timeout=MCS_TIMEOUT), same_molecule(smiles_a, smiles_b)
 
 
 class NearestController(QObject):
@@ -56,10 +57,11 @@ class NearestController(QObject):
         meta, near = st.graphs.meta[i], st.graphs.meta[j]
         scores = st.scores
         self.draw((meta.id, meta.smiles, float(scores.score[i]) if scores is not None else None),
-                  (near.id, near.smiles, float(scores.score[j]) if scores is not None else None), sim)
+                  (near.id, near.smiles, float(scores.score[j]) if scores is not None else None), sim,
+                  same="the training data holds it twice")
 
     def draw(self, selected: tuple[str, str, float | None], nearest: tuple[str, str, float | None],
-             similarity: float) -> None:
+             similarity: float, same: str = "this row is in the training data") -> None:
         """Draw ``selected`` beside ``nearest`` (each its id, SMILES and score, or None without one)
         in the drawing process; a newer request replaces this one.
 
@@ -67,6 +69,7 @@ class NearestController(QObject):
             selected: the selected molecule (a row of the training data or of a scored file).
             nearest: its nearest training molecule.
             similarity: their Tanimoto similarity.
+            same: what the caption says when the two are the same molecule.
         """
         self._request += 1
         (id_a, smiles_a, score_a), (id_b, smiles_b, score_b) = selected, nearest
@@ -77,15 +80,19 @@ class NearestController(QObject):
         request = self._request
         self.panel.caption.setText(caption + " Drawing…")
         self.images.submit(pair_job, (smiles_a, smiles_b, (f"{id_a} (selected)", f"{id_b} (training)")),
-                           lambda result: self._drawn(request, result, caption))
+                           lambda result: self._drawn(request, result, caption, same))
 
-    def _drawn(self, request: int, result, caption: str) -> None:
+    def _drawn(self, request: int, result, caption: str, same_note: str) -> None:
         if request != self._request:  # another row was selected since
             return
-        if isinstance(result, BaseException) or not result:
-            self.panel.clear(f"{caption}<br>Could not draw the pair: {result or 'a molecule does not parse'}")
+        if isinstance(result, BaseException) or not result[0]:
+            problem = result if isinstance(result, BaseException) else "a molecule does not parse"
+            self.panel.clear(f"{caption}<br>Could not draw the pair: {problem}")
             return
-        self.panel.show_pair(result, caption)
+        png, same = result
+        if same:
+            caption += f" <b>They are the same molecule</b>: {same_note}."
+        self.panel.show_pair(png, caption)
 
     def clear(self, message: str = WAITING) -> None:
         """Forget the pair being drawn and show ``message`` instead."""

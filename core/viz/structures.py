@@ -148,6 +148,25 @@ def common_substructure(smiles_a: str, smiles_b: str, timeout: int = 2) -> tuple
     return list(match_a), list(match_b)
 
 
+def same_molecule(smiles_a: str, smiles_b: str) -> bool:
+    """Whether two SMILES write the same molecule: the same canonical SMILES, stereochemistry
+    included (a Tanimoto similarity of 1 does not say it: fingerprints can collide).
+
+    Args:
+        smiles_a: one molecule.
+        smiles_b: the other.
+
+    Returns:
+        True when both parse to the same molecule; False otherwise.
+    """
+    from rdkit import Chem
+
+    from core.data.chem import parse_smiles
+
+    a, b = parse_smiles(smiles_a)[0] if smiles_a else None, parse_smiles(smiles_b)[0] if smiles_b else None
+    return a is not None and b is not None and Chem.MolToSmiles(a) == Chem.MolToSmiles(b)
+
+
 def pair_png(smiles_a: str, smiles_b: str, legends: tuple[str, str] = ("", ""), cell: tuple[int, int] = (380, 300),
              timeout: int = 2) -> bytes:
     """Two molecules side by side, the atoms and bonds of their maximum common substructure in

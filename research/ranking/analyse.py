@@ -6,6 +6,8 @@ Usage (repository root)::
     PYTHONPATH=. python research/ranking/analyse.py combine   # each view added to the fast consensus (size, WL-LESINN)
     PYTHONPATH=. python research/ranking/analyse.py review    # the simulated analyst (review_simulation.py)
     PYTHONPATH=. python research/ranking/analyse.py review review_similarity  # the same, into another JSON file
+        # (review and review-default also print the classifier loop and its verdict, written to
+        # review_classifier.json / review-default_classifier.json beside)
     PYTHONPATH=. python research/ranking/analyse.py calibration  # held-out normals with p < 0.05, per view
     PYTHONPATH=. python research/ranking/analyse.py default   # with the glocalkd view: the default consensus
         # (GLocalKD, WL-LESINN, size) from fold scores against the harness's, and each view added to it
@@ -216,11 +218,18 @@ def main(argv=None) -> int:
         from review_simulation import review_table
 
         components = DEFAULT_VIEWS + (("kme-lesinn",) if what.endswith("-kme") else ())
-        result = lambda: review_table(components)  # noqa: E731
+        result = lambda: review_table(components, classifier=what == "review-default")  # noqa: E731
     elif result is None:
         from review_simulation import review_table
-        result = review_table
+        result = lambda: review_table(classifier=True)  # noqa: E731
     out = result()
+    if "classifier_means" in out:  # the classifier loop's figures in a file of their own
+        name = "review_classifier" if what == "review" else f"{what}_classifier"
+        keys = ("classifier_means", "found_ratio_classifier", "classifier_against_current", "classifier_passes")
+        clf = {"components": out["components"], "per_row": out["per_row"]} | {k: out.pop(k) for k in keys}
+        out["per_row"] = {row: {k: v for k, v in f.items() if "clf" not in k} for row, f in out["per_row"].items()}
+        (ROOT / "docs" / "results" / "ranking" / f"{name}.json").write_text(
+            json.dumps(clf, indent=1, default=float) + "\n")
     stem = argv[1] if len(argv) > 1 else what  # e.g. "review review_similarity": another file name
     target = ROOT / "docs" / "results" / "ranking" / f"{stem}.json"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ draws known anomalies from; never trained on). Writes ``research/ranking/out/<ro
 (ignored by git): ``y`` (test anomalous 0/1), ``known_pool`` (training-part anomaly count), and
 per view ``<view>:cal``, ``<view>:test``, ``<view>:known`` (ECFP only where the graphs are molecules). With WL-LESINN,
 also the WL features that the review loop's similarity view reads (``core.detectors.review``):
-``wl:test:*`` (the test graphs') and ``wl:fit:*`` (the fit graphs', its reference), each a sparse
+``wl:test:*`` (the test graphs'), ``wl:fit:*`` (the fit graphs', its reference) and ``wl:known:*``
+(the known-anomaly pool's, for the review loop's classifier on the known-anomaly path), each a sparse
 matrix's ``data``, ``indices``, ``indptr``, ``shape`` and the squared norms ``sq``.
 
 The ``glocalkd`` view (``--views glocalkd``, not among the defaults: its per-fold fits take hours
@@ -174,19 +175,23 @@ def dump_row(row: str, views: list[str], device: str = "auto", epochs: int | Non
             saved[f"{view}:test"] = model.score(test).score.astype(np.float64)
             saved[f"{view}:known"] = model.score(known).score.astype(np.float64)
             if view == "wl-lesinn":
-                saved.update(wl_features(model, test))
+                saved.update(wl_features(model, test, known))
             print(f"{row} fold {k} {view}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         np.savez(path, **saved)
 
 
-def wl_features(model, test) -> dict:
-    """The WL features of the test graphs and of the fit graphs, as the review loop reads them."""
+def wl_features(model, test, known=None) -> dict:
+    """The WL features of the test graphs, of the fit graphs and (given) of the training part's
+    anomalies, as the review loop reads them."""
     from core.detectors.graph_kernels import labelled_graphs
 
     kernel = model.kernel_
     out = {}
-    for part, (features, squares) in (("test", kernel.kernel_.transform(labelled_graphs(test))),
-                                      ("fit", (kernel.train_features_, kernel.train_squares_))):
+    parts = [("test", kernel.kernel_.transform(labelled_graphs(test))),
+             ("fit", (kernel.train_features_, kernel.train_squares_))]
+    if known is not None and len(known):
+        parts.append(("known", kernel.kernel_.transform(labelled_graphs(known))))
+    for part, (features, squares) in parts:
         out.update({f"wl:{part}:data": features.data, f"wl:{part}:indices": features.indices,
                     f"wl:{part}:indptr": features.indptr, f"wl:{part}:shape": np.array(features.shape),
                     f"wl:{part}:sq": np.asarray(squares, dtype=np.float64)})

@@ -24,6 +24,13 @@ Settings, fixed before the first run:
   three rounds, with ``rank_with_marks``'s similarity view on the WL-LESINN view's features
   (fold_scores.py); each loop's figures on its own unreviewed rest, the label-free ranking and
   the 10 known anomalies measured on that rest too.
+- The classifier loop (the candidate of research/README.md, fixed before its first run): the same
+  three rounds, with ``rank_with_marks``'s classifier view on the WL-LESINN view's features
+  (fold_scores.py); its figures on its own unreviewed rest, the label-free ranking, the 10 known
+  anomalies with and without the classifier (its positives the 10 known anomalies' WL features,
+  ``wl:known:*``) measured on that rest too; the rest's normals with p < 0.05. The rule's verdict
+  (research/README.md): found or rest ROC-AUC higher by more than two standard errors of the
+  per-row differences, the other figure not lower by more than two.
 - Reserve views: the known-anomaly path with each new view added as a second reserve view,
   ROC-AUC on the whole test set, against WL counts alone as the reserve; the rule of
   docs/consensus.md for a reserve view: a gain of at least two standard errors of the per-row
@@ -45,27 +52,41 @@ NEW_RESERVE = ("spectral-lesinn", "kme-lesinn", "gin-iforest")
 ROUNDS, PER_ROUND, KNOWN, KNOWN_SEED = 3, 10, 10, 20223
 
 
-def _rank(d: dict, marks: dict, views: tuple, extra: dict | None = None, kernel=None, components=COMPONENTS):
+def _rank(d: dict, marks: dict, views: tuple, extra: dict | None = None, kernel=None, components=COMPONENTS,
+          classifier=None):
     from core.detectors.review import rank_with_marks
 
     weights = {v: float(v in components) for v in views}
     cal = {v: d[f"{v}:cal"] for v in views}
     scores = {v: d[f"{v}:test"] if extra is None else np.r_[d[f"{v}:test"], extra[v]] for v in views}
-    return rank_with_marks(cal, scores, marks, weights, kernel)
+    return rank_with_marks(cal, scores, marks, weights, kernel, classifier)
 
 
-def _loop(d: dict, y: np.ndarray, views: tuple, kernel=None, components=COMPONENTS):
+def _loop(d: dict, y: np.ndarray, views: tuple, kernel=None, components=COMPONENTS, classifier=None):
     """The simulated analyst's three rounds: the marks, and the ranking after them."""
     marks: dict[int, bool] = {}
     for _ in range(ROUNDS):
-        stat = _rank(d, marks, views, kernel=kernel, components=components).statistic
+        stat = _rank(d, marks, views, kernel=kernel, components=components, classifier=classifier).statistic
         order = [i for i in np.argsort(-stat, kind="stable") if i not in marks][:PER_ROUND]
         marks.update({int(i): bool(y[i]) for i in order})
-    return marks, _rank(d, marks, views, kernel=kernel, components=components)
+    return marks, _rank(d, marks, views, kernel=kernel, components=components, classifier=classifier)
 
 
-def fold_figures(d: dict, k: int, seed: int, components: tuple = COMPONENTS) -> dict:
-    """One fold's figures of the module docstring, with ``components`` as the consensus's components."""
+def _with_known(kernel, d: dict, chosen: np.ndarray):
+    """The test graphs' WL features followed by the chosen known anomalies' (fold_scores.py's ``wl:known:*``)."""
+    import scipy.sparse as sp
+
+    from core.detectors.review import KernelColumns
+
+    known = sp.csr_matrix((d["wl:known:data"], d["wl:known:indices"], d["wl:known:indptr"]),
+                          shape=tuple(d["wl:known:shape"]))[chosen]
+    return KernelColumns(sp.vstack([kernel.features, known]).tocsr(), np.r_[kernel.squares, d["wl:known:sq"][chosen]],
+                         kernel.reference_features, kernel.reference_squares)
+
+
+def fold_figures(d: dict, k: int, seed: int, components: tuple = COMPONENTS, classifier: bool = False) -> dict:
+    """One fold's figures of the module docstring, with ``components`` as the consensus's components
+    (``classifier``: the classifier loop's figures too)."""
     from core.evaluation.metrics import roc_auc
 
     y = d["y"].astype(bool)
@@ -88,6 +109,14 @@ def fold_figures(d: dict, k: int, seed: int, components: tuple = COMPONENTS) -> 
                 "auc_rest_sim": roc_auc(y[rest_sim], final_sim.statistic[rest_sim]),
                 "auc_rest_label_free_sim": roc_auc(y[rest_sim], free[rest_sim]),
                 "rest_normals_p05_sim": float(np.mean(final_sim.p_values[rest_sim][~y[rest_sim]] < 0.05))}
+    rest_clf = None
+    if kernel is not None and classifier:
+        marks_clf, final_clf = _loop(d, y, views, components=components, classifier=kernel)
+        rest_clf = np.setdiff1d(np.arange(len(y)), list(marks_clf))
+        out |= {"found_clf": int(sum(marks_clf.values())),
+                "auc_rest_clf": roc_auc(y[rest_clf], final_clf.statistic[rest_clf]),
+                "auc_rest_label_free_clf": roc_auc(y[rest_clf], free[rest_clf]),
+                "rest_normals_p05_clf": float(np.mean(final_clf.p_values[rest_clf][~y[rest_clf]] < 0.05))}
     if pool >= 3:
         rng = np.random.default_rng([KNOWN_SEED, seed, k])
         chosen = np.sort(rng.choice(pool, min(KNOWN, pool), replace=False))
@@ -105,11 +134,26 @@ def fold_figures(d: dict, k: int, seed: int, components: tuple = COMPONENTS) -> 
                 out["top30_known"] = int(y[np.argsort(-stat, kind="stable")[:ROUNDS * PER_ROUND]].sum())
                 if rest_sim is not None:
                     out["auc_rest_known_sim"] = roc_auc(y[rest_sim], stat[rest_sim])
+                if rest_clf is not None:
+                    out["auc_rest_known_on_clf_rest"] = roc_auc(y[rest_clf], stat[rest_clf])
+        if rest_clf is not None and "wl:known:data" in d:
+            known_marks = {n + j: True for j in range(len(chosen))}
+            known_final = _rank(d, known_marks, views, extra={v: d[f"{v}:known"][chosen] for v in views},
+                                components=components, classifier=_with_known(kernel, d, chosen))
+            stat = known_final.statistic[:n]
+            out |= {"auc_rest_known_clf": roc_auc(y[rest_clf], stat[rest_clf]),
+                    "auc_all_known_clf": roc_auc(y, stat),
+                    "top30_known_clf": int(y[np.argsort(-stat, kind="stable")[:ROUNDS * PER_ROUND]].sum()),
+                    "test_normals_p05_known_clf": float(np.mean(known_final.p_values[:n][~y] < 0.05)),
+                    "test_normals_p05_known": float(np.mean(_rank(
+                        d, known_marks, views, extra={v: d[f"{v}:known"][chosen] for v in views},
+                        components=components).p_values[:n][~y] < 0.05))}
     return out
 
 
-def review_table(components: tuple = COMPONENTS) -> dict:
-    """The simulated analyst's tables over the rows whose folds all have ``components`` and RESERVE."""
+def review_table(components: tuple = COMPONENTS, classifier: bool = False) -> dict:
+    """The simulated analyst's tables over the rows whose folds all have ``components`` and RESERVE
+    (``classifier``: the classifier loop's table and verdict too, review_classifier.json)."""
     per_row = {}
     print(f"components: {', '.join(components)}; reserve: {', '.join(RESERVE)}")
     for row in ROWS:
@@ -121,7 +165,7 @@ def review_table(components: tuple = COMPONENTS) -> dict:
                 continue
             k = int(path.stem[4:])
             seed = k - 1 if ROWS[row][1] == "split" else 0
-            figures.append(fold_figures(d, k, seed, components))
+            figures.append(fold_figures(d, k, seed, components, classifier))
         if figures and len(figures) == len(paths):
             per_row[row] = {key: float(np.mean([f[key] for f in figures if key in f]))
                             for key in figures[0]} | {"folds": len(figures)}
@@ -163,8 +207,62 @@ def review_table(components: tuple = COMPONENTS) -> dict:
                       "mean": float(np.mean([new[r] for r in rows])), "base_mean": float(np.mean([base[r] for r in rows]))}
         print(f"reserve view {v}: {len(rows)} rows, 10 known anomalies, mean {reserve[v]['mean']:.3f} against "
               f"{reserve[v]['base_mean']:.3f} (WL counts alone), gain {reserve[v]['gain']:+.3f} (SE {reserve[v]['se']:.3f})")
-    return {"components": list(components), "per_row": per_row, "means": means, "found_ratio": ratio, "found_ratio_similarity": ratio_sim,
-            "similarity_against_current": verdict, "reserve": reserve}
+    result = {"components": list(components), "per_row": per_row, "means": means, "found_ratio": ratio,
+              "found_ratio_similarity": ratio_sim, "similarity_against_current": verdict, "reserve": reserve}
+    if classifier:
+        result |= classifier_table(per_row)
+    return result
+
+
+def classifier_table(per_row: dict) -> dict:
+    """Print the classifier loop beside the current loop and the rule's verdict (research/README.md)."""
+    keys = ("auc_rest_label_free_clf", "auc_rest_known_on_clf_rest", "auc_rest_known_clf", "auc_rest_review",
+            "auc_rest_clf", "top30_label_free", "top30_known", "top30_known_clf", "found", "found_clf",
+            "rest_normals_p05", "rest_normals_p05_clf")
+    print("\nthe classifier loop (each loop on its own unreviewed rest):")
+    print("| data set (rule) [folds] | its rest: label-free | its rest: 10 known | its rest: 10 known + classifier | "
+          "current loop: rest after 30 | classifier loop: rest after 30 | anomalies in label-free top 30 | "
+          "in top 30 with 10 known | with 10 known + classifier | found: current loop | found: classifier loop | "
+          "current loop's rest normals p < 0.05 | classifier loop's |")
+    means = _table(per_row, keys)
+    extra = _means(per_row, ("auc_all_known", "auc_all_known_clf", "test_normals_p05_known",
+                             "test_normals_p05_known_clf"))
+    means |= extra
+    if extra:
+        print(f"10 known anomalies, ROC-AUC on the whole test set: {extra.get('auc_all_known', float('nan')):.3f} "
+              f"without the classifier, {extra.get('auc_all_known_clf', float('nan')):.3f} with it; test normals "
+              f"with p < 0.05: {extra.get('test_normals_p05_known', float('nan')):.3f} and "
+              f"{extra.get('test_normals_p05_known_clf', float('nan')):.3f}")
+    top = means["top30_label_free"]
+    ratios = {"current": means["found"] / top if top else float("nan"),
+              "classifier": means["found_clf"] / top if top else float("nan")}
+    print(f"anomalies found in 30 reviews / label-free top 30: current loop {ratios['current']:.2f}, classifier loop "
+          f"{ratios['classifier']:.2f} (goal 1.3); rest after 30: current {means['auc_rest_review']:.3f}, "
+          f"classifier {means['auc_rest_clf']:.3f} (goal 0.78); rows with the rest below 0.5: current "
+          f"{sum(f['auc_rest_review'] < 0.5 for f in per_row.values())}, classifier "
+          f"{sum(f.get('auc_rest_clf', 1) < 0.5 for f in per_row.values())}")
+    verdict = {}
+    for current, new in (("found", "found_clf"), ("auc_rest_review", "auc_rest_clf"),
+                         ("auc_rest_known_on_clf_rest", "auc_rest_known_clf")):
+        rows = [r for r, f in per_row.items() if new in f and current in f]
+        diff = np.array([per_row[r][new] - per_row[r][current] for r in rows])
+        if len(diff) >= 2:
+            verdict[new] = {"rows": len(rows), "gain": float(diff.mean()),
+                            "se": float(diff.std(ddof=1) / np.sqrt(len(diff)))}
+            print(f"{new} - {current}: {verdict[new]['gain']:+.3f} (SE {verdict[new]['se']:.3f}, {len(rows)} rows)")
+    found, rest = verdict.get("found_clf"), verdict.get("auc_rest_clf")
+    passes = None
+    if found and rest:
+        def up(v):
+            return v["gain"] > 2 * v["se"]
+
+        def not_down(v):
+            return v["gain"] >= -2 * v["se"]
+
+        passes = bool((up(found) and not_down(rest)) or (up(rest) and not_down(found)))
+        print(f"the rule (research/README.md): {'passes' if passes else 'does not pass'}")
+    return {"classifier_means": means, "found_ratio_classifier": ratios["classifier"],
+            "classifier_against_current": verdict, "classifier_passes": passes}
 
 
 def _means(per_row: dict, keys: tuple) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
@@ -105,6 +106,20 @@ def test_a_scored_files_row_lists_its_similar_training_molecules_and_is_drawn_be
     qtbot.mouseClick(view.heatmap.neighbours.viewport(), Qt.MouseButton.LeftButton, pos=where)
     qtbot.mouseDClick(view.heatmap.neighbours.viewport(), Qt.MouseButton.LeftButton, pos=where)
     assert window.results_tabs.currentIndex() == 0 and window.state.selected == expected[1][0]
+
+
+def test_a_row_that_is_a_training_molecule_is_said_to_be_one(qtbot, window, herg_path, tmp_path):
+    _train_size(qtbot, window, herg_path)
+    training = window.graphs.subset(np.arange(5))  # five of hERG's own molecules, scored as a new file
+    report = tmp_path / "again_ranked.csv"
+    core.write_report(report, training, window.model.score(training))
+    view = _open_report(qtbot, window, report)
+    view.table.selectRow(0)
+    ident = str(view.report.ids[view.model_table.graph_index(0)])
+    panel = view.nearest_panel
+    qtbot.waitUntil(lambda: panel.has_picture() and ident in panel.caption.text(), timeout=60000)
+    caption = panel.caption.text()
+    assert "<b>1.00</b>" in caption and "same molecule</b>: this row is in the training data" in caption
 
 
 def test_a_stale_rows_neighbours_are_never_shown(qtbot, window, herg_path, tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core import (DataError, SimilarityIndex, common_substructure, pair_png, query_similarities, structure_grid_png,
-                  structure_png, structure_pixels)
+                  structure_png, structure_pixels, same_molecule)
 
 
 def _size(png: bytes) -> tuple[int, int]:
@@ -68,3 +68,10 @@ def test_the_common_substructure_holds_the_shared_atoms_and_the_pair_is_drawn():
     png = pair_png("c1ccccc1CCO", "NCCc1ccccc1", ("query", "nearest"), cell=(200, 150))
     assert _size(png) == (400, 150)
     assert pair_png("CCO", "") == b""
+
+
+def test_the_same_molecule_is_told_apart_from_a_similar_one():
+    assert same_molecule("OCCc1ccccc1", "c1ccccc1CCO")  # written otherwise
+    assert not same_molecule("C[C@H](N)O", "C[C@@H](N)O")  # the mirror image: the same fingerprint bits
+    assert not same_molecule("c1ccccc1CCO", "c1ccccc1CCN")
+    assert not same_molecule("CCO", "bad(") and not same_molecule("", "")
