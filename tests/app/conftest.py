@@ -2,6 +2,7 @@
 Discard (e.g. "Save the trained model before quitting?" when a test's window closes). The patch
 has a MonkeyPatch of its own, so that a test's ``monkeypatch.undo()`` leaves it in place."""
 import pytest
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
 
@@ -11,3 +12,22 @@ def answer_questions_discard():
     patch.setattr(QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Discard)
     yield
     patch.undo()
+
+
+@pytest.fixture
+def settings(tmp_path):
+    """Settings of the test's own (an INI file in its temporary folder), never the user's."""
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, settings):
+    """The main window, shown; its jobs and drawing process stopped afterwards."""
+    from app.main_window import MainWindow
+
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.runner.stop_all()
+    w.structures.shutdown()

@@ -22,7 +22,7 @@ from app.main_window import MainWindow
 from app.widgets.report_view import ReportView
 from app.widgets.table import COLUMNS
 from core import PROPERTY_COLUMNS, REPORT_COLUMNS, save_detector, structural_alerts
-from tests.app.test_main_window import _idle, open_and_wait, settings, train_and_wait  # noqa: F401
+from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
 
 TINY = {"epochs": 2, "hidden_dim": 16, "out_dim": 8}
 
@@ -370,7 +370,7 @@ def files(tmp_path, herg_path):
     return {"smiles": str(smiles), "known": str(known), "data": str(herg_path), "model": str(tmp_path / "tiny.pt")}
 
 
-def test_every_action_on_the_training_tab_and_on_a_scored_file_tab(qtbot, settings, tmp_path, files,  # noqa: F811
+def test_every_action_on_the_training_tab_and_on_a_scored_file_tab(qtbot, settings, tmp_path, files,
                                                                     herg_path, monkeypatch, no_hang):
     answers = Answers(monkeypatch, tmp_path)
     w = MainWindow(settings)

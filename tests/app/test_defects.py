@@ -9,11 +9,11 @@ from PySide6.QtCore import Qt
 from app.main_window import MainWindow
 from app.widgets.map_view import score_percentiles
 from app.widgets.table import COLUMNS
-from tests.app.test_main_window import _idle, open_and_wait, settings, train_and_wait, window  # noqa: F401
+from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
 
 
 @pytest.fixture
-def trained(qtbot, window, herg_path):  # noqa: F811
+def trained(qtbot, window, herg_path):
     open_and_wait(qtbot, window, herg_path)
     train_and_wait(qtbot, window)
     return window
@@ -148,7 +148,7 @@ def test_smarts_filter_applies_as_you_type_like_the_text_filter(qtbot, trained):
 
 
 # 7 ---------------------------------------------------------------- the normal class is explained
-def test_normal_graphs_default_to_all_and_are_explained(qtbot, window, herg_path):  # noqa: F811
+def test_normal_graphs_default_to_all_and_are_explained(qtbot, window, herg_path):
     open_and_wait(qtbot, window, herg_path)
     assert window.form.normal_label() is None and window.form.normal.currentText() == "All graphs (655)"
     assert window.form.normal.itemText(window.form.normal.findData("1")) == "Label 1 (451 graphs)"
@@ -174,7 +174,7 @@ def test_score_another_file_opens_a_tab_beside_with_progress(qtbot, trained, smi
 
 
 # 9 ---------------------------------------------------------------- map colours, ROC baseline, ties
-def test_map_colours_by_rank_and_ties_keep_rank_order(qtbot, window, smiles_file):  # noqa: F811
+def test_map_colours_by_rank_and_ties_keep_rank_order(qtbot, window, smiles_file):
     assert list(score_percentiles(np.array([1.0, 1000.0, 2.0, 3.0]))) == pytest.approx([0, 100, 100 / 3, 200 / 3])
     open_and_wait(qtbot, window, smiles_file)
     from core import Scores
@@ -204,13 +204,13 @@ def test_a_loaded_model_keeps_the_size_baseline_in_the_roc(qtbot, trained, tmp_p
 
 
 # 10 --------------------------------------------------------------- start-up, file order, wording
-def test_before_training_the_table_shows_file_order_without_a_sort_arrow(qtbot, window, herg_path):  # noqa: F811
+def test_before_training_the_table_shows_file_order_without_a_sort_arrow(qtbot, window, herg_path):
     open_and_wait(qtbot, window, herg_path)
     assert window.table.horizontalHeader().sortIndicatorSection() == -1
     assert [window.model_table.graph_index(r) for r in range(20)] == list(range(20))
 
 
-def test_the_window_shows_before_torch_has_loaded(qtbot, settings):  # noqa: F811
+def test_the_window_shows_before_torch_has_loaded(qtbot, settings):
     w = MainWindow(settings)
     qtbot.addWidget(w)
     w.show()
@@ -221,7 +221,7 @@ def test_the_window_shows_before_torch_has_loaded(qtbot, settings):  # noqa: F81
     assert "torch sees" in w.form.device_note.text()
 
 
-def test_a_file_without_a_smiles_column_is_explained_in_the_apps_words(qtbot, window, tmp_path, monkeypatch):  # noqa: F811
+def test_a_file_without_a_smiles_column_is_explained_in_the_apps_words(qtbot, window, tmp_path, monkeypatch):
     from app.widgets import dialogs as mw  # the column dialog lives there
 
     table = tmp_path / "odd.csv"

@@ -15,12 +15,12 @@ from app import tasks
 from app.main_window import MainWindow
 from app.plain_words import COLUMN_TIPS, HEATMAP_LEGEND, TABLE_LEGEND, p_value_text, q_value_text
 from app.widgets.table import COLUMNS
-from tests.app.test_main_window import SMALL, _idle, open_and_wait, settings, train_and_wait  # noqa: F401
+from tests.app.test_main_window import SMALL, _idle, open_and_wait, train_and_wait
 
 LIBRARY = "smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nCCCCN a5\n"
 
 
-def _window(qtbot, settings):  # noqa: F811
+def _window(qtbot, settings):
     w = MainWindow(settings)
     qtbot.addWidget(w)
     w.show()
@@ -40,7 +40,7 @@ def test_a_p_value_reads_as_how_many_normal_compounds_score_this_high():
     assert q_value_text(0.1).startswith("q = 0.1: flag down to here and about 10% of the flagged rows are false")
 
 
-def test_the_table_explains_its_columns_and_p_values(qtbot, settings, herg_path, no_hang):  # noqa: F811
+def test_the_table_explains_its_columns_and_p_values(qtbot, settings, herg_path, no_hang):
     w = _window(qtbot, settings)
     open_and_wait(qtbot, w, herg_path)
     train_and_wait(qtbot, w, detector="glocalkd")
@@ -74,7 +74,7 @@ def test_the_form_standardises_and_the_model_decides_when_scoring(herg_path, tmp
     assert not plain.model.standardises and tasks.score(plain.model, scored, None, None, tasks.Job())[3] is loaded.graphs
 
 
-def test_the_standardise_box_is_kept_with_the_training_settings(qtbot, settings):  # noqa: F811
+def test_the_standardise_box_is_kept_with_the_training_settings(qtbot, settings):
     w = _window(qtbot, settings)
     w.form.standardise.setChecked(True)
     assert w.form.params()["standardise"] is True and "standardise" not in w.form.detector_params()
@@ -118,7 +118,7 @@ def test_review_marks_find_their_graphs_again_by_id():
     assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=gone)), saved) == {}
 
 
-def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tmp_path, herg_path,  # noqa: F811
+def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tmp_path, herg_path,
                                                              monkeypatch, no_hang):
     data = tmp_path / "herg.tab"
     shutil.copy(herg_path, data)  # the demo folder's files are never recent; a copy stands for a user's file
@@ -169,7 +169,7 @@ def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tm
     again.runner.stop_all()
 
 
-def test_a_session_without_a_similarity_query_clears_the_windows_query(qtbot, settings, tmp_path,  # noqa: F811
+def test_a_session_without_a_similarity_query_clears_the_windows_query(qtbot, settings, tmp_path,
                                                                        herg_path, no_hang):
     """A session puts back what it saved: no query saved is no query (the window's own query used to
     stay, over the session's rows)."""
@@ -188,7 +188,7 @@ def test_a_session_without_a_similarity_query_clears_the_windows_query(qtbot, se
     w.runner.stop_all()
 
 
-def test_a_session_whose_data_file_moved_says_so_and_keeps_the_model(qtbot, settings, tmp_path,  # noqa: F811
+def test_a_session_whose_data_file_moved_says_so_and_keeps_the_model(qtbot, settings, tmp_path,
                                                                       herg_path, no_hang):
     data = tmp_path / "herg.tab"
     shutil.copy(herg_path, data)
@@ -209,7 +209,7 @@ def test_a_session_whose_data_file_moved_says_so_and_keeps_the_model(qtbot, sett
     again.runner.stop_all()
 
 
-def test_a_file_that_is_not_a_session_is_refused_by_name(qtbot, settings, tmp_path, no_hang):  # noqa: F811
+def test_a_file_that_is_not_a_session_is_refused_by_name(qtbot, settings, tmp_path, no_hang):
     bad = tmp_path / "x.glocalkd-session"
     bad.write_text("not a zip")
     w = _window(qtbot, settings)

@@ -21,7 +21,7 @@ from app.widgets.report_view import ReportView
 from app.widgets.table import COLUMNS
 from app.workers import Runner
 from core import GLocalKD, GLocalKDError, fit_with_calibration, load, write_report
-from tests.app.test_main_window import _idle, open_and_wait, settings, window  # noqa: F401
+from tests.app.test_main_window import _idle, open_and_wait
 
 ROOT_SMILES = "smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nnot_a_smiles bad1\nCCCCN a5\n"
 
@@ -45,7 +45,7 @@ def calibrated(tmp_path_factory):
     return {"graphs": graphs, "model": model, "scores": scores, "p": p, "report": str(report)}
 
 
-def open_report(qtbot, window, path) -> ReportView:  # noqa: F811 (the window fixture)
+def open_report(qtbot, window, path) -> ReportView:
     qtbot.waitUntil(lambda: window.opening.ready and _idle(window), timeout=60000)
     window.open_path(str(path))
     qtbot.waitUntil(lambda: _idle(window) and bool(window.report_views), timeout=60000)
@@ -64,7 +64,7 @@ def test_the_runner_never_passes_the_job_into_a_defaulted_parameter(qtbot):
     assert results == [(1, 25, True)]
 
 
-def test_the_html_export_runs_through_the_runner(qtbot, window, calibrated, tmp_path):  # noqa: F811
+def test_the_html_export_runs_through_the_runner(qtbot, window, calibrated, tmp_path):
     w = window
     qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
     c = calibrated
@@ -77,7 +77,7 @@ def test_the_html_export_runs_through_the_runner(qtbot, window, calibrated, tmp_
 
 
 # 2 ---------------------------------------------------------------- p- and q-values everywhere
-def test_a_scored_file_tab_shows_its_p_and_q_values(qtbot, window, calibrated):  # noqa: F811
+def test_a_scored_file_tab_shows_its_p_and_q_values(qtbot, window, calibrated):
     view = open_report(qtbot, window, calibrated["report"])
     m = view.model_table
     for name in ("p-value", "q-value"):
@@ -98,7 +98,7 @@ def test_csv_and_sdf_exports_of_the_training_table_carry_p_and_q(calibrated, tmp
 
 
 # 3 ---------------------------------------------------------------- export writes the active tab
-def test_export_from_a_scored_file_tab_writes_its_rows_and_rejects(qtbot, window, calibrated, tmp_path):  # noqa: F811
+def test_export_from_a_scored_file_tab_writes_its_rows_and_rejects(qtbot, window, calibrated, tmp_path):
     view = open_report(qtbot, window, calibrated["report"])
     assert window.act_export.isEnabled() and window.act_html.isEnabled()
     table = window.export_table()
@@ -125,7 +125,7 @@ def _wheel(widget, steps: int = -1) -> None:
     QApplication.sendEvent(widget, event)
 
 
-def test_spin_and_combo_boxes_ignore_the_wheel_unless_focused(qtbot, window):  # noqa: F811
+def test_spin_and_combo_boxes_ignore_the_wheel_unless_focused(qtbot, window):
     w = window
     qtbot.waitUntil(lambda: w.opening.ready, timeout=60000)
     lam, detector = w.form.lam, w.form.detector
@@ -144,7 +144,7 @@ def test_spin_and_combo_boxes_ignore_the_wheel_unless_focused(qtbot, window):  #
 
 
 # 5 ---------------------------------------------------------------- unsaved work
-def test_quitting_or_opening_over_a_trained_model_asks_first(qtbot, settings, herg_path, tmp_path,  # noqa: F811
+def test_quitting_or_opening_over_a_trained_model_asks_first(qtbot, settings, herg_path, tmp_path,
                                                               monkeypatch):
     w = MainWindow(settings)
     qtbot.addWidget(w)
@@ -168,7 +168,7 @@ def test_quitting_or_opening_over_a_trained_model_asks_first(qtbot, settings, he
 
 
 # 6 ---------------------------------------------------------------- readable columns
-def test_score_p_and_q_are_in_view_and_headers_are_not_cut(qtbot, window, calibrated):  # noqa: F811
+def test_score_p_and_q_are_in_view_and_headers_are_not_cut(qtbot, window, calibrated):
     w = window
     w.resize(1280, 800)
     view = open_report(qtbot, w, calibrated["report"])
@@ -184,7 +184,7 @@ def test_score_p_and_q_are_in_view_and_headers_are_not_cut(qtbot, window, calibr
 
 
 # 7 ---------------------------------------------------------------- one colour scale for every molecule
-def test_heatmap_colours_are_shared_across_molecules_by_default(qtbot, window, calibrated, tmp_path):  # noqa: F811
+def test_heatmap_colours_are_shared_across_molecules_by_default(qtbot, window, calibrated, tmp_path):
     from core import fixed_error_scale
 
     w = window
@@ -204,7 +204,7 @@ def test_heatmap_colours_are_shared_across_molecules_by_default(qtbot, window, c
 
 
 # 8 ---------------------------------------------------------------- FDR that flags nothing says why
-def test_an_fdr_that_flags_nothing_says_why_and_what_to_do(qtbot, window, calibrated, capsys):  # noqa: F811
+def test_an_fdr_that_flags_nothing_says_why_and_what_to_do(qtbot, window, calibrated, capsys):
     from core.cli.options import report_flagged
 
     w = window
@@ -274,7 +274,7 @@ def test_every_view_choice_survives_a_relaunch(qtbot, tmp_path):
 
 
 # 11 --------------------------------------------------------------- the smaller ones
-def test_smaller_things_read_right(qtbot, window):  # noqa: F811
+def test_smaller_things_read_right(qtbot, window):
     w = window
     assert w.filters.threshold.text() == "95th percentile"
     qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
@@ -285,7 +285,7 @@ def test_smaller_things_read_right(qtbot, window):  # noqa: F811
     assert order.index(w.side.progress) < order.index(w.form)  # progress above the settings, in sight
 
 
-def test_name_column_is_hidden_when_it_repeats_the_id(qtbot, window, tmp_path):  # noqa: F811
+def test_name_column_is_hidden_when_it_repeats_the_id(qtbot, window, tmp_path):
     smi = tmp_path / "m.smi"
     smi.write_text("CCO\nCCN\nc1ccccc1\n")  # no names: the loader uses the id
     open_and_wait(qtbot, window, smi)

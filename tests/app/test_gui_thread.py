@@ -11,13 +11,13 @@ import core
 from PySide6.QtWidgets import QFileDialog
 
 from app.main_window import MainWindow
-from tests.app.test_main_window import _idle, open_and_wait, settings  # noqa: F401
+from tests.app.test_main_window import _idle, open_and_wait
 
 WATCHED = ("smarts_matches", "atomic_output", "write_sdf", "save_detector", "load_detector",
            "SimilarityIndex", "scaffolds", "roc_auc", "roc_points")
 
 
-def test_smarts_exports_model_files_neighbours_scaffolds_and_evaluation_never_run_on_the_gui_thread(qtbot, settings, herg_path, tmp_path,  # noqa: F811
+def test_smarts_exports_model_files_neighbours_scaffolds_and_evaluation_never_run_on_the_gui_thread(qtbot, settings, herg_path, tmp_path,
                                                                    monkeypatch):
     w = MainWindow(settings)
     qtbot.addWidget(w)
@@ -140,7 +140,7 @@ def test_a_job_has_ended_for_the_window_when_its_result_is_handled(qtbot):
                     timeout=10000)
 
 
-def test_a_newer_smarts_pattern_stops_the_running_match_and_its_result_is_shown(qtbot, settings, herg_path,  # noqa: F811
+def test_a_newer_smarts_pattern_stops_the_running_match_and_its_result_is_shown(qtbot, settings, herg_path,
                                                                                monkeypatch):
     from app import tasks
     from core import smarts_matches

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QAbstractButton, QLabel
 
 from app.widgets.heatmap import HeatmapPanel
 from core import READABLE_BOND_PX, GLocalKD, load, node_names
-from tests.app.test_main_window import open_and_wait, settings, window  # noqa: F401
+from tests.app.test_main_window import open_and_wait
 
 PEPTIDE = ("CC(C)C[C@H](NC(=O)[C@@H](Cc1ccccc1)NC(=O)[C@H](CCC(N)=O)NC(=O)[C@@H](CC(C)C)NC(=O)[C@H](Cc1ccc(O)cc1)"
            "NC(=O)[C@@H](N)CO)C(=O)N[C@@H](CCCNC(N)=N)C(=O)N1CCC[C@H]1C(=O)NCC(N)=O")  # 77 atoms
@@ -103,7 +103,7 @@ def test_the_side_column_scrolls_instead_of_overlapping_its_parts_on_a_short_pan
 
 
 @pytest.mark.parametrize("size", [(1600, 1000), (1280, 800)])
-def test_the_side_panel_wraps_its_text_instead_of_clipping_it(qtbot, window, herg_path, size):  # noqa: F811
+def test_the_side_panel_wraps_its_text_instead_of_clipping_it(qtbot, window, herg_path, size):
     window.resize(*size)
     open_and_wait(qtbot, window, herg_path)
     window.form.detector.setCurrentIndex(window.form.detector.findData("glocalkd"))  # its rows all shown

@@ -3,27 +3,13 @@ import csv
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
 from app.main_window import MainWindow
 from app.widgets.table import COLUMNS
 from core import GLocalKD, load, load_detector
 
 SMALL = {"hidden_dim": 16, "out_dim": 8, "epochs": 3, "batch_size": 64}
-
-
-@pytest.fixture
-def settings(tmp_path):
-    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-
-
-@pytest.fixture
-def window(qtbot, settings):
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.runner.stop_all()
 
 
 def _idle(window):

@@ -14,7 +14,7 @@ from app.widgets.table import COLUMNS
 from core import (PROPERTY_COLUMNS, REPORT_COLUMNS, GLocalKD, fit_with_calibration, load, molecular_properties,
                   read_report, write_report)
 from tests.app.test_every_tab import ROOT_SMILES, open_report
-from tests.app.test_main_window import _idle, settings, window  # noqa: F401
+from tests.app.test_main_window import _idle
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def count_text(w) -> str:
     return w.filters.count.text()
 
 
-def test_properties_are_sortable_columns_of_the_training_table(qtbot, window, herg):  # noqa: F811
+def test_properties_are_sortable_columns_of_the_training_table(qtbot, window, herg):
     w = window
     show(qtbot, w, herg)
     mw = herg["properties"]["mw"]
@@ -60,7 +60,7 @@ def test_properties_are_sortable_columns_of_the_training_table(qtbot, window, he
     assert shown == sorted(shown, reverse=True) and shown[0] == mw.max()
 
 
-def test_flagged_only_and_ranges_combine_with_the_text_filter_and_the_count_says_so(qtbot, window, herg):  # noqa: F811
+def test_flagged_only_and_ranges_combine_with_the_text_filter_and_the_count_says_so(qtbot, window, herg):
     w = window
     show(qtbot, w, herg)
     total = len(herg["graphs"])
@@ -94,7 +94,7 @@ def test_flagged_only_and_ranges_combine_with_the_text_filter_and_the_count_says
     qtbot.waitUntil(lambda: w.model_table.visible_count() == total, timeout=5000)
 
 
-def test_filters_persist_across_relaunch(qtbot, settings, herg):  # noqa: F811
+def test_filters_persist_across_relaunch(qtbot, settings, herg):
     first = MainWindow(settings)
     qtbot.addWidget(first)
     first.filters.flagged_only.setChecked(True)
@@ -112,7 +112,7 @@ def test_filters_persist_across_relaunch(qtbot, settings, herg):  # noqa: F811
     second.runner.stop_all()
 
 
-def test_a_scored_file_tab_shows_properties_even_from_an_older_report_and_filters_them(qtbot, window,  # noqa: F811
+def test_a_scored_file_tab_shows_properties_even_from_an_older_report_and_filters_them(qtbot, window,
                                                                                         herg):
     view = open_report(qtbot, window, herg["report"])
     assert read_report(herg["report"]).properties == {}  # written without them: the app computed them

@@ -5,25 +5,13 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-import pytest
 from PySide6.QtCore import Qt
 
 import core
 from app import tasks
 from app.controllers.nearest import NO_MODEL
-from app.main_window import MainWindow
-from tests.app.test_main_window import _idle, open_and_wait, settings  # noqa: F401
+from tests.app.test_main_window import _idle, open_and_wait
 from tests.conftest import moses_library
-
-
-@pytest.fixture
-def window(qtbot, settings):  # noqa: F811
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.runner.stop_all()
-    w.structures.shutdown()
 
 
 def _train_size(qtbot, window, herg_path):

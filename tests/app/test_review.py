@@ -11,7 +11,7 @@ from rdkit import Chem
 from app.state import AppState
 from app.widgets.table import COLUMNS
 from core import apply_marks
-from tests.app.test_main_window import _idle, open_and_wait, settings, train_and_wait, window  # noqa: F401
+from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
 
 TINY = {"epochs": 2, "hidden_dim": 16, "out_dim": 8, "batch_size": 64}
 
@@ -32,7 +32,7 @@ def _column(w, name: str, row: int) -> str:
     return w.model_table.index(row, COLUMNS.index(name)).data()
 
 
-def test_marks_rerank_the_unreviewed_rows_and_go_into_every_export(qtbot, window, herg_path, tmp_path):  # noqa: F811
+def test_marks_rerank_the_unreviewed_rows_and_go_into_every_export(qtbot, window, herg_path, tmp_path):
     w = window
     open_and_wait(qtbot, w, herg_path)
     assert not w.act_mark_anomaly.isEnabled()  # nothing scored yet
@@ -88,7 +88,7 @@ def test_marks_rerank_the_unreviewed_rows_and_go_into_every_export(qtbot, window
     assert _column(w, "Review", 0) == ""
 
 
-def test_only_the_consensus_offers_the_review(qtbot, window, herg_path):  # noqa: F811
+def test_only_the_consensus_offers_the_review(qtbot, window, herg_path):
     w = window
     open_and_wait(qtbot, w, herg_path)
     train_and_wait(qtbot, w, detector="size")

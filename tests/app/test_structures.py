@@ -13,19 +13,9 @@ from app.main_window import MainWindow
 from app.structures import STRUCTURE_SIZES, StructureImages, show_structures
 from app.widgets.table import COLUMNS, STRUCTURE_ROLE, ResultsModel, results_view
 from core import query_similarities
-from tests.app.test_main_window import open_and_wait, settings, train_and_wait  # noqa: F401
+from tests.app.test_main_window import open_and_wait, train_and_wait
 
 STRUCTURE, SIMILARITY = COLUMNS.index("Structure"), COLUMNS.index("Similarity")
-
-
-@pytest.fixture
-def window(qtbot, settings):  # noqa: F811
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.runner.stop_all()
-    w.structures.shutdown()
 
 
 def _select(window, rows) -> None:
@@ -36,7 +26,7 @@ def _select(window, rows) -> None:
                    QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
 
 
-def test_structures_are_drawn_at_the_size_picked_and_the_size_is_kept(qtbot, window, settings, herg_path):  # noqa: F811
+def test_structures_are_drawn_at_the_size_picked_and_the_size_is_kept(qtbot, window, settings, herg_path):
     open_and_wait(qtbot, window, herg_path)
     assert window.table.isColumnHidden(STRUCTURE)  # off by default: one line a row
     window.query_bar.structures.setCurrentIndex(window.query_bar.structures.findData("large"))

@@ -5,18 +5,12 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QToolBar
 
 from app.actions import ACTIONS, MENUS, Facts, update_actions
 from app.main_window import MainWindow
 from app.settings_store import SETTINGS_VERSION, VERSION_KEY, migrate
-
-
-@pytest.fixture
-def settings(tmp_path):
-    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
 
 
 def test_every_action_of_the_menus_and_toolbar_is_a_row_of_the_table(qtbot, settings):
@@ -63,7 +57,6 @@ def test_settings_of_version_1_are_migrated_once(settings):
     settings.setValue("train/detector", "kept")  # a current version is not migrated again
     migrate(settings)
     assert settings.value("train/detector") == "kept"
-
 
 
 @pytest.mark.parametrize("screen", [(1366, 768), (1280, 800), (1920, 1080)])  # a common laptop, too
