@@ -139,7 +139,7 @@ def _reviewed(qtbot, w, view, count: int) -> None:
                     timeout=120000)
 
 
-def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, window, herg_path,  # noqa: F811
+def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, window, herg_path,
                                                                        tmp_path):
     from core import Review, report_graphs
 
