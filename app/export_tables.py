@@ -66,11 +66,12 @@ def report_table(stem: str, report, visible: np.ndarray, model, work: object = N
     """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows;
     ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings);
     ``work``: the tab, whose results the export saves; ``review``: the analyst's marks (row ->
-    "anomaly" or "not anomaly"), a ``review`` column of the CSV and SD property when any row is marked."""
+    "anomaly" or "not anomaly"), a ``review`` column of the CSV, SD property and the HTML report's
+    table of reviewed rows when any row is marked."""
     return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
                        lambda path, rows: tasks.export_report_csv(path, report, rows, review=review),
                        lambda path, rows: tasks.export_report_sdf(path, report, rows, review=review),
-                       lambda path, job=None: tasks.export_report_html(path, report, model), work)
+                       lambda path, job=None: tasks.export_report_html(path, report, model, review=review), work)
 
 
 def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: float | None) -> ExportTable | None:

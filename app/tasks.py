@@ -603,10 +603,12 @@ def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None,
     return write_report_sdf(path, report, rows, review=review or None)
 
 
-def export_report_html(path: str, report, model, top_n: int = 25, job=None) -> int:
+def export_report_html(path: str, report, model, top_n: int = 25, job=None,
+                       review: dict[int, str] | None = None) -> int:
     """Write the one-file HTML report of a ranked report's rows (a scored file's tab): its
     molecules are read back from the report, their heatmaps drawn with ``model`` when it scores
-    atoms (the model that wrote the report), else plain. Returns the number of molecules drawn."""
+    atoms (the model that wrote the report), else plain; ``review``: the analyst's marks (row ->
+    "anomaly" or "not anomaly"). Returns the number of molecules drawn."""
     from core import GLocalKDError, Scores, html_report, load
 
     from .state import describe_model
@@ -622,7 +624,7 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None) -> i
         scores = Scores.graph_only(report.score, ptr)
     p_values = report.p_value if np.isfinite(report.p_value).any() else None
     settings = {"detector": describe_model(model)} if model is not None else {"report": Path(report.source).name}
-    return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values)
+    return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values, review=review or None)
 
 
 # -------------------------------------------------------------------- similarity to a query

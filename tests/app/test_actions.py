@@ -146,6 +146,8 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         qtbot.waitUntil(lambda: _idle(w), timeout=120000)
         text = open(answers.save_path, encoding="utf-8").read()
         assert "<svg" in text and str(top_id) in text and "colour scale" in text
+        marks = view.book.marks if isinstance(view, ReportView) else w.state.review_marks
+        assert marks and f"Reviewed ({len(marks)})" in text  # the analyst's marks, on either tab
 
     def save_model(action):
         answers.save_path = str(tmp_path / f"{tag}_model")
