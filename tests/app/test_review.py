@@ -17,15 +17,8 @@ TINY = {"epochs": 2, "hidden_dim": 16, "out_dim": 8, "batch_size": 64}
 
 
 def _select(w, rows: list[int]) -> list[int]:
-    """Select table rows as a user does (Ctrl+click); returns their graph indices."""
-    from PySide6.QtCore import QItemSelectionModel
-
-    sel = w.table.selectionModel()
-    sel.clearSelection()
-    for r in rows:
-        sel.select(w.model_table.index(r, 0), QItemSelectionModel.SelectionFlag.Select |
-                   QItemSelectionModel.SelectionFlag.Rows)
-    return [w.model_table.graph_index(r) for r in rows]
+    """Select the training tab's table rows as a user does (Ctrl+click); returns their graph indices."""
+    return _select_in(w, rows)
 
 
 def _column(w, name: str, row: int) -> str:
@@ -123,7 +116,8 @@ LIBRARY = ("smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nCCCCN a4\nCl
 
 
 def _select_in(view, rows: list[int]) -> list[int]:
-    """Select a report tab's table rows (Ctrl+click); returns their report rows."""
+    """Select the table rows of ``view`` (the window's training tab, or a report tab) as a user
+    does (Ctrl+click); returns their graph indices (a report's rows)."""
     from PySide6.QtCore import QItemSelectionModel
 
     sel = view.table.selectionModel()
