@@ -342,7 +342,7 @@ def add_fdr_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_extra_column_options(p: argparse.ArgumentParser) -> None:
-    """Add --properties and --alerts: optional columns of the ranked report (off by default).
+    """Add --properties, --alerts and --view-scores: optional columns of the ranked report (off by default).
 
     Args:
         p: the subcommand's parser.
@@ -353,6 +353,9 @@ def add_extra_column_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alerts", action="store_true",
                    help="add an 'alerts' column: the structural alerts each molecule matches (RDKit's Brenk, PAINS "
                         "and NIH catalogs; about 10-20 ms a molecule)")
+    p.add_argument("--view-scores", action="store_true",
+                   help="add each view's raw score (view:glocalkd, view:wl-lesinn, ...; a consensus with Fisher's "
+                        "rule, every view): the app's review of the report re-ranks from them without scoring again")
 
 
 def check_fdr(args: argparse.Namespace) -> None:

@@ -50,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     check_fdr(args)
     model = load_detector(args.model, device=args.device)
     apply_model_standardising(args, model)
+    if args.view_scores:
+        from core.screening.pipeline import report_views
+
+        report_views(model)  # refused before any work
     schema = molecule_schema(model)
     if is_molecule_list(args.data) and (schema is None or schema.mode == "atom"):
         from core.cli.screen import screen_file
@@ -64,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         scores = model.score(graphs, on_progress=lambda done, total: bar.update(done - bar.n))
     p_values = model.p_values(scores.score) if model.is_calibrated else None
     rows = write_report(args.output, graphs, scores, top_k=args.top_nodes, p_values=p_values,
-                        properties=args.properties, alerts=args.alerts)
+                        properties=args.properties, alerts=args.alerts,
+                        view_scores=model.view_scores(graphs, scores) if args.view_scores else None)
     print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {rows} rows written to "
           f"{args.output}", file=sys.stderr)
     if args.fdr is not None and p_values is not None:

@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
             smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
             batch_graphs=args.batch_graphs, precision=args.precision, device=args.device, top=args.top,
             scratch=args.scratch, on_progress=progress, properties=args.properties, alerts=args.alerts,
-            standardise=args.standardise))
+            standardise=args.standardise, view_scores=args.view_scores))
     from core.detectors.model_file import load_detector
     from core.screening.cluster import single_library
 
@@ -99,7 +99,7 @@ def screen_file(model, args: argparse.Namespace, **options) -> int:
     return _screen_and_report(args, lambda progress: screen(
         model, args.data, args.output, smiles_column=args.smiles_column, id_column=args.id_column,
         label_column=getattr(args, "label_column", None), top_k=args.top_nodes, on_progress=progress,
-        properties=args.properties, alerts=args.alerts, **options))
+        properties=args.properties, alerts=args.alerts, view_scores=args.view_scores, **options))
 
 
 def _screen_and_report(args: argparse.Namespace, run_screen) -> int:

@@ -355,6 +355,25 @@ class Consensus(Detector):
         _, p = self._combine(self._component_scores(graphs))
         return {name: p[:, k] for k, name in enumerate(self.scored_views())}
 
+    def view_scores(self, graphs: GraphSet, scores: Scores | None = None) -> dict[str, np.ndarray]:
+        """Give every view's raw score of ``graphs``, the reserve views' too (a report's ``view:`` columns).
+
+        Args:
+            graphs: the graphs.
+            scores: this consensus's :meth:`score` of ``graphs``, whose views' scores are reused
+                (None: every view scores the graphs here).
+
+        Returns:
+            View name -> float32 scores, in :attr:`views` order, each as the view's own ``score`` gives them.
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
+        self._check_fitted()
+        known = scores.component_scores() if scores is not None else {}
+        return {name: np.asarray(known[name] if name in known else self.components_[name].score(graphs).score,
+                                 dtype=np.float32) for name in self.views}
+
     def component_scores(self, graphs: GraphSet) -> dict[str, np.ndarray]:
         """Give each scored view's own score of ``graphs``, to set its ranking beside the consensus's.
 

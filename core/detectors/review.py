@@ -284,8 +284,8 @@ class Review:
 
     ``mark(i, True)`` / ``mark(i, False)`` / ``mark(i, None)`` set or clear graph i's mark;
     :meth:`rerank` gives every graph's statistic and p-value under the marks, and :meth:`ranking`
-    the unreviewed graphs, most anomalous first. Each view scores the set once, here; the model
-    is not changed.
+    the unreviewed graphs, most anomalous first. Each view scores the set once, here (or its
+    scores are given: :meth:`from_view_scores`); the model is not changed.
 
     Args:
         model: a fitted :class:`core.detectors.consensus.Consensus` with Fisher's rule.
@@ -300,6 +300,15 @@ class Review:
     """
 
     def __init__(self, model, graphs: GraphSet, similarity: bool = False, classifier: bool = False):
+        self._start(model)
+        self.scores = {v: model.components_[v].score(graphs).score.astype(np.float64) for v in self.weights_before}
+        features = similarity_kernel(model, graphs) if similarity or classifier else None
+        self.kernel = features if similarity else None
+        self.classifier = features if classifier else None
+        self.size = len(graphs)
+
+    def _start(self, model) -> None:
+        """Check the model and take its views' weights and calibration scores; no marks yet."""
         if getattr(model, "name", None) != "consensus" or getattr(model, "rule", None) != "fisher":
             raise GLocalKDError("the review loop re-weighs a consensus's views: train the consensus (the default "
                                 "detector) with Fisher's rule")
@@ -307,12 +316,49 @@ class Review:
         self.weights_before = model.weights_now()
         self.calibration = {v: np.asarray(model.component_calibration_[v], dtype=np.float64)
                             for v in self.weights_before}
-        self.scores = {v: model.components_[v].score(graphs).score.astype(np.float64) for v in self.weights_before}
-        features = similarity_kernel(model, graphs) if similarity or classifier else None
-        self.kernel = features if similarity else None
-        self.classifier = features if classifier else None
-        self.size = len(graphs)
         self.marks: dict[int, bool] = {}
+
+    @classmethod
+    def from_view_scores(cls, model, view_scores: Mapping[str, np.ndarray], similarity: bool = False,
+                         classifier: bool = False) -> Review:
+        """The review of a set whose views' raw scores are known already (a ranked report's ``view:``
+        columns, :attr:`core.io.ranked_report.RankedReport.view_scores`): no graph is made or scored.
+
+        It re-ranks exactly as ``Review(model, graphs)`` on the graphs those scores are of.
+
+        Args:
+            model: a fitted consensus with Fisher's rule, the one that scored the set.
+            view_scores: view name -> each graph's raw score under that view, for every view of
+                ``model.views`` (as ``model.components_[name].score`` gives them).
+            similarity: must be False: the similarity view reads the graphs.
+            classifier: must be False: the classifier view reads the graphs.
+
+        Returns:
+            The review, with no marks.
+
+        Raises:
+            GLocalKDError: the model is not such a consensus or not fitted, the names are not
+                the model's views, the views' arrays differ in length or one holds no score
+                (NaN) for a graph, or ``similarity`` or ``classifier`` is asked for.
+        """
+        if similarity or classifier:
+            raise GLocalKDError("the similarity and classifier views read the graphs' WL features: build the "
+                                "review from the graphs (Review(model, graphs)) to use them")
+        review = cls.__new__(cls)
+        review._start(model)
+        views = list(review.weights_before)
+        if sorted(view_scores) != sorted(views):
+            raise GLocalKDError(f"the scores are of the views {sorted(view_scores)}, the model's views are "
+                                f"{sorted(views)}: a report scored by another model?")
+        scores = {v: np.asarray(view_scores[v], dtype=np.float64) for v in views}
+        sizes = {len(a) for a in scores.values()}
+        if len(sizes) != 1:
+            raise GLocalKDError(f"the views' scores differ in length ({sorted(sizes)})")
+        missing = [v for v in views if np.isnan(scores[v]).any()]
+        if missing:
+            raise GLocalKDError(f"some graphs have no score under the views {missing}")
+        review.scores, review.kernel, review.classifier, review.size = scores, None, None, sizes.pop()
+        return review
 
     def mark(self, index: int, anomalous: bool | None) -> None:
         """Mark a graph anomalous or normal, or clear its mark.

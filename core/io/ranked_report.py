@@ -17,8 +17,8 @@ import numpy as np
 from core.errors import DataError
 from core.data.graphset import GraphMeta, GraphSet
 from core.data.properties import PROPERTY_COLUMNS
-from core.io.report import (ALERTS_COLUMN, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED, header_extras,
-                            parse_end_row)
+from core.io.report import (ALERTS_COLUMN, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED, VIEW_PREFIX,
+                            header_extras, parse_end_row, view_names)
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 
@@ -54,6 +54,10 @@ class RankedReport:
     alerts: np.ndarray | None = None  # the ``alerts`` column's text, when the report has it
     # the SMILES each row was scored as, when the model standardised its molecules (``smiles``: as read)
     standardised_smiles: np.ndarray | None = None
+    # each view's raw score (``view:<name>`` columns: view name -> float64 of the float32 written,
+    # NaN where a row has none), in column order; empty without them
+    view_scores: dict[str, np.ndarray] = field(default_factory=dict)
+    model_fingerprint: str = ""  # of the model that scored the rows, from the end row ("" without one)
 
     def scored_smiles(self, i: int) -> str:
         """The SMILES row i was scored as: its standardised form, or the SMILES as read.
@@ -135,6 +139,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     extras: tuple[str, ...] = ()
     rejects: list[ReportReject] = []
     interned: dict[str, str] = {}
+    fingerprint = ""
 
     def keep(text: str) -> str:  # labels, names and statuses repeat: store each once
         return interned.setdefault(text, text) if len(text) < 24 else text
@@ -147,13 +152,17 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             found = header_extras(row)
             if found is None:
                 raise DataError(f"not a ranked report: the header must be {','.join(COLUMNS)} (then, optionally, "
-                                f"{','.join(EXTRA_COLUMNS)})", str(path), line_no)
+                                f"{','.join(EXTRA_COLUMNS[:-1])}, {VIEW_PREFIX}<view> columns, {EXTRA_COLUMNS[-1]})",
+                                str(path), line_no)
             header, width, extras = row, len(row), found
+            for name in extras:
+                columns.setdefault(name, [])
             continue
         if len(row) != width:
             raise DataError(f"{len(row)} fields where a report row has {width}", str(path), line_no)
         status = row[10]
-        if status.startswith(END_PREFIX) and parse_end_row(row) is not None:
+        if status.startswith(END_PREFIX) and (end := parse_end_row(row)) is not None:
+            fingerprint = end[1]
             continue
         if status != "ok":
             rejects.append(ReportReject(line_no, row[1], row[3], status.removeprefix("rejected: ")))
@@ -170,7 +179,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                 if name not in (ALERTS_COLUMN, STANDARDISED):
                     columns[name].append(float(row[j]) if row[j] else np.nan)
         except ValueError:
-            raise DataError(f"a score, node count or property is not a number: {row[4:8]}", str(path), line_no) from None
+            raise DataError(f"a score, node count, property or view's score is not a number: {row[4:8]}", str(path),
+                            line_no) from None
         if not np.isfinite(columns["score"][-1]):  # no model writes one (core.data.scores.Scores)
             raise DataError(f"the score {row[4]!r} is not a finite number (written by a damaged model?)",
                             str(path), line_no)
@@ -200,7 +210,14 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         p_value=np.asarray(columns["p_value"], dtype=np.float64), q_value=np.asarray(columns["q_value"], dtype=np.float64),
         properties={name: np.asarray(columns[name], dtype=np.float64) for name in PROPERTY_COLUMNS if name in extras},
         alerts=text(ALERTS_COLUMN) if ALERTS_COLUMN in extras else None,
-        standardised_smiles=text(STANDARDISED) if STANDARDISED in extras else None)
+        standardised_smiles=text(STANDARDISED) if STANDARDISED in extras else None,
+        view_scores={name: _float32(columns[VIEW_PREFIX + name]) for name in view_names(extras)},
+        model_fingerprint=fingerprint)
+
+
+def _float32(values: list[float]) -> np.ndarray:
+    """A view's scores as float64 arrays of the float32 values the report's text stands for."""
+    return np.asarray(values, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
 def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:

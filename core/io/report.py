@@ -23,8 +23,10 @@ COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score",
 # Reports written before p- and q-values (the reader still opens them).
 LEGACY_COLUMNS = COLUMNS[:11]
 # Optional columns after COLUMNS, in this order: a chemist's properties (--properties), then the
-# structural alerts (--alerts). A report holds none, one group or both.
+# structural alerts (--alerts), then each view's raw score (--view-scores, ``view:<name>``, one
+# column per view of a consensus). A report holds any of these groups.
 ALERTS_COLUMN = "alerts"
+VIEW_PREFIX = "view:"
 # A model that standardises its molecules (core.data.standardise) adds the SMILES it scored, last;
 # ``smiles`` stays the input's own.
 STANDARDISED = "standardised_smiles"
@@ -34,19 +36,46 @@ P_VALUE, Q_VALUE = COLUMNS.index("p_value"), COLUMNS.index("q_value")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def extra_columns(properties: bool = False, alerts: bool = False, standardised: bool = False) -> tuple[str, ...]:
+def extra_columns(properties: bool = False, alerts: bool = False, standardised: bool = False,
+                  views: tuple[str, ...] | list[str] = ()) -> tuple[str, ...]:
     """The optional columns a report gets after :data:`COLUMNS`.
 
     Args:
         properties: the chemist's properties (:data:`core.data.properties.PROPERTY_COLUMNS`).
         alerts: the ``alerts`` column (RDKit's structural alerts, :func:`core.data.alerts.alerts_text`).
         standardised: the ``standardised_smiles`` column (a model that standardises its molecules).
+        views: the registry names of the views whose raw scores get a ``view:<name>`` column each
+            (a consensus's ``views``, in order; empty: none).
 
     Returns:
         The column names, in report order.
     """
     return (*(PROPERTY_COLUMNS if properties else ()), *((ALERTS_COLUMN,) if alerts else ()),
-            *((STANDARDISED,) if standardised else ()))
+            *(VIEW_PREFIX + name for name in views), *((STANDARDISED,) if standardised else ()))
+
+
+def view_names(extras: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The views whose raw scores a report's optional columns hold.
+
+    Args:
+        extras: the optional columns (:func:`header_extras`).
+
+    Returns:
+        The view names (``view:glocalkd`` gives ``glocalkd``), in column order.
+    """
+    return tuple(c[len(VIEW_PREFIX):] for c in extras if c.startswith(VIEW_PREFIX))
+
+
+def format_view_score(value: float) -> str:
+    """Write a view's raw score as report text that reads back to the same float32.
+
+    Args:
+        value: the score (a float32 value).
+
+    Returns:
+        The shortest text whose float32 is ``value`` (``float32(float(text)) == value``).
+    """
+    return str(np.float32(value))
 
 
 def report_columns(standardised: bool) -> tuple[str, ...]:
@@ -69,7 +98,8 @@ def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None
 
     Returns:
         The optional columns (:func:`extra_columns`; none for the older header without p- and
-        q-values), or None when ``header`` is not a ranked report's.
+        q-values), or None when ``header`` is not a ranked report's (also when its view columns
+        are not together in their place, repeat a view or name none).
     """
     header = list(header)
     if header == list(LEGACY_COLUMNS):
@@ -77,7 +107,10 @@ def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None
     if header[:len(COLUMNS)] != list(COLUMNS):
         return None
     extras = tuple(header[len(COLUMNS):])
-    if extras in {extra_columns(p, a, s) for p in (False, True) for a in (False, True) for s in (False, True)}:
+    views = view_names(extras)
+    if any(not name or name.startswith(VIEW_PREFIX) for name in views) or len(set(views)) != len(views):
+        return None
+    if extras in {extra_columns(p, a, s, views) for p in (False, True) for a in (False, True) for s in (False, True)}:
         return extras
     return None
 
@@ -206,12 +239,15 @@ def property_cells(properties: np.ndarray) -> list[str]:
     return [property_text(name, float(v)) for name, v in zip(PROPERTY_COLUMNS, properties)]
 
 
-def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str]) -> Callable[[int], list[str]]:
+def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str],
+                view_scores: dict[str, np.ndarray] | None = None) -> Callable[[int], list[str]]:
     """The cells of the optional columns, graph by graph.
 
     Args:
         graphs: the graphs (their SMILES are read).
         extras: the optional columns (:func:`extra_columns`).
+        view_scores: view name -> each graph's raw score under that view, for the ``view:``
+            columns of ``extras``.
 
     Returns:
         ``cells(i)``: graph i's cells; the properties are computed once for every graph, the
@@ -221,6 +257,7 @@ def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str]) -> Callab
     if any(c in PROPERTY_COLUMNS for c in extras):
         values = molecular_properties(graphs)
         properties = np.column_stack([values[c] for c in PROPERTY_COLUMNS])
+    views = [np.asarray(view_scores[name], dtype=np.float32) for name in view_names(extras)]
 
     def cells(i: int) -> list[str]:
         out = property_cells(properties[i]) if properties is not None else []
@@ -229,6 +266,7 @@ def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str]) -> Callab
 
             smiles = graphs.meta[i].smiles
             out.append(alerts_text(structural_alerts(smiles)) if smiles else "")
+        out.extend(format_view_score(v[i]) for v in views)
         if STANDARDISED in extras:
             out.append(graphs.meta[i].smiles)  # what was scored
         return out
@@ -237,7 +275,7 @@ def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str]) -> Callab
 
 
 def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.ndarray | None = None,
-                extras: tuple[str, ...] = ()) -> Iterator[list[str]]:
+                extras: tuple[str, ...] = (), view_scores: dict[str, np.ndarray] | None = None) -> Iterator[list[str]]:
     """The report's rows: scored rows in rank order, then one row per rejected input.
 
     Args:
@@ -247,13 +285,14 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
         p_values: a calibrated model's p-values, one per graph; they fill ``p_value`` and their
             Benjamini-Hochberg q-values ``q_value`` (None: both empty).
         extras: optional columns after :data:`COLUMNS` (:func:`extra_columns`).
+        view_scores: view name -> each graph's raw score, for the ``view:`` columns of ``extras``.
 
     Yields:
         Each row's cells (:data:`COLUMNS`, then ``extras``), not yet made spreadsheet-safe.
     """
     p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
     q = benjamini_hochberg(p)
-    cells = extra_cells(graphs, extras) if extras else (lambda i: [])
+    cells = extra_cells(graphs, extras, view_scores) if extras else (lambda i: [])
     for rank, i in enumerate(scores.ranking(), start=1):
         meta = graphs.meta[i]
         names = node_names(graphs, i) if top_k else []
@@ -269,7 +308,8 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
 
 
 def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
-                 p_values: np.ndarray | None = None, properties: bool = False, alerts: bool = False) -> int:
+                 p_values: np.ndarray | None = None, properties: bool = False, alerts: bool = False,
+                 view_scores: dict[str, np.ndarray] | None = None) -> int:
     """Write the ranked report to ``path`` atomically, spreadsheet-safe.
 
     Args:
@@ -281,6 +321,9 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
             None: not calibrated).
         properties: add the chemist's properties (``mw``, ``clogp``, ... after the usual columns).
         alerts: add the ``alerts`` column (about 10-20 ms a molecule).
+        view_scores: view name -> each graph's raw score under that view (a consensus's
+            :meth:`~core.detectors.consensus.Consensus.view_scores`), written as ``view:<name>``
+            columns in this order (None: none).
 
     Returns:
         The number of data rows written (scored and rejected, not the header).
@@ -290,12 +333,12 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
     """
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
-    extras = extra_columns(properties, alerts, graphs.standardised)
+    extras = extra_columns(properties, alerts, graphs.standardised, tuple(view_scores or ()))
     rows = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow((*COLUMNS, *extras))
-        for row in report_rows(graphs, scores, top_k, p_values, extras):
+        for row in report_rows(graphs, scores, top_k, p_values, extras, view_scores):
             writer.writerow([safe_cell(cell) for cell in row])
             rows += 1
     return rows

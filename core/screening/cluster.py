@@ -146,8 +146,8 @@ def screen_chunk_task(plugin: str, job: ChunkJob, settings: ChunkSettings) -> Ch
                             "folder must be on storage that every worker and the client share (--scratch)")
     model = get_worker().plugins[plugin].model()
     _one_torch_thread()
-    return pipeline.finish_chunk(model, job, featurize_chunk(job.rows, settings.extras, pipeline.worker_views(model)),
-                                 settings)
+    views = pipeline.worker_views(model, every=bool(settings.views))
+    return pipeline.finish_chunk(model, job, featurize_chunk(job.rows, settings.extras, views), settings)
 
 
 def _one_torch_thread() -> None:
@@ -255,7 +255,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
                       on_progress: Callable[[int, int], None] | None = None,
                       should_stop: Callable[[], bool] | None = None,
                       label_column: str | None = None, properties: bool = False,
-                      alerts: bool = False, standardise: bool = False) -> ScreenSummary:
+                      alerts: bool = False, standardise: bool = False, view_scores: bool = False) -> ScreenSummary:
     """Screen a library's shards with a model file on a Dask cluster.
 
     :func:`core.screening.pipeline.screen` with the cluster as its executor, so the report,
@@ -285,6 +285,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
         alerts: add the ``alerts`` column (computed by the workers).
         standardise: the user asked to standardise (``--standardise``): refused for a model
             trained on molecules as read (:func:`core.data.standardise.check_standardise_request`).
+        view_scores: add each view's raw score (``view:`` columns; a consensus with Fisher's rule).
 
     Returns:
         The run's summary, as :func:`~core.screening.pipeline.screen` gives it.
@@ -305,6 +306,8 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
     files = library_files(libraries)
     model = load_detector(model_path, device="cpu")  # fails here, before any task, on a bad file
     check_standardise_request(standardise, model)  # the model decides; asking otherwise is refused, as on one machine
+    if view_scores:
+        pipeline.report_views(model)  # refused before the cluster starts, as on one machine
     data = model_path.read_bytes()
     plugin = f"glocalkd-model-{uuid.uuid4().hex[:10]}"
     with stop_signals_interrupt(), connect(scheduler) as client:  # a SIGTERM while the cluster starts: 130 too
@@ -314,7 +317,8 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
                                    id_column=id_column, top_k=top_k, batch_graphs=batch_graphs,
                                    on_progress=on_progress, should_stop=should_stop, precision=precision,
                                    label_column=label_column, top=top, scratch=scratch, properties=properties,
-                                   alerts=alerts, executor=DaskExecutor(client, plugin, in_flight))
+                                   alerts=alerts, view_scores=view_scores,
+                                   executor=DaskExecutor(client, plugin, in_flight))
         finally:
             try:
                 client.unregister_worker_plugin(plugin)

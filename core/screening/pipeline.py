@@ -30,14 +30,15 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from core.errors import DataError, GLocalKDError, SlowPrecisionWarning, one_line
+from core.errors import DataError, GLocalKDError, ParameterError, SlowPrecisionWarning, one_line
 from core.data.chem import element_symbols
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, read_row
 from core.data.pvalues import bh_q_table
-from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STANDARDISED, STATUS, end_row, extra_columns,
-                             format_p, format_term, header_extras, parse_end_row, property_cells, safe_cell)
+from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STANDARDISED, STATUS, VIEW_PREFIX, end_row,
+                             extra_columns, format_p, format_term, format_view_score, header_extras, parse_end_row,
+                             property_cells, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
@@ -213,17 +214,46 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
     return chunk
 
 
-def worker_views(model) -> dict:
+def worker_views(model, every: bool = False) -> dict:
     """The views of a model that screening's parsing workers score (:meth:`Detector.molecule_views`).
 
     Args:
         model: the fitted detector.
+        every: also a consensus's views that it does not combine now (its reserve views before
+            known anomalies weigh them), for the report's view columns (``view_scores``).
 
     Returns:
         View name -> fitted detector with ``score_molecules``; empty for a model without such views.
     """
     views = getattr(model, "molecule_views", None)
-    return dict(views()) if views is not None else {}
+    out = dict(views()) if views is not None else {}
+    if every:
+        for name in getattr(model, "views", ()):
+            view = model.components_[name]
+            if name not in out and hasattr(view, "score_molecules") and view.molecule_views():
+                out[name] = view
+    return out
+
+
+def report_views(model) -> tuple[str, ...]:
+    """The views whose raw scores a report's ``view:`` columns hold (``--view-scores``).
+
+    Args:
+        model: the fitted detector.
+
+    Returns:
+        Every view of the consensus (``model.views``: its components, then its reserve views).
+
+    Raises:
+        ParameterError: the model is not a consensus with Fisher's rule (the views a review
+            re-weighs).
+    """
+    if getattr(model, "name", None) != "consensus" or getattr(model, "rule", None) != "fisher":
+        raise ParameterError("{view_scores} writes the raw score of each view of a consensus with Fisher's rule "
+                             f"(the scores a review re-weighs); this model is {getattr(model, 'name', 'another detector')}"
+                             f"{'' if getattr(model, 'name', None) != 'consensus' else ' with the ' + str(model.rule) + ' rule'}",
+                             "view_scores")
+    return tuple(model.views)
 
 
 def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
@@ -399,7 +429,7 @@ def _scoring_threads(threads: int, busy_workers: int) -> int:
 
 
 def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32",
-                 threads: Callable[[], int] | None = None) -> tuple[np.ndarray, ...]:
+                 threads: Callable[[], int] | None = None, views: tuple[str, ...] = ()) -> tuple:
     """Score a featurized chunk.
 
     The views the parsing workers scored (the chunk's ``view_scores``) are taken as they are; a
@@ -413,9 +443,12 @@ def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32
         precision: ``float32`` or ``bfloat16`` (the dense products of a GLocalKD model).
         threads: asked before each batch, says how many threads torch may use for it (None:
             leave torch's setting).
+        views: a consensus's views whose raw scores to give too (:func:`report_views`; empty: none).
 
     Returns:
-        (score, graph term, node term, node errors, node ptr) as arrays, one score per molecule.
+        (score, graph term, node term, node errors, node ptr) as arrays, one score per molecule;
+        with ``views`` a sixth item, view name -> its float32 scores, each as
+        ``model.components_[name].score`` gives them.
     """
     from core.data.scores import Scores
 
@@ -425,17 +458,27 @@ def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32
     if s is None:
         s = _packed_scores(model, chunk, batch_graphs, precision, threads)
     if s is None and hasattr(model, "scored_views"):  # a consensus: the views it combines now
-        views = model.scored_views()
-        known = {name: scores for name in views
+        combined = model.scored_views()
+        known = {name: scores for name in combined
                  if (scores := done[name] if name in done else
                      _packed_scores(model.components_[name], chunk, batch_graphs, precision, threads)) is not None}
-        if len(known) == len(views):
+        if len(known) == len(combined):
             s = model.combine_scores(known, node_ptr)
         else:
             s = model.score(chunk_graphs(chunk), known=known)
     elif s is None:
         s = model.score(chunk_graphs(chunk))
-    return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
+    if not views:
+        return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
+    raw = {name[len("component:"):]: values for name, values in (s.parts or {}).items()
+           if name.startswith("component:")}
+    for name in views:  # the views the consensus does not combine now (its reserve views)
+        if name not in raw:
+            known = done[name] if name in done else _packed_scores(model.components_[name], chunk, batch_graphs,
+                                                                   precision, threads)
+            raw[name] = (known if known is not None else model.components_[name].score(chunk_graphs(chunk))).score
+    return (s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr,
+            {name: np.asarray(raw[name], dtype=np.float32) for name in views})
 
 
 def _packed_scores(detector, chunk: dict, batch_graphs: int, precision: str,
@@ -538,6 +581,7 @@ class ChunkSettings:
     # optional columns left to the final merge, made for the kept rows only (a report cut to its
     # best rows): the chunk files hold the SMILES each row was scored from in their place
     deferred: tuple[str, ...] = ()
+    views: tuple[str, ...] = ()  # a consensus's views whose raw scores the rows carry (``view:`` columns)
 
 
 @dataclass
@@ -576,20 +620,20 @@ def finish_chunk(model, job: ChunkJob, chunk: dict, settings: ChunkSettings,
                          last_line=job.rows[-1].line if job.rows else 0, file=None,
                          rejects=list(chunk["rejects"]), p_counts={}, source=job.source)
     if result.scored:
-        scored = score_chunk(model, chunk, settings.batch_graphs, settings.precision, threads)
+        scored = score_chunk(model, chunk, settings.batch_graphs, settings.precision, threads, settings.views)
         p = model.p_values(scored[0]) if getattr(model, "is_calibrated", False) else None
         if p is not None:  # every scored row counts for the q-values, kept or not
             result.p_counts = dict(Counter(format_p(v) for v in p))
         target = settings.scratch / f"chunk{job.first:012d}.csv"  # one name per chunk: a task run twice leaves one
         write_sorted_chunk(target, chunk, scored, settings.top_k, p, first=job.first, keep=settings.keep,
-                           scored_smiles=bool(settings.deferred))
+                           scored_smiles=bool(settings.deferred), views=settings.views)
         result.file = str(target)
     return result
 
 
-def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], top_k: int,
+def write_sorted_chunk(path: Path, chunk: dict, scored: tuple, top_k: int,
                         p_values: np.ndarray | None = None, first: int = 0, keep: int | None = None,
-                        scored_smiles: bool = False) -> None:
+                        scored_smiles: bool = False, views: tuple[str, ...] = ()) -> None:
     """Write a scored chunk's report rows in report order, with the merge key in front, atomically.
 
     The key is the score as written (highest first), then the row's input position, so that
@@ -607,8 +651,12 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
         scored_smiles: put the SMILES each row was scored from (standardised or not) before its
             optional cells, for the merge to compute the deferred columns from
             (:attr:`ChunkSettings.deferred`).
+        views: write these views' raw scores (``scored``'s sixth item) among the optional cells,
+            before ``standardised_smiles``.
     """
-    score, graph_term, node_term, node_errors, node_ptr = scored
+    score, graph_term, node_term, node_errors, node_ptr = scored[:5]
+    view_cells = [[format_view_score(v) for v in scored[5][name]] for name in views]
+    standardised = "inputs" in chunk  # the workers' last optional cell is then the standardised SMILES
     text = [f"{v:.6g}" for v in score]
     positions = first + chunk["positions"]
     order = np.lexsort((positions, -np.array([float(t) for t in text], dtype=np.float64)))[:keep]
@@ -625,7 +673,17 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple[np.ndarray, ...], 
                              int(node_ptr[i + 1] - node_ptr[i]), normalize_label(chunk["labels"][i]) or "",
                              ";".join(f"{s}{j}:{errors[j]:.4g}" for s, j in zip(names, top)), "ok", p_text[i], "",
                              *((chunk["smiles"][i],) if scored_smiles else ()),
-                             *(chunk["extra"][i] if chunk.get("extra") else ())])
+                             *_optional_cells(chunk["extra"][i] if chunk.get("extra") else [],
+                                              [cells[i] for cells in view_cells], standardised)])
+
+
+def _optional_cells(worker_cells: list[str], view_cells: list[str], standardised: bool) -> list[str]:
+    """A row's optional cells in report order: the workers' (properties, alerts), the views' raw
+    scores, then the workers' ``standardised_smiles`` (last when ``standardised``)."""
+    if not view_cells:
+        return worker_cells
+    cut = len(worker_cells) - 1 if standardised else len(worker_cells)
+    return [*worker_cells[:cut], *view_cells, *worker_cells[cut:]]
 
 
 # ---------------------------------------------------------------------------- the ranked report
@@ -859,7 +917,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                     elif found != extras:
                         raise DataError(f"its optional columns ({','.join(found) or 'none'}) differ from the first "
                                         f"report's ({','.join(extras) or 'none'}): screen the shards with the same "
-                                        "--properties and --alerts", report, 1)
+                                        "--properties, --alerts and --view-scores", report, 1)
                     width = len(COLUMNS) + len(extras)
                     last, count = math.inf, 0
                     for n, row in records:
@@ -1048,7 +1106,7 @@ class LocalExecutor:
         self.torch_threads = torch.get_num_threads()
         self.pending: deque[_Pending] = deque()
         self.again: deque[ChunkJob] = deque()  # chunks a dead worker held, to parse one at a time
-        self.pool = _Pool(self.workers, worker_views(self.model))
+        self.pool = _Pool(self.workers, worker_views(self.model, every=bool(settings.views)))
 
     def room(self) -> bool:
         """Whether a worker is free for another chunk.
@@ -1157,7 +1215,7 @@ def deferred_columns(extras: tuple[str, ...], keep: int | None) -> tuple[str, ..
     """The optional columns a run leaves to its final merge: with ``--top`` the properties and
     alerts are computed for the rows kept only (the same cells as the parsing workers would
     write, for a fraction of the work); ``standardised_smiles`` stays with the workers, which
-    standardise to score.
+    standardise to score, and the views' raw scores with the scoring.
 
     Args:
         extras: the report's optional columns (:func:`core.io.report.extra_columns`).
@@ -1166,7 +1224,7 @@ def deferred_columns(extras: tuple[str, ...], keep: int | None) -> tuple[str, ..
     Returns:
         The first of ``extras`` that the merge computes (none when every row is kept).
     """
-    return tuple(c for c in extras if c != STANDARDISED) if keep is not None else ()
+    return tuple(c for c in extras if c != STANDARDISED and not c.startswith(VIEW_PREFIX)) if keep is not None else ()
 
 
 def screen(model, path: str | Path | list, report: str | Path, chunk_size: int = 20000, workers: int | None = None,
@@ -1175,7 +1233,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
            label_column: str | None = None, top: int | None = None, scratch: str | Path | None = None,
            executor: ChunkExecutor | None = None, summary_extra: dict | None = None, properties: bool = False,
-           alerts: bool = False) -> ScreenSummary:
+           alerts: bool = False, view_scores: bool = False) -> ScreenSummary:
     """Score every molecule of a library with a model and write the ranked report, in bounded memory.
 
     The one streaming path of ``glocalkd score``, ``glocalkd screen`` (on this machine or on a
@@ -1212,6 +1270,10 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             (:func:`core.io.report.extra_columns`), computed by the parsing workers; with ``top``,
             by the final merge for the rows kept only (the same cells, far less work).
         alerts: add the ``alerts`` column (the structural alerts), computed as ``properties`` are.
+        view_scores: add each view's raw score (``view:<name>`` columns, every view of a
+            consensus with Fisher's rule, :func:`report_views`), which a review re-weighs without
+            scoring the rows again; the reserve views are then scored too (the parsing workers
+            score them). The other columns are the same with or without.
 
     Returns:
         What the run did: rows read, scored and rejected, seconds, whether it was stopped or
@@ -1223,7 +1285,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             run was stopped) no data row or no molecule was read; nothing is written.
         GLocalKDError: a setting is out of range (below 1, an unknown precision, ``bfloat16``
             for a model that is not GLocalKD) or no file is given.
+        ParameterError: ``view_scores`` for a model that is not a consensus with Fisher's rule.
     """
+    views = report_views(model) if view_scores else ()
     schema = molecule_schema(model)
     if schema is not None and schema.mode != "atom":
         raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
@@ -1252,9 +1316,10 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     start = time.perf_counter()
     report = Path(report)
     tmp = make_scratch(".screen-", scratch or report.parent or ".")
-    extras = extra_columns(properties, alerts, bool(getattr(model, "standardises", False)))  # the model's choice
+    extras = extra_columns(properties, alerts, bool(getattr(model, "standardises", False)), views)  # the model's choice
     deferred = deferred_columns(extras, keep)
-    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, extras[len(deferred):], deferred)
+    made = tuple(c for c in extras[len(deferred):] if not c.startswith(VIEW_PREFIX))  # by the parsing workers
+    settings = ChunkSettings(tmp, top_k, batch_graphs, precision, keep, made, deferred, views)
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
     p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
