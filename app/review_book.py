@@ -5,10 +5,55 @@ each scored file's tab (:class:`app.widgets.report_view.ReportView`); the Review
 controller (:class:`app.controllers.review.ReviewController`) fills the one of the active tab."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-MAX_REPORT_ROWS = 200_000  # a report tab's review scores every row with each view of the open model
+# a report tab's review scores every row with each view of the open model, unless the report holds
+# the views' scores from that model (:func:`reads_view_scores`): then no row limit applies
+MAX_REPORT_ROWS = 200_000
 MARK_WORDS = {"anomaly": True, "not anomaly": False}
+_FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its fingerprint, computed once
+
+
+def model_fingerprint(model) -> str:
+    """The open model's fingerprint (:meth:`core.Detector.fingerprint`), computed once per model.
+
+    Args:
+        model: a fitted detector.
+
+    Returns:
+        Its 16 hexadecimal digits ("" when it has none).
+    """
+    known = _FINGERPRINTS.get(model)
+    if known is None:
+        try:
+            known = model.fingerprint()
+        except Exception:  # noqa: BLE001 (a detector that cannot say: its reports never match)
+            known = ""
+        _FINGERPRINTS[model] = known
+    return known
+
+
+def reads_view_scores(model, report) -> bool:
+    """Whether a scored file's review can start from the views' scores its report holds.
+
+    Args:
+        model: the open detector (None: none).
+        report: the tab's ranked report.
+
+    Returns:
+        True when the report has a ``view:`` column for every view of ``model`` (a consensus with
+        Fisher's rule) and was scored by this very model (same fingerprint), so that no row is
+        scored again; False when the review must score the rows with each view.
+    """
+    scores = getattr(report, "view_scores", None)
+    if not scores or model is None or model_unavailable(model):
+        return False
+    if sorted(scores) != sorted(getattr(model, "views", ())) or any(np.isnan(v).any() for v in scores.values()):
+        return False
+    fingerprint = getattr(report, "model_fingerprint", "")
+    return bool(fingerprint) and fingerprint == model_fingerprint(model)
 
 
 def model_unavailable(model) -> str:
@@ -34,17 +79,22 @@ def report_unavailable(model, report) -> str:
         report: the tab's ranked report.
 
     Returns:
-        What is missing, in the app's words, or "".
+        What is missing, in the app's words, or "". A report that holds the open model's views'
+        scores (:func:`reads_view_scores`) needs neither SMILES nor to stay under MAX_REPORT_ROWS.
     """
     missing = []
     if model is None:
         missing.append("train or load the consensus (its views re-rank the rows)")
     elif model_unavailable(model):
         missing.append("the open model is not the consensus: only its views re-rank by marks")
+    elif reads_view_scores(model, report):
+        return ""  # the report holds this model's views' scores: nothing is scored again, no row limit
     if not (len(report) and any(report.smiles)):
         missing.append("the report has no SMILES to score its rows again")
     if len(report) > MAX_REPORT_ROWS:
-        missing.append(f"it has {len(report):,} rows, over the {MAX_REPORT_ROWS:,} a review scores again")
+        missing.append(f"it has {len(report):,} rows, over the {MAX_REPORT_ROWS:,} a review scores again (a file "
+                       "scored in the app with the open consensus has no such limit: its report keeps the views' "
+                       "scores)")
     return ("This tab cannot be reviewed: " + "; ".join(missing) + ".") if missing else ""
 
 

@@ -388,9 +388,14 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     processes, bounded memory, the chemist's properties computed by the workers up to
     SCREEN_PROPERTIES_LIMIT rows) with ``job.report(ScreenProgress)`` after each chunk and Stop
     between chunks; other files (TU collections, or a model not trained on molecules) are loaded
-    and scored whole. Returns (RankedReport, ScreenSummary or None)."""
+    and scored whole. A consensus with Fisher's rule writes each view's raw score too (the
+    ``view:`` columns), from which the tab's review re-ranks without scoring again (:func:`rerank`).
+    Returns (RankedReport, ScreenSummary or None)."""
     from core import is_table, load, molecule_schema, read_report as read, screen, write_report
 
+    from .review_book import model_unavailable
+
+    reviewable = not model_unavailable(model)
     start = time.perf_counter()
     molecular = getattr(molecule_schema(model), "mode", "") == "atom"  # a consensus: its GLocalKD's
     streamable = molecular and Path(path).is_file() and (is_table(path) or Path(path).suffix.lower()
@@ -404,7 +409,7 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
 
         workers = workers or max(1, min(2, os.cpu_count() or 1))
         summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped,
-                         properties=total is None or total <= SCREEN_PROPERTIES_LIMIT)
+                         properties=total is None or total <= SCREEN_PROPERTIES_LIMIT, view_scores=reviewable)
     else:
         from core import SchemaMismatchError
 
@@ -415,7 +420,8 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
         except SchemaMismatchError as exc:  # say which file, and what to do
             raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file "
                                       "of the kind the model was trained on, or train on this one.") from exc
-        write_report(report_path, graphs, scores, properties=graph_properties(graphs) is not None)
+        write_report(report_path, graphs, scores, properties=graph_properties(graphs) is not None,
+                     view_scores=model.view_scores(graphs, scores) if reviewable else None)
     report = read(report_path)
     add_report_properties(report)
     return report, summary
@@ -425,9 +431,14 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
     """Re-rank the graphs under an analyst's marks (:class:`core.Review`: no training). The one
     place the app builds a review: for the training tab's graphs and for a scored file's rows.
 
+    A scored file's review starts from the views' scores its report holds when the open model
+    wrote them (:func:`app.review_book.reads_view_scores`: no row is parsed or scored); otherwise
+    each view scores the report's rows once.
+
     Args:
         review: the :class:`core.Review` of ``model`` and ``graphs`` from an earlier call, or None
-            (made here: each of the consensus's views scores the graphs once).
+            (made here: from the report's view scores, or each of the consensus's views scores the
+            graphs once).
         model: the fitted consensus.
         graphs: the scored graphs the marks index, or None to build them from ``report``.
         marks: graph index -> True (anomaly) or False (not anomaly).
@@ -437,13 +448,18 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
 
     Returns:
         ``(review, reranked, marks, graphs)``: the review to pass next time, its re-ranking, the
-        marks used and the graphs reviewed.
+        marks used and the graphs reviewed (None when the review read the report's view scores
+        and no graphs were given).
     """
     from core import Review, apply_marks, report_graphs
 
-    if graphs is None:
-        graphs = report_graphs(report)
+    from .review_book import reads_view_scores
+
+    if review is None and report is not None and reads_view_scores(model, report):
+        review = Review.from_view_scores(model, report.view_scores)
     if review is None:
+        if graphs is None:
+            graphs = report_graphs(report)
         review = Review(model, graphs)
     apply_marks(review, marks)
     return review, review.rerank(), dict(marks), graphs

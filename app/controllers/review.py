@@ -1,7 +1,8 @@
 """The review loop: the analyst marks rows as anomalies or not, and the consensus re-ranks the
 rows not yet reviewed without training again (:class:`core.Review`, in a background job). One
 path serves every tab: the training tab's graphs (their book is the state's) and each scored
-file's tab (its rows are scored again with each view of the open model the first time)."""
+file's tab (from the views' scores its report holds when the open model scored it, else its rows
+are scored again with each view of the open model the first time)."""
 from __future__ import annotations
 
 import functools
@@ -10,7 +11,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal, Slot
 
 from .. import tasks
-from ..review_book import ReviewBook, report_unavailable
+from ..review_book import ReviewBook, reads_view_scores, report_unavailable
 from ..state import AppState
 from ..workers import Runner
 from .base import Controller
@@ -153,7 +154,7 @@ class ReviewController(Controller):
         graphs = st.graphs if view is None else book.graphs
         self._for[view] = (st.model, st.graphs if view is None else view)
         report = None if view is None else view.report
-        if view is not None and book.review is None:
+        if view is not None and book.review is None and not reads_view_scores(st.model, view.report):
             self.status.emit(f"Preparing the review: scoring {len(view.report):,} rows with each view of the open "
                              "model…", 0)
         job = functools.partial(tasks.rerank, book.review, st.model, graphs, dict(book.marks), report=report)

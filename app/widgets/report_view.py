@@ -17,7 +17,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from .. import tasks
-from ..review_book import ReviewBook
+from ..review_book import MAX_REPORT_ROWS, ReviewBook, reads_view_scores
 from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
@@ -146,9 +146,17 @@ class ReportView(QWidget):
         self.model_table.set_review(self.book.marks, self.book.rank(self.model_table.scores.ranking()))
         self.table.setColumnHidden(COLUMNS.index("Review"), not self.book.marks)
         if self.book.reranked is not None and not self._review_note:
-            self._review_note = (" · Reviewed rows re-rank the others with the views of the model open in the "
-                                 "window (its scores of these rows, not the report's)")
+            self._review_note = self.review_note()
             self.status.setText(self.status.text() + self._review_note)
+
+    def review_note(self) -> str:
+        """What the status line says about the review: whose views' scores re-rank the rows, and
+        whether the row limit of a review that scores the rows again applies."""
+        if reads_view_scores(self._model_getter(), self.report):
+            return (" · Reviewed rows re-rank the others with the views' scores this report holds (the model open "
+                    "in the window scored it; no row limit)")
+        return (" · Reviewed rows re-rank the others with the views of the model open in the window (its scores "
+                f"of these rows, not the report's; a review scores at most {MAX_REPORT_ROWS:,} rows again)")
 
     @Slot()
     def _filter(self) -> None:

@@ -158,7 +158,7 @@ def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, wind
     _reviewed(qtbot, w, view, 3)
     marks = {anomalies[0]: True, anomalies[1]: True, normal[0]: False}
     assert view.book.marks == marks and not w.state.review_marks  # the training tab's review is its own
-    assert not view.table.isColumnHidden(review_column) and "views of the model open" in view.status.text()
+    assert not view.table.isColumnHidden(review_column) and "views' scores this report holds" in view.status.text()
     shown = [view.model_table.graph_index(r) for r in range(view.model_table.rowCount())]
     assert set(shown[:3]) == set(marks) and view.model_table.index(3, review_column).data() == ""
     # the one path: core.Review run directly on the report's rows with the same marks
@@ -195,6 +195,89 @@ def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, wind
     assert again.book.marks == marks
     fresh = apply_marks(Review(w.model, report_graphs(again.report)), marks).rerank().statistic
     np.testing.assert_allclose(again.book.reranked.statistic, fresh, rtol=1e-6)
+
+
+def test_a_scored_files_first_mark_reads_the_views_scores_the_scoring_made(qtbot, window, herg_path, tmp_path,
+                                                                           monkeypatch):
+    """Scoring a file in the app with the consensus keeps each view's score in the report; the tab's
+    review starts from them: nothing parses or scores the rows again (both are made to fail)."""
+    import core
+    from core import Review, report_graphs
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    library = tmp_path / "library.smi"
+    library.write_text(LIBRARY)
+    w.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=120000)
+    view = w.report_views[0]
+    assert set(view.report.view_scores) == set(w.model.views)
+    assert view.report.model_fingerprint == w.model.fingerprint()
+    anomalies = _select_in(view, [1, 4])
+    marks = {anomalies[0]: True, anomalies[1]: True}
+    direct = apply_marks(Review(w.model, report_graphs(view.report)), marks).rerank()
+
+    def fails(*args, **kwargs):
+        raise AssertionError("the review parsed or scored the rows again")
+
+    monkeypatch.setattr(core, "report_graphs", fails)
+    for component in w.model.components_.values():
+        monkeypatch.setattr(type(component), "score", fails)
+    w.act_mark_anomaly.trigger()
+    _reviewed(qtbot, w, view, 2)
+    assert view.book.marks == marks and view.book.graphs is None
+    np.testing.assert_array_equal(view.book.reranked.statistic, direct.statistic)
+    np.testing.assert_array_equal(view.book.reranked.p_values, direct.p_values)
+    assert "views' scores this report holds" in view.status.text()
+
+
+def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp_path):
+    """The fallback: a report written without view columns, or by another model, is reviewed by
+    scoring its rows with each view of the open model."""
+    from types import SimpleNamespace
+
+    from app import tasks
+    from app.review_book import reads_view_scores, report_unavailable
+    from core import Review, load, make_detector, read_report, report_graphs, screen
+
+    graphs = load(herg_path)
+    model = make_detector("consensus", seed=0, component_params={"glocalkd": {"epochs": 2, "hidden_dim": 16,
+                                                                             "out_dim": 8, "device": "cpu"}})
+    model.fit(graphs.subset(range(300)))
+    library = tmp_path / "library.smi"
+    library.write_text(LIBRARY)
+    job = SimpleNamespace(report=lambda progress: None, stopped=lambda: False)
+    with_views, _ = tasks.screen_file(model, str(library), str(tmp_path / "with.csv"), job)
+    assert reads_view_scores(model, with_views)
+    screen(model, str(library), str(tmp_path / "without.csv"), workers=1)
+    without = read_report(tmp_path / "without.csv")
+    assert without.view_scores == {} and not reads_view_scores(model, without)
+    other = make_detector("consensus", seed=1, component_params={"glocalkd": {"epochs": 2, "hidden_dim": 16,
+                                                                             "out_dim": 8, "device": "cpu"}})
+    other.fit(graphs.subset(range(300)))
+    assert not reads_view_scores(other, with_views)  # scored by another model
+    marks = {0: True, 3: False}
+    for report, reviewer in ((without, model), (with_views, other)):
+        review, reranked, _, rows = tasks.rerank(None, reviewer, None, marks, report=report)
+        assert rows is not None and len(rows) == len(report)  # the rows were made into graphs and scored
+        direct = apply_marks(Review(reviewer, report_graphs(report)), marks).rerank()
+        np.testing.assert_array_equal(reranked.statistic, direct.statistic)
+    _, from_views, _, rows = tasks.rerank(None, model, None, marks, report=with_views)
+    assert rows is None
+    np.testing.assert_array_equal(from_views.statistic,
+                                  apply_marks(Review(model, report_graphs(with_views)), marks).rerank().statistic)
+    # over the row limit: a report holding this model's view scores stays reviewable, the others do not
+    import app.review_book as book
+
+    small = book.MAX_REPORT_ROWS
+    try:
+        book.MAX_REPORT_ROWS = 3
+        assert report_unavailable(model, with_views) == ""
+        assert "rows, over the 3" in report_unavailable(other, with_views)
+        assert "rows, over the 3" in report_unavailable(model, without)
+    finally:
+        book.MAX_REPORT_ROWS = small
 
 
 def test_a_report_tab_says_what_its_review_lacks():

@@ -1,0 +1,231 @@
+"""A ranked report's view columns (``--view-scores``): each view's raw score, carried from the
+scoring through the chunk files, ``--top`` and the shard merge to ``read_report``, from which a
+review re-ranks without scoring the rows again."""
+from __future__ import annotations
+
+import csv
+import gzip
+
+import numpy as np
+import pytest
+
+from core import Review, apply_marks, load, load_detector, make_detector, read_report, report_graphs
+from core.cli.main import main
+from core.io.report import COLUMNS, extra_columns, header_extras
+from core.screening.pipeline import merge_reports, screen
+
+pytestmark = pytest.mark.usefixtures("no_hang")
+
+VIEWS = ["glocalkd", "wl-lesinn", "size", "wl-count-lesinn"]  # the components, then the reserve view
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    from tests.conftest import RESOURCES
+
+    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
+        rows = [line.strip() for line in fh][1:401]
+    rows[10] = "C1CC"  # unclosed ring
+    rows[200] = "not_a_molecule"
+    path = tmp_path_factory.mktemp("lib") / "lib.smi"
+    path.write_text("smiles name\n" + "\n".join(f"{s} mol{k}" for k, s in enumerate(rows)) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory, library):
+    """An unweighed consensus: it does not combine its reserve view, so only the view columns score it."""
+    path = tmp_path_factory.mktemp("model") / "consensus.pt"
+    model = make_detector("consensus", seed=0, component_params={
+        "glocalkd": {"epochs": 1, "hidden_dim": 16, "out_dim": 8, "device": "cpu"}})
+    model.fit(load(library).subset(range(300))).save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def model(model_file):
+    return load_detector(model_file, device="cpu")
+
+
+def _table(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def _run(kind, client, model_file, library, out, **options):
+    if kind == "local":
+        return screen(load_detector(model_file, device="cpu"), library, out, chunk_size=37, workers=2, **options)
+    from core.screening.cluster import screen_on_cluster
+
+    return screen_on_cluster(model_file, [library], out, client, chunk_size=37, device="cpu", **options)
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory, model_file, library):
+    out = tmp_path_factory.mktemp("plain") / "plain.csv"
+    screen(load_detector(model_file, device="cpu"), library, out, chunk_size=37, workers=2)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["local", "dask"])
+def test_the_view_columns_are_each_views_own_scores_and_change_no_other_cell(kind, request, model_file, model,
+                                                                            library, plain, tmp_path):
+    if kind == "dask":
+        pytest.importorskip("distributed")
+    client = request.getfixturevalue("client") if kind == "dask" else None
+    out = tmp_path / "views.csv"
+    _run(kind, client, model_file, library, out, view_scores=True)
+    with_views, without = _table(out), _table(plain)
+    assert with_views[0] == [*COLUMNS, *(f"view:{v}" for v in VIEWS)] and model.views == VIEWS
+    width = len(COLUMNS)
+    # every other cell byte for byte the same (the final scores bitwise too), rejected rows' view cells empty
+    assert [row[:width] for row in with_views[:-1]] == [row[:width] for row in without[:-1]]
+    assert with_views[-1][10].split("; ")[:2] == without[-1][10].split("; ")[:2]  # rows, model; not the digest
+    rejected = [row for row in with_views[1:-1] if row[10] != "ok"]
+    assert len(rejected) == 2 and all(row[width:] == [""] * 4 for row in rejected)
+
+    report = read_report(out)
+    assert list(report.view_scores) == VIEWS and report.model_fingerprint == model.fingerprint()
+    graphs = report_graphs(report)
+    for name in VIEWS:
+        own = model.components_[name].score(graphs).score
+        assert own.dtype == np.float32
+        np.testing.assert_array_equal(report.view_scores[name], own.astype(np.float64))
+    cells = [row[width:] for row in with_views[1:len(report) + 1]]
+    assert all(np.float32(float(text)) == np.float32(report.view_scores[VIEWS[k]][i])
+               for i, row in enumerate(cells) for k, text in enumerate(row))
+
+
+def test_a_review_from_the_reports_view_scores_is_the_review_of_its_graphs(model, library, tmp_path):
+    screen(model, library, tmp_path / "r.csv", chunk_size=64, workers=1, view_scores=True)
+    report = read_report(tmp_path / "r.csv")
+    graphs = report_graphs(report)
+    for marks in ({}, {0: False, 4: False}, {1: True, 2: True, 7: True, 3: False}):
+        direct = apply_marks(Review(model, graphs), marks).rerank()
+        read = apply_marks(Review.from_view_scores(model, report.view_scores), marks).rerank()
+        np.testing.assert_array_equal(read.statistic, direct.statistic)
+        np.testing.assert_array_equal(read.p_values, direct.p_values)
+        assert read.weights == direct.weights and read.known_auc == direct.known_auc
+    assert marks and direct.known_auc is not None  # the last marks weighed the views
+
+
+def test_a_review_from_view_scores_refuses_what_it_cannot_do(model):
+    from core import GLocalKDError
+
+    scores = {v: np.zeros(3) for v in VIEWS}
+    assert Review.from_view_scores(model, scores).size == 3
+    with pytest.raises(GLocalKDError, match="view"):
+        Review.from_view_scores(model, {v: np.zeros(3) for v in VIEWS[:-1]})
+    with pytest.raises(GLocalKDError, match="graphs"):
+        Review.from_view_scores(model, scores, similarity=True)
+    with pytest.raises(GLocalKDError, match="graphs"):
+        Review.from_view_scores(model, scores, classifier=True)
+    with pytest.raises(GLocalKDError, match="length"):
+        Review.from_view_scores(model, {**scores, "size": np.zeros(4)})
+    with pytest.raises(GLocalKDError, match="no score"):
+        Review.from_view_scores(model, {**scores, "size": np.array([0.0, np.nan, 1.0])})
+
+
+def test_a_report_written_in_memory_carries_the_view_columns_too(model, library, tmp_path):
+    """``write_report`` (``glocalkd score`` of a TU collection, the app's other files) writes the
+    same columns, the reserve view scored for them."""
+    from core import write_report
+
+    graphs = load(library)
+    scores = model.score(graphs)
+    views = model.view_scores(graphs, scores)
+    assert list(views) == VIEWS
+    write_report(tmp_path / "m.csv", graphs, scores, view_scores=views)
+    write_report(tmp_path / "plain.csv", graphs, scores)
+    report = read_report(tmp_path / "m.csv")
+    order = scores.ranking()
+    for name in VIEWS:
+        np.testing.assert_array_equal(report.view_scores[name], model.components_[name].score(graphs).score[order])
+    width = len(COLUMNS)
+    assert [r[:width] for r in _table(tmp_path / "m.csv")] == [r[:width] for r in _table(tmp_path / "plain.csv")]
+
+
+def test_top_and_the_shard_merge_keep_the_view_columns(model, library, tmp_path):
+    full = tmp_path / "full.csv"
+    screen(model, library, full, chunk_size=50, workers=2, view_scores=True, properties=True)
+    whole = read_report(full)
+    by_id = {i: k for k, i in enumerate(whole.ids)}
+
+    top = tmp_path / "top.csv"
+    screen(model, library, top, chunk_size=50, workers=2, view_scores=True, properties=True, top=25)
+    best = read_report(top)
+    assert len(best) == 25 and _table(top)[0] == _table(full)[0]  # properties (made at the merge), then views
+    rows = [by_id[i] for i in best.ids]
+    for name in VIEWS:
+        np.testing.assert_array_equal(best.view_scores[name], whole.view_scores[name][rows])
+    for name, values in best.properties.items():
+        np.testing.assert_array_equal(values, whole.properties[name][rows])
+
+    lines = library.read_text().splitlines()
+    shards = []
+    for k, part in enumerate((lines[1:180], lines[180:])):
+        shard = tmp_path / f"shard{k}.smi"
+        shard.write_text("\n".join([lines[0], *part]) + "\n")
+        screen(model, shard, tmp_path / f"shard{k}.csv", chunk_size=50, workers=1, view_scores=True,
+               properties=True)
+        shards.append(tmp_path / f"shard{k}.csv")
+    merge_reports(shards, tmp_path / "merged.csv")
+    merged = read_report(tmp_path / "merged.csv")
+    assert sorted(merged.ids) == sorted(whole.ids) and merged.model_fingerprint == whole.model_fingerprint
+    rows = [by_id[i] for i in merged.ids]
+    for name in VIEWS:
+        np.testing.assert_array_equal(merged.view_scores[name], whole.view_scores[name][rows])
+    screen(model, shards[0].with_suffix(".smi"), tmp_path / "plain0.csv", chunk_size=50, workers=1, properties=True)
+    from core import DataError
+
+    with pytest.raises(DataError, match="--view-scores"):  # shards screened with and without the columns
+        merge_reports([tmp_path / "plain0.csv", shards[1]], tmp_path / "mixed.csv")
+
+
+def test_a_header_with_a_malformed_view_group_is_not_a_report(tmp_path):
+    good = [*COLUMNS, *extra_columns(True, True, True, ["glocalkd", "size"])]
+    assert header_extras(good) == tuple(good[len(COLUMNS):])
+    assert header_extras([*COLUMNS, "view:a"]) == ("view:a",)
+    assert header_extras([*COLUMNS, "view:a", "view:b", "view:c"]) == ("view:a", "view:b", "view:c")
+    extras = list(extra_columns(True, True, True))
+    bad = [
+        [*COLUMNS, "view:"],  # no view named
+        [*COLUMNS, "view:a", "view:a"],  # a view twice
+        [*COLUMNS, "view:view:a"],
+        [*COLUMNS, *extras, "view:a"],  # after standardised_smiles
+        [*COLUMNS, "view:a", *extras[:-1]],  # before the properties
+        [*COLUMNS, *extras[:2], "view:a", *extras[2:]],  # among the properties
+        [*COLUMNS, "view:a", "alerts", "view:b"],  # not together
+        [*COLUMNS, "views:a"],
+    ]
+    for header in bad:
+        assert header_extras(header) is None, header
+        path = tmp_path / "r.csv"
+        path.write_text(",".join(header) + "\n")
+        from core import DataError, is_report
+
+        assert not is_report(path)
+        with pytest.raises(DataError, match="not a ranked report"):
+            read_report(path)
+
+
+def test_the_command_line_asks_for_the_view_columns(model_file, library, tmp_path, capsys):
+    out = tmp_path / "s.csv"
+    assert main(["screen", str(model_file), str(library), "-o", str(out), "--device", "cpu", "--view-scores",
+                 "--workers", "1"]) == 0
+    assert _table(out)[0][len(COLUMNS):] == [f"view:{v}" for v in VIEWS]
+    assert main(["score", str(model_file), str(library), "-o", str(tmp_path / "c.csv"), "--device", "cpu",
+                 "--view-scores"]) == 0
+    assert _table(tmp_path / "c.csv")[0] == _table(out)[0]
+
+    from core import GLocalKD
+
+    single = tmp_path / "g.pt"
+    GLocalKD(epochs=1, hidden_dim=16, out_dim=8, device="cpu", seed=0).fit(load(library)).save(single)
+    capsys.readouterr()
+    for command in ("screen", "score"):
+        assert main([command, str(single), str(library), "-o", str(tmp_path / "no.csv"), "--device", "cpu",
+                     "--view-scores"]) == 2
+        err = capsys.readouterr().err
+        assert "--view-scores" in err and "consensus with Fisher's rule" in err and "glocalkd" in err
+    assert not (tmp_path / "no.csv").exists()
