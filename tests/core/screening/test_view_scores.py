@@ -96,6 +96,30 @@ def test_the_view_columns_are_each_views_own_scores_and_change_no_other_cell(kin
                for i, row in enumerate(cells) for k, text in enumerate(row))
 
 
+@pytest.mark.parametrize("weighed", [False, True])
+def test_a_chunks_scores_are_bitwise_the_same_with_the_view_scores(model_file, library, weighed):
+    """Asking for the views' scores scores the reserve views in the parsing workers too, and
+    changes no bit of the combined scores, terms or node errors."""
+    from core.screening import pipeline
+
+    model = load_detector(model_file, device="cpu")
+    if weighed:  # it combines its reserve view too
+        model.weigh_views(load(library).subset(range(300, 340)))
+    rows = list(pipeline.iter_smiles_rows(library))
+    plain = pipeline.featurize_chunk(rows, (), pipeline.worker_views(model))
+    every = pipeline.featurize_chunk(rows, (), pipeline.worker_views(model, every=True))
+    assert set(every["view_scores"]) == {"wl-lesinn", "size", "wl-count-lesinn"}
+    assert set(plain["view_scores"]) == set(model.scored_views()) - {"glocalkd"}
+    without = pipeline.score_chunk(model, plain, 64)
+    with_views = pipeline.score_chunk(model, every, 64, views=tuple(model.views))
+    assert len(without) == 5 and len(with_views) == 6
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(without, with_views[:5]))
+    graphs = pipeline.chunk_graphs(every)
+    assert list(with_views[5]) == VIEWS
+    for name in VIEWS:
+        np.testing.assert_array_equal(with_views[5][name], model.components_[name].score(graphs).score)
+
+
 def test_a_review_from_the_reports_view_scores_is_the_review_of_its_graphs(model, library, tmp_path):
     screen(model, library, tmp_path / "r.csv", chunk_size=64, workers=1, view_scores=True)
     report = read_report(tmp_path / "r.csv")
