@@ -48,7 +48,7 @@ class ReportView(QWidget):
         self._rescoring = LatestJob("rescore row", self)  # the selected row's atoms, off the GUI thread
         self._shown = -1  # the row drawn
         self.book = ReviewBook()  # the analyst's marks on these rows and their re-ranking (Review menu)
-        self._review_note = ""  # said once in the status line: the open model's views re-rank the rows
+        self._review_note = ""  # said in the status line once a review re-ranks: whose views' scores it reads
         self.model_table = ResultsModel(self)
         self.model_table.set_report(report)
         self.model_table.set_p_values(report.p_value, report.q_value)
@@ -121,7 +121,8 @@ class ReportView(QWidget):
         rejected = (f" · {len(report.rejects):,} rejected rows (File ▸ Export… with all rows writes them at the "
                     "end)" if report.rejects else "")
         where = "" if note else f" · {report.source}"  # a scored file's report is a scratch file: no path
-        self.status.setText(f"{note}{len(report):,} scored rows{rejected}{where}")
+        self._status_text = f"{note}{len(report):,} scored rows{rejected}{where}"
+        self.status.setText(self._status_text)
         self._update_count()
         if len(report):
             self.table.selectRow(0)
@@ -142,21 +143,24 @@ class ReportView(QWidget):
 
     def show_review(self) -> None:
         """Show the marks and the rows ranked by them (the reviewed rows on top; the Review column
-        once a row is marked); the first re-ranking says whose views made it."""
+        once a row is marked); the status line says whose views' scores re-rank the rows."""
         self.model_table.set_review(self.book.marks, self.book.rank(self.model_table.scores.ranking()))
         self.table.setColumnHidden(COLUMNS.index("Review"), not self.book.marks)
-        if self.book.reranked is not None and not self._review_note:
-            self._review_note = self.review_note()
-            self.status.setText(self.status.text() + self._review_note)
+        if self.book.reranked is not None and self._review_note != (note := self.review_note()):
+            self._review_note = note  # another model may read the report's scores no longer: said again
+            self.status.setText(self._status_text + note)
 
     def review_note(self) -> str:
-        """What the status line says about the review: whose views' scores re-rank the rows, and
-        whether the row limit of a review that scores the rows again applies."""
+        """What the status line says about the review.
+
+        Returns:
+            Whose views' scores re-rank the rows (the report's own, or the open model's scores of
+            them), and whether the row limit of a review that scores the rows again applies.
+        """
         if reads_view_scores(self._model_getter(), self.report):
-            return (" · Reviewed rows re-rank the others with the views' scores this report holds (the model open "
-                    "in the window scored it; no row limit)")
+            return " · Reviewed rows re-rank the others from the views' scores in this report (the open model's; no row limit)"
         return (" · Reviewed rows re-rank the others with the views of the model open in the window (its scores "
-                f"of these rows, not the report's; a review scores at most {MAX_REPORT_ROWS:,} rows again)")
+                f"of these rows, not the report's; at most {MAX_REPORT_ROWS:,} rows)")
 
     @Slot()
     def _filter(self) -> None:

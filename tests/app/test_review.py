@@ -158,7 +158,7 @@ def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, wind
     _reviewed(qtbot, w, view, 3)
     marks = {anomalies[0]: True, anomalies[1]: True, normal[0]: False}
     assert view.book.marks == marks and not w.state.review_marks  # the training tab's review is its own
-    assert not view.table.isColumnHidden(review_column) and "views' scores this report holds" in view.status.text()
+    assert not view.table.isColumnHidden(review_column) and "views' scores in this report" in view.status.text()
     shown = [view.model_table.graph_index(r) for r in range(view.model_table.rowCount())]
     assert set(shown[:3]) == set(marks) and view.model_table.index(3, review_column).data() == ""
     # the one path: core.Review run directly on the report's rows with the same marks
@@ -182,6 +182,7 @@ def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, wind
     qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1 and w.report_views[0] is not view, timeout=120000)
     again = w.report_views[0]
     _reviewed(qtbot, w, again, 3)
+    _says_whose_scores(again, w.model)
     assert again.book.marks == marks
     np.testing.assert_allclose(again.book.reranked.statistic, direct, rtol=1e-6)
     assert [again.model_table.graph_index(r) for r in range(again.model_table.rowCount())] == shown
@@ -195,6 +196,18 @@ def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, wind
     assert again.book.marks == marks
     fresh = apply_marks(Review(w.model, report_graphs(again.report)), marks).rerank().statistic
     np.testing.assert_allclose(again.book.reranked.statistic, fresh, rtol=1e-6)
+    _says_whose_scores(again, w.model)
+
+
+def _says_whose_scores(view, model) -> None:
+    """The tab's status line names the scores its review re-ranks from: the report's own views'
+    scores when the open model wrote them, else the open model's scores of the rows."""
+    from app.review_book import reads_view_scores
+
+    ours, theirs = "views' scores in this report", "views of the model open"
+    if not reads_view_scores(model, view.report):
+        ours, theirs = theirs, ours
+    assert ours in view.status.text() and theirs not in view.status.text()
 
 
 def test_a_scored_files_first_mark_reads_the_views_scores_the_scoring_made(qtbot, window, herg_path, tmp_path,
@@ -229,7 +242,7 @@ def test_a_scored_files_first_mark_reads_the_views_scores_the_scoring_made(qtbot
     assert view.book.marks == marks and view.book.graphs is None
     np.testing.assert_array_equal(view.book.reranked.statistic, direct.statistic)
     np.testing.assert_array_equal(view.book.reranked.p_values, direct.p_values)
-    assert "views' scores this report holds" in view.status.text()
+    assert "views' scores in this report" in view.status.text()
 
 
 def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp_path):
