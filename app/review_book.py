@@ -25,13 +25,19 @@ def model_fingerprint(model) -> str:
     Returns:
         Its 16 hexadecimal digits ("" when it has none).
     """
-    known = _FINGERPRINTS.get(model)
+    try:
+        known = _FINGERPRINTS.get(model)
+    except TypeError:  # not hashable: computed each time
+        known = None
     if known is None:
         try:
             known = model.fingerprint()
         except Exception:  # noqa: BLE001 (a detector that cannot say: its reports never match)
             known = ""
-        _FINGERPRINTS[model] = known
+        try:
+            _FINGERPRINTS[model] = known
+        except TypeError:
+            pass
     return known
 
 
@@ -87,11 +93,12 @@ def report_unavailable(model, report) -> str:
         missing.append("train or load the consensus (its views re-rank the rows)")
     elif model_unavailable(model):
         missing.append("the open model is not the consensus: only its views re-rank by marks")
-    elif reads_view_scores(model, report):
+    no_smiles, too_long = not (len(report) and any(report.smiles)), len(report) > MAX_REPORT_ROWS
+    if not missing and (no_smiles or too_long) and reads_view_scores(model, report):
         return ""  # the report holds this model's views' scores: nothing is scored again, no row limit
-    if not (len(report) and any(report.smiles)):
+    if no_smiles:
         missing.append("the report has no SMILES to score its rows again")
-    if len(report) > MAX_REPORT_ROWS:
+    if too_long:
         missing.append(f"it has {len(report):,} rows, over the {MAX_REPORT_ROWS:,} a review scores again (a file "
                        "scored in the app with the open consensus has no such limit: its report keeps the views' "
                        "scores)")

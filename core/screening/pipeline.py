@@ -248,11 +248,11 @@ def report_views(model) -> tuple[str, ...]:
         ParameterError: the model is not a consensus with Fisher's rule (the views a review
             re-weighs).
     """
-    if getattr(model, "name", None) != "consensus" or getattr(model, "rule", None) != "fisher":
+    name = getattr(model, "name", type(model).__name__)
+    if name != "consensus" or getattr(model, "rule", None) != "fisher":
+        what = f"a consensus with the {model.rule} rule" if name == "consensus" else name
         raise ParameterError("{view_scores} writes the raw score of each view of a consensus with Fisher's rule "
-                             f"(the scores a review re-weighs); this model is {getattr(model, 'name', 'another detector')}"
-                             f"{'' if getattr(model, 'name', None) != 'consensus' else ' with the ' + str(model.rule) + ' rule'}",
-                             "view_scores")
+                             f"(the scores a review re-weighs); this model is {what}", "view_scores")
     return tuple(model.views)
 
 
@@ -470,8 +470,7 @@ def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32
         s = model.score(chunk_graphs(chunk))
     if not views:
         return s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr
-    raw = {name[len("component:"):]: values for name, values in (s.parts or {}).items()
-           if name.startswith("component:")}
+    raw = s.component_scores()  # the views it combined
     for name in views:  # the views the consensus does not combine now (its reserve views)
         if name not in raw:
             known = done[name] if name in done else _packed_scores(model.components_[name], chunk, batch_graphs,

@@ -309,3 +309,13 @@ def test_a_report_tab_says_what_its_review_lacks():
     assert "no SMILES" in report_unavailable(consensus, Rows(n=3, smiles=["", "", ""]))
     big = report_unavailable(consensus, Rows(n=MAX_REPORT_ROWS + 1, smiles=["C"]))
     assert f"{MAX_REPORT_ROWS + 1:,} rows" in big and "SMILES" not in big
+    # a report holding the open model's views' scores is scored again never: no SMILES, no row limit needed
+    scored = SimpleNamespace(name="consensus", rule="fisher", views=["glocalkd", "size"], fingerprint=lambda: "f1")
+    views = {"glocalkd": np.zeros(3), "size": np.ones(3)}
+    assert report_unavailable(scored, Rows(n=3, smiles=[""] * 3, view_scores=views, model_fingerprint="f1")) == ""
+    huge = Rows(n=MAX_REPORT_ROWS + 1, smiles=["C"], view_scores=views, model_fingerprint="f1")
+    assert report_unavailable(scored, huge) == ""
+    assert "rows" in report_unavailable(scored, Rows(n=MAX_REPORT_ROWS + 1, smiles=["C"], view_scores=views,
+                                                     model_fingerprint="another model"))
+    assert "no SMILES" in report_unavailable(scored, Rows(n=3, smiles=[""] * 3, view_scores={"glocalkd": views["size"]},
+                                                          model_fingerprint="f1"))  # not every view
