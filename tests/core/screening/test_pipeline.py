@@ -104,7 +104,7 @@ def test_the_parsing_workers_score_the_consensus_views_that_need_no_network(libr
     screen(consensus, library, tmp_path / "workers.csv", chunk_size=64, workers=2)
     assert calls == []
 
-    monkeypatch.setattr(screening, "worker_views", lambda model: {})  # every view scored in this process
+    monkeypatch.setattr(screening, "worker_views", lambda model, every=False: {})  # every view scored in this process
     screen(consensus, library, tmp_path / "main.csv", chunk_size=64, workers=2)
     assert calls  # the structural check above can fail
     assert (tmp_path / "workers.csv").read_bytes() == (tmp_path / "main.csv").read_bytes()
