@@ -491,3 +491,40 @@ class Detector(abc.ABC):
         """
         self._check_fitted()
         return float(np.percentile(self.train_scores_, percentile))
+
+
+class GraphLevelDetector(Detector, abc.ABC):
+    """A detector that scores whole graphs only, with no node errors (every view beside GLocalKD
+    but OCGCN's): a subclass gives one value per graph (:meth:`graph_scores`) and this class
+    makes them :class:`Scores`, so that every such view reports progress and empty sets alike.
+    """
+
+    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
+        """Score graphs (higher = more anomalous); graph scores only, the node terms NaN.
+
+        Args:
+            graphs: the graphs to score.
+            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
+
+        Returns:
+            Graph scores only (:meth:`Scores.graph_only`).
+
+        Raises:
+            GLocalKDError: not fitted.
+        """
+        self._check_fitted()
+        values = self.graph_scores(graphs) if len(graphs) else np.zeros(0)
+        if on_progress is not None:
+            on_progress(len(graphs), len(graphs))
+        return Scores.graph_only(values, graphs.node_ptr())
+
+    @abc.abstractmethod
+    def graph_scores(self, graphs: GraphSet) -> np.ndarray:
+        """Give each graph's score, fitted state assumed (:meth:`score` checks it).
+
+        Args:
+            graphs: the graphs to score, at least one.
+
+        Returns:
+            One score per graph, shape (graphs,), higher = more anomalous.
+        """

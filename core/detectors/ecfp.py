@@ -19,8 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from core.data.graphset import GraphSet, element_symbols
-from core.data.scores import Scores
-from core.detectors.base import Detector
+from core.detectors.base import GraphLevelDetector
 from core.errors import DataError, NotApplicableError
 
 BOND_ORDERS = {"1": "SINGLE", "-": "SINGLE", "2": "DOUBLE", "=": "DOUBLE", "3": "TRIPLE", "#": "TRIPLE",
@@ -110,7 +109,7 @@ def molecules(graphs: GraphSet) -> list:
     return out
 
 
-class ECFPNearestNeighbour(Detector):
+class ECFPNearestNeighbour(GraphLevelDetector):
     """The chemists' novelty score: ``1 - max Tanimoto`` of ECFP fingerprints to the training molecules.
 
     Fitted state: ``bits_`` (the training fingerprints, packed), ``train_scores_`` (each training
@@ -241,23 +240,17 @@ class ECFPNearestNeighbour(Detector):
         self._check_fitted()
         return self._fingerprints(graphs).astype(np.float32)
 
-    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
+    def graph_scores(self, graphs: GraphSet) -> np.ndarray:
         """Score molecules by ``1 - max Tanimoto`` to the training molecules (higher = more novel).
 
         Args:
             graphs: the molecules to score.
-            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
 
         Returns:
-            Graph scores only (:meth:`Scores.graph_only`), in [0, 1]: no node scores.
+            One score per molecule, in [0, 1].
 
         Raises:
-            GLocalKDError: not fitted.
             NotApplicableError: the graphs are not molecules (:func:`molecules`).
             DataError: a molecule cannot be made (:func:`molecules`).
         """
-        self._check_fitted()
-        values = self._distances(self._bit_vectors(self._fingerprints(graphs)))
-        if on_progress is not None:
-            on_progress(len(graphs), len(graphs))
-        return Scores.graph_only(values, graphs.node_ptr())
+        return self._distances(self._bit_vectors(self._fingerprints(graphs)))

@@ -15,8 +15,7 @@ import numpy as np
 
 from core.data.features import FeatureSchema
 from core.data.graphset import GraphSet
-from core.data.scores import Scores
-from core.detectors.base import Detector
+from core.detectors.base import GraphLevelDetector
 from core.detectors.lesinn import LESINN
 from core.detectors.node_signals import NodeBatch, node_batch
 
@@ -24,7 +23,7 @@ from core.detectors.node_signals import NodeBatch, node_batch
 CHUNK_NODES = 16_384
 
 
-class EmbeddingView(Detector, abc.ABC):
+class EmbeddingView(GraphLevelDetector, abc.ABC):
     """Base of the views that embed each graph on its own and score the embeddings by LESINN.
 
     Subclasses set ``features``, ``ensemble_size``, ``subsample_size`` and ``seed`` in their
@@ -86,21 +85,13 @@ class EmbeddingView(Detector, abc.ABC):
         self._check_fitted()
         return self._embeddings(graphs).astype(np.float32)
 
-    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Score graphs by LESINN on their embeddings (higher = more anomalous); no node scores.
+    def graph_scores(self, graphs: GraphSet) -> np.ndarray:
+        """Score graphs by LESINN on their embeddings (higher = more anomalous).
 
         Args:
             graphs: the graphs to score.
-            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
 
         Returns:
-            Graph scores only (:meth:`Scores.graph_only`).
-
-        Raises:
-            GLocalKDError: not fitted.
+            One score per graph.
         """
-        self._check_fitted()
-        values = self.scorer_.decision_function(self._embeddings(graphs)) if len(graphs) else np.zeros(0)
-        if on_progress is not None:
-            on_progress(len(graphs), len(graphs))
-        return Scores.graph_only(values, graphs.node_ptr())
+        return self.scorer_.decision_function(self._embeddings(graphs))

@@ -28,8 +28,7 @@ import numpy as np
 
 from core.data.features import FeatureSchema
 from core.data.graphset import GraphSet
-from core.data.scores import Scores
-from core.detectors.base import Detector
+from core.detectors.base import GraphLevelDetector
 from core.detectors.embedding_view import CHUNK_NODES
 from core.detectors.node_signals import NodeBatch, column_scale, node_batch
 from core.errors import GLocalKDError
@@ -84,7 +83,7 @@ def gin_embedding(batch: NodeBatch, x: np.ndarray, layers: list[tuple]) -> np.nd
     return np.concatenate(pooled, axis=1)
 
 
-class RandomGINForest(Detector):
+class RandomGINForest(GraphLevelDetector):
     """Deep-Isolation-Forest-style ensemble of untrained GIN encoders with one isolation forest each.
 
     Fitted state: ``schema_``, ``mean_``, ``std_`` (node columns), ``encoders_``, ``forests_``,
@@ -178,21 +177,13 @@ class RandomGINForest(Detector):
         self._check_fitted()
         return self._embeddings(graphs)[0].astype(np.float32)
 
-    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Score graphs by the mean of the forests' anomaly scores (higher = more anomalous); no node scores.
+    def graph_scores(self, graphs: GraphSet) -> np.ndarray:
+        """Score graphs by the mean of the forests' anomaly scores (higher = more anomalous).
 
         Args:
             graphs: the graphs to score.
-            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
 
         Returns:
-            Graph scores only (:meth:`Scores.graph_only`).
-
-        Raises:
-            GLocalKDError: not fitted.
+            One score per graph.
         """
-        self._check_fitted()
-        values = self._forest_scores(self._embeddings(graphs)) if len(graphs) else np.zeros(0)
-        if on_progress is not None:
-            on_progress(len(graphs), len(graphs))
-        return Scores.graph_only(values, graphs.node_ptr())
+        return self._forest_scores(self._embeddings(graphs))

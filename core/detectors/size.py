@@ -11,9 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from core.detectors.base import Detector
+from core.detectors.base import Detector, GraphLevelDetector
 from core.data.graphset import GraphSet
-from core.data.scores import Scores
 
 
 def graph_sizes(graphs: GraphSet) -> np.ndarray:
@@ -42,7 +41,7 @@ def log_sizes(nodes: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.log1p(np.column_stack([np.asarray(nodes, dtype=np.float64), np.asarray(edges, dtype=np.float64)]))
 
 
-class SizeBaseline(Detector):
+class SizeBaseline(GraphLevelDetector):
     """Size-deviation detector in the scikit-learn / PyOD style: squared z-scores of log sizes.
 
     Fitted state: ``mean_`` and ``std_`` of the training graphs' log sizes (a deviation of 1 where
@@ -161,21 +160,13 @@ class SizeBaseline(Detector):
         self._check_fitted()
         return self._values(log_sizes(nodes, edges))
 
-    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Score graphs by how unusual their sizes are (higher = more anomalous); no node scores.
+    def graph_scores(self, graphs: GraphSet) -> np.ndarray:
+        """Score graphs by how unusual their sizes are (higher = more anomalous).
 
         Args:
             graphs: the graphs to score.
-            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
 
         Returns:
-            Graph scores only (:meth:`Scores.graph_only`).
-
-        Raises:
-            GLocalKDError: not fitted.
+            One score per graph.
         """
-        self._check_fitted()
-        values = self._values(graph_sizes(graphs))
-        if on_progress is not None:
-            on_progress(len(graphs), len(graphs))
-        return Scores.graph_only(values, graphs.node_ptr())
+        return self._values(graph_sizes(graphs))

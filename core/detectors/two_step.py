@@ -14,12 +14,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from core.detectors.base import Detector
+from core.detectors.base import Detector, GraphLevelDetector
 from core.errors import GLocalKDError
 from core.detectors.graph_kernels import GraphKernel, labelled_graphs, labelled_molecules
 from core.data.graphset import GraphSet
 from core.detectors.lesinn import LESINN
-from core.data.scores import Scores
 
 # graphs x training graphs per block of scoring: 4M float64 values, 32 MB per dense matrix (each
 # parsing worker holds one while it scores a consensus's WL views)
@@ -28,7 +27,7 @@ KERNEL_BLOCK_VALUES = 4_000_000
 SCORERS = ("iforest", "lesinn")
 
 
-class TwoStepDetector(Detector):
+class TwoStepDetector(GraphLevelDetector):
     """A graph kernel's representation, then a shallow anomaly detector (iForest or LESINN).
 
     The registry names each combination (``wl-iforest``, ``pk-lesinn``, ``wl-count-lesinn``, ...),
@@ -161,24 +160,16 @@ class TwoStepDetector(Detector):
         self._check_fitted()
         return self.kernel_.transform(graphs).astype(np.float32)
 
-    def score(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None) -> Scores:
-        """Score graphs (higher = more anomalous); no node scores.
+    def graph_scores(self, graphs: GraphSet) -> np.ndarray:
+        """Score graphs by the scorer on their kernel values (higher = more anomalous).
 
         Args:
             graphs: the graphs to score.
-            on_progress: called once, as ``on_progress(total, total)``, when all are scored.
 
         Returns:
-            Graph scores only (:meth:`Scores.graph_only`).
-
-        Raises:
-            GLocalKDError: the detector is not trained.
+            One score per graph.
         """
-        self._check_fitted()
-        values = self.score_labelled(labelled_graphs(graphs))
-        if on_progress is not None:
-            on_progress(len(graphs), len(graphs))
-        return Scores.graph_only(values, graphs.node_ptr())
+        return self.score_labelled(labelled_graphs(graphs))
 
     def molecule_views(self) -> dict[str, Detector]:
         """Give itself: it scores molecules from their elements and bonds (:meth:`score_molecules`).

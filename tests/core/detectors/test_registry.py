@@ -234,3 +234,33 @@ def test_size_baseline_scores_how_far_a_graph_size_is_from_the_training_sizes(tm
     assert not model.score(test).has_node_scores
     one_size = make_detector("size").fit(load(write_tu(tmp_path / "U", "U", [(5, ring(5), 1)] * 3)))
     assert np.isfinite(one_size.score(test).score).all()  # zero spread in training: no division by zero
+
+
+def test_every_view_that_scores_whole_graphs_takes_the_one_scoring_template():
+    """A graph-level view gives its values only (``graph_scores``); the checks, the progress call and
+    the empty set are the base class's, so a new view cannot forget one of them."""
+    from core.data.graphset import GraphSet
+    from core.detectors.base import GraphLevelDetector
+
+    own_scoring = {"glocalkd", "ocgcn", "consensus"}  # node errors, or batches on a network
+    for name in DETECTORS:
+        detector = make_detector(name)
+        if name in own_scoring:
+            assert not isinstance(detector, GraphLevelDetector), name
+            continue
+        assert isinstance(detector, GraphLevelDetector) and type(detector).score is GraphLevelDetector.score, name
+        with pytest.raises(GLocalKDError, match="not (fitted|trained)"):
+            detector.score(GraphSet([], []))
+
+
+def test_a_graph_level_view_scores_an_empty_set_and_reports_its_progress(odd_rings):
+    from core.data.graphset import GraphSet
+
+    data, _, train = odd_rings
+    size = make_detector("size").fit(train)
+    seen = []
+    scores = size.score(data, on_progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(len(data), len(data))] and not scores.has_node_scores
+    np.testing.assert_array_equal(scores.score, size.graph_scores(data).astype(np.float32))
+    empty = size.score(GraphSet([], []))
+    assert len(empty) == 0 and empty.score.dtype == np.float32
