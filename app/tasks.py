@@ -393,7 +393,7 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     Returns (RankedReport, ScreenSummary or None)."""
     from core import is_table, load, molecule_schema, read_report as read, screen, write_report
 
-    from .review_book import model_unavailable
+    from .review_book import model_fingerprint, model_unavailable
 
     reviewable = not model_unavailable(model)
     start = time.perf_counter()
@@ -423,6 +423,9 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
         write_report(report_path, graphs, scores, properties=graph_properties(graphs) is not None,
                      view_scores=model.view_scores(graphs, scores) if reviewable else None)
     report = read(report_path)
+    if reviewable and report.view_scores and not report.model_fingerprint:
+        # a report written in memory has no end row naming its model: this model wrote it just now
+        report.model_fingerprint = model_fingerprint(model)
     add_report_properties(report)
     return report, summary
 

@@ -293,6 +293,37 @@ def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp
         book.MAX_REPORT_ROWS = small
 
 
+def test_a_scored_graph_collection_is_reviewed_from_its_view_scores(tmp_path):
+    """A TU collection scored in the app (in memory, no SMILES to score again) keeps the views'
+    scores too, so its tab can be reviewed: the review is the one of its graphs."""
+    from types import SimpleNamespace
+
+    from app import tasks
+    from app.review_book import reads_view_scores, report_unavailable
+    from core import Review, load, make_detector
+    from tests.conftest import path, ring, write_tu
+
+    graphs = [(5 + i % 4, ring(5 + i % 4), 1) for i in range(40)] + [(6, path(6), 0) for _ in range(20)]
+    folder = write_tu(tmp_path / "TOY", "TOY", graphs)
+    data = load(folder)
+    model = make_detector("consensus", seed=0, component_params={"glocalkd": {"epochs": 2, "hidden_dim": 16,
+                                                                             "out_dim": 8, "device": "cpu"}})
+    model.fit(data)
+    job = SimpleNamespace(report=lambda progress: None, stopped=lambda: False)
+    report, _ = tasks.screen_file(model, str(folder), str(tmp_path / "toy.csv"), job)
+    assert not any(report.smiles) and list(report.view_scores) == model.views
+    assert reads_view_scores(model, report) and report_unavailable(model, report) == ""
+    marks = {0: True, 2: True, 5: True, 7: False}
+    _, reranked, _, rows = tasks.rerank(None, model, None, marks, report=report)
+    assert rows is None
+    where = {g.id: i for i, g in enumerate(data.meta)}
+    in_rank_order = data.subset([where[i] for i in report.ids])
+    direct = apply_marks(Review(model, in_rank_order), marks).rerank()
+    np.testing.assert_array_equal(reranked.statistic, direct.statistic)
+    report.model_fingerprint = "another model's"  # then it could only be scored again, and cannot be
+    assert "no SMILES" in report_unavailable(model, report)
+
+
 def test_a_report_tab_says_what_its_review_lacks():
     from types import SimpleNamespace
 
