@@ -421,11 +421,9 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
             raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file "
                                       "of the kind the model was trained on, or train on this one.") from exc
         write_report(report_path, graphs, scores, properties=graph_properties(graphs) is not None,
-                     view_scores=model.view_scores(graphs, scores) if reviewable else None)
+                     view_scores=model.view_scores(graphs, scores) if reviewable else None,
+                     model=model_fingerprint(model) if reviewable else None)
     report = read(report_path)
-    if reviewable and report.view_scores and not report.model_fingerprint:
-        # a report written in memory has no end row naming its model: this model wrote it just now
-        report.model_fingerprint = model_fingerprint(model)
     add_report_properties(report)
     return report, summary
 

@@ -74,3 +74,65 @@ def decode_state(value: Any) -> Any:
     if isinstance(value, list):
         return [decode_state(v) for v in value]
     return value
+
+
+def state_digest(value: Any, digest=None):
+    """Hash an encoded state (:func:`encode_state`) by value, for a model's fingerprint.
+
+    Pickled bytes are not a fingerprint: pickle writes an object met twice as a reference, so the
+    same state, trained in memory or read back from its file, gave two digests. Here each value
+    is fed in a canonical form (a type tag, lengths, a dict's keys sorted, a tensor's dtype, shape
+    and bytes), so equal states hash equally however their objects are shared.
+
+    Args:
+        value: the encoded state: tensors, string-keyed dicts, lists and plain values, nested.
+        digest: a ``hashlib`` object to feed (None: a new SHA-256).
+
+    Returns:
+        The digest object, fed with ``value``.
+
+    Raises:
+        GLocalKDError: a value of another type is met.
+    """
+    import hashlib
+
+    h = hashlib.sha256() if digest is None else digest
+
+    def text(s: str) -> None:
+        raw = s.encode("utf-8")
+        h.update(f"{len(raw)}:".encode())
+        h.update(raw)
+
+    def feed(v: Any) -> None:
+        if isinstance(v, torch.Tensor):
+            t = v.detach().cpu().contiguous()
+            h.update(b"T")
+            text(f"{t.dtype}{tuple(t.shape)}")
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+        elif isinstance(v, dict):
+            h.update(f"{{{len(v)}".encode())
+            for key in sorted(v):
+                text(key)
+                feed(v[key])
+        elif isinstance(v, list):
+            h.update(f"[{len(v)}".encode())
+            for item in v:
+                feed(item)
+        elif v is None:
+            h.update(b"N")
+        elif isinstance(v, bool):
+            h.update(b"B1" if v else b"B0")
+        elif isinstance(v, int):
+            h.update(b"I")
+            text(str(v))
+        elif isinstance(v, float):
+            h.update(b"F")
+            text(v.hex())
+        elif isinstance(v, str):
+            h.update(b"S")
+            text(v)
+        else:
+            raise GLocalKDError(f"a {type(v).__name__} has no fingerprint")
+
+    feed(value)
+    return h

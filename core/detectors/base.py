@@ -270,7 +270,7 @@ class Detector(abc.ABC):
         """Hash what decides the fitted detector's scores (settings and state, not the device), for reports.
 
         Reports with the same fingerprint were scored by the same model, whatever its file is called
-        and wherever it ran.
+        and wherever it ran; a model read back from its file has the one it had in memory.
 
         Returns:
             16 hexadecimal digits (the start of a SHA-256).
@@ -278,20 +278,13 @@ class Detector(abc.ABC):
         Raises:
             GLocalKDError: the detector is not fitted, or cannot be saved.
         """
-        import hashlib
-        import io
-
-        import torch
-
-        from core.data.serialization import encode_state
+        from core.data.serialization import encode_state, state_digest
 
         self._check_fitted()
-        buffer = io.BytesIO()
         described = {"params": self.scoring_params(), "state": _without_runtime(self.fitted_state())}
         if self.standardises:  # a model that standardises scores other molecules: its own fingerprint
             described["standardise"] = True
-        torch.save(encode_state(described), buffer)
-        return hashlib.sha256(buffer.getvalue()).hexdigest()[:16]
+        return state_digest(encode_state(described)).hexdigest()[:16]
 
     def file_state(self) -> dict:
         """Give what this detector's model file holds (see :mod:`core.detectors.model_file`).

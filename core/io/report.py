@@ -6,6 +6,7 @@ that a spreadsheet would run as a formula is prefixed with an apostrophe).
 from __future__ import annotations
 
 import csv
+import hashlib
 from pathlib import Path
 from collections.abc import Callable, Iterator
 
@@ -307,9 +308,30 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
                *[""] * len(extras)]
 
 
+class DigestingStream:
+    """A text stream that passes what is written on to ``stream`` and keeps its SHA-256 (UTF-8),
+    for a report's end row (:func:`end_row`)."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.hash = hashlib.sha256()
+
+    def write(self, text: str) -> int:
+        """Write ``text`` to the stream and feed it to the digest.
+
+        Args:
+            text: what to write.
+
+        Returns:
+            The characters written.
+        """
+        self.hash.update(text.encode("utf-8"))
+        return self.stream.write(text)
+
+
 def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
                  p_values: np.ndarray | None = None, properties: bool = False, alerts: bool = False,
-                 view_scores: dict[str, np.ndarray] | None = None) -> int:
+                 view_scores: dict[str, np.ndarray] | None = None, model: str | None = None) -> int:
     """Write the ranked report to ``path`` atomically, spreadsheet-safe.
 
     Args:
@@ -324,9 +346,11 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
         view_scores: view name -> each graph's raw score under that view (a consensus's
             :meth:`~core.detectors.consensus.Consensus.view_scores`), written as ``view:<name>``
             columns in this order (None: none).
+        model: the fingerprint of the model that scored them: the report then ends with the end
+            row (:func:`end_row`), as a screened report does, which names the model (None: no end row).
 
     Returns:
-        The number of data rows written (scored and rejected, not the header).
+        The number of data rows written (scored and rejected, not the header nor the end row).
 
     Raises:
         ValueError: ``scores`` and ``graphs`` differ in length.
@@ -336,11 +360,14 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
     extras = extra_columns(properties, alerts, graphs.standardised, tuple(view_scores or ()))
     rows = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
+        stream = DigestingStream(fh)
+        writer = csv.writer(stream)
         writer.writerow((*COLUMNS, *extras))
         for row in report_rows(graphs, scores, top_k, p_values, extras, view_scores):
             writer.writerow([safe_cell(cell) for cell in row])
             rows += 1
+        if model is not None:
+            csv.writer(fh).writerow(end_row(rows, model, stream.hash.hexdigest()[:16], len(COLUMNS) + len(extras)))
     return rows
 
 

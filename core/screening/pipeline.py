@@ -36,7 +36,7 @@ from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, read_row
 from core.data.pvalues import bh_q_table
-from core.io.report import (ALERTS_COLUMN, COLUMNS, P_VALUE, Q_VALUE, STANDARDISED, STATUS, VIEW_PREFIX, end_row,
+from core.io.report import (ALERTS_COLUMN, COLUMNS, DigestingStream, P_VALUE, Q_VALUE, STANDARDISED, STATUS, VIEW_PREFIX, end_row,
                              extra_columns, format_p, format_term, format_view_score, header_extras, parse_end_row,
                              property_cells, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
@@ -751,18 +751,6 @@ def _merge_group(files: list[Path], out, with_rank: bool, q_values: dict[str, st
             h.close()
 
 
-class _Digesting:
-    """A text stream that passes what is written on to ``stream`` and keeps its SHA-256 (UTF-8)."""
-
-    def __init__(self, stream) -> None:
-        self.stream = stream
-        self.hash = hashlib.sha256()
-
-    def write(self, text: str) -> int:
-        self.hash.update(text.encode("utf-8"))
-        return self.stream.write(text)
-
-
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
                   check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = (),
@@ -795,7 +783,7 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
     q_values = bh_q_table(p_counts) if p_counts else None
     fill = _DeferredCells(deferred, KEY_COLUMNS + len(COLUMNS) - 1, workers) if deferred else None
     with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
-        stream = _Digesting(fh)
+        stream = DigestingStream(fh)
         csv.writer(stream).writerow((*COLUMNS, *extras))
         try:
             kept = _merge(sorted_files, stream, tmp, q_values, limit, check, fill)

@@ -182,20 +182,25 @@ def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, wind
     qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1 and w.report_views[0] is not view, timeout=120000)
     again = w.report_views[0]
     _reviewed(qtbot, w, again, 3)
+    # the session's model, read back from its file, is the model that wrote the report: no row is scored again
+    from app.review_book import reads_view_scores
+
+    assert reads_view_scores(w.model, again.report)
     _says_whose_scores(again, w.model)
     assert again.book.marks == marks
     np.testing.assert_allclose(again.book.reranked.statistic, direct, rtol=1e-6)
     assert [again.model_table.graph_index(r) for r in range(again.model_table.rowCount())] == shown
 
-    # a new model: the tab's review is built again with it, the marks kept
+    # a new model (one more epoch): the tab's review is built again with it, the marks kept
     old_review = again.book.review
     w.results_tabs.setCurrentIndex(0)
-    train_and_wait(qtbot, w, **TINY)
+    train_and_wait(qtbot, w, **{**TINY, "epochs": TINY["epochs"] + 1})
     qtbot.waitUntil(lambda: _idle(w) and again.book.review is not None and again.book.review is not old_review
                     and again.book.reranked is not None, timeout=120000)
     assert again.book.marks == marks
     fresh = apply_marks(Review(w.model, report_graphs(again.report)), marks).rerank().statistic
     np.testing.assert_allclose(again.book.reranked.statistic, fresh, rtol=1e-6)
+    assert not reads_view_scores(w.model, again.report)  # another model: its views score the rows
     _says_whose_scores(again, w.model)
 
 

@@ -264,3 +264,29 @@ def test_a_graph_level_view_scores_an_empty_set_and_reports_its_progress(odd_rin
     np.testing.assert_array_equal(scores.score, size.graph_scores(data).astype(np.float32))
     empty = size.score(GraphSet([], []))
     assert len(empty) == 0 and empty.score.dtype == np.float32
+
+
+FAST = {"glocalkd": dict(epochs=2, hidden_dim=16, out_dim=8, device="cpu"),
+        "ocgcn": dict(epochs=2, hidden_dim=16, out_dim=8, device="cpu"),
+        "consensus": dict(component_params={"glocalkd": dict(epochs=2, hidden_dim=16, out_dim=8)}, device="cpu")}
+
+
+@pytest.mark.parametrize("name", sorted(DETECTORS))
+def test_a_model_read_back_from_its_file_keeps_its_fingerprint(name, tmp_path):
+    """Reports name the model that scored them by its fingerprint (a shard merge and the app's
+    review compare them): the same model, trained in memory or read from its file, must give the
+    same one, and another fit another."""
+    from core import load_detector
+
+    molecules = load(Path(__file__).resolve().parents[3] / "app" / "demo_data" / "herg.tab")
+    normal = molecules.with_label("1").subset(list(range(80)))
+    model = make_detector(name, **FAST.get(name, {})).fit(normal)
+    if not model.can_save:  # no file, so no report can be matched with one: it says so
+        with pytest.raises(GLocalKDError, match="cannot be saved"):
+            model.fingerprint()
+        return
+    model.save(tmp_path / "model.pt")
+    again = load_detector(tmp_path / "model.pt")
+    assert again.fingerprint() == model.fingerprint()
+    other = make_detector(name, **FAST.get(name, {})).fit(molecules.with_label("1").subset(list(range(80, 160))))
+    assert other.fingerprint() != model.fingerprint()

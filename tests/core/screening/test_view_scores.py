@@ -167,6 +167,20 @@ def test_a_report_written_in_memory_carries_the_view_columns_too(model, library,
         np.testing.assert_array_equal(report.view_scores[name], model.components_[name].score(graphs).score[order])
     width = len(COLUMNS)
     assert [r[:width] for r in _table(tmp_path / "m.csv")] == [r[:width] for r in _table(tmp_path / "plain.csv")]
+    assert report.model_fingerprint == ""  # no end row unless the model is named
+
+    # named, the report ends as a screened one does: the rows, the model, a digest of the bytes before
+    import hashlib
+
+    from core.io.report import parse_end_row
+
+    write_report(tmp_path / "named.csv", graphs, scores, view_scores=views, model=model.fingerprint())
+    assert read_report(tmp_path / "named.csv").model_fingerprint == model.fingerprint()
+    text = (tmp_path / "named.csv").read_bytes()
+    body, last = text[:text.rstrip(b"\r\n").rfind(b"\n") + 1], _table(tmp_path / "named.csv")[-1]
+    assert body == (tmp_path / "m.csv").read_bytes()
+    assert parse_end_row(last) == (len(graphs) + len(graphs.rejects), model.fingerprint(),
+                                   hashlib.sha256(body).hexdigest()[:16])
 
 
 def test_top_and_the_shard_merge_keep_the_view_columns(model, library, tmp_path):
@@ -233,7 +247,7 @@ def test_a_header_with_a_malformed_view_group_is_not_a_report(tmp_path):
             read_report(path)
 
 
-def test_the_command_line_asks_for_the_view_columns(model_file, library, tmp_path, capsys):
+def test_the_command_line_asks_for_the_view_columns(model_file, model, library, tmp_path, capsys):
     out = tmp_path / "s.csv"
     assert main(["screen", str(model_file), str(library), "-o", str(out), "--device", "cpu", "--view-scores",
                  "--workers", "1"]) == 0
@@ -241,6 +255,9 @@ def test_the_command_line_asks_for_the_view_columns(model_file, library, tmp_pat
     assert main(["score", str(model_file), str(library), "-o", str(tmp_path / "c.csv"), "--device", "cpu",
                  "--view-scores"]) == 0
     assert _table(tmp_path / "c.csv")[0] == _table(out)[0]
+    # both name the model, which is the one in the file whether read once or again
+    assert read_report(out).model_fingerprint == read_report(tmp_path / "c.csv").model_fingerprint \
+        == load_detector(model_file).fingerprint() == model.fingerprint()
 
     from core import GLocalKD
 
