@@ -50,8 +50,9 @@ def reads_view_scores(model, report) -> bool:
 
     Returns:
         True when the report has a ``view:`` column for every view of ``model`` (a consensus with
-        Fisher's rule) and was scored by this very model (same fingerprint), so that no row is
-        scored again; False when the review must score the rows with each view.
+        Fisher's rule), was scored by this very model (same fingerprint) and is as it wrote it (its
+        end row's digest matches), so that no row is scored again; False when the review must
+        score the rows with each view.
     """
     scores = getattr(report, "view_scores", None)
     if not scores or model is None or model_unavailable(model):
@@ -59,7 +60,8 @@ def reads_view_scores(model, report) -> bool:
     if sorted(scores) != sorted(getattr(model, "views", ())) or any(np.isnan(v).any() for v in scores.values()):
         return False
     fingerprint = getattr(report, "model_fingerprint", "")
-    return bool(fingerprint) and fingerprint == model_fingerprint(model)
+    # an edited report (its end row's digest no longer matches) may hold edited scores: scored again
+    return bool(fingerprint) and getattr(report, "intact", False) and fingerprint == model_fingerprint(model)
 
 
 def model_unavailable(model) -> str:

@@ -8,6 +8,7 @@ reason. Scored rows become arrays; rejected rows are kept as (line, id, text, re
 from __future__ import annotations
 
 import csv
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
@@ -58,6 +59,8 @@ class RankedReport:
     # NaN where a row has none), in column order; empty without them
     view_scores: dict[str, np.ndarray] = field(default_factory=dict)
     model_fingerprint: str = ""  # of the model that scored the rows, from the end row ("" without one)
+    # the end row's row count and digest match what precedes it: the report is as its model wrote it
+    intact: bool = False
 
     def scored_smiles(self, i: int) -> str:
         """The SMILES row i was scored as: its standardised form, or the SMILES as read.
@@ -144,9 +147,19 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     def keep(text: str) -> str:  # labels, names and statuses repeat: store each once
         return interned.setdefault(text, text) if len(text) < 24 else text
 
-    lines = read_lines_and_endings(path)  # a quoted cell comes back as it was written
+    digest, before = hashlib.sha256(), None  # of the text read, and of the text before the latest line
+
+    def hashed(lines: Iterable[tuple[int, str, str]]) -> Iterator[tuple[int, str, str]]:
+        nonlocal before
+        for item in lines:
+            before = digest.copy()
+            digest.update((item[1] + item[2]).encode("utf-8", "surrogatepass"))
+            yield item
+
+    lines = hashed(read_lines_and_endings(path))  # a quoted cell comes back as it was written
     header = None
     count = 0
+    intact, ended = False, -1
     for line_no, row in csv_records(lines):
         if header is None:
             found = header_extras(row)
@@ -163,6 +176,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         status = row[10]
         if status.startswith(END_PREFIX) and (end := parse_end_row(row)) is not None:
             fingerprint = end[1]
+            intact = end[0] == count + len(rejects) and before is not None and end[2] == before.hexdigest()[:16]
+            ended = count + len(rejects)
             continue
         if status != "ok":
             rejects.append(ReportReject(line_no, row[1], row[3], status.removeprefix("rejected: ")))
@@ -212,7 +227,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         alerts=text(ALERTS_COLUMN) if ALERTS_COLUMN in extras else None,
         standardised_smiles=text(STANDARDISED) if STANDARDISED in extras else None,
         view_scores={name: _float32(columns[VIEW_PREFIX + name]) for name in view_names(extras)},
-        model_fingerprint=fingerprint)
+        model_fingerprint=fingerprint, intact=intact and ended == count + len(rejects))
 
 
 def _float32(values: list[float]) -> np.ndarray:

@@ -256,7 +256,7 @@ def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp
     from types import SimpleNamespace
 
     from app import tasks
-    from app.review_book import reads_view_scores, report_unavailable
+    from app.review_book import model_fingerprint, reads_view_scores, report_unavailable
     from core import Review, load, make_detector, read_report, report_graphs, screen
 
     graphs = load(herg_path)
@@ -275,6 +275,14 @@ def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp
                                                                              "out_dim": 8, "device": "cpu"}})
     other.fit(graphs.subset(range(300)))
     assert not reads_view_scores(other, with_views)  # scored by another model
+    raw = (tmp_path / "with.csv").read_bytes()
+    copy, edited = tmp_path / "copy.csv", tmp_path / "edited.csv"
+    copy.write_bytes(raw)
+    assert reads_view_scores(model, read_report(copy))  # the same bytes elsewhere: the same report
+    first = raw.split(b"\r\n")[1]  # the top row; its last cell is a view's score
+    edited.write_bytes(raw.replace(first, first.rsplit(b",", 1)[0] + b",0.5", 1))
+    assert read_report(edited).model_fingerprint == model_fingerprint(model)
+    assert not reads_view_scores(model, read_report(edited))  # an edited report: its rows are scored again
     marks = {0: True, 3: False}
     for report, reviewer in ((without, model), (with_views, other)):
         review, reranked, _, rows = tasks.rerank(None, reviewer, None, marks, report=report)
@@ -348,9 +356,12 @@ def test_a_report_tab_says_what_its_review_lacks():
     # a report holding the open model's views' scores is scored again never: no SMILES, no row limit needed
     scored = SimpleNamespace(name="consensus", rule="fisher", views=["glocalkd", "size"], fingerprint=lambda: "f1")
     views = {"glocalkd": np.zeros(3), "size": np.ones(3)}
-    assert report_unavailable(scored, Rows(n=3, smiles=[""] * 3, view_scores=views, model_fingerprint="f1")) == ""
-    huge = Rows(n=MAX_REPORT_ROWS + 1, smiles=["C"], view_scores=views, model_fingerprint="f1")
+    assert report_unavailable(scored, Rows(n=3, smiles=[""] * 3, view_scores=views, model_fingerprint="f1",
+                                           intact=True)) == ""
+    huge = Rows(n=MAX_REPORT_ROWS + 1, smiles=["C"], view_scores=views, model_fingerprint="f1", intact=True)
     assert report_unavailable(scored, huge) == ""
+    assert "rows" in report_unavailable(scored, Rows(n=MAX_REPORT_ROWS + 1, smiles=["C"], view_scores=views,
+                                                     model_fingerprint="f1", intact=False))  # edited
     assert "rows" in report_unavailable(scored, Rows(n=MAX_REPORT_ROWS + 1, smiles=["C"], view_scores=views,
                                                      model_fingerprint="another model"))
     assert "no SMILES" in report_unavailable(scored, Rows(n=3, smiles=[""] * 3, view_scores={"glocalkd": views["size"]},

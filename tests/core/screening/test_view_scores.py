@@ -9,7 +9,7 @@ import gzip
 import numpy as np
 import pytest
 
-from core import Review, apply_marks, load, load_detector, make_detector, read_report, report_graphs
+from core import Review, apply_marks, load, load_detector, make_detector, read_report, report_graphs, write_report
 from core.cli.main import main
 from core.io.report import COLUMNS, extra_columns, header_extras
 from core.screening.pipeline import merge_reports, screen
@@ -218,6 +218,33 @@ def test_top_and_the_shard_merge_keep_the_view_columns(model, library, tmp_path)
 
     with pytest.raises(DataError, match="--view-scores"):  # shards screened with and without the columns
         merge_reports([tmp_path / "plain0.csv", shards[1]], tmp_path / "mixed.csv")
+
+
+def test_a_report_is_intact_only_as_its_model_wrote_it(model, model_file, library, tmp_path):
+    """The end row's count and digest vouch for the rows before it (the app then trusts the view
+    scores): any edit, a row lost or a row added after the end row, and the report is not intact."""
+    out = tmp_path / "s.csv"
+    _run("local", None, model_file, library, out, view_scores=True)
+    report = read_report(out)
+    assert report.intact and report.model_fingerprint == model.fingerprint()
+    rows = _table(out)
+    graphs = load(library)
+    write_report(tmp_path / "m.csv", graphs, model.score(graphs), model=model.fingerprint())
+    assert read_report(tmp_path / "m.csv").intact
+    write_report(tmp_path / "unnamed.csv", graphs, model.score(graphs))
+    assert not read_report(tmp_path / "unnamed.csv").intact  # no end row
+
+    def written(name, table):
+        with open(tmp_path / name, "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows(table)
+        return read_report(tmp_path / name)
+
+    assert written("same.csv", rows).intact  # written again as it was: the same bytes
+    edited = [list(r) for r in rows]
+    edited[3][len(COLUMNS)] = str(float(edited[3][len(COLUMNS)]) + 1.0)  # a view's score
+    assert not written("edited.csv", edited).intact
+    assert not written("lost.csv", rows[:3] + rows[4:]).intact
+    assert not written("added.csv", rows + [rows[3]]).intact
 
 
 def test_a_header_with_a_malformed_view_group_is_not_a_report(tmp_path):
