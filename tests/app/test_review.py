@@ -366,3 +366,33 @@ def test_a_report_tab_says_what_its_review_lacks():
                                                      model_fingerprint="another model"))
     assert "no SMILES" in report_unavailable(scored, Rows(n=3, smiles=[""] * 3, view_scores={"glocalkd": views["size"]},
                                                           model_fingerprint="f1"))  # not every view
+
+
+def test_a_report_screened_with_view_scores_and_opened_is_reviewed_from_them(qtbot, window, herg_path, tmp_path):
+    """The command line's report (``glocalkd screen MODEL LIBRARY --view-scores``) opened in the app
+    with that model: the first mark reads the report's views' scores, no row is scored again."""
+    from app.review_book import reads_view_scores
+    from core import Review, load_detector, report_graphs
+    from core.cli.main import main
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    w.model.save(tmp_path / "model.pt")
+    library = tmp_path / "library.smi"
+    library.write_text(LIBRARY)
+    out = tmp_path / "ranked.csv"
+    assert main(["screen", str(tmp_path / "model.pt"), str(library), "-o", str(out), "--view-scores",
+                 "--device", "cpu", "--workers", "1"]) == 0
+    w.open_path(str(out))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=60000)
+    view = w.report_views[0]
+    assert reads_view_scores(w.model, view.report)  # the window's model is the file's, read back or not
+    anomalies = _select_in(view, [1])
+    w.act_mark_anomaly.trigger()
+    _reviewed(qtbot, w, view, 1)
+    assert view.book.graphs is None  # no row was read back as a molecule
+    direct = apply_marks(Review(load_detector(tmp_path / "model.pt"), report_graphs(view.report)),
+                         {anomalies[0]: True}).rerank().statistic
+    np.testing.assert_allclose(view.book.reranked.statistic, direct, rtol=1e-6)
+    assert "views' scores in this report" in view.status.text()
