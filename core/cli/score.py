@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     rows = write_report(args.output, graphs, scores, top_k=args.top_nodes, p_values=p_values,
                         properties=args.properties, alerts=args.alerts,
                         view_scores=model.view_scores(graphs, scores) if args.view_scores else None,
-                        model=model.fingerprint() if args.view_scores else None)
+                        model=model.fingerprint())
     print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {rows} rows written to "
           f"{args.output}", file=sys.stderr)
     if args.fdr is not None and p_values is not None:

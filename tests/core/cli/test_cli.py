@@ -14,8 +14,14 @@ def test_train_then_score_writes_a_ranked_report(tu_folder, tmp_path, capsys):
     report = tmp_path / "r.csv"
     assert main(["score", str(model), str(tu_folder), "-o", str(report)]) == 0
     rows = list(csv.DictReader(open(report)))
+    *rows, end = rows  # every report ends with the end row, which names the model
     assert len(rows) == 12 and rows[0]["rank"] == "1"
-    assert sorted(float(r["score"]) for r in rows) == sorted(float(r["score"]) for r in rows)
+    scores = [float(r["score"]) for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    from core import load_detector, read_report
+
+    assert end["status"].startswith("end of report: 12 rows; model ")
+    assert read_report(report).intact and read_report(report).model_fingerprint == load_detector(model).fingerprint()
 
 
 def test_bad_input_is_one_line_and_nonzero(tmp_path, capsys):
