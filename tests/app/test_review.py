@@ -133,18 +133,23 @@ def _reviewed(qtbot, w, view, count: int) -> None:
                     timeout=120000)
 
 
-def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, window, herg_path,
-                                                                       tmp_path):
-    from core import Review, report_graphs
-
-    w = window
+def _scored_tab(qtbot, w, herg_path, tmp_path):
+    """Open the demo, train the tiny consensus and score LIBRARY in the app, as a user does: its tab."""
     open_and_wait(qtbot, w, herg_path)
     train_and_wait(qtbot, w, **TINY)
     library = tmp_path / "library.smi"
     library.write_text(LIBRARY)
     w.score_file(str(library))
     qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=120000)
-    view = w.report_views[0]
+    return w.report_views[0]
+
+
+def test_a_scored_files_review_is_the_one_path_and_kept_in_a_session(qtbot, window, herg_path,
+                                                                       tmp_path):
+    from core import Review, report_graphs
+
+    w = window
+    view = _scored_tab(qtbot, w, herg_path, tmp_path)
     assert w.results_tabs.currentWidget() is view and w.act_mark_anomaly.isEnabled()
     review_column = COLUMNS.index("Review")
     assert view.table.isColumnHidden(review_column)  # shown once a row is marked
@@ -223,13 +228,7 @@ def test_a_scored_files_first_mark_reads_the_views_scores_the_scoring_made(qtbot
     from core import Review, report_graphs
 
     w = window
-    open_and_wait(qtbot, w, herg_path)
-    train_and_wait(qtbot, w, **TINY)
-    library = tmp_path / "library.smi"
-    library.write_text(LIBRARY)
-    w.score_file(str(library))
-    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=120000)
-    view = w.report_views[0]
+    view = _scored_tab(qtbot, w, herg_path, tmp_path)
     assert set(view.report.view_scores) == set(w.model.views)
     assert view.report.model_fingerprint == w.model.fingerprint()
     anomalies = _select_in(view, [1, 4])
