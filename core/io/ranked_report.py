@@ -120,6 +120,24 @@ def is_report(path: str | Path) -> bool:
     return header_extras(next(csv.reader([first]), [])) is not None
 
 
+class _LineDigest:
+    """The SHA-256 of a report's text as its lines are read, kept also as it was before the
+    latest line: an end row's digest covers the bytes before it (:func:`core.io.report.end_row`)."""
+
+    def __init__(self) -> None:
+        self.digest = hashlib.sha256()
+        self.before = hashlib.sha256()
+
+    def lines(self, lines: Iterable[tuple[int, str, str]]) -> Iterator[tuple[int, str, str]]:
+        for item in lines:
+            self.before = self.digest.copy()
+            self.digest.update((item[1] + item[2]).encode("utf-8", "surrogatepass"))
+            yield item
+
+    def before_latest(self) -> str:
+        return self.before.hexdigest()[:16]
+
+
 def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None) -> RankedReport:
     """Read a ranked report into column arrays.
 
@@ -147,16 +165,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     def keep(text: str) -> str:  # labels, names and statuses repeat: store each once
         return interned.setdefault(text, text) if len(text) < 24 else text
 
-    digest, before = hashlib.sha256(), None  # of the text read, and of the text before the latest line
-
-    def hashed(lines: Iterable[tuple[int, str, str]]) -> Iterator[tuple[int, str, str]]:
-        nonlocal before
-        for item in lines:
-            before = digest.copy()
-            digest.update((item[1] + item[2]).encode("utf-8", "surrogatepass"))
-            yield item
-
-    lines = hashed(read_lines_and_endings(path))  # a quoted cell comes back as it was written
+    digest = _LineDigest()
+    lines = digest.lines(read_lines_and_endings(path))  # a quoted cell comes back as it was written
     header = None
     count = 0
     intact, ended = False, -1
@@ -176,7 +186,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         status = row[10]
         if status.startswith(END_PREFIX) and (end := parse_end_row(row)) is not None:
             fingerprint = end[1]
-            intact = end[0] == count + len(rejects) and before is not None and end[2] == before.hexdigest()[:16]
+            intact = end[0] == count + len(rejects) and end[2] == digest.before_latest()
             ended = count + len(rejects)
             continue
         if status != "ok":
