@@ -10,18 +10,10 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QTableView
 
 from ..structures import StructureImages
-from ..widgets.table import COLUMNS, ResultsModel
+from ..widgets.table import COLUMNS, ResultsModel, selected_rows
 
 GRID_LIMIT = 48  # molecules in a copied picture (more would not be legible)
 NOT_COPIED = {"Structure"}  # a picture column: Copy as image copies the pictures
-
-
-def selected_rows(table: QTableView) -> list[int]:
-    """The table rows selected, top to bottom; the current row when none is."""
-    rows = sorted({index.row() for index in table.selectionModel().selectedRows()})
-    if not rows and table.currentIndex().isValid():
-        rows = [table.currentIndex().row()]
-    return rows
 
 
 def rows_as_text(table: QTableView, model: ResultsModel, rows: list[int]) -> str:

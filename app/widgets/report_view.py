@@ -22,7 +22,7 @@ from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
 from .nearest import NearestPanel
-from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view
+from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view, selected_rows
 
 
 class ReportView(QWidget):
@@ -137,9 +137,7 @@ class ReportView(QWidget):
 
     def selected_rows(self) -> list[int]:
         """The rows (report positions, not table rows) selected; the current row when none is."""
-        chosen = sorted({self.model_table.graph_index(ix.row()) for ix in self.table.selectionModel().selectedRows()})
-        current = self.table.currentIndex()
-        return chosen or ([self.model_table.graph_index(current.row())] if current.isValid() else [])
+        return sorted({self.model_table.graph_index(row) for row in selected_rows(self.table)})
 
     def show_review(self) -> None:
         """Show the marks and the rows ranked by them (the reviewed rows on top; the Review column

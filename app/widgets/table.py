@@ -660,6 +660,22 @@ class ResultsTable(QTableView):
             painter.fillRect(0, self.rowViewportPosition(row) + self.rowHeight(row) - 1, right + 1, 1, colour)
 
 
+def selected_rows(table: QTableView) -> list[int]:
+    """The table rows selected, top to bottom; the current row when none is (what Copy copies
+    and the Review actions mark, on every tab).
+
+    Args:
+        table: a results table.
+
+    Returns:
+        Table rows (not graph indices: the table's model maps them, ``graph_index``).
+    """
+    rows = sorted({index.row() for index in table.selectionModel().selectedRows()})
+    if not rows and table.currentIndex().isValid():
+        rows = [table.currentIndex().row()]
+    return rows
+
+
 def results_view(model: ResultsModel) -> QTableView:
     """A table view over ``model`` as both windows show it: one row per line (no wrapping), sortable,
     whole-row selection of one row or several (Shift, Ctrl), columns sized for ids, SMILES and
