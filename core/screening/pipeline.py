@@ -36,9 +36,9 @@ from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, read_row
 from core.data.pvalues import bh_q_table
-from core.io.report import (ALERTS_COLUMN, COLUMNS, DigestingStream, P_VALUE, Q_VALUE, STANDARDISED, STATUS, VIEW_PREFIX, end_row,
-                             extra_columns, format_p, format_term, format_view_score, header_extras, parse_end_row,
-                             property_cells, safe_cell)
+from core.io.report import (ALERTS_COLUMN, COLUMNS, DigestingStream, P_VALUE, Q_VALUE, STANDARDISED, STATUS,
+                             VIEW_PREFIX, end_row, extra_columns, format_p, format_term, format_view_score,
+                             header_extras, parse_end_row, property_cells, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
