@@ -80,7 +80,7 @@ def pickle_matches_mol_arrays() -> bool:
 
 
 def featurize_molecules(mols: Sequence[Chem.Mol], smiles: Sequence[str | None] | None = None,
-                        dtype: type = np.uint8) -> MoleculeArrays:
+                        dtype: type = np.uint8, decoded: mol_pickle.PickledAtoms | None = None) -> MoleculeArrays:
     """The features and bonds of ``mols``, all at once, byte-identical to :func:`mol_arrays` molecule by molecule.
 
     Molecules the binary form does not cover (and every molecule, when
@@ -91,6 +91,8 @@ def featurize_molecules(mols: Sequence[Chem.Mol], smiles: Sequence[str | None] |
         smiles: ``smiles[i]`` is the text ``mols[i]`` was parsed from (None: unknown); it helps
             with the molecules the binary form does not cover.
         dtype: the numpy type of the feature matrix (default uint8, the features being 0/1).
+        decoded: :func:`mol_pickle.decode` of the molecules' ``ToBinary()``, when the caller has
+            it already (it computes the chemist's properties from it too).
 
     Returns:
         The features, bonds, atomic numbers and per-molecule atom and bond counts of every
@@ -98,7 +100,8 @@ def featurize_molecules(mols: Sequence[Chem.Mol], smiles: Sequence[str | None] |
     """
     if not pickle_matches_mol_arrays():
         return featurize_by_queries(mols, smiles, dtype)
-    decoded = mol_pickle.decode([m.ToBinary() for m in mols])
+    if decoded is None:
+        decoded = mol_pickle.decode([m.ToBinary() for m in mols])
     fast = _from_pickle(decoded, dtype)
     if decoded.ok.all():
         return fast

@@ -65,8 +65,10 @@ class PickledAtoms:
     hybridisations: np.ndarray  # (atoms,) int64: Atom::HybridizationType
     radicals: np.ndarray  # (atoms,) bool: any radical electron
     bonds: np.ndarray  # (bonds, 2) int64: atom indices within the molecule, as written (begin, end)
+    bond_types: np.ndarray  # (bonds,) int64: Bond::BondType (1 single, 2 double, 3 triple, 12 aromatic)
     ring_atoms: np.ndarray  # (ring atom entries,) int64: atom index in the batch (the arrays above)
     ring_sizes: np.ndarray  # (ring atom entries,) int64: the size of the ring the entry belongs to
+    ring_ids: np.ndarray  # (ring atom entries,) int64: which ring of the batch the entry belongs to
 
 
 def _walk(buf: np.ndarray, start: np.ndarray, steps: np.ndarray, advance, limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -186,5 +188,6 @@ def decode(blobs: Sequence[bytes]) -> PickledAtoms:
         charges=charges[atom_keep], hydrogens=(explicit_hs + implicit)[atom_keep],
         hybridisations=hybridisations[atom_keep], radicals=radicals[atom_keep],
         bonds=np.stack([begin[bond_keep], end[bond_keep]], axis=1),
+        bond_types=np.where(bond_flags & _BOND_TYPE, buf[bp + 3], 1).astype(np.int64)[bond_keep],
         ring_atoms=ring_local[entry_keep] + first_atom[entry_owner[entry_keep]],
-        ring_sizes=sizes[entry_ring[entry_keep]])
+        ring_sizes=sizes[entry_ring[entry_keep]], ring_ids=entry_ring[entry_keep])

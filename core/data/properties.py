@@ -2,15 +2,18 @@
 acceptors, rotatable bonds, heavy atoms, rings and formal charge, from RDKit's descriptors.
 
 They answer "is this anomalous only because it is large, greasy or charged?" at a glance. Each
-is RDKit's own function (named in :data:`PROPERTY_FUNCTIONS`); graphs that are not molecules
-(a TU collection without SMILES) and SMILES that do not parse get NaN.
+is RDKit's own function (named in :data:`PROPERTY_FUNCTIONS`), computed for many molecules at
+once (:mod:`core.data.batch_properties`); graphs that are not molecules (a TU collection without
+SMILES) and SMILES that do not parse get NaN.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import cache
-
+from typing import TYPE_CHECKING
 import numpy as np
+
+if TYPE_CHECKING:
+    from core.data.mol_pickle import PickledAtoms
 
 # report column -> (table heading, RDKit function, integer-valued)
 PROPERTY_FUNCTIONS: dict[str, tuple[str, str, bool]] = {
@@ -27,37 +30,35 @@ PROPERTY_FUNCTIONS: dict[str, tuple[str, str, bool]] = {
 PROPERTY_COLUMNS: tuple[str, ...] = tuple(PROPERTY_FUNCTIONS)
 
 
-@cache
-def _functions():
-    """The RDKit functions, in :data:`PROPERTY_COLUMNS` order."""
-    from rdkit import Chem
-    from rdkit.Chem import Crippen, Descriptors, rdMolDescriptors
-
-    return (Descriptors.MolWt, Crippen.MolLogP, rdMolDescriptors.CalcTPSA, rdMolDescriptors.CalcNumHBD,
-            rdMolDescriptors.CalcNumHBA, rdMolDescriptors.CalcNumRotatableBonds, lambda m: m.GetNumHeavyAtoms(),
-            rdMolDescriptors.CalcNumRings, Chem.GetFormalCharge)
-
-
-def molecule_properties(molecules: Iterable) -> np.ndarray:
+def molecule_properties(molecules: Iterable, decoded: PickledAtoms | None = None) -> np.ndarray:
     """The properties of each molecule, as one float64 row per molecule.
+
+    Every path that shows or writes the properties (the app's table, reports, SDF and HTML
+    exports) comes here: the values are RDKit's functions' bitwise
+    (:mod:`core.data.batch_properties` computes many molecules at once).
 
     Args:
         molecules: RDKit ``Mol`` objects, SMILES strings, or None (no molecule), in any mix.
+        decoded: :func:`core.data.mol_pickle.decode` of these molecules' ``ToBinary()``, when the
+            caller has it already (then every item is a ``Mol``).
 
     Returns:
         An array of shape (molecules, len(PROPERTY_COLUMNS)), columns in ``PROPERTY_COLUMNS`` order;
         a row of NaN where there is no molecule or the SMILES does not parse.
     """
+    from core.data.batch_properties import batch_properties
     from core.data.chem import parse_smiles
 
-    functions = _functions()
-    rows = []
-    nan_row = [np.nan] * len(functions)
+    mols = []
     for mol in molecules:
         if isinstance(mol, str):
             mol = parse_smiles(mol)[0] if mol else None
-        rows.append(nan_row if mol is None else [f(mol) for f in functions])
-    return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(functions))
+        mols.append(mol)
+    table = np.full((len(mols), len(PROPERTY_COLUMNS)), np.nan)
+    present = [k for k, m in enumerate(mols) if m is not None]
+    if present:
+        table[present] = batch_properties([mols[k] for k in present], decoded if len(present) == len(mols) else None)
+    return table
 
 
 def molecular_properties(molecules) -> dict[str, np.ndarray]:

@@ -172,7 +172,7 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
         ``extra``: each parsed row's cells of ``extras`` (empty without them), and with ``views``
         ``view_scores``: view name -> its scores of the parsed molecules.
     """
-    from core.data.atom_batch import concatenate, featurize_molecules
+    from core.data.atom_batch import concatenate
 
     extra_cells = _extra_cells(extras)
     standardise = STANDARDISED in extras
@@ -180,6 +180,13 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
     inputs: list[str] = []
     lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
     positions = []  # each scored row's place in the chunk: ties in the report keep input order
+
+    def featurize() -> None:
+        arrays, cells = _featurize_batch(mols, smiles[len(smiles) - len(mols):], extra_cells)
+        parts.append(arrays)
+        extra.extend(cells)
+        mols.clear()
+
     for k, row in enumerate(rows):
         mol, text, reason, original = read_row(row, standardise)
         if mol is None:
@@ -194,13 +201,10 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
         names.append(row.name)
         labels.append(row.label)
         smiles.append(text)
-        if extra_cells is not None:
-            extra.append(extra_cells(mol))
         if len(mols) == FEATURIZE_BATCH:
-            parts.append(featurize_molecules(mols, smiles[-len(mols):]))
-            mols = []
+            featurize()
     if mols or not parts:
-        parts.append(featurize_molecules(mols, smiles[len(smiles) - len(mols):]))
+        featurize()
     arrays = concatenate(parts)  # features are 0/1 bytes: a quarter of float32's to pass on
     chunk = {
         "lines": np.asarray(lines, dtype=np.int64), "positions": np.asarray(positions, dtype=np.int64), "ids": ids, "names": names, "labels": labels,
@@ -256,9 +260,20 @@ def report_views(model) -> tuple[str, ...]:
     return tuple(model.views)
 
 
+def _featurize_batch(mols: list, smiles: list[str], extra_cells: Callable | None) -> tuple:
+    """A batch's arrays (:func:`~core.data.atom_batch.featurize_molecules`) and each molecule's
+    optional cells; the molecules' binary form is read once for both."""
+    from core.data import mol_pickle
+    from core.data.atom_batch import featurize_molecules
+
+    decoded = mol_pickle.decode([m.ToBinary() for m in mols]) if extra_cells is not None and mols else None
+    arrays = featurize_molecules(mols, smiles, decoded=decoded)
+    return arrays, extra_cells(mols, decoded) if extra_cells is not None else []
+
+
 def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
-    """``cells(mol)``: a parsed molecule's cells of the report's optional columns ``extras``, or
-    None when there are none."""
+    """``cells(mols, decoded=None)``: parsed molecules' cells of the report's optional columns
+    ``extras``, one list per molecule, or None when there are none."""
     if not extras:
         return None
     from core.data.properties import molecule_properties
@@ -267,16 +282,20 @@ def _extra_cells(extras: tuple[str, ...]) -> Callable | None:
     alerts = ALERTS_COLUMN in extras
     standardised = STANDARDISED in extras
 
-    def cells(mol) -> list[str]:
-        out = property_cells(molecule_properties([mol])[0]) if properties else []
-        if alerts:
-            from core.data.alerts import alerts_text, structural_alerts
+    def cells(mols: list, decoded=None) -> list[list[str]]:
+        table = molecule_properties(mols, decoded) if properties else None
+        out = []
+        for k, mol in enumerate(mols):
+            row = property_cells(table[k]) if table is not None else []
+            if alerts:
+                from core.data.alerts import alerts_text, structural_alerts
 
-            out.append(alerts_text(structural_alerts(mol)))
-        if standardised:
-            from rdkit import Chem
+                row.append(alerts_text(structural_alerts(mol)))
+            if standardised:
+                from rdkit import Chem
 
-            out.append(Chem.MolToSmiles(mol))  # the standardised molecule, as read back
+                row.append(Chem.MolToSmiles(mol))  # the standardised molecule, as read back
+            out.append(row)
         return out
 
     return cells
@@ -299,11 +318,10 @@ def deferred_cells(smiles: list[str], columns: tuple[str, ...]) -> list[list[str
     from core.data.chem import parse_smiles
 
     cells = _extra_cells(columns)
-    out = []
-    for text in smiles:
-        mol = parse_smiles(text)[0]
-        out.append([""] * len(columns) if mol is None or cells is None else cells(mol))
-    return out
+    mols = [parse_smiles(text)[0] for text in smiles]
+    parsed = [m for m in mols if m is not None]
+    done = iter(cells(parsed) if cells is not None and parsed else [])
+    return [[""] * len(columns) if mol is None or cells is None else next(done) for mol in mols]
 
 
 DEFERRED_BATCH = 256  # kept rows whose deferred cells one task computes
