@@ -96,7 +96,9 @@ def load_data(path: str, options: dict, job) -> Loaded:
     return Loaded(path, graphs, schema, dict(options), graph_properties(graphs))
 
 
-REPORT_PROPERTIES_LIMIT = 50_000  # rows of a report without properties for which the app computes them (~1 ms each)
+# rows of a report without properties for which the app computes them from its SMILES (about
+# 0.25 ms a row, parsing most of it: 50,000 rows in 12 s on one core)
+REPORT_PROPERTIES_LIMIT = 200_000
 
 
 def read_report(path: str, job):
@@ -376,17 +378,12 @@ def count_rows(path: str) -> int | None:
     return max(0, lines - 1)
 
 
-# rows up to which scoring a file computes the chemist's properties too: they cost about twice the
-# CPU time of parsing and scoring a molecule (RDKit's Crippen logP most of it)
-SCREEN_PROPERTIES_LIMIT = 200_000
-
-
 def screen_file(model, path: str, report_path: str, job, workers: int | None = None):
     """Score a file with ``model`` into a ranked report and read the report back.
 
     Molecule files go through core's streaming pipeline (:func:`core.screen`: chunks, worker
-    processes, bounded memory, the chemist's properties computed by the workers up to
-    SCREEN_PROPERTIES_LIMIT rows) with ``job.report(ScreenProgress)`` after each chunk and Stop
+    processes, bounded memory, the chemist's properties computed by the workers: about 12 % of
+    the time) with ``job.report(ScreenProgress)`` after each chunk and Stop
     between chunks; other files (TU collections, or a model not trained on molecules) are loaded
     and scored whole. A consensus with Fisher's rule writes each view's raw score too (the
     ``view:`` columns), from which the tab's review re-ranks without scoring again (:func:`rerank`).
@@ -409,7 +406,7 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
 
         workers = workers or max(1, min(2, os.cpu_count() or 1))
         summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped,
-                         properties=total is None or total <= SCREEN_PROPERTIES_LIMIT, view_scores=reviewable)
+                         properties=True, view_scores=reviewable)
     else:
         from core import SchemaMismatchError
 
