@@ -22,6 +22,7 @@ or with explicit hydrogen or dummy atoms, always go there.
 """
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -98,6 +99,23 @@ class _Memory:
 
 
 _memory = _Memory()
+_SLICE = 1024  # molecules computed under the lock at once: a fork never waits long for it
+
+
+def _fork_safely() -> None:
+    """Hold the memory's lock across ``fork`` (screening's workers are forked, maybe while another
+    thread computes properties), so that a child starts with a whole memory and a lock of its own."""
+    os.register_at_fork(before=lambda: _memory.lock.acquire(), after_in_parent=lambda: _memory.lock.release(),
+                        after_in_child=_new_lock)
+
+
+def _new_lock() -> None:
+    """The child's own lock (the parent's was held by the forking thread)."""
+    _memory.lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    _fork_safely()
 
 
 def reference_properties(mol: Chem.Mol) -> list[float]:
@@ -141,6 +159,8 @@ def batch_properties(mols: Sequence[Chem.Mol], decoded: mol_pickle.PickledAtoms 
     Returns:
         float64 array of shape (molecules, len(COLUMNS)), columns in :data:`COLUMNS` order.
     """
+    if decoded is None and len(mols) > _SLICE:
+        return np.concatenate([batch_properties(mols[k: k + _SLICE]) for k in range(0, len(mols), _SLICE)])
     out = np.empty((len(mols), len(COLUMNS)), dtype=np.float64)
     if not len(mols):
         return out

@@ -110,3 +110,31 @@ def test_the_pattern_definitions_are_rdkits(fresh_memory):
             (b.GetBeginAtomIdx() in lefts and b.GetEndAtomIdx() in rights)
             or (b.GetEndAtomIdx() in lefts and b.GetBeginAtomIdx() in rights)))
         assert rotors == rdMolDescriptors.CalcNumRotatableBonds(mol)
+
+
+def test_a_process_forked_while_another_thread_computes_gets_a_working_memory(fresh_memory):
+    """Screening forks its workers, perhaps while the app computes properties on another thread:
+    the fork waits for the memory's lock, and the child computes with a lock of its own (a lock
+    copied while held would block the child for ever)."""
+    import multiprocessing as mp
+    import threading
+    import time
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    mols = _sample(20)
+    held = threading.Event()
+
+    def hold():
+        with fresh_memory.lock:
+            held.set()
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait()
+    context = mp.get_context("fork")
+    with context.Pool(1) as pool:
+        got = pool.apply_async(bp.batch_properties, (mols,)).get(timeout=60)
+    thread.join()
+    assert np.array_equal(got, _reference(mols))
