@@ -2,23 +2,28 @@
 
 RDKit's Crippen logP costs about 0.4 ms a molecule (it adds the hydrogens, then matches some
 110 SMARTS patterns against every atom) and its strict rotatable-bond count 0.1 ms: more, for a
-screen, than scoring the molecule. Yet each of logP, TPSA and the H-bond donor and acceptor
-counts is a sum over atoms, the rotatable-bond count a count of bonds whose two atoms each pass
-a test, and what RDKit's patterns decide for an atom depends only on its near surroundings: no
-pattern looks further than two bonds from the atom it types, and only those rooted at N, O and
-S look past the first. So :func:`batch_properties` reads every atom's surroundings from the
-molecules' binary form (:mod:`core.data.mol_pickle`) as one 64-bit key (element, aromaticity,
-hydrogens, charge, degree and three-ring membership of the atom and of its neighbours, each
-bond's type and ring membership; for N, O and S also element, aromaticity and charge two bonds
-away, where the patterns look) and asks RDKit only about a molecule holding an atom whose key this process has not met
-yet (:func:`_learn`): on MOSES, about one molecule in ten over the first 25,000, fewer later.
-logP and TPSA are summed in RDKit's order, so every value is bitwise RDKit's.
+screen, than scoring the molecule. Yet logP, TPSA and the H-bond donor and acceptor counts are
+sums over atoms, the rotatable-bond count a count of bonds whose two atoms each pass a test, and
+what RDKit's patterns decide for an atom depends only on its near surroundings: no pattern looks
+further than two bonds from the atom it types, and only those rooted at N, O and S look past
+the first (and there only across a double bond, or round a carbonyl oxygen's carbon).
 
-The locality argument is checked, not trusted: each process compares the result with RDKit's
+So :func:`batch_properties` reads every atom's surroundings from the molecules' binary form
+(:mod:`core.data.mol_pickle`) as one 64-bit key: the atom's element, aromaticity, hydrogens,
+charge, degree and three-ring membership; each bond's type and ring membership; each
+neighbour's element, aromaticity and charge, with its hydrogens and degree (around a carbon only
+whether it is a methyl and whether it is terminal); for N, O and S also the element,
+aromaticity and charge of what lies two bonds away where the patterns look. It asks RDKit only
+about a molecule holding an atom whose key this process has not met yet (:func:`_learn`): on
+MOSES, one molecule in 35 over the first 50,000. logP and TPSA are summed in RDKit's order, so
+every value is bitwise RDKit's.
+
+The locality argument is checked, not trusted: each process compares its results with RDKit's
 functions on tricky molecules at first use (:data:`CHECK_SMILES`), on the first molecules it
-learns from and on one molecule in 512 of the others; a difference, or one key meeting two answers, sends every molecule to RDKit's
-functions (:func:`reference_properties`) from then on. Molecules the binary form does not cover,
-or with explicit hydrogen or dummy atoms, always go there.
+learns from and on one molecule in 512 of the others; a difference, or one key meeting two
+answers, sends every molecule to RDKit's functions (:func:`reference_properties`) from then on,
+with a warning. Molecules the binary form does not cover, or with hydrogen or dummy atoms in
+the graph, always go there.
 """
 from __future__ import annotations
 
@@ -37,9 +42,8 @@ from core.data.properties import PROPERTY_COLUMNS
 COLUMNS = PROPERTY_COLUMNS  # the result's column order
 
 # RDKit's own definitions (Code/GraphMol/Descriptors/Lipinski.cpp; CalcNumHBA's version 2.0.2):
-# CalcNumHBD and CalcNumHBA
-# count the atoms these match; CalcNumRotatableBonds (strict, RDKit's default) counts the
-# non-ring single bonds between an atom of the first kind and one of the second.
+# CalcNumHBD and CalcNumHBA count the atoms these match; CalcNumRotatableBonds (strict, RDKit's
+# default) counts the non-ring single bonds between an atom of the first kind and one of the second.
 _HBD = "[N&!H0&v3,N&!H0&+1&v4,O&H1&+0,S&H1&+0,n&H1&+0]"
 _HBA = ("[$([O,S;H1;v2]-[!$(*=[O,N,P,S])]),$([O,S;H0;v2]),$([O,S;-]),$([N;v3;!$(N-*=!@[O,N,P,S])]),"
         "$([nH0X2,o,s;+0])]")
