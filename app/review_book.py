@@ -9,8 +9,9 @@ import weakref
 
 import numpy as np
 
-# a report tab's review scores every row with each view of the open model, unless the report holds
-# the views' scores from that model (:func:`reads_view_scores`): then no row limit applies
+# a report tab's review scores every row again with each view of the open model (as a file is
+# scored: about 1,400 rows a second on 2 cores), unless the report holds the views' scores from
+# that model (:func:`reads_view_scores`): then no row limit applies
 MAX_REPORT_ROWS = 200_000
 MARK_WORDS = {"anomaly": True, "not anomaly": False}
 _FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its fingerprint, computed once
@@ -116,15 +117,12 @@ class ReviewBook:
         review: the :class:`core.Review` of the open model and these rows (built off the GUI thread),
             or None until built or after the model changed.
         reranked: its last re-ranking (:class:`core.Reranked`), or None.
-        graphs: the rows as graphs, when the tab builds them for the review (a scored file's rows,
-            :func:`core.report_graphs`); kept across models.
     """
 
     def __init__(self) -> None:
         self.marks: dict[int, bool] = {}
         self.review = None
         self.reranked = None
-        self.graphs = None
 
     def mark(self, indices, anomalous: bool | None) -> None:
         """Mark rows as anomalies (True) or not (False), or clear their marks (None).
@@ -144,9 +142,8 @@ class ReviewBook:
         self.review = self.reranked = None
 
     def clear(self) -> None:
-        """Other rows are open: no marks, no review, no graphs."""
+        """Other rows are open: no marks, no review."""
         self.marks = {}
-        self.graphs = None
         self.forget()
 
     def restore(self, marks: dict, n: int) -> None:

@@ -378,6 +378,11 @@ def count_rows(path: str) -> int | None:
     return max(0, lines - 1)
 
 
+def app_workers() -> int:
+    """Parsing processes for the app's scoring: two at most, so that the window stays responsive."""
+    return max(1, min(2, os.cpu_count() or 1))
+
+
 def screen_file(model, path: str, report_path: str, job, workers: int | None = None):
     """Score a file with ``model`` into a ranked report and read the report back.
 
@@ -404,7 +409,7 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
         def progress(rows: int, scored: int) -> None:
             job.report(ScreenProgress(rows, scored, total, time.perf_counter() - start))
 
-        workers = workers or max(1, min(2, os.cpu_count() or 1))
+        workers = workers or app_workers()
         summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped,
                          properties=True, view_scores=reviewable)
     else:
@@ -431,33 +436,33 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
 
     A scored file's review starts from the views' scores its report holds when the open model
     wrote them (:func:`app.review_book.reads_view_scores`: no row is parsed or scored); otherwise
-    each view scores the report's rows once.
+    the report's rows are scored again once, as a file is scored (:func:`core.report_view_scores`:
+    the screening pipeline, its parsing workers scoring the molecule views).
 
     Args:
         review: the :class:`core.Review` of ``model`` and ``graphs`` from an earlier call, or None
-            (made here: from the report's view scores, or each of the consensus's views scores the
-            graphs once).
+            (made here: from the report's view scores, or from the views' scores of the report's
+            rows scored again, or each of the consensus's views scores ``graphs`` once).
         model: the fitted consensus.
-        graphs: the scored graphs the marks index, or None to build them from ``report``.
+        graphs: the scored graphs the marks index (the training tab's), or None for a report's rows.
         marks: graph index -> True (anomaly) or False (not anomaly).
-        job: the job handle (unused).
-        report: a ranked report whose rows are the graphs (:func:`core.report_graphs`: row i is
-            graph i), read when ``graphs`` is None.
+        job: the job handle: Stop stops scoring a report's rows again.
+        report: a ranked report whose rows the marks index (row i is graph i), when ``graphs`` is None.
 
     Returns:
         ``(review, reranked, marks, graphs)``: the review to pass next time, its re-ranking, the
-        marks used and the graphs reviewed (None when the review read the report's view scores
-        and no graphs were given).
+        marks used and ``graphs`` as given.
     """
-    from core import Review, apply_marks, report_graphs
+    from core import Review, apply_marks, report_view_scores
 
     from .review_book import reads_view_scores
 
-    if review is None and report is not None and reads_view_scores(model, report):
-        review = Review.from_view_scores(model, report.view_scores)
+    if review is None and graphs is None:
+        scores = report.view_scores if reads_view_scores(model, report) else report_view_scores(
+            model, report, workers=app_workers(),
+            should_stop=job.stopped if job is not None else None)
+        review = Review.from_view_scores(model, scores)
     if review is None:
-        if graphs is None:
-            graphs = report_graphs(report)
         review = Review(model, graphs)
     apply_marks(review, marks)
     return review, review.rerank(), dict(marks), graphs

@@ -7,8 +7,8 @@ the model file ``MODEL`` and prints one JSON line: the pipeline's rate and secon
 seconds including reading the ranked report back (as the app does to show it). Compare with
 ``glocalkd screen MODEL LIBRARY -o REPORT`` on the same file. For a consensus it then times the
 tab's review (:func:`app.tasks.rerank`, the job a mark runs): the first mark from the views'
-scores the report holds, the next mark, and the first mark of a report without them (every row
-read back and scored again by each view, as for a report from elsewhere).
+scores the report holds, the next mark, and the first mark of a report without them (its rows
+scored again through the screening pipeline, as for a report from elsewhere).
 """
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ class ReviewController(Controller):
             self._again.add(view)
             return
         st = self.state
-        graphs = st.graphs if view is None else book.graphs
+        graphs = st.graphs if view is None else None  # a report's rows: scored from the report
         self._for[view] = (st.model, st.graphs if view is None else view)
         report = None if view is None else view.report
         if view is not None and book.review is None and not reads_view_scores(st.model, view.report):
@@ -164,13 +164,11 @@ class ReviewController(Controller):
         return view is not None and (self.reports is None or view not in self.reports.views)
 
     def _done(self, view, result) -> None:
-        review, reranked, marks, graphs = result
+        review, reranked, marks, _graphs = result
         if self._gone(view):  # its tab was closed meanwhile
             self._for.pop(view, None)
             return
         st, book = self.state, self._book(view)
-        if view is not None:
-            book.graphs = graphs  # a report's rows as graphs: the same under any model
         if self._for.pop(view, None) != (st.model, st.graphs if view is None else view):  # a new model or data
             self._again.discard(view)
             self._refresh(view)

@@ -293,7 +293,8 @@ def row_graphs(report: RankedReport, i: int) -> GraphSet:
 
 def report_graphs(report: RankedReport) -> GraphSet:
     """Every scored row's molecule (the SMILES it was scored as), graph i being row i, e.g. to
-    score the rows again with each view of a model when an analyst reviews them.
+    draw, explain or score the rows one by one (a review scores them in bulk:
+    :func:`core.screening.rescore.report_view_scores`).
 
     Args:
         report: the report read by :func:`read_report`.

@@ -239,19 +239,22 @@ def test_a_scored_files_first_mark_reads_the_views_scores_the_scoring_made(qtbot
         raise AssertionError("the review parsed or scored the rows again")
 
     monkeypatch.setattr(core, "report_graphs", fails)
+    monkeypatch.setattr(core, "report_view_scores", fails)
     for component in w.model.components_.values():
         monkeypatch.setattr(type(component), "score", fails)
     w.act_mark_anomaly.trigger()
     _reviewed(qtbot, w, view, 2)
-    assert view.book.marks == marks and view.book.graphs is None
+    assert view.book.marks == marks
     np.testing.assert_array_equal(view.book.reranked.statistic, direct.statistic)
     np.testing.assert_array_equal(view.book.reranked.p_values, direct.p_values)
     assert "views' scores in this report" in view.status.text()
 
 
-def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp_path):
+def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp_path, monkeypatch):
     """The fallback: a report written without view columns, or by another model, is reviewed by
-    scoring its rows with each view of the open model."""
+    scoring its rows again with each view of the open model, through the screening pipeline, and
+    re-ranks exactly as a review of its rows as graphs."""
+    import core
     from types import SimpleNamespace
 
     from app import tasks
@@ -283,13 +286,17 @@ def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp
     assert read_report(edited).model_fingerprint == model_fingerprint(model)
     assert not reads_view_scores(model, read_report(edited))  # an edited report: its rows are scored again
     marks = {0: True, 3: False}
+    rescored = []
+    real = core.report_view_scores
+    monkeypatch.setattr(core, "report_view_scores", lambda *a, **k: rescored.append(a[1]) or real(*a, **k))
     for report, reviewer in ((without, model), (with_views, other)):
         review, reranked, _, rows = tasks.rerank(None, reviewer, None, marks, report=report)
-        assert rows is not None and len(rows) == len(report)  # the rows were made into graphs and scored
+        assert rows is None and rescored[-1] is report  # the rows were scored again, as a file is
         direct = apply_marks(Review(reviewer, report_graphs(report)), marks).rerank()
         np.testing.assert_array_equal(reranked.statistic, direct.statistic)
+        np.testing.assert_array_equal(reranked.p_values, direct.p_values)
     _, from_views, _, rows = tasks.rerank(None, model, None, marks, report=with_views)
-    assert rows is None
+    assert rows is None and len(rescored) == 2
     np.testing.assert_array_equal(from_views.statistic,
                                   apply_marks(Review(model, report_graphs(with_views)), marks).rerank().statistic)
     # over the row limit: a report holding this model's view scores stays reviewable, the others do not
@@ -367,7 +374,8 @@ def test_a_report_tab_says_what_its_review_lacks():
                                                           model_fingerprint="f1"))  # not every view
 
 
-def test_a_report_screened_with_view_scores_and_opened_is_reviewed_from_them(qtbot, window, herg_path, tmp_path):
+def test_a_report_screened_with_view_scores_and_opened_is_reviewed_from_them(qtbot, window, herg_path, tmp_path,
+                                                                            monkeypatch):
     """The command line's report (``glocalkd screen MODEL LIBRARY --view-scores``) opened in the app
     with that model: the first mark reads the report's views' scores, no row is scored again."""
     from app.review_book import reads_view_scores
@@ -388,9 +396,11 @@ def test_a_report_screened_with_view_scores_and_opened_is_reviewed_from_them(qtb
     view = w.report_views[0]
     assert reads_view_scores(w.model, view.report)  # the window's model is the file's, read back or not
     anomalies = _select_in(view, [1])
+    import core
+
+    monkeypatch.setattr(core, "report_view_scores", lambda *a, **k: pytest.fail("the rows were scored again"))
     w.act_mark_anomaly.trigger()
     _reviewed(qtbot, w, view, 1)
-    assert view.book.graphs is None  # no row was read back as a molecule
     direct = apply_marks(Review(load_detector(tmp_path / "model.pt"), report_graphs(view.report)),
                          {anomalies[0]: True}).rerank().statistic
     np.testing.assert_allclose(view.book.reranked.statistic, direct, rtol=1e-6)

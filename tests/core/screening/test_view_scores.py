@@ -297,3 +297,30 @@ def test_the_command_line_asks_for_the_view_columns(model_file, model, library, 
         err = capsys.readouterr().err
         assert "--view-scores" in err and "consensus with Fisher's rule" in err and "glocalkd" in err
     assert not (tmp_path / "no.csv").exists()
+
+
+def test_a_reports_rows_scored_again_give_the_views_scores_of_its_graphs(model, library, tmp_path):
+    """``report_view_scores``: a report written without view columns is scored again through the
+    screening pipeline; each view's score of row i is the one its component gives the row's graph,
+    bit for bit, in the report's order."""
+    from core import report_view_scores
+
+    screen(model, library, tmp_path / "plain.csv", chunk_size=37, workers=2)
+    report = read_report(tmp_path / "plain.csv")
+    assert report.view_scores == {} and len(report.rejects) == 2
+    scores = report_view_scores(model, report, workers=2)
+    assert list(scores) == VIEWS
+    graphs = report_graphs(report)
+    for name in VIEWS:
+        expected = model.components_[name].score(graphs).score
+        np.testing.assert_array_equal(scores[name], np.asarray(expected, dtype=np.float32).astype(np.float64))
+
+
+def test_a_row_that_cannot_be_scored_again_is_named(model, library, tmp_path):
+    from core import DataError, report_view_scores
+
+    screen(model, library, tmp_path / "plain.csv", chunk_size=37, workers=1)
+    report = read_report(tmp_path / "plain.csv")
+    report.smiles[5] = "C1CC"
+    with pytest.raises(DataError, match=rf"row 6 \({report.ids[5]}\)"):
+        report_view_scores(model, report, workers=1)
