@@ -446,7 +446,8 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
         model: the fitted consensus.
         graphs: the scored graphs the marks index (the training tab's), or None for a report's rows.
         marks: graph index -> True (anomaly) or False (not anomaly).
-        job: the job handle: Stop stops scoring a report's rows again.
+        job: the job handle: scoring a report's rows again reports :class:`ScreenProgress` and
+            stops on Stop.
         report: a ranked report whose rows the marks index (row i is graph i), when ``graphs`` is None.
 
     Returns:
@@ -458,9 +459,17 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
     from .review_book import reads_view_scores
 
     if review is None and graphs is None:
-        scores = report.view_scores if reads_view_scores(model, report) else report_view_scores(
-            model, report, workers=app_workers(),
-            should_stop=job.stopped if job is not None else None)
+        if reads_view_scores(model, report):
+            scores = report.view_scores
+        else:
+            start = time.perf_counter()
+
+            def progress(rows: int, scored: int) -> None:
+                job.report(ScreenProgress(rows, scored, len(report), time.perf_counter() - start))
+
+            scores = report_view_scores(model, report, workers=app_workers(),
+                                        on_progress=progress if job is not None else None,
+                                        should_stop=job.stopped if job is not None else None)
         review = Review.from_view_scores(model, scores)
     if review is None:
         review = Review(model, graphs)

@@ -158,7 +158,13 @@ class ReviewController(Controller):
             self.status.emit(f"Preparing the review: scoring {len(view.report):,} rows with each view of the open "
                              "model…", 0)
         job = functools.partial(tasks.rerank, book.review, st.model, graphs, dict(book.marks), report=report)
-        self.runner.start(name, job, functools.partial(self._done, view), functools.partial(self._not_done, view))
+        self.runner.start(name, job, functools.partial(self._done, view), functools.partial(self._not_done, view),
+                          self._progress)
+
+    def _progress(self, p: tasks.ScreenProgress) -> None:
+        """Scoring a report's rows again for its review: how far it got."""
+        self.status.emit(f"Preparing the review: {p.scored:,} of {p.total:,} rows scored with each view of the "
+                         f"open model…", 0)
 
     def _gone(self, view) -> bool:
         return view is not None and (self.reports is None or view not in self.reports.views)

@@ -290,8 +290,11 @@ def test_a_report_without_this_models_view_scores_is_scored_again(herg_path, tmp
     real = core.report_view_scores
     monkeypatch.setattr(core, "report_view_scores", lambda *a, **k: rescored.append(a[1]) or real(*a, **k))
     for report, reviewer in ((without, model), (with_views, other)):
-        review, reranked, _, rows = tasks.rerank(None, reviewer, None, marks, report=report)
+        said = []
+        job = SimpleNamespace(report=said.append, stopped=lambda: False)
+        review, reranked, _, rows = tasks.rerank(None, reviewer, None, marks, job=job, report=report)
         assert rows is None and rescored[-1] is report  # the rows were scored again, as a file is
+        assert said and (said[-1].scored, said[-1].total) == (len(report), len(report))  # the status bar's progress
         direct = apply_marks(Review(reviewer, report_graphs(report)), marks).rerank()
         np.testing.assert_array_equal(reranked.statistic, direct.statistic)
         np.testing.assert_array_equal(reranked.p_values, direct.p_values)
