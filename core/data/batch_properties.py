@@ -15,7 +15,7 @@ neighbour's element, aromaticity and charge, with its hydrogens and degree (arou
 whether it is a methyl and whether it is terminal); for N, O and S also the element,
 aromaticity and charge of what lies two bonds away where the patterns look. It asks RDKit only
 about a molecule holding an atom whose key this process has not met yet (:func:`_learn`): on
-MOSES, one molecule in 35 over the first 50,000. logP and TPSA are summed in RDKit's order, so
+MOSES, one molecule in 53 over the first 50,000. logP and TPSA are summed in RDKit's order, so
 every value is bitwise RDKit's.
 
 The locality argument is checked, not trusted: each process compares its results with RDKit's
