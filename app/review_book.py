@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 # a report tab's review scores every row again with each view of the open model (as a file is
-# scored: about 1,400 rows a second on 2 cores), unless the report holds the views' scores from
+# scored: 200,000 MOSES rows in about 62 s on 2 cores), unless the report holds the views' scores from
 # that model (:func:`reads_view_scores`): then no row limit applies
 MAX_REPORT_ROWS = 200_000
 MARK_WORDS = {"anomaly": True, "not anomaly": False}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -379,8 +378,11 @@ def count_rows(path: str) -> int | None:
 
 
 def app_workers() -> int:
-    """Parsing processes for the app's scoring: two at most, so that the window stays responsive."""
-    return max(1, min(2, os.cpu_count() or 1))
+    """Parsing processes for the app's scoring: two at most, so that the window stays responsive,
+    and no more than the CPUs this process may use (:func:`core.usable_cpus`: affinity, cgroup quota)."""
+    from core import usable_cpus
+
+    return min(2, usable_cpus())
 
 
 def screen_file(model, path: str, report_path: str, job, workers: int | None = None):

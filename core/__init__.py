@@ -20,7 +20,8 @@ __version__ = "0.2.0"
 # app can import from core and still set OpenMP's environment before torch loads (core/threads.py).
 _PUBLIC = {
     # runtime
-    "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "resolve_device": "runtime.device",
+    "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "usable_cpus": "runtime.threads",
+    "resolve_device": "runtime.device",
     "atomic_output": "runtime.files", "make_scratch": "runtime.scratch", "remove_scratch": "runtime.scratch",
     "scratch_folder": "runtime.scratch",
     # errors
@@ -69,7 +70,7 @@ __all__ = ["__version__", *_PUBLIC]
 
 if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__ below imports on first use
     from core.runtime.allocator import retain_freed_memory
-    from core.runtime.threads import wait_passively
+    from core.runtime.threads import usable_cpus, wait_passively
     from core.runtime.device import resolve_device
     from core.runtime.files import atomic_output
     from core.runtime.scratch import make_scratch, remove_scratch, scratch_folder
