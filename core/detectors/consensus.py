@@ -46,6 +46,9 @@ WEIGHABLE_RULES = ("fisher", "cauchy")  # the rules that sum the components' evi
 DEFAULT_COMPONENTS = ("glocalkd", "wl-lesinn", "size")
 DEFAULT_RESERVE_VIEWS = ("wl-count-lesinn",)
 MIN_KNOWN_ANOMALIES = 3  # fewer cannot tell the views apart (docs/consensus.md: 3 already help)
+# fit graphs a kernel view compares a graph with, at most: scoring then costs the same however large
+# the training set (research/consensus/README.md); a view's component_params can set another
+VIEW_POOL_SIZE = 2048
 
 
 def combine_p_values(p: np.ndarray, rule: str, weights: np.ndarray | None = None) -> np.ndarray:
@@ -144,7 +147,8 @@ class Consensus(Detector):
         rule: ``fisher``, ``cauchy`` or ``minp``.
         calibration: share of the normal training graphs held out to calibrate the components.
         component_params: constructor parameters per component name, e.g.
-            ``{"glocalkd": {"epochs": 50}}``.
+            ``{"glocalkd": {"epochs": 50}}``. The kernel views compare with a pool of at most
+            :data:`VIEW_POOL_SIZE` fit graphs unless their ``pool_size`` is given (None: all).
         seed: seeds the calibration split and every component.
         device: for the components that run on a GPU.
 
@@ -211,7 +215,7 @@ class Consensus(Detector):
     def _make(self, name: str) -> Detector:
         params = dict((self.component_params or {}).get(name, {}))
         accepted = single_params(name)
-        for key, value in (("seed", self.seed), ("device", self.device)):
+        for key, value in (("seed", self.seed), ("device", self.device), ("pool_size", VIEW_POOL_SIZE)):
             if key in accepted:
                 params.setdefault(key, value)
         return make_single(name, **params)

@@ -5,7 +5,9 @@ is fitted on the training graphs; a graph is represented by its kernel values ag
 (the empirical kernel map), which is what iForest isolates; LESINN uses the kernel's own
 feature-space distance (``sqrt(2 - 2k)`` for the normalised kernels). Both see exactly the
 kernel's information, and a new graph is scored without refitting anything. Graph scores
-only: no per-node scores. ``normalize=False`` keeps the raw WL counts: WL-count-LESINN, a view
+only: no per-node scores. ``pool_size`` bounds the fit graphs a new graph is compared with (the
+consensus's WL views use 2,048), so that scoring costs the same however many graphs the model
+was trained on. ``normalize=False`` keeps the raw WL counts: WL-count-LESINN, a view
 that also sees a graph's size (docs/consensus.md).
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from core.detectors.lesinn import LESINN
 KERNEL_BLOCK_VALUES = 4_000_000
 
 SCORERS = ("iforest", "lesinn")
+POOL_STREAM = 0x9E3779B9  # the pool's draw: a random stream of its own, apart from the scorer's
 
 
 class TwoStepDetector(GraphLevelDetector):
@@ -46,13 +49,17 @@ class TwoStepDetector(GraphLevelDetector):
         seed: the seed of the kernel's hashing and the scorer.
         normalize: the kernel cosine-normalised (the paper's baselines), else raw feature
             products (WL counts, which see a graph's size too).
+        pool_size: when there are more fit graphs, the kernel and the scorer are fitted on this
+            many of them, drawn at random with ``seed``, and the others are scored as new graphs;
+            None (the paper's baselines) keeps them all. A LESINN member is a uniform random draw
+            of the fit graphs either way; the pool bounds what scoring a graph costs.
     """
 
     has_node_scores = False
 
     def __init__(self, kernel: str = "wl", scorer: str = "iforest", wl_iterations: int = 3,
                  n_estimators: int = 100, max_samples: int = 256, ensemble_size: int = 256,
-                 subsample_size: int = 256, seed: int = 0, normalize: bool = True):
+                 subsample_size: int = 256, seed: int = 0, normalize: bool = True, pool_size: int | None = None):
         self.kernel = kernel
         self.scorer = scorer
         self.wl_iterations = wl_iterations
@@ -62,6 +69,7 @@ class TwoStepDetector(GraphLevelDetector):
         self.subsample_size = subsample_size
         self.seed = seed
         self.normalize = normalize
+        self.pool_size = pool_size
 
     @property
     def name(self) -> str:
@@ -71,20 +79,38 @@ class TwoStepDetector(GraphLevelDetector):
     FITTED = ("kernel_", "scorer_", "train_scores_", "loss_history_", "stopped_early_")
 
     def validate_params(self) -> None:
-        """Check that ``scorer`` is ``iforest`` or ``lesinn``.
+        """Check that ``scorer`` is ``iforest`` or ``lesinn`` and ``pool_size`` None or positive.
 
         Raises:
-            GLocalKDError: another scorer.
+            GLocalKDError: another scorer, or a pool of no graphs.
         """
         if self.scorer not in SCORERS:
             raise GLocalKDError(f"scorer must be one of {', '.join(SCORERS)}, not {self.scorer!r}")
+        if self.pool_size is not None and int(self.pool_size) < 1:
+            raise GLocalKDError(f"pool_size must be a positive number of graphs or None, not {self.pool_size}")
+
+    def pool(self, n: int) -> np.ndarray | None:
+        """Choose the fit graphs the kernel and the scorer are fitted on.
+
+        Args:
+            n: the number of fit graphs.
+
+        Returns:
+            ``pool_size`` sorted indices drawn at random with ``seed``; None (all of them) when there
+            are no more than ``pool_size`` or ``pool_size`` is None.
+        """
+        if self.pool_size is None or n <= int(self.pool_size):
+            return None
+        rng = np.random.default_rng([int(self.seed), POOL_STREAM])
+        return np.sort(rng.choice(n, int(self.pool_size), replace=False))
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
              should_stop: Callable[[], bool] | None = None) -> None:
-        """Fit the kernel and the scorer; there are no epochs, so ``on_epoch`` and ``should_stop``
-        are not called."""
+        """Fit the kernel and the scorer (on the pool, when there is one); there are no epochs, so
+        ``on_epoch`` and ``should_stop`` are not called."""
+        pool = self.pool(len(graphs))
         self.kernel_ = GraphKernel(self.kernel, self.wl_iterations, self.seed, self.normalize)
-        k_train = self.kernel_.fit(graphs)
+        k_train = self.kernel_.fit(graphs if pool is None else graphs.subset(pool.tolist()))
         if self.scorer == "iforest":
             from sklearn.ensemble import IsolationForest  # here: importing scikit-learn costs about a second
 
@@ -98,6 +124,12 @@ class TwoStepDetector(GraphLevelDetector):
             self.train_scores_ = self.scorer_.train_scores_
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
+        if pool is not None:  # the pool's graphs as fitted, the others as any new graph
+            scores = np.empty(len(graphs))
+            rest = np.setdiff1d(np.arange(len(graphs)), pool)
+            scores[pool] = self.train_scores_
+            scores[rest] = self.score_labelled(labelled_graphs(graphs.subset(rest.tolist())))
+            self.train_scores_ = scores
 
     @property
     def can_save(self) -> bool:

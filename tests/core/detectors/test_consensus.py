@@ -262,3 +262,28 @@ def test_an_evaluation_with_known_anomalies_draws_them_from_the_training_part(tm
     assert "ROC-AUC with the views weighed equally" in result.summary()
     with pytest.raises(GLocalKDError, match="known anomalies weigh the consensus"):
         evaluate(data, folds=2, method="size", known_anomalies=3)
+
+
+def test_the_kernel_views_compare_with_a_bounded_pool_of_fit_graphs(herg, tmp_path, monkeypatch):
+    """However many graphs it is trained on, a WL view compares a graph with at most
+    VIEW_POOL_SIZE of them (so screening costs the same); a view's own pool_size wins, and the
+    model file keeps it."""
+    from core.detectors import consensus
+
+    monkeypatch.setattr(consensus, "VIEW_POOL_SIZE", 100)
+    train = herg.subset(np.arange(300))
+    model = make_detector("consensus", component_params=SMALL, seed=0).fit(train)
+    fit_graphs = len(train) - len(model.calibration_scores_)
+    assert fit_graphs > 100
+    for name in ("wl-lesinn", "wl-count-lesinn"):
+        view = model.components_[name]
+        assert view.pool_size == 100 and view.kernel_.n_train_ == 100 and len(view.train_scores_) == fit_graphs
+    every = make_detector("consensus", component_params={**SMALL, "wl-lesinn": {"ensemble_size": 16, "pool_size": None}},
+                          seed=0).fit(train)
+    assert every.components_["wl-lesinn"].kernel_.n_train_ == fit_graphs
+    path = tmp_path / "pooled.pt"
+    model.save(path)
+    loaded = make_detector("consensus").load(path)
+    assert loaded.components_["wl-lesinn"].pool_size == 100
+    np.testing.assert_array_equal(loaded.score(herg.subset(np.arange(300, 400))).score,
+                                  model.score(herg.subset(np.arange(300, 400))).score)
