@@ -65,6 +65,7 @@ class LESINN:
         if self.metric == "precomputed" and X.shape != (n, n):
             raise GLocalKDError(f"precomputed training distances must be square, not {X.shape}")
         rng = np.random.default_rng(self.seed)
+        self._columns_cache = None
         size = min(self.subsample_size, n)
         self.members_ = np.stack([rng.choice(n, size, replace=False) for _ in range(self.ensemble_size)])
         self.used_ = np.unique(self.members_)  # the training points any member uses
@@ -97,6 +98,7 @@ class LESINN:
         Raises:
             ValueError: the members are not a 2-D array of used training points within range.
         """
+        self._columns_cache = None
         self.members_ = np.asarray(state["members"], dtype=np.int64)
         self.used_ = np.asarray(state["used"], dtype=np.int64)
         self.n_train_ = int(state["n_train"])
@@ -132,6 +134,20 @@ class LESINN:
 
         return pairwise_distances(X, self.train_, metric=self.metric)
 
+    def _columns(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The members' points as columns of the distances to the used points, and
+        :func:`membership` of them: the same for every block a fitted scorer scores, so made once."""
+        cached = getattr(self, "_columns_cache", None)
+        if cached is None or cached[0] != n:
+            position = np.searchsorted(self.used_, self.members_)
+            cached = (n, position, membership(position, n))
+            self._columns_cache = cached
+        return cached[1], cached[2]
+
+    def __getstate__(self) -> dict:
+        """Pickled (to screening's workers, a cluster) without the columns' cache: it is remade there."""
+        return {**self.__dict__, "_columns_cache": None}
+
     def _score(self, d_used: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
         """``d_used``: distances to the used training points. ``exclude[i]`` is the training index
         of row i itself (a training point is not its own nearest neighbour), or None."""
@@ -141,12 +157,11 @@ class LESINN:
             col = np.searchsorted(self.used_, exclude)
             hit = (col < len(self.used_)) & (self.used_[np.minimum(col, len(self.used_) - 1)] == exclude)
             d[np.flatnonzero(hit), col[hit]] = np.inf
-        position = np.searchsorted(self.used_, self.members_)  # members as columns of d
+        position, member_of = self._columns(d.shape[1])
         total = np.zeros(d.shape[0])
         # Rows a tile at a time, so that a tile's distances stay in the cache (gathering a
         # member's scattered columns from thousands of rows at once was 5-20x slower per row).
         step = max(1, ROW_TILE_VALUES // max(1, d.shape[1]))
-        member_of = membership(position, d.shape[1])
         for lo in range(0, d.shape[0], step):
             nearest = member_nearest(d[lo:lo + step], position, member_of)
             # a one-point member holding the point itself has no other neighbour: count it as 0

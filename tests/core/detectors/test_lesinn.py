@@ -69,3 +69,25 @@ def test_members_are_summed_in_their_order():
     for m in range(nearest.shape[1]):
         running += nearest[:, m]
     assert np.array_equal(model.decision_function(test), running / nearest.shape[1])
+
+
+def test_a_scorer_fitted_or_restored_again_scores_by_its_new_members():
+    """The members' columns are kept between calls: fitting or restoring anew must replace them,
+    even when the new members use as many points (the same number of columns)."""
+    rng = np.random.default_rng(1)
+    first, second, queries = rng.normal(size=(40, 4)), rng.normal(size=(40, 4)), rng.normal(size=(30, 4))
+
+    def fitted(train, seed):
+        model = LESINN(16, 30, metric="precomputed", seed=seed).fit(pairwise_distances(train))
+        assert len(model.used_) == 40  # every point used: the same columns whatever the members
+        return model
+
+    model = fitted(first, 0)
+    model.decision_function(pairwise_distances(queries, first))  # fills the columns
+    model.seed = 7
+    model.fit(pairwise_distances(second))
+    expected = direct_scores(fitted(second, 7), pairwise_distances(queries, second))
+    np.testing.assert_allclose(model.decision_function(pairwise_distances(queries, second)), expected, rtol=1e-12)
+    model.restore_fitted_state(fitted(first, 5).fitted_state())
+    expected = direct_scores(fitted(first, 5), pairwise_distances(queries, first))
+    np.testing.assert_allclose(model.decision_function(pairwise_distances(queries, first)), expected, rtol=1e-12)
