@@ -46,9 +46,11 @@ WEIGHABLE_RULES = ("fisher", "cauchy")  # the rules that sum the components' evi
 DEFAULT_COMPONENTS = ("glocalkd", "wl-lesinn", "size")
 DEFAULT_RESERVE_VIEWS = ("wl-count-lesinn",)
 MIN_KNOWN_ANOMALIES = 3  # fewer cannot tell the views apart (docs/consensus.md: 3 already help)
-# fit graphs a kernel view compares a graph with, at most: scoring then costs the same however large
-# the training set (research/consensus/README.md); a view's component_params can set another
+# fit graphs a WL view compares a graph with, at most: scoring then costs the same however large the
+# training set (research/consensus/README.md, where these two views were measured with it); a
+# view's component_params can set another
 VIEW_POOL_SIZE = 2048
+POOLED_VIEWS = ("wl-lesinn", "wl-count-lesinn")
 
 
 def combine_p_values(p: np.ndarray, rule: str, weights: np.ndarray | None = None) -> np.ndarray:
@@ -147,8 +149,9 @@ class Consensus(Detector):
         rule: ``fisher``, ``cauchy`` or ``minp``.
         calibration: share of the normal training graphs held out to calibrate the components.
         component_params: constructor parameters per component name, e.g.
-            ``{"glocalkd": {"epochs": 50}}``. The kernel views compare with a pool of at most
-            :data:`VIEW_POOL_SIZE` fit graphs unless their ``pool_size`` is given (None: all).
+            ``{"glocalkd": {"epochs": 50}}``. The WL views (:data:`POOLED_VIEWS`) compare with a
+            pool of at most :data:`VIEW_POOL_SIZE` fit graphs unless their ``pool_size`` is given
+            (None: all).
         seed: seeds the calibration split and every component.
         device: for the components that run on a GPU.
 
@@ -215,9 +218,11 @@ class Consensus(Detector):
     def _make(self, name: str) -> Detector:
         params = dict((self.component_params or {}).get(name, {}))
         accepted = single_params(name)
-        for key, value in (("seed", self.seed), ("device", self.device), ("pool_size", VIEW_POOL_SIZE)):
+        for key, value in (("seed", self.seed), ("device", self.device)):
             if key in accepted:
                 params.setdefault(key, value)
+        if name in POOLED_VIEWS:
+            params.setdefault("pool_size", VIEW_POOL_SIZE)
         return make_single(name, **params)
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,

@@ -287,3 +287,12 @@ def test_the_kernel_views_compare_with_a_bounded_pool_of_fit_graphs(herg, tmp_pa
     assert loaded.components_["wl-lesinn"].pool_size == 100
     np.testing.assert_array_equal(loaded.score(herg.subset(np.arange(300, 400))).score,
                                   model.score(herg.subset(np.arange(300, 400))).score)
+
+
+def test_only_the_measured_wl_views_get_the_pool():
+    """The pool was measured on WL-LESINN and WL counts; another kernel view keeps every fit graph."""
+    from core.detectors.consensus import VIEW_POOL_SIZE
+
+    model = make_detector("consensus", components=("wl-lesinn", "wl-iforest", "size"), reserve_views=("wl-count-lesinn",))
+    assert model._make("wl-lesinn").pool_size == model._make("wl-count-lesinn").pool_size == VIEW_POOL_SIZE
+    assert model._make("wl-iforest").pool_size is None
