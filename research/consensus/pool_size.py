@@ -7,7 +7,8 @@ files, model seeds 0-4), each fold's normal training graphs are split as the con
 part with and without the pool, each scores the calibration and test graphs, and the fast
 consensus (graph size and WL-LESINN, Fisher's rule on conformal p-values) is formed from them.
 Then the novelty check outside the 14 rows: the first 20,000 molecules of MOSES's training set as
-the training set, the next 2,000 as normal test molecules and the 655 of ``herg.tab`` as novel.
+the training set, the next 2,000 as normal test molecules and the 655 of ``herg.tab`` as novel;
+and, reported after the decision, the same with the molecules of Tox21's testing files as novel.
 Prints and writes JSON (``--json``).
 
     PYTHONPATH=. OMP_NUM_THREADS=1 python -m research.consensus.pool_size [--json OUT]
@@ -70,21 +71,43 @@ def tox21(row: str) -> list[dict]:
     return out
 
 
-def novelty(train_rows: int = 20_000, test_rows: int = 2_000) -> list[dict]:
-    """MOSES-trained views scoring other MOSES molecules (normal) against hERG's (novel)."""
+def outside_smiles(outside: str) -> list[str]:
+    """The outside collection's SMILES: hERG's 655 molecules (the rule's check), or the molecules of
+    Tox21's two testing files rebuilt from their element and bond labels, each structure once (an
+    extra check, reported after the decision)."""
+    if outside == "herg":
+        return [m.smiles for m in load(DATA / "herg.tab").meta]
+    from rdkit import Chem
+
+    from core.detectors.ecfp import molecules
+
+    out: dict[str, None] = {}
+    for name in ("Tox21_HSE_testing", "Tox21_p53_testing"):
+        for mol in molecules(load(DATA / name)):
+            try:
+                text = Chem.MolToSmiles(mol)
+            except (RuntimeError, ValueError):  # a rebuilt molecule RDKit cannot write
+                continue
+            if Chem.MolFromSmiles(text) is not None:
+                out.setdefault(text, None)
+    return list(out)
+
+
+def novelty(outside: str = "herg", train_rows: int = 20_000, test_rows: int = 2_000) -> list[dict]:
+    """MOSES-trained views scoring other MOSES molecules (normal) against an outside collection (novel)."""
+    novel = outside_smiles(outside)
     with gzip.open(DATA / "moses" / "train.csv.gz", "rt") as src, tempfile.TemporaryDirectory() as tmp:
         next(src)
         rows = [line.split(",")[0] for line in itertools.islice(src, train_rows + test_rows)]
         train, moses = Path(tmp) / "train.smi", Path(tmp) / "moses.smi"
         train.write_text("smiles\n" + "\n".join(rows[:train_rows]) + "\n")
-        herg = [m.smiles for m in load(DATA / "herg.tab").meta]
-        moses.write_text("smiles\n" + "\n".join(rows[train_rows:] + herg) + "\n")
+        moses.write_text("smiles\n" + "\n".join(rows[train_rows:] + novel) + "\n")
         normal, test = load(train), load(moses)
-        if len(test) != test_rows + len(herg):
-            raise SystemExit(f"{len(test)} test molecules read, not {test_rows + len(herg)}")
-        y = np.r_[np.zeros(test_rows, dtype=int), np.ones(len(herg), dtype=int)]
+        if len(test) != test_rows + len(novel):
+            raise SystemExit(f"{len(test)} test molecules read, not {test_rows + len(novel)}")
+        y = np.r_[np.zeros(test_rows, dtype=int), np.ones(len(novel), dtype=int)]
         figures = fold_figures(normal, test, y, 0)
-        print("novelty", json.dumps(figures), flush=True)
+        print("novelty", outside, len(novel), json.dumps(figures), flush=True)
         return [figures]
 
 
@@ -111,8 +134,10 @@ def main() -> None:
     for row in ROWS:
         folds = tox21(row)
         results[row] = {"folds": folds, "summary": summary(folds)}
-    folds = novelty()
+    folds = novelty("herg")
     results["novelty"] = {"folds": folds, "summary": summary(folds)}
+    folds = novelty("tox21-testing")
+    results["novelty_tox21_testing"] = {"folds": folds, "summary": summary(folds)}
     for name, r in results.items():
         print(name, json.dumps(r["summary"], indent=1))
     if args.json is not None:
