@@ -58,7 +58,8 @@ def reads_view_scores(model, report) -> bool:
     scores = getattr(report, "view_scores", None)
     if not scores or model is None or model_unavailable(model):
         return False
-    if sorted(scores) != sorted(getattr(model, "views", ())) or any(np.isnan(v).any() for v in scores.values()):
+    views = model.reported_views() if hasattr(model, "reported_views") else ()
+    if sorted(scores) != sorted(views) or any(np.isnan(v).any() for v in scores.values()):
         return False
     fingerprint = getattr(report, "model_fingerprint", "")
     # an edited report (its end row's digest no longer matches) may hold edited scores: scored again

@@ -449,7 +449,7 @@ def evaluation_of(graphs, scores, anomaly_label: str | None, size_scores: np.nda
     g, s = graphs, scores
     if g is None or s is None or anomaly_label is None or len(g.label_counts()) < 2:
         return None
-    from core import detector_info, roc_auc, roc_points
+    from core import roc_auc, roc_points, view_label
 
     labels = np.array([lab if lab is not None else "" for lab in g.labels], dtype=object)
     known = labels != ""
@@ -466,7 +466,7 @@ def evaluation_of(graphs, scores, anomaly_label: str | None, size_scores: np.nda
     components = []
     for name, component in s.component_scores().items():  # a consensus's views, each on its own
         c = component[known]
-        components.append((detector_info(name).label, roc_auc(is_anomaly, c), *roc_points(is_anomaly, c)))
+        components.append((view_label(name), roc_auc(is_anomaly, c), *roc_points(is_anomaly, c)))
     component_text = ("; its components: " + ", ".join(f"{label} {c_auc:.3f}" for label, c_auc, _, _ in components)
                       if components else "")
     note = (f"; includes the {trained_on_shown:,} training graphs, so it is optimistic: score a "
@@ -568,7 +568,9 @@ def view_weights_text(model, compact: bool = False) -> str:
     views = ", ".join(f"{detector_info(n).label} {weights[n]:.2f} (ROC-AUC {auc[n]:.3f})" for n in order)
     same = "" if model.view_weights_ else (" (no view ranks them above the normal graphs: the components weigh "
                                            "the same, as without known anomalies)")
-    return f"Views weighed by known anomalies: {views}{same}."
+    classifier = (" A classifier learnt from them on the WL features (the known-anomaly classifier view) joins "
+                  "the weighed views." if getattr(model, "known_classifier_", None) is not None else "")
+    return f"Views weighed by known anomalies: {views}{same}.{classifier}"
 
 
 def describe_model(model) -> str:

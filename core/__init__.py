@@ -43,7 +43,7 @@ _PUBLIC = {
     "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
-    "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry",
+    "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry", "view_label": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
     "benjamini_hochberg": "data.pvalues", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
@@ -93,7 +93,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.detectors.base import Detector, EpochInfo
     from core.detectors.glocalkd import GLocalKD
     from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector,
-        detector_defaults)
+        detector_defaults, view_label)
     from core.detectors.model_file import load_detector, save_detector
     from core.detectors.conformal import fit_with_calibration
     from core.data.pvalues import benjamini_hochberg, fdr_unreached_note

@@ -9,6 +9,7 @@ from core.errors import GLocalKDError
 
 
 COMPONENT_PREFIX = "component:"  # a consensus's component scores in Scores.parts
+WEIGHED_VIEWS_PART = "weighed-views"  # a consensus's part: its weighed views' statistic before the classifier view joins
 
 
 class NonFiniteScoreError(GLocalKDError):

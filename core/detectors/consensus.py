@@ -27,6 +27,11 @@ Without known anomalies every component weighs the same. *Reserve views* (by def
 raw WL counts) are fitted and calibrated beside the components but weigh nothing, and are not
 even scored, until known anomalies weigh the views: they point the right way on some data sets
 and the wrong way on others, which only known anomalies can tell (docs/consensus.md).
+
+Known anomalies also train a *classifier view* (:mod:`core.detectors.known_classifier`): a logistic
+regression that tells them from the WL view's training graphs on their WL features. A graph's
+statistic is then Fisher's rule over two p-values, the weighed views' and the classifier's, and it
+is calibrated once more against the calibration graphs' statistics, computed the same way.
 """
 from __future__ import annotations
 
@@ -35,10 +40,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from core.data.graphset import GraphSet
-from core.data.scores import COMPONENT_PREFIX, Scores
+from core.data.scores import COMPONENT_PREFIX, WEIGHED_VIEWS_PART, Scores
 from core.detectors.base import Detector, EpochInfo
 from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split, conformal_p_values
+from core.detectors.graph_kernels import csr_from_state, labelled_graphs
+from core.detectors.known_classifier import CLASSIFIER_VIEW, KnownClassifier
 from core.errors import DataError, GLocalKDError
 
 RULES = ("fisher", "cauchy", "minp")
@@ -51,6 +58,8 @@ MIN_KNOWN_ANOMALIES = 3  # fewer cannot tell the views apart (docs/consensus.md:
 # view's component_params can set another
 VIEW_POOL_SIZE = 2048
 POOLED_VIEWS = ("wl-lesinn", "wl-count-lesinn")
+# the views whose WL features the known-anomaly classifier reads, the first one present
+CLASSIFIER_FEATURE_VIEWS = ("wl-lesinn", "wl-count-lesinn")
 
 
 def combine_p_values(p: np.ndarray, rule: str, weights: np.ndarray | None = None) -> np.ndarray:
@@ -133,6 +142,28 @@ def leave_one_out_p_values(calibration_scores: np.ndarray) -> np.ndarray:
     return (1.0 + at_least_others) / n
 
 
+def _csr_state(features) -> dict | None:
+    """A ``(features, squares)`` pair as plain values for a model file (None stays None)."""
+    if features is None:
+        return None
+    f, squares = features
+    return {"features": {"data": f.data, "indices": f.indices, "indptr": f.indptr, "shape": list(f.shape)},
+            "squares": squares}
+
+
+def fisher_two_statistic(p_first: np.ndarray, p_second: np.ndarray) -> np.ndarray:
+    """Fisher's statistic of two p-values per graph, one weight each: ``-2 log p1 - 2 log p2``.
+
+    Args:
+        p_first: one view's p-values, shape (n,).
+        p_second: the other's, shape (n,).
+
+    Returns:
+        The statistic, shape (n,).
+    """
+    return combine_p_values(np.column_stack([p_first, p_second]), "fisher")
+
+
 def _as_scored(statistic: np.ndarray) -> np.ndarray:
     """The statistic rounded as :meth:`Consensus.score` returns it (float32), kept as float64."""
     return np.asarray(statistic, dtype=np.float32).astype(np.float64)
@@ -154,23 +185,31 @@ class Consensus(Detector):
             (None: all).
         seed: seeds the calibration split and every component.
         device: for the components that run on a GPU.
+        known_classifier: let known anomalies also train the classifier view (on when the consensus
+            has a WL view: :data:`CLASSIFIER_FEATURE_VIEWS`); the calibration graphs' WL features are
+            kept for it.
 
     Fitted state, for every view (components and reserve views): ``components_`` (name -> fitted
     detector), ``component_calibration_`` (name -> the calibration graphs' scores),
     ``component_train_`` (name -> the fit graphs' scores); and ``calibration_scores_`` (the
     calibration graphs' combined statistics), ``train_scores_``, ``loss_history_`` (GLocalKD's,
     when a component), ``stopped_early_``, ``view_weights_`` (name -> weight, or None: not weighed;
-    :meth:`weights_now` says what each view weighs either way) and ``known_anomaly_auc_`` (name ->
-    the ROC-AUC of the known anomalies of :meth:`weigh_views`, or None).
+    :meth:`weights_now` says what each view weighs either way), ``known_anomaly_auc_`` (name ->
+    the ROC-AUC of the known anomalies of :meth:`weigh_views`, or None), ``calibration_features_``
+    (the calibration graphs' WL features and squared norms, or None) and ``known_classifier_`` (the
+    :class:`core.detectors.known_classifier.KnownClassifier` the known anomalies trained, or None)
+    with ``weighed_calibration_`` (the calibration graphs' statistics before it joins).
     """
 
     name = "consensus"
     FITTED = ("components_", "component_calibration_", "component_train_", "calibration_scores_", "train_scores_",
-              "loss_history_", "stopped_early_", "view_weights_", "known_anomaly_auc_")
+              "loss_history_", "stopped_early_", "view_weights_", "known_anomaly_auc_", "calibration_features_",
+              "known_classifier_", "weighed_calibration_")
 
     def __init__(self, components: Sequence[str] = DEFAULT_COMPONENTS, rule: str = "fisher",
                  calibration: float = DEFAULT_CALIBRATION_FRACTION, component_params: dict | None = None,
-                 seed: int = 0, device: str = "auto", reserve_views: Sequence[str] = DEFAULT_RESERVE_VIEWS):
+                 seed: int = 0, device: str = "auto", reserve_views: Sequence[str] = DEFAULT_RESERVE_VIEWS,
+                 known_classifier: bool = True):
         self.components = list(components)  # lists, as they read back from JSON
         self.reserve_views = list(reserve_views)
         self.rule = rule
@@ -178,6 +217,7 @@ class Consensus(Detector):
         self.component_params = component_params
         self.seed = seed
         self.device = device
+        self.known_classifier = known_classifier
 
     @property
     def has_node_scores(self) -> bool:  # the GLocalKD component's node errors
@@ -189,14 +229,49 @@ class Consensus(Detector):
         """Every view the consensus fits: its components, then its reserve views."""
         return [*self.components, *self.reserve_views]
 
+    def reported_views(self) -> list[str]:
+        """List the views whose raw scores a report's ``view:`` columns hold (:meth:`view_scores`).
+
+        Returns:
+            Every view (:attr:`views`), then the classifier view when known anomalies trained one.
+        """
+        classifier = [CLASSIFIER_VIEW] if getattr(self, "known_classifier_", None) is not None else []
+        return [*self.views, *classifier]
+
     def scored_views(self) -> list[str]:
         """List the views whose scores the consensus combines now.
 
         Returns:
             Its components, and every view (the reserve views too) once known anomalies have weighed
-            them.
+            them, then the classifier view (:data:`CLASSIFIER_VIEW`) when they trained one.
         """
+        classifier = [CLASSIFIER_VIEW] if getattr(self, "known_classifier_", None) is not None else []
+        return [*self._weighed_views(), *classifier]
+
+    def _weighed_views(self) -> list[str]:
+        """The scored views with calibration scores of their own, whose p-values Fisher's rule weighs."""
         return self.views if getattr(self, "view_weights_", None) is not None else list(self.components)
+
+    def view(self, name: str):
+        """Give a fitted view by name: a component, a reserve view or the classifier view.
+
+        Args:
+            name: the view's name (:attr:`views`, or :data:`CLASSIFIER_VIEW`).
+
+        Returns:
+            The fitted view (it has ``score``; the molecule views ``score_molecules`` too).
+
+        Raises:
+            GLocalKDError: not fitted.
+            KeyError: no such view.
+        """
+        self._check_fitted()
+        return self._view(name)
+
+    def _view(self, name: str):
+        if name == CLASSIFIER_VIEW and getattr(self, "known_classifier_", None) is not None:
+            return self.known_classifier_
+        return self.components_[name]
 
     def validate_params(self) -> None:
         """Check the views, the rule and the calibration share.
@@ -243,19 +318,55 @@ class Consensus(Detector):
         glocalkd = self.components_.get("glocalkd")
         self.loss_history_ = list(glocalkd.loss_history_) if glocalkd is not None else []
         self.view_weights_, self.known_anomaly_auc_ = None, None
+        self.known_classifier_ = self.weighed_calibration_ = None
+        kernel = self._classifier_kernel()
+        self.calibration_features_ = kernel.kernel_.transform(labelled_graphs(cal_graphs)) if kernel else None
         self.component_train_ = {n: s.score.astype(np.float64)
                                  for n, s in self._component_scores(fit_graphs, views=self.views).items()}
         self._combine_reference_scores()
 
+    def _classifier_kernel(self):
+        """The WL kernel the classifier view reads (the first WL view's), or None when there is none
+        or the classifier view is off."""
+        if not self.known_classifier:
+            return None
+        for name in CLASSIFIER_FEATURE_VIEWS:
+            kernel = getattr(self.components_.get(name), "kernel_", None)
+            if getattr(kernel, "kind", None) == "wl":
+                return kernel
+        return None
+
     def _combine_reference_scores(self) -> None:
         """The calibration graphs' combined statistics (from leave-one-out p-values) and the fit
-        graphs', under the current weights."""
-        loo = np.column_stack([leave_one_out_p_values(self.component_calibration_[n]) for n in self.scored_views()])
+        graphs', under the current weights and classifier view."""
+        views = self._weighed_views()
+        loo = np.column_stack([leave_one_out_p_values(self.component_calibration_[n]) for n in views])
         # at the precision of the scores score() returns (float32), so that a graph tied with a
         # calibration or training graph compares as tied (p-values, percentile thresholds): the
         # combined statistic takes few distinct values, and ties are common
-        self.calibration_scores_ = _as_scored(combine_p_values(loo, self.rule, self._weights()))
-        self.train_scores_ = _as_scored(self._combine_arrays(self.component_train_)[0])
+        weighed = _as_scored(combine_p_values(loo, self.rule, self._weights()))
+        train = self._combine_arrays(self.component_train_, views)[0]
+        classifier = self.known_classifier_
+        if classifier is None:
+            self.weighed_calibration_ = None
+            self.calibration_scores_, self.train_scores_ = weighed, _as_scored(train)
+            return
+        # the classifier view joins: each calibration graph's weighed statistic against the others',
+        # and its decision value against the WL view's training graphs' out-of-fold ones
+        self.weighed_calibration_ = weighed.astype(np.float64)
+        decisions = classifier.decisions(*self.calibration_features_)
+        self.calibration_scores_ = _as_scored(fisher_two_statistic(leave_one_out_p_values(weighed),
+                                                          classifier.p_values(decisions)))
+        # the training graphs the classifier learnt from (the WL view's pool), by their out-of-fold values
+        pool = self.components_[self._classifier_view_name()].pool(len(train))
+        train = train if pool is None else train[pool]
+        self.train_scores_ = _as_scored(fisher_two_statistic(conformal_p_values(self.weighed_calibration_, _as_scored(train)),
+                                                    classifier.p_values(classifier.reference_)))
+
+    def _classifier_view_name(self) -> str:
+        """The name of the WL view whose features the classifier view reads."""
+        kernel = self._classifier_kernel() if self.known_classifier_ is None else self.known_classifier_.kernel
+        return next(n for n in CLASSIFIER_FEATURE_VIEWS if getattr(self.components_.get(n), "kernel_", None) is kernel)
 
     def weights_now(self) -> dict[str, float]:
         """Give each view's weight in the consensus now.
@@ -272,16 +383,18 @@ class Consensus(Detector):
         """The scored views' weights, in :meth:`scored_views` order (None: equal)."""
         if self.view_weights_ is None:
             return None
-        return np.array([self.view_weights_[n] for n in self.scored_views()], dtype=np.float64)
+        return np.array([self.view_weights_[n] for n in self._weighed_views()], dtype=np.float64)
 
     def weigh_views(self, known: GraphSet) -> dict[str, float]:
         """Trust each view as far as it ranks known anomalies above the calibration graphs.
 
         Every view is weighed, the reserve views too. A view's weight is ``max(0, AUC - 0.5)``,
         scaled so that the weights average 1; when no view ranks them above the normal graphs, the
-        components weigh the same and the reserve views nothing, as without known anomalies. The
-        calibration graphs' statistics are recomputed with the weights, so p-values stay calibrated.
-        Calling it again replaces the weights.
+        components weigh the same and the reserve views nothing, as without known anomalies. With
+        ``known_classifier`` (the default) and a WL view, the known anomalies also train the
+        classifier view, which joins the weighed views by Fisher's rule. The calibration graphs'
+        statistics are recomputed with both, so p-values stay calibrated. Calling it again replaces
+        the weights and the classifier.
 
         Args:
             known: graphs known to be anomalous, never trained on; at least
@@ -307,6 +420,10 @@ class Consensus(Detector):
         auc = {name: separation_auc(self.component_calibration_[name], scores[name].score) for name in self.views}
         self.known_anomaly_auc_ = auc
         self.view_weights_ = view_weights(auc)
+        self.known_classifier_ = None
+        kernel = self._classifier_kernel()
+        if kernel is not None and self.calibration_features_ is not None:
+            self.known_classifier_ = KnownClassifier(kernel).fit(*kernel.kernel_.transform(labelled_graphs(known)))
         self._combine_reference_scores()
         return dict(auc)
 
@@ -324,8 +441,9 @@ class Consensus(Detector):
             GLocalKDError: not fitted.
         """
         self._check_fitted()
-        return {name: self.components_[name] for name in self.scored_views()
-                if hasattr(self.components_[name], "score_molecules") and self.components_[name].molecule_views()}
+        views = {name: self.view(name) for name in self.scored_views()}
+        return {name: view for name, view in views.items()
+                if hasattr(view, "score_molecules") and view.molecule_views()}
 
     def _component_scores(self, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None,
                           known: dict[str, Scores] | None = None, views: list[str] | None = None) -> dict[str, Scores]:
@@ -334,7 +452,7 @@ class Consensus(Detector):
         views = self.scored_views() if views is None else views
         out = {}
         for k, name in enumerate(views):
-            out[name] = known[name] if name in known else self.components_[name].score(graphs)
+            out[name] = known[name] if name in known else self._view(name).score(graphs)
             if on_progress is not None:
                 on_progress(round(len(graphs) * (k + 1) / len(views)), len(graphs))
         return out
@@ -343,10 +461,17 @@ class Consensus(Detector):
         """The combined statistic and the components' p-values (n, m)."""
         return self._combine_arrays({n: s.score for n, s in scores.items()})
 
-    def _combine_arrays(self, scores: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        p = np.column_stack([conformal_p_values(self.component_calibration_[n], scores[n])
-                             for n in self.scored_views()])
-        return combine_p_values(p, self.rule, self._weights()), p
+    def _combine_arrays(self, scores: dict[str, np.ndarray],
+                        views: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The combined statistic and the weighed views' p-values (n, m); with the classifier view
+        (``views`` None and one trained), Fisher's rule over the weighed statistic's p-value and its."""
+        weighed = self._weighed_views() if views is None else views
+        p = np.column_stack([conformal_p_values(self.component_calibration_[n], scores[n]) for n in weighed])
+        statistic = combine_p_values(p, self.rule, self._weights())
+        if views is None and self.known_classifier_ is not None:
+            statistic = fisher_two_statistic(conformal_p_values(self.weighed_calibration_, _as_scored(statistic)),
+                                    self.known_classifier_.p_values(scores[CLASSIFIER_VIEW]))
+        return statistic, p
 
     def component_p_values(self, graphs: GraphSet) -> dict[str, np.ndarray]:
         """Give each scored view's conformal p-values of ``graphs``.
@@ -361,8 +486,12 @@ class Consensus(Detector):
             GLocalKDError: not fitted.
         """
         self._check_fitted()
-        _, p = self._combine(self._component_scores(graphs))
-        return {name: p[:, k] for k, name in enumerate(self.scored_views())}
+        scores = self._component_scores(graphs)
+        _, p = self._combine(scores)
+        out = {name: p[:, k] for k, name in enumerate(self._weighed_views())}
+        if self.known_classifier_ is not None:
+            out[CLASSIFIER_VIEW] = self.known_classifier_.p_values(scores[CLASSIFIER_VIEW].score)
+        return out
 
     def view_scores(self, graphs: GraphSet, scores: Scores | None = None) -> dict[str, np.ndarray]:
         """Give every view's raw score of ``graphs``, the reserve views' too (a report's ``view:`` columns).
@@ -373,15 +502,16 @@ class Consensus(Detector):
                 (None: every view scores the graphs here).
 
         Returns:
-            View name -> float32 scores, in :attr:`views` order, each as the view's own ``score`` gives them.
+            View name -> float32 scores, in :attr:`views` order, then the classifier view's when known
+            anomalies trained one, each as the view's own ``score`` gives them.
 
         Raises:
             GLocalKDError: not fitted.
         """
         self._check_fitted()
         known = scores.component_scores() if scores is not None else {}
-        return {name: np.asarray(known[name] if name in known else self.components_[name].score(graphs).score,
-                                 dtype=np.float32) for name in self.views}
+        return {name: np.asarray(known[name] if name in known else self._view(name).score(graphs).score,
+                                 dtype=np.float32) for name in self.reported_views()}
 
     def component_scores(self, graphs: GraphSet) -> dict[str, np.ndarray]:
         """Give each scored view's own score of ``graphs``, to set its ranking beside the consensus's.
@@ -439,7 +569,7 @@ class Consensus(Detector):
             GLocalKDError: not fitted.
         """
         self._check_fitted()
-        combined, _ = self._combine(scores)
+        combined, p = self._combine(scores)
         base = scores.get("glocalkd")
         if base is None:
             out = Scores.graph_only(combined, node_ptr)
@@ -447,6 +577,8 @@ class Consensus(Detector):
             out = Scores(combined.astype(np.float32), base.graph_term, base.node_term, base.node_errors,
                          base.node_ptr)
         out.parts = {f"{COMPONENT_PREFIX}{n}": np.asarray(s.score, dtype=np.float32) for n, s in scores.items()}
+        if self.known_classifier_ is not None:  # what the weighed views alone say, before the classifier joins
+            out.parts[WEIGHED_VIEWS_PART] = combine_p_values(p, self.rule, self._weights()).astype(np.float32)
         return out
 
     @property
@@ -461,7 +593,8 @@ class Consensus(Detector):
 
         Returns:
             ``{"components", "component_calibration", "calibration", "component_train",
-            "train_scores", "loss_history", "stopped_early", "view_weights", "known_anomaly_auc"}``.
+            "train_scores", "loss_history", "stopped_early", "view_weights", "known_anomaly_auc",
+            "calibration_features", "known_classifier", "weighed_calibration"}``.
 
         Raises:
             GLocalKDError: not fitted, or a view that cannot be saved.
@@ -473,7 +606,10 @@ class Consensus(Detector):
                 "component_calibration": self.component_calibration_, "calibration": self.calibration_scores_,
                 "component_train": self.component_train_, "train_scores": self.train_scores_,
                 "loss_history": list(self.loss_history_), "stopped_early": bool(self.stopped_early_),
-                "view_weights": self.view_weights_, "known_anomaly_auc": self.known_anomaly_auc_}
+                "view_weights": self.view_weights_, "known_anomaly_auc": self.known_anomaly_auc_,
+                "calibration_features": _csr_state(self.calibration_features_),
+                "known_classifier": None if self.known_classifier_ is None else self.known_classifier_.fitted_state(),
+                "weighed_calibration": self.weighed_calibration_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
         """Rebuild every view from :meth:`fitted_state`'s values.
@@ -516,6 +652,26 @@ class Consensus(Detector):
         weights, auc = state.get("view_weights"), state.get("known_anomaly_auc")
         self.view_weights_ = None if weights is None else {n: float(weights[n]) for n in self.views}
         self.known_anomaly_auc_ = None if auc is None else {n: float(auc[n]) for n in self.views}
+        # model files written before the classifier view have none of these
+        kernel = self._classifier_kernel()
+        features = state.get("calibration_features")
+        self.calibration_features_ = None
+        if kernel is not None and features is not None:
+            n_calibration = len(self.component_calibration_[self.views[0]])
+            squares = np.asarray(features["squares"], dtype=np.float64)
+            if len(squares) != n_calibration:
+                raise ValueError("the calibration graphs' WL features do not match the calibration graphs")
+            self.calibration_features_ = (csr_from_state(features["features"],
+                                                         (n_calibration, kernel.kernel_.n_columns_)), squares)
+        classifier = state.get("known_classifier")
+        self.known_classifier_ = None
+        if classifier is not None:
+            if kernel is None:
+                raise ValueError("the model file has a classifier view but no WL view to read graphs with")
+            self.known_classifier_ = KnownClassifier(kernel)
+            self.known_classifier_.restore_fitted_state(classifier)
+        weighed = state.get("weighed_calibration")
+        self.weighed_calibration_ = None if weighed is None else np.asarray(weighed, dtype=np.float64)
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """Give the first component's representation (GLocalKD's embeddings by default).

@@ -32,7 +32,26 @@ DETECTORS: dict[str, DetectorInfo] = {**SINGLE_DETECTORS, _CONSENSUS.name: _CONS
 DEFAULT_DETECTOR = "consensus"
 
 __all__ = ["DEFAULT_DETECTOR", "DETECTORS", "DetectorInfo", "accepted_params", "detector_defaults", "detector_info",
-           "make_detector"]
+           "make_detector", "view_label"]
+
+CLASSIFIER_LABEL = "known-anomaly classifier"  # the consensus's view that known anomalies train
+
+
+def view_label(name: str) -> str:
+    """Name a consensus's view for people: its detector's label, or the classifier view's.
+
+    Args:
+        name: a view name (a detector's registry name, or ``known-classifier``).
+
+    Returns:
+        The label.
+
+    Raises:
+        GLocalKDError: an unknown name.
+    """
+    from core.detectors.known_classifier import CLASSIFIER_VIEW
+
+    return CLASSIFIER_LABEL if name == CLASSIFIER_VIEW else detector_info(name).label
 
 
 def detector_info(name: str) -> DetectorInfo:

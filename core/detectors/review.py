@@ -52,10 +52,12 @@ from core.data.pvalues import conformal_p_values
 from core.detectors.consensus import (
     MIN_KNOWN_ANOMALIES,
     combine_p_values,
+    fisher_two_statistic,
     leave_one_out_p_values,
     separation_auc,
     view_weights,
 )
+from core.detectors.known_classifier import CLASSIFIER_VIEW, cross_fitted, unit_rows
 from core.errors import GLocalKDError
 
 SIMILARITY_VIEWS = ("wl-lesinn", "wl-count-lesinn")  # the components whose WL features the similarity view reads
@@ -152,29 +154,8 @@ def fisher_two(p_first: np.ndarray, p_second: np.ndarray) -> tuple[np.ndarray, n
         ``(statistic, p_values)``: ``T = -2 log p1 - 2 log p2`` (float32 precision) and
         ``exp(-T/2) (1 + T/2)``, the p-value of T were the two independent.
     """
-    t = combine_p_values(np.column_stack([p_first, p_second]), "fisher").astype(np.float32).astype(np.float64)
+    t = fisher_two_statistic(p_first, p_second).astype(np.float32).astype(np.float64)
     return t, np.minimum(1.0, np.exp(-t / 2.0) * (1.0 + t / 2.0))
-
-
-CLASSIFIER_C = 1.0  # the classifier view's one setting, fixed before measuring (research/README.md)
-CLASSIFIER_FOLDS = 5  # cross-fitting folds over the reference graphs
-
-
-def _unit_rows(features, squares: np.ndarray):
-    """Each row divided by its norm (``sqrt(squares)``; 0 stays 0): the kernel's cosine normalisation."""
-    import scipy.sparse as sp
-
-    squares = np.asarray(squares, dtype=np.float64)
-    inverse = np.where(squares > 0, 1.0 / np.sqrt(np.where(squares > 0, squares, 1.0)), 0.0)
-    if sp.issparse(features):
-        return sp.diags(inverse) @ sp.csr_matrix(features, dtype=np.float64)
-    return np.asarray(features, dtype=np.float64) * inverse[:, None]
-
-
-def _fit_classifier(x, y: np.ndarray):
-    from sklearn.linear_model import LogisticRegression
-
-    return LogisticRegression(C=CLASSIFIER_C, class_weight="balanced", max_iter=1000).fit(x, y)
 
 
 def classifier_view(features: KernelColumns, marks: Mapping[int, bool]) -> tuple[np.ndarray, np.ndarray]:
@@ -190,43 +171,30 @@ def classifier_view(features: KernelColumns, marks: Mapping[int, bool]) -> tuple
         ``(statistic, p_values)`` per set graph: the decision value of the classifier trained on all
         the labelled graphs (float32 precision, so that equal graphs tie), and its conformal p-value
         against the reference graphs' out-of-fold decision values (each scored by a classifier
-        trained without it, :data:`CLASSIFIER_FOLDS` folds).
+        trained without it, :data:`core.detectors.known_classifier.CLASSIFIER_FOLDS` folds).
 
     Raises:
         GLocalKDError: no graph is marked anomalous, or there are fewer than two reference graphs.
     """
     import scipy.sparse as sp
-    from sklearn.model_selection import KFold
 
     anomalous = np.array(sorted(i for i, a in marks.items() if a), dtype=np.int64)
     normal = np.array(sorted(i for i, a in marks.items() if not a), dtype=np.int64)
-    n_reference = features.reference_features.shape[0]
-    if len(anomalous) == 0 or n_reference < 2:
+    if len(anomalous) == 0 or features.reference_features.shape[0] < 2:
         raise GLocalKDError("the classifier view needs a graph marked anomalous and two reference graphs")
-    x_set = _unit_rows(features.features, features.squares)
-    x_reference = _unit_rows(features.reference_features, features.reference_squares)
+    x_set = unit_rows(features.features, features.squares)
     stack = sp.vstack if sp.issparse(x_set) else np.vstack
-    x_marked = stack([x_set[anomalous], x_set[normal]])
-    y_marked = np.r_[np.ones(len(anomalous)), np.zeros(len(normal))]
-
-    def fit(reference_rows: np.ndarray):
-        x = stack([x_marked, x_reference[reference_rows]])
-        return _fit_classifier(sp.csr_matrix(x) if sp.issparse(x) else x,
-                               np.r_[y_marked, np.zeros(len(reference_rows))])
-
-    statistic = fit(np.arange(n_reference)).decision_function(x_set)
-    reference = np.empty(n_reference)
-    folds = KFold(n_splits=min(CLASSIFIER_FOLDS, n_reference), shuffle=True, random_state=0)
-    for kept, held in folds.split(np.zeros(n_reference)):
-        reference[held] = fit(kept).decision_function(x_reference[held])
-    statistic = statistic.astype(np.float32).astype(np.float64)
-    reference = reference.astype(np.float32).astype(np.float64)
+    model, reference = cross_fitted(stack([x_set[anomalous], x_set[normal]]),
+                                    np.r_[np.ones(len(anomalous)), np.zeros(len(normal))],
+                                    unit_rows(features.reference_features, features.reference_squares))
+    statistic = model.decision_function(x_set).astype(np.float32).astype(np.float64)
     return statistic, conformal_p_values(reference, statistic)
 
 
 def rank_with_marks(calibration: Mapping[str, np.ndarray], scores: Mapping[str, np.ndarray],
                     marks: Mapping[int, bool], weights_before: Mapping[str, float],
-                    kernel: KernelColumns | None = None, classifier: KernelColumns | None = None) -> Reranked:
+                    kernel: KernelColumns | None = None, classifier: KernelColumns | None = None,
+                    known: tuple[np.ndarray, np.ndarray] | None = None) -> Reranked:
     """Every graph's combined statistic and p-value given the analyst's marks.
 
     Args:
@@ -239,6 +207,10 @@ def rank_with_marks(calibration: Mapping[str, np.ndarray], scores: Mapping[str, 
             set's graphs; None leaves the similarity view out.
         classifier: the WL features of the set's graphs and of reference normal graphs that the
             classifier view (:func:`classifier_view`) learns from; None leaves it out.
+        known: the p-values that the consensus's own classifier view (trained by known anomalies,
+            :meth:`core.detectors.consensus.Consensus.weigh_views`) gives the set's graphs and its
+            calibration graphs; None when it has none. It joins the weighed views as in the
+            consensus, so that without marks the statistic and p-values are the model's.
 
     Returns:
         The statistic, p-values and weights under the marks (Fisher's rule, weighted), with the
@@ -264,6 +236,12 @@ def rank_with_marks(calibration: Mapping[str, np.ndarray], scores: Mapping[str, 
     statistic = combine_p_values(p, "fisher", w).astype(np.float32).astype(np.float64)
     loo = np.column_stack([leave_one_out_p_values(cal[v]) for v in used])
     reference = combine_p_values(loo, "fisher", w).astype(np.float32).astype(np.float64)
+    if known is not None:  # the model's classifier view joins, calibrated as the consensus does it
+        known_set, known_calibration = known
+        statistic = fisher_two_statistic(conformal_p_values(reference, statistic), known_set)
+        reference = fisher_two_statistic(leave_one_out_p_values(reference),
+                                         np.concatenate([known_calibration, known_set[normal]]))
+        statistic, reference = (a.astype(np.float32).astype(np.float64) for a in (statistic, reference))
     p_values = conformal_p_values(reference, statistic)
     similarity_p = classifier_p = None
     if kernel is not None and len(anomalous):
@@ -305,6 +283,9 @@ class Review:
         features = similarity_kernel(model, graphs) if similarity or classifier else None
         self.kernel = features if similarity else None
         self.classifier = features if classifier else None
+        known = getattr(model, "known_classifier_", None)
+        if known is not None:
+            self.known = (known.p_values(known.score(graphs).score), self.known[1])
         self.size = len(graphs)
 
     def _start(self, model) -> None:
@@ -317,6 +298,10 @@ class Review:
         self.calibration = {v: np.asarray(model.component_calibration_[v], dtype=np.float64)
                             for v in self.weights_before}
         self.marks: dict[int, bool] = {}
+        # the model's classifier view, when known anomalies trained one: its calibration graphs' p-values
+        # now, the set's once scored
+        known = getattr(model, "known_classifier_", None)
+        self.known = None if known is None else (None, known.p_values(known.decisions(*model.calibration_features_)))
 
     @classmethod
     def from_view_scores(cls, model, view_scores: Mapping[str, np.ndarray], similarity: bool = False,
@@ -329,7 +314,7 @@ class Review:
         Args:
             model: a fitted consensus with Fisher's rule, the one that scored the set.
             view_scores: view name -> each graph's raw score under that view, for every view of
-                ``model.views`` (as ``model.components_[name].score`` gives them).
+                ``model.reported_views()`` (as each view's own ``score`` gives them).
             similarity: must be False: the similarity view reads the graphs.
             classifier: must be False: the classifier view reads the graphs.
 
@@ -346,7 +331,7 @@ class Review:
                                 "review from the graphs (Review(model, graphs)) to use them")
         review = cls.__new__(cls)
         review._start(model)
-        views = list(review.weights_before)
+        views = list(review.weights_before) + ([CLASSIFIER_VIEW] if review.known is not None else [])
         if sorted(view_scores) != sorted(views):
             raise GLocalKDError(f"the scores are of the views {sorted(view_scores)}, the model's views are "
                                 f"{sorted(views)}: a report scored by another model?")
@@ -357,6 +342,8 @@ class Review:
         missing = [v for v in views if np.isnan(scores[v]).any()]
         if missing:
             raise GLocalKDError(f"some graphs have no score under the views {missing}")
+        if review.known is not None:
+            review.known = (model.known_classifier_.p_values(scores.pop(CLASSIFIER_VIEW)), review.known[1])
         review.scores, review.kernel, review.classifier, review.size = scores, None, None, sizes.pop()
         return review
 
@@ -384,7 +371,7 @@ class Review:
             The :class:`Reranked` view (:func:`rank_with_marks`).
         """
         return rank_with_marks(self.calibration, self.scores, self.marks, self.weights_before, self.kernel,
-                               self.classifier)
+                               self.classifier, self.known)
 
     def ranking(self) -> np.ndarray:
         """List the graphs not yet marked, most anomalous first under the current marks.

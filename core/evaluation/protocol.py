@@ -32,10 +32,11 @@ from core.data.graphset import GraphSet, normalize_label
 from core.evaluation.paper import dataset_name
 from core.evaluation.results import EvaluationResult, FoldResult, environment, merge_results, settings_key
 from core.evaluation.metrics import average_precision, fpr_at_tpr, roc_auc
-from core.data.scores import READOUT_PARTS, READOUTS, combine_readouts
+from core.data.scores import READOUT_PARTS, READOUTS, WEIGHED_VIEWS_PART, combine_readouts
 
 PROTOCOLS = ("cv", "split")
 SCORE_TERMS = ("both", "graph", "node")
+FLAG_LEVEL = 0.05  # the p-value under which a fold's held-out normal graphs count as flagged (calibration)
 EQUAL_WEIGHTS = "equal-weights"  # readout: the consensus before known anomalies weighed its views
 KNOWN_SEED = 20223  # seeds the draw of known anomalies from a fold's training part
 
@@ -354,7 +355,7 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
     calibration = calibration if detector_info(method).calibrates_itself else 0.0
     total, graph_t, node_t, parts = 0.0, 0.0, 0.0, {}
     train_s = score_s = 0.0
-    losses, epochs_run = [], 0
+    losses, epochs_run, flagged = [], 0, math.nan
     for member in range(ensemble):
         spec = TrainSpec(detector=method, params=settings, calibration=calibration, seed=seed + 1000 * member,
                          device=device)
@@ -375,6 +376,8 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
         node_t = node_t + s.node_term.astype(np.float64) * scale
         for name, values in s.parts.items():
             parts[name] = parts.get(name, 0.0) + values.astype(np.float64) * scale
+        if ensemble == 1 and model.is_calibrated:  # held-out normal graphs its p-values flag at 5 %
+            flagged = float(np.mean(model.p_values(s.score)[~anomalous] < FLAG_LEVEL)) if (~anomalous).any() else math.nan
         losses.append(model.loss_history_[-1] if model.loss_history_ else math.nan)  # no epochs: NaN
         epochs_run = len(model.loss_history_)
         if model.stopped_early_:
@@ -387,15 +390,15 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
                       ap=average_precision(anomalous, total),
                       fpr95=fpr_at_tpr(anomalous, total), train_seconds=train_s, score_seconds=score_s,
                       final_loss=float(np.mean(losses)), epochs_run=epochs_run,
-                      auc_readouts=_readout_aucs(anomalous, parts, lam))
+                      auc_readouts=_readout_aucs(anomalous, parts, lam), normals_flagged=flagged)
 
 
 def _readout_aucs(anomalous: np.ndarray, parts: dict[str, np.ndarray], lam: float) -> dict[str, float]:
     """ROC-AUC of every readout combination of one trained GLocalKD, and of each component of a
-    consensus (``component:NAME``, and ``equal-weights`` when known anomalies weighed its views);
-    none for other detectors."""
+    consensus (``component:NAME``, ``equal-weights`` when known anomalies weighed its views, and
+    ``weighed-views`` when they also trained its classifier view); none for other detectors."""
     aucs = {name: roc_auc(anomalous, values) for name, values in parts.items()
-            if name.startswith("component:") or name == EQUAL_WEIGHTS}
+            if name.startswith("component:") or name in (EQUAL_WEIGHTS, WEIGHED_VIEWS_PART)}
     if READOUT_PARTS <= set(parts):
         aucs.update({name: roc_auc(anomalous, combine_readouts(parts, lam, *flags))
                      for name, flags in READOUTS.items()})

@@ -15,6 +15,7 @@ import numpy as np
 
 from core.runtime.files import atomic_output
 from core.errors import DataError, GLocalKDError
+from core.data.scores import WEIGHED_VIEWS_PART
 from core.evaluation.paper import PAPER_TABLE2, paper_value
 
 @dataclass
@@ -38,6 +39,8 @@ class FoldResult:
     epochs_run: int
     # ROC-AUC of each of GLocalKD's readout combinations (core.data.scores.READOUTS) of the same model
     auc_readouts: dict = field(default_factory=dict)
+    # share of the test part's normal graphs with p < 0.05, for a detector with p-values (calibration: about 0.05)
+    normals_flagged: float = math.nan
 
 
 @dataclass
@@ -135,9 +138,15 @@ class EvaluationResult:
         readouts = sorted({n for f in self.folds for n in f.auc_readouts})
         for name in readouts:
             v = np.array([f.auc_readouts.get(name, math.nan) for f in self.folds], dtype=np.float64)
-            what = (f"component {name.split(':', 1)[1]}" if name.startswith("component:")
-                    else "the views weighed equally" if name == "equal-weights" else f"readout {name!r}")
-            lines.append(f"  ROC-AUC with {what}: {np.nanmean(v):.4f} ± {np.nanstd(v):.4f}")
+            what = (f"with component {name.split(':', 1)[1]}" if name.startswith("component:")
+                    else "with the views weighed equally" if name == "equal-weights"
+                    else "with the weighed views, without the classifier view" if name == WEIGHED_VIEWS_PART
+                    else f"with readout {name!r}")
+            lines.append(f"  ROC-AUC {what}: {np.nanmean(v):.4f} ± {np.nanstd(v):.4f}")
+        flagged = self.values("normals_flagged") if self.folds else np.zeros(0)
+        if len(flagged) and np.isfinite(flagged).any():
+            lines.append(f"  held-out normal graphs with p < 0.05: {100 * np.nanmean(flagged):.1f} % "
+                         f"[{', '.join(f'{100 * v:.1f}' for v in flagged)}]")
         paper, same = self.paper, paper_value(self.dataset, self.method)
         if same and self.method != "glocalkd":
             lines.append(f"  paper: {self.method} {same[0]:.3f} ± {same[1]:.3f}")

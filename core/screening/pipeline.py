@@ -233,7 +233,7 @@ def worker_views(model, every: bool = False) -> dict:
     out = dict(views()) if views is not None else {}
     if every:
         for name in getattr(model, "views", ()):
-            view = model.components_[name]
+            view = model.view(name)
             if name not in out and hasattr(view, "score_molecules") and view.molecule_views():
                 out[name] = view
     return out
@@ -246,7 +246,8 @@ def report_views(model) -> tuple[str, ...]:
         model: the fitted detector.
 
     Returns:
-        Every view of the consensus (``model.views``: its components, then its reserve views).
+        Every view of the consensus (``model.views``: its components, then its reserve views), then
+        its classifier view when known anomalies trained one.
 
     Raises:
         ParameterError: the model is not a consensus with Fisher's rule (the views a review
@@ -257,7 +258,7 @@ def report_views(model) -> tuple[str, ...]:
         what = f"a consensus with the {model.rule} rule" if name == "consensus" else name
         raise ParameterError("{view_scores} writes the raw score of each view of a consensus with Fisher's rule "
                              f"(the scores a review re-weighs); this model is {what}", "view_scores")
-    return tuple(model.views)
+    return tuple(model.reported_views())
 
 
 def _featurize_batch(mols: list, smiles: list[str], extra_cells: Callable | None) -> tuple:
@@ -479,7 +480,7 @@ def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32
         combined = model.scored_views()
         known = {name: scores for name in combined
                  if (scores := done[name] if name in done else
-                     _packed_scores(model.components_[name], chunk, batch_graphs, precision, threads)) is not None}
+                     _packed_scores(model.view(name), chunk, batch_graphs, precision, threads)) is not None}
         if len(known) == len(combined):
             s = model.combine_scores(known, node_ptr)
         else:
@@ -491,9 +492,9 @@ def score_chunk(model, chunk: dict, batch_graphs: int, precision: str = "float32
     raw = s.component_scores()  # the views it combined
     for name in views:  # the views the consensus does not combine now (its reserve views)
         if name not in raw:
-            known = done[name] if name in done else _packed_scores(model.components_[name], chunk, batch_graphs,
+            known = done[name] if name in done else _packed_scores(model.view(name), chunk, batch_graphs,
                                                                    precision, threads)
-            raw[name] = (known if known is not None else model.components_[name].score(chunk_graphs(chunk))).score
+            raw[name] = (known if known is not None else model.view(name).score(chunk_graphs(chunk))).score
     return (s.score, s.graph_term, s.node_term, s.node_errors, s.node_ptr,
             {name: np.asarray(raw[name], dtype=np.float32) for name in views})
 

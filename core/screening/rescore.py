@@ -36,7 +36,7 @@ def report_view_scores(model, report: RankedReport, workers: int | None = None,
         should_stop: polled between chunks; True stops the scoring.
 
     Returns:
-        View name -> float64 array, row i's score at position i, for every view of ``model.views``.
+        View name -> float64 array, row i's score at position i, for every view of ``model.reported_views()``.
 
     Raises:
         DataError: a row's SMILES cannot be read (the row, its id and the reason are named).

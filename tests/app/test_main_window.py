@@ -170,7 +170,10 @@ def test_known_anomalies_weigh_the_consensus_when_a_normal_label_is_chosen(qtbot
     model = window.model
     assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size", "wl-count-lesinn"}
     assert "Views weighed by known anomalies: " in window.side.progress_label.text()
-    assert "weighed the consensus's views, which makes it more optimistic still" in evaluation_text(qtbot, window)
+    assert "A classifier learnt from them" in window.side.progress_label.text()  # the classifier view joined
+    text = evaluation_text(qtbot, window)
+    assert "weighed the consensus's views, which makes it more optimistic still" in text
+    assert "known-anomaly classifier" in text  # its ROC-AUC beside the other views'
 
 
 def test_a_file_of_known_anomalies_weighs_a_trained_consensus(qtbot, window, herg_path, tmp_path):

@@ -110,7 +110,7 @@ def test_weights_from_known_anomalies_trust_the_view_that_ranks_them_high(tmp_pa
     data = load(write_tu(tmp_path, "RINGS", normal + known + test))
     fit_set, known_set, test_set = data.subset(range(80)), data.subset(range(80, 85)), data.subset([85, 86, 87])
     model = make_detector("consensus", components=("wl-lesinn", "size"), reserve_views=(), seed=0,
-                          component_params={"wl-lesinn": {"ensemble_size": 16}}).fit(fit_set)
+                          component_params={"wl-lesinn": {"ensemble_size": 16}}, known_classifier=False).fit(fit_set)
     assert model.view_weights_ is None and model.known_anomaly_auc_ is None
     before = model.score(test_set).score
     cal_before = model.calibration_scores_.copy()
@@ -148,7 +148,8 @@ def test_a_reserve_view_counts_only_once_known_anomalies_weigh_it(tmp_path):
     known = [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)]
     data = load(write_tu(tmp_path, "RINGS", normal + known + [(7, ring(7), 0), (16, ring(16), 1)], node_labels=False))
     fit_set, known_set, test_set = data.subset(range(80)), data.subset(range(80, 85)), data.subset([85, 86])
-    params = dict(components=("wl-lesinn",), seed=0, component_params={"wl-lesinn": {"ensemble_size": 16}})
+    params = dict(components=("wl-lesinn",), seed=0, component_params={"wl-lesinn": {"ensemble_size": 16}},
+                  known_classifier=False)  # the weighing alone: the classifier view has tests of its own
     model = make_detector("consensus", **params).fit(fit_set)
     plain = make_detector("consensus", reserve_views=(), **params).fit(fit_set)
     assert model.scored_views() == ["wl-lesinn"] and set(model.components_) == {"wl-lesinn", "wl-count-lesinn"}

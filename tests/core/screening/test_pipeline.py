@@ -82,17 +82,20 @@ def test_the_parsing_workers_score_the_consensus_views_that_need_no_network(libr
     process; the report is byte for byte the one of scoring them in the scoring process."""
     import os
 
+    from core.detectors.known_classifier import KnownClassifier
     from core.detectors.size import SizeBaseline
     from core.detectors.two_step import TwoStepDetector
 
-    assert set(screening.worker_views(consensus)) == {"wl-lesinn", "size", "wl-count-lesinn"}
+    every = {"wl-lesinn", "size", "wl-count-lesinn", "known-classifier"}  # the known anomalies' classifier too
+    assert set(screening.worker_views(consensus)) == every
     chunk = screening.featurize_chunk(list(screening.iter_smiles_rows(library)), (),
                                       screening.worker_views(consensus))
-    assert set(chunk["view_scores"]) == {"wl-lesinn", "size", "wl-count-lesinn"}
+    assert set(chunk["view_scores"]) == every
     assert all(len(v) == len(chunk["counts"]) == 298 for v in chunk["view_scores"].values())
 
     main, calls = os.getpid(), []
-    for cls, method in ((TwoStepDetector, "score_labelled"), (SizeBaseline, "score_sizes")):
+    for cls, method in ((TwoStepDetector, "score_labelled"), (SizeBaseline, "score_sizes"),
+                        (KnownClassifier, "score_labelled")):
         original = getattr(cls, method)
 
         def counted(self, *args, _original=original, _name=method):
