@@ -1,6 +1,7 @@
 """glocalkd train: any savable detector, calibrated on a held-out share unless told otherwise."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from core.cli.main import main
@@ -109,7 +110,9 @@ def test_weigh_gives_a_trained_consensus_the_weights_training_with_known_anomali
     assert main(["train", str(herg_path), "-o", str(direct), "--normal-label", "1", "--known-label", "0", *TINY]) == 0
     a, b = load_detector(weighed, device="cpu"), load_detector(direct, device="cpu")
     assert a.view_weights_ == b.view_weights_ and a.known_anomaly_auc_ == b.known_anomaly_auc_
-    assert a.view_weights_ is not None and a.scored_views() == a.views  # the reserve view is weighed too
+    # the reserve view is weighed too, and the known anomalies' classifier view joins, the same both ways
+    assert a.view_weights_ is not None and a.scored_views() == [*a.views, "known-classifier"]
+    np.testing.assert_array_equal(a.known_classifier_.coef_, b.known_classifier_.coef_)
     # screening a weighed consensus (each view on its array path) gives score's report
     reports = tmp_path / "score.csv", tmp_path / "screen.csv"
     assert main(["score", str(weighed), str(herg_path), "-o", str(reports[0]), "--device", "cpu"]) == 0
