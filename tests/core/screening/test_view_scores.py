@@ -325,3 +325,26 @@ def test_a_row_that_cannot_be_scored_again_is_named(model, library, tmp_path):
     report.smiles[5] = "C1CC"
     with pytest.raises(DataError, match=rf"row 6 \({report.ids[5]}\)"):
         report_view_scores(model, report, workers=1)
+
+
+@pytest.mark.parametrize("kind", ["local", "dask"])
+def test_a_weighed_consensus_reports_its_classifier_view_and_reviews_from_it(kind, request, model_file, library,
+                                                                           tmp_path):
+    """Weighed by known anomalies, the consensus reports the classifier view's column too, on one
+    machine and on a Dask cluster alike, and a review started from the report's columns ranks as
+    the model scored."""
+    if kind == "dask":
+        pytest.importorskip("distributed")
+    client = request.getfixturevalue("client") if kind == "dask" else None
+    model = load_detector(model_file, device="cpu")
+    model.weigh_views(load(library).subset(range(300, 340)))
+    weighed = tmp_path / "weighed.pt"
+    model.save(weighed)
+    out = tmp_path / "views.csv"
+    _run(kind, client, weighed, library, out, view_scores=True)
+    report = read_report(out)
+    assert list(report.view_scores) == [*VIEWS, "known-classifier"] == model.reported_views()
+    np.testing.assert_array_equal(report.view_scores["known-classifier"],
+                                  model.view("known-classifier").score(report_graphs(report)).score)
+    ranked = Review.from_view_scores(model, report.view_scores).rerank()
+    np.testing.assert_allclose(ranked.statistic, report.score, rtol=1e-5)  # the report's text: 6 digits
