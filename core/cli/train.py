@@ -149,10 +149,13 @@ def weights_summary(model, n_known: int) -> str:
 
     Returns:
         One line: each view's ROC-AUC against the held-out normal graphs and its weight (or that
-        no view ranks them above the normal graphs, so the components weigh the same).
+        no view ranks them above the normal graphs, so the components weigh the same), and that
+        the classifier view joined, when it did.
     """
     auc, weights = model.known_anomaly_auc_, model.weights_now()
     return (f"views weighed by {n_known} known anomalies (ROC-AUC against the held-out normal graphs, weight): "
             + ", ".join(f"{n} {auc[n]:.3f} ({weights[n]:.2f})" for n in auc)
             + ("" if model.view_weights_ else "; no view ranks them above the normal graphs, so the components "
-               "weigh the same, as without known anomalies"))
+               "weigh the same, as without known anomalies")
+            + ("; a classifier of their WL substructures joins the weighed views (known-classifier)"
+               if getattr(model, "known_classifier_", None) is not None else ""))

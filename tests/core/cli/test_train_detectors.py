@@ -77,6 +77,7 @@ def test_known_anomalies_weigh_the_consensus_and_are_never_trained_on(herg_path,
     herg = load(herg_path)
     n_known = sum(label == "0" for label in herg.labels)
     assert f"views weighed by {n_known} known anomalies" in err
+    assert "a classifier of their WL substructures joins the weighed views" in err
     assert len(model.calibration_scores_) + len(model.train_scores_) == len(herg) - n_known
     assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size", "wl-count-lesinn"}
     assert model.view_weights_ is None or sum(model.view_weights_.values()) == pytest.approx(4.0)
