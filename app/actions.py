@@ -50,7 +50,8 @@ class ActionSpec:
 WEIGH_TIP = ("The consensus combines views, each a detector of its own: GLocalKD, WL counts (Weisfeiler-Lehman "
              "subtree counts: which small neighbourhoods a graph has) and graph size. Give a file of graphs known "
              "to be anomalous (e.g. reference actives; anomalies only, not the training data): each view is then "
-             "trusted as far as it ranks them above the normal graphs. No training.")
+             "trusted as far as it ranks them above the normal graphs, and a classifier learns their "
+             "substructures (a logistic regression on the WL counts, seconds). No network is trained.")
 REVIEW_TIPS = ("Mark the selected rows as anomalies: the consensus learns from them and re-ranks the rows not "
                "yet reviewed, without training again",
                "Mark the selected rows as not anomalous: graphs like them rank lower",

@@ -63,8 +63,9 @@ class TrainSettings(QWidget):
         self._known_allowed = False  # a label other than the normal one can be the known anomalies
         self.known.setToolTip("Graphs known to be anomalous (e.g. reference actives), never trained on: the "
                               "consensus trusts each of its views as far as it ranks them above the held-out "
-                              "normal graphs, a fourth view (WL counts, which also sees size) included "
-                              "(docs/consensus.md). Pick the normal graphs' label first")
+                              "normal graphs, a fourth view (WL counts, which also sees size) included, "
+                              "and a classifier learns their substructures (docs/consensus.md). Pick the "
+                              "normal graphs' label first")
         self.epochs = _spin(1, 100000)
         self.lr = QDoubleSpinBox()
         self.lr.setDecimals(6)
