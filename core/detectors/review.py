@@ -5,7 +5,8 @@ re-ranks the graphs not yet reviewed, without training anything again.
   (:meth:`core.detectors.consensus.Consensus.weigh_views`): view c weighs
   ``max(0, AUC_c - 0.5)``, the ROC-AUC of the marked anomalies against the calibration graphs
   under view c, scaled to a mean of 1; the reserve views count from then on. With fewer than
-  three marked anomalies the views weigh what they weighed before the review.
+  three marked anomalies the views weigh what they weighed before the review. Marks train no
+  classifier view; a model's own, trained by known anomalies, joins as in the consensus.
 - Graphs marked **normal** join every view's calibration graphs, so the p-values are computed
   against more normal graphs. The graphs an analyst reviews rank high, so they are not a random
   draw of the normal graphs: they raise the calibration's upper tail, which makes the p-values
