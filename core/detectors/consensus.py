@@ -356,15 +356,15 @@ class Consensus(Detector):
             return
         # the classifier view joins: each calibration graph's weighed statistic against the others',
         # and its decision value against the WL view's training graphs' out-of-fold ones
-        self.weighed_calibration_ = weighed.astype(np.float64)
+        self.weighed_calibration_ = weighed
         decisions = classifier.decisions(*self.calibration_features_)
-        self.calibration_scores_ = _as_scored(fisher_two_statistic(leave_one_out_p_values(weighed),
-                                                          classifier.p_values(decisions)))
+        self.calibration_scores_ = _as_scored(
+            fisher_two_statistic(leave_one_out_p_values(weighed), classifier.p_values(decisions)))
         # the training graphs the classifier learnt from (the WL view's pool), by their out-of-fold values
         pool = self.components_[self._classifier_view_name()].pool(len(train))
-        train = train if pool is None else train[pool]
-        self.train_scores_ = _as_scored(fisher_two_statistic(conformal_p_values(self.weighed_calibration_, _as_scored(train)),
-                                                    classifier.p_values(classifier.reference_)))
+        train = _as_scored(train if pool is None else train[pool])
+        self.train_scores_ = _as_scored(
+            fisher_two_statistic(conformal_p_values(weighed, train), classifier.p_values(classifier.reference_)))
 
     def _classifier_view_name(self) -> str:
         """The name of the WL view whose features the classifier view reads."""
@@ -473,7 +473,7 @@ class Consensus(Detector):
         statistic = combine_p_values(p, self.rule, self._weights())
         if views is None and self.known_classifier_ is not None:
             statistic = fisher_two_statistic(conformal_p_values(self.weighed_calibration_, _as_scored(statistic)),
-                                    self.known_classifier_.p_values(scores[CLASSIFIER_VIEW]))
+                                             self.known_classifier_.p_values(scores[CLASSIFIER_VIEW]))
         return statistic, p
 
     def component_p_values(self, graphs: GraphSet) -> dict[str, np.ndarray]:
