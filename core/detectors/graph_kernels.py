@@ -114,6 +114,35 @@ def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray
                           np.asarray(atom_counts, dtype=np.int64), np.asarray(bond_counts, dtype=np.int64))
 
 
+class LabelledMoleculeView:
+    """A view that scores graphs as ``(edge index, node labels)`` pairs (its ``score_labelled``) and
+    so scores molecules from screening's packed arrays too, in the parsing workers: WL-LESINN and
+    the known-anomaly classifier."""
+
+    def molecule_views(self) -> dict:
+        """Give itself: it scores molecules from their elements and bonds (:meth:`score_molecules`).
+
+        Returns:
+            ``{name: self}``.
+        """
+        return {self.name: self}
+
+    def score_molecules(self, x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
+                        bond_counts: np.ndarray) -> np.ndarray:
+        """Score molecules given as packed arrays (screening's parsing workers): its ``score``'s values.
+
+        Args:
+            x: every molecule's atom features, the one-hot element block first.
+            bonds: each bond once as two atom numbers within its molecule.
+            atom_counts: atoms of each molecule.
+            bond_counts: bonds of each molecule.
+
+        Returns:
+            The scores, shape (molecules,).
+        """
+        return self.score_labelled(labelled_molecules(x, bonds, atom_counts, bond_counts))
+
+
 class PackedLabelled(Sequence):
     """Many graphs' ``(edge_index, node_labels)`` pairs kept packed, as a sequence of those pairs.
 

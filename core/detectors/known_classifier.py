@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from core.data.pvalues import conformal_p_values
 from core.data.scores import Scores
+from core.detectors.graph_kernels import LabelledMoleculeView
 from core.errors import GLocalKDError
 
 CLASSIFIER_C = 1.0  # the one setting, fixed before measuring (research/README.md)
@@ -96,7 +97,7 @@ def cross_fitted(x_labelled, y_labelled: np.ndarray, x_reference):
     return model, _float32(reference)
 
 
-class KnownClassifier:
+class KnownClassifier(LabelledMoleculeView):
     """The classifier view of a consensus's known anomalies, on its WL view's features.
 
     A linear model: a graph's decision value is ``coef_ . x / |x| + intercept_`` over the WL view's
@@ -187,31 +188,6 @@ class KnownClassifier:
         from core.detectors.graph_kernels import labelled_graphs
 
         return Scores.graph_only(self.score_labelled(labelled_graphs(graphs)), graphs.node_ptr())
-
-    def molecule_views(self) -> dict:
-        """Give itself: it scores molecules from their elements and bonds, in screening's parsing workers.
-
-        Returns:
-            ``{name: self}``.
-        """
-        return {self.name: self}
-
-    def score_molecules(self, x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
-                        bond_counts: np.ndarray) -> np.ndarray:
-        """Score molecules given as packed arrays (screening's parsing workers): :meth:`score`'s values.
-
-        Args:
-            x: every molecule's atom features, the one-hot element block first.
-            bonds: each bond once as two atom numbers within its molecule.
-            atom_counts: atoms of each molecule.
-            bond_counts: bonds of each molecule.
-
-        Returns:
-            The decision values, shape (molecules,).
-        """
-        from core.detectors.graph_kernels import labelled_molecules
-
-        return self.score_labelled(labelled_molecules(x, bonds, atom_counts, bond_counts))
 
     def fitted_state(self) -> dict:
         """Give the fitted state as plain values for a model file (the kernel is its WL view's).

@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from core.detectors.base import Detector, GraphLevelDetector
+from core.detectors.base import GraphLevelDetector
 from core.errors import GLocalKDError
-from core.detectors.graph_kernels import GraphKernel, labelled_graphs, labelled_molecules
+from core.detectors.graph_kernels import GraphKernel, LabelledMoleculeView, labelled_graphs
 from core.data.graphset import GraphSet
 from core.detectors.lesinn import LESINN
 
@@ -30,7 +30,7 @@ SCORERS = ("iforest", "lesinn")
 POOL_STREAM = 0x9E3779B9  # the pool's draw: a random stream of its own, apart from the scorer's
 
 
-class TwoStepDetector(GraphLevelDetector):
+class TwoStepDetector(LabelledMoleculeView, GraphLevelDetector):
     """A graph kernel's representation, then a shallow anomaly detector (iForest or LESINN).
 
     The registry names each combination (``wl-iforest``, ``pk-lesinn``, ``wl-count-lesinn``, ...),
@@ -202,32 +202,6 @@ class TwoStepDetector(GraphLevelDetector):
             One score per graph.
         """
         return self.score_labelled(labelled_graphs(graphs))
-
-    def molecule_views(self) -> dict[str, Detector]:
-        """Give itself: it scores molecules from their elements and bonds (:meth:`score_molecules`).
-
-        Returns:
-            ``{name: self}``.
-        """
-        return {self.name: self}
-
-    def score_molecules(self, x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
-                        bond_counts: np.ndarray) -> np.ndarray:
-        """Score molecules given as packed arrays (screening's parsing workers): :meth:`score`'s values.
-
-        Args:
-            x: every molecule's atom features, the one-hot element block first.
-            bonds: each bond once as two atom numbers within its molecule.
-            atom_counts: atoms of each molecule.
-            bond_counts: bonds of each molecule.
-
-        Returns:
-            The scores, shape (molecules,).
-
-        Raises:
-            GLocalKDError: the detector is not trained.
-        """
-        return self.score_labelled(labelled_molecules(x, bonds, atom_counts, bond_counts))
 
     def score_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Score graphs given as (edge index, node labels) pairs: screening's path.
