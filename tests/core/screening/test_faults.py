@@ -47,7 +47,15 @@ def _text(path):
     return path.read_text(encoding="utf-8")
 
 
-def test_a_worker_killed_mid_run_loses_no_row(library, model, tmp_path):
+@pytest.fixture(params=["whole", "parts"])
+def chunk_parts(request, monkeypatch):
+    """Chunks parsed whole by one worker, or in a part per worker (see LocalExecutor.submit)."""
+    if request.param == "parts":
+        monkeypatch.setattr(screening, "MIN_PART", 4)
+    return request.param
+
+
+def test_a_worker_killed_mid_run_loses_no_row(library, model, tmp_path, chunk_parts):
     screen(model, library, tmp_path / "clean.csv", chunk_size=16, workers=2)
     killed = []
 
@@ -64,7 +72,7 @@ def test_a_worker_killed_mid_run_loses_no_row(library, model, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
 
 
-def test_a_row_that_kills_its_worker_is_rejected_alone(library, model, tmp_path, monkeypatch):
+def test_a_row_that_kills_its_worker_is_rejected_alone(library, model, tmp_path, monkeypatch, chunk_parts):
     import core.io.molecules as molecules
 
     parse = molecules.parse_smiles

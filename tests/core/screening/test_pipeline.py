@@ -155,6 +155,48 @@ def test_a_chunk_featurized_in_small_batches_is_the_same_chunk(library, monkeypa
         assert np.array_equal(value, batched[key]) if isinstance(value, np.ndarray) else value == batched[key], key
 
 
+def test_a_chunk_featurized_in_parts_and_joined_is_the_same_chunk(library, consensus):
+    """join_parts of consecutive parts (one of them all rejected, with the views' scores, the
+    chemist's columns and the standardised SMILES) is featurize_chunk of the whole chunk."""
+    from core.io.report import extra_columns
+
+    rows = list(screening.iter_smiles_rows(library))
+    columns = extra_columns(properties=True, alerts=True, standardised=True)
+    views = screening.worker_views(consensus)
+    whole = screening.featurize_chunk(rows, columns, views)
+    starts = [0, 10, 11, 150, 201]  # rows[10] is the unclosed ring: a part with no molecule
+    parts = [screening.featurize_chunk(rows[a:b], columns, views) for a, b in zip(starts, starts[1:] + [len(rows)])]
+    assert "view_scores" not in parts[1] and len(parts[1]["rejects"]) == 1
+    joined = screening.join_parts(parts, starts)
+    assert whole.keys() == joined.keys() and len(whole["counts"]) == 298 and "inputs" in whole
+    for key, value in whole.items():
+        if key == "view_scores":
+            assert value.keys() == joined[key].keys()
+            assert all(np.array_equal(value[name], joined[key][name]) for name in value)
+        else:
+            assert np.array_equal(value, joined[key]) if isinstance(value, np.ndarray) else value == joined[key], key
+
+
+def test_the_local_executor_parses_a_large_chunk_in_parts_on_every_worker(library, consensus, tmp_path,
+                                                                           monkeypatch):
+    """A chunk is cut into one part per worker (of at least MIN_PART rows), so that one large
+    chunk does not keep the scorer waiting on a single worker; the report is the same."""
+    screen(consensus, library, tmp_path / "whole.csv", chunk_size=150, workers=2, view_scores=True, properties=True)
+    sizes = []
+    original = screening._Pool.submit
+
+    def counted(self, rows, extras=()):
+        sizes.append(len(rows))
+        return original(self, rows, extras)
+
+    monkeypatch.setattr(screening._Pool, "submit", counted)
+    monkeypatch.setattr(screening, "MIN_PART", 20)
+    screen(consensus, library, tmp_path / "parts.csv", chunk_size=150, workers=2, view_scores=True, properties=True)
+    # chunks of 18, 36, 72, 144 and 30 rows: those of two parts of 20 rows or more in two parts
+    assert sizes == [18, 36, 36, 36, 72, 72, 30]
+    assert (tmp_path / "parts.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+
+
 def test_multi_level_merge(library, model, tmp_path, monkeypatch):
     monkeypatch.setattr(screening, "MERGE_FAN_IN", 3)
     screen(model, library, tmp_path / "a.csv", chunk_size=20, workers=1)
