@@ -1125,13 +1125,15 @@ WORKER_DIED = "its parsing worker died on it (killed, out of memory, or a crash 
 
 class LocalExecutor:
     """Chunks parsed and featurized by ``workers`` local processes (default: one per CPU core)
-    and scored in this process, one chunk in flight per worker. A worker that dies loses no
-    row: the chunks it held are parsed again one at a time, halved until the row that kills a
-    worker is found and rejected."""
+    and scored in this process, one chunk in flight per worker, each cut into up to one part per
+    worker of at least ``min_part`` rows (None: ``MIN_PART``). A worker that dies loses no row:
+    the chunks it held are parsed again one at a time, halved until the row that kills a worker
+    is found and rejected."""
 
-    def __init__(self, model, workers: int | None = None) -> None:
+    def __init__(self, model, workers: int | None = None, min_part: int | None = None) -> None:
         self.model = model
         self.workers = max(1, workers if workers is not None else usable_cpus())
+        self.min_part = min_part  # None: MIN_PART (see submit)
         self.pool: _Pool | None = None
 
     def start(self, settings: ChunkSettings) -> None:
@@ -1167,13 +1169,14 @@ class LocalExecutor:
 
         Chunks are scored in order, so a large chunk parsed by one worker would hold up the
         scorer while the other workers, done with theirs, wait; its parts keep every worker busy
-        to the end of the run. A part has at least ``MIN_PART`` rows.
+        to the end of the run. A part has at least ``min_part`` rows (``MIN_PART`` by default; a
+        chunk smaller than two parts is parsed whole).
 
         Args:
             job: the chunk.
             alone: no other chunk is in flight (a dead worker's chunks, parsed again one at a time).
         """
-        count = max(1, min(self.workers, len(job.rows) // MIN_PART))
+        count = max(1, min(self.workers, len(job.rows) // (self.min_part or MIN_PART)))
         starts = [len(job.rows) * k // count for k in range(count)]
         futures = [self.pool.submit(job.rows[start:end], self.settings.extras)
                    for start, end in zip(starts, starts[1:] + [len(job.rows)])]

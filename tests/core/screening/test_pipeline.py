@@ -179,7 +179,7 @@ def test_a_chunk_featurized_in_parts_and_joined_is_the_same_chunk(library, conse
 
 def test_the_local_executor_parses_a_large_chunk_in_parts_on_every_worker(library, consensus, tmp_path,
                                                                            monkeypatch):
-    """A chunk is cut into one part per worker (of at least MIN_PART rows), so that one large
+    """A chunk is cut into one part per worker (of at least min_part rows), so that one large
     chunk does not keep the scorer waiting on a single worker; the report is the same."""
     screen(consensus, library, tmp_path / "whole.csv", chunk_size=150, workers=2, view_scores=True, properties=True)
     sizes = []
@@ -190,8 +190,8 @@ def test_the_local_executor_parses_a_large_chunk_in_parts_on_every_worker(librar
         return original(self, rows, extras)
 
     monkeypatch.setattr(screening._Pool, "submit", counted)
-    monkeypatch.setattr(screening, "MIN_PART", 20)
-    screen(consensus, library, tmp_path / "parts.csv", chunk_size=150, workers=2, view_scores=True, properties=True)
+    screen(consensus, library, tmp_path / "parts.csv", chunk_size=150, view_scores=True, properties=True,
+           executor=screening.LocalExecutor(consensus, 2, min_part=20))
     # chunks of 18, 36, 72, 144 and 30 rows: those of two parts of 20 rows or more in two parts
     assert sizes == [18, 36, 36, 36, 72, 72, 30]
     assert (tmp_path / "parts.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
