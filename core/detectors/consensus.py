@@ -46,6 +46,7 @@ from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split, conformal_p_values
 from core.detectors.graph_kernels import csr_from_state, labelled_graphs
 from core.detectors.known_classifier import CLASSIFIER_VIEW, KnownClassifier
+from core.detectors.wl_features import shared_transforms
 from core.errors import DataError, GLocalKDError
 
 RULES = ("fisher", "cauchy", "minp")
@@ -454,10 +455,11 @@ class Consensus(Detector):
         known = known or {}
         views = self.scored_views() if views is None else views
         out = {}
-        for k, name in enumerate(views):
-            out[name] = known[name] if name in known else self._view(name).score(graphs)
-            if on_progress is not None:
-                on_progress(round(len(graphs) * (k + 1) / len(views)), len(graphs))
+        with shared_transforms():  # the WL views and the classifier read the same WL features
+            for k, name in enumerate(views):
+                out[name] = known[name] if name in known else self._view(name).score(graphs)
+                if on_progress is not None:
+                    on_progress(round(len(graphs) * (k + 1) / len(views)), len(graphs))
         return out
 
     def _combine(self, scores: dict[str, Scores]) -> tuple[np.ndarray, np.ndarray]:
@@ -513,8 +515,9 @@ class Consensus(Detector):
         """
         self._check_fitted()
         known = scores.component_scores() if scores is not None else {}
-        return {name: np.asarray(known[name] if name in known else self._view(name).score(graphs).score,
-                                 dtype=np.float32) for name in self.reported_views()}
+        with shared_transforms():
+            return {name: np.asarray(known[name] if name in known else self._view(name).score(graphs).score,
+                                     dtype=np.float32) for name in self.reported_views()}
 
     def component_scores(self, graphs: GraphSet) -> dict[str, np.ndarray]:
         """Give each scored view's own score of ``graphs``, to set its ranking beside the consensus's.

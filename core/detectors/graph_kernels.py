@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from core.data.chem import ELEMENTS
 from core.data.graphset import GraphSet
 from core.detectors.propagation_kernel import PropagationFeatures
-from core.detectors.wl_features import WLFeatures
+from core.detectors.wl_features import WLFeatures, shared
 from core.errors import GLocalKDError
 
 KERNELS = ("wl", "pk")
@@ -86,9 +86,10 @@ def labelled_graphs(graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
         graphs: the graphs.
 
     Returns:
-        One ``(edge_index, node_labels)`` pair per graph: shapes (2, edges) and (nodes,).
+        One ``(edge_index, node_labels)`` pair per graph: shapes (2, edges) and (nodes,); the same
+        list for the same graphs inside :func:`core.detectors.wl_features.shared_transforms`.
     """
-    return [(g.edge_index.numpy(), node_labels(g)) for g in graphs.graphs]
+    return shared((graphs,), "labelled-graphs", lambda: [(g.edge_index.numpy(), node_labels(g)) for g in graphs.graphs])
 
 
 def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
@@ -107,11 +108,15 @@ def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray
         bond_counts: bonds of each molecule.
 
     Returns:
-        The pairs, kept packed.
+        The pairs, kept packed; the same object for the same arrays inside
+        :func:`core.detectors.wl_features.shared_transforms`.
     """
-    labels = np.argmax(x[:, : len(ELEMENTS) + 1], axis=1).astype(np.int64)
-    return PackedLabelled(labels, np.asarray(bonds, dtype=np.int64).reshape(-1, 2),
-                          np.asarray(atom_counts, dtype=np.int64), np.asarray(bond_counts, dtype=np.int64))
+    def make() -> PackedLabelled:
+        labels = np.argmax(x[:, : len(ELEMENTS) + 1], axis=1).astype(np.int64)
+        return PackedLabelled(labels, np.asarray(bonds, dtype=np.int64).reshape(-1, 2),
+                              np.asarray(atom_counts, dtype=np.int64), np.asarray(bond_counts, dtype=np.int64))
+
+    return shared((x, bonds, atom_counts, bond_counts), "labelled-molecules", make)
 
 
 class LabelledMoleculeView:
@@ -307,6 +312,42 @@ class GraphKernel:
             return np.zeros((0, self.n_train_))
         return self._feature_kernel(*self.kernel_.transform(labelled))
 
+    def features_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> tuple:
+        """Give the feature rows of graphs given as (edge index, node labels) pairs, for
+        :meth:`kernel_of_features` to use a block at a time.
+
+        Args:
+            labelled: the pairs (:func:`labelled_graphs`, :func:`labelled_molecules`).
+
+        Returns:
+            ``(features, squares)``: the (graphs, vocabulary) features and each graph's own kernel value.
+
+        Raises:
+            GLocalKDError: the kernel is not fitted.
+        """
+        if not hasattr(self, "kernel_"):
+            raise GLocalKDError("the graph kernel is not fitted yet")
+        return self.kernel_.transform(labelled)
+
+    def kernel_of_features(self, features, squares: np.ndarray, distances: bool = False) -> np.ndarray:
+        """Compute :meth:`transform` (or :meth:`distances_labelled`) from :meth:`features_labelled`'s rows.
+
+        Args:
+            features: the graphs' feature rows.
+            squares: their own kernel values.
+            distances: give the distances to the training graphs instead of the kernel.
+
+        Returns:
+            Shape (graphs, training graphs), float64.
+        """
+        if features.shape[0] == 0:
+            return np.zeros((0, self.n_train_))
+        if not distances:
+            return self._feature_kernel(features, squares)
+        if self.normalize:  # normalised and turned into distances a tile at a time, in the cache
+            return self._feature_kernel(features, squares, distances=True)
+        return self.distances(self._feature_kernel(features, squares), squares, overwrite=True)
+
     def distances(self, k: np.ndarray, squares: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """Turn kernel values into feature-space distances to the training graphs.
 
@@ -345,10 +386,7 @@ class GraphKernel:
             raise GLocalKDError("the graph kernel is not fitted yet")
         if len(labelled) == 0:
             return np.zeros((0, self.n_train_))
-        features, squares = self.kernel_.transform(labelled)
-        if self.normalize:  # normalised and turned into distances a tile at a time, in the cache
-            return self._feature_kernel(features, squares, distances=True)
-        return self.distances(self._feature_kernel(features, squares), squares, overwrite=True)
+        return self.kernel_of_features(*self.kernel_.transform(labelled), distances=True)
 
     def __getstate__(self) -> dict:
         """Pickled (e.g. sent to a cluster's workers) without the split product: it is remade there."""

@@ -222,10 +222,21 @@ class TwoStepDetector(LabelledMoleculeView, GraphLevelDetector):
             GLocalKDError: the detector is not trained.
         """
         self._check_fitted()
-        step = KERNEL_BLOCK_VALUES // max(1, self.kernel_.n_train_) if self.kernel == "wl" else len(labelled)
-        step = max(1, step)
-        parts = [self._scores(labelled[lo:lo + step]) for lo in range(0, len(labelled), step)]
+        if self.kernel != "wl":
+            return self._scores(labelled)
+        # the features of all graphs at once (the same as block by block: a graph's are its own), so
+        # that the other views of the same vocabulary reuse them (core.detectors.wl_features.shared_transforms)
+        features, squares = self.kernel_.features_labelled(labelled) if len(labelled) else (None, None)
+        step = max(1, KERNEL_BLOCK_VALUES // max(1, self.kernel_.n_train_))
+        parts = [self._scores_of_features(features[lo:lo + step], squares[lo:lo + step])
+                 for lo in range(0, len(labelled), step)]
         return np.concatenate(parts) if parts else np.zeros(0)
+
+    def _scores_of_features(self, features, squares: np.ndarray) -> np.ndarray:
+        """Scores of graphs from their WL feature rows (:meth:`_scores`'s values)."""
+        if self.scorer == "iforest":
+            return -self.scorer_.score_samples(self.kernel_.kernel_of_features(features, squares))
+        return self.scorer_.decision_function(self.kernel_.kernel_of_features(features, squares, distances=True))
 
     def _scores(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Scores of graphs from their kernel values (iForest) or distances (LESINN) against

@@ -15,7 +15,9 @@ it adds nothing to a new graph's dot products but counts in its own norm, as in 
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,6 +26,54 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _NEIGHBOURS = np.uint64(0x632BE59BD9B4E019)
+
+
+_shared: list | None = None  # inside shared_transforms(): (inputs, tag, value) computed in the block
+
+
+@contextmanager
+def shared_transforms() -> Iterator[None]:
+    """Within the block, the WL features of the same graphs over an equal vocabulary are computed once.
+
+    A weighed consensus scores one screening chunk with WL-LESINN, WL counts and the known-anomaly
+    classifier: three views fitted on the same graphs, so over equal vocabularies, each of which
+    would compute the chunk's features again. The block holds what it computed until it ends;
+    a nested block is part of the outer one.
+
+    Yields:
+        Nothing: the sharing is on until the block ends.
+    """
+    global _shared
+    if _shared is not None:
+        yield
+        return
+    _shared = []
+    try:
+        yield
+    finally:
+        _shared = None
+
+
+def shared(inputs: tuple, tag: object, make: Callable[[], object]) -> object:
+    """``make()``, computed once per ``inputs`` (compared by identity) and ``tag`` inside
+    :func:`shared_transforms`, and every time outside it.
+
+    Args:
+        inputs: the objects the value is made from (held until the block ends).
+        tag: what is made of them (equal tags: the same value).
+        make: makes the value.
+
+    Returns:
+        The value.
+    """
+    if _shared is None:
+        return make()
+    for held, held_tag, value in _shared:
+        if held_tag == tag and len(held) == len(inputs) and all(a is b for a, b in zip(held, inputs)):
+            return value
+    value = make()
+    _shared.append((inputs, tag, value))
+    return value
 
 
 def mix64(x: np.ndarray) -> np.ndarray:
@@ -112,6 +162,7 @@ class WLFeatures:
         per_iteration = list(_iterations(labels, edges, self.iterations))
         self.vocabulary_ = [np.unique(lab) for lab in per_iteration]
         self.offsets_ = np.concatenate([[0], np.cumsum([len(v) for v in self.vocabulary_])]).astype(np.int64)
+        self._digest = None
         return self._features(per_iteration, graph, n)
 
     def fitted_state(self) -> dict:
@@ -134,6 +185,7 @@ class WLFeatures:
         """
         self.vocabulary_ = [np.asarray(v, dtype=np.uint64) for v in state["vocabulary"]]
         self.offsets_ = np.asarray(state["offsets"], dtype=np.int64)
+        self._digest = None
         if len(self.vocabulary_) != self.iterations + 1 or len(self.offsets_) != len(self.vocabulary_) + 1:
             raise ValueError("the WL vocabulary does not match the number of iterations")
         if not np.array_equal(self.offsets_, np.concatenate([[0], np.cumsum([len(v) for v in self.vocabulary_])])):
@@ -154,8 +206,24 @@ class WLFeatures:
             ``(features, squares)``: (graphs, vocabulary) CSR label counts, and each graph's squared
             norm over all its labels (those outside the vocabulary included).
         """
-        labels, edges, graph, n = _stack(labelled)
-        return self._features(list(_iterations(labels, edges, self.iterations)), graph, n)
+        def compute() -> tuple[sp.csr_matrix, np.ndarray]:
+            labels, edges, graph, n = _stack(labelled)
+            return self._features(list(_iterations(labels, edges, self.iterations)), graph, n)
+
+        return shared((labelled,), ("wl-features", self.iterations, self.vocabulary_digest()), compute)
+
+    def vocabulary_digest(self) -> str:
+        """A digest of the fitted vocabulary: equal digests give equal features (:func:`shared_transforms`).
+
+        Returns:
+            The BLAKE2b digest of the iterations, the vocabulary and its offsets, as hex.
+        """
+        if getattr(self, "_digest", None) is None:
+            h = hashlib.blake2b(np.int64(self.iterations).tobytes())
+            for part in (*self.vocabulary_, self.offsets_):
+                h.update(np.ascontiguousarray(part).tobytes())
+            self._digest = h.hexdigest()
+        return self._digest
 
     def _features(self, per_iteration: list[np.ndarray], graph: np.ndarray,
                   n_graphs: int) -> tuple[sp.csr_matrix, np.ndarray]:

@@ -174,6 +174,7 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
         ``view_scores``: view name -> its scores of the parsed molecules.
     """
     from core.data.atom_batch import concatenate
+    from core.detectors.wl_features import shared_transforms
 
     extra_cells = _extra_cells(extras)
     standardise = STANDARDISED in extras
@@ -214,8 +215,9 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
         "rejects": rejects, "extra": extra, **({"inputs": inputs} if standardise else {}),
     }
     if views and len(arrays.atom_counts):  # one score per molecule and view: what the scoring process would compute
-        chunk["view_scores"] = {name: view.score_molecules(arrays.x, arrays.bonds, arrays.atom_counts, arrays.bond_counts)
-                                for name, view in views.items()}
+        with shared_transforms():  # the WL views and the classifier read the same WL features
+            chunk["view_scores"] = {name: view.score_molecules(arrays.x, arrays.bonds, arrays.atom_counts,
+                                                               arrays.bond_counts) for name, view in views.items()}
     return chunk
 
 

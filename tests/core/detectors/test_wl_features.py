@@ -60,3 +60,34 @@ def test_unseen_labels_count_in_the_norm_only():
 def test_the_hash_is_a_bijection_on_a_sample():
     x = np.arange(100_000, dtype=np.uint64)
     assert len(np.unique(mix64(x))) == len(x)
+
+
+def test_shared_transforms_compute_the_features_of_the_same_graphs_once_per_vocabulary(monkeypatch):
+    """Inside shared_transforms, two WLFeatures fitted on the same graphs (equal vocabularies) give
+    one computation for the same graphs; another vocabulary, other graphs, or outside the block:
+    computed again. Every result is the plain transform's."""
+    from core.detectors import wl_features
+
+    triangle = (np.array([[0, 1, 1, 2, 2, 0], [1, 0, 2, 1, 0, 2]]), np.array([6, 6, 6]))
+    odd = (triangle[0], np.array([6, 6, 7]))
+    pair = (np.array([[0, 1], [1, 0]]), np.array([6, 8]))
+    first, second, other = WLFeatures(2), WLFeatures(2), WLFeatures(2)
+    first.fit([triangle, pair])
+    second.fit([triangle, pair])
+    other.fit([triangle, odd])
+    assert first.vocabulary_digest() == second.vocabulary_digest() != other.vocabulary_digest()
+    graphs, again = [triangle, odd, pair], [triangle, odd, pair]
+    plain = {name: wl.transform(graphs) for name, wl in (("first", first), ("other", other))}
+    calls = []
+    original = WLFeatures._features
+    monkeypatch.setattr(WLFeatures, "_features", lambda self, *a: calls.append(1) or original(self, *a))
+    with wl_features.shared_transforms():
+        a, b, c, d = first.transform(graphs), second.transform(graphs), other.transform(graphs), first.transform(again)
+        with wl_features.shared_transforms():  # nested: part of the outer block
+            e = second.transform(graphs)
+    assert len(calls) == 3 and b is a and e is a and c is not a and d is not a
+    for got, want in ((a, plain["first"]), (c, plain["other"]), (d, plain["first"])):
+        assert (got[0] != want[0]).nnz == 0 and np.array_equal(got[1], want[1])
+    first.transform(graphs)
+    assert len(calls) == 4  # outside the block: computed again, nothing held
+    assert wl_features._shared is None

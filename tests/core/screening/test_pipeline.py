@@ -113,6 +113,29 @@ def test_the_parsing_workers_score_the_consensus_views_that_need_no_network(libr
     assert (tmp_path / "workers.csv").read_bytes() == (tmp_path / "main.csv").read_bytes()
 
 
+def test_a_chunks_wl_views_compute_its_wl_features_once(library, consensus, monkeypatch):
+    """A weighed consensus's parsing workers score WL-LESINN, WL counts and the known-anomaly
+    classifier, fitted on the same graphs: the chunk's WL features are computed once, and the
+    scores are those of computing them for each view."""
+    import contextlib
+
+    from core.detectors import wl_features
+
+    rows = list(screening.iter_smiles_rows(library))
+    views = screening.worker_views(consensus, every=True)
+    assert {"wl-lesinn", "wl-count-lesinn", "known-classifier"} <= set(views)
+    calls = []
+    original = wl_features.WLFeatures._features
+    monkeypatch.setattr(wl_features.WLFeatures, "_features", lambda self, *a: calls.append(1) or original(self, *a))
+    shared = screening.featurize_chunk(rows, (), views)
+    assert len(calls) == 1
+    monkeypatch.setattr(wl_features, "shared_transforms", contextlib.nullcontext)  # each view on its own
+    apart = screening.featurize_chunk(rows, (), views)
+    assert len(calls) == 4  # the structural check above can fail
+    assert shared["view_scores"].keys() == apart["view_scores"].keys()
+    assert all(np.array_equal(shared["view_scores"][v], apart["view_scores"][v]) for v in apart["view_scores"])
+
+
 @pytest.mark.parametrize("weighed", [False, True])
 def test_a_chunk_scored_with_its_worker_views_is_scored_as_its_graphs(library, consensus, weighed):
     """score_chunk on the views' scores the workers made equals Consensus.score on the chunk's graphs, bit for bit."""
