@@ -16,6 +16,7 @@ it adds nothing to a new graph's dot products but counts in its own norm, as in 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -28,7 +29,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _NEIGHBOURS = np.uint64(0x632BE59BD9B4E019)
 
 
-_shared: list | None = None  # inside shared_transforms(): (inputs, tag, value) computed in the block
+_local = threading.local()  # .shared inside shared_transforms(): (inputs, tag, value) made in this thread's block
 
 
 @contextmanager
@@ -38,20 +39,20 @@ def shared_transforms() -> Iterator[None]:
     A weighed consensus scores one screening chunk with WL-LESINN, WL counts and the known-anomaly
     classifier: three views fitted on the same graphs, so over equal vocabularies, each of which
     would compute the chunk's features again. The block holds what it computed until it ends;
-    a nested block is part of the outer one.
+    a nested block is part of the outer one. Each thread has its own block (the app scores in a
+    background thread).
 
     Yields:
         Nothing: the sharing is on until the block ends.
     """
-    global _shared
-    if _shared is not None:
+    if getattr(_local, "shared", None) is not None:
         yield
         return
-    _shared = []
+    _local.shared = []
     try:
         yield
     finally:
-        _shared = None
+        _local.shared = None
 
 
 def shared(inputs: tuple, tag: object, make: Callable[[], object]) -> object:
@@ -66,13 +67,14 @@ def shared(inputs: tuple, tag: object, make: Callable[[], object]) -> object:
     Returns:
         The value.
     """
-    if _shared is None:
+    block = getattr(_local, "shared", None)
+    if block is None:
         return make()
-    for held, held_tag, value in _shared:
+    for held, held_tag, value in block:
         if held_tag == tag and len(held) == len(inputs) and all(a is b for a, b in zip(held, inputs)):
             return value
     value = make()
-    _shared.append((inputs, tag, value))
+    block.append((inputs, tag, value))
     return value
 
 

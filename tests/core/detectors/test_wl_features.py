@@ -90,4 +90,23 @@ def test_shared_transforms_compute_the_features_of_the_same_graphs_once_per_voca
         assert (got[0] != want[0]).nnz == 0 and np.array_equal(got[1], want[1])
     first.transform(graphs)
     assert len(calls) == 4  # outside the block: computed again, nothing held
-    assert wl_features._shared is None
+    assert getattr(wl_features._local, "shared", None) is None
+
+
+def test_shared_transforms_are_per_thread():
+    """A block in one thread shares nothing with another thread (the app scores in a background thread)."""
+    import threading
+
+    from core.detectors import wl_features
+
+    wl = WLFeatures(1)
+    graphs = [(np.array([[0, 1], [1, 0]]), np.array([6, 8]))]
+    wl.fit(graphs)
+    seen = {}
+    with wl_features.shared_transforms():
+        seen["main"] = wl.transform(graphs)
+        thread = threading.Thread(target=lambda: seen.update(other=wl.transform(graphs)))
+        thread.start()
+        thread.join()
+        assert wl.transform(graphs) is seen["main"]
+    assert seen["other"] is not seen["main"] and (seen["other"][0] != seen["main"][0]).nnz == 0
