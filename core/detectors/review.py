@@ -59,6 +59,7 @@ from core.detectors.consensus import (
     view_weights,
 )
 from core.detectors.known_classifier import CLASSIFIER_VIEW, cross_fitted, unit_rows
+from core.detectors.wl_features import shared_transforms
 from core.errors import GLocalKDError
 
 SIMILARITY_VIEWS = ("wl-lesinn", "wl-count-lesinn")  # the components whose WL features the similarity view reads
@@ -280,13 +281,14 @@ class Review:
 
     def __init__(self, model, graphs: GraphSet, similarity: bool = False, classifier: bool = False):
         self._start(model)
-        self.scores = {v: model.components_[v].score(graphs).score.astype(np.float64) for v in self.weights_before}
-        features = similarity_kernel(model, graphs) if similarity or classifier else None
+        with shared_transforms():  # the WL views, the classifier and the marks' kernel read the same WL features
+            self.scores = {v: model.components_[v].score(graphs).score.astype(np.float64) for v in self.weights_before}
+            features = similarity_kernel(model, graphs) if similarity or classifier else None
+            known = getattr(model, "known_classifier_", None)
+            if known is not None:
+                self.known = (known.p_values(known.score(graphs).score), self.known[1])
         self.kernel = features if similarity else None
         self.classifier = features if classifier else None
-        known = getattr(model, "known_classifier_", None)
-        if known is not None:
-            self.known = (known.p_values(known.score(graphs).score), self.known[1])
         self.size = len(graphs)
 
     def _start(self, model) -> None:

@@ -152,6 +152,33 @@ def test_a_review_without_marks_ranks_and_calibrates_as_the_weighed_model(weighe
     np.testing.assert_array_equal(from_columns.rerank().statistic, review.rerank().statistic)
 
 
+def test_scoring_and_reviewing_compute_the_wl_features_once(weighed, monkeypatch):
+    """Consensus.score, view_scores and Review score WL-LESINN, WL counts, the classifier view (and
+    the marks' kernel) from one computation of the set's WL features; the values are those of
+    computing them for each."""
+    import contextlib
+
+    from core.detectors import consensus as consensus_module, review as review_module, wl_features
+
+    model, _, test, _ = weighed
+    calls = []
+    original = wl_features.WLFeatures._features
+    monkeypatch.setattr(wl_features.WLFeatures, "_features", lambda self, *a: calls.append(1) or original(self, *a))
+    own = model.score(test)
+    views = model.view_scores(test)
+    review = Review(model, test, similarity=True)
+    assert len(calls) == 3 and set(views) == {"wl-lesinn", "size", "wl-count-lesinn", CLASSIFIER_VIEW}
+    for module in (consensus_module, review_module):  # each view on its own
+        monkeypatch.setattr(module, "shared_transforms", contextlib.nullcontext)
+    apart = model.score(test)
+    apart_views = model.view_scores(test)
+    apart_review = Review(model, test, similarity=True)
+    assert len(calls) > 3 + 3 * 2  # the structural check above can fail
+    np.testing.assert_array_equal(own.score, apart.score)
+    assert all(np.array_equal(views[v], apart_views[v]) for v in views)
+    np.testing.assert_array_equal(review.rerank().statistic, apart_review.rerank().statistic)
+
+
 def test_with_a_pool_the_training_scores_are_the_pools(herg):
     graphs, normal, blockers = herg
     params = copy.deepcopy(FAST)
