@@ -219,6 +219,10 @@ def main(argv=None) -> int:
 
         components = DEFAULT_VIEWS + (("kme-lesinn",) if what.endswith("-kme") else ())
         result = lambda: review_table(components, classifier=what == "review-default")  # noqa: E731
+    elif what == "review-contrast":  # the contrast loop on the default consensus (research/README.md)
+        from review_simulation import review_table
+
+        result = lambda: review_table(DEFAULT_VIEWS)  # noqa: E731
     elif result is None:
         from review_simulation import review_table
         result = lambda: review_table(classifier=True)  # noqa: E731

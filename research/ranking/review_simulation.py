@@ -62,14 +62,48 @@ def _rank(d: dict, marks: dict, views: tuple, extra: dict | None = None, kernel=
     return rank_with_marks(cal, scores, marks, weights, kernel, classifier)
 
 
-def _loop(d: dict, y: np.ndarray, views: tuple, kernel=None, components=COMPONENTS, classifier=None):
+def contrast_weights(d: dict, marks: dict, views: tuple) -> dict | None:
+    """The contrast candidate's view weights (research/README.md): ``view_weights`` of each view's
+    ROC-AUC of the marked anomalies against the marked normals, once at least MIN_KNOWN_ANOMALIES
+    of each are marked; None (the current loop's weights) with fewer, or when no view ranks the
+    marked anomalies above the marked normals."""
+    from core.detectors.consensus import MIN_KNOWN_ANOMALIES, separation_auc, view_weights
+
+    anomalous = np.array(sorted(i for i, a in marks.items() if a), dtype=np.int64)
+    normal = np.array(sorted(i for i, a in marks.items() if not a), dtype=np.int64)
+    if len(anomalous) < MIN_KNOWN_ANOMALIES or len(normal) < MIN_KNOWN_ANOMALIES:
+        return None
+    test = {v: np.asarray(d[f"{v}:test"], dtype=np.float64) for v in views}
+    return view_weights({v: separation_auc(test[v][normal], test[v][anomalous]) for v in views})
+
+
+def _rank_contrast(d: dict, marks: dict, views: tuple, components=COMPONENTS):
+    """rank_with_marks with the contrast weights: the marked normals join the calibration as in
+    the current loop; the marked anomalies set the weights only, so passing the weights and the
+    normal marks alone is the current loop with those weights."""
+    from core.detectors.review import rank_with_marks
+
+    weights = contrast_weights(d, marks, views)
+    if weights is None:
+        return _rank(d, marks, views, components=components)
+    normals = {i: a for i, a in marks.items() if not a}
+    return rank_with_marks({v: d[f"{v}:cal"] for v in views}, {v: d[f"{v}:test"] for v in views}, normals, weights)
+
+
+def _loop(d: dict, y: np.ndarray, views: tuple, kernel=None, components=COMPONENTS, classifier=None,
+          contrast: bool = False):
     """The simulated analyst's three rounds: the marks, and the ranking after them."""
+    def rank(marks):
+        if contrast:
+            return _rank_contrast(d, marks, views, components)
+        return _rank(d, marks, views, kernel=kernel, components=components, classifier=classifier)
+
     marks: dict[int, bool] = {}
     for _ in range(ROUNDS):
-        stat = _rank(d, marks, views, kernel=kernel, components=components, classifier=classifier).statistic
+        stat = rank(marks).statistic
         order = [i for i in np.argsort(-stat, kind="stable") if i not in marks][:PER_ROUND]
         marks.update({int(i): bool(y[i]) for i in order})
-    return marks, _rank(d, marks, views, kernel=kernel, components=components, classifier=classifier)
+    return marks, rank(marks)
 
 
 def _with_known(kernel, d: dict, chosen: np.ndarray):
@@ -109,6 +143,12 @@ def fold_figures(d: dict, k: int, seed: int, components: tuple = COMPONENTS, cla
                 "auc_rest_sim": roc_auc(y[rest_sim], final_sim.statistic[rest_sim]),
                 "auc_rest_label_free_sim": roc_auc(y[rest_sim], free[rest_sim]),
                 "rest_normals_p05_sim": float(np.mean(final_sim.p_values[rest_sim][~y[rest_sim]] < 0.05))}
+    marks_con, final_con = _loop(d, y, views, components=components, contrast=True)
+    rest_con = np.setdiff1d(np.arange(len(y)), list(marks_con))
+    out |= {"found_con": int(sum(marks_con.values())),
+            "auc_rest_con": roc_auc(y[rest_con], final_con.statistic[rest_con]),
+            "auc_rest_label_free_con": roc_auc(y[rest_con], free[rest_con]),
+            "rest_normals_p05_con": float(np.mean(final_con.p_values[rest_con][~y[rest_con]] < 0.05))}
     rest_clf = None
     if kernel is not None and classifier:
         marks_clf, final_clf = _loop(d, y, views, components=components, classifier=kernel)
@@ -211,7 +251,33 @@ def review_table(components: tuple = COMPONENTS, classifier: bool = False) -> di
               "found_ratio_similarity": ratio_sim, "similarity_against_current": verdict, "reserve": reserve}
     if classifier:
         result |= classifier_table(per_row)
-    return result
+    return result | contrast_table(per_row)
+
+
+def contrast_table(per_row: dict) -> dict:
+    """Print the contrast loop beside the current loop and the rule's verdict (research/README.md)."""
+    keys = ("auc_rest_label_free_con", "auc_rest_review", "auc_rest_con", "top30_label_free", "found", "found_con",
+            "rest_normals_p05_con")
+    print("\nthe contrast loop (each loop on its own unreviewed rest):")
+    print("| data set (rule) [folds] | its rest: label-free | current loop: rest after 30 | contrast loop: rest "
+          "after 30 | anomalies in label-free top 30 | found: current loop | found: contrast loop | its rest's "
+          "normals p < 0.05 |")
+    means = _table(per_row, keys)
+    top = means["top30_label_free"]
+    ratio = means["found_con"] / top if top else float("nan")
+    verdict = {}
+    for current, new in (("found", "found_con"), ("auc_rest_review", "auc_rest_con")):
+        diff = np.array([f[new] - f[current] for f in per_row.values()])
+        verdict[new] = {"rows": len(diff), "gain": float(diff.mean()), "se": float(diff.std(ddof=1) / np.sqrt(len(diff)))}
+        print(f"{new} - {current}: {verdict[new]['gain']:+.3f} (SE {verdict[new]['se']:.3f}, {len(diff)} rows)")
+    found, rest = verdict["found_con"], verdict["auc_rest_con"]
+    passes = bool((found["gain"] > 2 * found["se"] and rest["gain"] >= -2 * rest["se"])
+                  or (rest["gain"] > 2 * rest["se"] and found["gain"] >= -2 * found["se"]))
+    print(f"found / label-free top 30: contrast loop {ratio:.2f} (goal 1.3); rest {means['auc_rest_con']:.3f} "
+          f"(goal 0.78); rows with the rest below 0.5: {sum(f['auc_rest_con'] < 0.5 for f in per_row.values())}; "
+          f"the rule (research/README.md): {'passes' if passes else 'does not pass'}")
+    return {"contrast_means": means, "found_ratio_contrast": ratio, "contrast_against_current": verdict,
+            "contrast_passes": passes}
 
 
 def classifier_table(per_row: dict) -> dict:
