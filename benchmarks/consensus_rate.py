@@ -5,8 +5,8 @@ molecules of a library, then screens the next ``--rows`` rows with each, alterna
 ``--runs`` times, and prints JSON: each run's wall seconds, CPU seconds of the scoring process
 and of the parsing workers, and molecules/s, the median rates and their ratio. With
 ``--device cuda`` both models train and score on the GPU. With ``--whole-chunks`` each detector
-also screens with every chunk parsed whole by one worker (``<name>-whole``), the parsing before
-chunks were cut into a part per worker, in the same alternation.
+also screens with every chunk parsed whole by one worker (``<name>-whole``), as before idle
+workers got parts of chunks, in the same alternation.
 
     python -m benchmarks.consensus_rate LIBRARY [--rows 50000] [--device cpu|cuda|auto]
         [--threads N] [--workers N] [--runs 2] [--epochs 5] [--whole-chunks] [--out FILE]

@@ -1127,8 +1127,8 @@ WORKER_DIED = "its parsing worker died on it (killed, out of memory, or a crash 
 
 class LocalExecutor:
     """Chunks parsed and featurized by ``workers`` local processes (default: one per CPU core)
-    and scored in this process, one chunk in flight per worker, each cut into up to one part per
-    worker of at least ``min_part`` rows (None: ``MIN_PART``). A worker that dies loses no row:
+    and scored in this process, one chunk in flight per worker, a chunk cut into parts of at
+    least ``min_part`` rows (None: ``MIN_PART``) for workers that would otherwise be idle. A worker that dies loses no row:
     the chunks it held are parsed again one at a time, halved until the row that kills a worker
     is found and rejected."""
 
@@ -1167,18 +1167,20 @@ class LocalExecutor:
         return not self.again and len(self.pending) < self.workers and not (self.pending and self.pending[-1].alone)
 
     def submit(self, job: ChunkJob, alone: bool = False) -> None:
-        """Send a chunk to the parsing workers, cut into up to one part per worker.
+        """Send a chunk to the parsing workers, cut into a part for each worker that nothing waits for.
 
-        Chunks are scored in order, so a large chunk parsed by one worker would hold up the
-        scorer while the other workers, done with theirs, wait; its parts keep every worker busy
-        to the end of the run. A part has at least ``min_part`` rows (``MIN_PART`` by default; a
-        chunk smaller than two parts is parsed whole).
+        Chunks are scored in order. When fewer chunks are in flight than there are workers (the
+        first chunks of a run, on many cores), a large chunk parsed by one worker would hold up
+        the scorer while the idle workers wait; its parts keep them busy. A busy pipeline sends
+        whole chunks: the parts in flight never outnumber the workers, so the scoring process
+        keeps its core. A part has at least ``min_part`` rows (``MIN_PART`` by default).
 
         Args:
             job: the chunk.
             alone: no other chunk is in flight (a dead worker's chunks, parsed again one at a time).
         """
-        count = max(1, min(self.workers, len(job.rows) // (self.min_part or MIN_PART)))
+        waiting = sum(not future.done() for pending in self.pending for future in pending.futures)
+        count = max(1, min(self.workers - waiting, len(job.rows) // (self.min_part or MIN_PART)))
         starts = [len(job.rows) * k // count for k in range(count)]
         futures = [self.pool.submit(job.rows[start:end], self.settings.extras)
                    for start, end in zip(starts, starts[1:] + [len(job.rows)])]

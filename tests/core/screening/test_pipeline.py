@@ -200,11 +200,11 @@ def test_a_chunk_featurized_in_parts_and_joined_is_the_same_chunk(library, conse
             assert np.array_equal(value, joined[key]) if isinstance(value, np.ndarray) else value == joined[key], key
 
 
-def test_the_local_executor_parses_a_large_chunk_in_parts_on_every_worker(library, consensus, tmp_path,
+def test_the_local_executor_parses_a_large_chunk_in_parts_on_idle_workers(library, consensus, tmp_path,
                                                                            monkeypatch):
-    """A chunk is cut into one part per worker (of at least min_part rows), so that one large
-    chunk does not keep the scorer waiting on a single worker; the report is the same."""
-    screen(consensus, library, tmp_path / "whole.csv", chunk_size=150, workers=2, view_scores=True, properties=True)
+    """A chunk sent while workers are idle is cut into a part for each (of at least min_part rows),
+    so that one large chunk does not keep the scorer waiting on a single worker; never more parts
+    in flight than workers; the report is the same."""
     sizes = []
     original = screening._Pool.submit
 
@@ -213,10 +213,15 @@ def test_the_local_executor_parses_a_large_chunk_in_parts_on_every_worker(librar
         return original(self, rows, extras)
 
     monkeypatch.setattr(screening._Pool, "submit", counted)
-    screen(consensus, library, tmp_path / "parts.csv", chunk_size=150, view_scores=True, properties=True,
+    screen(consensus, library, tmp_path / "whole.csv", chunk_size=400, view_scores=True, properties=True,
+           executor=screening.LocalExecutor(consensus, 2, min_part=1000))
+    assert sizes == [50, 100, 150]  # chunks of 50, 100 and 150 rows, each whole (parts of 1,000 rows or more)
+    sizes.clear()
+    screen(consensus, library, tmp_path / "parts.csv", chunk_size=400, view_scores=True, properties=True,
            executor=screening.LocalExecutor(consensus, 2, min_part=20))
-    # chunks of 18, 36, 72, 144 and 30 rows: those of two parts of 20 rows or more in two parts
-    assert sizes == [18, 36, 36, 36, 72, 72, 30]
+    # the first chunk (50 rows) goes to two idle workers in two parts; the later ones in as many
+    # parts as workers were idle then: never more than two parts in flight
+    assert sizes[:2] == [25, 25] and sum(sizes) == 300 and len(sizes) <= 6
     assert (tmp_path / "parts.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
 
 
