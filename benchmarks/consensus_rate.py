@@ -4,7 +4,8 @@ Trains GLocalKD alone and the consensus (the default detector) on the first ``--
 molecules of a library, then screens the next ``--rows`` rows with each, alternating
 ``--runs`` times, and prints JSON: each run's wall seconds, CPU seconds of the scoring process
 and of the parsing workers, and molecules/s, the median rates and their ratio. With
-``--device cuda`` both models train and score on the GPU. With ``--whole-chunks`` each detector
+``--device cuda`` both models train and score on the GPU. Each run also gives the seconds the
+scoring process waited for parsed chunks (``scorer_waited_seconds``). With ``--whole-chunks`` each detector
 also screens with every chunk parsed whole by one worker (``<name>-whole``), as before idle
 workers got parts of chunks, in the same alternation.
 
@@ -103,14 +104,16 @@ def main(argv: list[str] | None = None) -> dict:
             for name, model, min_part in arms:
                 cpu_before = _cpu_seconds()
                 start = time.perf_counter()
+                executor = LocalExecutor(model, args.workers, min_part)
                 summary = screen(model, library, tmp / f"{name}.csv", batch_graphs=args.batch_graphs,
-                                 chunk_size=args.chunk_size, executor=LocalExecutor(model, args.workers, min_part))
+                                 chunk_size=args.chunk_size, executor=executor)
                 seconds = time.perf_counter() - start
                 main_cpu, workers_cpu = (a - b for a, b in zip(_cpu_seconds(), cpu_before))
                 results["runs"].setdefault(name, []).append({
                     "run": run, "seconds": round(seconds, 3), "molecules_per_second": round(summary.rows / seconds, 1),
                     "cpu_seconds_main": round(main_cpu, 3), "cpu_seconds_workers": round(workers_cpu, 3),
                     "cpu_us_per_molecule": round((main_cpu + workers_cpu) / summary.rows * 1e6, 1),
+                    "scorer_waited_seconds": round(executor.waited, 3),
                     "scored": summary.scored, "rejected": summary.rejected})
                 print(json.dumps({name: results["runs"][name][-1]}), file=sys.stderr, flush=True)
     rate = {n: statistics.median(r["molecules_per_second"] for r in runs) for n, runs in results["runs"].items()}

@@ -1150,6 +1150,7 @@ class LocalExecutor:
         self.torch_threads = torch.get_num_threads()
         self.pending: deque[_Pending] = deque()
         self.again: deque[ChunkJob] = deque()  # chunks a dead worker held, to parse one at a time
+        self.waited = 0.0  # seconds this process waited for parsed chunks (the benchmarks report it)
         self.pool = _Pool(self.workers, worker_views(self.model, every=bool(settings.views)))
 
     def room(self) -> bool:
@@ -1212,7 +1213,10 @@ class LocalExecutor:
                 self.submit(self.again.popleft(), alone=True)
             item = self.pending.popleft()
             try:
-                chunk = join_parts([future.result() for future in item.futures], item.starts)
+                waiting = time.perf_counter()
+                parts = [future.result() for future in item.futures]
+                self.waited += time.perf_counter() - waiting
+                chunk = join_parts(parts, item.starts)
             except BrokenProcessPool:  # a worker died: every chunk in flight is lost with the pool
                 lost = [item.job] + [p.job for p in self.pending]
                 self.pending.clear()

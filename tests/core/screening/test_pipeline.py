@@ -217,8 +217,10 @@ def test_the_local_executor_parses_a_large_chunk_in_parts_on_idle_workers(librar
            executor=screening.LocalExecutor(consensus, 2, min_part=1000))
     assert sizes == [50, 100, 150]  # chunks of 50, 100 and 150 rows, each whole (parts of 1,000 rows or more)
     sizes.clear()
-    screen(consensus, library, tmp_path / "parts.csv", chunk_size=400, view_scores=True, properties=True,
-           executor=screening.LocalExecutor(consensus, 2, min_part=20))
+    executor = screening.LocalExecutor(consensus, 2, min_part=20)
+    summary = screen(consensus, library, tmp_path / "parts.csv", chunk_size=400, view_scores=True, properties=True,
+                     executor=executor)
+    assert 0 < executor.waited < summary.seconds  # the scorer waits for the first chunk at least
     # the first chunk (50 rows) goes to two idle workers in two parts; the later ones in as many
     # parts as workers were idle then: never more than two parts in flight
     assert sizes[:2] == [25, 25] and sum(sizes) == 300 and len(sizes) <= 6
