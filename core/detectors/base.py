@@ -486,6 +486,20 @@ class Detector(abc.ABC):
         return float(np.percentile(self.train_scores_, percentile))
 
 
+class MoleculeView:
+    """A detector that scores molecules from screening's packed arrays itself (its
+    ``score_molecules``), so that screening scores it in the parsing workers: graph size,
+    WL-LESINN and the known-anomaly classifier."""
+
+    def molecule_views(self) -> dict:
+        """Give itself: it scores molecules from their atoms, bonds and counts (its ``score_molecules``).
+
+        Returns:
+            ``{name: self}``.
+        """
+        return {self.name: self}
+
+
 class GraphLevelDetector(Detector, abc.ABC):
     """A detector that scores whole graphs only, with no node errors (every view beside GLocalKD
     but OCGCN's): a subclass gives one value per graph (:meth:`graph_scores`) and this class

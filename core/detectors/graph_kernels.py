@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from core.data.chem import ELEMENTS
 from core.data.graphset import GraphSet
+from core.detectors.base import MoleculeView
 from core.detectors.propagation_kernel import PropagationFeatures
 from core.detectors.wl_features import WLFeatures, shared
 from core.errors import GLocalKDError
@@ -119,18 +120,10 @@ def labelled_molecules(x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray
     return shared((x, bonds, atom_counts, bond_counts), "labelled-molecules", make)
 
 
-class LabelledMoleculeView:
+class LabelledMoleculeView(MoleculeView):
     """A view that scores graphs as ``(edge index, node labels)`` pairs (its ``score_labelled``) and
     so scores molecules from screening's packed arrays too, in the parsing workers: WL-LESINN and
     the known-anomaly classifier."""
-
-    def molecule_views(self) -> dict:
-        """Give itself: it scores molecules from their elements and bonds (:meth:`score_molecules`).
-
-        Returns:
-            ``{name: self}``.
-        """
-        return {self.name: self}
 
     def score_molecules(self, x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
                         bond_counts: np.ndarray) -> np.ndarray:

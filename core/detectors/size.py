@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from core.detectors.base import Detector, GraphLevelDetector
+from core.detectors.base import GraphLevelDetector, MoleculeView
 from core.data.graphset import GraphSet
 
 
@@ -41,7 +41,7 @@ def log_sizes(nodes: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.log1p(np.column_stack([np.asarray(nodes, dtype=np.float64), np.asarray(edges, dtype=np.float64)]))
 
 
-class SizeBaseline(GraphLevelDetector):
+class SizeBaseline(MoleculeView, GraphLevelDetector):
     """Size-deviation detector in the scikit-learn / PyOD style: squared z-scores of log sizes.
 
     Fitted state: ``mean_`` and ``std_`` of the training graphs' log sizes (a deviation of 1 where
@@ -117,14 +117,6 @@ class SizeBaseline(GraphLevelDetector):
         """
         self._check_fitted()
         return graph_sizes(graphs).astype(np.float32)
-
-    def molecule_views(self) -> dict[str, Detector]:
-        """Give itself: it scores molecules from their atom and bond counts (:meth:`score_molecules`).
-
-        Returns:
-            ``{name: self}``.
-        """
-        return {self.name: self}
 
     def score_molecules(self, x: np.ndarray, bonds: np.ndarray, atom_counts: np.ndarray,
                         bond_counts: np.ndarray) -> np.ndarray:

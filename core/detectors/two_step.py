@@ -224,13 +224,14 @@ class TwoStepDetector(LabelledMoleculeView, GraphLevelDetector):
         self._check_fitted()
         if self.kernel != "wl":
             return self._scores(labelled)
+        if len(labelled) == 0:
+            return np.zeros(0)
         # the features of all graphs at once (the same as block by block: a graph's are its own), so
         # that the other views of the same vocabulary reuse them (core.detectors.wl_features.shared_transforms)
-        features, squares = self.kernel_.features_labelled(labelled) if len(labelled) else (None, None)
+        features, squares = self.kernel_.features_labelled(labelled)
         step = max(1, KERNEL_BLOCK_VALUES // max(1, self.kernel_.n_train_))
-        parts = [self._scores_of_features(features[lo:lo + step], squares[lo:lo + step])
-                 for lo in range(0, len(labelled), step)]
-        return np.concatenate(parts) if parts else np.zeros(0)
+        return np.concatenate([self._scores_of_features(features[lo:lo + step], squares[lo:lo + step])
+                               for lo in range(0, len(labelled), step)])
 
     def _scores_of_features(self, features, squares: np.ndarray) -> np.ndarray:
         """Scores of graphs from their WL feature rows (:meth:`_scores`'s values)."""

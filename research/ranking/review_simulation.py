@@ -118,6 +118,18 @@ def _with_known(kernel, d: dict, chosen: np.ndarray):
                          kernel.reference_features, kernel.reference_squares)
 
 
+def _loop_figures(tag: str, y: np.ndarray, free: np.ndarray, marks: dict, final) -> tuple[np.ndarray, dict]:
+    """A candidate loop's unreviewed rest and its figures on it, each key ending in ``_tag``: the
+    anomalies found, the rest's ROC-AUC after the loop and label-free, its normals with p < 0.05."""
+    from core.evaluation.metrics import roc_auc
+
+    rest = np.setdiff1d(np.arange(len(y)), list(marks))
+    return rest, {f"found_{tag}": int(sum(marks.values())),
+                  f"auc_rest_{tag}": roc_auc(y[rest], final.statistic[rest]),
+                  f"auc_rest_label_free_{tag}": roc_auc(y[rest], free[rest]),
+                  f"rest_normals_p05_{tag}": float(np.mean(final.p_values[rest][~y[rest]] < 0.05))}
+
+
 def fold_figures(d: dict, k: int, seed: int, components: tuple = COMPONENTS, classifier: bool = False) -> dict:
     """One fold's figures of the module docstring, with ``components`` as the consensus's components
     (``classifier``: the classifier loop's figures too)."""
@@ -135,28 +147,14 @@ def fold_figures(d: dict, k: int, seed: int, components: tuple = COMPONENTS, cla
            "rest_normals_p05": float(np.mean(final.p_values[rest][~y[rest]] < 0.05)),
            "anomalies": int(y.sum())}
     kernel = kernel_columns(d)
-    rest_sim = None
+    rest_sim = rest_clf = None
     if kernel is not None:
-        marks_sim, final_sim = _loop(d, y, views, kernel, components)
-        rest_sim = np.setdiff1d(np.arange(len(y)), list(marks_sim))
-        out |= {"found_sim": int(sum(marks_sim.values())),
-                "auc_rest_sim": roc_auc(y[rest_sim], final_sim.statistic[rest_sim]),
-                "auc_rest_label_free_sim": roc_auc(y[rest_sim], free[rest_sim]),
-                "rest_normals_p05_sim": float(np.mean(final_sim.p_values[rest_sim][~y[rest_sim]] < 0.05))}
-    marks_con, final_con = _loop(d, y, views, components=components, contrast=True)
-    rest_con = np.setdiff1d(np.arange(len(y)), list(marks_con))
-    out |= {"found_con": int(sum(marks_con.values())),
-            "auc_rest_con": roc_auc(y[rest_con], final_con.statistic[rest_con]),
-            "auc_rest_label_free_con": roc_auc(y[rest_con], free[rest_con]),
-            "rest_normals_p05_con": float(np.mean(final_con.p_values[rest_con][~y[rest_con]] < 0.05))}
-    rest_clf = None
+        rest_sim, figures = _loop_figures("sim", y, free, *_loop(d, y, views, kernel, components))
+        out |= figures
+    out |= _loop_figures("con", y, free, *_loop(d, y, views, components=components, contrast=True))[1]
     if kernel is not None and classifier:
-        marks_clf, final_clf = _loop(d, y, views, components=components, classifier=kernel)
-        rest_clf = np.setdiff1d(np.arange(len(y)), list(marks_clf))
-        out |= {"found_clf": int(sum(marks_clf.values())),
-                "auc_rest_clf": roc_auc(y[rest_clf], final_clf.statistic[rest_clf]),
-                "auc_rest_label_free_clf": roc_auc(y[rest_clf], free[rest_clf]),
-                "rest_normals_p05_clf": float(np.mean(final_clf.p_values[rest_clf][~y[rest_clf]] < 0.05))}
+        rest_clf, figures = _loop_figures("clf", y, free, *_loop(d, y, views, components=components, classifier=kernel))
+        out |= figures
     if pool >= 3:
         rng = np.random.default_rng([KNOWN_SEED, seed, k])
         chosen = np.sort(rng.choice(pool, min(KNOWN, pool), replace=False))
