@@ -144,7 +144,29 @@ def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 
 # ---------------------------------------------------------------------------- worker side
 FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and index lists stay small
-MIN_PART = 1024  # rows: a chunk is parsed in parts of at least this many (see LocalExecutor.submit)
+MIN_PART = 1024  # rows: a chunk is parsed in parts of at least this many (see part_count)
+
+
+def part_count(rows: int, workers: int, min_part: int = MIN_PART) -> int:
+    """How many parts a chunk is parsed in: one per parsing worker but one, of ``min_part`` rows or more.
+
+    The scorer takes the chunks in order, so a chunk parsed by one worker keeps it waiting for
+    that worker: on many cores, with a short run's few large chunks, most workers idle meanwhile
+    (100,000 rows make 11 chunks). Parts parsed side by side end that wait. With two workers the
+    chunk stays whole: the read-ahead is counted in chunks (one in flight per worker), so parts
+    that end sooner leave the workers idle while the scorer works, and a part per worker cost
+    5-15 % on two cores; one worker is left to the scoring process, which needs its core.
+    ``python -m benchmarks.schedule_model`` plays this rule against whole chunks.
+
+    Args:
+        rows: the chunk's rows.
+        workers: the parsing workers.
+        min_part: the fewest rows a part has.
+
+    Returns:
+        The number of parts, at least 1.
+    """
+    return max(1, min(workers - 1, rows // max(1, min_part)))
 
 
 def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: dict | None = None) -> dict:
@@ -1127,10 +1149,10 @@ WORKER_DIED = "its parsing worker died on it (killed, out of memory, or a crash 
 
 class LocalExecutor:
     """Chunks parsed and featurized by ``workers`` local processes (default: one per CPU core)
-    and scored in this process, one chunk in flight per worker, a chunk cut into parts of at
-    least ``min_part`` rows (None: ``MIN_PART``) for workers that would otherwise be idle. A worker that dies loses no row:
-    the chunks it held are parsed again one at a time, halved until the row that kills a worker
-    is found and rejected."""
+    and scored in this process, one chunk in flight per worker, each chunk cut into
+    :func:`part_count` parts of at least ``min_part`` rows (None: ``MIN_PART``). A worker that
+    dies loses no row: the chunks it held are parsed again one at a time, halved until the row
+    that kills a worker is found and rejected."""
 
     def __init__(self, model, workers: int | None = None, min_part: int | None = None) -> None:
         self.model = model
@@ -1168,20 +1190,13 @@ class LocalExecutor:
         return not self.again and len(self.pending) < self.workers and not (self.pending and self.pending[-1].alone)
 
     def submit(self, job: ChunkJob, alone: bool = False) -> None:
-        """Send a chunk to the parsing workers, cut into a part for each worker that nothing waits for.
-
-        Chunks are scored in order. When fewer chunks are in flight than there are workers (the
-        first chunks of a run, on many cores), a large chunk parsed by one worker would hold up
-        the scorer while the idle workers wait; its parts keep them busy. A busy pipeline sends
-        whole chunks: the parts in flight never outnumber the workers, so the scoring process
-        keeps its core. A part has at least ``min_part`` rows (``MIN_PART`` by default).
+        """Send a chunk to the parsing workers, in :func:`part_count` parts (joined by :func:`join_parts`).
 
         Args:
             job: the chunk.
             alone: no other chunk is in flight (a dead worker's chunks, parsed again one at a time).
         """
-        waiting = sum(not future.done() for pending in self.pending for future in pending.futures)
-        count = max(1, min(self.workers - waiting, len(job.rows) // (self.min_part or MIN_PART)))
+        count = part_count(len(job.rows), self.workers, self.min_part or MIN_PART)
         starts = [len(job.rows) * k // count for k in range(count)]
         futures = [self.pool.submit(job.rows[start:end], self.settings.extras)
                    for start, end in zip(starts, starts[1:] + [len(job.rows)])]

@@ -48,14 +48,16 @@ def _text(path):
 
 
 @pytest.fixture(params=["whole", "parts"])
-def chunk_parts(request, monkeypatch):
-    """Chunks parsed whole by one worker, or in a part per worker (see LocalExecutor.submit)."""
+def workers(request, monkeypatch):
+    """Two workers, which parse each chunk whole, or three, which parse each in two parts
+    (see core.screening.pipeline.part_count)."""
     if request.param == "parts":
         monkeypatch.setattr(screening, "MIN_PART", 4)
-    return request.param
+        return 3
+    return 2
 
 
-def test_a_worker_killed_mid_run_loses_no_row(library, model, tmp_path, chunk_parts):
+def test_a_worker_killed_mid_run_loses_no_row(library, model, tmp_path, workers):
     screen(model, library, tmp_path / "clean.csv", chunk_size=16, workers=2)
     killed = []
 
@@ -65,14 +67,14 @@ def test_a_worker_killed_mid_run_loses_no_row(library, model, tmp_path, chunk_pa
             os.kill(child.pid, signal.SIGKILL)
             killed.append(child.pid)
 
-    summary = _in_thread(lambda: screen(model, library, tmp_path / "r.csv", chunk_size=16, workers=2,
+    summary = _in_thread(lambda: screen(model, library, tmp_path / "r.csv", chunk_size=16, workers=workers,
                                         on_progress=kill_a_worker))
     assert killed and (summary.rows, summary.scored, summary.rejected) == (120, 119, 1)
     assert _text(tmp_path / "r.csv") == _text(tmp_path / "clean.csv")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".screen-")]
 
 
-def test_a_row_that_kills_its_worker_is_rejected_alone(library, model, tmp_path, monkeypatch, chunk_parts):
+def test_a_row_that_kills_its_worker_is_rejected_alone(library, model, tmp_path, monkeypatch, workers):
     import core.io.molecules as molecules
 
     parse = molecules.parse_smiles
@@ -87,7 +89,7 @@ def test_a_row_that_kills_its_worker_is_rejected_alone(library, model, tmp_path,
     lines = library.read_text().splitlines()
     lines[50] = "C[Kill] killer"
     data.write_text("\n".join(lines) + "\n")
-    summary = _in_thread(lambda: screen(model, data, tmp_path / "r.csv", chunk_size=16, workers=2))
+    summary = _in_thread(lambda: screen(model, data, tmp_path / "r.csv", chunk_size=16, workers=workers))
     assert (summary.rows, summary.scored, summary.rejected) == (120, 118, 2)
     with open(tmp_path / "r.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))[:-1]  # the end row last

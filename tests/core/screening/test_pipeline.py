@@ -200,11 +200,30 @@ def test_a_chunk_featurized_in_parts_and_joined_is_the_same_chunk(library, conse
             assert np.array_equal(value, joined[key]) if isinstance(value, np.ndarray) else value == joined[key], key
 
 
-def test_the_local_executor_parses_a_large_chunk_in_parts_on_idle_workers(library, consensus, tmp_path,
-                                                                           monkeypatch):
-    """A chunk sent while workers are idle is cut into a part for each (of at least min_part rows),
-    so that one large chunk does not keep the scorer waiting on a single worker; never more parts
-    in flight than workers; the report is the same."""
+def test_part_count_leaves_two_workers_whole_chunks_and_cuts_for_more():
+    """A part per worker but one, of min_part rows or more: two workers parse whole chunks."""
+    assert screening.part_count(20_000, 2) == 1
+    assert screening.part_count(20_000, 16) == 15
+    assert screening.part_count(20_000, 16, min_part=5_000) == 4
+    assert screening.part_count(500, 16) == 1 and screening.part_count(0, 16) == 1
+    assert screening.part_count(20_000, 1) == 1
+
+
+def test_the_schedule_model_plays_the_products_part_rule():
+    """benchmarks.schedule_model cuts chunks by part_count: two workers' schedule is the one of
+    whole chunks; sixteen parse parts, and the scorer waits less."""
+    from benchmarks.schedule_model import simulate
+
+    whole, product = (simulate(20_000, 2, 2, 300e-6, 300e-6, rule) for rule in ("whole", "product"))
+    assert whole == product
+    whole, product = (simulate(100_000, 16, 16, 520e-6, 110e-6, rule) for rule in ("whole", "product"))
+    assert product["tasks"] > whole["tasks"] == 11
+    assert product["scorer_waited_seconds"] < whole["scorer_waited_seconds"]
+
+
+def test_the_local_executor_parses_each_chunk_in_its_part_count(library, consensus, tmp_path, monkeypatch):
+    """Every chunk goes to the pool in part_count parts, which join into the chunk: the report
+    is the one of whole chunks, byte for byte."""
     sizes = []
     original = screening._Pool.submit
 
@@ -214,17 +233,19 @@ def test_the_local_executor_parses_a_large_chunk_in_parts_on_idle_workers(librar
 
     monkeypatch.setattr(screening._Pool, "submit", counted)
     screen(consensus, library, tmp_path / "whole.csv", chunk_size=400, view_scores=True, properties=True,
-           executor=screening.LocalExecutor(consensus, 2, min_part=1000))
+           executor=screening.LocalExecutor(consensus, 3, min_part=1000))
     assert sizes == [50, 100, 150]  # chunks of 50, 100 and 150 rows, each whole (parts of 1,000 rows or more)
     sizes.clear()
-    executor = screening.LocalExecutor(consensus, 2, min_part=20)
+    executor = screening.LocalExecutor(consensus, 3, min_part=20)
     summary = screen(consensus, library, tmp_path / "parts.csv", chunk_size=400, view_scores=True, properties=True,
                      executor=executor)
     assert 0 < executor.waited < summary.seconds  # the scorer waits for the first chunk at least
-    # the first chunk (50 rows) goes to two idle workers in two parts; the later ones in as many
-    # parts as workers were idle then: never more than two parts in flight
-    assert sizes[:2] == [25, 25] and sum(sizes) == 300 and len(sizes) <= 6
+    assert sizes == [25, 25, 50, 50, 75, 75]  # two parts each: a part per worker but one
     assert (tmp_path / "parts.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    sizes.clear()
+    screen(consensus, library, tmp_path / "two.csv", chunk_size=400, executor=screening.LocalExecutor(consensus, 2,
+                                                                                                        min_part=20))
+    assert sizes == [50, 100, 150]  # two workers: whole chunks
 
 
 def test_multi_level_merge(library, model, tmp_path, monkeypatch):
