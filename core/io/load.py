@@ -84,7 +84,8 @@ def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column:
         label_column: a table's label column, or an SDF data field.
 
     Returns:
-        (the rows, as they are read; the hint to add when no row holds a molecule, "" if none).
+        (the rows, as they are read; the hint to add when no row holds a molecule, "" if none,
+        naming the parameter as ``{smiles_column}``: see :func:`core.io.molecules.nothing_read`).
 
     Raises:
         DataError: the path does not exist, is not a molecule list, or a table's header lacks
@@ -97,8 +98,7 @@ def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column:
     if suffix in SMILES_SUFFIXES:
         return smiles_rows(path), ""
     if suffix in MOLECULE_TABLE_SUFFIXES:
-        rows, hint = table_rows(path, smiles_column, id_column, label_column)
-        return rows, hint.replace("{smiles_column}", "smiles_column")  # as str(DataError) words it
+        return table_rows(path, smiles_column, id_column, label_column)
     if suffix in SDF_SUFFIXES:
         return sdf_rows(path, id_column, label_column), ""
     raise DataError("streamed scoring reads SMILES lists (.smi), tables (.csv, .tsv, .tab, .txt) and SDF "

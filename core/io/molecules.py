@@ -57,12 +57,30 @@ class _Collector:
             raise DataError(f"file is empty (no data {unit}s)", path)
         if not self.graphs:
             first = self.rejects[0]
-            which = f"its only {unit} was" if len(self.rejects) == 1 else \
-                f"all {len(self.rejects)} {unit}s were"
-            raise DataError(f"no molecule could be read: {which} rejected (first: {first.reason}){hint}",
-                            path, first.line, params=("smiles_column",) if hint else ())
+            raise nothing_read(path, len(self.rejects), first.reason, first.line, hint, unit)
         return GraphSet(self.graphs, self.meta, self.rejects, source=str(path), format=fmt,
                         kind="molecule", standardised=self.standardise)
+
+
+def nothing_read(path, rejected: int, first_reason: str, first_line: int | None, hint: str = "",
+                 unit: str = "row") -> DataError:
+    """The error for a file whose every row was rejected: loading and screening raise this one.
+
+    Args:
+        path: the file.
+        rejected: how many rows (records) were rejected.
+        first_reason: the first rejected row's reason.
+        first_line: its line (None: unknown).
+        hint: :func:`table_rows`'s hint, naming the parameter as ``{smiles_column}`` ("" for none),
+            which each front end words as its own (``--smiles-column`` on the command line).
+        unit: what a row is called ("row", "record").
+
+    Returns:
+        The :class:`DataError`, naming ``smiles_column`` when there is a hint.
+    """
+    which = f"its only {unit} was" if rejected == 1 else f"all {rejected} {unit}s were"
+    return DataError(f"no molecule could be read: {which} rejected (first: {first_reason}){hint}",
+                     path, first_line, params=("smiles_column",) if hint else ())
 
 
 class SourceRow(NamedTuple):

@@ -34,7 +34,7 @@ from core.errors import DataError, GLocalKDError, ParameterError, SlowPrecisionW
 from core.data.chem import element_symbols
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.io.load import molecule_rows
-from core.io.molecules import SourceRow, read_row
+from core.io.molecules import SourceRow, nothing_read, read_row
 from core.data.pvalues import bh_q_table
 from core.io.report import (ALERTS_COLUMN, COLUMNS, DigestingStream, P_VALUE, Q_VALUE, STANDARDISED, STATUS,
                              VIEW_PREFIX, end_row, extra_columns, format_p, format_term, format_view_score,
@@ -1454,9 +1454,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             if rows == 0:
                 raise DataError("file is empty (no data rows)", where)
             if scored_rows == 0:
-                which = "its only row was" if rows == 1 else f"all {rows} rows were"
-                raise DataError(f"no molecule could be read: {which} rejected (first: {first_rejects[0][1]}){hint}",
-                                where, first_rejects[0][0])
+                raise nothing_read(where, rows, first_rejects[0][1], first_rejects[0][0], hint)
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
                 batches = -(-min(keep or 0, scored_rows) // DEFERRED_BATCH)  # of deferred cells: a worker each at most

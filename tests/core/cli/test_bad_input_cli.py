@@ -30,7 +30,7 @@ def _bad_files(tmp_path):
         "binary.csv": bytes(range(256)) * 4, "nocol.csv": b"id,name\n1,x\n",
         "allbad.smi": b"C1CC a\nXyz b\n", "broken.sdf": b"x\nnot a molblock\nM  END\n$$$$\n",
         "damaged.smi.gz": gzip.compress(b"".join(b"C" * (i % 9 + 1) + b" m%d\n" % i for i in range(3000)))[:900],
-        "utf16junk.csv": b"\xff\xfe" + bytes(40),
+        "utf16junk.csv": b"\xff\xfe" + bytes(40), "wrongcolumn.csv": b"smiles,name\nxx(,CCO\nyy),CCN\n",
     }
     paths = {}
     for name, data in files.items():
@@ -44,13 +44,20 @@ def _bad_files(tmp_path):
 
 
 def test_bad_data_for_every_command(tmp_path, capsys, model_file):
+    """info, train, score and screen read a file through one reader: each bad file gets the same
+    one-line error from each, naming the file; a table whose SMILES column holds none names the
+    option that picks another (--smiles-column)."""
     for name, path in _bad_files(tmp_path).items():
         shown = "T_A.txt:2" if name == "tu" else name
-        _one_line_error(capsys, main(["info", str(path)]), shown)
-        _one_line_error(capsys, main(["train", str(path), "-o", str(tmp_path / "m.pt"), *TRAIN]), shown)
+        option = ("--smiles-column",) if name == "wrongcolumn.csv" else ()
+        _one_line_error(capsys, main(["info", str(path)]), shown, *option)
+        _one_line_error(capsys, main(["train", str(path), "-o", str(tmp_path / "m.pt"), *TRAIN]), shown, *option)
         _one_line_error(capsys, main(["score", str(model_file), str(path), "-o", str(tmp_path / "r.csv")]),
-                        shown)
-    assert not (tmp_path / "m.pt").exists() and not (tmp_path / "r.csv").exists()
+                        shown, *option)
+        if name != "tu":  # screening streams molecule files, not graph collections
+            _one_line_error(capsys, main(["screen", str(model_file), str(path), "-o", str(tmp_path / "s.csv"),
+                                          "--workers", "1"]), shown, *option)
+    assert not [p for p in tmp_path.iterdir() if p.name in ("m.pt", "r.csv", "s.csv")]
 
 
 def test_bad_model_files(tmp_path, capsys, model_file):
