@@ -12,7 +12,7 @@ import numpy as np
 
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
-from core.errors import DataError, GLocalKDError
+from core.errors import DataError, GLocalKDError, ParameterError
 
 
 @dataclass
@@ -30,6 +30,20 @@ class EpochInfo:
     epochs: int
     loss: float
     seconds: float
+
+
+COUNT = "a whole number of at least 1"  # the rule of epochs, widths, layers, batch sizes (Detector.check_settings)
+
+
+def is_count(value, low: int = 1) -> bool:
+    """Whether ``value`` is a whole number (not a bool) of at least ``low``: a setting that counts."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low
+
+
+def is_number(value, low: float = 0.0, above: bool = False) -> bool:
+    """Whether ``value`` is a finite number (not a bool) of at least ``low`` (above it with ``above``)."""
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and \
+        bool(np.isfinite(value)) and (value > low if above else value >= low)
 
 
 class CallbackError(Exception):
@@ -159,11 +173,28 @@ class Detector(abc.ABC):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
 
     def validate_params(self) -> None:  # noqa: B027 (a hook: a detector without rules to check has none)
-        """Check the settings before training; the base has no rules, subclasses add theirs.
+        """Check the settings before training; the base has no rules, subclasses add theirs
+        (with :meth:`check_settings`).
 
         Raises:
-            GLocalKDError: naming any invalid setting.
+            ParameterError: naming any invalid setting.
         """
+
+    def check_settings(self, rules: dict[str, tuple[bool, str]]) -> None:
+        """Refuse the settings whose rule fails, all of them in one message.
+
+        Args:
+            rules: setting -> (whether its value keeps the rule, the rule in words: "a whole
+                number of at least 1").
+
+        Raises:
+            ParameterError: "invalid setting: {name} must be <rule>, not <value>" for each failing
+                setting, naming them (each front end words them as its own: ``--hidden``).
+        """
+        bad = [name for name, (ok, _) in rules.items() if not ok]
+        if bad:
+            raise ParameterError("invalid setting: " + "; ".join(
+                f"{{{name}}} must be {rules[name][1]}, not {getattr(self, name)!r}" for name in bad), *bad)
 
     # ------------------------------------------------------------------ training
     def fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None = None,

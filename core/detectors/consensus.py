@@ -47,7 +47,7 @@ from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_s
 from core.detectors.graph_kernels import csr_from_state, labelled_graphs
 from core.detectors.known_classifier import CLASSIFIER_VIEW, KnownClassifier
 from core.detectors.wl_features import shared_transforms
-from core.errors import DataError, GLocalKDError
+from core.errors import DataError, GLocalKDError, ParameterError
 
 RULES = ("fisher", "cauchy", "minp")
 WEIGHABLE_RULES = ("fisher", "cauchy")  # the rules that sum the components' evidence
@@ -281,18 +281,20 @@ class Consensus(Detector):
         """Check the views, the rule and the calibration share.
 
         Raises:
-            GLocalKDError: no components, an unknown or repeated view name, an unknown rule, or a
-                calibration share not strictly between 0 and 1.
+            ParameterError: no components, an unknown or repeated view name, an unknown rule, or a
+                calibration share not strictly between 0 and 1 (naming the parameter).
         """
         views = self.views
         unknown = [c for c in views if c not in SINGLE_DETECTORS]
         if not self.components or unknown or len(set(views)) != len(views):
-            raise GLocalKDError(f"components and reserve views must be distinct detector names, not "
-                                f"{list(self.components)} and {list(self.reserve_views)}")
+            raise ParameterError(f"{{components}} and {{reserve_views}} must be distinct detector names, not "
+                                 f"{list(self.components)} and {list(self.reserve_views)}", "components",
+                                 "reserve_views")
         if self.rule not in RULES:
-            raise GLocalKDError(f"rule must be one of {', '.join(RULES)}, not {self.rule!r}")
+            raise ParameterError(f"{{rule}} must be one of {', '.join(RULES)}, not {self.rule!r}", "rule")
         if not 0.0 < float(self.calibration) < 1.0:
-            raise GLocalKDError(f"calibration must be a share between 0 and 1, not {self.calibration}")
+            raise ParameterError(f"{{calibration}} must be a share between 0 and 1 (both excluded), not "
+                                 f"{self.calibration}", "calibration")
 
     def _make(self, name: str) -> Detector:
         params = dict((self.component_params or {}).get(name, {}))

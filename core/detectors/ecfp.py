@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from core.data.graphset import GraphSet, element_symbols
-from core.detectors.base import GraphLevelDetector
+from core.detectors.base import GraphLevelDetector, is_count
 from core.errors import DataError, NotApplicableError
 
 BOND_ORDERS = {"1": "SINGLE", "-": "SINGLE", "2": "DOUBLE", "=": "DOUBLE", "3": "TRIPLE", "#": "TRIPLE",
@@ -134,13 +134,10 @@ class ECFPNearestNeighbour(GraphLevelDetector):
         """Check that ``radius`` is 0 or more and ``n_bits`` a positive multiple of 8.
 
         Raises:
-            GLocalKDError: naming both when either is invalid.
+            ParameterError: naming each that breaks its rule (:meth:`check_settings`).
         """
-        from core.errors import GLocalKDError
-
-        if self.radius < 0 or self.n_bits < 8 or self.n_bits % 8:
-            raise GLocalKDError(f"ECFP needs a radius of 0 or more and a positive multiple of 8 bits, not "
-                                f"{self.radius} and {self.n_bits}")
+        self.check_settings({"radius": (is_count(self.radius, 0), "a whole number of at least 0"),
+                             "n_bits": (is_count(self.n_bits, 8) and self.n_bits % 8 == 0, "a positive multiple of 8")})
 
     def _fingerprints(self, graphs: GraphSet) -> np.ndarray:
         """(graphs, n_bits) uint8 bits."""

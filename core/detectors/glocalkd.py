@@ -19,7 +19,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from core.detectors.base import NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back, describe_error
+from core.detectors.base import (COUNT, NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back,
+                                 describe_error, is_count, is_number)
 from core.detectors.training import train_epochs
 from core.errors import GLocalKDError, ModelFileError
 from core.data.features import MODES, FeatureSchema
@@ -144,23 +145,16 @@ class GLocalKD(Detector):
         ``features`` must be one of the recipes and ``node_max`` and ``size_term`` booleans.
 
         Raises:
-            GLocalKDError: naming every invalid setting and its value.
+            ParameterError: naming every invalid setting and its value (:meth:`check_settings`).
         """
-        def whole(v):
-            return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
-
-        def real(v, low):
-            return isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and \
-                bool(np.isfinite(v)) and v >= low
-
-        checks = {"epochs": whole(self.epochs), "lr": real(self.lr, 0) and self.lr > 0,
-                  "batch_size": whole(self.batch_size), "hidden_dim": whole(self.hidden_dim),
-                  "out_dim": whole(self.out_dim), "num_layers": whole(self.num_layers),
-                  "lam": real(self.lam, 0), "features": self.features in MODES,
-                  "node_max": isinstance(self.node_max, bool), "size_term": isinstance(self.size_term, bool)}
-        bad = [k for k, ok in checks.items() if not ok]
-        if bad:
-            raise GLocalKDError("invalid setting: " + ", ".join(f"{k}={getattr(self, k)!r}" for k in bad))
+        self.check_settings({
+            "epochs": (is_count(self.epochs), COUNT), "lr": (is_number(self.lr, above=True), "a positive number"),
+            "batch_size": (is_count(self.batch_size), COUNT), "hidden_dim": (is_count(self.hidden_dim), COUNT),
+            "out_dim": (is_count(self.out_dim), COUNT), "num_layers": (is_count(self.num_layers), COUNT),
+            "lam": (is_number(self.lam), "a number of at least 0"),
+            "features": (self.features in MODES, "one of " + ", ".join(MODES)),
+            "node_max": (isinstance(self.node_max, bool), "True or False"),
+            "size_term": (isinstance(self.size_term, bool), "True or False")})
 
     def _grouping_pays_off(self, packed: PackedGraphs, device: torch.device, sample_runs: int = 4) -> bool:
         """Whether grouping nodes that look alike (:class:`GroupedPropagation`) pays off on these

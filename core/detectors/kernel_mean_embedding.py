@@ -26,9 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from core.data.graphset import GraphSet
+from core.detectors.base import COUNT, is_count
 from core.detectors.embedding_view import EmbeddingView
 from core.detectors.node_signals import NodeBatch, column_scale, node_batch
-from core.errors import GLocalKDError
 
 BANDWIDTH_PAIRS = 1000  # pairs of training nodes whose median distance sets the kernel's bandwidth
 
@@ -84,11 +84,10 @@ class KernelMeanEmbedding(EmbeddingView):
         """Check that ``hops`` is 0 or more and ``n_features`` at least 1.
 
         Raises:
-            GLocalKDError: naming both when either is invalid.
+            ParameterError: naming each that breaks its rule (:meth:`check_settings`).
         """
-        if self.hops < 0 or self.n_features < 1:
-            raise GLocalKDError(f"hops must be 0 or more and n_features at least 1, not {self.hops} and "
-                                f"{self.n_features}")
+        self.check_settings({"hops": (is_count(self.hops, 0), "a whole number of at least 0"),
+                             "n_features": (is_count(self.n_features), COUNT)})
 
     def _fit_embedding(self, graphs: GraphSet) -> None:
         nodes = propagated(node_batch(graphs, self.schema_), self.hops)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from core.detectors.base import NUMERICAL_ERRORS, Detector, EpochInfo, describe_error
+from core.detectors.base import COUNT, NUMERICAL_ERRORS, Detector, EpochInfo, describe_error, is_count, is_number
 from core.detectors.training import train_epochs
 from core.errors import GLocalKDError
 from core.data.features import MODES, FeatureSchema
@@ -73,11 +73,12 @@ class OCGCN(Detector):
         """Check the settings: a known feature recipe, ``epochs`` and ``batch_size`` of at least 1, ``lr`` above 0.
 
         Raises:
-            GLocalKDError: naming all the settings when any is invalid.
+            ParameterError: naming every invalid setting (:meth:`check_settings`).
         """
-        if self.features not in MODES or not (isinstance(self.epochs, int) and self.epochs >= 1) \
-                or not self.lr > 0 or not (isinstance(self.batch_size, int) and self.batch_size >= 1):
-            raise GLocalKDError(f"invalid OCGCN setting in {self.get_params()}")
+        self.check_settings({"features": (self.features in MODES, "one of " + ", ".join(MODES)),
+                             "epochs": (is_count(self.epochs), COUNT),
+                             "lr": (is_number(self.lr, above=True), "a positive number"),
+                             "batch_size": (is_count(self.batch_size), COUNT)})
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
              should_stop: Callable[[], bool] | None) -> None:

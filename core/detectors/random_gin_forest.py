@@ -28,10 +28,9 @@ import numpy as np
 
 from core.data.features import FeatureSchema
 from core.data.graphset import GraphSet
-from core.detectors.base import GraphLevelDetector
+from core.detectors.base import COUNT, GraphLevelDetector, is_count
 from core.detectors.embedding_view import CHUNK_NODES
 from core.detectors.node_signals import NodeBatch, column_scale, node_batch
-from core.errors import GLocalKDError
 
 
 def random_gin(in_dim: int, hidden_dim: int, num_layers: int, seed: int) -> list[tuple]:
@@ -120,10 +119,10 @@ class RandomGINForest(GraphLevelDetector):
         """Check that the encoders, layers, width, trees and subsample are all at least 1.
 
         Raises:
-            GLocalKDError: any of them is below 1.
+            ParameterError: naming each that is not a whole number of at least 1 (:meth:`check_settings`).
         """
-        if min(self.n_encoders, self.depth, self.width, self.n_estimators, self.max_samples) < 1:
-            raise GLocalKDError("encoders, layers, width, trees and subsample must all be at least 1")
+        self.check_settings({name: (is_count(getattr(self, name)), COUNT)
+                             for name in ("n_encoders", "depth", "width", "n_estimators", "max_samples")})
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
              should_stop: Callable[[], bool] | None = None) -> None:

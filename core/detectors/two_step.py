@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from core.detectors.base import GraphLevelDetector
+from core.detectors.base import GraphLevelDetector, is_count
 from core.errors import GLocalKDError
 from core.detectors.graph_kernels import GraphKernel, LabelledMoleculeView, labelled_graphs
 from core.data.graphset import GraphSet
@@ -82,12 +82,11 @@ class TwoStepDetector(LabelledMoleculeView, GraphLevelDetector):
         """Check that ``scorer`` is ``iforest`` or ``lesinn`` and ``pool_size`` None or positive.
 
         Raises:
-            GLocalKDError: another scorer, or a pool of no graphs.
+            ParameterError: another scorer, or a pool of no graphs (:meth:`check_settings`).
         """
-        if self.scorer not in SCORERS:
-            raise GLocalKDError(f"scorer must be one of {', '.join(SCORERS)}, not {self.scorer!r}")
-        if self.pool_size is not None and int(self.pool_size) < 1:
-            raise GLocalKDError(f"pool_size must be a positive number of graphs or None, not {self.pool_size}")
+        self.check_settings({"scorer": (self.scorer in SCORERS, "one of " + ", ".join(SCORERS)),
+                             "pool_size": (self.pool_size is None or is_count(self.pool_size),
+                                           "a whole number of graphs of at least 1, or None")})
 
     def pool(self, n: int) -> np.ndarray | None:
         """Choose the fit graphs the kernel and the scorer are fitted on.

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from core.errors import DataError, GLocalKDError, one_line
+from core.errors import DataError, GLocalKDError, ParameterError, one_line
 from core.runtime.scratch import make_scratch, remove_scratch
 from core.screening import pipeline
 from core.screening.pipeline import ChunkJob, ChunkResult, ChunkSettings, ScreenSummary, featurize_chunk
@@ -301,7 +301,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
     from core.runtime.signals import stop_signals_interrupt
 
     if in_flight is not None and in_flight < 1:
-        raise GLocalKDError(f"tasks in flight must be at least 1 (got {in_flight})")
+        raise ParameterError(f"{{in_flight}} (tasks in flight) must be at least 1, not {in_flight}", "in_flight")
     model_path = Path(model_path)
     files = library_files(libraries)
     model = load_detector(model_path, device="cpu")  # fails here, before any task, on a bad file

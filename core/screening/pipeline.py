@@ -1376,9 +1376,10 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                       "CPU), so bfloat16 products run far slower than float32 here (about 50x for a "
                       "512-wide product on an AVX2 CPU); float32 is the faster choice", SlowPrecisionWarning,
                       stacklevel=2)
-    if chunk_size < 1 or batch_graphs < 1 or (workers is not None and workers < 1) or (top is not None and top < 1):
-        raise GLocalKDError(f"chunk size, batch size, workers and --top must be at least 1 (got {chunk_size}, "
-                            f"{batch_graphs}, {workers}, {top})")
+    for name, value in (("chunk_size", chunk_size), ("batch_graphs", batch_graphs), ("workers", workers),
+                        ("top", top)):
+        if value is not None and value < 1:
+            raise ParameterError(f"{{{name}}} must be at least 1, not {value}", name)
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if not paths:
         raise GLocalKDError("no library file given")

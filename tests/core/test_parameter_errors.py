@@ -47,3 +47,35 @@ def test_the_app_words_errors_without_regular_expressions():
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "re" not in imported
+
+
+def test_every_detector_refuses_a_setting_by_naming_it():
+    """A detector's validate_params raises no error that does not name its parameter: each goes
+    through Detector.check_settings (or a ParameterError), so the command line says --epochs and
+    the app its field, whichever detector the user picked."""
+    plain = []
+    for path in sorted((ROOT / "core" / "detectors").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "validate_params":
+                for raised in ast.walk(node):
+                    if isinstance(raised, ast.Raise) and raised.exc is not None and not (
+                            isinstance(raised.exc, ast.Call) and getattr(raised.exc.func, "id", "") == "ParameterError"):
+                        plain.append(f"{path.name}:{raised.lineno}")
+    assert plain == []
+
+
+@pytest.mark.parametrize("name, setting", [("glocalkd", {"epochs": 0}), ("ocgcn", {"lr": -1.0}),
+                                           ("gin-iforest", {"n_encoders": 0}), ("kme-lesinn", {"hops": -1}),
+                                           ("ecfp-nn", {"n_bits": 12}), ("wl-lesinn", {"pool_size": 0})])
+def test_a_bad_detector_setting_is_worded_as_its_option(name, setting):
+    from core import make_detector
+    from core.cli.options import error_text
+
+    detector = make_detector(name)
+    detector.set_params(**setting)
+    with pytest.raises(ParameterError) as failure:
+        detector.validate_params()
+    key = next(iter(setting))
+    assert failure.value.params == (key,)
+    assert error_text(failure.value).startswith(f"invalid setting: --{key.replace('_', '-')} must be ")

@@ -87,7 +87,7 @@ def test_bad_settings_and_outputs(tmp_path, capsys, model_file):
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), "--normal-label", "0",
                                   *TRAIN]), "no graphs have label '0'")
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--epochs", "0"]),
-                    "invalid setting: epochs=0")
+                    "invalid setting: --epochs must be a whole number of at least 1, not 0")
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--device", "tpu"]),
                     "unknown device 'tpu'")
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN,

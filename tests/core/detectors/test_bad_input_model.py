@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from core import DataError, GLocalKD, GLocalKDError, ModelFileError, SchemaMismatchError, load
+from core import DataError, GLocalKD, GLocalKDError, ModelFileError, ParameterError, SchemaMismatchError, load
 from core.data.graphset import GraphMeta, GraphSet
 from core.detectors.glocalkd import MODEL_VERSION
 from core.runtime.model_files import DIGEST_KEY, write_model_file
@@ -142,8 +142,9 @@ def test_should_stop_in_the_first_and_in_the_last_epoch(toy):
                                      dict(features="colour")])
 def test_invalid_settings(toy, setting):
     key = next(iter(setting))
-    with pytest.raises(GLocalKDError, match=f"invalid setting: {key}="):
+    with pytest.raises(ParameterError, match=f"invalid setting: {key} must be ") as failure:
         GLocalKD(**{**SMALL, **setting}).fit(toy)
+    assert failure.value.params == (key,)
 
 
 def test_unknown_device(toy):

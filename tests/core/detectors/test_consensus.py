@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import GLocalKDError, load, make_detector, roc_auc
+from core import GLocalKDError, ParameterError, load, make_detector, roc_auc
 from core.detectors.conformal import calibration_split
-from core.detectors.consensus import combine_p_values, leave_one_out_p_values, separation_auc, view_weights
+from core.detectors.consensus import Consensus, combine_p_values, leave_one_out_p_values, separation_auc, view_weights
 from tests.conftest import DEMO_DATA
 
 SMALL = {"glocalkd": {"epochs": 3, "hidden_dim": 16, "out_dim": 8}, "wl-lesinn": {"ensemble_size": 16}}
@@ -297,3 +297,12 @@ def test_only_the_measured_wl_views_get_the_pool():
     model = make_detector("consensus", components=("wl-lesinn", "wl-iforest", "size"), reserve_views=("wl-count-lesinn",))
     assert model._make("wl-lesinn").pool_size == model._make("wl-count-lesinn").pool_size == VIEW_POOL_SIZE
     assert model._make("wl-iforest").pool_size is None
+
+
+@pytest.mark.parametrize("setting, param", [(dict(rule="median"), "rule"), (dict(calibration=0.0), "calibration"),
+                                            (dict(components=("glocalkd", "glocalkd")), "components")])
+def test_a_bad_setting_names_its_parameter(setting, param):
+    """Each front end words the parameter as its own (core.errors.ParameterError)."""
+    with pytest.raises(ParameterError) as failure:
+        Consensus(**setting).validate_params()
+    assert failure.value.param == param and "{" not in str(failure.value)

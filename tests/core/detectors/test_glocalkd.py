@@ -115,7 +115,7 @@ def test_schema_mismatch_and_unfitted(toy, smiles_file):
         model.score(load(smiles_file))
     with pytest.raises(GLocalKDError, match="not trained"):
         GLocalKD().score(toy)
-    with pytest.raises(GLocalKDError, match="invalid setting: lr"):
+    with pytest.raises(GLocalKDError, match="invalid setting: lr must be a positive number, not -1"):
         GLocalKD(lr=-1).fit(toy)
 
 
