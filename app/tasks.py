@@ -342,6 +342,7 @@ class ScreenProgress:
     scored: int
     total: int | None
     seconds: float
+    unit: str = "molecules"  # "graphs" for a file scored whole (a TU collection): no rows are read
 
     @property
     def rate(self) -> float:
@@ -356,6 +357,8 @@ class ScreenProgress:
     def text(self) -> str:
         from .state import duration
 
+        if self.unit != "molecules":
+            return f"Scored {self.scored:,} {self.unit} · {self.rate:,.0f} {self.unit}/s"
         of = f" of ~{self.total:,}" if self.total else ""
         eta = f" · ETA {duration(self.eta)}" if self.eta is not None else ""
         return f"Scored {self.scored:,} molecules ({self.rows:,}{of} rows read) · {self.rate:,.0f} rows/s{eta}"
@@ -388,45 +391,29 @@ def app_workers() -> int:
 def screen_file(model, path: str, report_path: str, job, workers: int | None = None):
     """Score a file with ``model`` into a ranked report and read the report back.
 
-    Molecule files go through core's streaming pipeline (:func:`core.screen`: chunks, worker
-    processes, bounded memory, the chemist's properties computed by the workers: about 12 % of
-    the time) with ``job.report(ScreenProgress)`` after each chunk and Stop
-    between chunks; other files (TU collections, or a model not trained on molecules) are loaded
-    and scored whole. A consensus with Fisher's rule writes each view's raw score too (the
-    ``view:`` columns), from which the tab's review re-ranks without scoring again (:func:`rerank`).
+    The command line's ``glocalkd score`` entry (:func:`core.score_file`): molecule files stream
+    through core's pipeline (chunks, worker processes, bounded memory, the chemist's properties
+    computed by the workers: about 12 % of the time) with ``job.report(ScreenProgress)`` after
+    each chunk and Stop between chunks; other files (TU collections, or a model not trained on
+    molecules) are loaded and scored whole. The model's standardising and p-values hold either
+    way. A consensus with Fisher's rule writes each view's raw score too (the ``view:`` columns),
+    from which the tab's review re-ranks without scoring again (:func:`rerank`).
     Returns (RankedReport, ScreenSummary or None)."""
-    from core import is_table, load, molecule_schema, read_report as read, screen, write_report
+    from core import read_report as read, score_file, streams
 
-    from .review_book import model_fingerprint, model_unavailable
+    from .review_book import model_unavailable
 
-    reviewable = not model_unavailable(model)
     start = time.perf_counter()
-    molecular = getattr(molecule_schema(model), "mode", "") == "atom"  # a consensus: its GLocalKD's
-    streamable = molecular and Path(path).is_file() and (is_table(path) or Path(path).suffix.lower()
-                                                         in (".smi", ".smiles", ".txt", ".gz"))
-    summary = None
-    if streamable:
-        total = count_rows(path)
+    streamed = streams(model, path)
+    total = count_rows(path) if streamed and Path(path).is_file() else None
 
-        def progress(rows: int, scored: int) -> None:
-            job.report(ScreenProgress(rows, scored, total, time.perf_counter() - start))
+    def progress(rows: int, scored: int) -> None:
+        job.report(ScreenProgress(rows, scored, total, time.perf_counter() - start,
+                                  "molecules" if streamed else "graphs"))
 
-        workers = workers or app_workers()
-        summary = screen(model, path, report_path, workers=workers, on_progress=progress, should_stop=job.stopped,
-                         properties=True, view_scores=reviewable)
-    else:
-        from core import SchemaMismatchError
-
-        graphs = load(path)
-        job.report(ScreenProgress(len(graphs), 0, len(graphs), time.perf_counter() - start))
-        try:
-            scores = model.score(graphs)
-        except SchemaMismatchError as exc:  # say which file, and what to do
-            raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file "
-                                      "of the kind the model was trained on, or train on this one.") from exc
-        write_report(report_path, graphs, scores, properties=graph_properties(graphs) is not None,
-                     view_scores=model.view_scores(graphs, scores) if reviewable else None,
-                     model=model_fingerprint(model) if reviewable else None)
+    scored = score_file(model, path, report_path, properties=True, view_scores=not model_unavailable(model),
+                        on_progress=progress, should_stop=job.stopped, workers=workers or app_workers())
+    summary = scored.summary
     report = read(report_path)
     add_report_properties(report)
     return report, summary

@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, load_graphs,
-                              non_negative, report_flagged)
+from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr,
+                              non_negative, report_flagged, summary)
 
 
 def add_parser(sub) -> None:
@@ -30,8 +30,9 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     """Score a data file with a saved model, write the ranked report and say what ``--fdr`` flags.
 
-    A molecule file (SMILES list, table, SDF) goes through the streaming pipeline, as
-    ``screen`` (one scoring path for molecule files); TU collections are scored in memory.
+    One entry with the app's *Score another file* (:func:`core.screening.score_file.score_file`):
+    a molecule file streams through the screening pipeline, as ``screen``; a TU collection is
+    scored in memory.
 
     Args:
         args: the parsed command line.
@@ -42,37 +43,25 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         GLocalKDError: --fdr is not a rate, or the model or data cannot be read.
     """
+    from core.cli.progress import Progress
+    from core.cli.screen import report_screen
     from core.detectors.model_file import load_detector
-    from core.io.load import is_molecule_list
-
-    from core.screening.pipeline import molecule_schema
+    from core.screening.score_file import score_file, streams
 
     check_fdr(args)
     model = load_detector(args.model, device=args.device)
     apply_model_standardising(args, model)
-    if args.view_scores:
-        from core.screening.pipeline import report_views
-
-        report_views(model)  # refused before any work
-    schema = molecule_schema(model)
-    if is_molecule_list(args.data) and (schema is None or schema.mode == "atom"):
-        from core.cli.screen import screen_file
-
-        return screen_file(model, args)
-    from tqdm import tqdm
-
-    from core.io.report import write_report
-
-    graphs = load_graphs(args)
-    with tqdm(total=len(graphs), unit="graph", file=sys.stderr, disable=None) as bar:
-        scores = model.score(graphs, on_progress=lambda done, total: bar.update(done - bar.n))
-    p_values = model.p_values(scores.score) if model.is_calibrated else None
-    rows = write_report(args.output, graphs, scores, top_k=args.top_nodes, p_values=p_values,
-                        properties=args.properties, alerts=args.alerts,
-                        view_scores=model.view_scores(graphs, scores) if args.view_scores else None,
-                        model=model.fingerprint())
-    print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {rows} rows written to "
-          f"{args.output}", file=sys.stderr)
+    with Progress(unit="mol" if streams(model, args.data) else "graph") as bar:
+        scored = score_file(model, args.data, args.output, smiles_column=args.smiles_column,
+                            id_column=args.id_column, label_column=args.label_column, top_k=args.top_nodes,
+                            properties=args.properties, alerts=args.alerts, view_scores=args.view_scores,
+                            on_progress=bar.update)
+    if scored.summary is not None:
+        return report_screen(args, scored.summary)
+    graphs, p_values = scored.graphs, scored.p_values
+    print(summary(graphs), file=sys.stderr)
+    print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {len(graphs) + len(graphs.rejects)} rows "
+          f"written to {args.output}", file=sys.stderr)
     if args.fdr is not None and p_values is not None:
         from core.data.pvalues import benjamini_hochberg
 

@@ -109,6 +109,20 @@ def _screen_and_report(args: argparse.Namespace, run_screen) -> int:
 
     with Progress(unit="mol") as bar:
         summary = run_screen(bar.update)
+    return report_screen(args, summary)
+
+
+def report_screen(args: argparse.Namespace, summary) -> int:
+    """Say on stderr what a streamed run did (``score`` and ``screen`` alike): its rejects, counts,
+    rate and what ``--fdr`` flags.
+
+    Args:
+        args: the parsed command line (``fdr``, and ``top`` for ``screen``).
+        summary: the run's :class:`core.screening.pipeline.ScreenSummary`.
+
+    Returns:
+        The exit status: 130 when a stop signal ended the run, else 0.
+    """
     if summary.rejected:
         text = f"{summary.rejected:,} rows rejected"
         for line, reason in summary.first_rejects:

@@ -36,12 +36,29 @@ COUNT = "a whole number of at least 1"  # the rule of epochs, widths, layers, ba
 
 
 def is_count(value, low: int = 1) -> bool:
-    """Whether ``value`` is a whole number (not a bool) of at least ``low``: a setting that counts."""
+    """Whether ``value`` is a whole number (not a bool) of at least ``low``: a setting that counts.
+
+    Args:
+        value: the setting's value.
+        low: the smallest value allowed.
+
+    Returns:
+        True when it keeps the rule.
+    """
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low
 
 
 def is_number(value, low: float = 0.0, above: bool = False) -> bool:
-    """Whether ``value`` is a finite number (not a bool) of at least ``low`` (above it with ``above``)."""
+    """Whether ``value`` is a finite number (not a bool) of at least ``low`` (above it with ``above``).
+
+    Args:
+        value: the setting's value.
+        low: the bound.
+        above: the value must exceed ``low`` rather than reach it.
+
+    Returns:
+        True when it keeps the rule.
+    """
     return isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and \
         bool(np.isfinite(value)) and (value > low if above else value >= low)
 
