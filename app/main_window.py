@@ -264,11 +264,12 @@ class MainWindow(QMainWindow):
         self.sessions.open_asking(path)
 
     def score_file_dialog(self) -> None:
-        self.screening.score_file_dialog(self)
+        self.screening.score_file_dialog(self, self._ask_columns)
 
-    def score_file(self, path: str) -> None:
-        """Score ``path`` with the current model; its ranked report opens in a new tab beside the results."""
-        self.screening.score_file(path)
+    def score_file(self, path: str, options: dict | None = None) -> None:
+        """Score ``path`` with the current model (a table's columns asked for, as when opening it,
+        unless ``options`` gives them); its ranked report opens in a new tab beside the results."""
+        self.screening.score_file(path, options, self._ask_columns)
 
     def weigh_dialog(self) -> None:
         self.screening.weigh_dialog(self, self._ask_columns)

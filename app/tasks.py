@@ -388,7 +388,7 @@ def app_workers() -> int:
     return min(2, usable_cpus())
 
 
-def screen_file(model, path: str, report_path: str, job, workers: int | None = None):
+def screen_file(model, path: str, report_path: str, job, workers: int | None = None, options: dict | None = None):
     """Score a file with ``model`` into a ranked report and read the report back.
 
     The command line's ``glocalkd score`` entry (:func:`core.score_file`): molecule files stream
@@ -397,7 +397,8 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     each chunk and Stop between chunks; other files (TU collections, or a model not trained on
     molecules) are loaded and scored whole. The model's standardising and p-values hold either
     way. A consensus with Fisher's rule writes each view's raw score too (the ``view:`` columns),
-    from which the tab's review re-ranks without scoring again (:func:`rerank`).
+    from which the tab's review re-ranks without scoring again (:func:`rerank`). ``options``: the
+    loader's (a table's ``smiles_column``, ``id_column``, ``label_column``).
     Returns (RankedReport, ScreenSummary or None)."""
     from core import read_report as read, score_file, streams
 
@@ -412,7 +413,8 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
                                   "molecules" if streamed else "graphs"))
 
     scored = score_file(model, path, report_path, properties=True, view_scores=not model_unavailable(model),
-                        on_progress=progress, should_stop=job.stopped, workers=workers or app_workers())
+                        on_progress=progress, should_stop=job.stopped, workers=workers or app_workers(),
+                        **(options or {}))
     summary = scored.summary
     report = read(report_path)
     add_report_properties(report)

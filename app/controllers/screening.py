@@ -66,26 +66,33 @@ class ScreeningController(Controller):
         self.said.emit(f"Scored {len(scores):,} graphs.")
         self.status.emit(f"{len(scores):,} graphs scored.", 8000)
 
-    def score_file_dialog(self, window: QWidget) -> None:
+    def score_file_dialog(self, window: QWidget, ask_columns: Callable[[str], dict | None]) -> None:
         """Ask for a file to score with the state's model and score it (:meth:`score_file`)."""
         if self.state.model is None:
             self.warning.emit("No model", "Train a model or load one first.")
             return
         path = self.files.ask_open(window, "Score another file", FILE_FILTER)
         if path:
-            self.score_file(path)
+            self.score_file(path, None, ask_columns)
 
-    def score_file(self, path: str) -> None:
+    def score_file(self, path: str, options: dict | None = None,
+                   ask_columns: Callable[[str], dict | None] | None = None) -> None:
         """Score ``path`` with the state's model into a ranked report, streamed in chunks (molecule
-        files), with a count, rate and ETA."""
+        files), with a count, rate and ETA. ``options`` are the loader's (a table's columns); when
+        None, ``ask_columns`` gives them as it does when a file is opened (None: cancelled)."""
         if self.runner.busy():
             self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before scoring a file.")
             return
+        if options is None and ask_columns is not None:
+            options = ask_columns(path)
+            if options is None:
+                return
         report_path = str(make_scratch("scored-", self.scratch) / f"{Path(path).stem}_ranked.csv")
         self.busy.emit(f"Scoring {Path(path).name} with the current model…", True)
         self._started = time.perf_counter()
         self._path = path
-        self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path),
+        self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path,
+                                                          options=options or {}),
                           self._file_scored, self._failed, self._progress)
 
     @Slot(object)

@@ -118,10 +118,11 @@ class ReportView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
-        rejected = (f" · {len(report.rejects):,} rejected rows (File ▸ Export… with all rows writes them at the "
-                    "end)" if report.rejects else "")
+        rejects = len(report.rejects)
+        rejected = (f" · {rejects:,} rejected row{'s' * (rejects != 1)} (File ▸ Export… with all rows writes "
+                    f"{'them' if rejects != 1 else 'it'} at the end)" if rejects else "")
         where = "" if note else f" · {report.source}"  # a scored file's report is a scratch file: no path
-        self._status_text = f"{note}{len(report):,} scored rows{rejected}{where}"
+        self._status_text = f"{note}{len(report):,} scored row{'s' * (len(report) != 1)}{rejected}{where}"
         self.status.setText(self._status_text)
         self._update_count()
         if len(report):

@@ -253,3 +253,28 @@ def test_scaffold_groups_count_and_best_score_and_open_their_molecules(qtbot, tr
     assert w.table_stack.currentWidget() is w.table and w.filters.smarts_edit.text() == "c1ccccc1"
     qtbot.waitUntil(lambda: not w.smarts.is_matching(), timeout=10000)
     assert 0 < w.model_table.visible_count() < 655
+
+
+def test_score_another_file_asks_a_tables_columns_as_opening_does(qtbot, trained, tmp_path, monkeypatch):
+    """A table whose SMILES column has no common name: Score another file shows the column
+    dialog (as File ▸ Open does) and scores the column picked; cancelling it scores nothing."""
+    from app.widgets import dialogs
+
+    table = tmp_path / "picked.csv"
+    table.write_text("code,structure,activity\nA,CCO,1\nB,c1ccccc1O,0\nC,xx(,1\n")
+    asked = []
+
+    def pick(parent, path, warn):
+        asked.append(path)
+        return None if len(asked) == 1 else {"smiles_column": "structure", "id_column": "code",
+                                             "label_column": "activity"}
+
+    monkeypatch.setattr(dialogs, "ask_load_options", pick)
+    w = trained
+    tabs = len(w.report_views)
+    w.score_file(str(table))  # cancelled
+    assert asked == [str(table)] and not w.runner.busy("score_file") and len(w.report_views) == tabs
+    w.score_file(str(table))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == tabs + 1, timeout=60000)
+    report = w.report_views[-1].report
+    assert sorted(report.ids) == ["A", "B"] and [r.id for r in report.rejects] == ["C"]
