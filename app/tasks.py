@@ -186,36 +186,13 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
 
     from core import load, weigh_known_anomalies
 
-    check_known_anomalies_file(path, graphs)
     standardise = bool(getattr(model, "standardises", False))  # read as the model reads its molecules
     known = load(path, **options, standardise=standardise)  # a file with no readable row, or too few, raises naming it
-    check_known_anomalies(path, known)
     weighed = copy.deepcopy(model)
-    weigh_known_anomalies(weighed, known)
+    weigh_known_anomalies(weighed, known, data=graphs)  # refuses the open data file and a file of two labels
     graphs = prepared(graphs, standardise)
     scores = weighed.score(graphs) if graphs is not None and len(graphs) else None
     return Weighed(weighed, scores, path, len(known), len(known.rejects), graphs)
-
-
-def check_known_anomalies_file(path: str, graphs) -> None:
-    """Refuse the open data file itself as known anomalies (it holds the normal graphs too)."""
-    from core import GLocalKDError
-
-    if graphs is not None and graphs.source and Path(graphs.source).exists() and Path(path).exists() \
-            and Path(path).resolve() == Path(graphs.source).resolve():
-        raise GLocalKDError(f"{path} is the open data file: known anomalies must be a file of graphs known to be "
-                            "anomalous only (e.g. reference actives), never the training data")
-
-
-def check_known_anomalies(path: str, known) -> None:
-    """Refuse a file whose graphs carry two or more labels: known anomalies are one kind of graph."""
-    from core import GLocalKDError
-
-    counts = known.label_counts()
-    if len(counts) >= 2:
-        listed = ", ".join(f"{label}: {n:,}" for label, n in counts.items())
-        raise GLocalKDError(f"{path} holds graphs of {len(counts)} labels ({listed}): known anomalies must be "
-                            "graphs known to be anomalous only. Keep only the anomalous rows in that file.")
 
 
 def score(model, graphs, normal_label: str | None, size_model, job):

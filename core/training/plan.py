@@ -29,6 +29,7 @@ Errors are :class:`core.errors.ParameterError` naming the parameter, for each fr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from core.data.graphset import GraphSet, normalize_label
@@ -96,11 +97,39 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
     return TrainingPlan(info, _params(info, spec), normal, known, calibrated, fell_back)
 
 
+def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None:
+    """Refuse known anomalies that are not one kind of anomalous graph from a file of their own.
+
+    The rule of every way known anomalies come in (``glocalkd train --known-anomalies``,
+    ``glocalkd weigh``, the app's *Known anomalies*): their graphs must not carry two or more
+    labels (a labelled file of actives and inactives would weigh the views by both), nor be read
+    from the data file itself (it holds the normal graphs).
+
+    Args:
+        known: the known anomalies, as loaded.
+        data: the graphs the model is trained on or scores (None: none to compare with).
+
+    Raises:
+        GLocalKDError: naming the file and what to do.
+    """
+    if data is not None and known.source and data.source and Path(known.source).exists() \
+            and Path(data.source).exists() and Path(known.source).resolve() == Path(data.source).resolve():
+        raise GLocalKDError(f"{known.source} is the data file itself: known anomalies must be a file of graphs "
+                            "known to be anomalous only (e.g. reference actives), never the training data")
+    counts = known.label_counts()
+    if len(counts) >= 2:
+        listed = ", ".join(f"{label}: {n:,}" for label, n in counts.items())
+        raise GLocalKDError(f"{known.source} holds graphs of {len(counts)} labels ({listed}): known anomalies must "
+                            "be graphs known to be anomalous only. Keep only the anomalous rows in that file.")
+
+
 def _known_anomalies(graphs: GraphSet, spec: TrainSpec) -> GraphSet | None:
     if spec.known_anomalies is not None and spec.known_label is not None:
         raise ParameterError("give the known anomalies as graphs ({known_anomalies}) or as a label ({known_label}), "
                              "not both", "known_anomalies", "known_label")
     if spec.known_label is None:
+        if spec.known_anomalies is not None:  # before training: the rule is known now
+            check_known_anomalies(spec.known_anomalies, graphs)
         return spec.known_anomalies
     if spec.normal_label is not None and normalize_label(spec.known_label) == normalize_label(spec.normal_label):
         raise ParameterError(f"label {spec.known_label!r} cannot be both the normal graphs' ({{normal_label}}) and "

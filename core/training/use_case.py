@@ -10,7 +10,7 @@ from core.detectors.base import EpochInfo
 from core.detectors.conformal import fit_calibrated
 from core.detectors.registry import detector_info, make_detector
 from core.errors import GLocalKDError
-from core.training.plan import TrainingPlan, plan_training
+from core.training.plan import TrainingPlan, check_known_anomalies, plan_training
 from core.training.spec import TrainSpec
 
 
@@ -72,19 +72,23 @@ def train_model(graphs: GraphSet, spec: TrainSpec, on_epoch: Callable[[EpochInfo
     return TrainedModel(model, plan)
 
 
-def weigh_known_anomalies(model, known: GraphSet) -> dict[str, float]:
+def weigh_known_anomalies(model, known: GraphSet, data: GraphSet | None = None) -> dict[str, float]:
     """Weigh a fitted model's views by ``known`` (graphs known to be anomalous, never trained on).
 
     Args:
         model: a fitted detector whose registry entry is ``weighable`` (the consensus).
         known: the known anomalies.
+        data: the graphs the model scores (the app's open data), which ``known`` must not be
+            read from (:func:`core.training.plan.check_known_anomalies`); None: none.
 
     Returns:
         Each view's ROC-AUC of the known anomalies against the held-out normal graphs.
 
     Raises:
-        GLocalKDError: the model has a single view, or ``known`` are too few.
+        GLocalKDError: ``known`` carry two or more labels or come from the data file, the model
+            has a single view, or ``known`` are too few.
     """
+    check_known_anomalies(known, data)
     if not detector_info(model.name).weighable:
         raise GLocalKDError(f"a {model.name} model has a single view: known anomalies weigh the views of a consensus")
     return model.weigh_views(known)

@@ -228,7 +228,7 @@ def test_weighing_refuses_the_training_file_and_a_file_of_two_labels(calibrated,
     from core import make_detector
 
     consensus = make_detector("consensus")  # refused before any use of the model
-    with pytest.raises(GLocalKDError, match="open data file"):
+    with pytest.raises(GLocalKDError, match="is the data file itself"):
         tasks.weigh(consensus, str(herg_path), {}, load(str(herg_path)), job=None)
     two = tmp_path / "two.csv"
     two.write_text("smiles,label\nCCO,1\nCCN,0\nCCC,1\n")

@@ -124,6 +124,14 @@ def test_weigh_gives_a_trained_consensus_the_weights_training_with_known_anomali
     capsys.readouterr()
     assert main(["weigh", str(plain), str(herg_path), "-o", str(plain)]) == 2  # would overwrite its input
     assert "is an input of this command" in capsys.readouterr().err
+    # known anomalies are one kind of graph, from a file of their own: the rule the app keeps too
+    # (core.training.plan.check_known_anomalies), here for weigh and for train --known-anomalies
+    assert main(["weigh", str(plain), str(herg_path), "-o", str(tmp_path / "both.pt")]) == 2
+    assert "holds graphs of 2 labels (0: 204, 1: 451)" in capsys.readouterr().err
+    assert main(["train", str(herg_path), "-o", str(tmp_path / "own.pt"), "--known-anomalies", str(herg_path),
+                 *TINY]) == 2
+    assert "is the data file itself" in capsys.readouterr().err
+    assert not (tmp_path / "both.pt").exists() and not (tmp_path / "own.pt").exists()
     gcn = tmp_path / "gcn.pt"
     assert main(["train", str(herg_path), "-o", str(gcn), "--detector", "glocalkd", *TINY]) == 0
     assert main(["weigh", str(gcn), str(herg_path), "-o", str(tmp_path / "x.pt")]) == 2
