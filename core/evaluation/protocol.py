@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from core.errors import DataError, GLocalKDError, NotApplicableError
+from core.errors import DataError, GLocalKDError, NotApplicableError, ParameterError
 from core.data.graphset import GraphSet, normalize_label
 from core.evaluation.paper import dataset_name
 from core.evaluation.results import EvaluationResult, FoldResult, environment, merge_results, settings_key
@@ -142,10 +142,13 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     from core.detectors.registry import detector_info, make_detector
     from core.io.load import load
 
-    _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds)
-    if known_anomalies < 0 or (known_anomalies and not detector_info(method).weighable):
-        raise GLocalKDError(f"known anomalies weigh the consensus's views: a count of 0 or more with method "
-                            f"consensus, not {known_anomalies} with {method}")
+    _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds, folds)
+    if known_anomalies < 0:
+        raise ParameterError(f"{{known_anomalies}} must be a count of 0 or more, not {known_anomalies}",
+                             "known_anomalies")
+    if known_anomalies and not detector_info(method).weighable:
+        raise ParameterError(f"{{known_anomalies}} weigh the views of the consensus; {method} has a single view "
+                             "(choose the consensus with {method})", "known_anomalies", "method")
     say = on_progress or (lambda _msg: None)
     start_wall = time.perf_counter()
     data_path = str(data) if not isinstance(data, GraphSet) else data.source
@@ -222,22 +225,27 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
 
 
 def _check_options(protocol: str, test, score: str, contamination: float, train_fraction: float, ensemble: int,
-                   seeds: Sequence[int]) -> None:
-    """One clear error for any option out of range, before anything is loaded."""
+                   seeds: Sequence[int], folds: int) -> None:
+    """One clear error for any option out of range, before anything is loaded (naming the option)."""
     if protocol not in PROTOCOLS:
-        raise GLocalKDError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        raise ParameterError(f"{{protocol}} must be one of {', '.join(PROTOCOLS)}, not {protocol!r}", "protocol")
     if protocol == "split" and test is None:
-        raise GLocalKDError("the split protocol needs a testing file (--test)")
+        raise ParameterError("the split protocol needs a testing file ({test})", "test")
     if protocol != "split" and test is not None:
-        raise GLocalKDError("a testing file is only used by the split protocol (--protocol split)")
+        raise ParameterError("a testing file ({test}) is only used by the split protocol ({protocol} split)",
+                             "test", "protocol")
+    if protocol == "cv" and folds < 2:
+        raise ParameterError(f"{{folds}} must be at least 2 for cross-validation, not {folds}", "folds")
     if score not in SCORE_TERMS:
-        raise GLocalKDError(f"score must be one of {', '.join(SCORE_TERMS)}, not {score!r}")
+        raise ParameterError(f"{{score}} must be one of {', '.join(SCORE_TERMS)}, not {score!r}", "score")
     if not 0.0 <= contamination < 1.0:
-        raise GLocalKDError(f"contamination must be in [0, 1), not {contamination}")
+        raise ParameterError(f"{{contamination}} must be in [0, 1), not {contamination}", "contamination")
     if not 0.0 < train_fraction <= 1.0:
-        raise GLocalKDError(f"train fraction must be in (0, 1], not {train_fraction}")
-    if ensemble < 1 or not seeds:
-        raise GLocalKDError("ensemble must be at least 1 and seeds not empty")
+        raise ParameterError(f"{{train_fraction}} must be in (0, 1], not {train_fraction}", "train_fraction")
+    if ensemble < 1:
+        raise ParameterError(f"{{ensemble}} must be at least 1, not {ensemble}", "ensemble")
+    if not seeds:
+        raise ParameterError("{seeds}: at least one model seed is needed", "seeds")
 
 
 def fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds: Sequence[int],
@@ -268,7 +276,7 @@ def fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds
     if protocol == "cv":
         values, sizes = np.unique(labels.astype(str), return_counts=True)
         if folds < 2 or sizes.min() < folds:
-            small = values[int(sizes.argmin())]
+            small = str(values[int(sizes.argmin())])
             raise DataError(f"{folds}-fold cross-validation needs at least {max(folds, 2)} graphs of each class; "
                             f"class {small!r} has {int(sizes.min())} (use fewer folds)", dataset)
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=cv_seed)

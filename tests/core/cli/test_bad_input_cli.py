@@ -105,3 +105,15 @@ def test_rejected_rows_are_listed_and_the_rest_scored(tmp_path, capsys, model_fi
     assert "1 rows rejected" in err and "line 2: invalid SMILES syntax" in err
     assert "3 rows: 2 scored, 1 rejected" in err
     assert report.read_text().splitlines()[-2].endswith("rejected: line 2: invalid SMILES syntax: C1CC,,")  # then the end row
+
+
+def test_evaluate_refuses_an_option_by_its_name_before_reading_the_data(tmp_path, capsys):
+    """The harness's option checks name the option (core.errors.ParameterError), before any file is read."""
+    data = tmp_path / "never_read.smi"  # not even there: every refusal comes first
+    for args, words in ((["--folds", "1"], "--folds must be at least 2 for cross-validation, not 1"),
+                        (["--ensemble", "0"], "--ensemble must be at least 1, not 0"),
+                        (["--known-anomalies", "-1"], "--known-anomalies must be a count of 0 or more, not -1"),
+                        (["--known-anomalies", "3", "--method", "size"], "size has a single view"),
+                        (["--contamination", "2"], "--contamination must be in [0, 1), not 2.0"),
+                        (["--test", str(data)], "only used by the split protocol (--protocol split)")):
+        _one_line_error(capsys, main(["evaluate", str(data), *args]), words)
