@@ -526,7 +526,8 @@ FIELD_LABELS = {"detector": "Detector", "normal_label": "Normal graphs", "known_
                 "out_dim": "Embedding width", "num_layers": "GCN layers", "lam": "λ (node term)", "seed": "Seed",
                 "features": "Node features", "device": "Device"}
 # the parameters core's errors name that are set elsewhere than in the form
-OTHER_CONTROLS = {"smiles_column": "the column dialog (File ▸ Open…)", "id_column": "the ID column choice",
+OTHER_CONTROLS = {"smiles_column": "the column dialog (open or score the file again: it asks)",
+                  "id_column": "the ID column choice",
                   "label_column": "the label column choice",
                   "known_anomalies": "Model ▸ Weigh views by known anomalies…",
                   "calibration": "the calibration share (a fifth of the normal graphs)"}

@@ -42,7 +42,7 @@ class ColumnDialog(QDialog):
     """Choose the SMILES, id and label columns of a table whose columns are not obvious."""
 
     def __init__(self, header: list[str], smiles: str | None, ident: str | None, label: str | None,
-                 source: str, parent=None):
+                 source: str, parent=None, note: str = ""):
         super().__init__(parent)
         self.setWindowTitle("Choose columns")
         self.smiles = QComboBox()
@@ -56,6 +56,10 @@ class ColumnDialog(QDialog):
         self.label.addItems([NONE] + header)
         self.label.setCurrentText(label if label in header else NONE)
         form = QFormLayout(self)
+        if note:  # why the dialog asks (e.g. the column named SMILES holds none)
+            said = QLabel(note)
+            said.setWordWrap(True)
+            form.addRow(said)
         form.addRow(QLabel(f"Which columns of {source} hold the molecules?"))
         form.addRow("SMILES column", self.smiles)
         form.addRow("ID column", self.ident)
@@ -114,7 +118,8 @@ def ask_unsaved(parent, pending: list[str], doing: str) -> str:
 
 def ask_load_options(parent, path: str, warn) -> dict | None:
     """The loader's options for ``path``: none for most files; for a table whose SMILES column is
-    not obvious, the columns the user picks.
+    not obvious (no common name, or the column so named holds no molecule in its first rows), the
+    columns the user picks.
 
     Args:
         parent: the dialog's parent window.
@@ -124,7 +129,7 @@ def ask_load_options(parent, path: str, warn) -> dict | None:
     Returns:
         The options, or None when cancelled or the table is unreadable.
     """
-    from core import GLocalKDError, is_table, table_columns
+    from core import GLocalKDError, is_table, smiles_column_reads, table_columns
 
     from ..state import app_wording
 
@@ -132,12 +137,14 @@ def ask_load_options(parent, path: str, warn) -> dict | None:
         return {}
     try:
         cols = table_columns(path)
+        if cols.smiles is not None and smiles_column_reads(path, cols.smiles):
+            return {}
     except GLocalKDError as exc:
         warn("Cannot open file", app_wording(exc))
         return None
-    if cols.smiles is not None:
-        return {}
-    dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, parent)
+    note = "" if cols.smiles is None else (f"The column {cols.smiles!r} holds no molecule in its first rows: "
+                                           "choose the column with the SMILES.")
+    dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, parent, note)
     if dialog.exec() != ColumnDialog.DialogCode.Accepted:
         return None
     return dialog.options()

@@ -50,6 +50,45 @@ def table_columns(path: str | Path) -> TableColumns:
     return TableColumns(header=header, smiles=find(SMILES_COLUMNS), id=find(ID_COLUMNS), label=find(LABEL_COLUMNS))
 
 
+def smiles_column_reads(path: str | Path, column: str, rows: int = 20) -> bool:
+    """Whether a table's column holds molecules: a cell of its first ``rows`` data rows parses as one.
+
+    A column named like a SMILES column may hold something else (InChI keys, ids); the column
+    chooser then asks instead of letting every row be rejected.
+
+    Args:
+        path: the table (optionally gzipped).
+        column: the column's name, as in the header.
+        rows: how many data rows to try.
+
+    Returns:
+        True when one of them parses (or the table has no data rows to tell by), False otherwise
+        (also when the header lacks ``column``).
+    """
+    from core.data.chem import parse_smiles
+
+    path = Path(path)
+    allow_large_csv_fields()
+    lines = data_lines(path)
+    try:
+        _, header_line = next(lines)
+    except StopIteration:
+        return True
+    delimiter = sniff_delimiter(header_line, Path(strip_compression(path.name)).suffix.lower())
+    header = next(csv.reader([header_line], delimiter=delimiter))
+    if column not in header:
+        return False
+    at, tried = header.index(column), 0
+    for _, line in lines:
+        cells = next(csv.reader([line], delimiter=delimiter), [])
+        if at < len(cells) and parse_smiles(cells[at])[0] is not None:
+            return True
+        tried += 1
+        if tried >= rows:
+            return False
+    return tried == 0
+
+
 def is_table(path: str | Path) -> bool:
     """Whether a path is an existing molecule table, by its suffix (for the column chooser).
 

@@ -278,3 +278,28 @@ def test_score_another_file_asks_a_tables_columns_as_opening_does(qtbot, trained
     qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == tabs + 1, timeout=60000)
     report = w.report_views[-1].report
     assert sorted(report.ids) == ["A", "B"] and [r.id for r in report.rejects] == ["C"]
+
+
+def test_the_column_dialog_asks_when_the_column_named_smiles_holds_none(qtbot, tmp_path, monkeypatch):
+    """A table whose 'smiles' column holds ids: opening (or scoring) it asks for the column, saying
+    why, instead of rejecting every row and pointing at a dialog that would not open."""
+    from PySide6.QtWidgets import QLabel
+
+    from app.widgets import dialogs
+
+    table = tmp_path / "ids.csv"
+    table.write_text("smiles,structure\n" + "".join(f"ZINC{k:08d}xx,CCO\n" for k in range(5)))
+    shown = []
+
+    def accept(dialog):
+        shown.append([label.text() for label in dialog.findChildren(QLabel)])
+        dialog.smiles.setCurrentText("structure")
+        return dialogs.ColumnDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(dialogs.ColumnDialog, "exec", accept)
+    options = dialogs.ask_load_options(None, str(table), lambda *a: pytest.fail(f"warned: {a}"))
+    assert options["smiles_column"] == "structure"
+    assert any("'smiles' holds no molecule in its first rows" in text for text in shown[0])
+    good = tmp_path / "good.csv"
+    good.write_text("smiles,id\nCCO,a\n")
+    assert dialogs.ask_load_options(None, str(good), lambda *a: None) == {} and len(shown) == 1

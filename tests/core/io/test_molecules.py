@@ -86,3 +86,20 @@ def test_unknown_extension(tmp_path):
     f.write_text("x")
     with pytest.raises(DataError, match="unknown file type"):
         load(f)
+
+
+def test_a_column_named_smiles_that_holds_no_molecule_is_told_apart(tmp_path, herg_path):
+    """smiles_column_reads: the column chooser asks when the column named like SMILES holds none."""
+    from core import smiles_column_reads
+
+    assert smiles_column_reads(herg_path, "Drug")
+    ids = tmp_path / "ids.csv"
+    ids.write_text("smiles,structure\n" + "".join(f"ZINC{k:08d}xx,CCO\n" for k in range(30)))
+    assert not smiles_column_reads(ids, "smiles") and smiles_column_reads(ids, "structure")
+    assert not smiles_column_reads(ids, "nowhere")
+    late = tmp_path / "late.csv"  # only the first 20 rows are tried
+    late.write_text("smiles\n" + "xx(\n" * 25 + "CCO\n")
+    assert not smiles_column_reads(late, "smiles") and smiles_column_reads(late, "smiles", rows=30)
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("smiles,id\n")
+    assert smiles_column_reads(header_only, "smiles")  # no row to tell by: loading then says it is empty
