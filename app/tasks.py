@@ -377,12 +377,12 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     from which the tab's review re-ranks without scoring again (:func:`rerank`). ``options``: the
     loader's (a table's ``smiles_column``, ``id_column``, ``label_column``).
     Returns (RankedReport, ScreenSummary or None)."""
-    from core import read_report as read, score_file, streams
+    from core import is_streamed, read_report as read, score_file
 
     from .review_book import model_unavailable
 
     start = time.perf_counter()
-    streamed = streams(model, path)
+    streamed = is_streamed(model, path)
     total = count_rows(path) if streamed and Path(path).is_file() else None
 
     def progress(rows: int, scored: int) -> None:

@@ -56,7 +56,7 @@ _PUBLIC = {
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
     "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
     "report_view_scores": "screening.rescore", "score_file": "screening.score_file", "ScoredFile": "screening.score_file",
-    "streams": "screening.score_file",
+    "is_streamed": "screening.score_file",
     "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
     "space_map": "viz.chemical_space", "node_error_norm": "viz.heatmap", "fixed_error_scale": "viz.heatmap",
     "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "smarts_match": "viz.heatmap",
@@ -105,7 +105,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values
     from core.screening.pipeline import screen, molecule_schema, merge_reports, ScreenSummary
     from core.screening.rescore import report_view_scores
-    from core.screening.score_file import ScoredFile, score_file, streams
+    from core.screening.score_file import ScoredFile, is_streamed, score_file
     from core.viz.heatmap import (draw_heatmap, graph_molecule, molecule_image, node_error_norm, fixed_error_scale,
         SCALES as HEATMAP_SCALES, smarts_atoms, smarts_match, READABLE_BOND_PX)
     from core.viz.chemical_space import space_map

@@ -46,12 +46,12 @@ def run(args: argparse.Namespace) -> int:
     from core.cli.progress import Progress
     from core.cli.screen import report_screen
     from core.detectors.model_file import load_detector
-    from core.screening.score_file import score_file, streams
+    from core.screening.score_file import is_streamed, score_file
 
     check_fdr(args)
     model = load_detector(args.model, device=args.device)
     apply_model_standardising(args, model)
-    with Progress(unit="mol" if streams(model, args.data) else "graph") as bar:
+    with Progress(unit="mol" if is_streamed(model, args.data) else "graph") as bar:
         scored = score_file(model, args.data, args.output, smiles_column=args.smiles_column,
                             id_column=args.id_column, label_column=args.label_column, top_k=args.top_nodes,
                             properties=args.properties, alerts=args.alerts, view_scores=args.view_scores,

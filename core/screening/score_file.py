@@ -40,7 +40,7 @@ class ScoredFile:
     p_values: np.ndarray | None = None
 
 
-def streams(model, path: str | Path) -> bool:
+def is_streamed(model, path: str | Path) -> bool:
     """Whether :func:`score_file` streams ``path`` through the screening pipeline.
 
     Args:
@@ -90,7 +90,7 @@ def score_file(model, path: str | Path, report: str | Path, smiles_column: str |
     """
     if view_scores:
         report_views(model)  # refused before any work
-    if streams(model, path):
+    if is_streamed(model, path):
         summary = screen(model, path, report, smiles_column=smiles_column, id_column=id_column,
                          label_column=label_column, top_k=top_k, on_progress=on_progress, should_stop=should_stop,
                          properties=properties, alerts=alerts, view_scores=view_scores, **screen_options)
