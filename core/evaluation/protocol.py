@@ -147,8 +147,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         raise ParameterError(f"{{known_anomalies}} must be a count of 0 or more, not {known_anomalies}",
                              "known_anomalies")
     if known_anomalies and not detector_info(method).weighable:
-        raise ParameterError(f"{{known_anomalies}} weigh the views of the consensus; {method} has a single view "
-                             "(choose the consensus with {method})", "known_anomalies", "method")
+        raise ParameterError(f"{{known_anomalies}}: known anomalies weigh the consensus's views; {method} has a "
+                             "single view (choose the consensus with {method})", "known_anomalies", "method")
     say = on_progress or (lambda _msg: None)
     start_wall = time.perf_counter()
     data_path = str(data) if not isinstance(data, GraphSet) else data.source
