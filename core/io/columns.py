@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import csv
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import DataError
-from core.io.molecules import ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS
+from core.io.molecules import ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, read_row, table_rows
 from core.io.text import allow_large_csv_fields, data_lines, sniff_delimiter
 from core.io.text import strip_compression
 
@@ -54,7 +55,8 @@ def smiles_column_reads(path: str | Path, column: str, rows: int = 20) -> bool:
     """Whether a table's column holds molecules: a cell of its first ``rows`` data rows parses as one.
 
     A column named like a SMILES column may hold something else (InChI keys, ids); the column
-    chooser then asks instead of letting every row be rejected.
+    chooser then asks instead of letting every row be rejected. The rows are read and parsed as
+    loading reads them (:func:`core.io.molecules.table_rows`, :func:`core.io.molecules.read_row`).
 
     Args:
         path: the table (optionally gzipped).
@@ -65,28 +67,12 @@ def smiles_column_reads(path: str | Path, column: str, rows: int = 20) -> bool:
         True when one of them parses (or the table has no data rows to tell by), False otherwise
         (also when the header lacks ``column``).
     """
-    from core.data.chem import parse_smiles
-
-    path = Path(path)
-    allow_large_csv_fields()
-    lines = data_lines(path)
     try:
-        _, header_line = next(lines)
-    except StopIteration:
-        return True
-    delimiter = sniff_delimiter(header_line, Path(strip_compression(path.name)).suffix.lower())
-    header = next(csv.reader([header_line], delimiter=delimiter))
-    if column not in header:
+        read, _ = table_rows(path, smiles_column=column)
+    except DataError:  # the header lacks the column
         return False
-    at, tried = header.index(column), 0
-    for _, line in lines:
-        cells = next(csv.reader([line], delimiter=delimiter), [])
-        if at < len(cells) and parse_smiles(cells[at])[0] is not None:
-            return True
-        tried += 1
-        if tried >= rows:
-            return False
-    return tried == 0
+    tried = list(itertools.islice(read, rows))
+    return not tried or any(read_row(row)[0] is not None for row in tried)
 
 
 def is_table(path: str | Path) -> bool:

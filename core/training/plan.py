@@ -28,8 +28,8 @@ Errors are :class:`core.errors.ParameterError` naming the parameter, for each fr
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from core.data.graphset import GraphSet, normalize_label
@@ -112,8 +112,7 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
     Raises:
         GLocalKDError: naming the file and what to do.
     """
-    if data is not None and known.source and data.source and Path(known.source).exists() \
-            and Path(data.source).exists() and Path(known.source).resolve() == Path(data.source).resolve():
+    if data is not None and known.source and data.source and _same_file(known.source, data.source):
         raise GLocalKDError(f"{known.source} is the data file itself: known anomalies must be a file of graphs "
                             "known to be anomalous only (e.g. reference actives), never the training data")
     counts = known.label_counts()
@@ -121,6 +120,14 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
         listed = ", ".join(f"{label}: {n:,}" for label, n in counts.items())
         raise GLocalKDError(f"{known.source} holds graphs of {len(counts)} labels ({listed}): known anomalies must "
                             "be graphs known to be anomalous only. Keep only the anomalous rows in that file.")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one existing file or folder (False when either is missing)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _known_anomalies(graphs: GraphSet, spec: TrainSpec) -> GraphSet | None:
