@@ -13,6 +13,8 @@ Usage (repository root)::
         # (GLocalKD, WL-LESINN, size) from fold scores against the harness's, and each view added to it
     PYTHONPATH=. python research/ranking/analyse.py review-default      # the simulated analyst on the default
     PYTHONPATH=. python research/ranking/analyse.py review-default-kme  # ... and on the default + KME
+    PYTHONPATH=. python research/ranking/analyse.py two-views  # WL counts and KME both added (research/README.md)
+    PYTHONPATH=. python research/ranking/analyse.py two-views-fast  # the same on the fast consensus
 
 Every formula comes from core: conformal p-values, Fisher's combination, view weights, ROC-AUC.
 The adoption rule is docs/consensus.md's, applied as written: a gain over the default of more
@@ -118,14 +120,15 @@ def combine_table(base_views=("size", "wl-lesinn"), extra=("spectral-lesinn", "k
         aucs: dict[str, list[float]] = {}
         for path in folds:
             d = load_fold(path)
-            p = {v: conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"]) for v in {*base_views, *extra}
-                 if f"{v}:test" in d}
+            views = {*base_views, *(part for v in extra for part in v.split("+"))}
+            p = {v: conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"]) for v in views if f"{v}:test" in d}
             if not all(v in p for v in base_views):
                 continue
             aucs.setdefault("base", []).append(roc_auc(d["y"], fisher([p[v] for v in base_views])))
-            for v in extra:
-                if v in p:
-                    aucs.setdefault(v, []).append(roc_auc(d["y"], fisher([*(p[b] for b in base_views), p[v]])))
+            for v in extra:  # "a+b": both views added
+                if all(part in p for part in v.split("+")):
+                    added = [p[part] for part in v.split("+")]
+                    aucs.setdefault(v, []).append(roc_auc(d["y"], fisher([*(p[b] for b in base_views), *added])))
         per_row[row] = {k: float(np.mean(v)) for k, v in aucs.items() if len(v) == len(folds)}
     out = {}
     base = {r: v["base"] for r, v in per_row.items() if "base" in v}
@@ -212,8 +215,10 @@ def default_table(extra=("kme-lesinn", "spectral-lesinn", "gin-iforest")) -> dic
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     what = argv[0] if argv else "views"
+    two = ("wl-count-lesinn", "kme-lesinn", "wl-count-lesinn+kme-lesinn")  # the two-view candidate and its halves
     result = {"views": views_table, "combine": combine_table, "calibration": calibration_table,
-              "default": default_table}.get(what)
+              "default": default_table, "two-views": lambda: default_table(two),
+              "two-views-fast": lambda: combine_table(("size", "wl-lesinn"), two)}.get(what)
     if what.startswith("review-default"):
         from review_simulation import review_table
 
