@@ -156,7 +156,7 @@ def merge_simulation(shards: int, per_shard: int) -> dict:
     import numpy as np
 
     from core.io.report import COLUMNS, end_row
-    from core.screening.pipeline import merge_reports, write_ranked
+    from core.screening.merge import merge_reports, write_ranked
 
     rng = np.random.default_rng(0)
     with gzip.open(MOSES, "rt") as src:

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from core import TrainSpec, load, screen, train_model
-    from core.screening.pipeline import LocalExecutor
+    from core.screening.executors import LocalExecutor
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -54,7 +54,7 @@ def main() -> None:
     from core import GLocalKD, load
     from core.data.atom_batch import featurize_molecules
     from core.io.molecules import parse_row
-    from core.screening import pipeline
+    from core.screening import featurize, merge, pipeline, scoring
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,12 +70,12 @@ def main() -> None:
         t_parse, parsed = _best(lambda: [parse_row(r) for r in rows], args.repeats)
         mols, texts = [m for m, _, _ in parsed if m is not None], [t for m, t, _ in parsed if m is not None]
         t_feat, _ = _best(lambda: featurize_molecules(mols, texts), args.repeats)
-        chunk = pipeline.featurize_chunk(rows)
+        chunk = featurize.featurize_chunk(rows)
         t_transfer, _ = _best(lambda: pickle.loads(pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)),
                               args.repeats)
-        t_score, scored = _best(lambda: pipeline.score_chunk(model, chunk, 256), args.repeats)
+        t_score, scored = _best(lambda: scoring.score_chunk(model, chunk, 256), args.repeats)
         sorted_file = tmp / "chunk.csv"
-        t_write, _ = _best(lambda: pipeline.write_sorted_chunk(sorted_file, chunk, scored, 5), args.repeats)
+        t_write, _ = _best(lambda: scoring.write_sorted_chunk(sorted_file, chunk, scored, 5), args.repeats)
         # the ranked report from ten sorted files, as a run of ten chunks makes
         lines = sorted_file.read_text(encoding="utf-8").splitlines(True)
         files = []
@@ -84,7 +84,7 @@ def main() -> None:
             files[-1].write_text("".join(lines[k::10]), encoding="utf-8")
         rejects, out = tmp / "rejects.csv", tmp / "report.csv"
         rejects.write_text("")
-        t_merge, _ = _best(lambda: pipeline.write_ranked(files, rejects, out, tmp, 0, "model"), args.repeats)
+        t_merge, _ = _best(lambda: merge.write_ranked(files, rejects, out, tmp, 0, "model"), args.repeats)
     stages = {"read": t_read, "parse": t_parse, "featurize": t_feat, "transfer": t_transfer, "score": t_score,
               "write": t_write, "merge": t_merge}
     us = {k: round(v / n * 1e6, 1) for k, v in stages.items()}

@@ -40,7 +40,7 @@ def main() -> None:
     from core.data.atom_batch import featurize_molecules
     from core.data.chem import mol_arrays, parse_smiles
     from core.io.molecules import SourceRow
-    from core.screening.pipeline import featurize_chunk
+    from core.screening.featurize import featurize_chunk
 
     with gzip.open(args.library, "rt") as fh:
         next(fh)

@@ -2,7 +2,7 @@
 
 Plays the local pipeline's schedule in simulated time, with the product's own rules: the chunk
 sizes of :func:`core.screening.pipeline.chunks`, one chunk in flight per parsing worker
-(:meth:`LocalExecutor.room`), each chunk cut into :func:`core.screening.pipeline.part_count`
+(:meth:`LocalExecutor.room`), each chunk cut into :func:`core.screening.executors.part_count`
 parts that a FIFO pool of workers parses, and the scorer taking the chunks in order once all
 their parts are parsed. The workers and the scorer share the cores equally when they outnumber
 them. A molecule costs ``--worker-us`` of a worker's CPU and ``--scorer-us`` of the scorer's:
@@ -25,7 +25,8 @@ import argparse
 import json
 from collections import deque
 
-from core.screening.pipeline import MIN_PART, chunks, part_count
+from core.screening.executors import MIN_PART, part_count
+from core.screening.pipeline import chunks
 
 RULES = {
     "whole": lambda rows, workers: 1,

@@ -54,7 +54,7 @@ _PUBLIC = {
     "Review": "detectors.review", "apply_marks": "detectors.review", "NotApplicableError": "errors",
     # evaluation, screening, figures
     "choose_anomaly_label": "evaluation.protocol", "roc_auc": "evaluation.metrics", "roc_points": "evaluation.metrics",
-    "screen": "screening.pipeline", "molecule_schema": "screening.pipeline", "merge_reports": "screening.pipeline", "ScreenSummary": "screening.pipeline",
+    "screen": "screening.pipeline", "molecule_schema": "screening.scoring", "merge_reports": "screening.merge", "ScreenSummary": "screening.pipeline",
     "report_view_scores": "screening.rescore", "score_file": "screening.score_file", "ScoredFile": "screening.score_file",
     "is_streamed": "screening.score_file",
     "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
@@ -103,7 +103,9 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.detectors.review import Review, apply_marks
     from core.evaluation.protocol import choose_anomaly_label
     from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values
-    from core.screening.pipeline import screen, molecule_schema, merge_reports, ScreenSummary
+    from core.screening.pipeline import screen, ScreenSummary
+    from core.screening.scoring import molecule_schema
+    from core.screening.merge import merge_reports
     from core.screening.rescore import report_view_scores
     from core.screening.score_file import ScoredFile, is_streamed, score_file
     from core.viz.heatmap import (draw_heatmap, graph_molecule, molecule_image, node_error_norm, fixed_error_scale,

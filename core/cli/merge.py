@@ -17,12 +17,12 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Merge the reports (:func:`core.screening.pipeline.merge_reports`) and say how many rows.
+    """Merge the reports (:func:`core.screening.merge.merge_reports`) and say how many rows.
 
     Args:
         args: the parsed command line.
     """
-    from core.screening.pipeline import merge_reports
+    from core.screening.merge import merge_reports
 
     rows = merge_reports(args.reports, args.output)
     print(f"{rows:,} rows from {len(args.reports)} reports merged into {args.output}", file=sys.stderr)

@@ -458,7 +458,7 @@ class Detector(abc.ABC):
         bond_counts)``, from the arrays a parsing
         worker makes, with no network and no graph objects: screening scores it in its parsing
         workers, beside the parse, so that the scoring process only combines (see
-        :func:`core.screening.pipeline.featurize_chunk`). The scores are those of :meth:`score`.
+        :func:`core.screening.featurize.featurize_chunk`). The scores are those of :meth:`score`.
 
         Returns:
             View name -> fitted detector with ``score_molecules``; empty (the default) when

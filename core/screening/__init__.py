@@ -1,4 +1,5 @@
 """Screening large libraries: a streaming pipeline with worker processes and an external merge."""
-from core.screening.pipeline import merge_reports, screen
+from core.screening.merge import merge_reports
+from core.screening.pipeline import screen
 
 __all__ = ["screen", "merge_reports"]

@@ -28,8 +28,10 @@ from pathlib import Path
 
 from core.errors import DataError, GLocalKDError, ParameterError, one_line
 from core.runtime.scratch import make_scratch, remove_scratch
-from core.screening import pipeline
-from core.screening.pipeline import ChunkJob, ChunkResult, ChunkSettings, ScreenSummary, featurize_chunk
+from core.screening import featurize, pipeline, scoring
+from core.screening.featurize import featurize_chunk
+from core.screening.pipeline import ScreenSummary
+from core.screening.scoring import ChunkJob, ChunkResult, ChunkSettings
 
 try:  # a plain base class when Dask is missing: the module still imports, --scheduler says what to install
     from distributed.diagnostics.plugin import WorkerPlugin
@@ -125,7 +127,7 @@ class ModelPlugin(WorkerPlugin):
 def screen_chunk_task(plugin: str, job: ChunkJob, settings: ChunkSettings) -> ChunkResult:
     """Run one chunk on a worker: parse, featurize, score and write its sorted chunk file.
 
-    The same step as the local executor's (:func:`core.screening.pipeline.finish_chunk`), with
+    The same step as the local executor's (:func:`core.screening.scoring.finish_chunk`), with
     one torch thread.
 
     Args:
@@ -146,8 +148,8 @@ def screen_chunk_task(plugin: str, job: ChunkJob, settings: ChunkSettings) -> Ch
                             "folder must be on storage that every worker and the client share (--scratch)")
     model = get_worker().plugins[plugin].model()
     _one_torch_thread()
-    views = pipeline.worker_views(model, every=bool(settings.views))
-    return pipeline.finish_chunk(model, job, featurize_chunk(job.rows, settings.extras, views), settings)
+    views = featurize.worker_views(model, every=bool(settings.views))
+    return scoring.finish_chunk(model, job, featurize_chunk(job.rows, settings.extras, views), settings)
 
 
 def _one_torch_thread() -> None:
@@ -307,7 +309,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
     model = load_detector(model_path, device="cpu")  # fails here, before any task, on a bad file
     check_standardise_request(standardise, model)  # the model decides; asking otherwise is refused, as on one machine
     if view_scores:
-        pipeline.report_views(model)  # refused before the cluster starts, as on one machine
+        featurize.report_views(model)  # refused before the cluster starts, as on one machine
     data = model_path.read_bytes()
     plugin = f"glocalkd-model-{uuid.uuid4().hex[:10]}"
     with stop_signals_interrupt(), connect(scheduler) as client:  # a SIGTERM while the cluster starts: 130 too

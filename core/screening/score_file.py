@@ -19,7 +19,9 @@ from core.data.graphset import GraphSet
 from core.errors import SchemaMismatchError
 from core.io.load import is_molecule_list, load
 from core.io.report import write_report
-from core.screening.pipeline import ScreenSummary, molecule_schema, report_views, screen
+from core.screening.pipeline import ScreenSummary, screen
+from core.screening.scoring import molecule_schema
+from core.screening.featurize import report_views
 
 
 @dataclass
@@ -73,7 +75,7 @@ def score_file(model, path: str | Path, report: str | Path, smiles_column: str |
         properties: add the chemist's properties (molecules only: a TU collection gets none).
         alerts: add the structural alerts (molecules only).
         view_scores: add each view's raw score (a consensus with Fisher's rule; see
-            :func:`core.screening.pipeline.report_views`).
+            :func:`core.screening.featurize.report_views`).
         on_progress: called with (rows read, rows scored) as the work goes on.
         should_stop: polled between chunks of a streamed file; True stops it, keeping the rows
             scored (a file loaded whole is scored whole).

@@ -61,7 +61,7 @@ def test_screen_exits_2_where_score_does(model_file, tmp_path, capsys, content):
 
 
 def test_an_interrupt_before_the_first_row_keeps_the_old_report(model_file, tmp_path, capsys, monkeypatch):
-    from core.screening import pipeline
+    from core.screening import scoring
 
     data = tmp_path / "t.smi"
     data.write_text("CCO a\nCCN b\n")
@@ -71,7 +71,7 @@ def test_an_interrupt_before_the_first_row_keeps_the_old_report(model_file, tmp_
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline, "score_chunk", interrupted)
+    monkeypatch.setattr(scoring, "score_chunk", interrupted)
     assert main(["screen", str(model_file), str(data), "-o", str(report), "--device", "cpu"]) == 130
     assert report.read_text() == "the old report\n"
     assert "left as it was" in capsys.readouterr().err

@@ -15,7 +15,8 @@ import pytest
 from core import GLocalKD, load, read_report
 from core.data.chem import MAX_RING_BONDS, molblock_size, parse_molblock, parse_smiles, ring_bonds
 from core.runtime.memory import parse_size
-from core.screening.pipeline import SourceRow, featurize_chunk, screen
+from core.screening.pipeline import SourceRow, screen
+from core.screening.featurize import featurize_chunk
 from tests.conftest import DEMO_DATA
 
 

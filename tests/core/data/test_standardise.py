@@ -6,7 +6,8 @@ import pytest
 import core.data.standardise as standardise_module
 from core import GLocalKD, load, load_detector, prepare_molecules, read_report, row_graphs, standardise_smiles
 from core.cli.main import main
-from core.screening.pipeline import merge_reports, screen
+from core.screening.merge import merge_reports
+from core.screening.pipeline import screen
 
 LIBRARY = "id,smiles\nsalt,CC(=O)[O-].[Na+]\ntaut,Oc1ccccn1\nbenz,c1ccccc1\nbad,C1=CC(\ncharged,C[NH3+]\n"
 

@@ -18,7 +18,8 @@ from core.cli.main import main
 from core.errors import DataError, GLocalKDError
 from core.runtime.scheduler import parse_scheduler
 from core.screening.cluster import library_files, screen_on_cluster
-from core.screening.pipeline import merge_reports, screen
+from core.screening.merge import merge_reports
+from core.screening.pipeline import screen
 
 CHUNK = 37
 EXECUTORS = ("local", "dask")

@@ -8,8 +8,9 @@ import threading
 import pytest
 
 from core import GLocalKD, load
-from core.screening import pipeline as screening
-from core.screening.pipeline import merge_reports, screen
+from core.screening import executors, merge
+from core.screening.merge import merge_reports
+from core.screening.pipeline import screen
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +51,9 @@ def _text(path):
 @pytest.fixture(params=["whole", "parts"])
 def workers(request, monkeypatch):
     """Two workers, which parse each chunk whole, or three, which parse each in two parts
-    (see core.screening.pipeline.part_count)."""
+    (see core.screening.executors.part_count)."""
     if request.param == "parts":
-        monkeypatch.setattr(screening, "MIN_PART", 4)
+        monkeypatch.setattr(executors, "MIN_PART", 4)
         return 3
     return 2
 
@@ -94,7 +95,7 @@ def test_a_row_that_kills_its_worker_is_rejected_alone(library, model, tmp_path,
     with open(tmp_path / "r.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))[:-1]  # the end row last
     assert len(rows) == 120
-    assert rows[-1]["id"] == "killer" and rows[-1]["status"] == f"rejected: line 51: {screening.WORKER_DIED}"
+    assert rows[-1]["id"] == "killer" and rows[-1]["status"] == f"rejected: line 51: {executors.WORKER_DIED}"
 
 
 def test_fields_past_csvs_default_limit_keep_the_run(model, tmp_path):
@@ -120,13 +121,13 @@ def test_fields_past_csvs_default_limit_keep_the_run(model, tmp_path):
 
 
 def test_ctrl_c_during_the_final_merge_keeps_every_row(library, model, tmp_path, monkeypatch):
-    merge_group = screening._merge_group
+    merge_group = merge._merge_group
 
     def interrupted(files, out, with_rank, **options):
         os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl+C while the bar sits at 100%
         return merge_group(files, out, with_rank, **options)
 
-    monkeypatch.setattr(screening, "_merge_group", interrupted)
+    monkeypatch.setattr(merge, "_merge_group", interrupted)
     try:
         summary = screen(model, library, tmp_path / "r.csv", chunk_size=16, workers=1)
     except KeyboardInterrupt:

@@ -6,7 +6,8 @@ import pytest
 from core import GLocalKD, load
 from core.errors import DataError
 from core.io.ranked_report import read_report
-from core.screening.pipeline import merge_reports, screen
+from core.screening.merge import merge_reports
+from core.screening.pipeline import screen
 
 
 @pytest.fixture(scope="module")

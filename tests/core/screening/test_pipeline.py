@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core import GLocalKD, load, write_report
-from core.screening import pipeline as screening
+from core.screening import executors, featurize, merge, pipeline, scoring
 from core.screening.pipeline import screen
 
 
@@ -55,7 +55,7 @@ def test_a_consensus_screens_as_it_scores_in_memory(library, tmp_path, monkeypat
     graphs = load(library)
     consensus = make_detector("consensus", seed=0, component_params={
         "glocalkd": {"epochs": 2, "hidden_dim": 32, "out_dim": 16, "device": "cpu"}}).fit(graphs)
-    monkeypatch.setattr(screening, "chunk_graphs", lambda chunk: pytest.fail("graph objects were made"))
+    monkeypatch.setattr(scoring, "chunk_graphs", lambda chunk: pytest.fail("graph objects were made"))
     screen(consensus, library, tmp_path / "screen.csv", chunk_size=64, workers=1)
     streamed = _rows(tmp_path / "screen.csv")[:298]
     in_memory = consensus.score(graphs)
@@ -87,9 +87,9 @@ def test_the_parsing_workers_score_the_consensus_views_that_need_no_network(libr
     from core.detectors.two_step import TwoStepDetector
 
     every = {"wl-lesinn", "size", "wl-count-lesinn", "known-classifier"}  # the known anomalies' classifier too
-    assert set(screening.worker_views(consensus)) == every
-    chunk = screening.featurize_chunk(list(screening.iter_smiles_rows(library)), (),
-                                      screening.worker_views(consensus))
+    assert set(featurize.worker_views(consensus)) == every
+    chunk = featurize.featurize_chunk(list(pipeline.iter_smiles_rows(library)), (),
+                                      featurize.worker_views(consensus))
     assert set(chunk["view_scores"]) == every
     assert all(len(v) == len(chunk["counts"]) == 298 for v in chunk["view_scores"].values())
 
@@ -107,7 +107,7 @@ def test_the_parsing_workers_score_the_consensus_views_that_need_no_network(libr
     screen(consensus, library, tmp_path / "workers.csv", chunk_size=64, workers=2)
     assert calls == []
 
-    monkeypatch.setattr(screening, "worker_views", lambda model, every=False: {})  # every view scored in this process
+    monkeypatch.setattr(executors, "worker_views", lambda model, every=False: {})  # every view scored in this process
     screen(consensus, library, tmp_path / "main.csv", chunk_size=64, workers=2)
     assert calls  # the structural check above can fail
     assert (tmp_path / "workers.csv").read_bytes() == (tmp_path / "main.csv").read_bytes()
@@ -121,16 +121,16 @@ def test_a_chunks_wl_views_compute_its_wl_features_once(library, consensus, monk
 
     from core.detectors import wl_features
 
-    rows = list(screening.iter_smiles_rows(library))
-    views = screening.worker_views(consensus, every=True)
+    rows = list(pipeline.iter_smiles_rows(library))
+    views = featurize.worker_views(consensus, every=True)
     assert {"wl-lesinn", "wl-count-lesinn", "known-classifier"} <= set(views)
     calls = []
     original = wl_features.WLFeatures._features
     monkeypatch.setattr(wl_features.WLFeatures, "_features", lambda self, *a: calls.append(1) or original(self, *a))
-    shared = screening.featurize_chunk(rows, (), views)
+    shared = featurize.featurize_chunk(rows, (), views)
     assert len(calls) == 1
     monkeypatch.setattr(wl_features, "shared_transforms", contextlib.nullcontext)  # each view on its own
-    apart = screening.featurize_chunk(rows, (), views)
+    apart = featurize.featurize_chunk(rows, (), views)
     assert len(calls) == 4  # the structural check above can fail
     assert shared["view_scores"].keys() == apart["view_scores"].keys()
     assert all(np.array_equal(shared["view_scores"][v], apart["view_scores"][v]) for v in apart["view_scores"])
@@ -145,10 +145,10 @@ def test_a_chunk_scored_with_its_worker_views_is_scored_as_its_graphs(library, c
     if not weighed:
         model = make_detector("consensus", seed=0, component_params={
             "glocalkd": {"epochs": 2, "hidden_dim": 32, "out_dim": 16, "device": "cpu"}}).fit(load(library))
-    chunk = screening.featurize_chunk(list(screening.iter_smiles_rows(library)), (), screening.worker_views(model))
+    chunk = featurize.featurize_chunk(list(pipeline.iter_smiles_rows(library)), (), featurize.worker_views(model))
     assert set(chunk["view_scores"]) == set(model.scored_views()) - {"glocalkd"}
-    scored = screening.score_chunk(model, chunk, 64)
-    in_memory = model.score(screening.chunk_graphs(chunk))
+    scored = scoring.score_chunk(model, chunk, 64)
+    in_memory = model.score(scoring.chunk_graphs(chunk))
     assert np.array_equal(scored[0], in_memory.score)
     assert all(np.array_equal(a, b) for a, b in zip(scored[1:], (in_memory.graph_term, in_memory.node_term,
                                                                   in_memory.node_errors, in_memory.node_ptr)))
@@ -159,20 +159,20 @@ def test_graph_only_detectors_score_a_chunk_as_its_graphs(library, detector):
     from core import make_detector
 
     model = make_detector(detector, seed=0).fit(load(library))
-    chunk = screening.featurize_chunk(list(screening.iter_smiles_rows(library)))
-    packed = screening._packed_scores(model, chunk, 256, "float32", None)
+    chunk = featurize.featurize_chunk(list(pipeline.iter_smiles_rows(library)))
+    packed = scoring._packed_scores(model, chunk, 256, "float32", None)
     assert packed is not None
-    assert np.array_equal(packed.score, model.score(screening.chunk_graphs(chunk)).score)
-    in_workers = screening.featurize_chunk(list(screening.iter_smiles_rows(library)), (),
-                                           screening.worker_views(model))
-    assert np.array_equal(screening.score_chunk(model, in_workers, 256)[0], packed.score)
+    assert np.array_equal(packed.score, model.score(scoring.chunk_graphs(chunk)).score)
+    in_workers = featurize.featurize_chunk(list(pipeline.iter_smiles_rows(library)), (),
+                                           featurize.worker_views(model))
+    assert np.array_equal(scoring.score_chunk(model, in_workers, 256)[0], packed.score)
 
 
 def test_a_chunk_featurized_in_small_batches_is_the_same_chunk(library, monkeypatch):
-    rows = list(screening.iter_smiles_rows(library))
-    whole = screening.featurize_chunk(rows)
-    monkeypatch.setattr(screening, "FEATURIZE_BATCH", 7)
-    batched = screening.featurize_chunk(rows)
+    rows = list(pipeline.iter_smiles_rows(library))
+    whole = featurize.featurize_chunk(rows)
+    monkeypatch.setattr(featurize, "FEATURIZE_BATCH", 7)
+    batched = featurize.featurize_chunk(rows)
     assert whole.keys() == batched.keys() and len(whole["counts"]) == 298
     for key, value in whole.items():
         assert np.array_equal(value, batched[key]) if isinstance(value, np.ndarray) else value == batched[key], key
@@ -183,14 +183,14 @@ def test_a_chunk_featurized_in_parts_and_joined_is_the_same_chunk(library, conse
     chemist's columns and the standardised SMILES) is featurize_chunk of the whole chunk."""
     from core.io.report import extra_columns
 
-    rows = list(screening.iter_smiles_rows(library))
+    rows = list(pipeline.iter_smiles_rows(library))
     columns = extra_columns(properties=True, alerts=True, standardised=True)
-    views = screening.worker_views(consensus)
-    whole = screening.featurize_chunk(rows, columns, views)
+    views = featurize.worker_views(consensus)
+    whole = featurize.featurize_chunk(rows, columns, views)
     starts = [0, 10, 11, 150, 201]  # rows[10] is the unclosed ring: a part with no molecule
-    parts = [screening.featurize_chunk(rows[a:b], columns, views) for a, b in zip(starts, starts[1:] + [len(rows)])]
+    parts = [featurize.featurize_chunk(rows[a:b], columns, views) for a, b in zip(starts, starts[1:] + [len(rows)])]
     assert "view_scores" not in parts[1] and len(parts[1]["rejects"]) == 1
-    joined = screening.join_parts(parts, starts)
+    joined = featurize.join_parts(parts, starts)
     assert whole.keys() == joined.keys() and len(whole["counts"]) == 298 and "inputs" in whole
     for key, value in whole.items():
         if key == "view_scores":
@@ -202,11 +202,11 @@ def test_a_chunk_featurized_in_parts_and_joined_is_the_same_chunk(library, conse
 
 def test_part_count_leaves_two_workers_whole_chunks_and_cuts_for_more():
     """A part per worker but one, of min_part rows or more: two workers parse whole chunks."""
-    assert screening.part_count(20_000, 2) == 1
-    assert screening.part_count(20_000, 16) == 15
-    assert screening.part_count(20_000, 16, min_part=5_000) == 4
-    assert screening.part_count(500, 16) == 1 and screening.part_count(0, 16) == 1
-    assert screening.part_count(20_000, 1) == 1
+    assert executors.part_count(20_000, 2) == 1
+    assert executors.part_count(20_000, 16) == 15
+    assert executors.part_count(20_000, 16, min_part=5_000) == 4
+    assert executors.part_count(500, 16) == 1 and executors.part_count(0, 16) == 1
+    assert executors.part_count(20_000, 1) == 1
 
 
 def test_the_schedule_model_plays_the_products_part_rule():
@@ -225,31 +225,31 @@ def test_the_local_executor_parses_each_chunk_in_its_part_count(library, consens
     """Every chunk goes to the pool in part_count parts, which join into the chunk: the report
     is the one of whole chunks, byte for byte."""
     sizes = []
-    original = screening._Pool.submit
+    original = executors.ParsingPool.submit
 
     def counted(self, rows, extras=()):
         sizes.append(len(rows))
         return original(self, rows, extras)
 
-    monkeypatch.setattr(screening._Pool, "submit", counted)
+    monkeypatch.setattr(executors.ParsingPool, "submit", counted)
     screen(consensus, library, tmp_path / "whole.csv", chunk_size=400, view_scores=True, properties=True,
-           executor=screening.LocalExecutor(consensus, 3, min_part=1000))
+           executor=executors.LocalExecutor(consensus, 3, min_part=1000))
     assert sizes == [50, 100, 150]  # chunks of 50, 100 and 150 rows, each whole (parts of 1,000 rows or more)
     sizes.clear()
-    executor = screening.LocalExecutor(consensus, 3, min_part=20)
+    executor = executors.LocalExecutor(consensus, 3, min_part=20)
     summary = screen(consensus, library, tmp_path / "parts.csv", chunk_size=400, view_scores=True, properties=True,
                      executor=executor)
     assert 0 < executor.waited < summary.seconds  # the scorer waits for the first chunk at least
     assert sizes == [25, 25, 50, 50, 75, 75]  # two parts each: a part per worker but one
     assert (tmp_path / "parts.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
     sizes.clear()
-    screen(consensus, library, tmp_path / "two.csv", chunk_size=400, executor=screening.LocalExecutor(consensus, 2,
+    screen(consensus, library, tmp_path / "two.csv", chunk_size=400, executor=executors.LocalExecutor(consensus, 2,
                                                                                                         min_part=20))
     assert sizes == [50, 100, 150]  # two workers: whole chunks
 
 
 def test_multi_level_merge(library, model, tmp_path, monkeypatch):
-    monkeypatch.setattr(screening, "MERGE_FAN_IN", 3)
+    monkeypatch.setattr(merge, "MERGE_FAN_IN", 3)
     screen(model, library, tmp_path / "a.csv", chunk_size=20, workers=1)
     rows = _rows(tmp_path / "a.csv")
     scores = [float(r["score"]) for r in rows if r["status"] == "ok"]
@@ -269,10 +269,10 @@ def test_a_stopped_run_keeps_every_row_already_scored(library, model, tmp_path):
 
 def test_chunks_start_small_then_keep_their_size():
     rows = [(k, str(k), "C") for k in range(1, 101)]
-    chunks = list(screening.chunks(iter(rows), 16))
+    chunks = list(pipeline.chunks(iter(rows), 16))
     assert [len(c) for c in chunks] == [2, 4, 8, 16, 16, 16, 16, 16, 6]
     assert [r for c in chunks for r in c] == rows
-    assert [len(c) for c in screening.chunks(iter(rows[:3]), 1)] == [1, 1, 1]
+    assert [len(c) for c in pipeline.chunks(iter(rows[:3]), 1)] == [1, 1, 1]
 
 
 def test_scores_do_not_depend_on_thread_count_or_batch(library, tmp_path):
@@ -282,15 +282,15 @@ def test_scores_do_not_depend_on_thread_count_or_batch(library, tmp_path):
     import torch
 
     paper_width = GLocalKD(epochs=1, device="cpu", seed=0).fit(load(library))
-    rows = list(screening.iter_smiles_rows(library))
-    chunk = screening.featurize_chunk(rows)
+    rows = list(pipeline.iter_smiles_rows(library))
+    chunk = featurize.featurize_chunk(rows)
     before = torch.get_num_threads()
     try:
         runs = []
         for threads, batch in ((1, 256), (2, 256), (2, 7), (1, 7)):
             torch.set_num_threads(threads)
-            runs.append(screening.score_chunk(paper_width, chunk, batch))
-        switching = screening.score_chunk(paper_width, chunk, 7, threads=iter([1, 2] * 50).__next__)
+            runs.append(scoring.score_chunk(paper_width, chunk, batch))
+        switching = scoring.score_chunk(paper_width, chunk, 7, threads=iter([1, 2] * 50).__next__)
     finally:
         torch.set_num_threads(before)
     for run in runs[1:] + [switching]:
@@ -301,11 +301,11 @@ def test_scores_do_not_depend_on_thread_count_or_batch(library, tmp_path):
 def test_scoring_leaves_the_cores_of_busy_workers_and_restores_threads(library, model, tmp_path, monkeypatch):
     import torch
 
-    assert [screening._scoring_threads(2, busy) for busy in (0, 1, 2, 3)] == [2, 1, 1, 1]
-    assert [screening._scoring_threads(8, busy) for busy in (0, 3, 8)] == [8, 5, 1]
+    assert [scoring.scoring_threads(2, busy) for busy in (0, 1, 2, 3)] == [2, 1, 1, 1]
+    assert [scoring.scoring_threads(8, busy) for busy in (0, 3, 8)] == [8, 5, 1]
     asked = []
-    policy = screening._scoring_threads
-    monkeypatch.setattr(screening, "_scoring_threads", lambda threads, busy: asked.append(busy) or policy(threads, busy))
+    policy = scoring.scoring_threads
+    monkeypatch.setattr(executors, "scoring_threads", lambda threads, busy: asked.append(busy) or policy(threads, busy))
     before = torch.get_num_threads()
     screen(model, library, tmp_path / "r.csv", chunk_size=40, workers=2, batch_graphs=8)
     assert torch.get_num_threads() == before
@@ -342,7 +342,7 @@ def test_screen_refuses_sizes_below_one(tmp_path, smiles_file):
 
 def test_shards_screened_apart_merge_into_the_whole_librarys_ranking(tmp_path, smiles_file):
     from core.io.ranked_report import read_report
-    from core.screening.pipeline import merge_reports
+    from core.screening.merge import merge_reports
 
     model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(smiles_file))
     lines = smiles_file.read_text().splitlines()
@@ -453,7 +453,7 @@ def test_a_top_report_computes_properties_and_alerts_for_its_rows_only_and_write
     log.unlink()
     screen(model, library, tmp_path / "all.csv", **options)
     assert len(log.read_text().splitlines()) == 119
-    monkeypatch.setattr(screening, "deferred_columns", lambda extras, keep: ())  # every row's cells in the workers
+    monkeypatch.setattr(pipeline, "deferred_columns", lambda extras, keep: ())  # every row's cells in the workers
     screen(model, library, tmp_path / "per_row.csv", top=30, **options)
     top = (tmp_path / "top.csv").read_bytes()
     assert top == (tmp_path / "per_row.csv").read_bytes()
@@ -471,10 +471,10 @@ def test_deferred_cells_are_the_workers_cells():
     rows = [SourceRow(k + 1, str(k), "", s, None) for k, s in enumerate(
         ["CC(=O)Oc1ccccc1C(=O)O", "C=CC(=O)N", "[H]OC(=O)c1ccccc1", "C[NH3+]", "O=C1C=CC(=O)C=C1"])]
     columns = extra_columns(properties=True, alerts=True)
-    chunk = screening.featurize_chunk(rows, columns)
+    chunk = featurize.featurize_chunk(rows, columns)
     assert len(chunk["extra"]) == 5 and any(cells[-1] for cells in chunk["extra"])  # alerts among them
-    assert screening.deferred_cells(chunk["smiles"], columns) == chunk["extra"]
-    assert screening.deferred_cells(["not a smiles"], columns) == [[""] * len(columns)]
+    assert featurize.deferred_cells(chunk["smiles"], columns) == chunk["extra"]
+    assert featurize.deferred_cells(["not a smiles"], columns) == [[""] * len(columns)]
 
 
 def test_a_row_that_kills_the_worker_computing_its_deferred_cells_gets_empty_cells(library, model, tmp_path,
@@ -486,7 +486,7 @@ def test_a_row_that_kills_the_worker_computing_its_deferred_cells_gets_empty_cel
     screen(model, library, tmp_path / "ok.csv", top=20, properties=True, workers=2)
     ok = _rows(tmp_path / "ok.csv")
     deadly = ok[2]["smiles"]
-    real = screening._extra_cells
+    real = featurize._extra_cells
 
     def dying(extras):
         cells = real(extras)
@@ -502,7 +502,7 @@ def test_a_row_that_kills_the_worker_computing_its_deferred_cells_gets_empty_cel
 
         return crash_on_one
 
-    monkeypatch.setattr(screening, "_extra_cells", dying)  # the merge's workers are forked: they see it
+    monkeypatch.setattr(featurize, "_extra_cells", dying)  # the merge's workers are forked: they see it
     screen(model, library, tmp_path / "crash.csv", top=20, properties=True, workers=2)
     crash = _rows(tmp_path / "crash.csv")
     assert [r["id"] for r in crash] == [r["id"] for r in ok]

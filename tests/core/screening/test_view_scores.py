@@ -12,7 +12,8 @@ import pytest
 from core import Review, apply_marks, load, load_detector, make_detector, read_report, report_graphs, write_report
 from core.cli.main import main
 from core.io.report import COLUMNS, extra_columns, header_extras
-from core.screening.pipeline import merge_reports, screen
+from core.screening.merge import merge_reports
+from core.screening.pipeline import screen
 
 pytestmark = pytest.mark.usefixtures("no_hang")
 
@@ -100,22 +101,22 @@ def test_the_view_columns_are_each_views_own_scores_and_change_no_other_cell(kin
 def test_a_chunks_scores_are_bitwise_the_same_with_the_view_scores(model_file, library, weighed):
     """Asking for the views' scores scores the reserve views in the parsing workers too, and
     changes no bit of the combined scores, terms or node errors."""
-    from core.screening import pipeline
+    from core.screening import featurize, pipeline, scoring
 
     model = load_detector(model_file, device="cpu")
     if weighed:  # it combines its reserve view too
         model.weigh_views(load(library).subset(range(300, 340)))
     rows = list(pipeline.iter_smiles_rows(library))
-    plain = pipeline.featurize_chunk(rows, (), pipeline.worker_views(model))
-    every = pipeline.featurize_chunk(rows, (), pipeline.worker_views(model, every=True))
+    plain = featurize.featurize_chunk(rows, (), featurize.worker_views(model))
+    every = featurize.featurize_chunk(rows, (), featurize.worker_views(model, every=True))
     assert set(every["view_scores"]) == {"wl-lesinn", "size", "wl-count-lesinn"} | ({"known-classifier"} if weighed
                                                                                      else set())
     assert set(plain["view_scores"]) == set(model.scored_views()) - {"glocalkd"}
-    without = pipeline.score_chunk(model, plain, 64)
-    with_views = pipeline.score_chunk(model, every, 64, views=tuple(model.views))
+    without = scoring.score_chunk(model, plain, 64)
+    with_views = scoring.score_chunk(model, every, 64, views=tuple(model.views))
     assert len(without) == 5 and len(with_views) == 6
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(without, with_views[:5]))
-    graphs = pipeline.chunk_graphs(every)
+    graphs = scoring.chunk_graphs(every)
     assert list(with_views[5]) == VIEWS
     for name in VIEWS:
         np.testing.assert_array_equal(with_views[5][name], model.components_[name].score(graphs).score)

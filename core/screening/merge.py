@@ -1,0 +1,332 @@
+"""The ranked report: an external k-way merge of sorted chunk files, and of shard reports.
+
+Memory does not grow with the library: at most ``MERGE_FAN_IN`` files are open at once, the
+rejected rows come last, q-values are computed over the whole report, and the report is
+written atomically with its end row (row count, model fingerprint, digest).
+"""
+from __future__ import annotations
+
+import bisect
+import csv
+import hashlib
+import heapq
+import itertools
+import math
+import shutil
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from core.data.pvalues import bh_q_table
+from core.errors import DataError, one_line
+from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, DigestingStream, end_row, header_extras, parse_end_row,
+                            safe_cell)
+from core.io.text import allow_large_csv_fields, read_lines
+from core.runtime.files import atomic_output
+from core.runtime.scratch import make_scratch, remove_scratch
+from core.screening.executors import ParsingPool
+from core.screening.featurize import deferred_cells
+
+MERGE_FAN_IN = 128
+
+
+# A chunk file's row: the merge key (score as written, input position), then the report's
+# columns after ``rank``; the report's column c is the chunk row's c + 1.
+KEY_COLUMNS = 2
+
+
+def _merge_key(row: list[str]) -> tuple[float, int]:
+    return -float(row[0]), int(row[1])
+
+
+def _merge(files: list[Path], out, tmp: Path, q_values: dict[str, str] | None = None, limit: int | None = None,
+           check: Callable[[list[str]], None] | None = None,
+           fill: Callable[[Iterator[list[str]]], Iterator[list[str]]] | None = None) -> int:
+    """K-way merge of sorted chunk files into the report stream ``out``, fanning in at most
+    MERGE_FAN_IN files at once (each round cut to ``limit`` rows; the report's rows passed through
+    ``fill`` last); returns the rows written."""
+    level = 0
+    while len(files) > MERGE_FAN_IN:
+        merged = []
+        for k in range(0, len(files), MERGE_FAN_IN):
+            target = tmp / f"merge{level}_{k}.csv"
+            _merge_group(files[k:k + MERGE_FAN_IN], target, False, limit=limit)
+            for f in files[k:k + MERGE_FAN_IN]:
+                f.unlink()
+            merged.append(target)
+        files, level = merged, level + 1
+    return _merge_group(files, out, True, q_values=q_values, limit=limit, check=check, fill=fill)
+
+
+def _merge_group(files: list[Path], out, with_rank: bool, q_values: dict[str, str] | None = None,
+                 limit: int | None = None, check: Callable[[list[str]], None] | None = None,
+                 fill: Callable[[Iterator[list[str]]], Iterator[list[str]]] | None = None) -> int:
+    """Merge sorted chunk files (at most ``limit`` rows). Without ``with_rank`` into the chunk file
+    ``out`` (a path); with it, as report rows into the stream ``out``: ranks numbered, each row's
+    q-value from ``q_values`` (p-value text -> q-value text over the whole report), its deferred
+    cells made by ``fill`` (:class:`_DeferredCells`), each row shown to ``check`` first. Returns
+    the rows written."""
+    allow_large_csv_fields()  # a cell may be longer than csv's default limit (131,072 characters)
+    handles = [open(f, newline="", encoding="utf-8") for f in files]
+    try:
+        merged = heapq.merge(*(csv.reader(h) for h in handles), key=_merge_key)
+        if limit is not None:
+            merged = itertools.islice(merged, limit)
+        if not with_rank:
+            with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh)
+                n = 0
+                for n, row in enumerate(merged, start=1):  # noqa: B007 (n: the rows written, after the loop)
+                    writer.writerow(row)
+            return n
+        if fill is not None:
+            merged = fill(merged)
+        writer = csv.writer(out)
+        q_values = q_values or {}
+        rank = 0
+        for rank, row in enumerate(merged, start=1):
+            if check is not None:
+                check(row)
+            row[KEY_COLUMNS + Q_VALUE - 1] = q_values.get(row[KEY_COLUMNS + P_VALUE - 1], "")
+            writer.writerow([str(rank)] + [safe_cell(c) for c in row[KEY_COLUMNS:]])
+        return rank
+    finally:
+        for h in handles:
+            h.close()
+
+
+DEFERRED_BATCH = 256  # kept rows whose deferred cells one task computes
+
+
+class _DeferredCells:
+    """Fills in a report's deferred optional columns (:attr:`ChunkSettings.deferred`) as its rows
+    are merged: the merged rows, in batches, go to ``workers`` parsing processes (a few batches
+    in flight), which compute the cells from the scored SMILES at ``at``; each row comes back
+    with that cell replaced by the cells, in order. A batch whose worker dies is done again one
+    row at a time; a row that kills its worker gets empty cells."""
+
+    def __init__(self, columns: tuple[str, ...], at: int, workers: int) -> None:
+        self.columns, self.at, self.workers = columns, at, max(1, workers)
+        self.pool: ParsingPool | None = None
+
+    def __call__(self, rows: Iterator[list[str]]) -> Iterator[list[str]]:
+        pending: deque = deque()
+        for batch in iter(lambda: list(itertools.islice(rows, DEFERRED_BATCH)), []):
+            pending.append((batch, self._submit([row[self.at] for row in batch])))
+            while len(pending) > 2 * self.workers:
+                yield from self._spliced(*pending.popleft())
+        while pending:
+            yield from self._spliced(*pending.popleft())
+
+    def _submit(self, smiles: list[str]) -> Future:
+        if self.pool is None:
+            self.pool = ParsingPool(self.workers)
+        return self.pool.call(deferred_cells, smiles, self.columns)
+
+    def _spliced(self, batch: list[list[str]], future: Future) -> Iterator[list[str]]:
+        try:
+            cells = future.result()
+        except BrokenProcessPool:
+            cells = [self._alone(row[self.at]) for row in batch]
+        for row, more in zip(batch, cells):
+            row[self.at:self.at + 1] = more
+            yield row
+
+    def _alone(self, smiles: str) -> list[str]:
+        """One row's cells, computed with nothing else in flight (after a worker died)."""
+        try:
+            return self._submit([smiles]).result()[0]
+        except BrokenProcessPool:  # this row kills its worker
+            self.pool.restart()
+            return [""] * len(self.columns)
+
+    def close(self) -> None:
+        """Shut the workers down."""
+        if self.pool is not None:
+            self.pool.close(kill=True)
+            self.pool = None
+
+
+def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
+                  p_counts: dict[str, int] | None = None, limit: int | None = None,
+                  check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = (),
+                  deferred: tuple[str, ...] = (), workers: int = 1) -> int:
+    """Write the ranked report from sorted chunk files and the rejected rows.
+
+    The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
+    rows, and the end row last (the rows before it, the model's fingerprint, a digest of the
+    bytes before it). Written through :func:`~core.runtime.files.atomic_output`: ``out`` is
+    never half-written.
+
+    Args:
+        sorted_files: the chunk files, each sorted by its merge key (they may be deleted).
+        rejects_file: the rejected rows, as report rows.
+        out: the report to write.
+        tmp: a folder for the merge's intermediate files.
+        rejected: the number of rows in ``rejects_file``.
+        model: the fingerprint of the model that scored the rows.
+        p_counts: p-value text to rows over every scored row, for the q-values (None: no q-values).
+        limit: keep the best rows only (None: every row).
+        check: shown each merged row first (it raises to refuse one).
+        extras: the optional columns after ``COLUMNS`` (:func:`core.io.report.extra_columns`).
+        deferred: the first of ``extras`` that the chunk files leave to this merge
+            (:attr:`ChunkSettings.deferred`): they are computed for the rows written only.
+        workers: processes that compute the ``deferred`` cells.
+
+    Returns:
+        The rows written before the end row (its count).
+    """
+    q_values = bh_q_table(p_counts) if p_counts else None
+    fill = _DeferredCells(deferred, KEY_COLUMNS + len(COLUMNS) - 1, workers) if deferred else None
+    with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
+        stream = DigestingStream(fh)
+        csv.writer(stream).writerow((*COLUMNS, *extras))
+        try:
+            kept = _merge(sorted_files, stream, tmp, q_values, limit, check, fill)
+        finally:
+            if fill is not None:
+                fill.close()
+        with open(rejects_file, newline="", encoding="utf-8") as rej:
+            shutil.copyfileobj(rej, stream)
+        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
+                                        len(COLUMNS) + len(extras)))
+    return kept + rejected
+
+
+class _Overlap:
+    """Finds one molecule in two shard reports: the same model gives it the same score, so its
+    copies meet in the merge among the rows of that score, and its rejected rows name the same
+    line with the same text. Rows are told apart by id (the line number where the file has no
+    ids), name and SMILES; ``bounds[k]`` is the input position of shard k's first row."""
+
+    def __init__(self, reports: list, bounds: list[int]) -> None:
+        self.reports, self.bounds = reports, bounds
+        self.score: str | None = None
+        self.seen: dict[tuple, int] = {}
+        self.rejects: dict[bytes, int] = {}
+
+    def _refuse(self, ident: str, smiles: str, shard: int, other: int):
+        raise DataError(f"the molecule {one_line(ident)!r} ({one_line(smiles)[:80]}) is also in "
+                        f"{self.reports[other]}: shards that overlap (the same library screened twice, or with "
+                        "two --chunk-size values?) are not merged", self.reports[shard])
+
+    def __call__(self, row: list[str]) -> None:
+        if row[0] != self.score:
+            self.score, self.seen = row[0], {}
+        shard = bisect.bisect_right(self.bounds, int(row[1])) - 1
+        key = (row[KEY_COLUMNS], row[KEY_COLUMNS + 1], row[KEY_COLUMNS + 2])
+        other = self.seen.setdefault(key, shard)
+        if other != shard:
+            self._refuse(key[0], key[2], shard, other)
+
+    def reject(self, row: list[str], shard: int) -> None:
+        key = hashlib.sha256("\x00".join(row[1:]).encode("utf-8", "surrogatepass")).digest()[:12]
+        other = self.rejects.setdefault(key, shard)
+        if other != shard:
+            self._refuse(row[1], row[3], shard, other)
+
+
+def merge_reports(reports: list[str | Path], out: str | Path) -> int:
+    """Merge ranked reports of shards of one library, all scored with one model, into one ranked report.
+
+    Ranks are renumbered, equal scores keep shard order, every shard's rejected rows come at the
+    end and q-values are recomputed over the merged report. Memory stays flat: each shard is
+    streamed and the shards are merged k-way. Reports cut to their best rows (``--top``) merge
+    as any other.
+
+    Args:
+        reports: the shards' reports, in input order.
+        out: the merged report to write (atomically).
+
+    Returns:
+        The number of rows written (before the end row).
+
+    Raises:
+        DataError: a file is not a report, or lacks its end row (:func:`core.io.report.end_row`)
+            or has other rows than it announces (cut short or edited); reports of another model,
+            the same report twice, shards that hold the same molecule, a score that is not a
+            finite number and rows out of rank order are refused too.
+    """
+    from core.io.ranked_report import csv_records, is_report
+
+    allow_large_csv_fields()
+    out = Path(out)
+    tmp = make_scratch(".glocalkd-merge-", out.parent)
+    models: dict[str, str] = {}
+    digests: dict[str, str] = {}
+    p_counts: Counter = Counter()  # q-values are recomputed over the merged report
+    position = rejected = 0
+    extras: tuple[str, ...] | None = None  # every shard's optional columns: the first shard's
+    bounds: list[int] = []
+    overlap = _Overlap([str(r) for r in reports], bounds)
+    try:
+        sorted_files, rejects_file = [], tmp / "rejects.csv"
+        with atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej:
+            rej_writer = csv.writer(rej)
+            for k, report in enumerate(reports):
+                if not is_report(report):
+                    raise DataError(f"not a ranked report (the header must be {','.join(COLUMNS)})", report, 1)
+                target = tmp / f"shard{k}.csv"
+                bounds.append(position)
+                end = None
+                with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
+                    writer = csv.writer(fh)
+                    records = csv_records(read_lines(report))
+                    found = header_extras(next(records)[1])
+                    if extras is None:
+                        extras = found
+                    elif found != extras:
+                        raise DataError(f"its optional columns ({','.join(found) or 'none'}) differ from the first "
+                                        f"report's ({','.join(extras) or 'none'}): screen the shards with the same "
+                                        "--properties, --alerts and --view-scores", report, 1)
+                    width = len(COLUMNS) + len(extras)
+                    last, count = math.inf, 0
+                    for n, row in records:
+                        if end is not None:
+                            raise DataError("rows after the end-of-report row", report, n)
+                        if len(row) != width:
+                            raise DataError(f"{len(row)} fields where a report row has {width}", report, n)
+                        end = parse_end_row(row)
+                        if end is not None:
+                            continue
+                        count += 1
+                        if row[STATUS] != "ok":
+                            overlap.reject(row, k)
+                            rej_writer.writerow(row)
+                            rejected += 1
+                            continue
+                        try:
+                            score = float(row[4])
+                        except ValueError:
+                            raise DataError(f"the score {row[4]!r} is not a number", report, n) from None
+                        if not math.isfinite(score):
+                            raise DataError(f"the score {row[4]!r} is not a finite number", report, n)
+                        if score > last:
+                            raise DataError("rows are not in rank order (was the report edited?)", report, n)
+                        last = score
+                        if row[P_VALUE]:
+                            p_counts[row[P_VALUE]] += 1
+                        writer.writerow([row[4], position] + row[1:])
+                        position += 1
+                if end is None:
+                    raise DataError("no end-of-report row: the report is cut short (or was written by an older "
+                                    "version; screen that shard again)", report)
+                expected, model, digest = end
+                if count != expected:
+                    raise DataError(f"{count} rows where the end-of-report row says {expected}: the report was cut "
+                                    "or edited", report)
+                if models and model not in models:
+                    first = next(iter(models.values()))
+                    raise DataError(f"scored with another model (fingerprint {model}) than {first} "
+                                    f"({next(iter(models))})", report)
+                if digest in digests:
+                    raise DataError(f"the same report as {digests[digest]}: a shard given twice", report)
+                models.setdefault(model, str(report))
+                digests[digest] = str(report)
+                sorted_files.append(target)
+        return write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
+                             check=overlap, extras=extras or ())
+    finally:
+        remove_scratch(tmp)
