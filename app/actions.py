@@ -67,7 +67,7 @@ def _always(_facts: Facts) -> bool:
 # in the order of the menus and the toolbar
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("open", "&Open…", "open_dialog", "&File", lambda f: not f.busy, QKeySequence.StandardKey.Open,
-               "Open a SMILES, CSV/TSV, SDF file or a TU collection (.zip)", toolbar=True),
+               "Open a SMILES, CSV/TSV, SDF file, a TU collection (.zip), a ranked report, a session or a model", toolbar=True),
     ActionSpec("open_folder", "Open TU &folder…", "open_folder_dialog", "&File", lambda f: not f.busy),
     ActionSpec("train", "&Train", "train", "&Model", lambda f: f.has_data and not f.busy, "Ctrl+T",
                "Train the detector on the normal graphs", toolbar=True),

@@ -12,6 +12,10 @@ MAX_RECENT = 8
 FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip);;"
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
                "TU collection (*.zip);;All files (*)")  # the files the app opens as graphs
+# File > Open also opens the app's own files (a session, a model: see app.controllers.opening.file_kind)
+OPEN_FILTER = ("Graph data, sessions and models (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip "
+               "*.glocalkd-session *.pt);;" + FILE_FILTER + ";;GLocalKD Studio session (*.glocalkd-session);;"
+               "GLocalKD model (*.pt)")
 
 
 class FileMemory:

@@ -28,19 +28,37 @@ def paint_on_the_gui_thread() -> None:
     os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
 
 
+def open_at_start(window, file: str | None, demo: bool) -> None:
+    """Open what the command line names, as File > Open opens it (data, a ranked report, a session
+    or a model file), or the hERG demo; it opens as soon as torch has loaded.
+
+    Args:
+        window: the main window.
+        file: the path given on the command line (None: none).
+        demo: ``--demo`` was given (used only without ``file``).
+    """
+    from .main_window import DEMOS
+
+    if file:
+        window.open_path(file)
+    elif demo:
+        window.open_path(str(next(iter(DEMOS.values()))))
+
+
 def main(argv: list[str] | None = None) -> int:
     paint_on_the_gui_thread()
     wait_passively()  # before torch loads its OpenMP runtime (app.tasks.warm_up, in a worker thread)
     retain_freed_memory()  # far fewer page faults in training (core.runtime.allocator)
     args = argparse.ArgumentParser(prog="glocalkd-studio", description="GLocalKD Studio desktop app")
-    args.add_argument("file", nargs="?", help="data file or TU folder to open")
+    args.add_argument("file", nargs="?", help="a data file or TU folder, a ranked report, a session or a model file "
+                      "to open")
     args.add_argument("--demo", action="store_true", help="open the bundled hERG demo data set")
     opts = args.parse_args(sys.argv[1:] if argv is None else argv)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("GLocalKD Studio")
     app.setOrganizationName("GLocalKD Studio")
-    from .main_window import DEMOS, MainWindow  # Qt and matplotlib only: torch loads in the window's warm-up job
+    from .main_window import MainWindow  # Qt and matplotlib only: torch loads in the window's warm-up job
     from .qt_check import emit_bug_message
 
     window = MainWindow()
@@ -50,10 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"glocalkd-studio: warning: {problem}", file=sys.stderr)
         QMessageBox.warning(window, "Qt library problem", problem)
-    if opts.file:
-        window.open_path(opts.file)  # opens as soon as torch has loaded
-    elif opts.demo:
-        window.open_path(str(next(iter(DEMOS.values()))))
+    open_at_start(window, opts.file, opts.demo)
     code = app.exec()
     # The window has saved its settings, stopped its threads and removed its scratch files (closeEvent).
     # Python's own teardown of torch's modules takes seconds (3.6 s measured): skip it, so Quit is at once.

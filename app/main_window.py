@@ -33,7 +33,7 @@ from .controllers.training import TrainingController
 from .controllers.unsaved_work import UnsavedWorkGuard
 from .export_tables import training_table
 from .feedback import Feedback
-from .file_memory import FILE_FILTER, FileMemory
+from .file_memory import OPEN_FILTER, FileMemory
 from .scratch import close_scratch, open_scratch
 from .settings_store import SettingsStore
 from .state import AppState, describe_model
@@ -181,6 +181,8 @@ class MainWindow(QMainWindow):
         self.opening.warmed_up.connect(self.form.activate)
         self.opening.loaded.connect(self._loaded)
         self.opening.report_read.connect(self._report_read)
+        self.opening.session_asked.connect(self.open_session)
+        self.opening.model_asked.connect(self.load_model)
         self.training.started.connect(self._training_started)
         self.training.epoch_ended.connect(self.side.advance)
         self.training.losses_changed.connect(self.loss_plot.show_losses)
@@ -215,7 +217,7 @@ class MainWindow(QMainWindow):
 
     # ================================================================ the actions' slots and the results they bring
     def open_dialog(self) -> None:
-        path = self.files.ask_open(self, "Open graph data", FILE_FILTER)
+        path = self.files.ask_open(self, "Open", OPEN_FILTER)
         if path:
             self.open_path(path)
 

@@ -1,17 +1,50 @@
 """Start-up and opening files: torch and RDKit loaded in the background once the window shows,
-graph data loaded into the state, ranked reports read for a tab of their own."""
+graph data loaded into the state, ranked reports read for a tab of their own, session and model
+files handed to their controllers. Every way of opening a path (File > Open, a drop on the window,
+the command line, the recent files) comes here, so each knows every kind of file."""
 from __future__ import annotations
 
 import functools
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from .. import tasks
+from ..session_file import SUFFIX as SESSION_SUFFIX
 from ..state import AppState
 from ..workers import Runner
 from .base import Controller
+
+
+def file_kind(path: str) -> str:
+    """What opening ``path`` means, from its name and first bytes (nothing is loaded).
+
+    Args:
+        path: a file or folder.
+
+    Returns:
+        ``"session"`` (a ``.glocalkd-session`` file, or a zip holding ``session.json``), ``"model"``
+        (a ``.pt`` file, or torch's zip format: an entry ``*/data.pkl``), else ``"data"`` (graph data
+        or a ranked report: :meth:`OpeningController.open` tells them apart).
+    """
+    p = Path(path)
+    if p.name.endswith(SESSION_SUFFIX):
+        return "session"
+    if p.suffix.lower() == ".pt":
+        return "model"
+    try:
+        if p.is_file() and zipfile.is_zipfile(p):
+            with zipfile.ZipFile(p) as zf:
+                names = zf.namelist()
+            if "session.json" in names:
+                return "session"
+            if any(n.endswith("/data.pkl") for n in names):
+                return "model"
+    except (OSError, zipfile.BadZipFile):  # unreadable: the loader says why
+        pass
+    return "data"
 
 
 class OpeningController(Controller):
@@ -28,11 +61,15 @@ class OpeningController(Controller):
         warmed_up: torch and RDKit are loaded (a note on the device torch sees; "" when loading failed).
         loaded: the state holds the file's graphs (the job's :class:`app.tasks.Loaded`).
         report_read: a ranked report was read (the report).
+        session_asked: a session file was opened (its path): the sessions controller opens it.
+        model_asked: a model file was opened (its path): the model-file controller loads it.
     """
 
     warmed_up = Signal(str)
     loaded = Signal(object)
     report_read = Signal(object)
+    session_asked = Signal(str)
+    model_asked = Signal(str)
 
     def __init__(self, runner: Runner, state: AppState, confirm: Callable[[], bool],
                  ask_columns: Callable[[str], dict | None], parent: QObject | None = None):
@@ -78,14 +115,22 @@ class OpeningController(Controller):
             self.open(path, options)
 
     def open(self, path: str, options: dict | None = None) -> None:
-        """Open ``path``: a ranked report in a tab of its own, else graph data into the state (asking
-        for columns when a table's SMILES column is not obvious, unless ``options`` are given)."""
+        """Open ``path``: a session file or a model file by their controllers (:func:`file_kind`), a
+        ranked report in a tab of its own, else graph data into the state (asking for columns when a
+        table's SMILES column is not obvious, unless ``options`` are given)."""
         if not self.ready:  # torch is still loading: open the file once it has
             self._pending = (path, options)
             self.said.emit(f"Loading torch and RDKit, then {Path(path).name}…")
             return
         if self.runner.busy():
             self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
+            return
+        kind = file_kind(path) if options is None else "data"
+        if kind == "session":
+            self.session_asked.emit(path)
+            return
+        if kind == "model":
+            self.model_asked.emit(path)
             return
         from core import is_report
 
