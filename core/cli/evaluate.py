@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
-from core.cli.options import add_readout_options, add_threads_option
+from core.cli.options import add_readout_options, add_threads_option, seed_value
 from core.data.feature_modes import MODES
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS
 from core.errors import GLocalKDError
@@ -31,9 +31,9 @@ def add_parser(sub) -> None:
     e.add_argument("--anomaly", default="minority",
                    help="anomalous class: minority (paper's text), first-label (authors' loader) or a label value")
     e.add_argument("--folds", type=int, default=5)
-    e.add_argument("--cv-seed", type=int, default=1, help="seed of the fold shuffle (the paper's: 1)")
+    e.add_argument("--cv-seed", type=seed_value, default=1, help="seed of the fold shuffle (the paper's: 1)")
     e.add_argument("--seeds", type=int, default=5, help="split protocol: number of model seeds")
-    e.add_argument("--seed", type=int, default=0, help="model seed (the first one for split)")
+    e.add_argument("--seed", type=seed_value, default=0, help="model seed (the first one for split)")
     # the GCN settings: left out, the detector's own defaults (GLocalKD's: the paper's)
     e.add_argument("--epochs", type=int, help="training epochs (default: the detector's)")
     e.add_argument("--lr", type=float, help="learning rate (default with --method glocalkd: the paper's for this data "

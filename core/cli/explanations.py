@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.options import add_readout_options, add_threads_option
+from core.cli.options import add_readout_options, add_threads_option, seed_value
 from core.detectors.registry import DEFAULT_DETECTOR
 from core.errors import GLocalKDError
 
@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
     x.add_argument("--features", choices=("atom", "atom-rings"), default="atom",
                    help="atom-rings: add the sizes of each atom's rings to the atom features")
     add_readout_options(x)
-    x.add_argument("--seed", type=int, default=0)
+    x.add_argument("--seed", type=seed_value, default=0)
     x.add_argument("--device", default="auto")
     add_threads_option(x)
     x.add_argument("--json", help="write the results as JSON here")

@@ -15,6 +15,7 @@ from core.cli import evaluate, explanations, info, merge, score, screen, train, 
 from core.cli.options import check_outputs, error_text, set_threads
 from core.errors import GLocalKDError
 from core.runtime.allocator import retain_freed_memory
+from core.runtime.signals import stop_signals_interrupt
 from core.runtime.threads import wait_passively
 
 COMMANDS = {"train": train, "score": score, "info": info, "evaluate": evaluate, "screen": screen,
@@ -51,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         The exit code: the subcommand's status (0 when it returns None), 2 for an error (a
-        :class:`GLocalKDError` or an ``OSError``), 130 when interrupted.
+        :class:`GLocalKDError` or an ``OSError``), 130 when interrupted (Ctrl+C, SIGTERM or SIGHUP: the
+        command removes its temporary files on the way out, as for Ctrl+C).
     """
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
@@ -62,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _show_warning
         try:
             check_outputs(args)  # before any work: a bad output path must not cost a training run
-            status = COMMANDS[args.command].run(args)
+            with stop_signals_interrupt():  # SIGTERM and SIGHUP stop every command as Ctrl+C does: cleaned up, 130
+                status = COMMANDS[args.command].run(args)
         except GLocalKDError as exc:
             print(f"glocalkd: error: {error_text(exc)}", file=sys.stderr)
             return 2

@@ -166,6 +166,27 @@ def positive_count(text: str) -> int:
     return value
 
 
+def seed_value(text: str) -> int:
+    """Read a seed (an argparse ``type``): a whole number from 0 to 2**32 - 1, as numpy and torch take it.
+
+    Args:
+        text: the option's value.
+
+    Returns:
+        The seed.
+
+    Raises:
+        ValueError: ``text`` is not a whole number.
+        argparse.ArgumentTypeError: it is out of that range.
+    """
+    from core.detectors.base import SEED, is_seed
+
+    value = int(text)
+    if not is_seed(value):
+        raise argparse.ArgumentTypeError(f"must be {SEED}, not {value}")
+    return value
+
+
 def thread_count(text: str) -> int:
     """Read a thread count (an argparse ``type``): 0 (one per usable CPU) up to 4 per CPU core.
 
@@ -181,10 +202,10 @@ def thread_count(text: str) -> int:
         ValueError: ``text`` is not a whole number.
         argparse.ArgumentTypeError: it is below 0 or above 4 per CPU core.
     """
-    import os
+    from core.runtime.threads import most_per_machine
 
     value = int(text)
-    limit = 4 * (os.cpu_count() or 1)
+    limit = most_per_machine()
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     if value > limit:
@@ -236,6 +257,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 
     Raises:
         GLocalKDError: an output is, or lies inside, an input, or is named twice.
+        ParameterError: an output's name is empty (``-o ''``).
         OSError: an output cannot be written (:func:`core.runtime.files.check_outputs`).
     """
     import glob
@@ -246,6 +268,11 @@ def check_outputs(args: argparse.Namespace) -> None:
         value = getattr(args, option, None)  # (evaluate's --known-anomalies is a count, not a file)
         return [v for v in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(v, str) and v]
 
+    empty = next((option for option in OUTPUT_OPTIONS if getattr(args, option, None) == ""), None)
+    if empty is not None:
+        from core.errors import ParameterError
+
+        raise ParameterError(f"{{{empty}}} is an empty file name: name the file to write", empty)
     outputs = [path for option in OUTPUT_OPTIONS for path in named(option)]
     inputs = [path for option in INPUT_OPTIONS for path in named(option)]
     inputs += [match for path in inputs if glob.has_magic(path) for match in glob.glob(path)]  # screen's shards

@@ -7,7 +7,7 @@ import sys
 import time
 
 from core.cli.options import (DetectorDefaultsHelp, add_data_options, add_readout_options, add_standardise_option,
-                              add_threads_option, load_graphs, parameter_of)
+                              add_threads_option, load_graphs, parameter_of, seed_value)
 from core.data.feature_modes import MODES
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, detector_info
@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
     t.add_argument("--known-label", metavar="LABEL",
                    help="the graphs of DATA with this label are the known anomalies (as --known-anomalies); "
                         "without --normal-label, the model trains on the other graphs")
-    t.add_argument("--seed", type=int, default=0, help="random seed: weights, batches, calibration split "
+    t.add_argument("--seed", type=seed_value, default=0, help="random seed: weights, batches, calibration split "
                    "(default: %(default)s)")
     t.add_argument("--device", default="auto", help="auto, cpu or cuda")
     add_standardise_option(t, training=True)

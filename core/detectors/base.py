@@ -48,6 +48,23 @@ def is_count(value, low: int = 1) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low
 
 
+SEED_MAX = 2**32 - 1  # numpy's and torch's seeds: whole numbers from 0 to this
+SEED = f"a whole number from 0 to {SEED_MAX}"  # the rule of every seed (training, evaluation, studies)
+
+
+def is_seed(value) -> bool:
+    """Whether ``value`` is a seed every random generator here takes: a whole number (not a bool)
+    from 0 to :data:`SEED_MAX` (numpy refuses negative seeds, torch larger ones).
+
+    Args:
+        value: the seed.
+
+    Returns:
+        True when it keeps the rule.
+    """
+    return is_count(value, 0) and value <= SEED_MAX
+
+
 def is_number(value, low: float = 0.0, above: bool = False) -> bool:
     """Whether ``value`` is a finite number (not a bool) of at least ``low`` (above it with ``above``).
 

@@ -36,6 +36,9 @@ class DetectorInfo:
             ``calibration`` parameter), so it is never fitted on a held-out split from outside.
         weighable: known anomalies can weigh its views (``weigh_views``).
         needs_glocalkd: it is built on a GLocalKD component, which takes the GCN settings.
+        batch_dependent: a graph's score depends on the other graphs scored with it (the
+            propagation kernel hashes the node labels a batch brings in, as GraKeL does), so a file
+            is scored whole, never streamed in chunks (:func:`core.screening.score_file.is_streamed`).
     """
 
     name: str
@@ -48,6 +51,7 @@ class DetectorInfo:
     calibrates_itself: bool = False
     weighable: bool = False
     needs_glocalkd: bool = False
+    batch_dependent: bool = False
 
 
 def _lazy(path: str) -> Callable[..., object]:
@@ -96,9 +100,9 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
                  "so size counts too) + LESINN nearest-neighbour ensemble", False, False,
                  _two_step("wl", "lesinn", normalize=False), savable=True),
     DetectorInfo("pk-iforest", "PK-iForest", "propagation kernel + isolation forest", False, False,
-                 _two_step("pk", "iforest")),
+                 _two_step("pk", "iforest"), batch_dependent=True),
     DetectorInfo("pk-lesinn", "PK-LESINN", "propagation kernel + LESINN nearest-neighbour ensemble", False, False,
-                 _two_step("pk", "lesinn"), savable=True),
+                 _two_step("pk", "lesinn"), savable=True, batch_dependent=True),
     DetectorInfo("gin-iforest", "Random-GIN iForest", "untrained random GIN encoders, one isolation forest on "
                  "each one's graph embeddings, averaged (Deep Isolation Forest's idea)", False, False, _gin_iforest),
     DetectorInfo("kme-lesinn", "Node-attribute KME", "each graph's (propagated) node features as a distribution, "

@@ -69,6 +69,20 @@ def detector_info(name: str) -> DetectorInfo:
     return info_in(DETECTORS, name)
 
 
+def scores_alone(model) -> bool:
+    """Whether a fitted detector scores each graph on its own, whatever else is in its batch.
+
+    Args:
+        model: the fitted detector.
+
+    Returns:
+        False for a detector whose registry entry is ``batch_dependent`` (PK-LESINN, PK-iForest),
+        else True (a consensus's default views, GLocalKD and every other detector).
+    """
+    info = DETECTORS.get(str(getattr(model, "name", "")).lower())
+    return info is None or not info.batch_dependent
+
+
 def accepted_params(name: str) -> set[str]:
     """List the constructor parameters a detector takes (those its name fixes left out).
 

@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from core.errors import DataError, GLocalKDError, NotApplicableError, ParameterError
+from core.detectors.base import SEED, is_seed
 from core.data.graphset import GraphSet, normalize_label
 from core.evaluation.paper import dataset_name
 from core.evaluation.results import EvaluationResult, FoldResult, environment, merge_results, settings_key
@@ -142,7 +143,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     from core.detectors.registry import detector_info, make_detector
     from core.io.load import load
 
-    _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds, folds)
+    _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds, folds, cv_seed)
     if known_anomalies < 0:
         raise ParameterError(f"{{known_anomalies}} must be a count of 0 or more, not {known_anomalies}",
                              "known_anomalies")
@@ -225,7 +226,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
 
 
 def _check_options(protocol: str, test, score: str, contamination: float, train_fraction: float, ensemble: int,
-                   seeds: Sequence[int], folds: int) -> None:
+                   seeds: Sequence[int], folds: int, cv_seed: int = 1) -> None:
     """One clear error for any option out of range, before anything is loaded (naming the option)."""
     if protocol not in PROTOCOLS:
         raise ParameterError(f"{{protocol}} must be one of {', '.join(PROTOCOLS)}, not {protocol!r}", "protocol")
@@ -246,6 +247,11 @@ def _check_options(protocol: str, test, score: str, contamination: float, train_
         raise ParameterError(f"{{ensemble}} must be at least 1, not {ensemble}", "ensemble")
     if not seeds:
         raise ParameterError("{seeds}: at least one model seed is needed", "seeds")
+    bad = next((seed for seed in seeds if not is_seed(seed)), None)
+    if bad is not None:
+        raise ParameterError(f"the model seeds ({{seed}}, {{seeds}}) must each be {SEED}, not {bad!r}", "seed", "seeds")
+    if not is_seed(cv_seed):
+        raise ParameterError(f"{{cv_seed}} must be {SEED}, not {cv_seed!r}", "cv_seed")
 
 
 def fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds: Sequence[int],

@@ -78,9 +78,9 @@ def _sniff(path: Path) -> str | None:
 def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """Stream the numbered lines of a text file as users have them.
 
-    Decodes UTF-8 (a BOM is dropped) or, after a UTF-16 BOM, UTF-16; at the first byte
-    that is not UTF-8 it goes on in cp1252, the usual legacy encoding of spreadsheet
-    exports. Any of ``\\n``, ``\\r\\n`` and ``\\r`` ends a line. Streams the file, so a
+    Decodes UTF-8 (a BOM is dropped) or, after a UTF-16 BOM, UTF-16; a byte that is not
+    UTF-8 is read as cp1252, the usual legacy encoding of spreadsheet exports, so a file in
+    cp1252, or with a few rows in it, reads as written. Any of ``\\n``, ``\\r\\n`` and ``\\r`` ends a line. Streams the file, so a
     large library is never held in memory whole.
 
     Args:
@@ -123,17 +123,20 @@ def _lines(path: str | Path, endings: bool) -> Iterator[tuple]:
     if announced is not None:
         yield from _decoded(path, announced, "replace", endings)
         return
-    emitted = 0
-    try:
-        for item in _decoded(path, "utf-8-sig", "strict", endings):
-            emitted = item[0]
-            yield item
-        return
-    except UnicodeDecodeError:
-        pass
-    for item in _decoded(path, "cp1252", "replace", endings):
-        if item[0] > emitted:
-            yield item
+    yield from _decoded(path, "utf-8-sig", _LEGACY_BYTES, endings)
+
+
+def _cp1252_for_bad_bytes(error: UnicodeDecodeError) -> tuple[str, int]:
+    """Decode the bytes that are not UTF-8 as cp1252 (a byte cp1252 lacks as U+FFFD) and go on in
+    UTF-8: a file of mixed encodings (rows pasted from a legacy export) keeps every UTF-8 row as
+    written. Decoding the whole rest of the file as cp1252 instead turned the valid UTF-8 rows
+    read just before the first bad byte (in the same 8 KB block) into mojibake."""
+    bad = error.object[error.start:error.end]
+    return bytes(bad).decode("cp1252", errors="replace"), error.end
+
+
+_LEGACY_BYTES = "glocalkd-cp1252"
+codecs.register_error(_LEGACY_BYTES, _cp1252_for_bad_bytes)
 
 
 def _decoded(path: Path, encoding: str, errors: str, endings: bool) -> Iterator[tuple]:

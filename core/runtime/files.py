@@ -58,6 +58,7 @@ def replace_output(finished: str | Path, path: str | Path) -> None:
             hard link planted at that name lends it nothing).
     """
     path = Path(path)
+    _refuse_special(path)
     try:
         old = os.lstat(path)
         # the old file's mode only when it is ours alone: not a link, not a second name of another file
@@ -71,6 +72,21 @@ def replace_output(finished: str | Path, path: str | Path) -> None:
     except OSError:
         pass
     os.replace(finished, path)
+
+
+def _refuse_special(path: Path) -> None:
+    """Refuse a name that leads to something other than a file or nothing: a device (``/dev/null``),
+    a pipe or a socket, which the rename would replace by a regular file (as root, deleting
+    ``/dev/null``). A link to a file is fine: the link is replaced, as always."""
+    try:
+        mode = os.stat(path).st_mode  # what the name leads to, through links
+    except OSError:  # nothing there (or a dangling link): a new file
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a pipe" if stat.S_ISFIFO(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        raise OSError(errno.EINVAL, f"Is {kind}, not a file: results are written whole, by replacing the file at "
+                      "that name; name a file", str(path))
 
 
 def new_file_mode() -> int:
@@ -110,6 +126,7 @@ def check_writable(path: str | Path, make_folder: bool = False) -> None:
 
     Raises:
         IsADirectoryError: ``path`` is a folder.
+        OSError: ``path`` is a device (``/dev/null``), a pipe or a socket, which writing would replace.
         NotADirectoryError: the folder it goes in is a file.
         FileNotFoundError: the folder it goes in does not exist.
         PermissionError: no file can be created in that folder (permissions, a read-only or
@@ -119,6 +136,7 @@ def check_writable(path: str | Path, make_folder: bool = False) -> None:
     folder = Path(_folder(path))
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "Is a folder, not a file", str(path))
+    _refuse_special(path)
     if make_folder:
         while not folder.exists() and folder != folder.parent:
             folder = folder.parent
@@ -147,13 +165,15 @@ def check_outputs(outputs: Sequence[str | Path], inputs: Sequence[str | Path],
         make_folders: the outputs whose writer makes their missing folders.
 
     Raises:
-        GLocalKDError: an output is an input, lies inside an input folder, or is named twice
+        GLocalKDError: an output name is empty, or an output is an input, lies inside an input folder, or is named twice
             (compared as resolved paths and as files, so links and hard links count).
         OSError: an output cannot be written (see :func:`check_writable`).
     """
     made = {str(Path(p)) for p in make_folders}
     seen: dict[Path, str] = {}
     for output in outputs:
+        if not str(output).strip():  # Path("") is the current folder
+            raise GLocalKDError("an output file name is empty: name the file to write")
         out = Path(output)
         resolved = out.resolve()
         for given in inputs:

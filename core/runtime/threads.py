@@ -37,6 +37,18 @@ import os
 import sys
 
 
+PER_CORE_LIMIT = 4  # threads or processes asked for per CPU core, at most: more only thrash (or crash torch)
+
+
+def most_per_machine() -> int:
+    """The most threads or worker processes a command may ask for here: ``PER_CORE_LIMIT`` per CPU core.
+
+    Returns:
+        The limit (at least ``PER_CORE_LIMIT``).
+    """
+    return PER_CORE_LIMIT * (os.cpu_count() or 1)
+
+
 def wait_passively() -> bool:
     """Set ``OMP_WAIT_POLICY=PASSIVE`` unless it is set already, so torch's CPU threads wait asleep.
 

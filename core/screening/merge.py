@@ -11,6 +11,7 @@ import csv
 import hashlib
 import heapq
 import itertools
+import json
 import math
 import shutil
 from collections import Counter, deque
@@ -228,13 +229,62 @@ class _Overlap:
             self._refuse(row[1], row[3], shard, other)
 
 
+def summary_path(report: str | Path) -> Path:
+    """Where a report's summary goes: ``REPORT.summary.json`` beside it.
+
+    Args:
+        report: the ranked report.
+
+    Returns:
+        The summary's path.
+    """
+    return Path(str(report) + ".summary.json")
+
+
+def write_summary_file(report: str | Path, data: dict) -> Path:
+    """Write the summary of a report that keeps its best rows only, atomically.
+
+    Args:
+        report: the ranked report; the summary goes beside it (:func:`summary_path`).
+        data: its fields: ``rows``, ``scored``, ``rejected``, ``kept`` and, for a calibrated model,
+            ``p_counts`` (p-value text -> rows over every scored row, kept or not: what a merge needs
+            for the q-values), and any others.
+
+    Returns:
+        The summary's path.
+    """
+    path = summary_path(report)
+    with atomic_output(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2) + "\n")
+    return path
+
+
+def _cut_summary(report: str | Path) -> dict | None:
+    """The summary of a report cut to its best rows (``--top``), or None for a report that holds
+    every scored row (no summary beside it, or one that kept them all)."""
+    path = summary_path(report)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"not a readable summary ({exc})", path) from None
+    counts = [data.get(k) if isinstance(data, dict) else None for k in ("kept", "scored")]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+        raise DataError("a summary needs whole counts 'kept' and 'scored'", path)
+    return data if counts[0] < counts[1] else None
+
+
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     """Merge ranked reports of shards of one library, all scored with one model, into one ranked report.
 
     Ranks are renumbered, equal scores keep shard order, every shard's rejected rows come at the
     end and q-values are recomputed over the merged report. Memory stays flat: each shard is
-    streamed and the shards are merged k-way. Reports cut to their best rows (``--top``) merge
-    as any other.
+    streamed and the shards are merged k-way. A report cut to its best rows (``--top``) merges
+    with its summary beside it (:func:`summary_path`), which counts the p-values of the rows it
+    did not keep, so the q-values are those of the whole library; the merged report then keeps
+    the best rows of the smallest such cut (beyond them a shard's rows are missing) and gets a
+    summary of its own. The merged report is the one screening the whole library gives.
 
     Args:
         reports: the shards' reports, in input order.
@@ -247,7 +297,8 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
         DataError: a file is not a report, or lacks its end row (:func:`core.io.report.end_row`)
             or has other rows than it announces (cut short or edited); reports of another model,
             the same report twice, shards that hold the same molecule, a score that is not a
-            finite number and rows out of rank order are refused too.
+            finite number and rows out of rank order are refused too, and a cut report whose
+            summary does not match it or holds no p-value counts.
     """
     from core.io.ranked_report import csv_records, is_report
 
@@ -261,6 +312,8 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     extras: tuple[str, ...] | None = None  # every shard's optional columns: the first shard's
     bounds: list[int] = []
     overlap = _Overlap([str(r) for r in reports], bounds)
+    totals = Counter()  # scored rows over the shards, the ones a cut report did not keep included
+    tops: list[int] = []  # the rows each cut report kept
     try:
         sorted_files, rejects_file = [], tmp / "rejects.csv"
         with atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej:
@@ -271,6 +324,9 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 target = tmp / f"shard{k}.csv"
                 bounds.append(position)
                 end = None
+                cut = _cut_summary(report)
+                shard_p: Counter = Counter()
+                shard_rejected = rejected
                 with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
                     records = csv_records(read_lines(report))
@@ -307,7 +363,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                             raise DataError("rows are not in rank order (was the report edited?)", report, n)
                         last = score
                         if row[P_VALUE]:
-                            p_counts[row[P_VALUE]] += 1
+                            shard_p[row[P_VALUE]] += 1
                         writer.writerow([row[4], position] + row[1:])
                         position += 1
                 if end is None:
@@ -326,7 +382,32 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 models.setdefault(model, str(report))
                 digests[digest] = str(report)
                 sorted_files.append(target)
-        return write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
-                             check=overlap, extras=extras or ())
+                scored = count - (rejected - shard_rejected)
+                if cut is None:
+                    p_counts.update(shard_p)
+                    totals["scored"] += scored
+                    continue
+                where = summary_path(report)
+                if scored != cut["kept"]:
+                    raise DataError(f"it says {cut['kept']} rows were kept, but {report} has {scored}: a summary "
+                                    "of another run", where)
+                cut_p = cut.get("p_counts")
+                if shard_p and not (isinstance(cut_p, dict) and sum(cut_p.values()) == cut["scored"]):
+                    raise DataError(f"{report} keeps its best {cut['kept']} of {cut['scored']} rows (--top), and "
+                                    "this summary does not count the p-values of the others (written by an older "
+                                    "version?), so the merged q-values cannot be computed: screen that shard again",
+                                    where)
+                p_counts.update(cut_p or {})
+                totals["scored"] += cut["scored"]
+                tops.append(cut["kept"])
+        limit = min(tops) if tops else None  # past it, some shard's rows are missing
+        written = write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
+                               limit=limit, check=overlap, extras=extras or ())
+        if limit is not None:
+            write_summary_file(out, {"rows": totals["scored"] + rejected, "scored": totals["scored"],
+                                     "rejected": rejected, "kept": min(limit, totals["scored"]), "top": limit,
+                                     **({"p_counts": dict(p_counts)} if p_counts else {}),
+                                     "merged_from": [str(r) for r in reports]})
+        return written
     finally:
         remove_scratch(tmp)

@@ -29,10 +29,10 @@ from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
 from core.runtime.scratch import make_scratch, remove_scratch
 from core.runtime.signals import deferred_stops, stop_received, stop_signals_interrupt
-from core.runtime.threads import usable_cpus
+from core.runtime.threads import most_per_machine, usable_cpus
 from core.screening.executors import ChunkExecutor, LocalExecutor
 from core.screening.featurize import report_views
-from core.screening.merge import DEFERRED_BATCH, write_ranked
+from core.screening.merge import DEFERRED_BATCH, write_ranked, write_summary_file
 from core.screening.scoring import ChunkJob, ChunkSettings, molecule_schema
 
 
@@ -128,7 +128,8 @@ def chunks(rows: Iterator[SourceRow], size: int) -> Iterator[list[SourceRow]]:
 
 
 def write_summary(summary: ScreenSummary, report: str | Path, **extra) -> Path:
-    """Write ``REPORT.summary.json``, atomically: the counts of a run whose report keeps the best rows only.
+    """Write ``REPORT.summary.json``, atomically: the counts of a run whose report keeps the best rows
+    only, and the p-values of every scored row (:func:`core.screening.merge.write_summary_file`).
 
     Args:
         summary: the run's summary.
@@ -138,15 +139,11 @@ def write_summary(summary: ScreenSummary, report: str | Path, **extra) -> Path:
     Returns:
         The summary file's path.
     """
-    import json
-
-    path = Path(str(report) + ".summary.json")
     data = {"rows": summary.rows, "scored": summary.scored, "rejected": summary.rejected,
             "kept": min(summary.scored, extra.get("top") or summary.scored), "nodes": summary.nodes,
-            "seconds": round(summary.seconds, 3), "stopped": summary.stopped, **extra}
-    with atomic_output(path, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2) + "\n")
-    return path
+            "seconds": round(summary.seconds, 3), "stopped": summary.stopped,
+            **({"p_counts": dict(summary.p_counts)} if summary.p_counts else {}), **extra}
+    return write_summary_file(report, data)
 
 
 def _jobs(sources: list[tuple[str, Iterator[SourceRow]]], chunk_size: int) -> Iterator[ChunkJob]:
@@ -171,6 +168,22 @@ def _source_rows(paths: list[Path], smiles_column, id_column, label_column) -> t
         return path.name if len(paths) > 1 else ""
 
     return [(label(paths[0]), rows)] + [(label(p), later(p)) for p in paths[1:]], hint
+
+
+def _refuse_repeated_files(paths: list[Path]) -> None:
+    """A library's shards are distinct files: one named twice (``a.csv a.csv``, a pattern that also
+    matches a named file, a link to another) would score its molecules twice, as ``merge-reports``
+    refuses the same report twice."""
+    seen: dict[tuple[int, int], Path] = {}
+    for path in paths:
+        try:
+            info = path.stat()
+        except OSError:  # missing: the reader says so, naming it
+            continue
+        first = seen.setdefault((info.st_dev, info.st_ino), path)
+        if first is not path:
+            raise DataError(f"the same file as {first}: a library file given twice would score its molecules twice",
+                            path)
 
 
 def deferred_columns(extras: tuple[str, ...], keep: int | None) -> tuple[str, ...]:
@@ -246,9 +259,16 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         DataError: the model was not trained on molecules, a file cannot be read, or (unless the
             run was stopped) no data row or no molecule was read; nothing is written.
         GLocalKDError: a setting is out of range (below 1, an unknown precision, ``bfloat16``
-            for a model that is not GLocalKD) or no file is given.
+            for a model that is not GLocalKD), no file is given, or the model's scores depend on
+            the batch (PK-LESINN: its report would depend on the chunks).
         ParameterError: ``view_scores`` for a model that is not a consensus with Fisher's rule.
     """
+    from core.detectors.registry import scores_alone
+
+    if not scores_alone(model):  # its report would depend on the chunks (and on the shards)
+        raise GLocalKDError(f"{model.name}'s score of a graph depends on the other graphs scored with it (its "
+                            "propagation kernel hashes the labels a batch brings in), so a report streamed in chunks "
+                            "would depend on them: score the file whole (glocalkd score)")
     views = report_views(model) if view_scores else ()
     schema = molecule_schema(model)
     if schema is not None and schema.mode != "atom":
@@ -267,9 +287,13 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                         ("top", top)):
         if value is not None and value < 1:
             raise ParameterError(f"{{{name}}} must be at least 1, not {value}", name)
+    if workers is not None and workers > most_per_machine():  # each a process: thousands would hang the machine
+        raise ParameterError(f"{{workers}} must be from 1 to {most_per_machine()} (4 per CPU core), not {workers}",
+                             "workers")
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if not paths:
         raise GLocalKDError("no library file given")
+    _refuse_repeated_files(paths)
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
     sources, hint = _source_rows(paths, smiles_column, id_column, label_column)  # a bad header fails here
     model_id = model.fingerprint()

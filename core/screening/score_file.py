@@ -51,10 +51,13 @@ def is_streamed(model, path: str | Path) -> bool:
 
     Returns:
         True for a molecule file (by its suffix) and a model that reads molecules (atom features,
-        or no node features at all).
+        or no node features at all) and scores each graph alone (not PK-LESINN, whose scores
+        depend on the batch: the file is then scored whole, as in training).
     """
+    from core.detectors.registry import scores_alone
+
     schema = molecule_schema(model)
-    return is_molecule_list(path) and (schema is None or schema.mode == "atom")
+    return is_molecule_list(path) and (schema is None or schema.mode == "atom") and scores_alone(model)
 
 
 def score_file(model, path: str | Path, report: str | Path, smiles_column: str | None = None,

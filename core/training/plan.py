@@ -37,6 +37,7 @@ from core.detectors.conformal import calibration_split, can_calibrate
 from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
                                      detector_info)
 from core.errors import GLocalKDError, ParameterError
+from core.detectors.base import SEED, is_seed
 from core.training.spec import TrainSpec
 
 GLOCALKD = "glocalkd"
@@ -82,6 +83,8 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
     if not 0.0 <= spec.calibration < 1.0:
         raise ParameterError(f"{{calibration}} must be a share from 0 to below 1, not {spec.calibration}",
                              "calibration")
+    if not is_seed(spec.seed):
+        raise ParameterError(f"{{seed}} must be {SEED}, not {spec.seed!r}", "seed")
     known = _known_anomalies(graphs, spec)
     normal = _normal_graphs(graphs, spec, known)
     info, fell_back = _detector(spec, len(normal))

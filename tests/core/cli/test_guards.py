@@ -88,6 +88,35 @@ def test_bad_settings_are_one_line_errors(tmp_path, capsys, model_file):
     with pytest.raises(SystemExit):
         main(["train", str(data), "-o", str(tmp_path / "m.pt"), "--threads", "100000"])
     assert "must be from 0 to" in capsys.readouterr().err
+    # seeds: numpy refused a negative one with a traceback, torch one of 2**64 as "Overflow"
+    for argv in (["train", str(data), "-o", str(tmp_path / "m.pt"), "--seed", "-1"],
+                 ["train", str(data), "-o", str(tmp_path / "m.pt"), "--seed", str(2**64)],
+                 ["evaluate", str(data), "--seed", "-1"], ["evaluate", str(data), "--cv-seed", "-1"],
+                 ["evaluate-explanations", str(data), "--seed", "-1"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and "must be a whole number from 0 to 4294967295" in err and "Traceback" not in err
+    # parsing workers: a process each, so --workers 100000 hung the machine starting them
+    assert main(["screen", str(model_file), str(data), "-o", str(tmp_path / "r.csv"), "--workers", "100000"]) == 2
+    assert "--workers must be from 1 to" in capsys.readouterr().err
+
+
+def test_the_api_refuses_bad_seeds_by_name(tmp_path):
+    """The same rule for callers of the API: a ParameterError naming the seed, not numpy's ValueError."""
+    from core import TrainSpec, load, train_model
+    from core.errors import ParameterError
+    from core.evaluation.protocol import evaluate
+    from tests.conftest import path, ring, write_tu
+
+    toy = [(5 + i % 3, ring(5 + i % 3), 1) for i in range(12)] + [(6, path(5), 0) for _ in range(6)]
+    graphs = load(write_tu(tmp_path / "TOY", "TOY", toy, node_labels=True))
+    with pytest.raises(ParameterError, match="seed must be a whole number from 0"):
+        train_model(graphs, TrainSpec(detector="size", seed=-1))
+    with pytest.raises(ParameterError, match="cv_seed must be a whole number from 0"):
+        evaluate(graphs, cv_seed=-1, method="size")
+    with pytest.raises(ParameterError, match="must each be a whole number from 0"):
+        evaluate(graphs, seeds=[2**32], method="size")
 
 
 def test_evaluate_reports_bad_resume_files_and_tiny_classes(tmp_path, capsys):

@@ -54,7 +54,7 @@ def test_evaluate_refuses_an_unwritable_json_before_any_fold(tu, tmp_path, capsy
         _error(capsys, main(["evaluate", str(tu), "--json", "/proc/r.json", *TINY]), "cannot write in /proc")
 
 
-@pytest.mark.parametrize("command", [
+COMMANDS = [  # every command that writes a file the user names, with its inputs
     ["score", "{model}", "{data}", "-o", "{out}"],
     ["screen", "{model}", "{data}", "-o", "{out}"],
     ["train", "{data}", "-o", "{out}"],
@@ -64,19 +64,63 @@ def test_evaluate_refuses_an_unwritable_json_before_any_fold(tu, tmp_path, capsy
     ["evaluate", "{data}", "--json", "{out}"],
     ["evaluate", "{data}", "--protocol", "split", "--test", "{known}", "--markdown", "{out}"],
     ["evaluate-explanations", "{data}", "--json", "{out}"],
-])
-def test_every_command_refuses_an_output_over_any_input(tmp_path, capsys, model_file, command):
+]
+
+
+def _files(tmp_path, model_file) -> dict:
     files = {"model": model_file, "data": tmp_path / "d.smi", "known": tmp_path / "k.smi",
              "report": tmp_path / "r.csv"}
     files["data"].write_text("CCO a\nCCN b\n")
     files["known"].write_text("CCCl x\n")
     files["report"].write_text("rank,id\n")
+    return files
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_an_output_over_any_input(tmp_path, capsys, model_file, command):
+    files = _files(tmp_path, model_file)
     inputs = [name for name in files if "{" + name + "}" in " ".join(command)]
     for name in inputs:
         before = files[name].read_bytes()
         argv = [part.format(out=files[name], **files) for part in command]
         _error(capsys, main(argv), "is an input of this command")
         assert files[name].read_bytes() == before
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_an_empty_output_name_and_a_device_or_pipe(tmp_path, capsys, model_file, command):
+    """``-o ''`` named the current folder, found only after the work (training ran every epoch);
+    a device or a pipe at the output's name was replaced by a regular file (as root, ``-o
+    /dev/null`` deleted the system's /dev/null)."""
+    import os
+    import stat
+
+    files = _files(tmp_path, model_file)
+    option = command[command.index("{out}") - 1]
+    _error(capsys, main([part.format(out="", **files) for part in command]),
+           f"{'--output' if option == '-o' else option} is an empty file name")
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    _error(capsys, main([part.format(out=pipe, **files) for part in command]), "Is a pipe, not a file")
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    link = tmp_path / "to_null"  # a link to a device: the device is what the name leads to
+    link.symlink_to(os.devnull)
+    _error(capsys, main([part.format(out=link, **files) for part in command]), "Is a device, not a file")
+    assert link.is_symlink() and stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_the_writer_itself_refuses_a_device_or_a_pipe(tmp_path):
+    """The one writer refuses too (the app and the API call it without the command line's check)."""
+    import os
+
+    from core.runtime.files import atomic_output
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(OSError, match="Is a pipe"):
+        with atomic_output(pipe, "w") as fh:
+            fh.write("rows")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]  # no temporary file left
 
 
 def _partial_result(tu, tmp_path):

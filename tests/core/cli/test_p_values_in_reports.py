@@ -74,3 +74,47 @@ def test_reports_written_before_p_values_still_open(tmp_path):
                       "1,a,,CCO,2.5,1,1.5,3,,O2:1.2,ok\n")
     report = read_report(legacy)
     assert len(report) == 1 and report.score[0] == 2.5 and np.isnan(report.p_value[0])
+
+
+def _rows(path) -> list[tuple]:
+    """A report's scored rows as the whole library's screen ranks them (ids are line numbers: left out)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [(r["rank"], r["smiles"], r["score"], r["p_value"], r["q_value"]) for r in csv.DictReader(fh)
+                if r["status"] == "ok"]
+
+
+def test_shards_screened_with_top_merge_into_the_whole_librarys_top(calibrated, herg_path, tmp_path, capsys):
+    """Merged ``--top`` shards had q-values over their kept rows only (0.085 where the library's
+    are 0.50: far too many discoveries) and kept every shard's rows. The shards' summaries count
+    the p-values of the rows they did not keep, so the merge is the whole library's ``--top``."""
+    import json
+
+    lines = herg_path.read_text().splitlines()
+    shards = []
+    for k, part in enumerate((lines[1:300], lines[300:])):
+        shard = tmp_path / f"shard{k}.tab"
+        shard.write_text("\n".join([lines[0], *part]) + "\n")
+        shards.append(tmp_path / f"r{k}.csv")
+        assert main(["screen", str(calibrated), str(shard), "-o", str(shards[-1]), "--top", str(40 + 20 * k),
+                     "--workers", "1"]) == 0
+    assert main(["screen", str(calibrated), str(herg_path), "-o", str(tmp_path / "one.csv"), "--top", "40",
+                 "--workers", "1"]) == 0
+    assert main(["merge-reports", *map(str, shards), "-o", str(tmp_path / "all.csv")]) == 0
+    merged = _rows(tmp_path / "all.csv")
+    assert merged == _rows(tmp_path / "one.csv") and len(merged) == 40  # the smaller cut: past it rows are missing
+    summary = json.loads((tmp_path / "all.csv.summary.json").read_text())
+    assert (summary["scored"], summary["kept"], sum(summary["p_counts"].values())) == (655, 40, 655)
+    assert main(["merge-reports", str(tmp_path / "all.csv"), "-o", str(tmp_path / "again.csv")]) == 0
+    assert _rows(tmp_path / "again.csv") == merged  # a merged report merges again, its summary beside it
+
+    # a cut report whose summary lacks the other rows' p-values (an older version's) is refused
+    old = json.loads((tmp_path / "r0.csv.summary.json").read_text())
+    del old["p_counts"]
+    (tmp_path / "r0.csv.summary.json").write_text(json.dumps(old))
+    capsys.readouterr()
+    assert main(["merge-reports", *map(str, shards), "-o", str(tmp_path / "bad.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "keeps its best 40 of 299 rows (--top)" in err and "screen that shard again" in err
+    assert not (tmp_path / "bad.csv").exists()

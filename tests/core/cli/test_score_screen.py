@@ -175,3 +175,35 @@ def test_properties_and_alerts_are_the_same_from_score_and_screen(model_file, tm
     plain = read_report(tmp_path / "plain.csv")
     assert plain.properties == {} and plain.alerts is None
     assert list(plain.score) == list(report.score)
+
+
+def test_every_command_stops_on_sigterm_as_on_ctrl_c(tmp_path):
+    """SIGTERM (a job scheduler, ``kill``) killed every command but ``screen`` outright: exit -15,
+    no message, and ``merge-reports`` left its scratch folder beside the report. Every command now
+    runs where SIGTERM raises KeyboardInterrupt, so its clean-up runs and it exits 130. Each
+    command's work here makes a scratch folder, then is sent SIGTERM."""
+    script = tmp_path / "stopped.py"
+    script.write_text(f"""
+import importlib, os, signal, sys, time
+cli = importlib.import_module("core.cli.main")
+from core.runtime.scratch import make_scratch, remove_scratch
+
+def run(args):
+    folder = make_scratch(".work-", {str(tmp_path)!r})
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+    finally:
+        remove_scratch(folder)
+
+for name, module in cli.COMMANDS.items():
+    module.run = run
+sys.exit(cli.main(sys.argv[1:]))
+""")
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    for argv in (["merge-reports", str(data), "-o", str(tmp_path / "m.csv")], ["train", str(data), "-o",
+                 str(tmp_path / "m.pt")], ["info", str(data)], ["evaluate", str(data)]):
+        done = subprocess.run([sys.executable, str(script), *argv], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 130 and "interrupted" in done.stderr, (argv, done.returncode, done.stderr)
+        assert not list(tmp_path.glob(".work-*")), argv  # the command's clean-up ran

@@ -58,6 +58,15 @@ def test_cp1252_text_and_quoted_newline(tmp_path):
     assert graphs.meta[1].line == 4
 
 
+def test_a_few_cp1252_rows_leave_the_utf8_rows_as_written(tmp_path):
+    """Rows pasted from a legacy export into a UTF-8 file: the UTF-8 rows before the first cp1252
+    byte (in the same 8 KB block) came out as mojibake ("cafÃ©-0"), the cp1252 row right."""
+    f = tmp_path / "mixed.csv"
+    f.write_bytes(("id,smiles\n" + "".join(f"café-{i},CCO\n" for i in range(5))).encode("utf-8")
+                  + "caf\xe9-legacy,CCN\n".encode("cp1252") + "naïve,CCC\n".encode())
+    assert [m.id for m in load(f).meta] == [*(f"café-{i}" for i in range(5)), "café-legacy", "naïve"]
+
+
 SDF_GOOD = sdf_ethanol()
 SDF_BROKEN = """broken
   RDKit          2D

@@ -227,7 +227,9 @@ def test_top_keeps_the_best_rows_every_reject_and_the_counts(kind, client, model
     assert not _leftovers(tmp_path)
 
 
-def test_top_reports_of_shards_merge(client, model_file, smiles, tmp_path):
+def test_top_reports_of_shards_merge_into_the_whole_librarys_top(client, model_file, smiles, tmp_path):
+    """Shards screened with --top on either executor merge (with their summaries) into the report
+    of the whole library screened with --top: its best rows, every rejected row."""
     shards = []
     for k, (lo, hi) in enumerate([(0, 300), (300, 600)]):
         path = tmp_path / f"part{k}.smi"
@@ -235,10 +237,13 @@ def test_top_reports_of_shards_merge(client, model_file, smiles, tmp_path):
         out = tmp_path / f"part{k}.csv"
         run(EXECUTORS[k], client, model_file, path, out, top=10)
         shards.append(out)
-    assert merge_reports(shards, tmp_path / "merged.csv") == 20 + 2
-    rows = _rows(tmp_path / "merged.csv")
-    scores = [float(r["score"]) for r in rows[:20]]
-    assert scores == sorted(scores, reverse=True) and [r["rank"] for r in rows[:20]] == [str(k) for k in range(1, 21)]
+    whole = tmp_path / "whole.smi"
+    whole.write_text("".join(f"{s} mol{i}\n" for i, s in enumerate(smiles[:600])))
+    run("local", client, model_file, whole, tmp_path / "whole.csv", top=10)
+    assert merge_reports(shards, tmp_path / "merged.csv") == 10 + 2
+    merged, alone = _rows(tmp_path / "merged.csv"), _rows(tmp_path / "whole.csv")
+    assert [r for r in merged if r["status"] == "ok"] == [r for r in alone if r["status"] == "ok"]
+    assert len(merged) == len(alone) == 12 and [r["rank"] for r in merged[:10]] == [str(k) for k in range(1, 11)]
 
 
 @pytest.mark.parametrize("scheduler", [False, True])

@@ -248,6 +248,19 @@ def test_the_local_executor_parses_each_chunk_in_its_part_count(library, consens
     assert sizes == [50, 100, 150]  # two workers: whole chunks
 
 
+def test_a_library_file_given_twice_is_refused(library, model, tmp_path):
+    """``screen a.csv a.csv --scheduler local:1`` scored every molecule twice (merge-reports refuses
+    the same report twice); the run refuses the same file named twice, by any name, for every executor."""
+    from core.errors import DataError
+
+    link = tmp_path / "again.smi"
+    link.symlink_to(library)
+    for paths in ([library, library], [library, link]):
+        with pytest.raises(DataError, match="a library file given twice"):
+            screen(model, paths, tmp_path / "r.csv", workers=1)
+    assert not (tmp_path / "r.csv").exists()
+
+
 def test_multi_level_merge(library, model, tmp_path, monkeypatch):
     monkeypatch.setattr(merge, "MERGE_FAN_IN", 3)
     screen(model, library, tmp_path / "a.csv", chunk_size=20, workers=1)
