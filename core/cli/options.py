@@ -257,8 +257,8 @@ def check_outputs(args: argparse.Namespace) -> None:
 
     Raises:
         GLocalKDError: an output is, or lies inside, an input, or is named twice.
-        ParameterError: an output's name is empty (``-o ''``).
-        OSError: an output cannot be written (:func:`core.runtime.files.check_outputs`).
+        ParameterError: an output's name is empty (``-o ''``), or it cannot be written (the
+            ``OSError`` of :func:`core.runtime.files.check_outputs`, worded with its option).
     """
     import glob
 
@@ -276,7 +276,15 @@ def check_outputs(args: argparse.Namespace) -> None:
     outputs = [path for option in OUTPUT_OPTIONS for path in named(option)]
     inputs = [path for option in INPUT_OPTIONS for path in named(option)]
     inputs += [match for path in inputs if glob.has_magic(path) for match in glob.glob(path)]  # screen's shards
-    check(outputs, inputs, make_folders=[path for option in MAKES_FOLDERS for path in named(option)])
+    try:
+        check(outputs, inputs, make_folders=[path for option in MAKES_FOLDERS for path in named(option)])
+    except OSError as exc:  # "[Errno 2] No such file ..." named no option: say which one, and its path
+        option = next((o for o in OUTPUT_OPTIONS if exc.filename is not None and exc.filename in named(o)), None)
+        if option is None:
+            raise
+        from core.errors import ParameterError
+
+        raise ParameterError(f"{{{option}}} {exc.filename}: {exc.strerror}", option) from None
 
 
 def add_readout_options(parser: argparse.ArgumentParser) -> None:

@@ -97,11 +97,11 @@ def test_every_command_refuses_an_empty_output_name_and_a_device_or_pipe(tmp_pat
 
     files = _files(tmp_path, model_file)
     option = command[command.index("{out}") - 1]
-    _error(capsys, main([part.format(out="", **files) for part in command]),
-           f"{'--output' if option == '-o' else option} is an empty file name")
+    flag = "--output" if option == "-o" else option
+    _error(capsys, main([part.format(out="", **files) for part in command]), f"{flag} is an empty file name")
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
-    _error(capsys, main([part.format(out=pipe, **files) for part in command]), "Is a pipe, not a file")
+    _error(capsys, main([part.format(out=pipe, **files) for part in command]), f"{flag} {pipe}: Is a pipe, not a file")
     assert stat.S_ISFIFO(os.stat(pipe).st_mode)
     link = tmp_path / "to_null"  # a link to a device: the device is what the name leads to
     link.symlink_to(os.devnull)
