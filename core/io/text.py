@@ -80,8 +80,8 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
 
     Decodes UTF-8 (a BOM is dropped) or, after a UTF-16 BOM, UTF-16; a byte that is not
     UTF-8 is read as cp1252, the usual legacy encoding of spreadsheet exports, so a file in
-    cp1252, or with a few rows in it, reads as written. Any of ``\\n``, ``\\r\\n`` and ``\\r`` ends a line. Streams the file, so a
-    large library is never held in memory whole.
+    cp1252, or with a few rows in it, reads as written. Any of ``\\n``, ``\\r\\n`` and
+    ``\\r`` ends a line. Streams the file, so a large library is never held in memory whole.
 
     Args:
         path: the text file, gzipped or not.

@@ -165,8 +165,9 @@ def check_outputs(outputs: Sequence[str | Path], inputs: Sequence[str | Path],
         make_folders: the outputs whose writer makes their missing folders.
 
     Raises:
-        GLocalKDError: an output name is empty, or an output is an input, lies inside an input folder, or is named twice
-            (compared as resolved paths and as files, so links and hard links count).
+        GLocalKDError: an output name is empty, or an output is an input, lies inside an input
+            folder, or is named twice (compared as resolved paths and as files, so links and hard
+            links count).
         OSError: an output cannot be written (see :func:`check_writable`).
     """
     made = {str(Path(p)) for p in make_folders}
