@@ -332,10 +332,15 @@ def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None 
     Raises:
         DataError: the file cannot be read (as :func:`core.io.load.load`).
     """
+    from core.io.columns import is_table
     from core.io.load import load
 
-    graphs = load(args.data if path is None else path, smiles_column=args.smiles_column, id_column=args.id_column,
-                  label_column=args.label_column, standardise=getattr(args, "standardise", False))
+    # the column options name the data file's columns; another file (--known-anomalies) takes them
+    # only when it is a table too (a SMILES list or SDF file has none: load() refuses them)
+    columns = {"smiles_column": args.smiles_column, "id_column": args.id_column, "label_column": args.label_column}
+    if path is not None and not is_table(path):
+        columns = {}
+    graphs = load(args.data if path is None else path, **columns, standardise=getattr(args, "standardise", False))
     if not quiet:
         print(summary(graphs), file=sys.stderr)
     return graphs

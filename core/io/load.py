@@ -36,8 +36,9 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
 
     Raises:
         DataError: the path does not exist, its type is unknown, or the file cannot be read
-            (naming the file and, where known, the line), or ``standardise`` is asked of a TU
-            collection.
+            (naming the file and, where known, the line), ``standardise`` is asked of a TU
+            collection, or a column is named for a file without columns (a SMILES list, a TU
+            collection; a SMILES column for an SDF file).
     """
     path = Path(path)
     if not path.exists():
@@ -45,16 +46,35 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
     if path.is_dir() or path.suffix.lower() == ".zip":
         if standardise:
             raise DataError("standardising is for molecules (SMILES or SDF), not a TU collection of graphs", path)
+        _refuse_columns(path, "tu", smiles_column, id_column, label_column)
         return load_tu(path)
     suffix = Path(strip_compression(path.name)).suffix.lower()
     if suffix in SMILES_SUFFIXES:
+        _refuse_columns(path, "smiles", smiles_column, id_column, label_column)
         return load_smiles(path, standardise)
     if suffix in MOLECULE_TABLE_SUFFIXES:
         return load_table(path, smiles_column, id_column, label_column, standardise)
     if suffix in SDF_SUFFIXES:
+        _refuse_columns(path, "sdf", smiles_column, id_column, label_column)
         return load_sdf(path, id_column, label_column, standardise)
     raise DataError("unknown file type: expected a TU folder or .zip, .smi, .csv, .tsv, .tab or .sdf "
                     "(optionally .gz)", path)
+
+
+def _refuse_columns(path: Path, kind: str, smiles_column: str | None, id_column: str | None,
+                    label_column: str | None) -> None:
+    """Refuse column options a file has no columns for, rather than ignore them (the user meant
+    something by them): a SMILES list or a TU collection has none, an SDF file no SMILES column
+    (its ``id_column`` and ``label_column`` name data fields)."""
+    given = [name for name, value in (("smiles_column", smiles_column), ("id_column", id_column),
+                                      ("label_column", label_column)) if value is not None]
+    if kind == "sdf":
+        given = [name for name in given if name == "smiles_column"]
+    if given:
+        what = {"smiles": "a SMILES list has no columns", "tu": "a TU collection has no columns",
+                "sdf": "an SDF file holds its molecules, not a SMILES column"}[kind]
+        raise DataError(f"{what}: {', '.join('{' + g + '}' for g in given)} is for tables (.csv, .tsv, .tab, .txt)",
+                        path, params=tuple(given))
 
 
 def is_molecule_list(path: str | Path) -> bool:
@@ -88,18 +108,21 @@ def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column:
         naming the parameter as ``{smiles_column}``: see :func:`core.io.molecules.nothing_read`).
 
     Raises:
-        DataError: the path does not exist, is not a molecule list, or a table's header lacks
-            the columns asked for.
+        DataError: the path does not exist, is not a molecule list, a table's header lacks
+            the columns asked for, or a column is named for a SMILES list (or a SMILES column for
+            an SDF file).
     """
     path = Path(path)
     if not path.exists():
         raise DataError("no such file or folder", path)
     suffix = Path(strip_compression(path.name)).suffix.lower()
     if suffix in SMILES_SUFFIXES:
+        _refuse_columns(path, "smiles", smiles_column, id_column, label_column)
         return smiles_rows(path), ""
     if suffix in MOLECULE_TABLE_SUFFIXES:
         return table_rows(path, smiles_column, id_column, label_column)
     if suffix in SDF_SUFFIXES:
+        _refuse_columns(path, "sdf", smiles_column, id_column, label_column)
         return sdf_rows(path, id_column, label_column), ""
     raise DataError("streamed scoring reads SMILES lists (.smi), tables (.csv, .tsv, .tab, .txt) and SDF "
                     "files, optionally gzipped", path)

@@ -176,3 +176,17 @@ def test_a_huge_line_or_archive_member_is_a_clear_error(tmp_path, capsys, monkey
         for f in folder.iterdir():
             zf.write(f, f.name)
     _error(capsys, main(["info", str(archive)]), "larger than")
+
+
+def test_a_tables_column_options_do_not_bind_a_smiles_list_of_known_anomalies(tmp_path, capsys):
+    """The column options name the data table's columns; a known-anomaly SMILES list beside it has
+    none and is read as it is (while the same options on a SMILES list as the data are refused)."""
+    data = tmp_path / "d.csv"
+    data.write_text("compound,struct\n" + "".join(f"m{i},{s}\n" for i, s in enumerate(["CCO", "CCN", "CCC", "CCCl"] * 10)))
+    known = tmp_path / "k.smi"
+    known.write_text("CCCCCCCCCCCC k1\nC1CCCCCCCCC1 k2\nOCCOCCO k3\n")
+    out = tmp_path / "m.pt"
+    assert main(["train", str(data), "--smiles-column", "struct", "--known-anomalies", str(known), "-o", str(out),
+                 "--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]) == 0
+    assert main(["info", str(known), "--smiles-column", "struct"]) == 2
+    assert "a SMILES list has no columns: --smiles-column is for tables" in capsys.readouterr().err

@@ -112,3 +112,22 @@ def test_a_column_named_smiles_that_holds_no_molecule_is_told_apart(tmp_path, he
     header_only = tmp_path / "header.csv"
     header_only.write_text("smiles,id\n")
     assert smiles_column_reads(header_only, "smiles")  # no row to tell by: loading then says it is empty
+
+
+def test_column_options_for_a_file_without_columns_are_refused_not_ignored(tmp_path):
+    """``--smiles-column`` or ``--id-column`` on a SMILES list (or a SMILES column on an SDF file)
+    was silently ignored: the user meant something by it. Both readers refuse it by name."""
+    from core.errors import DataError
+    from core.io.load import molecule_rows
+
+    smi = tmp_path / "a.smi"
+    smi.write_text("CCO a\nCCN b\n")
+    sdf = tmp_path / "a.sdf"
+    sdf.write_text(SDF_GOOD)
+    for reader in (load, molecule_rows):
+        with pytest.raises(DataError, match="a SMILES list has no columns") as error:
+            reader(smi, id_column="name")
+        assert error.value.params == ("id_column",)
+        with pytest.raises(DataError, match="an SDF file holds its molecules, not a SMILES column"):
+            reader(sdf, smiles_column="smiles")
+    assert len(load(sdf, id_column="no such field")) == 1  # an SDF file's data fields: still optional
