@@ -9,13 +9,13 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 MAX_RECENT = 8
-FILE_FILTER = ("Graph data (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip);;"
+GRAPH_DATA = "*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip"  # the files the app opens as graphs
+FILE_FILTER = (f"Graph data ({GRAPH_DATA});;"
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
-               "TU collection (*.zip);;All files (*)")  # the files the app opens as graphs
+               "TU collection (*.zip);;All files (*)")
 # File > Open also opens the app's own files (a session, a model: see app.controllers.opening.file_kind)
-OPEN_FILTER = ("Graph data, sessions and models (*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip "
-               "*.glocalkd-session *.pt);;" + FILE_FILTER + ";;GLocalKD Studio session (*.glocalkd-session);;"
-               "GLocalKD model (*.pt)")
+OPEN_FILTER = (f"Graph data, sessions and models ({GRAPH_DATA} *.glocalkd-session *.pt);;"
+               f"GLocalKD Studio session (*.glocalkd-session);;GLocalKD model (*.pt);;{FILE_FILTER}")
 
 
 class FileMemory:

@@ -202,14 +202,14 @@ def thread_count(text: str) -> int:
         ValueError: ``text`` is not a whole number.
         argparse.ArgumentTypeError: it is below 0 or above 4 per CPU core.
     """
-    from core.runtime.threads import most_per_machine
+    from core.runtime.threads import PER_CORE_LIMIT, most_per_machine
 
     value = int(text)
     limit = most_per_machine()
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     if value > limit:
-        raise argparse.ArgumentTypeError(f"must be from 0 to {limit} (4 per CPU core), not {value}")
+        raise argparse.ArgumentTypeError(f"must be from 0 to {limit} ({PER_CORE_LIMIT} per CPU core), not {value}")
     return value
 
 

@@ -54,11 +54,8 @@ def run(args: argparse.Namespace) -> int:
         GLocalKDError: --fdr is not a rate, several libraries without --scheduler, or as
             :func:`core.screening.pipeline.screen`.
     """
-    from core.runtime.signals import stop_signals_interrupt
-
-    check_fdr(args)
-    with stop_signals_interrupt():  # SIGTERM while the model loads or a cluster starts: 130 too
-        return _run(args)
+    check_fdr(args)  # SIGTERM while the model loads or a cluster starts: 130 too (core.cli.main, every command)
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:

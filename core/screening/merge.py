@@ -312,7 +312,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
     extras: tuple[str, ...] | None = None  # every shard's optional columns: the first shard's
     bounds: list[int] = []
     overlap = _Overlap([str(r) for r in reports], bounds)
-    totals = Counter()  # scored rows over the shards, the ones a cut report did not keep included
+    scored_total = 0  # scored rows over the shards, the ones a cut report did not keep included
     tops: list[int] = []  # the rows each cut report kept
     try:
         sorted_files, rejects_file = [], tmp / "rejects.csv"
@@ -385,7 +385,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 scored = count - (rejected - shard_rejected)
                 if cut is None:
                     p_counts.update(shard_p)
-                    totals["scored"] += scored
+                    scored_total += scored
                     continue
                 where = summary_path(report)
                 if scored != cut["kept"]:
@@ -398,14 +398,14 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                                     "version?), so the merged q-values cannot be computed: screen that shard again",
                                     where)
                 p_counts.update(cut_p or {})
-                totals["scored"] += cut["scored"]
+                scored_total += cut["scored"]
                 tops.append(cut["kept"])
         limit = min(tops) if tops else None  # past it, some shard's rows are missing
         written = write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
                                limit=limit, check=overlap, extras=extras or ())
         if limit is not None:
-            write_summary_file(out, {"rows": totals["scored"] + rejected, "scored": totals["scored"],
-                                     "rejected": rejected, "kept": min(limit, totals["scored"]), "top": limit,
+            write_summary_file(out, {"rows": scored_total + rejected, "scored": scored_total,
+                                     "rejected": rejected, "kept": min(limit, scored_total), "top": limit,
                                      **({"p_counts": dict(p_counts)} if p_counts else {}),
                                      "merged_from": [str(r) for r in reports]})
         return written

@@ -29,7 +29,7 @@ from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
 from core.runtime.scratch import make_scratch, remove_scratch
 from core.runtime.signals import deferred_stops, stop_received, stop_signals_interrupt
-from core.runtime.threads import most_per_machine, usable_cpus
+from core.runtime.threads import PER_CORE_LIMIT, most_per_machine, usable_cpus
 from core.screening.executors import ChunkExecutor, LocalExecutor
 from core.screening.featurize import report_views
 from core.screening.merge import DEFERRED_BATCH, write_ranked, write_summary_file
@@ -288,8 +288,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         if value is not None and value < 1:
             raise ParameterError(f"{{{name}}} must be at least 1, not {value}", name)
     if workers is not None and workers > most_per_machine():  # each a process: thousands would hang the machine
-        raise ParameterError(f"{{workers}} must be from 1 to {most_per_machine()} (4 per CPU core), not {workers}",
-                             "workers")
+        raise ParameterError(f"{{workers}} must be from 1 to {most_per_machine()} ({PER_CORE_LIMIT} per CPU core), "
+                             f"not {workers}", "workers")
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if not paths:
         raise GLocalKDError("no library file given")
