@@ -42,39 +42,46 @@ class ExportTable:
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
                  p_values: np.ndarray | None, has_molecules: bool, html: dict,
-                 review: dict[int, str] | None = None, properties: dict | None = None) -> ExportTable:
+                 review: dict[int, str] | None = None, properties: dict | None = None,
+                 rank: np.ndarray | None = None) -> ExportTable:
     """The training data's results tab: every graph, its score, p- and q-value and flag, and its
     review mark when any graph is marked (``review``: graph index -> "anomaly" or "not anomaly"),
     and for molecules their ``properties`` (:func:`core.molecular_properties`) and alerts;
-    ``html``: the HTML report's other inputs (model, anomaly_label, threshold, vmax)."""
+    ``html``: the HTML report's other inputs (model, anomaly_label, threshold, vmax); ``rank``:
+    each graph's rank as the tab shows it (the review's when rows are marked; None: the scores'),
+    which every file written follows."""
 
     def write_csv(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review, properties=properties)
+        return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review, properties=properties,
+                                rank=rank)
 
     def write_sdf(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review)
+        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review, rank=rank)
 
     def write_html(path: str, job=None) -> int:
         return tasks.export_html(path, graphs, scores, html["model"], html["anomaly_label"], html["threshold"],
-                                 p_values, vmax=html["vmax"], review=review)
+                                 p_values, vmax=html["vmax"], review=review, rank=rank)
 
     return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html)
 
 
 def report_table(stem: str, report, visible: np.ndarray, model, work: object = None,
-                 review: dict[int, str] | None = None) -> ExportTable:
+                 review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> ExportTable:
     """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows;
     ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings);
     ``work``: the tab, whose results the export saves; ``review``: the analyst's marks (row ->
     "anomaly" or "not anomaly"), a ``review`` column of the CSV, SD property and the HTML report's
-    table of reviewed rows when any row is marked."""
+    table of reviewed rows when any row is marked; ``rank``: each row's rank as the tab shows it
+    (None: the report's order), which every file written follows."""
     return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
-                       lambda path, rows: tasks.export_report_csv(path, report, rows, review=review),
-                       lambda path, rows: tasks.export_report_sdf(path, report, rows, review=review),
-                       lambda path, job=None: tasks.export_report_html(path, report, model, review=review), work)
+                       lambda path, rows: tasks.export_report_csv(path, report, rows, review=review, rank=rank),
+                       lambda path, rows: tasks.export_report_sdf(path, report, rows, review=review, rank=rank),
+                       lambda path, job=None: tasks.export_report_html(path, report, model, review=review, rank=rank),
+                       work)
 
 
-def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: float | None) -> ExportTable | None:
+def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: float | None,
+                   rank: np.ndarray | None = None) -> ExportTable | None:
     """The training data's results tab as an :class:`ExportTable` (with the review marks, if any), or
     None without scores.
 
@@ -83,6 +90,7 @@ def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: 
         visible: the graphs the table's filters show, in table order.
         anomaly_label: the class the Evaluation tab ranks as anomalous (the HTML report's ROC).
         vmax: the heatmaps' shared colour scale.
+        rank: each graph's rank as the table shows it (the review's when rows are marked).
 
     Returns:
         The table, or None.
@@ -94,4 +102,4 @@ def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: 
     html = {"model": state.model, "anomaly_label": anomaly_label, "threshold": state.threshold(), "vmax": vmax}
     return graphs_table(Path(state.graphs.source).stem or "graphs", state.graphs, state.scores, visible,
                         state.flagged(), state.p_values(), state.has_smiles(), html,
-                        properties=state.properties, review=state.review_words())
+                        properties=state.properties, review=state.review_words(), rank=rank)

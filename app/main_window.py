@@ -196,6 +196,7 @@ class MainWindow(QMainWindow):
         self.model_files.saved.connect(self.guard.saved)
         self.sessions.saved.connect(lambda _path: self._unsaved.clear())  # a saved session holds all the work
         self.sessions.data_opened.connect(self._add_recent)
+        self.screening.scored.connect(self.sessions.scored)  # a moved data file's marks, once it is scored
         self.sessions.attach_menu(self.sessions_menu)
         self.model_files.loaded.connect(lambda _model: self.screening.score_current("Scoring with the loaded model…"))
 
@@ -300,7 +301,7 @@ class MainWindow(QMainWindow):
         if view is not None:
             return view.export_table()
         return training_table(self.state, self.model_table.visible_graphs(), self.evaluation.anomalous_label(),
-                              self.heatmap.fixed_vmax)
+                              self.heatmap.fixed_vmax, self.model_table.ranks())
 
     def export_dialog(self) -> None:
         self.exporter.export_dialog(self)

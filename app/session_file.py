@@ -108,6 +108,37 @@ class Reopened:
     problems: list[str] = field(default_factory=list)  # each: what happened and what the user can do
 
 
+_FIELDS = {"model": (str, type(None)), "model_note": (str,), "data": (dict, type(None)), "reports": (list,),
+           "training": (dict,), "review": (list,), "form": (dict,), "view": (dict,), "filters": (dict,),
+           "similarity": (dict,), "selected": (dict, type(None)), "current_tab": (int,), "bottom_tab": (int,)}
+
+
+def check_document(doc: dict) -> None:
+    """Check that a session document holds what the window reads, each field of its kind, so that a
+    damaged or hand-edited file is refused as damaged and never half-restores the window.
+
+    Args:
+        doc: the parsed ``session.json``.
+
+    Raises:
+        ValueError: a field of the wrong kind, naming it.
+    """
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise ValueError(f"{what} is not what a session holds")
+
+    for name, kinds in _FIELDS.items():
+        if name in doc:
+            need(isinstance(doc[name], kinds) and not isinstance(doc[name], bool), name)
+    data = doc.get("data")
+    if data:
+        need(isinstance(data.get("path"), str) and isinstance(data.get("options") or {}, dict)
+             and isinstance(data.get("digest") or "", str), "data")
+    for entry in doc.get("reports", []):
+        need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
+             and isinstance(entry.get("review") or [], list), "a report entry")
+
+
 def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
     """Read a session file back (a background job): its model (never trained again), its data file
     (read and scored with that model when it is where it was), and its reports. A missing or
@@ -137,6 +168,7 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             if doc.get("version") != VERSION:
                 raise GLocalKDError(f"{path}: session file version {doc.get('version')!r} is not one this version "
                                     f"reads ({VERSION})")
+            check_document(doc)
             model_bytes = zf.read(doc["model"]) if doc.get("model") else None
             embedded = {e["embedded"]: zf.read(e["embedded"]) for e in doc.get("reports", []) if e.get("embedded")}
     except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:

@@ -259,10 +259,11 @@ def save_model(model, path: str, job) -> str:
 
 
 def _cannot_write(path: str, exc: OSError):
-    """An OSError while writing ``path``, as a one-line message that names the file."""
+    """An OSError while writing ``path``, as a one-line message that names the file (the wording of
+    every job's file errors, :class:`app.workers.Task`)."""
     from core import GLocalKDError
 
-    return GLocalKDError(f"{path}: cannot be written ({exc.strerror or exc})")
+    return GLocalKDError(f"{path}: {exc.strerror or exc}")
 
 
 # -------------------------------------------------------------------- filtering
@@ -376,7 +377,8 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     way. A consensus with Fisher's rule writes each view's raw score too (the ``view:`` columns),
     from which the tab's review re-ranks without scoring again (:func:`rerank`). ``options``: the
     loader's (a table's ``smiles_column``, ``id_column``, ``label_column``).
-    Returns (RankedReport, ScreenSummary or None)."""
+    Returns (RankedReport, ScreenSummary or None); the report is None when Stop came before any row
+    was scored (then nothing was written)."""
     from core import is_streamed, read_report as read, score_file
 
     from .review_book import model_unavailable
@@ -393,6 +395,8 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
                         on_progress=progress, should_stop=job.stopped, workers=workers or app_workers(),
                         **(options or {}))
     summary = scored.summary
+    if summary is not None and not summary.written:  # stopped before the first row: no report
+        return None, summary
     report = read(report_path)
     add_report_properties(report)
     return report, summary
@@ -471,18 +475,18 @@ def molecule_columns(properties: dict | None, smiles, alerts=None) -> tuple[list
 
 def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
                p_values: np.ndarray | None = None, job=None, review: dict[int, str] | None = None,
-               properties: dict | None = None) -> int:
+               properties: dict | None = None, rank: np.ndarray | None = None) -> int:
     """Write the ranked report of ``rows`` (graph indices; None: all rows, and the rejected rows at
     the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
-    graphs; ``p_values`` (one per graph) fill ``p_value`` and their q-values ``q_value``, as the
+    graphs, ``rank``'s when given (the table's, e.g. a review's), and rows follow them; ``p_values`` (one per graph) fill ``p_value`` and their q-values ``q_value``, as the
     table shows them; ``review`` (graph index -> "anomaly" or "not anomaly"), when it holds marks,
     fills a ``review`` column. Molecules with ``properties`` (:func:`core.molecular_properties`)
     get them and their structural alerts (``alerts``, searched here: about 10-20 ms a molecule)
     before ``flagged``. Written atomically; returns the number of data rows."""
-    from core import REPORT_COLUMNS, atomic_output, report_rows, safe_cell
+    from core import REPORT_COLUMNS, atomic_output, ranking_of, report_rows, safe_cell
 
     keep = None if rows is None else set(int(i) for i in rows)
-    ranking = scores.ranking()
+    ranking = ranking_of(scores, rank)
     names, cells = molecule_columns(properties, [m.smiles for m in graphs.meta])
     extra = (*EXPORT_COLUMNS_EXTRA, "review") if review else EXPORT_COLUMNS_EXTRA
     written = 0
@@ -490,7 +494,7 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow([*REPORT_COLUMNS, *standardised, *names, *extra])
-        for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised)):
+        for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised, rank=rank)):
             if k < len(ranking):
                 i = int(ranking[k])
                 if keep is not None and i not in keep:
@@ -506,28 +510,31 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
 
 
 def export_sdf(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
-               p_values: np.ndarray | None, job=None, review: dict[int, str] | None = None) -> int:
-    """Write the ranked molecules of ``rows`` (None: all) as SDF with score, p- and q-value, rank,
-    flag, top atoms, structural alerts and the chemist's properties as SD properties, and ``review``
-    when it holds marks."""
+               p_values: np.ndarray | None, job=None, review: dict[int, str] | None = None,
+               rank: np.ndarray | None = None) -> int:
+    """Write the ranked molecules of ``rows`` (None: all) as SDF with score, p- and q-value, rank
+    (``rank``'s when given: the table's), flag, top atoms, structural alerts and the chemist's
+    properties as SD properties, and ``review`` when it holds marks."""
     from core import write_sdf
 
-    return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values, review=review or None)
+    return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values, review=review or None,
+                     rank=rank)
 
 
 def export_html(path: str, graphs, scores, model, anomaly_label: str | None, threshold: float | None,
                 p_values: np.ndarray | None, top_n: int = 25, vmax: float | None = None, job=None,
-                review: dict[int, str] | None = None) -> int:
+                review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> int:
     """Write the one-file HTML report (data, model settings, top molecules' heatmaps, histogram, ROC);
     ``vmax``: the heatmaps' shared colour scale (the window's), else core's over all graphs;
-    ``review``: the analyst's marks (graph index -> "anomaly" or "not anomaly")."""
+    ``review``: the analyst's marks (graph index -> "anomaly" or "not anomaly"); ``rank``: each
+    graph's rank as the table shows it (None: the scores')."""
     from core import html_report
 
     from .state import describe_model
 
     settings = {"detector": describe_model(model), **model.get_params()}
     return html_report(path, graphs, scores, settings, top_n=top_n, anomaly_label=anomaly_label, threshold=threshold,
-                       p_values=p_values, vmax=vmax, review=review or None)
+                       p_values=p_values, vmax=vmax, review=review or None, rank=rank)
 
 
 def export_rows(table, path: str, visible_only: bool, job) -> int:
@@ -555,15 +562,18 @@ def export_rows(table, path: str, visible_only: bool, job) -> int:
 
 
 def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
-                      review: dict[int, str] | None = None) -> int:
+                      review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> int:
     """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
     and its rejected rows at the end) as a ranked report, in rank order, with the chemist's
     properties and the structural alerts when the report has properties (alerts searched here
     unless the report holds them), and a ``review`` column when ``review`` (row -> "anomaly" or
-    "not anomaly") holds marks. Written atomically; returns the number of data rows."""
-    from core import REPORT_COLUMNS, atomic_output, safe_cell
+    "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the report's
+    order), which the rows follow. Written atomically; returns the number of data rows."""
+    from core import REPORT_COLUMNS, atomic_output, checked_rank, safe_cell
 
-    chosen = np.arange(len(report)) if rows is None else np.sort(np.asarray(rows, dtype=np.int64))
+    rank = checked_rank(len(report), rank)
+    chosen = np.arange(len(report)) if rows is None else np.asarray(rows, dtype=np.int64)
+    chosen = chosen[np.argsort(rank[chosen], kind="stable")]
 
     def number(value) -> str:
         return f"{float(value):.6g}" if np.isfinite(value) else ""
@@ -575,7 +585,7 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
         marked = ["review"] if review else []
         writer.writerow([*REPORT_COLUMNS, *names, *marked])
         for i in chosen.tolist():
-            row = [str(i + 1), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
+            row = [str(rank[i]), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
                    number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
                    report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i]),
                    *cells(i), *([review.get(i, "")] if review else [])]
@@ -590,21 +600,23 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
 
 
 def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None,
-                      review: dict[int, str] | None = None) -> int:
+                      review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> int:
     """Write the molecules of a ranked report's ``rows`` (None: all) as SDF with its columns as
-    SD properties, and ``review`` (row -> "anomaly" or "not anomaly") as the ``review`` property
-    when it holds marks; returns the number of molecules written."""
+    SD properties, ``review`` (row -> "anomaly" or "not anomaly") as the ``review`` property
+    when it holds marks, and ``rank`` (the table's, None: the report's) as ``rank``; returns the
+    number of molecules written."""
     from core import write_report_sdf
 
-    return write_report_sdf(path, report, rows, review=review or None)
+    return write_report_sdf(path, report, rows, review=review or None, rank=rank)
 
 
 def export_report_html(path: str, report, model, top_n: int = 25, job=None,
-                       review: dict[int, str] | None = None) -> int:
+                       review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> int:
     """Write the one-file HTML report of a ranked report's rows (a scored file's tab): its
     molecules are read back from the report, their heatmaps drawn with ``model`` when it scores
     atoms (the model that wrote the report), else plain; ``review``: the analyst's marks (row ->
-    "anomaly" or "not anomaly"). Returns the number of molecules drawn."""
+    "anomaly" or "not anomaly"); ``rank``: each row's rank as the table shows it (None: the
+    report's order). Returns the number of molecules drawn."""
     from core import GLocalKDError, Scores, html_report, load
 
     from .state import describe_model
@@ -620,7 +632,8 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
         scores = Scores.graph_only(report.score, ptr)
     p_values = report.p_value if np.isfinite(report.p_value).any() else None
     settings = {"detector": describe_model(model)} if model is not None else {"report": Path(report.source).name}
-    return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values, review=review or None)
+    return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values, review=review or None,
+                       rank=rank)
 
 
 # -------------------------------------------------------------------- similarity to a query

@@ -44,6 +44,8 @@ class Task(QObject, Job):
                 self.failed.emit("Out of memory. Try a smaller batch size or narrower layers.\n\n" + str(exc))
             elif isinstance(exc, GLocalKDError):
                 self.failed.emit(app_wording(exc))
+            elif isinstance(exc, OSError) and exc.filename:  # a file the job read or wrote: its name and why
+                self.failed.emit(f"{exc.filename}: {exc.strerror or exc}")
             else:
                 self.failed.emit(f"Unexpected error: {exc}\n\n{traceback.format_exc(limit=6)}")
         else:

@@ -30,7 +30,8 @@ _PUBLIC = {
     # data
     "GraphMeta": "data.graphset", "GraphSet": "data.graphset", "Reject": "data.graphset",
     "normalize_label": "data.graphset", "FeatureSchema": "data.features", "Scores": "data.scores",
-    "READOUT_PARTS": "data.scores", "smarts_matches": "data.substructure",
+    "READOUT_PARTS": "data.scores", "checked_rank": "data.scores", "ranking_of": "data.scores",
+    "smarts_matches": "data.substructure",
     "Alert": "data.alerts", "ALERT_FAMILIES": "data.alerts", "structural_alerts": "data.alerts",
     "alerts_at_atoms": "data.alerts", "alerts_text": "data.alerts",
     "molecular_properties": "data.properties", "PROPERTY_COLUMNS": "data.properties",
@@ -79,7 +80,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
         NotApplicableError)
     from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
     from core.data.features import FeatureSchema
-    from core.data.scores import Scores, READOUT_PARTS
+    from core.data.scores import Scores, READOUT_PARTS, checked_rank, ranking_of
     from core.data.substructure import smarts_matches
     from core.data.alerts import Alert, ALERT_FAMILIES, structural_alerts, alerts_at_atoms, alerts_text
     from core.data.properties import molecular_properties, PROPERTY_COLUMNS, PROPERTY_FUNCTIONS, property_text

@@ -30,11 +30,13 @@ class ScreeningController(Controller):
 
     Signals:
         progress: rows of a scored file done, and its total (0 when not known yet).
+        scored: the open graphs were scored with the state's model (their scores are the state's).
         file_scored: a file was scored (its :class:`core.Report`, its name, a note, the sentence to say).
         weighed: the state's consensus has weighed views (the sentence to say).
     """
 
     progress = Signal(int, int)
+    scored = Signal()
     file_scored = Signal(object, str, str, str)
     weighed = Signal(str)
 
@@ -65,6 +67,7 @@ class ScreeningController(Controller):
         self.state.set_scores(scores, size_model, size_scores)
         self.said.emit(f"Scored {len(scores):,} graphs.")
         self.status.emit(f"{len(scores):,} graphs scored.", 8000)
+        self.scored.emit()
 
     def score_file_dialog(self, window: QWidget, ask_columns: Callable[[str], dict | None]) -> None:
         """Ask for a file to score with the state's model and score it (:meth:`score_file`)."""
@@ -105,6 +108,11 @@ class ScreeningController(Controller):
     def _file_scored(self, result) -> None:
         report, summary = result
         self.idle.emit()
+        if report is None:  # stopped before any row was scored
+            text = f"Stopped before any row of {Path(self._path).name} was scored: nothing to show."
+            self.said.emit(text)
+            self.status.emit(text, 15000)
+            return
         seconds = time.perf_counter() - self._started
         stopped = " (stopped: the rows scored so far)" if summary is not None and summary.stopped else ""
         rejected = f", {len(report.rejects):,} rejected" if report.rejects else ""

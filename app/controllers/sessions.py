@@ -66,6 +66,7 @@ class SessionsController(Controller):
         self.form, self.choices, self.results, self.similarity = form, choices, results, similarity
         self.report_tabs, self.reviewing, self.unsaved, self._confirm = report_tabs, reviewing, unsaved, confirm
         self.menu: QMenu | None = None
+        self._waiting: dict | None = None  # marks of a session whose data file was not there (see _opened)
 
     # ---------------------------------------------------------------- saving
     def capture(self) -> tuple[dict, list[dict]]:
@@ -181,6 +182,15 @@ class SessionsController(Controller):
         marks = _marks_on(st, doc.get("review") or [])
         if marks:
             self.reviewing.restore(marks)
+        problems = list(r.problems)
+        self._waiting = None
+        saved, data = doc.get("review"), doc.get("data")
+        if st.graphs is None and isinstance(saved, list) and saved and isinstance(data, dict):
+            # the data file has moved: its marks wait for it, and come back once it is open and scored
+            self._waiting = {"digest": data.get("digest"), "name": Path(str(data.get("path", ""))).name,
+                             "marks": saved}
+            problems.append(f"Its {len(saved)} review marks come back when you open {self._waiting['name']} where "
+                            "it is now.")
         if st.graphs is not None:
             self.similarity.set_query_values(doc.get("similarity") or {})
         for entry, report in r.reports:
@@ -198,9 +208,27 @@ class SessionsController(Controller):
         self.remember(r.path)
         self.said.emit(f"Session {Path(r.path).name} opened (no training).")
         self.status.emit(f"Session opened from {r.path}", 8000)
-        if r.problems:
-            self.warning.emit("Session opened with problems", "\n\n".join(r.problems))
+        if problems:
+            self.warning.emit("Session opened with problems", "\n\n".join(problems))
         self.opened.emit(r.path)
+
+    @Slot()
+    def scored(self) -> None:
+        """The open graphs were scored: a session's marks that waited for its moved data file go back
+        on them when the file is that data (the same digest), by each graph's ID."""
+        waiting, st = self._waiting, self.state
+        if waiting is None or st.graphs is None or st.scores is None:
+            return
+        self._waiting = None
+        source = Path(str(st.graphs.source))
+        same = source.is_file() and waiting["digest"] in (None, session_file.file_digest(str(source)))
+        if not same:
+            self.said.emit(f"The session's review marks belong to {waiting['name']}: not put on {source.name}.")
+            return
+        marks = marks_on([m.id for m in st.graphs.meta], waiting["marks"])
+        if marks:
+            self.reviewing.restore(marks)
+        self.said.emit(f"{len(marks)} of the session's {len(waiting['marks'])} review marks put back on {source.name}.")
 
     # ---------------------------------------------------------------- recent sessions
     def recent(self) -> list[str]:

@@ -134,7 +134,7 @@ class ReportView(QWidget):
 
         stem = Path(self.report.source).stem.removesuffix("_ranked") or "report"
         return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter(), self,
-                            review=self.book.words())
+                            review=self.book.words(), rank=self.model_table.ranks())
 
     def selected_rows(self) -> list[int]:
         """The rows (report positions, not table rows) selected; the current row when none is."""

@@ -250,6 +250,10 @@ class ResultsModel(QAbstractTableModel):
         """The graph indices the filters let through, in table order."""
         return self._view.copy()
 
+    def ranks(self) -> np.ndarray | None:
+        """The Rank column, per graph index: the review's once rows are marked (None: no scores)."""
+        return self._rank.copy() if self.scores is not None else None
+
     def _apply(self) -> None:
         self._relayout(self._filtered)
 

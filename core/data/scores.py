@@ -171,3 +171,43 @@ def combine_readouts(parts: dict[str, np.ndarray], lam: float, node_max: bool, s
     graph = parts["graph"] + (parts["size"] if size_term else 0.0)
     node = parts["node_mean"] + (parts["node_max"] if node_max else 0.0)
     return graph + lam * node
+
+
+def checked_rank(count: int, rank: np.ndarray | None = None) -> np.ndarray:
+    """One rank per row (1 = top): ``rank`` checked, or the rows' own order (1 to ``count``) when None.
+
+    Args:
+        count: how many rows.
+        rank: each row's rank, e.g. an analyst's review's, or None.
+
+    Returns:
+        The ranks, shape (count,).
+
+    Raises:
+        ValueError: ``rank`` does not hold one rank per row.
+    """
+    if rank is None:
+        return np.arange(1, count + 1, dtype=np.int64)
+    rank = np.asarray(rank, dtype=np.int64)
+    if rank.shape != (count,):
+        raise ValueError(f"{rank.size} ranks for {count} rows")
+    return rank
+
+
+def ranking_of(scores: Scores, rank: np.ndarray | None = None) -> np.ndarray:
+    """Graph indices in rank order, top first: by ``rank`` when given (e.g. an analyst's review's),
+    else by the scores (:meth:`Scores.ranking`).
+
+    Args:
+        scores: the graphs' scores.
+        rank: each graph's rank (1 = top), or None.
+
+    Returns:
+        The graph indices, top first.
+
+    Raises:
+        ValueError: ``rank`` does not hold one rank per graph.
+    """
+    if rank is None:
+        return scores.ranking()
+    return np.argsort(checked_rank(len(scores), rank), kind="stable")

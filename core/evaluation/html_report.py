@@ -13,7 +13,7 @@ import numpy as np
 from core.data.alerts import alerts_at_atoms, structural_alerts
 from core.data.properties import properties_line
 from core.data.graphset import GraphSet
-from core.data.scores import Scores
+from core.data.scores import Scores, ranking_of
 from core.evaluation.metrics import roc_auc, roc_points
 from core.runtime.files import atomic_output
 
@@ -94,7 +94,7 @@ def _alerts_cell(mol, top: list[int]) -> str:
 def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: dict, top_n: int = 25,
                 anomaly_label: str | None = None, threshold: float | None = None,
                 p_values: np.ndarray | None = None, title: str = "", vmax: float | None = None,
-                review: Mapping[int, str] | None = None) -> int:
+                review: Mapping[int, str] | None = None, rank: np.ndarray | None = None) -> int:
     """Write a self-contained HTML report (histogram, ROC curve, top molecules with heatmaps) to ``path`` atomically.
 
     Args:
@@ -112,6 +112,8 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
             the graphs' node errors (:func:`core.viz.heatmap.fixed_error_scale`).
         review: an analyst's marks, graph index -> ``"anomaly"`` or ``"not anomaly"``: listed in
             the summary, beside each top molecule and in a table of the reviewed graphs.
+        rank: each graph's rank (1 = top) when it is not the scores' own, e.g. an analyst's
+            review's: the top molecules and the ranks shown follow it.
 
     Returns:
         The number of molecules drawn.
@@ -122,7 +124,7 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
         vmax = fixed_error_scale(scores.node_errors)
 
     n = len(graphs)
-    ranking = scores.ranking()
+    ranking = ranking_of(scores, rank)
     labels = graphs.label_counts()
     is_anomaly = None
     roc = ""

@@ -16,6 +16,7 @@ from core.data.chem import atom_symbols
 from core.data.graphset import GraphSet, element_symbols
 from core.data.properties import PROPERTY_COLUMNS, molecular_properties, property_text
 from core.data.pvalues import benjamini_hochberg
+from core.data.scores import ranking_of
 from core.data.scores import Scores
 from core.runtime.files import atomic_output
 
@@ -276,7 +277,8 @@ def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str],
 
 
 def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.ndarray | None = None,
-                extras: tuple[str, ...] = (), view_scores: dict[str, np.ndarray] | None = None) -> Iterator[list[str]]:
+                extras: tuple[str, ...] = (), view_scores: dict[str, np.ndarray] | None = None,
+                rank: np.ndarray | None = None) -> Iterator[list[str]]:
     """The report's rows: scored rows in rank order, then one row per rejected input.
 
     Args:
@@ -287,6 +289,8 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
             Benjamini-Hochberg q-values ``q_value`` (None: both empty).
         extras: optional columns after :data:`COLUMNS` (:func:`extra_columns`).
         view_scores: view name -> each graph's raw score, for the ``view:`` columns of ``extras``.
+        rank: each graph's rank (1 = top), when it is not the scores' own, e.g. an analyst's
+            review's (:func:`ranking_of`); the rows follow it.
 
     Yields:
         Each row's cells (:data:`COLUMNS`, then ``extras``), not yet made spreadsheet-safe.
@@ -294,12 +298,12 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
     p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
     q = benjamini_hochberg(p)
     cells = extra_cells(graphs, extras, view_scores) if extras else (lambda i: [])
-    for rank, i in enumerate(scores.ranking(), start=1):
+    for position, i in enumerate(ranking_of(scores, rank), start=1):
         meta = graphs.meta[i]
         names = node_names(graphs, i) if top_k else []
         top = ";".join(f"{names[j]}:{err:.4g}" for j, err in scores.top_nodes(i, top_k))
         smiles = (meta.input_smiles or meta.smiles) if graphs.standardised else meta.smiles  # as read
-        yield [str(rank), meta.id, meta.name, smiles, f"{scores.score[i]:.6g}",
+        yield [str(position), meta.id, meta.name, smiles, f"{scores.score[i]:.6g}",
                format_term(scores.graph_term[i]), format_term(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
                meta.label or "", top, "ok", format_p(p[i]), format_p(q[i]), *cells(int(i))]
     for reject in graphs.rejects:

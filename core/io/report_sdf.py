@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from core.data.scores import checked_rank
 from core.io.ranked_report import RankedReport
 from core.runtime.files import atomic_output
 
 
 def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int] | None = None,
-                     review: Mapping[int, str] | None = None) -> int:
+                     review: Mapping[int, str] | None = None, rank: np.ndarray | None = None) -> int:
     """Write the molecules of a ranked report to an SDF file, atomically, in rank order.
 
     Each record carries the SD properties ``id``, ``name``, ``rank``, ``score``, ``p_value`` and
@@ -25,6 +26,8 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
         rows: row indices to write (e.g. those a filter shows); default all.
         review: an analyst's marks, row index -> ``"anomaly"`` or ``"not anomaly"``: the ``review``
             property (when given, every molecule has it, empty where its row is not marked).
+        rank: each row's rank (1 = top) when it is not the report's order, e.g. an analyst's
+            review's; the ``rank`` property and the order follow it.
 
     Returns:
         The number of molecules written; rows whose SMILES RDKit cannot parse are skipped.
@@ -34,7 +37,9 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
     from core.data.chem import parse_smiles
     from core.data.properties import set_sd_properties
 
-    chosen = np.arange(len(report)) if rows is None else np.sort(np.asarray(list(rows), dtype=np.int64))
+    rank = checked_rank(len(report), rank)
+    chosen = np.arange(len(report)) if rows is None else np.asarray(list(rows), dtype=np.int64)
+    chosen = chosen[np.argsort(rank[chosen], kind="stable")]
     written = 0
     with atomic_output(path, "w", encoding="utf-8") as fh:
         writer = Chem.SDWriter(fh)
@@ -49,7 +54,7 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
             name = str(report.names[i])
             if name and name != ident:
                 mol.SetProp("name", name)
-            mol.SetIntProp("rank", i + 1)
+            mol.SetIntProp("rank", int(rank[i]))
             mol.SetProp("score", f"{float(report.score[i]):.6g}")
             for prop, values in (("p_value", report.p_value), ("q_value", report.q_value)):
                 if np.isfinite(values[i]):

@@ -34,9 +34,17 @@ def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
 
     Yields:
         The open temporary file, used as the context manager's value.
+
+    Raises:
+        OSError: no file can be made beside ``path`` (:func:`check_writable`'s errors); each names
+            ``path``.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=_folder(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=_folder(path))
+    except OSError as exc:  # name the file asked for and why, never the temporary file's name
+        check_writable(path)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, mode, **open_args) as fh:
             yield fh

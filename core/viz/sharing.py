@@ -9,13 +9,14 @@ import numpy as np
 
 from core.data.graphset import GraphSet
 from core.data.pvalues import benjamini_hochberg
-from core.data.scores import Scores
+from core.data.scores import Scores, ranking_of
 from core.runtime.files import atomic_output
 
 
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
               flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5,
-              alerts: bool = True, review: Mapping[int, str] | None = None, properties: bool = True) -> int:
+              alerts: bool = True, review: Mapping[int, str] | None = None, properties: bool = True,
+              rank: np.ndarray | None = None) -> int:
     """Write molecules in rank order to an SDF file, the scores as SD properties (as DataWarrior users share sets).
 
     The properties are ``id``, ``name`` (when it differs from the id), ``rank``, ``score``,
@@ -39,6 +40,8 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
             ``review`` property of the marked molecules (when given, every molecule has it, empty
             when unmarked).
         properties: write the chemist's properties (about 1 ms a molecule).
+        rank: each graph's rank (1 = top) when it is not the scores' own, e.g. an analyst's
+            review's; the ``rank`` property and the order follow it.
 
     Returns:
         The number of molecules written; graphs without a molecule (no SMILES) are skipped.
@@ -50,7 +53,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
     from core.viz.heatmap import graph_molecule
 
     q_values = benjamini_hochberg(np.asarray(p_values, dtype=np.float64)) if p_values is not None else None
-    ranking = scores.ranking()
+    ranking = ranking_of(scores, rank)
     rank = np.empty(len(ranking), dtype=np.int64)
     rank[ranking] = np.arange(1, len(ranking) + 1)
     chosen = np.arange(len(ranking)) if rows is None else np.asarray(list(rows), dtype=np.int64)

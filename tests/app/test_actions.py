@@ -398,3 +398,37 @@ def test_every_action_on_the_training_tab_and_on_a_scored_file_tab(qtbot, settin
     assert sum(s.startswith("rejected") for s in statuses) == 1  # all rows: its rejected row too
     w.runner.stop_all()
     w.structures.shutdown()
+
+
+def test_every_action_that_writes_a_file_names_a_missing_folder_by_the_users_path(qtbot, settings, tmp_path,
+                                                                                  herg_path, monkeypatch):
+    """Every File action that asks where to write (Export, Save ...), given a path in a folder that
+    does not exist, says so by the user's path: no traceback, no hidden temporary file's name. All of
+    them write through core's one writer and fail through the one runner, which word it."""
+    answers = Answers(monkeypatch, tmp_path)
+    asked: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (asked.append(answers.save_path)
+                                                                         or answers.save_path, ""))
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY, batch_size=64)
+    gone = tmp_path / "gone"
+    writers = [(name, action) for name, action in menu_and_toolbar_actions(w)
+               if name.startswith(("File/Export", "File/Save")) and action.isEnabled()]
+    assert {case_of(name) for name, _ in writers} >= {"File/Export…", "File/Export HTML report…", "File/Save model…",
+                                                      "File/Save session…"}
+    for name, action in writers:
+        for suffix in (".csv", ".sdf") if case_of(name) == "File/Export…" else ("",):
+            answers.save_path = str(gone / f"out{suffix}")
+            w.feedback.last_warning = ""
+            action.trigger()
+            qtbot.waitUntil(lambda: _idle(w) and bool(w.feedback.last_warning), timeout=120000)
+            said = w.feedback.last_warning
+            assert asked[-1] == answers.save_path, name
+            assert said.startswith(str(gone / "out")) and f"no folder {gone}" in said, (name, said)
+            assert "Traceback" not in said and "Unexpected" not in said and ".tmp" not in said, (name, said)
+    assert not gone.exists() and not answers.hook_errors
+    w.runner.stop_all()
+    w.structures.shutdown()

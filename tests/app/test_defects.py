@@ -303,3 +303,19 @@ def test_the_column_dialog_asks_when_the_column_named_smiles_holds_none(qtbot, t
     good = tmp_path / "good.csv"
     good.write_text("smiles,id\nCCO,a\n")
     assert dialogs.ask_load_options(None, str(good), lambda *a: None) == {} and len(shown) == 1
+
+
+def test_stop_right_after_score_another_file_says_nothing_was_scored(qtbot, trained, tmp_path):
+    """Stop pressed before the first row of a scored file is scored: a plain note, no tab, no error
+    naming the scratch report that was never written; the window is ready for the next job."""
+    library = tmp_path / "lib.smi"
+    library.write_text("smiles id\n" + "".join(f"{'C' * (1 + i % 9)}O m{i}\n" for i in range(2000)))
+    w = trained
+    w.feedback.last_warning = ""
+    tabs = w.results_tabs.count()
+    w.score_file(str(library))
+    w.act_stop.trigger()  # Model > Stop (Esc), at once
+    qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+    assert not w.feedback.last_warning and w.results_tabs.count() == tabs
+    assert "Stopped before any row of lib.smi was scored" in w.statusBar().currentMessage()
+    assert w.act_score_file.isEnabled() and w.act_train.isEnabled()

@@ -250,3 +250,66 @@ def test_a_session_whose_data_file_changed_is_read_as_it_is_now_and_says_so(tmp_
     changed = read_session(str(tmp_path / "s.glocalkd-session"), str(tmp_path), "cpu")
     assert len(changed.problems) == 1 and "has changed since the session was saved" in changed.problems[0]
     assert len(changed.scored[0]) == 5  # read as it is now, with the session's model
+
+
+def test_a_moved_data_files_review_marks_come_back_when_it_is_opened_where_it_is_now(qtbot, settings, tmp_path,
+                                                                                     herg_path, no_hang):
+    """A session whose data file moved says its marks wait for the file; opening the file where it
+    is now (as the message says) scores it with the session's model and puts the marks back on the
+    same molecules. Another file gets none of them."""
+    from tests.app.test_review import TINY, _select_in
+
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    w = _window(qtbot, settings)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w, **TINY)
+    chosen = _select_in(w, [0, 2, 4])
+    w.act_mark_anomaly.trigger()
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 3 and w.state.reranked is not None,
+                    timeout=60000)
+    marked = {w.graphs.meta[i].id for i in chosen}
+    w.sessions.save(str(tmp_path / "s.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(w), timeout=60000)
+    w.runner.stop_all()
+    (tmp_path / "moved").mkdir()
+    moved = shutil.move(data, tmp_path / "moved" / "herg.tab")
+    other = tmp_path / "other.smi"
+    other.write_text("smiles id\nCCO a1\nc1ccccc1O a2\n")
+    for opened, back in ((other, set()), (moved, marked)):  # another file first, then the moved one
+        again = _window(qtbot, settings)
+        _reopen_then_open(qtbot, again, tmp_path / "s.glocalkd-session", opened, bool(back))
+        assert {again.graphs.meta[i].id for i in again.state.review_marks} == back
+        again.runner.stop_all()
+
+
+def _reopen_then_open(qtbot, w, session, data, marks_back: bool) -> None:
+    """Open ``session`` (its data file gone: the message says its 3 marks wait), then open ``data``."""
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
+    w.open_session(str(session))
+    qtbot.waitUntil(lambda: _idle(w) and w.model is not None, timeout=60000)
+    assert w.graphs is None and not w.state.review_marks
+    assert any("3 review marks come back when you open herg.tab" in text for text in _warnings(w))
+    w.open_path(str(data))
+    qtbot.waitUntil(lambda: _idle(w) and w.scores is not None and (w.state.reranked is not None or not marks_back),
+                    timeout=120000)
+
+
+@pytest.mark.parametrize("damage, field", [({"data": {"options": {}}}, "data"), ({"data": "herg.tab"}, "data"),
+                                           ({"reports": [{"title": "x"}]}, "a report entry"),
+                                           ({"current_tab": "1"}, "current_tab"), ({"review": {"0": True}}, "review")])
+def test_a_damaged_session_document_is_refused_as_damaged_by_the_field(tmp_path, damage, field):
+    """A session.json that parses but holds a field of the wrong kind is refused before anything is
+    restored, as a truncated file is, naming the field; never a KeyError or a half-restored window."""
+    import json
+
+    from app import session_file
+    from core import GLocalKDError
+
+    path = tmp_path / "bad.glocalkd-session"
+    doc = {"format": session_file.FORMAT, "version": session_file.VERSION, "model": None, **damage}
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("session.json", json.dumps(doc))
+    with pytest.raises(GLocalKDError, match=f"{path}: not a GLocalKD Studio session file, or damaged "
+                                            f"\\({field} is not what a session holds\\)"):
+        session_file.read_session(str(path), str(tmp_path), "cpu")

@@ -409,3 +409,64 @@ def test_a_report_screened_with_view_scores_and_opened_is_reviewed_from_them(qtb
                          {anomalies[0]: True}).rerank().statistic
     np.testing.assert_allclose(view.book.reranked.statistic, direct, rtol=1e-6)
     assert "views' scores in this report" in view.status.text()
+
+
+def _shown_ranks(view) -> list[tuple[str, int]]:
+    """The tab's rows as the user reads them: (ID, Rank), in rank order."""
+    m = view.model_table
+    rows = [(m.index(r, COLUMNS.index("ID")).data(), int(m.index(r, COLUMNS.index("Rank")).data()))
+            for r in range(m.rowCount())]
+    return sorted(rows, key=lambda row: row[1])
+
+
+def _written_ranks(qtbot, w, tmp_path, stem: str) -> dict[str, list[tuple[str, int]]]:
+    """Export the active tab as CSV, SDF and HTML by the window's actions; each file's (id, rank), in file order."""
+    import re
+
+    files = {kind: tmp_path / f"{stem}.{kind}" for kind in ("csv", "sdf", "html")}
+    for kind, path in files.items():
+        (w.export_html if kind == "html" else w.export_report)(str(path))
+        qtbot.waitUntil(lambda p=path: _idle(w) and p.exists(), timeout=180000)
+    with open(files["csv"], newline="", encoding="utf-8") as fh:
+        written = {"csv": [(r["id"], int(r["rank"])) for r in csv.DictReader(fh) if r["status"] == "ok"]}
+    written["sdf"] = [(m.GetProp("id"), m.GetIntProp("rank")) for m in Chem.SDMolSupplier(str(files["sdf"]))
+                      if m is not None]
+    html = files["html"].read_text(encoding="utf-8")
+    written["html"] = [(name, int(rank)) for rank, name in
+                       re.findall(r"<tr><td>(\d+)</td><td class='mol'>.*?<b>(.*?)</b>", html, flags=re.S)]
+    return written
+
+
+def test_every_file_a_tab_writes_ranks_its_rows_as_the_tab_shows_them(qtbot, window, herg_path, tmp_path):
+    """Once rows are marked the Rank column is the review's: the CSV, the SDF and the HTML report of
+    both kinds of tab (the training data's, a scored file's) list the rows in that order, with those
+    ranks. Each tab hands its own Rank column to every writer, so no writer ranks by the scores."""
+    w = window
+    view = _scored_tab(qtbot, w, herg_path, tmp_path)
+    marked = {view: _select_in(view, [view.model_table.rowCount() - 1])}  # the lowest-ranked row
+    w.act_mark_anomaly.trigger()
+    _reviewed(qtbot, w, view, 1)
+    w.results_tabs.setCurrentIndex(0)
+    last = w.model_table.rowCount() - 1
+    marked[w] = _select_in(w, [last - 1, last])
+    w.act_mark_anomaly.trigger()
+    qtbot.waitUntil(lambda: w.state.reranked is not None and _idle(w) and len(w.state.review_marks) == 2,
+                    timeout=60000)
+    for tab, stem in ((w, "training"), (view, "scored")):
+        w.results_tabs.setCurrentWidget(w.results_tabs.widget(0) if tab is w else view)
+        shown = _shown_ranks(tab)
+        assert [rank for _, rank in shown] == list(range(1, len(shown) + 1))
+        # the marked rows, last by their scores, are the review's first: the two orders differ
+        free = [int(i) for i in tab.model_table.scores.ranking()]
+        assert set(free[-len(marked[tab]):]) == set(marked[tab])
+        assert {shown[k][0] for k in range(len(marked[tab]))} == {_id(tab, i) for i in marked[tab]}
+        written = _written_ranks(qtbot, w, tmp_path, stem)
+        assert written["csv"] == shown, stem
+        assert written["sdf"] == shown, stem  # every row here is a molecule
+        top = min(25, len(shown))  # the HTML report draws the top 25
+        assert len(written["html"]) == top and written["html"] == shown[:top], stem
+
+
+def _id(view, graph: int) -> str:
+    """A row's ID by its graph index (a report's row index on a scored file's tab)."""
+    return view.state.graphs.meta[graph].id if hasattr(view, "state") else str(view.report.ids[graph])

@@ -53,6 +53,20 @@ def test_a_link_at_the_name_is_replaced_not_written_through(tmp_path):
     assert (tmp_path / "r.csv").stat().st_mode & 0o777 == new_file_mode()  # not the victim's
 
 
+@pytest.mark.parametrize("where", ["missing", "file"])
+def test_a_file_that_cannot_be_made_is_named_never_the_temporary_file(tmp_path, where):
+    """The one writer's error names the file asked for and why (every writer of core and the app goes
+    through it: tests/architecture/test_one_writer.py), not the hidden temporary file beside it."""
+    folder = tmp_path / "gone"
+    if where == "file":
+        folder.write_text("a file where the folder should be")
+    target = folder / "out.html"
+    with pytest.raises(OSError) as caught, atomic_output(target, "w") as fh:
+        fh.write("never")
+    assert caught.value.filename == str(target) and ".tmp" not in str(caught.value)
+    assert str(folder) in caught.value.strerror  # which folder is missing, or is a file
+
+
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
     target = tmp_path / "r.csv"
     target.write_text("old\n")
