@@ -221,7 +221,8 @@ class SessionsController(Controller):
             return
         self._waiting = None
         source = Path(str(st.graphs.source))
-        same = source.is_file() and waiting["digest"] in (None, session_file.file_digest(str(source)))
+        digest = waiting["digest"]  # None for a TU folder: then its graphs' IDs decide
+        same = digest is None or (source.is_file() and session_file.file_digest(str(source)) == digest)
         if not same:
             self.said.emit(f"The session's review marks belong to {waiting['name']}: not put on {source.name}.")
             return
