@@ -256,11 +256,10 @@ class MainWindow(QMainWindow):
         self.side.stop_button.setEnabled(by_epoch)
         self.act_stop.setEnabled(by_epoch)
 
-    def stop(self) -> None:
-        for name in ("train", "score_file"):
-            if self.runner.busy(name):
-                self.runner.stop(name)
-                self.side.say("Stopping…")
+    def stop(self) -> None:  # the long jobs: training, scoring a file, a tab's rows scored again for its review
+        stopping = [self.runner.stop(name) or name for name in ("train", "score_file") if self.runner.busy(name)]
+        if self.reviewing.stop_scoring() or stopping:
+            self.side.say("Stopping…")
 
     def open_session(self, path: str) -> None:
         """Open the session file ``path`` (asking first about unsaved work it would replace)."""
@@ -355,8 +354,9 @@ class MainWindow(QMainWindow):
     def _update_state(self, busy: bool | None = None) -> None:
         """Enable the actions, buttons and menus for the state now (``busy``: whether a job runs;
         None: ask the runner)."""
-        busy = any(not name.startswith("review") for name in self.runner.running()) if busy is None else busy  # marks: at once
-        stoppable = self.runner.busy("train") or self.runner.busy("score_file")
+        scoring = self.reviewing.scoring_jobs()  # a tab's rows scored again: long, so busy and stoppable (a re-ranking: not)
+        busy = any(not n.startswith("review") or n in scoring for n in self.runner.running()) if busy is None else busy
+        stoppable = self.runner.busy("train") or self.runner.busy("score_file") or bool(scoring)
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable,
                                                       getattr(self.report_tabs.active(), "report", None)))
         self.demo_menu.setEnabled(not busy)

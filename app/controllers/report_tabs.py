@@ -29,11 +29,13 @@ class ReportTabs(QObject):
 
     Signals:
         changed: a tab was added, closed or chosen (Export writes the active tab's rows).
+        closed: a report's tab was closed (its view), e.g. so that a job for it stops.
         training_graph_chosen: a report's similar training molecule was double-clicked: the
             training data's tab is shown, and that graph is to be selected (its index).
     """
 
     changed = Signal()
+    closed = Signal(object)
     training_graph_chosen = Signal(int)
 
     def __init__(self, tabs: QTabWidget, stack: QStackedWidget, state: AppState, heatmap: HeatmapPanel,
@@ -91,6 +93,7 @@ class ReportTabs(QObject):
             self.tabs.removeTab(self.tabs.indexOf(view))
             self.views.remove(view)
             view.stop_jobs()  # its jobs end before it goes
+            self.closed.emit(view)
             view.deleteLater()
 
     def stop_jobs(self) -> None:
@@ -135,4 +138,5 @@ class ReportTabs(QObject):
             self.tabs.removeTab(index)
             self.views.remove(view)
             view.stop_jobs()  # its jobs end before it goes
+            self.closed.emit(view)
             view.deleteLater()

@@ -42,7 +42,11 @@ class ReviewController(Controller):
         self.reports = reports
         self._again: set = set()  # tabs whose marks changed while their job ran (None: the training tab)
         self._for: dict = {}  # tab -> the (model, graphs) its running job reviews
+        self._preparing: set = set()  # report tabs whose rows are being scored again for their review
+        self._stopped: set = set()  # of those, the ones the user stopped (or whose tab was closed)
         runner.changed.connect(self._run_again)
+        if reports is not None and hasattr(reports, "closed"):
+            reports.closed.connect(self._closed)
         state.model_changed.connect(self._model_changed)
 
     # ---------------------------------------------------------------- the tabs
@@ -136,6 +140,40 @@ class ReviewController(Controller):
             view.book.forget()
             self._refresh(view)
 
+    # ---------------------------------------------------------------- scoring a tab's rows again
+    def scoring_jobs(self) -> list[str]:
+        """The jobs scoring a report tab's rows again for its review: long, so the window counts them
+        as busy and Stop stops them (a re-ranking alone takes a moment and blocks nothing)."""
+        return [self._job_name(view) for view in self._preparing if self.runner.busy(self._job_name(view))]
+
+    def stop_scoring(self) -> bool:
+        """Stop scoring report tabs' rows again (the marks stay); True when one was running."""
+        running = [view for view in self._preparing if self.runner.busy(self._job_name(view))]
+        for view in running:
+            self._stopped.add(view)
+            self.runner.stop(self._job_name(view))
+        return bool(running)
+
+    @Slot(object)
+    def _closed(self, view) -> None:
+        """A report tab was closed: a job scoring its rows again has no one to serve any more."""
+        self._again.discard(view)
+        if self.runner.busy(self._job_name(view)):
+            self._stopped.add(view)
+            self.runner.stop(self._job_name(view))
+
+    def _prepared(self, view) -> bool:
+        """The job of ``view`` ended: end its "Preparing the review" status (saying it stopped, unless
+        its tab is gone); True when it was stopped."""
+        stopped = view in self._stopped
+        self._stopped.discard(view)
+        if view in self._preparing:
+            self._preparing.discard(view)
+            said = stopped and not self._gone(view)
+            self.status.emit("Review stopped: the marks are kept; mark a row to prepare it again." if said else "",
+                             8000)
+        return stopped
+
     def _refresh(self, view) -> None:
         if self._gone(view):  # its tab was closed
             self._again.discard(view)
@@ -155,6 +193,7 @@ class ReviewController(Controller):
         self._for[view] = (st.model, st.graphs if view is None else view)
         report = None if view is None else view.report
         if view is not None and book.review is None and not reads_view_scores(st.model, view.report):
+            self._preparing.add(view)
             self.status.emit(f"Preparing the review: scoring {len(view.report):,} rows with each view of the open "
                              "model…", 0)
         job = functools.partial(tasks.rerank, book.review, st.model, graphs, dict(book.marks), report=report)
@@ -171,6 +210,7 @@ class ReviewController(Controller):
 
     def _done(self, view, result) -> None:
         review, reranked, marks, _graphs = result
+        self._prepared(view)
         if self._gone(view):  # its tab was closed meanwhile
             self._for.pop(view, None)
             return
@@ -194,5 +234,11 @@ class ReviewController(Controller):
         self._show(view)
 
     def _not_done(self, view, message: str) -> None:
-        if not self._gone(view):
+        stopped = self._prepared(view)
+        if self._gone(view):
+            self._for.pop(view, None)
+        elif stopped:
+            self._for.pop(view, None)
+            self._show(view)
+        else:
             self.failed.emit(message)

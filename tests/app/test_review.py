@@ -470,3 +470,44 @@ def test_every_file_a_tab_writes_ranks_its_rows_as_the_tab_shows_them(qtbot, win
 def _id(view, graph: int) -> str:
     """A row's ID by its graph index (a report's row index on a scored file's tab)."""
     return view.state.graphs.meta[graph].id if hasattr(view, "state") else str(view.report.ids[graph])
+
+
+def test_scoring_a_tabs_rows_again_for_its_review_is_busy_stoppable_and_ends_its_status(qtbot, window, herg_path,
+                                                                                        tmp_path):
+    """A scored file's tab whose report another model wrote scores its rows again on the first
+    mark: long, so the window is busy (Train, Open ... off), Stop stops it (the marks stay, a plain
+    note, no error), closing the tab stops it too, and "Preparing the review" never outlives it."""
+    from core import load
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    smiles = [m.smiles for m in load(herg_path).meta]
+    library = tmp_path / "big.smi"
+    library.write_text("smiles id\n" + "".join(f"{s} m{k}\n" for k in range(12) for s in smiles[:655]))
+    w.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=300000)
+    view = w.report_views[0]
+    w.results_tabs.setCurrentIndex(0)
+    w.form.seed.setValue(w.form.seed.value() + 1)  # another model: the tab's report is not its own
+    train_and_wait(qtbot, w, **TINY)
+    w.feedback.last_warning = ""
+    for ending in ("stop", "close"):
+        w.results_tabs.setCurrentWidget(view)
+        marked = _select_in(view, [2])
+        w.act_mark_anomaly.trigger()
+        qtbot.waitUntil(lambda: bool(w.reviewing.scoring_jobs()), timeout=30000)
+        assert w.statusBar().currentMessage().startswith("Preparing the review")
+        assert w.act_stop.isEnabled() and w.side.stop_button.isEnabled()
+        assert not any(a.isEnabled() for a in (w.act_train, w.act_score_file, w.act_open, w.act_save_session))
+        if ending == "stop":
+            w.act_stop.trigger()
+        else:
+            w.report_tabs.close(w.results_tabs.indexOf(view))
+        qtbot.waitUntil(lambda: not w.runner.running(), timeout=120000)
+        said = w.statusBar().currentMessage()
+        assert not said.startswith("Preparing the review") and not w.feedback.last_warning, said
+        assert w.act_train.isEnabled() and w.act_open.isEnabled()
+        if ending == "stop":
+            assert said.startswith("Review stopped") and view.book.marks == {marked[0]: True}
+            assert view.book.reranked is None  # not re-ranked from rows half scored
