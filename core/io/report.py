@@ -16,8 +16,7 @@ from core.data.chem import atom_symbols
 from core.data.graphset import GraphSet, element_symbols
 from core.data.properties import PROPERTY_COLUMNS, molecular_properties, property_text
 from core.data.pvalues import benjamini_hochberg
-from core.data.scores import ranking_of
-from core.data.scores import Scores
+from core.data.scores import Scores, ranking_of
 from core.runtime.files import atomic_output
 
 COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score", "num_nodes", "label",
