@@ -103,8 +103,26 @@ class RankedReport:
         return out
 
 
+def check_report(path: str | Path) -> None:
+    """Refuse a file that is not a ranked report, by its first line, saying why.
+
+    Args:
+        path: the file.
+
+    Raises:
+        DataError: the file cannot be read (missing, a folder, binary, ...), naming it and why,
+            or its first line is not a ranked report's header (current or from before p-values).
+    """
+    try:
+        first = next(iter(read_lines(Path(path))), (1, ""))[1]
+    except OSError as exc:
+        raise DataError(f"cannot read it: {exc.strerror or exc}", str(path)) from None
+    if header_extras(next(csv.reader([first]), [])) is None:
+        raise DataError(f"not a ranked report (the header must be {','.join(COLUMNS)})", str(path), 1)
+
+
 def is_report(path: str | Path) -> bool:
-    """Whether a file is a ranked report, by its first line.
+    """Whether a file is a ranked report, by its first line (:func:`check_report`).
 
     Args:
         path: the file.
@@ -114,10 +132,10 @@ def is_report(path: str | Path) -> bool:
         False also when the file cannot be read.
     """
     try:
-        first = next(iter(read_lines(Path(path))), (1, ""))[1]
-    except (OSError, DataError, StopIteration):
+        check_report(path)
+    except DataError:
         return False
-    return header_extras(next(csv.reader([first]), [])) is not None
+    return True
 
 
 class _LineDigest:

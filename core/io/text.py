@@ -118,7 +118,7 @@ def read_lines_and_endings(path: str | Path) -> Iterator[tuple[int, str, str]]:
 def _lines(path: str | Path, endings: bool) -> Iterator[tuple]:
     path = Path(path)
     if not path.is_file():
-        raise DataError("no such file", path)
+        raise DataError("a folder, not a file" if path.is_dir() else "no such file", path)
     announced = _sniff(path)
     if announced is not None:
         yield from _decoded(path, announced, "replace", endings)

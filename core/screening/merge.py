@@ -300,7 +300,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
             finite number and rows out of rank order are refused too, and a cut report whose
             summary does not match it or holds no p-value counts.
     """
-    from core.io.ranked_report import csv_records, is_report
+    from core.io.ranked_report import check_report, csv_records
 
     allow_large_csv_fields()
     out = Path(out)
@@ -319,8 +319,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
         with atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej:
             rej_writer = csv.writer(rej)
             for k, report in enumerate(reports):
-                if not is_report(report):
-                    raise DataError(f"not a ranked report (the header must be {','.join(COLUMNS)})", report, 1)
+                check_report(report)  # unreadable or not a report: refused, saying which and why
                 target = tmp / f"shard{k}.csv"
                 bounds.append(position)
                 end = None

@@ -207,3 +207,21 @@ sys.exit(cli.main(sys.argv[1:]))
         done = subprocess.run([sys.executable, str(script), *argv], capture_output=True, text=True, timeout=120)
         assert done.returncode == 130 and "interrupted" in done.stderr, (argv, done.returncode, done.stderr)
         assert not list(tmp_path.glob(".work-*")), argv  # the command's clean-up ran
+
+
+def test_merge_reports_says_why_a_shard_cannot_be_read(tmp_path, capsys):
+    """A shard that does not exist, or a folder given as one, was refused as "PATH:1: not a
+    ranked report": the check behind it answered False for a file it could not read. It now
+    names the file and why; a file that reads but is no report keeps its own message."""
+    from core.cli.main import main
+
+    given = tmp_path / "in"
+    given.mkdir()
+    table = given / "t.smi"
+    table.write_text("CCO a\n")
+    for shard, message in ((given / "missing.csv", "missing.csv: no such file"),
+                           (given, f"{given}: a folder, not a file"),
+                           (table, "t.smi:1: not a ranked report")):
+        assert main(["merge-reports", str(shard), "-o", str(tmp_path / "m.csv")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("not a ranked report") == (shard == table), err
