@@ -16,6 +16,11 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 
 from .review_book import report_unavailable
 
+# The jobs Stop (Esc) stops, by name: training (the model keeps what it learnt), scoring a file (the
+# rows scored so far) and an export (nothing written). A tab's rows scored again for its review
+# stop too (app.controllers.review); a job that takes a moment (loading, a re-ranking) does not.
+STOPPABLE = ("train", "score_file", "export")
+
 
 @dataclass(frozen=True)
 class Facts:
@@ -24,7 +29,7 @@ class Facts:
     busy: bool  # a background job runs
     has_data: bool  # graphs are open
     has_model: bool  # a model is trained or loaded
-    stoppable: bool  # training or scoring a file runs (Stop keeps what is done)
+    stoppable: bool  # a job Stop stops runs (STOPPABLE, or a tab's rows scored again)
     weighable: bool  # the model is a consensus whose views known anomalies can weigh
     has_rows: bool  # the active tab has scored rows to export
     savable: bool  # the model can be saved to a file

@@ -13,6 +13,8 @@ import numpy as np
 from . import tasks
 from .unsaved import MODEL
 
+StopCheck = Callable[[], bool] | None  # a writer's "stop now?" (Stop pressed, or the window closing)
+
 
 @dataclass
 class ExportTable:
@@ -23,8 +25,10 @@ class ExportTable:
         total: how many scored rows the tab holds.
         visible: the row indices its filters show, in table order.
         has_molecules: whether SDF can be written (the rows have SMILES or molecules).
-        write_csv: ``(path, rows or None) -> rows written``; None writes all rows and the rejected ones.
-        write_sdf: ``(path, rows or None) -> molecules written``.
+        write_csv: ``(path, rows or None, should_stop) -> rows written``; None writes all rows and the
+            rejected ones; ``should_stop`` (or None) is polled between rows: True raises
+            :class:`core.Stopped` and nothing is written.
+        write_sdf: ``(path, rows or None, should_stop) -> molecules written``.
         write_html: ``(path, job=None) -> molecules drawn``: the one-file HTML report, a background job.
         work: the unsaved work that writing these rows settles (:mod:`app.unsaved`: ``MODEL`` for the
             training data's results, the tab itself for a scored file's).
@@ -34,8 +38,8 @@ class ExportTable:
     total: int
     visible: np.ndarray
     has_molecules: bool
-    write_csv: Callable[[str, np.ndarray | None], int]
-    write_sdf: Callable[[str, np.ndarray | None], int]
+    write_csv: Callable[[str, np.ndarray | None, StopCheck], int]
+    write_sdf: Callable[[str, np.ndarray | None, StopCheck], int]
     write_html: Callable[..., int]
     work: object = MODEL
 
@@ -51,12 +55,13 @@ def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.nda
     each graph's rank as the tab shows it (the review's when rows are marked; None: the scores'),
     which every file written follows."""
 
-    def write_csv(path: str, rows: np.ndarray | None) -> int:
+    def write_csv(path: str, rows: np.ndarray | None, should_stop: StopCheck = None) -> int:
         return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review, properties=properties,
-                                rank=rank)
+                                rank=rank, should_stop=should_stop)
 
-    def write_sdf(path: str, rows: np.ndarray | None) -> int:
-        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review, rank=rank)
+    def write_sdf(path: str, rows: np.ndarray | None, should_stop: StopCheck = None) -> int:
+        return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review, rank=rank,
+                                should_stop=should_stop)
 
     def write_html(path: str, job=None) -> int:
         return tasks.export_html(path, graphs, scores, html["model"], html["anomaly_label"], html["threshold"],
@@ -74,8 +79,10 @@ def report_table(stem: str, report, visible: np.ndarray, model, work: object = N
     table of reviewed rows when any row is marked; ``rank``: each row's rank as the tab shows it
     (None: the report's order), which every file written follows."""
     return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
-                       lambda path, rows: tasks.export_report_csv(path, report, rows, review=review, rank=rank),
-                       lambda path, rows: tasks.export_report_sdf(path, report, rows, review=review, rank=rank),
+                       lambda path, rows, stop=None: tasks.export_report_csv(path, report, rows, review=review,
+                                                                             rank=rank, should_stop=stop),
+                       lambda path, rows, stop=None: tasks.export_report_sdf(path, report, rows, review=review,
+                                                                             rank=rank, should_stop=stop),
                        lambda path, job=None: tasks.export_report_html(path, report, model, review=review, rank=rank),
                        work)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, Slot
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
 
-from .actions import build_actions, facts_of, install_menus, update_actions
+from .actions import STOPPABLE, build_actions, facts_of, install_menus, update_actions
 from .controllers.export import ExportController
 from .controllers.clipboard import ClipboardController
 from .controllers.mapping import MapController
@@ -256,8 +256,8 @@ class MainWindow(QMainWindow):
         self.side.stop_button.setEnabled(by_epoch)
         self.act_stop.setEnabled(by_epoch)
 
-    def stop(self) -> None:  # the long jobs: training, scoring a file, a tab's rows scored again for its review
-        stopping = [self.runner.stop(name) or name for name in ("train", "score_file") if self.runner.busy(name)]
+    def stop(self) -> None:  # the long jobs (STOPPABLE), and a tab's rows scored again for its review
+        stopping = [self.runner.stop(name) or name for name in STOPPABLE if self.runner.busy(name)]
         if self.reviewing.stop_scoring() or stopping:
             self.side.say("Stopping…")
 
@@ -356,7 +356,7 @@ class MainWindow(QMainWindow):
         None: ask the runner)."""
         scoring = self.reviewing.scoring_jobs()  # a tab's rows scored again: long, so busy and stoppable (a re-ranking: not)
         busy = any(not n.startswith("review") or n in scoring for n in self.runner.running()) if busy is None else busy
-        stoppable = self.runner.busy("train") or self.runner.busy("score_file") or bool(scoring)
+        stoppable = any(self.runner.busy(name) for name in STOPPABLE) or bool(scoring)
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable,
                                                       getattr(self.report_tabs.active(), "report", None)))
         self.demo_menu.setEnabled(not busy)
@@ -372,10 +372,8 @@ class MainWindow(QMainWindow):
         if event.mimeData().hasUrls():
             event.acceptProposedAction()
 
-    def dropEvent(self, event) -> None:
-        urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        if urls:
-            self.open_path(urls[0])
+    def dropEvent(self, event) -> None:  # one file, or a TU collection's files; several others: none
+        self.opening.open_dropped([u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()])
 
     def _export_work(self, key) -> None:
         """Show the tab of ``key``'s results (``MODEL``: the training data's) and export them."""

@@ -453,6 +453,14 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
 EXPORT_COLUMNS_EXTRA = ("flagged",)
 
 
+def _stop_if(should_stop: Callable[[], bool] | None, path: str) -> None:
+    """Raise :class:`core.Stopped` when ``should_stop`` says so (a writer's check between rows)."""
+    if should_stop is not None and should_stop():
+        from core import Stopped
+
+        raise Stopped(f"{path}: stopped before it was written")
+
+
 def molecule_columns(properties: dict | None, smiles, alerts=None) -> tuple[list[str], Callable[[int], list[str]]]:
     """The CSV export's columns after the report's for molecules: the chemist's properties and
     ``alerts``, and ``cells(i)`` giving row i's (its alerts searched now, unless ``alerts`` holds
@@ -475,14 +483,16 @@ def molecule_columns(properties: dict | None, smiles, alerts=None) -> tuple[list
 
 def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
                p_values: np.ndarray | None = None, job=None, review: dict[int, str] | None = None,
-               properties: dict | None = None, rank: np.ndarray | None = None) -> int:
+               properties: dict | None = None, rank: np.ndarray | None = None,
+               should_stop: Callable[[], bool] | None = None) -> int:
     """Write the ranked report of ``rows`` (graph indices; None: all rows, and the rejected rows at
     the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
     graphs, ``rank``'s when given (the table's, e.g. a review's), and rows follow them; ``p_values`` (one per graph) fill ``p_value`` and their q-values ``q_value``, as the
     table shows them; ``review`` (graph index -> "anomaly" or "not anomaly"), when it holds marks,
     fills a ``review`` column. Molecules with ``properties`` (:func:`core.molecular_properties`)
     get them and their structural alerts (``alerts``, searched here: about 10-20 ms a molecule)
-    before ``flagged``. Written atomically; returns the number of data rows."""
+    before ``flagged``. ``should_stop``: polled before each row; True raises :class:`core.Stopped`
+    and nothing is written. Written atomically; returns the number of data rows."""
     from core import REPORT_COLUMNS, atomic_output, ranking_of, report_rows, safe_cell
 
     keep = None if rows is None else set(int(i) for i in rows)
@@ -495,6 +505,7 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
         writer = csv.writer(fh)
         writer.writerow([*REPORT_COLUMNS, *standardised, *names, *extra])
         for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised, rank=rank)):
+            _stop_if(should_stop, path)
             if k < len(ranking):
                 i = int(ranking[k])
                 if keep is not None and i not in keep:
@@ -511,14 +522,15 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
 
 def export_sdf(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
                p_values: np.ndarray | None, job=None, review: dict[int, str] | None = None,
-               rank: np.ndarray | None = None) -> int:
+               rank: np.ndarray | None = None, should_stop: Callable[[], bool] | None = None) -> int:
     """Write the ranked molecules of ``rows`` (None: all) as SDF with score, p- and q-value, rank
     (``rank``'s when given: the table's), flag, top atoms, structural alerts and the chemist's
-    properties as SD properties, and ``review`` when it holds marks."""
+    properties as SD properties, and ``review`` when it holds marks; ``should_stop`` as for
+    :func:`export_csv`."""
     from core import write_sdf
 
     return write_sdf(path, graphs, scores, rows, flagged=flagged, p_values=p_values, review=review or None,
-                     rank=rank)
+                     rank=rank, should_stop=should_stop)
 
 
 def export_html(path: str, graphs, scores, model, anomaly_label: str | None, threshold: float | None,
@@ -537,7 +549,7 @@ def export_html(path: str, graphs, scores, model, anomaly_label: str | None, thr
                        p_values=p_values, vmax=vmax, review=review or None, rank=rank)
 
 
-def export_rows(table, path: str, visible_only: bool, job) -> int:
+def export_rows(table, path: str, visible_only: bool, job) -> int | None:
     """Write a tab's rows (:class:`app.export_tables.ExportTable`) as SDF when ``path`` ends in
     ``.sdf``, else as a CSV report.
 
@@ -545,16 +557,19 @@ def export_rows(table, path: str, visible_only: bool, job) -> int:
         table: the active tab's rows and their writers.
         path: the file to write.
         visible_only: only the rows the tab's filters show (else all, and the rejected rows).
-        job: the job handle (unused: one step).
+        job: the job handle: Stop (or the window closing) stops the writing between rows.
 
     Returns:
-        The number of rows written.
+        The number of rows written; None when stopped (then nothing was written, and no file is
+        left half-written).
     """
-    from core import GLocalKDError
+    from core import GLocalKDError, Stopped
 
     write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
     try:
-        return write(path, table.visible if visible_only else None)
+        return write(path, table.visible if visible_only else None, job.stopped)
+    except Stopped:
+        return None
     except OSError as exc:
         raise _cannot_write(path, exc) from exc
     except ValueError as exc:  # e.g. a molecule RDKit cannot write
@@ -562,13 +577,15 @@ def export_rows(table, path: str, visible_only: bool, job) -> int:
 
 
 def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
-                      review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> int:
+                      review: dict[int, str] | None = None, rank: np.ndarray | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> int:
     """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
     and its rejected rows at the end) as a ranked report, in rank order, with the chemist's
     properties and the structural alerts when the report has properties (alerts searched here
     unless the report holds them), and a ``review`` column when ``review`` (row -> "anomaly" or
     "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the report's
-    order), which the rows follow. Written atomically; returns the number of data rows."""
+    order), which the rows follow; ``should_stop`` as for :func:`export_csv`. Written atomically;
+    returns the number of data rows."""
     from core import REPORT_COLUMNS, atomic_output, checked_rank, safe_cell
 
     rank = checked_rank(len(report), rank)
@@ -585,6 +602,7 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
         marked = ["review"] if review else []
         writer.writerow([*REPORT_COLUMNS, *names, *marked])
         for i in chosen.tolist():
+            _stop_if(should_stop, path)
             row = [str(rank[i]), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
                    number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
                    report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i]),
@@ -600,14 +618,15 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
 
 
 def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None,
-                      review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> int:
+                      review: dict[int, str] | None = None, rank: np.ndarray | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> int:
     """Write the molecules of a ranked report's ``rows`` (None: all) as SDF with its columns as
     SD properties, ``review`` (row -> "anomaly" or "not anomaly") as the ``review`` property
-    when it holds marks, and ``rank`` (the table's, None: the report's) as ``rank``; returns the
-    number of molecules written."""
+    when it holds marks, and ``rank`` (the table's, None: the report's) as ``rank``; ``should_stop``
+    as for :func:`export_csv`; returns the number of molecules written."""
     from core import write_report_sdf
 
-    return write_report_sdf(path, report, rows, review=review or None, rank=rank)
+    return write_report_sdf(path, report, rows, review=review or None, rank=rank, should_stop=should_stop)
 
 
 def export_report_html(path: str, report, model, top_n: int = 25, job=None,

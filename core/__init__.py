@@ -26,7 +26,7 @@ _PUBLIC = {
     "scratch_folder": "runtime.scratch",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
-    "ParameterError": "errors",
+    "ParameterError": "errors", "Stopped": "errors",
     # data
     "GraphMeta": "data.graphset", "GraphSet": "data.graphset", "Reject": "data.graphset",
     "normalize_label": "data.graphset", "FeatureSchema": "data.features", "Scores": "data.scores",
@@ -41,7 +41,7 @@ _PUBLIC = {
     "REPORT_COLUMNS": "io.report", "report_columns": "io.report", "node_names": "io.report", "write_report": "io.report",
     "report_rows": "io.report", "safe_cell": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
     "row_graphs": "io.ranked_report", "report_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
-    "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise",
+    "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise", "tu_folder_of": "io.tu_folder",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry", "view_label": "detectors.registry",
@@ -77,7 +77,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.runtime.files import atomic_output
     from core.runtime.scratch import make_scratch, remove_scratch, scratch_folder
     from core.errors import (DataError, GLocalKDError, ModelFileError, SchemaMismatchError, ParameterError,
-        NotApplicableError)
+        NotApplicableError, Stopped)
     from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
     from core.data.features import FeatureSchema
     from core.data.scores import Scores, READOUT_PARTS, checked_rank, ranking_of
@@ -91,6 +91,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.io.ranked_report import RankedReport, is_report, read_report, report_graphs, row_graphs
     from core.io.report_sdf import write_report_sdf
     from core.io.molecules import prepare_molecules
+    from core.io.tu_folder import tu_folder_of
     from core.data.standardise import standardise_smiles
     from core.detectors.base import Detector, EpochInfo
     from core.detectors.glocalkd import GLocalKD

@@ -90,6 +90,11 @@ class NotApplicableError(GLocalKDError):
     not molecules): the evaluation harness reports such a detector as "n/a" for that data."""
 
 
+class Stopped(Exception):
+    """A writer stopped because its caller's ``should_stop`` asked it to: nothing was written (the
+    file at the path, if any, is as it was). Not an error of the input."""
+
+
 class ModelFileError(GLocalKDError):
     """A model file that is not ours, is damaged, or was written by an incompatible version."""
 

@@ -62,8 +62,13 @@ class ExportController(Controller):
                           self._cannot_export)
 
     @Slot(object)
-    def _written(self, n: int) -> None:
+    def _written(self, n: int | None) -> None:
         self.idle.emit()
+        if n is None:  # stopped: the file was not written (nor left half-written)
+            text = f"Export stopped: {self._path} was not written."
+            self.said.emit(f"Export stopped: {Path(self._path).name} was not written.")
+            self.status.emit(text, 15000)
+            return
         self.said.emit(f"{n:,} rows written to {Path(self._path).name}.")
         self.exported.emit(self._path, n, self._work)
         self.status.emit(f"{n:,} rows written to {self._path}", 8000)

@@ -78,7 +78,7 @@ class OpeningController(Controller):
         self.state = state
         self._confirm, self._ask_columns = confirm, ask_columns
         self.ready = False  # torch and RDKit loaded
-        self._pending: tuple[str, dict | None] | None = None
+        self._pending: Callable[[], None] | None = None  # an opening asked for while torch loads
         self.warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
         self.warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
         runner.changed.connect(self._open_pending)
@@ -110,18 +110,49 @@ class OpeningController(Controller):
     def _open_pending(self) -> None:
         """Open the file asked for while torch was loading, once the warm-up job has ended."""
         if self.ready and self._pending is not None and not self.runner.busy():
-            path, options = self._pending
-            self._pending = None
-            self.open(path, options)
+            pending, self._pending = self._pending, None
+            pending()
+
+    def open_dropped(self, paths: list[str]) -> None:
+        """Open what was dropped on the window: one file or folder, or the files of one TU collection
+        (the collection); several other paths open none of them, and the warning names them.
+
+        Args:
+            paths: the local files and folders dropped (empty: only links to elsewhere were).
+        """
+        if not paths:
+            self.status.emit("Only files and folders on this computer can be opened: drop them from a file "
+                             "manager.", 8000)
+            return
+        if not self.ready:  # torch is still loading (core's readers load it): open them once it has
+            self._pending = functools.partial(self.open_dropped, paths)
+            self.said.emit(f"Loading torch and RDKit, then {Path(paths[0]).name}…")
+            return
+        from core import tu_folder_of
+
+        chosen = list(dict.fromkeys(str(tu_folder_of(p) or p) for p in paths))
+        if len(chosen) > 1:
+            names = ", ".join(Path(p).name for p in paths[:5]) + (f" and {len(paths) - 5:,} more" if len(paths) > 5
+                                                                  else "")
+            self.warning.emit("One file at a time", f"{len(paths):,} files were dropped ({names}); nothing was "
+                              "opened. The window opens one data file, report, session or model at a time: drop "
+                              "one of them, or the folder of a TU collection.")
+            return
+        self.open(chosen[0])
 
     def open(self, path: str, options: dict | None = None) -> None:
         """Open ``path``: a session file or a model file by their controllers (:func:`file_kind`), a
         ranked report in a tab of its own, else graph data into the state (asking for columns when a
-        table's SMILES column is not obvious, unless ``options`` are given)."""
+        table's SMILES column is not obvious, unless ``options`` are given). One of a TU collection's
+        files opens the collection (:func:`core.tu_folder_of`)."""
         if not self.ready:  # torch is still loading: open the file once it has
-            self._pending = (path, options)
+            self._pending = functools.partial(self.open, path, options)
             self.said.emit(f"Loading torch and RDKit, then {Path(path).name}…")
             return
+        if options is None:
+            from core import tu_folder_of
+
+            path = str(tu_folder_of(path) or path)
         if self.runner.busy():
             self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
             return

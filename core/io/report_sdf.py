@@ -3,17 +3,19 @@ columns as SD properties, the way :func:`core.viz.sharing.write_sdf` shares scor
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from core.data.scores import checked_rank
+from core.errors import Stopped
 from core.io.ranked_report import RankedReport
 from core.runtime.files import atomic_output
 
 
 def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int] | None = None,
-                     review: Mapping[int, str] | None = None, rank: np.ndarray | None = None) -> int:
+                     review: Mapping[int, str] | None = None, rank: np.ndarray | None = None,
+                     should_stop: Callable[[], bool] | None = None) -> int:
     """Write the molecules of a ranked report to an SDF file, atomically, in rank order.
 
     Each record carries the SD properties ``id``, ``name``, ``rank``, ``score``, ``p_value`` and
@@ -28,9 +30,14 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
             property (when given, every molecule has it, empty where its row is not marked).
         rank: each row's rank (1 = top) when it is not the report's order, e.g. an analyst's
             review's; the ``rank`` property and the order follow it.
+        should_stop: polled before each molecule; True stops the writing and raises
+            :class:`core.errors.Stopped` (nothing is written).
 
     Returns:
         The number of molecules written; rows whose SMILES RDKit cannot parse are skipped.
+
+    Raises:
+        Stopped: ``should_stop`` returned True.
     """
     from rdkit import Chem
 
@@ -41,9 +48,10 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
     chosen = np.arange(len(report)) if rows is None else np.asarray(list(rows), dtype=np.int64)
     chosen = chosen[np.argsort(rank[chosen], kind="stable")]
     written = 0
-    with atomic_output(path, "w", encoding="utf-8") as fh:
-        writer = Chem.SDWriter(fh)
+    with atomic_output(path, "w", encoding="utf-8") as fh, Chem.SDWriter(fh) as writer:  # closed before the file
         for i in chosen.tolist():
+            if should_stop is not None and should_stop():
+                raise Stopped(f"{path}: stopped before it was written")
             mol = parse_smiles(str(report.smiles[i]))[0]
             if mol is None:
                 continue
@@ -70,5 +78,4 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
                 mol.SetProp("review", review.get(i, ""))
             writer.write(mol)
             written += 1
-        writer.close()
     return written

@@ -3,20 +3,21 @@ exchange compound sets)."""
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from core.data.graphset import GraphSet
 from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores, ranking_of
+from core.errors import Stopped
 from core.runtime.files import atomic_output
 
 
 def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence[int] | None = None,
               flagged: np.ndarray | None = None, p_values: np.ndarray | None = None, top_k: int = 5,
               alerts: bool = True, review: Mapping[int, str] | None = None, properties: bool = True,
-              rank: np.ndarray | None = None) -> int:
+              rank: np.ndarray | None = None, should_stop: Callable[[], bool] | None = None) -> int:
     """Write molecules in rank order to an SDF file, the scores as SD properties (as DataWarrior users share sets).
 
     The properties are ``id``, ``name`` (when it differs from the id), ``rank``, ``score``,
@@ -42,9 +43,14 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
         properties: write the chemist's properties (about 1 ms a molecule).
         rank: each graph's rank (1 = top) when it is not the scores' own, e.g. an analyst's
             review's; the ``rank`` property and the order follow it.
+        should_stop: polled before each molecule; True stops the writing and raises
+            :class:`core.errors.Stopped` (nothing is written).
 
     Returns:
         The number of molecules written; graphs without a molecule (no SMILES) are skipped.
+
+    Raises:
+        Stopped: ``should_stop`` returned True.
     """
     from rdkit import Chem
 
@@ -61,6 +67,8 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
     written = 0
     with atomic_output(path, "w", encoding="utf-8") as fh, Chem.SDWriter(fh) as writer:
         for i in chosen.tolist():
+            if should_stop is not None and should_stop():
+                raise Stopped(f"{path}: stopped before it was written")
             mol = graph_molecule(graphs, i)
             if mol is None:
                 continue

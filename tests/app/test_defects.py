@@ -319,3 +319,111 @@ def test_stop_right_after_score_another_file_says_nothing_was_scored(qtbot, trai
     assert not w.feedback.last_warning and w.results_tabs.count() == tabs
     assert "Stopped before any row of lib.smi was scored" in w.statusBar().currentMessage()
     assert w.act_score_file.isEnabled() and w.act_train.isEnabled()
+
+
+# hunt: drops ------------------------------------------------------- several files, a TU collection's files
+def _drop(window, paths) -> None:
+    """Drop ``paths`` on the window at once, as a file manager does."""
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                                Qt.KeyboardModifier.NoModifier))
+
+
+def test_dropping_a_tu_collections_files_or_opening_one_of_them_opens_the_collection(qtbot, window, tu_folder,
+                                                                                      monkeypatch):
+    """The files of a TU collection selected and dropped together (or one of them opened with
+    File ▸ Open) open the collection, not one text file read as a table of SMILES."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from app.widgets import dialogs
+
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_load_options",  # a text file asks for its SMILES column (None: cancelled)
+                        lambda parent, path, warn: asked.append(path) if path.endswith(".txt") else {})
+    w = window
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
+    _drop(w, sorted(tu_folder.iterdir()))
+    qtbot.waitUntil(lambda: _idle(w) and (w.graphs is not None or bool(asked or w.feedback.last_warning)),
+                    timeout=60000)
+    assert not asked and not w.feedback.last_warning
+    assert w.state.data_path == str(tu_folder) and len(w.graphs) == 12
+    w.state.graphs = None
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(tu_folder / "TOY_A.txt"), ""))
+    w.act_open.trigger()
+    qtbot.waitUntil(lambda: _idle(w) and (w.graphs is not None or bool(asked or w.feedback.last_warning)),
+                    timeout=60000)
+    assert not asked and w.state.data_path == str(tu_folder) and len(w.graphs) == 12
+
+
+def test_dropping_several_files_opens_none_and_names_them(qtbot, window, tmp_path):
+    """Two unrelated files dropped at once: the window holds one data set, so it opens neither
+    (not one chosen by the file manager's order, the other silently dropped) and says which."""
+    first, second = tmp_path / "first.smi", tmp_path / "second.smi"
+    first.write_text("CCO a\n")
+    second.write_text("CCN b\n")
+    w = window
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
+    _drop(w, [first, second])
+    qtbot.waitUntil(lambda: _idle(w) and (w.graphs is not None or bool(w.feedback.last_warning)), timeout=60000)
+    assert w.graphs is None
+    assert "first.smi" in w.feedback.last_warning and "second.smi" in w.feedback.last_warning
+
+
+# hunt: exports ----------------------------------------------------- Stop and closing while one is written
+@pytest.fixture
+def slow_alerts(monkeypatch):
+    """Each molecule's structural alerts take 50 ms (a slow machine's 20 ms, and more): herg's CSV
+    export takes over 30 s."""
+    import time
+
+    import core
+
+    alerts = core.structural_alerts
+
+    def slow(molecule):
+        time.sleep(0.05)
+        return alerts(molecule)
+
+    monkeypatch.setattr(core, "structural_alerts", slow)
+
+
+def _started_writing(folder, name: str) -> bool:
+    return any(p.name.startswith(f".{name}.") for p in folder.iterdir())
+
+
+def test_stop_stops_an_export_and_writes_nothing_half(qtbot, trained, tmp_path, slow_alerts):
+    """Stop (Esc) while an export is written: it ends at once, no file and no half-written
+    temporary file is left, and the window says the export was stopped (no error box)."""
+    w = trained
+    w.feedback.last_warning = ""
+    out = tmp_path / "ranked.csv"
+    w.export_report(str(out))
+    qtbot.waitUntil(lambda: _started_writing(tmp_path, out.name), timeout=30000)
+    assert w.act_stop.isEnabled() and w.side.stop_button.isEnabled()
+    w.act_stop.trigger()
+    qtbot.waitUntil(lambda: _idle(w), timeout=10000)
+    assert not out.exists() and not _started_writing(tmp_path, out.name)
+    assert not w.feedback.last_warning
+    assert "Export stopped" in w.statusBar().currentMessage() and "ranked.csv" in w.statusBar().currentMessage()
+    assert w.act_export.isEnabled() and not w.act_stop.isEnabled()
+
+
+def test_closing_the_window_while_an_export_is_written_stops_it_at_once(qtbot, trained, tmp_path, slow_alerts):
+    """Quitting while an export is written: the window closes at once (it waited 30 s, then quit
+    with the job still writing), and no half-written temporary file is left beside the file."""
+    import time
+
+    w = trained
+    out = tmp_path / "ranked.csv"
+    w.export_report(str(out))
+    qtbot.waitUntil(lambda: _started_writing(tmp_path, out.name), timeout=30000)
+    threads = [t for t, *_ in w.runner._running.values()]
+    start = time.perf_counter()
+    w.close()
+    assert time.perf_counter() - start < 10
+    assert threads and all(t.isFinished() for t in threads)
+    assert not out.exists() and not _started_writing(tmp_path, out.name)

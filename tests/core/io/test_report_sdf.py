@@ -26,3 +26,26 @@ def test_a_reports_rows_become_sdf_records_with_its_columns(tmp_path):
 def test_the_fdr_note_gives_the_smallest_p_and_the_rows_needed():
     text = fdr_unreached_note(131, 655, 0.05)
     assert "1/132 = 0.0076" in text and "at least 100 rows" in text and "calibration" in text
+
+
+def test_sdf_writers_stopped_midway_write_nothing_and_leave_no_temporary_file(tmp_path):
+    """``should_stop`` polled between molecules: True raises Stopped, and neither the file nor a
+    half-written temporary file is left (an existing file stays as it was)."""
+    import pytest
+
+    from core import Stopped, write_sdf
+
+    smi = tmp_path / "m.smi"
+    smi.write_text("smiles id\nCCO a\nc1ccccc1O b\nCCN c\n")
+    graphs = load(str(smi))
+    scores = make_detector("size").fit(graphs).score(graphs)
+    write_report(tmp_path / "r.csv", graphs, scores)
+    report = read_report(tmp_path / "r.csv")
+    (tmp_path / "kept.sdf").write_text("before\n")
+    for write, out in ((lambda path, stop: write_sdf(path, graphs, scores, should_stop=stop), "kept.sdf"),
+                       (lambda path, stop: write_report_sdf(path, report, should_stop=stop), "new.sdf")):
+        polled = iter([False, False, True])  # stops at the third molecule
+        with pytest.raises(Stopped):
+            write(tmp_path / out, lambda polled=polled: next(polled))
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.sdf", "m.smi", "r.csv"]
+    assert (tmp_path / "kept.sdf").read_text() == "before\n"
