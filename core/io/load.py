@@ -9,6 +9,7 @@ from core.data.graphset import GraphSet
 from core.io.molecules import SourceRow, load_sdf, load_smiles, load_table, sdf_rows, smiles_rows, table_rows
 from core.io.text import strip_compression
 from core.io.tu import load_tu
+from core.io.tu_folder import tu_folder_of
 
 MOLECULE_TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
 SMILES_SUFFIXES = (".smi", ".smiles", ".ism")
@@ -19,7 +20,8 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
          label_column: str | None = None, standardise: bool = False) -> GraphSet:
     """Read any supported file into a GraphSet, the reader picked from the path.
 
-    A folder or ``.zip`` is a TU collection; ``.smi``/``.smiles``/``.ism`` a SMILES list;
+    A folder or ``.zip`` is a TU collection, and so is one of its files (``DS_A.txt``: the
+    collection beside it, :func:`core.io.tu_folder.tu_folder_of`); ``.smi``/``.smiles``/``.ism`` a SMILES list;
     ``.csv``/``.tsv``/``.tab``/``.txt`` a table with a SMILES column; ``.sdf``/``.sd``/``.mol``
     an SDF file (each optionally ``.gz``).
 
@@ -43,6 +45,7 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
     path = Path(path)
     if not path.exists():
         raise DataError("no such file or folder", path)
+    path = tu_folder_of(path) or path  # one of a TU collection's files means the collection
     if path.is_dir() or path.suffix.lower() == ".zip":
         if standardise:
             raise DataError("standardising is for molecules (SMILES or SDF), not a TU collection of graphs", path)

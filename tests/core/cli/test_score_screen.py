@@ -225,3 +225,15 @@ def test_merge_reports_says_why_a_shard_cannot_be_read(tmp_path, capsys):
         assert main(["merge-reports", str(shard), "-o", str(tmp_path / "m.csv")]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("not a ranked report") == (shard == table), err
+
+
+def test_a_command_given_one_of_a_tu_collections_files_reads_the_collection(tu_folder, capsys):
+    """``glocalkd info DS_A.txt`` read the collection's edge list as a table of SMILES and
+    rejected every row; the loader behind every command now reads the collection beside it."""
+    from core.cli.main import main
+
+    a_file = next(tu_folder.glob("*_A.txt"))
+    assert main(["info", str(a_file)]) == 0
+    from_file = capsys.readouterr().out
+    assert main(["info", str(tu_folder)]) == 0
+    assert "graphs (tu)" in from_file and from_file == capsys.readouterr().out
