@@ -25,6 +25,7 @@ columns are exactly version 1 and models trained on it keep working.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -389,3 +390,29 @@ def atom_symbols(smiles: str) -> list[str]:
     """
     mol, _ = parse_smiles(smiles)
     return [a.GetSymbol() for a in mol.GetAtoms()] if mol is not None else []
+
+
+def murcko_scaffolds(smiles: Sequence[str]) -> list[str]:
+    """Compute the Bemis-Murcko scaffold SMILES of each molecule.
+
+    Args:
+        smiles: the molecules, one SMILES each.
+
+    Returns:
+        One scaffold SMILES per molecule; ``""`` for acyclic or unparseable ones (or where RDKit
+        fails on the fragment).
+    """
+    from rdkit.Chem.Scaffolds import MurckoScaffold
+
+    out = []
+    for s in smiles:
+        mol = parse_smiles(s)[0] if s else None
+        if mol is None:
+            out.append("")
+            continue
+        try:
+            core = MurckoScaffold.GetScaffoldForMol(mol)
+            out.append(Chem.MolToSmiles(core) if core.GetNumAtoms() else "")
+        except Exception:  # an odd valence in a fragment: no scaffold rather than no table
+            out.append("")
+    return out

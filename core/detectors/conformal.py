@@ -10,7 +10,7 @@ The p-value is a decreasing function of the score, so it never changes a detecto
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -23,16 +23,20 @@ MIN_CALIBRATION_GRAPHS = 19  # with fewer, no p-value can fall below 0.05
 
 
 def calibration_split(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION,
-                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Split graph indices into those to train on and the held-out calibration graphs (a seeded shuffle).
+                      seed: int = 0, groups: Sequence[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Split graph indices into those to train on and the held-out calibration graphs (seeded).
 
     The calibration part is ``round(fraction * n)`` graphs, at least :data:`MIN_CALIBRATION_GRAPHS`,
-    and at least one graph is left to train on.
+    and at least one graph is left to train on. Without ``groups`` the graphs are shuffled. With
+    them, whole groups in a shuffled order fill the calibration part and only the last one is
+    split, so the calibration graphs are as new to the fitted model as graphs of other groups
+    (a scaffold's analogues: :func:`calibration_groups`); the sizes are the same either way.
 
     Args:
         n: the number of normal graphs.
         fraction: the share held out for calibration, strictly between 0 and 1.
         seed: the seed of the shuffle.
+        groups: one key per graph (None: every graph on its own).
 
     Returns:
         ``(train, calibration)``: two sorted index arrays.
@@ -46,8 +50,42 @@ def calibration_split(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION,
     if n_cal >= n:
         raise GLocalKDError(f"{n} normal graphs are too few to hold out {MIN_CALIBRATION_GRAPHS} for calibration "
                             "and train on the rest; train without calibration")
-    order = np.random.default_rng(seed).permutation(n)
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        order = rng.permutation(n)
+    else:
+        if len(groups) != n:
+            raise GLocalKDError(f"{len(groups)} calibration groups for {n} graphs")
+        members: dict[Hashable, list[int]] = {}
+        for i, key in enumerate(groups):
+            members.setdefault(key, []).append(i)
+        parts = list(members.values())
+        order = np.fromiter((i for j in rng.permutation(len(parts)) for i in parts[j]), dtype=np.int64, count=n)
     return np.sort(order[n_cal:]), np.sort(order[:n_cal])
+
+
+def calibration_groups(graphs: GraphSet) -> list[str] | None:
+    """The groups a calibration share of these graphs is drawn in: molecules by Bemis-Murcko scaffold.
+
+    A training file often holds series of analogues side by side. Drawn graph by graph, the
+    calibration share would hold analogues of the fitted molecules, which then score lower than
+    molecules of other series, and p-values of a library of other series come out too small
+    (docs/consensus.md). Drawn scaffold by scaffold, the calibration molecules are as new to the
+    model as such a library's.
+
+    Args:
+        graphs: the normal training graphs.
+
+    Returns:
+        One key per graph when every graph is a molecule with a SMILES: its scaffold, or its own
+        key for an acyclic molecule (no series to share); None otherwise (graphs drawn one by one).
+    """
+    smiles = [m.smiles for m in graphs.meta]
+    if not smiles or not all(smiles):
+        return None
+    from core.data.chem import murcko_scaffolds
+
+    return [key or f"#{i}" for i, key in enumerate(murcko_scaffolds(smiles))]
 
 
 def fit_calibrated(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRATION_FRACTION, seed: int = 0,
@@ -72,7 +110,7 @@ def fit_calibrated(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRA
         GLocalKDError: too few graphs (:func:`calibration_split`), a failed fit, or calibration
             graphs that score NaN or infinite.
     """
-    fit_idx, cal_idx = calibration_split(len(graphs), fraction, seed)
+    fit_idx, cal_idx = calibration_split(len(graphs), fraction, seed, calibration_groups(graphs))
     detector.fit(graphs.subset(fit_idx), on_epoch=on_epoch, should_stop=should_stop)
     scores = detector.score(graphs.subset(cal_idx)).score
     if not np.all(np.isfinite(scores)):

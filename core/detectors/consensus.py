@@ -43,7 +43,8 @@ from core.data.graphset import GraphSet
 from core.data.scores import COMPONENT_PREFIX, WEIGHED_VIEWS_PART, Scores
 from core.detectors.base import Detector, EpochInfo
 from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
-from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION, calibration_split, conformal_p_values
+from core.detectors.conformal import (DEFAULT_CALIBRATION_FRACTION, calibration_groups, calibration_split,
+                                     conformal_p_values)
 from core.detectors.graph_kernels import csr_from_state, labelled_graphs
 from core.detectors.known_classifier import CLASSIFIER_VIEW, KnownClassifier
 from core.detectors.wl_features import shared_transforms
@@ -308,7 +309,7 @@ class Consensus(Detector):
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
              should_stop: Callable[[], bool] | None) -> None:
-        fit_idx, cal_idx = calibration_split(len(graphs), self.calibration, self.seed)
+        fit_idx, cal_idx = calibration_split(len(graphs), self.calibration, self.seed, calibration_groups(graphs))
         fit_graphs, cal_graphs = graphs.subset(fit_idx), graphs.subset(cal_idx)
         self.components_, self.component_calibration_ = {}, {}
         self.stopped_early_ = False

@@ -5,6 +5,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.data.chem import murcko_scaffolds as scaffolds  # noqa: F401  (the public name, core.scaffolds)
+
 
 def _fingerprints(smiles: Sequence[str], radius: int = 2, bits: int = 2048) -> list:
     """Morgan fingerprints of ``smiles`` (None where a SMILES does not parse)."""
@@ -117,32 +119,3 @@ def similar_molecules(training_smiles: Sequence[str], query: str, k: int = 5) ->
         Up to ``k`` (index into ``training_smiles``, similarity) pairs, most similar first.
     """
     return SimilarityIndex(training_smiles).nearest(query, k)
-
-
-def scaffolds(smiles: Sequence[str]) -> list[str]:
-    """Compute the Bemis-Murcko scaffold SMILES of each molecule.
-
-    Args:
-        smiles: the molecules, one SMILES each.
-
-    Returns:
-        One scaffold SMILES per molecule; ``""`` for acyclic or unparseable ones (or where RDKit
-        fails on the fragment).
-    """
-    from rdkit import Chem
-    from rdkit.Chem.Scaffolds import MurckoScaffold
-
-    from core.data.chem import parse_smiles
-
-    out = []
-    for s in smiles:
-        mol = parse_smiles(s)[0] if s else None
-        if mol is None:
-            out.append("")
-            continue
-        try:
-            core = MurckoScaffold.GetScaffoldForMol(mol)
-            out.append(Chem.MolToSmiles(core) if core.GetNumAtoms() else "")
-        except Exception:  # an odd valence in a fragment: no scaffold rather than no table
-            out.append("")
-    return out

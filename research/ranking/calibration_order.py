@@ -15,8 +15,10 @@ molecules and scores 1,000 others, drawn two ways with the same seeds:
 For each view (graph size, WL-LESINN, and the two as one consensus) it reports the share of the
 other molecules with p < 0.05, and the WL kernel similarity of each calibration molecule, and of
 each other molecule, to its nearest fit molecule (means), which shows the analogues. A remedy is
-measured beside it, not built into the product: WL-LESINN calibrated on whole Bemis-Murcko
-scaffolds (:func:`scaffold_split`, ``wl-lesinn, scaffold split``). Prints and writes JSON
+measured beside it: WL-LESINN calibrated on whole Bemis-Murcko scaffolds
+(``wl-lesinn, scaffold split``), as the product now calibrates molecules
+(:func:`core.detectors.conformal.calibration_groups`); the other arms draw the calibration share
+graph by graph, as it did before (``calibration_groups`` answering None). Prints and writes JSON
 (``--json``).
 
     PYTHONPATH=. OMP_NUM_THREADS=1 python -m research.ranking.calibration_order [--seeds 5] [--json OUT]
@@ -24,7 +26,6 @@ scaffolds (:func:`scaffold_split`, ``wl-lesinn, scaffold split``). Prints and wr
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
 import json
 import tempfile
@@ -40,32 +41,15 @@ from research.ranking.two_views_outside import OTHER_MOSES, TEST, TRAIN, graphs_
 VIEWS = {"size": ["size"], "wl-lesinn": ["wl-lesinn"], "size + wl-lesinn": ["size", "wl-lesinn"]}
 
 
-def scaffold_split(smiles: list[str], fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """A calibration split that keeps each Bemis-Murcko scaffold on one side: the scaffolds, in a
-    seeded random order, fill the calibration share whole; the one that would overfill it is
-    split. Acyclic molecules (no scaffold) count as a scaffold each. Returns ``(fit, calibration)``."""
-    from core.detectors.conformal import MIN_CALIBRATION_GRAPHS
-    from core.viz.similarity import scaffolds
-
-    members: dict[str, list[int]] = {}
-    for i, key in enumerate(scaffolds(smiles)):
-        members.setdefault(key or f"acyclic {i}", []).append(i)
-    groups = list(members.values())
-    target = max(int(round(fraction * len(smiles))), MIN_CALIBRATION_GRAPHS)
-    cal: list[int] = []
-    for j in np.random.default_rng(seed).permutation(len(groups)):
-        cal += groups[j][:target - len(cal)]
-        if len(cal) == target:
-            break
-    cal_idx = np.sort(np.array(cal))
-    return np.setdiff1d(np.arange(len(smiles)), cal_idx), cal_idx
-
-
-def _fixed_split(split: tuple[np.ndarray, np.ndarray], n: int, fraction: float, seed: int):
-    """``calibration_split``'s signature, answering a split made beforehand."""
-    if len(split[0]) + len(split[1]) != n or fraction != 0.2:
-        raise ValueError("the split was made for another set or share")
-    return split
+def fit_split_one_by_one(views: list[str], seed: int, train):
+    """The consensus of ``views`` fitted with its calibration share drawn graph by graph (as before
+    molecules were drawn by scaffold)."""
+    by_scaffold = consensus_module.calibration_groups
+    consensus_module.calibration_groups = lambda graphs: None
+    try:
+        return make_detector(components=views, reserve_views=[], seed=seed).fit(train)
+    finally:
+        consensus_module.calibration_groups = by_scaffold
 
 
 def nearest_similarity(model, fit_graphs, graphs) -> float:
@@ -105,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict:
                 other = graphs_of(other_rows, folder, "other")
                 run = {"seed": seed, "sampling": sampling, "flagged": {}}
                 for name, views in VIEWS.items():
-                    model = make_detector(components=views, reserve_views=[], seed=seed).fit(train)
+                    model = fit_split_one_by_one(views, seed, train)
                     run["flagged"][name] = float(np.mean(model.p_values(model.score(other).score) < 0.05))
                     if name == "wl-lesinn":
                         fit_idx, cal_idx = calibration_split(len(train), model.calibration, seed)
@@ -113,13 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
                         run["nearest_fit_similarity"] = {
                             "calibration": nearest_similarity(model, fit, train.subset(cal_idx)),
                             "others": nearest_similarity(model, fit, other)}
-                smiles = [m.smiles for m in train.meta]
-                random_split = consensus_module.calibration_split  # the consensus's split, replaced for one fit
-                consensus_module.calibration_split = functools.partial(_fixed_split, scaffold_split(smiles, 0.2, seed))
-                try:
-                    model = make_detector(components=["wl-lesinn"], reserve_views=[], seed=seed).fit(train)
-                finally:
-                    consensus_module.calibration_split = random_split
+                model = make_detector(components=["wl-lesinn"], reserve_views=[], seed=seed).fit(train)
                 run["flagged"]["wl-lesinn, scaffold split"] = float(
                     np.mean(model.p_values(model.score(other).score) < 0.05))
                 print(json.dumps(run), flush=True)

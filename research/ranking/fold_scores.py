@@ -9,7 +9,9 @@ ROW is a row of the competitor table (``AIDS``, ``BZR:first-label``, ..., ``Tox2
 ``REDDIT-BINARY``; see ROWS). The folds are the harness's own (``core.evaluation.protocol``:
 5-fold stratified CV with seed 1, or Tox21's training / testing files with model seeds 0-4).
 In each fold the training part's normal graphs are split as the consensus splits them
-(``core.detectors.conformal.calibration_split(n, 0.2, seed)``, seed = the fold's model seed);
+(``core.detectors.conformal.calibration_split(n, 0.2, seed)``, seed = the fold's model seed; graph by
+graph, as the consensus split every row when these tables were made: it now draws hERG's molecules by
+scaffold, :func:`core.detectors.conformal.calibration_groups`);
 every view is built by the registry with that seed, fitted on the fit part, and scores the
 calibration graphs, the test graphs and the training part's anomalies (the pool the harness
 draws known anomalies from; never trained on). Writes ``research/ranking/out/<row>/fold<k>.npz``

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from core import GLocalKD, GLocalKDError, load
-from core.detectors.conformal import (benjamini_hochberg, calibration_split, conformal_p_values,
-                                      fit_calibrated)
+from core.detectors.conformal import (benjamini_hochberg, calibration_groups, calibration_split,
+                                      conformal_p_values, fit_calibrated)
 from tests.conftest import RESOURCES
 
 
@@ -41,6 +41,33 @@ def test_the_calibration_split_is_seeded_disjoint_and_large_enough():
     assert len(calibration_split(50, 0.1)[1]) == 19  # never fewer than 19: p could not go below 0.05
     with pytest.raises(GLocalKDError, match="too few"):
         calibration_split(19, 0.5)
+
+
+def test_a_grouped_split_keeps_every_group_on_one_side_but_the_last_one_drawn():
+    """Whole groups fill the calibration share in a seeded order; only the group that would
+    overfill it is cut, and the sizes are those of the split drawn graph by graph."""
+    groups = [f"s{(i * 7) % 23}" for i in range(230)]  # 23 series of 10, interleaved in the file
+    fit, cal = calibration_split(230, 0.2, seed=4, groups=groups)
+    plain_fit, plain_cal = calibration_split(230, 0.2, seed=4)
+    assert (len(fit), len(cal)) == (len(plain_fit), len(plain_cal)) == (184, 46)
+    assert not set(fit) & set(cal) and len(set(fit) | set(cal)) == 230
+    both = {groups[i] for i in cal} & {groups[i] for i in fit}
+    assert len(both) == 1 and len({groups[i] for i in cal}) == 5  # four series whole, the fifth cut
+    assert np.array_equal(cal, calibration_split(230, 0.2, seed=4, groups=groups)[1])
+    assert not np.array_equal(cal, calibration_split(230, 0.2, seed=5, groups=groups)[1])
+    with pytest.raises(GLocalKDError, match="groups"):
+        calibration_split(230, 0.2, groups=groups[:-1])
+
+
+def test_molecules_are_grouped_by_scaffold_and_other_graphs_are_not(tmp_path, tu_folder):
+    """Analogues share their Bemis-Murcko scaffold's group; an acyclic molecule is a group of its
+    own; graphs that are not molecules with a SMILES are drawn one by one (None)."""
+    path = tmp_path / "series.smi"
+    path.write_text("smiles\nc1ccccc1CCO\nc1ccccc1CCN\nC1CCNCC1C(=O)O\nCCO\nCCN\n")
+    groups = calibration_groups(load(path))
+    assert groups[0] == groups[1] != groups[2]
+    assert len({groups[3], groups[4], groups[0], groups[2]}) == 4
+    assert calibration_groups(load(tu_folder)) is None
 
 
 @pytest.fixture(scope="module")

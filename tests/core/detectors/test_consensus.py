@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from core import GLocalKDError, ParameterError, load, make_detector, roc_auc
-from core.detectors.conformal import calibration_split
+from core.detectors.conformal import calibration_groups, calibration_split
 from core.detectors.consensus import Consensus, combine_p_values, leave_one_out_p_values, separation_auc, view_weights
 from tests.conftest import DEMO_DATA
 
@@ -55,7 +55,7 @@ def test_consensus_finds_what_any_of_its_views_finds(herg):
     p = model.p_values(scores.score)
     assert np.all((p > 0) & (p <= 1))
     # the fitted statistics are the scores score() gives: a tie is a tie (flags, p-values)
-    fit_idx, _ = calibration_split(300, model.calibration, model.seed)
+    fit_idx, _ = calibration_split(300, model.calibration, model.seed, calibration_groups(herg.subset(np.sort(train))))
     np.testing.assert_array_equal(model.score(herg.subset(np.sort(train)[fit_idx])).score, model.train_scores_)
     assert model.p_values(np.array([model.calibration_scores_.max()]))[0] == pytest.approx(
         (1 + np.sum(model.calibration_scores_ == model.calibration_scores_.max())) / 61)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core import ParameterError, TrainSpec, detector_defaults, load, train_model
-from core.detectors.conformal import calibration_split
+from core.detectors.conformal import calibration_groups, calibration_split
 from core.training import plan_training
 
 SMALL = {"epochs": 2, "hidden_dim": 16, "out_dim": 8}
@@ -91,14 +91,33 @@ def test_gcn_settings_reach_the_glocalkd_of_a_consensus_and_other_detectors_sett
     assert kernel.params == {"seed": 4}
 
 
-def test_a_single_detector_is_calibrated_on_a_share_drawn_with_the_spec_seed(herg):
+def test_a_single_detector_is_calibrated_on_whole_scaffolds_drawn_with_the_spec_seed(herg):
+    """Molecules are held out for calibration scaffold by scaffold (calibration_groups), with the
+    spec's seed: the model's calibration scores are those of that share, not of a share drawn
+    molecule by molecule."""
     normal = herg.with_label("1")
     trained = train_model(herg, TrainSpec(detector="glocalkd", params=SMALL,
                                           normal_label="1", seed=3, device="cpu"))
-    _, held_out = calibration_split(len(normal), 0.2, seed=3)
+    groups = calibration_groups(normal)
+    _, held_out = calibration_split(len(normal), 0.2, seed=3, groups=groups)
     expected = trained.model.score(normal.subset(held_out)).score
     assert np.array_equal(np.sort(trained.model.calibration_scores_), np.sort(expected.astype(np.float64)))
     assert trained.n_calibration == len(held_out) and trained.n_fit == len(normal) - len(held_out)
+    one_by_one = calibration_split(len(normal), 0.2, seed=3)[1]
+    assert not np.array_equal(held_out, one_by_one)
+    split = {groups[i] for i in held_out} & {groups[i] for i in np.setdiff1d(np.arange(len(normal)), held_out)}
+    assert len(split) <= 1  # every scaffold on one side but the one cut to fill the share
+
+
+def test_the_consensus_calibrates_every_view_on_the_same_whole_scaffolds(herg):
+    """The default detector's views are calibrated on one share drawn scaffold by scaffold: the
+    graph-size view's calibration scores are those of that share's molecules."""
+    normal = herg.with_label("1")
+    trained = train_model(herg, TrainSpec(params=SMALL, normal_label="1", seed=5, device="cpu"))
+    _, held_out = calibration_split(len(normal), 0.2, seed=5, groups=calibration_groups(normal))
+    size = trained.model.components_["size"]
+    expected = size.score(normal.subset(held_out)).score.astype(np.float64)
+    assert np.array_equal(np.sort(trained.model.component_calibration_["size"]), np.sort(expected))
 
 
 def test_train_model_weighs_a_consensus_by_the_known_anomalies_and_says_its_plan_first(herg):
