@@ -453,14 +453,6 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
 EXPORT_COLUMNS_EXTRA = ("flagged",)
 
 
-def _stop_if(should_stop: Callable[[], bool] | None, path: str) -> None:
-    """Raise :class:`core.Stopped` when ``should_stop`` says so (a writer's check between rows)."""
-    if should_stop is not None and should_stop():
-        from core import Stopped
-
-        raise Stopped(f"{path}: stopped before it was written")
-
-
 def molecule_columns(properties: dict | None, smiles, alerts=None) -> tuple[list[str], Callable[[int], list[str]]]:
     """The CSV export's columns after the report's for molecules: the chemist's properties and
     ``alerts``, and ``cells(i)`` giving row i's (its alerts searched now, unless ``alerts`` holds
@@ -493,7 +485,7 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     get them and their structural alerts (``alerts``, searched here: about 10-20 ms a molecule)
     before ``flagged``. ``should_stop``: polled before each row; True raises :class:`core.Stopped`
     and nothing is written. Written atomically; returns the number of data rows."""
-    from core import REPORT_COLUMNS, atomic_output, ranking_of, report_rows, safe_cell
+    from core import REPORT_COLUMNS, atomic_output, raise_if_stopped, ranking_of, report_rows, safe_cell
 
     keep = None if rows is None else set(int(i) for i in rows)
     ranking = ranking_of(scores, rank)
@@ -505,7 +497,7 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
         writer = csv.writer(fh)
         writer.writerow([*REPORT_COLUMNS, *standardised, *names, *extra])
         for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised, rank=rank)):
-            _stop_if(should_stop, path)
+            raise_if_stopped(should_stop, path)
             if k < len(ranking):
                 i = int(ranking[k])
                 if keep is not None and i not in keep:
@@ -586,7 +578,7 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the report's
     order), which the rows follow; ``should_stop`` as for :func:`export_csv`. Written atomically;
     returns the number of data rows."""
-    from core import REPORT_COLUMNS, atomic_output, checked_rank, safe_cell
+    from core import REPORT_COLUMNS, atomic_output, checked_rank, raise_if_stopped, safe_cell
 
     rank = checked_rank(len(report), rank)
     chosen = np.arange(len(report)) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -602,7 +594,7 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
         marked = ["review"] if review else []
         writer.writerow([*REPORT_COLUMNS, *names, *marked])
         for i in chosen.tolist():
-            _stop_if(should_stop, path)
+            raise_if_stopped(should_stop, path)
             row = [str(rank[i]), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
                    number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
                    report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i]),

@@ -2,7 +2,7 @@
 parameters a message names, so that each front end can word them its own way."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 
 class GLocalKDError(Exception):
@@ -93,6 +93,20 @@ class NotApplicableError(GLocalKDError):
 class Stopped(Exception):
     """A writer stopped because its caller's ``should_stop`` asked it to: nothing was written (the
     file at the path, if any, is as it was). Not an error of the input."""
+
+
+def raise_if_stopped(should_stop: Callable[[], bool] | None, path: object) -> None:
+    """A writer's check between rows: raise :class:`Stopped` when ``should_stop`` says so.
+
+    Args:
+        should_stop: the caller's "stop now?" (None: never).
+        path: the file being written, named in the exception.
+
+    Raises:
+        Stopped: ``should_stop`` returned True.
+    """
+    if should_stop is not None and should_stop():
+        raise Stopped(f"{path}: stopped before it was written")
 
 
 class ModelFileError(GLocalKDError):

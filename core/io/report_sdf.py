@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from core.data.scores import checked_rank
-from core.errors import Stopped
+from core.errors import raise_if_stopped
 from core.io.ranked_report import RankedReport
 from core.runtime.files import atomic_output
 
@@ -50,8 +50,7 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
     written = 0
     with atomic_output(path, "w", encoding="utf-8") as fh, Chem.SDWriter(fh) as writer:  # closed before the file
         for i in chosen.tolist():
-            if should_stop is not None and should_stop():
-                raise Stopped(f"{path}: stopped before it was written")
+            raise_if_stopped(should_stop, path)
             mol = parse_smiles(str(report.smiles[i]))[0]
             if mol is None:
                 continue

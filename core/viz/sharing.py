@@ -10,7 +10,7 @@ import numpy as np
 from core.data.graphset import GraphSet
 from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores, ranking_of
-from core.errors import Stopped
+from core.errors import raise_if_stopped
 from core.runtime.files import atomic_output
 
 
@@ -67,8 +67,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
     written = 0
     with atomic_output(path, "w", encoding="utf-8") as fh, Chem.SDWriter(fh) as writer:
         for i in chosen.tolist():
-            if should_stop is not None and should_stop():
-                raise Stopped(f"{path}: stopped before it was written")
+            raise_if_stopped(should_stop, path)
             mol = graph_molecule(graphs, i)
             if mol is None:
                 continue
