@@ -130,6 +130,8 @@ class Trained:
     known_label: str | None = None  # the label of the known anomalies that weighed a consensus's views
     graphs: Any = None  # the graphs trained on and scored (standardised when the form asked for it)
     properties: dict | None = None  # their properties when preparing them changed the graphs (else None)
+    n_calibration: int = 0  # of the n_train normal graphs, those held out to calibrate p-values
+    calibration_note: str = ""  # how they were drawn ("whole scaffolds" for molecules; core.TrainedModel)
 
 
 def prepared(graphs, standardise: bool):
@@ -164,7 +166,8 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
     model, normal = trained.model, trained.plan.normal
     size = train_model(normal, TrainSpec(detector="size", calibration=0.0)).model
     return Trained(model, model.score(graphs), len(normal), normal_label, size, size.score(graphs).score,
-                   known_label, graphs, graph_properties(graphs) if graphs is not given else None)
+                   known_label, graphs, graph_properties(graphs) if graphs is not given else None,
+                   trained.n_calibration, trained.calibration_note)
 
 
 @dataclass

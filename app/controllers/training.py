@@ -79,7 +79,9 @@ class TrainingController(Controller):
         note = f" (stopped after {len(model.loss_history_)} epochs)" if model.stopped_early_ else ""
         weighed = view_weights_text(model)
         weighed = f" {weighed}" if weighed else ""
-        self.said.emit(f"Trained on {result.n_train:,} graphs in "
+        how = f", {result.calibration_note}" if result.calibration_note else ""
+        held = f" ({result.n_calibration:,} of them held out to calibrate{how})" if result.n_calibration else ""
+        self.said.emit(f"Trained on {result.n_train:,} graphs{held} in "
                        f"{duration(time.perf_counter() - self._started)}{note}.{weighed}")
         text = f"Trained{note}; {len(result.scores):,} graphs scored.{weighed}"
         self.trained.emit(result, text)

@@ -102,8 +102,11 @@ def run(args: argparse.Namespace) -> None:
     model.save(args.output)
     loss = f"; final loss {model.loss_history_[-1]:.4g}" if model.loss_history_ else ""
     standardised = " (molecules standardised; scoring with it standardises too)" if model.standardises else ""
-    print(f"{detector_info(model.name).label} trained on {trained.n_fit} graphs, calibrated on "
-          f"{trained.n_calibration} held out, in {time.perf_counter() - start:.1f} s{loss}; model written to "
+    how = f" ({trained.calibration_note})" if trained.calibration_note else ""
+    calibrated = (f"calibrated on {trained.n_calibration} held out{how}" if trained.n_calibration
+                  else "not calibrated (no p-values)")
+    print(f"{detector_info(model.name).label} trained on {trained.n_fit} graphs, {calibrated}, "
+          f"in {time.perf_counter() - start:.1f} s{loss}; model written to "
           f"{args.output}{standardised}", file=sys.stderr)
 
 

@@ -80,12 +80,23 @@ def calibration_groups(graphs: GraphSet) -> list[str] | None:
         One key per graph when every graph is a molecule with a SMILES: its scaffold, or its own
         key for an acyclic molecule (no series to share); None otherwise (graphs drawn one by one).
     """
-    smiles = [m.smiles for m in graphs.meta]
-    if not smiles or not all(smiles):
+    if not drawn_by_scaffold(graphs):
         return None
     from core.data.chem import murcko_scaffolds
 
-    return [key or f"#{i}" for i, key in enumerate(murcko_scaffolds(smiles))]
+    return [key or f"#{i}" for i, key in enumerate(murcko_scaffolds([m.smiles for m in graphs.meta]))]
+
+
+def drawn_by_scaffold(graphs: GraphSet) -> bool:
+    """Whether a calibration share of these graphs is drawn scaffold by scaffold (:func:`calibration_groups`).
+
+    Args:
+        graphs: the normal training graphs.
+
+    Returns:
+        True when every graph is a molecule with a SMILES.
+    """
+    return bool(len(graphs.meta)) and all(m.smiles for m in graphs.meta)
 
 
 def fit_calibrated(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRATION_FRACTION, seed: int = 0,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from core.data.graphset import GraphSet
 from core.detectors.base import EpochInfo
-from core.detectors.conformal import fit_calibrated
+from core.detectors.conformal import drawn_by_scaffold, fit_calibrated
 from core.detectors.registry import detector_info, make_detector
 from core.errors import GLocalKDError
 from core.training.plan import TrainingPlan, check_known_anomalies, plan_training
@@ -32,6 +32,12 @@ class TrainedModel:
     def n_calibration(self) -> int:
         """How many of the normal graphs were held out to calibrate the model."""
         return len(self.model.calibration_scores_) if self.model.is_calibrated else 0
+
+    @property
+    def calibration_note(self) -> str:
+        """How the calibration share was drawn, for a front end's message: ``"whole scaffolds"``
+        for molecules (:func:`core.detectors.conformal.calibration_groups`), else ``""``."""
+        return "whole scaffolds" if self.n_calibration and drawn_by_scaffold(self.plan.normal) else ""
 
     @property
     def n_fit(self) -> int:

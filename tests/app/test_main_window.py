@@ -71,6 +71,9 @@ def test_demo_flow_train_rank_heatmap_export(qtbot, window, herg_path, tmp_path)
     assert window.form._form.isRowVisible(window.form.lam)
     train_and_wait(qtbot, window, normal="1")
     assert window.model.name == "glocalkd" and len(window.model.loss_history_) == 3
+    # 90 of the 451 normal molecules calibrate, held out whole scaffolds at a time, and it says so
+    said = window.side.progress_label.text()
+    assert "Trained on 451 graphs (90 of them held out to calibrate, whole scaffolds)" in said
     assert window.model.node_max and window.model.size_term and window.model.schema_.atom_version == 2
     assert "score + largest node error + size term" in window.side.summary.text()
     assert "with ring sizes" in window.side.summary.text()

@@ -17,7 +17,22 @@ def test_train_writes_a_calibrated_model_of_the_chosen_detector(herg_path, tmp_p
     model = load_detector(out, device="cpu")
     assert model.name == detector and model.is_calibrated
     assert len(model.calibration_scores_) == 131  # a fifth of hERG's 655 molecules
-    assert "calibrated on 131 held out" in capsys.readouterr().err
+    assert "calibrated on 131 held out (whole scaffolds)" in capsys.readouterr().err
+
+
+def test_train_says_how_its_calibration_share_was_drawn(tu_folder, tmp_path, capsys):
+    """Molecules are held out whole scaffolds at a time and the message says so (above); a TU
+    collection's graphs one by one, and a set too small to hold a share out says it has no p-values."""
+    from tests.conftest import write_tu
+
+    rings = write_tu(tmp_path / "rings", "RINGS", [(n, [(i, (i + 1) % n) for i in range(n)], 0)
+                                                   for n in range(3, 103)])
+    assert main(["train", str(rings), "-o", str(tmp_path / "r.pt"), "--detector", "size"]) == 0
+    err = capsys.readouterr().err
+    assert "calibrated on 20 held out," in err and "scaffold" not in err
+    assert main(["train", str(tu_folder), "-o", str(tmp_path / "m.pt"), "--detector", "size"]) == 0
+    err = capsys.readouterr().err
+    assert "not calibrated (no p-values)" in err and "scaffold" not in err
 
 
 def test_the_default_is_a_consensus_whose_glocalkd_gets_the_gcn_options_and_score_reads_it(herg_path, tmp_path,
