@@ -47,7 +47,7 @@ class TrainSettings(QWidget):
                                       Qt.ItemDataRole.ToolTipRole)
         self.detector.setCurrentIndex(0)
         self.detector.setToolTip("The consensus (recommended: the best mean ranking over the paper's benchmarks, "
-                                 "about 0.8 times GLocalKD's screening rate), GLocalKD (the paper's method), "
+                                 "0.8-0.9 times GLocalKD's screening rate), GLocalKD (the paper's method), "
                                  "or one of the paper's competitors (graph scores only)")
         self.detector_note = QLabel("")
         self.detector_note.setWordWrap(True)
@@ -163,7 +163,7 @@ class TrainSettings(QWidget):
         else:
             nodes = "per-node errors for the heatmap" if info.has_node_scores else "graph scores only, no heatmap"
         why = (" Recommended: the best mean ranking over the paper's 14 benchmark rows (docs/consensus.md); it "
-               "screens at about 0.8 times GLocalKD's rate." if info.name == DEFAULT_DETECTOR else "")
+               "screens at 0.8-0.9 times GLocalKD's rate." if info.name == DEFAULT_DETECTOR else "")
         self.detector_note.setText(f"{info.summary}; {nodes}.{why}")
 
     def detector_params(self) -> dict:
