@@ -71,6 +71,7 @@ _gin_iforest = _lazy("core.detectors.random_gin_forest:RandomGINForest")
 _kme_lesinn = _lazy("core.detectors.kernel_mean_embedding:KernelMeanEmbedding")
 _spectral_lesinn = _lazy("core.detectors.spectral:SpectralView")
 _ecfp_nn = _lazy("core.detectors.ecfp:ECFPNearestNeighbour")
+_rare_substructure = _lazy("core.detectors.rare_substructure:RareSubstructure")
 _size = _lazy("core.detectors.size:SizeBaseline")
 
 
@@ -109,6 +110,9 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
                  "embedded by random Fourier features + LESINN", False, False, _kme_lesinn),
     DetectorInfo("spectral-lesinn", "Spectral", "Rayleigh quotients of the node features on the normalised "
                  "Laplacian and spectral moments + LESINN", False, False, _spectral_lesinn),
+    DetectorInfo("rare-substructure", "Rare substructures", "how seldom a graph's rarest node neighbourhoods "
+                 "(Weisfeiler-Lehman subtrees of radius 0-2) occur among the training graphs", False, False,
+                 _rare_substructure, savable=True),
     DetectorInfo("ecfp-nn", "ECFP4 nearest neighbour", "the chemists' novelty score: 1 - the largest Tanimoto "
                  "similarity of ECFP4 fingerprints (Morgan radius 2, 2,048 bits) to the training molecules "
                  "(molecules only)", False, False, _ecfp_nn, savable=True),

@@ -214,6 +214,24 @@ class WLFeatures:
 
         return shared((labelled,), ("wl-features", self.iterations, self.vocabulary_digest()), compute)
 
+    def node_columns(self, labelled: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, int]:
+        """Give each node's feature column at every iteration: which subtree of the vocabulary it roots.
+
+        Args:
+            labelled: the graphs as ``(edge_index, node_labels)`` pairs.
+
+        Returns:
+            ``(columns, graph, n_graphs)``: shape (iterations + 1, nodes) int64, the column of the
+            node's label at each iteration, -1 where no training graph had that label; the graph of
+            each node, shape (nodes,); and the number of graphs.
+        """
+        labels, edges, graph, n = _stack(labelled)
+        columns = np.full((self.iterations + 1, len(labels)), -1, dtype=np.int64)
+        for k, lab in enumerate(_iterations(labels, edges, self.iterations)):
+            column, known = self._columns(k, lab)
+            columns[k, known] = column[known]
+        return columns, graph, n
+
     def vocabulary_digest(self) -> str:
         """A digest of the fitted vocabulary: equal digests give equal features (:func:`shared_transforms`).
 
@@ -227,17 +245,22 @@ class WLFeatures:
             self._digest = h.hexdigest()
         return self._digest
 
+    def _columns(self, k: int, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Iteration ``k``'s labels as feature columns, and which of them the vocabulary has."""
+        vocabulary = self.vocabulary_[k]
+        position = np.searchsorted(vocabulary, labels)
+        known = position < len(vocabulary)
+        known[known] = vocabulary[position[known]] == labels[known]
+        return position + self.offsets_[k], known
+
     def _features(self, per_iteration: list[np.ndarray], graph: np.ndarray,
                   n_graphs: int) -> tuple[sp.csr_matrix, np.ndarray]:
         rows, cols = [], []
         squares = np.zeros(n_graphs)
         for k, labels in enumerate(per_iteration):
-            vocabulary = self.vocabulary_[k]
-            position = np.searchsorted(vocabulary, labels)
-            known = position < len(vocabulary)
-            known[known] = vocabulary[position[known]] == labels[known]
+            column, known = self._columns(k, labels)
             rows.append(graph[known])
-            cols.append(position[known] + self.offsets_[k])
+            cols.append(column[known])
             if not known.all():  # the labels outside the vocabulary count in the norm only
                 unknown = ~known
                 squares += _squares(graph[unknown], labels[unknown], n_graphs)

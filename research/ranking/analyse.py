@@ -218,6 +218,8 @@ def main(argv=None) -> int:
     two = ("wl-count-lesinn", "kme-lesinn", "wl-count-lesinn+kme-lesinn")  # the two-view candidate and its halves
     result = {"views": views_table, "combine": combine_table, "calibration": calibration_table,
               "default": default_table, "two-views": lambda: default_table(two),
+              "rare": lambda: default_table(("rare-substructure",)),
+              "rare-fast": lambda: combine_table(("size", "wl-lesinn"), ("rare-substructure",)),
               "two-views-fast": lambda: combine_table(("size", "wl-lesinn"), two)}.get(what)
     if what.startswith("review-default"):
         from review_simulation import review_table
