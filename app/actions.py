@@ -17,9 +17,13 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 from .review_book import report_unavailable
 
 # The jobs Stop (Esc) stops, by name: training (the model keeps what it learnt), scoring a file (the
-# rows scored so far) and an export (nothing written). A tab's rows scored again for its review
-# stop too (app.controllers.review); a job that takes a moment (loading, a re-ranking) does not.
-STOPPABLE = ("train", "score_file", "export")
+# rows scored so far), an export (nothing written), reading a data file or a report, and reading
+# the known anomalies to weigh the views (nothing opened or changed). A tab's rows scored again
+# for its review stop too (app.controllers.review).
+STOPPABLE = ("train", "score_file", "export", "load", "weigh")
+# The jobs that take a moment and run to their end. Every job the window starts is named in one of
+# the two (tests/app/test_stopping.py): a new job is never left out of Stop by oversight.
+MOMENTARY = ("warmup", "score", "map", "html", "smarts", "similarity", "session", "save_model", "load_model")
 
 
 @dataclass(frozen=True)

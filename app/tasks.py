@@ -87,10 +87,11 @@ def graph_properties(graphs) -> dict | None:
 
 def load_data(path: str, options: dict, job) -> Loaded:
     """Read a data file into a GraphSet, describe the node features it will get, and compute the
-    chemist's properties of its molecules (about 1 ms a molecule)."""
+    chemist's properties of its molecules (about 1 ms a molecule). ``job.report`` receives the rows
+    of a molecule file read so far; Stop ends the reading (:class:`core.Stopped`)."""
     from core import FeatureSchema, load
 
-    graphs = load(path, **options)
+    graphs = load(path, **options, should_stop=job.stopped, on_progress=job.report)
     schema = FeatureSchema.fit(graphs, "auto").describe() if len(graphs) else "none (no graphs)"
     return Loaded(path, graphs, schema, dict(options), graph_properties(graphs))
 
@@ -105,7 +106,7 @@ def read_report(path: str, job):
     properties gets them from its SMILES when it has at most REPORT_PROPERTIES_LIMIT rows."""
     from core import read_report as read
 
-    report = read(path, on_progress=job.report)
+    report = read(path, on_progress=job.report, should_stop=job.stopped)
     add_report_properties(report)
     return report
 
@@ -190,7 +191,8 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
     from core import load, weigh_known_anomalies
 
     standardise = bool(getattr(model, "standardises", False))  # read as the model reads its molecules
-    known = load(path, **options, standardise=standardise)  # a file with no readable row, or too few, raises naming it
+    known = load(path, **options, standardise=standardise,  # a file with no readable row, or too few, raises naming it
+                 should_stop=job.stopped)
     weighed = copy.deepcopy(model)
     weigh_known_anomalies(weighed, known, data=graphs)  # refuses the open data file and a file of two labels
     graphs = prepared(graphs, standardise)
@@ -555,16 +557,17 @@ def export_rows(table, path: str, visible_only: bool, job) -> int | None:
         job: the job handle: Stop (or the window closing) stops the writing between rows.
 
     Returns:
-        The number of rows written; None when stopped (then nothing was written, and no file is
-        left half-written).
+        The number of rows written.
+
+    Raises:
+        Stopped: Stop was pressed; nothing was written and no file is left half-written (the job
+            ends with None: :class:`app.workers.Task`).
     """
-    from core import GLocalKDError, Stopped
+    from core import GLocalKDError
 
     write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
     try:
         return write(path, table.visible if visible_only else None, job.stopped)
-    except Stopped:
-        return None
     except OSError as exc:
         raise _cannot_write(path, exc) from exc
     except ValueError as exc:  # e.g. a molecule RDKit cannot write

@@ -20,7 +20,10 @@ class Task(QObject, Job):
     """Runs ``fn(job=task)`` in a thread: always by keyword, so the task never lands in a
     parameter with a default that the caller left out (e.g. ``top_n``). It is the
     :class:`app.tasks.Job` the function receives (``report``, ``stopped``, ``abandoned``; ``stop``
-    and ``abandon`` for the window), whose progress reports are also emitted as a signal."""
+    and ``abandon`` for the window), whose progress reports are also emitted as a signal.
+
+    A job that Stop ended raises :class:`core.Stopped` (a reader or writer polling ``job.stopped``):
+    the task then finishes with None, the one way every job says "stopped, nothing made"."""
 
     progress = Signal(object)
     finished = Signal(object)
@@ -33,8 +36,12 @@ class Task(QObject, Job):
 
     @Slot()
     def run(self) -> None:
+        from core import Stopped
+
         try:
             result = self._fn(job=self)
+        except Stopped:
+            self.finished.emit(None)
         except MemoryError:
             self.failed.emit("Out of memory. Try a smaller batch size or narrower layers.")
         except Exception as exc:  # every failure becomes a message; the app stays usable

@@ -91,22 +91,24 @@ class NotApplicableError(GLocalKDError):
 
 
 class Stopped(Exception):
-    """A writer stopped because its caller's ``should_stop`` asked it to: nothing was written (the
-    file at the path, if any, is as it was). Not an error of the input."""
+    """A long job stopped because its caller's ``should_stop`` asked it to: a writer wrote nothing
+    (the file at the path, if any, is as it was) and a reader returned nothing. Not an error of the
+    input."""
 
 
-def raise_if_stopped(should_stop: Callable[[], bool] | None, path: object) -> None:
-    """A writer's check between rows: raise :class:`Stopped` when ``should_stop`` says so.
+def raise_if_stopped(should_stop: Callable[[], bool] | None, path: object, done: str = "written") -> None:
+    """A long job's check between rows: raise :class:`Stopped` when ``should_stop`` says so.
 
     Args:
         should_stop: the caller's "stop now?" (None: never).
-        path: the file being written, named in the exception.
+        path: the file being written or read, named in the exception.
+        done: what the file was to be ("written", "read"), for the message.
 
     Raises:
         Stopped: ``should_stop`` returned True.
     """
     if should_stop is not None and should_stop():
-        raise Stopped(f"{path}: stopped before it was written")
+        raise Stopped(f"{path}: stopped before it was {done}")
 
 
 class ModelFileError(GLocalKDError):

@@ -79,6 +79,7 @@ class OpeningController(Controller):
         self._confirm, self._ask_columns = confirm, ask_columns
         self.ready = False  # torch and RDKit loaded
         self._pending: Callable[[], None] | None = None  # an opening asked for while torch loads
+        self._reading = ""  # the name of the file being read
         self.warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
         self.warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
         runner.changed.connect(self._open_pending)
@@ -180,10 +181,24 @@ class OpeningController(Controller):
         """Load the graphs of ``path`` with the loader's ``options``."""
         self.status.emit(f"Loading {path}…", 0)
         self.busy.emit(f"Loading {Path(path).name}…", True)
-        self.runner.start("load", functools.partial(tasks.load_data, path, options), self._loaded, self._failed)
+        self._reading = Path(path).name
+        self.runner.start("load", functools.partial(tasks.load_data, path, options), self._loaded, self._failed,
+                          self._rows_read)
 
     @Slot(object)
-    def _loaded(self, result: tasks.Loaded) -> None:
+    def _rows_read(self, rows: int) -> None:
+        self.said.emit(f"Loading {self._reading}: {rows:,} rows read…")
+
+    def _stopped(self) -> None:
+        self.idle.emit()
+        self.said.emit(f"Stopped: {self._reading} was not opened.")
+        self.status.emit(f"Stopped reading {self._reading}; the window holds what it held before.", 8000)
+
+    @Slot(object)
+    def _loaded(self, result: tasks.Loaded | None) -> None:
+        if result is None:
+            self._stopped()
+            return
         self.idle.emit()
         graphs = result.graphs
         self.state.set_data(result.path, graphs, result.schema_text, result.properties, result.options)
@@ -199,6 +214,7 @@ class OpeningController(Controller):
     def read_report(self, path: str) -> None:
         """Read the ranked CSV report ``path``, with a count of its rows as they come."""
         self.busy.emit(f"Reading report {Path(path).name}…", True)
+        self._reading = Path(path).name
         self.runner.start("load", functools.partial(tasks.read_report, path), self._report_read, self._failed,
                           self._progress)
 
@@ -208,6 +224,9 @@ class OpeningController(Controller):
 
     @Slot(object)
     def _report_read(self, report) -> None:
+        if report is None:
+            self._stopped()
+            return
         self.idle.emit()
         self.said.emit(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
         self.report_read.emit(report)

@@ -149,8 +149,11 @@ class ScreeningController(Controller):
                           self._weighed, self._failed)
 
     @Slot(object)
-    def _weighed(self, result: tasks.Weighed) -> None:
+    def _weighed(self, result: tasks.Weighed | None) -> None:
         self.idle.emit()
+        if result is None:  # stopped while reading the known anomalies: the model is as it was
+            self.said.emit("Stopped: the views were not weighed.")
+            return
         if result.scores is not None:
             self.state.use_graphs(result.graphs)
         self.state.set_weighed(result.model, result.scores)

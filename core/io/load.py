@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from core.errors import DataError
 from core.data.graphset import GraphSet
@@ -17,7 +17,8 @@ SDF_SUFFIXES = (".sdf", ".sd", ".mol")
 
 
 def load(path: str | Path, smiles_column: str | None = None, id_column: str | None = None,
-         label_column: str | None = None, standardise: bool = False) -> GraphSet:
+         label_column: str | None = None, standardise: bool = False,
+         should_stop: Callable[[], bool] | None = None, on_progress: Callable[[int], None] | None = None) -> GraphSet:
     """Read any supported file into a GraphSet, the reader picked from the path.
 
     A folder or ``.zip`` is a TU collection, and so is one of its files (``DS_A.txt``: the
@@ -32,6 +33,9 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
         label_column: a table's label column, or an SDF data field (None: found, else unlabelled).
         standardise: standardise each molecule as it is read (:mod:`core.data.standardise`:
             largest fragment, neutralised, canonical tautomer); a molecule it fails on is rejected.
+        should_stop: polled before each row of a molecule file; True stops the reading (a TU
+            collection is read in one go, in seconds).
+        on_progress: called with the rows of a molecule file read so far, every thousand rows.
 
     Returns:
         The graphs, their metadata and the rows that could not be read, with their reasons.
@@ -41,6 +45,7 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
             (naming the file and, where known, the line), ``standardise`` is asked of a TU
             collection, or a column is named for a file without columns (a SMILES list, a TU
             collection; a SMILES column for an SDF file).
+        Stopped: ``should_stop`` returned True (nothing is returned).
     """
     path = Path(path)
     if not path.exists():
@@ -54,12 +59,12 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
     suffix = Path(strip_compression(path.name)).suffix.lower()
     if suffix in SMILES_SUFFIXES:
         _refuse_columns(path, "smiles", smiles_column, id_column, label_column)
-        return load_smiles(path, standardise)
+        return load_smiles(path, standardise, should_stop, on_progress)
     if suffix in MOLECULE_TABLE_SUFFIXES:
-        return load_table(path, smiles_column, id_column, label_column, standardise)
+        return load_table(path, smiles_column, id_column, label_column, standardise, should_stop, on_progress)
     if suffix in SDF_SUFFIXES:
         _refuse_columns(path, "sdf", smiles_column, id_column, label_column)
-        return load_sdf(path, id_column, label_column, standardise)
+        return load_sdf(path, id_column, label_column, standardise, should_stop, on_progress)
     raise DataError("unknown file type: expected a TU folder or .zip, .smi, .csv, .tsv, .tab or .sdf "
                     "(optionally .gz)", path)
 

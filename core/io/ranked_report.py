@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
-from core.errors import DataError
+from core.errors import DataError, raise_if_stopped
 from core.data.graphset import GraphMeta, GraphSet
 from core.data.properties import PROPERTY_COLUMNS
 from core.io.report import (ALERTS_COLUMN, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED, VIEW_PREFIX,
@@ -156,12 +156,14 @@ class _LineDigest:
         return self.before.hexdigest()[:16]
 
 
-def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None) -> RankedReport:
+def read_report(path: str | Path, on_progress: Callable[[int], None] | None = None,
+                should_stop: Callable[[], bool] | None = None) -> RankedReport:
     """Read a ranked report into column arrays.
 
     Args:
         path: the report (optionally gzipped).
         on_progress: called with the scored rows read so far, every 100,000 rows (None: not).
+        should_stop: polled every 10,000 rows; True stops the reading (:class:`core.Stopped`).
 
     Returns:
         The scored rows in file (rank) order as arrays, the rejected rows as a list; the end
@@ -170,6 +172,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     Raises:
         DataError: the file is empty or not a report, or a row is malformed (wrong field count,
             a score that is not a finite number), naming its line.
+        Stopped: ``should_stop`` returned True.
     """
     path = Path(path)
     allow_large_csv_fields()
@@ -234,8 +237,10 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         if STANDARDISED in extras:
             columns[STANDARDISED].append(_unsafe(row[len(COLUMNS) + extras.index(STANDARDISED)]))
         count += 1
-        if on_progress is not None and count % 100_000 == 0:
-            on_progress(count)
+        if count % 10_000 == 0:
+            raise_if_stopped(should_stop, path, "read")
+            if on_progress is not None and count % 100_000 == 0:
+                on_progress(count)
     if header is None:
         raise DataError("empty file: no report header", str(path), 1)
 

@@ -131,3 +131,30 @@ def test_column_options_for_a_file_without_columns_are_refused_not_ignored(tmp_p
         with pytest.raises(DataError, match="an SDF file holds its molecules, not a SMILES column"):
             reader(sdf, smiles_column="smiles")
     assert len(load(sdf, id_column="no such field")) == 1  # an SDF file's data fields: still optional
+
+
+@pytest.mark.parametrize("suffix", [".smi", ".csv", ".sdf"])
+def test_a_molecule_file_reports_its_rows_and_stops_when_asked(tmp_path, suffix):
+    """The one reader of molecule files polls ``should_stop`` before each row and reports every
+    thousand: asked to stop after 2,500 rows, it raises Stopped naming the file, having reported
+    1,000 and 2,000."""
+    from rdkit import Chem
+
+    from core import Stopped
+
+    smiles = [f"{'C' * (1 + i % 7)}O" for i in range(4000)]
+    path = tmp_path / f"many{suffix}"
+    if suffix == ".smi":
+        path.write_text("".join(f"{s} m{i}\n" for i, s in enumerate(smiles)))
+    elif suffix == ".csv":
+        path.write_text("smiles,id\n" + "".join(f"{s},m{i}\n" for i, s in enumerate(smiles)))
+    else:
+        with Chem.SDWriter(str(path)) as writer:
+            for s in smiles:
+                writer.write(Chem.MolFromSmiles(s))
+    seen: list[int] = []
+    asked = iter(range(10**6))
+    with pytest.raises(Stopped, match="many"):
+        load(path, on_progress=seen.append, should_stop=lambda: next(asked) >= 2500)
+    assert seen == [1000, 2000]
+    assert len(load(path, should_stop=lambda: False)) == 4000

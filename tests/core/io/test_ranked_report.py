@@ -114,3 +114,17 @@ def test_properties_and_alerts_round_trip_and_older_reports_still_read(tmp_path,
     assert not is_report(path)
     with pytest.raises(DataError, match="not a ranked report"):
         read_report(path)
+
+
+def test_reading_a_report_stops_when_asked(tmp_path):
+    """``should_stop`` is polled every 10,000 rows: True raises Stopped naming the report."""
+    from core import Stopped, make_detector
+
+    path = tmp_path / "r.csv"
+    smiles = tmp_path / "m.smi"
+    smiles.write_text("".join(f"{'C' * (1 + i % 7)}O m{i}\n" for i in range(10_001)))
+    graphs = load(smiles)
+    write_report(path, graphs, make_detector("size").fit(graphs).score(graphs))
+    assert len(read_report(path, should_stop=lambda: False)) == 10_001
+    with pytest.raises(Stopped, match="r.csv"):
+        read_report(path, should_stop=lambda: True)

@@ -1,0 +1,80 @@
+"""Stop (Esc) and closing the window, for every job the window starts: each job is either one Stop
+stops or one that takes a moment, by name (app.actions), and the long reads stop at once."""
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from app.actions import MOMENTARY, STOPPABLE
+from tests.app.test_main_window import _idle
+
+APP = Path(__file__).resolve().parents[2] / "app"
+
+
+def started_job_names() -> dict[str, list[str]]:
+    """Each job name the app's code starts on a runner (``runner.start("name", ...)``), with where."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(APP.rglob("*.py")):
+        for match in re.finditer(r"runner\.start\(\s*\"([^\"]+)\"", path.read_text()):
+            found.setdefault(match.group(1), []).append(str(path.relative_to(APP.parent)))
+    return found
+
+
+def test_every_job_the_window_starts_is_either_stopped_by_stop_or_named_momentary():
+    """A job added beside the others must say whether Stop stops it: a name in neither list fails
+    here (loading a large file once ran past Stop for minutes)."""
+    names = started_job_names()
+    assert {"train", "load", "export", "score_file"} <= set(names)  # the scan reads the app's code
+    undecided = {name: where for name, where in names.items() if name not in STOPPABLE + MOMENTARY}
+    assert not undecided, f"jobs neither STOPPABLE nor MOMENTARY: {undecided}"
+    assert not set(STOPPABLE) & set(MOMENTARY)
+    assert set(STOPPABLE + MOMENTARY) <= set(names), "a listed job the app no longer starts"
+
+
+@pytest.fixture
+def slow_rows(monkeypatch):
+    """Each molecule row takes 5 ms to read (a large file on a slow machine): 4,000 rows, 20 s."""
+    from core.io import molecules
+
+    read = molecules.read_row
+
+    def slow(row, standardise=False):
+        time.sleep(0.005)
+        return read(row, standardise)
+
+    monkeypatch.setattr(molecules, "read_row", slow)
+
+
+@pytest.fixture
+def big_smiles(tmp_path) -> Path:
+    path = tmp_path / "library.smi"
+    path.write_text("".join(f"{'C' * (1 + i % 9)}O mol{i}\n" for i in range(4000)))
+    return path
+
+
+def test_stop_ends_loading_a_large_file_and_the_window_keeps_what_it_held(qtbot, window, big_smiles, slow_rows):
+    w = window
+    w.open_path(str(big_smiles))
+    qtbot.waitUntil(lambda: "rows read" in w.side.progress_label.text(), timeout=60000)
+    assert w.act_stop.isEnabled() and w.side.stop_button.isEnabled()
+    start = time.perf_counter()
+    w.act_stop.trigger()
+    qtbot.waitUntil(lambda: _idle(w), timeout=10000)
+    assert time.perf_counter() - start < 5
+    assert w.graphs is None and not w.feedback.last_warning
+    assert "Stopped: library.smi was not opened" in w.side.progress_label.text()
+    assert not w.act_stop.isEnabled() and w.act_open.isEnabled()
+
+
+def test_closing_the_window_while_a_large_file_loads_closes_at_once(qtbot, window, big_smiles, slow_rows):
+    w = window
+    w.open_path(str(big_smiles))
+    qtbot.waitUntil(lambda: "rows read" in w.side.progress_label.text(), timeout=60000)
+    threads = [t for t, *_ in w.runner._running.values()]
+    start = time.perf_counter()
+    w.close()
+    assert time.perf_counter() - start < 5
+    assert threads and all(t.isFinished() for t in threads)
