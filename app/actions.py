@@ -21,9 +21,11 @@ from .review_book import report_unavailable
 # the known anomalies to weigh the views (nothing opened or changed). A tab's rows scored again
 # for its review stop too (app.controllers.review).
 STOPPABLE = ("train", "score_file", "export", "load", "weigh")
-# The jobs that take a moment and run to their end. Every job the window starts is named in one of
-# the two (tests/app/test_stopping.py): a new job is never left out of Stop by oversight.
-MOMENTARY = ("warmup", "score", "map", "html", "smarts", "similarity", "session", "save_model", "load_model")
+# The jobs Stop does not stop: they run to their end. Most take a moment; scoring the open graphs
+# again with a model ("score") and the chemical-space map ("map") can take a minute on a large set.
+# Every job the window starts is named in one of the two (tests/app/test_stopping.py): a new job is
+# never left out of Stop by oversight.
+RUN_TO_END = ("warmup", "score", "map", "html", "smarts", "similarity", "session", "save_model", "load_model")
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,31 @@ def calibration_table(views=("size", "wl-lesinn", "wl-count-lesinn", "spectral-l
     return out
 
 
+def alone_table(view: str) -> dict:
+    """A view alone from its fold scores: per row the mean ROC-AUC over the folds, and the share of
+    the test folds' normal graphs with p < 0.05 against the fold's calibration graphs."""
+    from core.detectors.conformal import conformal_p_values
+    from core.evaluation.metrics import roc_auc
+
+    per_row = {}
+    for row in ROWS:
+        folds = [load_fold(p) for p in fold_paths(row_folder(row))]
+        folds = [d for d in folds if f"{view}:test" in d]
+        if folds:
+            aucs = [roc_auc(d["y"], d[f"{view}:test"]) for d in folds]
+            flagged = [float(np.mean(conformal_p_values(d[f"{view}:cal"], d[f"{view}:test"][d["y"] == 0]) < 0.05))
+                       for d in folds]
+            per_row[row] = {"auc": float(np.mean(aucs)), "std": float(np.std(aucs)), "flagged": float(np.mean(flagged))}
+    aucs = [r["auc"] for r in per_row.values()]
+    out = {"per_row": per_row, "mean": float(np.mean(aucs)), "below_half": sum(a < 0.5 for a in aucs),
+           "flagged": float(np.mean([r["flagged"] for r in per_row.values()]))}
+    print(f"{view} alone: {len(aucs)} rows, mean {out['mean']:.3f}, rows below 0.5: {out['below_half']}, "
+          f"held-out normals with p < 0.05: {out['flagged']:.3f}")
+    for row, r in per_row.items():
+        print(f"| {row} | {r['auc']:.3f} ± {r['std']:.3f} | {r['flagged']:.3f} |")
+    return out
+
+
 def default_table(extra=("kme-lesinn", "spectral-lesinn", "gin-iforest")) -> dict:
     """With the glocalkd view (fold_scores.py): the default consensus combined from fold scores,
     row by row against the harness's figures (candidates.json), and each view added to it, with
@@ -218,8 +243,9 @@ def main(argv=None) -> int:
     two = ("wl-count-lesinn", "kme-lesinn", "wl-count-lesinn+kme-lesinn")  # the two-view candidate and its halves
     result = {"views": views_table, "combine": combine_table, "calibration": calibration_table,
               "default": default_table, "two-views": lambda: default_table(two),
-              "rare": lambda: default_table(("rare-substructure",)),
-              "rare-fast": lambda: combine_table(("size", "wl-lesinn"), ("rare-substructure",)),
+              "rare": lambda: default_table(("rare-substructure",)) | {
+                  "alone": alone_table("rare-substructure"),
+                  "fast": combine_table(("size", "wl-lesinn"), ("rare-substructure",))},
               "two-views-fast": lambda: combine_table(("size", "wl-lesinn"), two)}.get(what)
     if what.startswith("review-default"):
         from review_simulation import review_table

@@ -29,7 +29,9 @@ fold's test labels over the six views (GLocalKD and the five above):
 - ``found_supervised``: the top 30 of a class-balanced logistic regression on the WL features and
   the six views' ``-log p``, out-of-fold over all the test graphs (stratified 5-fold CV).
 
-    PYTHONPATH=. OMP_NUM_THREADS=1 python research/ranking/review_bound.py [ROW ...] [--found] [--json OUT]
+``--add-view VIEW`` reads one more view of the fold files beside the six (repeatable).
+
+    PYTHONPATH=. OMP_NUM_THREADS=1 python research/ranking/review_bound.py [ROW ...] [--found [--add-view V]] [--json OUT]
 """
 from __future__ import annotations
 
@@ -92,8 +94,11 @@ def fold_bounds(d: dict) -> dict:
 
 
 FOUND_VIEWS = ("glocalkd",) + VIEWS
-FOUND_GRID = np.array([w for w in itertools.product((0.0, 0.25, 0.5, 0.75, 1.0), repeat=len(FOUND_VIEWS))
-                       if sum(w) > 0])
+
+
+def weight_grid(n_views: int) -> np.ndarray:
+    """Every weighting of ``n_views`` views with weights from {0, 1/4, 1/2, 3/4, 1}, all zero left out."""
+    return np.array([w for w in itertools.product((0.0, 0.25, 0.5, 0.75, 1.0), repeat=n_views) if sum(w) > 0])
 DEFAULT_VIEWS = ("glocalkd", "wl-lesinn", "size")  # core.detectors.consensus.DEFAULT_COMPONENTS
 
 
@@ -116,9 +121,9 @@ def clairvoyant_found(y: np.ndarray, combined: np.ndarray) -> int:
     return found
 
 
-def fold_found_bounds(d: dict) -> dict:
+def fold_found_bounds(d: dict, views_read: tuple = FOUND_VIEWS) -> dict:
     """One fold's anomalies found in 30 reviews: the default's label-free top 30, the current loop,
-    and the bounds of the module docstring (``--found``)."""
+    and the bounds of the module docstring (``--found``) over ``views_read``."""
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -129,11 +134,11 @@ def fold_found_bounds(d: dict) -> dict:
     y = d["y"].astype(bool)
     views = DEFAULT_VIEWS + RESERVE
     marks, _ = _loop(d, y, views, components=DEFAULT_VIEWS)
-    logp = np.column_stack([-np.log(conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"])) for v in FOUND_VIEWS])
-    combined = logp @ FOUND_GRID.T
+    logp = np.column_stack([-np.log(conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"])) for v in views_read])
+    combined = logp @ weight_grid(len(views_read)).T
     out = {"default_top30": _top(y, _rank(d, {}, views, components=DEFAULT_VIEWS).statistic),
            "found_loop": int(sum(marks.values())),
-           "found_best_view": max(_top(y, logp[:, j]) for j in range(len(FOUND_VIEWS))),
+           "found_best_view": max(_top(y, logp[:, j]) for j in range(len(views_read))),
            "found_best_weights": max(_top(y, combined[:, i]) for i in range(combined.shape[1])),
            "found_clairvoyant": clairvoyant_found(y, combined),
            "found_perfect": int(min(ROUNDS * PER_ROUND, y.sum()))}
@@ -153,6 +158,8 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("rows", nargs="*", default=list(ROWS))
     p.add_argument("--found", action="store_true", help="the bounds on the anomalies found, on the default consensus")
+    p.add_argument("--add-view", action="append", default=[],
+                   help="with --found: a view of the fold files read beside the six (e.g. rare-substructure)")
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     keys = ("rest_label_free", "rest_review", "best_view", "best_weights", "supervised",
@@ -160,7 +167,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.found:
         keys = ("default_top30", "found_loop", "found_best_view", "found_best_weights", "found_clairvoyant",
                 "found_supervised", "found_perfect")
-    bounds = fold_found_bounds if args.found else fold_bounds
+    views_read = FOUND_VIEWS + tuple(args.add_view)
+    bounds = (lambda d: fold_found_bounds(d, views_read)) if args.found else fold_bounds
     per_row = {}
     print("| data set (rule) | " + " | ".join(keys) + " |\n" + "|---" * (len(keys) + 1) + "|")
     for row in args.rows:
@@ -172,11 +180,11 @@ def main(argv: list[str] | None = None) -> dict:
     mean = {k: float(np.mean([r[k] for r in per_row.values() if r[k] is not None])) for k in keys}
     print("| **mean** | " + " | ".join(f"{mean[k]:.3f}" for k in keys) + " |")
     if args.found:  # each figure against the default's label-free top 30, on the mean of the rows
-        result = {"per_row": per_row, "mean": mean,
+        result = {"views": list(views_read), "per_row": per_row, "mean": mean,
                   "ratio": {k: mean[k] / mean["default_top30"] for k in keys if k != "default_top30"}}
         print("against the label-free top 30: " + ", ".join(f"{k} {v:.3f}" for k, v in result["ratio"].items()))
     else:
-        result = {"per_row": per_row, "mean": mean, "found_ratio": mean["found"] / mean["top30_label_free"],
+        result = {"views": list(views_read), "per_row": per_row, "mean": mean, "found_ratio": mean["found"] / mean["top30_label_free"],
                   "found_perfect_ratio": mean["found_perfect"] / mean["top30_label_free"]}
         print(f"found in 30 reviews / label-free top 30: {result['found_ratio']:.3f}; "
               f"with 30 perfect reviews: {result['found_perfect_ratio']:.3f}")

@@ -1,5 +1,5 @@
 """Stop (Esc) and closing the window, for every job the window starts: each job is either one Stop
-stops or one that takes a moment, by name (app.actions), and the long reads stop at once."""
+stops or one that runs to its end, by name (app.actions), and the long reads stop at once."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.actions import MOMENTARY, STOPPABLE
+from app.actions import RUN_TO_END, STOPPABLE
 from tests.app.test_main_window import _idle
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -23,15 +23,15 @@ def started_job_names() -> dict[str, list[str]]:
     return found
 
 
-def test_every_job_the_window_starts_is_either_stopped_by_stop_or_named_momentary():
+def test_every_job_the_window_starts_is_named_either_stopped_by_stop_or_run_to_its_end():
     """A job added beside the others must say whether Stop stops it: a name in neither list fails
     here (loading a large file once ran past Stop for minutes)."""
     names = started_job_names()
     assert {"train", "load", "export", "score_file"} <= set(names)  # the scan reads the app's code
-    undecided = {name: where for name, where in names.items() if name not in STOPPABLE + MOMENTARY}
-    assert not undecided, f"jobs neither STOPPABLE nor MOMENTARY: {undecided}"
-    assert not set(STOPPABLE) & set(MOMENTARY)
-    assert set(STOPPABLE + MOMENTARY) <= set(names), "a listed job the app no longer starts"
+    undecided = {name: where for name, where in names.items() if name not in STOPPABLE + RUN_TO_END}
+    assert not undecided, f"jobs neither STOPPABLE nor RUN_TO_END: {undecided}"
+    assert not set(STOPPABLE) & set(RUN_TO_END)
+    assert set(STOPPABLE + RUN_TO_END) <= set(names), "a listed job the app no longer starts"
 
 
 @pytest.fixture
