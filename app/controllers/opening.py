@@ -79,6 +79,7 @@ class OpeningController(Controller):
         self._confirm, self._ask_columns = confirm, ask_columns
         self.ready = False  # torch and RDKit loaded
         self._pending: Callable[[], None] | None = None  # an opening asked for while torch loads
+        self._pending_name = ""  # the name of its file
         self._reading = ""  # the name of the file being read
         self.warm_timer = QTimer(self, singleShot=True, interval=250)  # after the window has been drawn:
         self.warm_timer.timeout.connect(self._warm_up)  # loading torch's libraries holds Python's lock
@@ -107,6 +108,13 @@ class OpeningController(Controller):
         self.warmed_up.emit("")
         self.failed.emit(message)
 
+    def _wait_for_warm_up(self, opening: Callable[[], None], name: str) -> None:
+        """Keep one opening until torch has loaded: the newest one asked for, saying which it replaced."""
+        replaced = f" (instead of {self._pending_name})" if self._pending is not None and \
+            self._pending_name != name else ""
+        self._pending, self._pending_name = opening, name
+        self.said.emit(f"Loading torch and RDKit, then {name}{replaced}…")
+
     @Slot()
     def _open_pending(self) -> None:
         """Open the file asked for while torch was loading, once the warm-up job has ended."""
@@ -126,8 +134,7 @@ class OpeningController(Controller):
                              "manager.", 8000)
             return
         if not self.ready:  # torch is still loading (core's readers load it): open them once it has
-            self._pending = functools.partial(self.open_dropped, paths)
-            self.said.emit(f"Loading torch and RDKit, then {Path(paths[0]).name}…")
+            self._wait_for_warm_up(functools.partial(self.open_dropped, paths), Path(paths[0]).name)
             return
         from core import tu_folder_of
 
@@ -147,8 +154,7 @@ class OpeningController(Controller):
         table's SMILES column is not obvious, unless ``options`` are given). One of a TU collection's
         files opens the collection (:func:`core.tu_folder_of`)."""
         if not self.ready:  # torch is still loading: open the file once it has
-            self._pending = functools.partial(self.open, path, options)
-            self.said.emit(f"Loading torch and RDKit, then {Path(path).name}…")
+            self._wait_for_warm_up(functools.partial(self.open, path, options), Path(path).name)
             return
         if options is None:
             from core import tu_folder_of

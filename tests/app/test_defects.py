@@ -427,3 +427,20 @@ def test_closing_the_window_while_an_export_is_written_stops_it_at_once(qtbot, t
     assert time.perf_counter() - start < 10
     assert threads and all(t.isFinished() for t in threads)
     assert not out.exists() and not _started_writing(tmp_path, out.name)
+
+
+def test_a_second_drop_while_torch_loads_replaces_the_first_and_says_so(qtbot, window, tmp_path):
+    """Two files dropped one after the other before the warm-up ends: the newest opens once it
+    has, and the window said which one it replaced (the first was dropped without a word)."""
+    first, second = tmp_path / "first.smi", tmp_path / "second.smi"
+    first.write_text("CCO a\n")
+    second.write_text("CCN b\nCCC c\n")
+    w = window
+    said = []
+    w.opening.said.connect(said.append)
+    assert not w.opening.ready  # the warm-up starts a moment after the window shows
+    _drop(w, [first])
+    _drop(w, [second])
+    assert "then second.smi (instead of first.smi)" in said[-1]
+    qtbot.waitUntil(lambda: _idle(w) and w.graphs is not None, timeout=60000)
+    assert w.state.data_path == str(second) and len(w.graphs) == 2
