@@ -420,6 +420,9 @@ class AppState:
                 "sdf": "SDF"}.get(g.format, g.format)
         lines = [f"<b>{Path(g.source).name}</b>", f"Format: {kind}", f"Graphs: {len(g):,} ({g.num_nodes:,} nodes)",
                  f"Node features: {self.schema_text}", f"Labels: {label_text}", f"Rejected rows: {len(g.rejects):,}"]
+        repeated = g.repeated_ids()
+        if repeated:
+            lines.append(f"Repeated IDs: {len(repeated):,} (every row is kept)")
         if self.model is not None:
             lines.append(f"Model: {describe_model(self.model)}")
             weighed = view_weights_text(self.model, compact=True)

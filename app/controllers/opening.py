@@ -210,8 +210,10 @@ class OpeningController(Controller):
         self.state.set_data(result.path, graphs, result.schema_text, result.properties, result.options)
         rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
         self.said.emit(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
+        repeated = graphs.repeated_ids_note()  # every row is kept; the ID alone no longer says which is meant
         self.status.emit(f"Loaded {len(graphs)} graphs from {result.path}"
-                         + (f"; {len(graphs.rejects)} rows rejected" if graphs.rejects else ""), 8000)
+                         + (f"; {len(graphs.rejects)} rows rejected" if graphs.rejects else "")
+                         + (f". {repeated} (every row is kept)." if repeated else ""), 15000 if repeated else 8000)
         self.loaded.emit(result)
         if len(graphs) == 0:
             self.warning.emit("Nothing to score", f"{result.path}: no row could be read as a graph. "

@@ -353,13 +353,16 @@ def summary(graphs: GraphSet) -> str:
         graphs: the loaded graphs.
 
     Returns:
-        One line of graphs, nodes and label counts, then the first five rejected rows with their
-        reasons (and how many more).
+        One line of graphs, nodes and label counts, the IDs that name more than one row, then the
+        first five rejected rows with their reasons (and how many more).
     """
     labels = graphs.label_counts()
     text = f"{graphs.source}: {len(graphs)} graphs ({graphs.format}), {graphs.num_nodes} nodes"
     if labels:
         text += ", labels " + ", ".join(f"{k}: {v}" for k, v in labels.items())
+    repeated = graphs.repeated_ids_note()
+    if repeated:
+        text += f"\n  {repeated} (every row is kept)"
     if graphs.rejects:
         text += f"; {len(graphs.rejects)} rows rejected"
         for r in graphs.rejects[:5]:

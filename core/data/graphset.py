@@ -87,6 +87,40 @@ class GraphSet:
                 counts[label] = counts.get(label, 0) + 1
         return dict(sorted(counts.items()))
 
+    def repeated_ids(self) -> dict[str, list[int]]:
+        """Find the IDs that name more than one graph (a table's ID column with repeats, an SDF's titles).
+
+        Every such row is kept and scored; the note only warns that the ID alone does not say
+        which row is meant (a mark put back by ID lands on the first of them).
+
+        Returns:
+            Each repeated ID with its graphs' input lines (positions from 1 where no line is
+            known), in file order; empty when every ID is unique.
+        """
+        where: dict[str, list[int]] = {}
+        for i, m in enumerate(self.meta):
+            where.setdefault(m.id, []).append(m.line if m.line is not None else i + 1)
+        return {gid: lines for gid, lines in where.items() if len(lines) > 1}
+
+    def repeated_ids_note(self, shown: int = 3) -> str:
+        """Say which IDs name more than one graph, for a person.
+
+        Args:
+            shown: how many of them to name, with their lines.
+
+        Returns:
+            For example ``"2 IDs name more than one row: CHEMBL25 (lines 4, 9), X (lines 5, 6)"``;
+            "" when every ID is unique.
+        """
+        repeated = self.repeated_ids()
+        if not repeated:
+            return ""
+        named = ", ".join(f"{gid} (lines {', '.join(map(str, lines[:4]))}{', ...' if len(lines) > 4 else ''})"
+                          for gid, lines in list(repeated.items())[:shown])
+        more = f" and {len(repeated) - shown:,} more" if len(repeated) > shown else ""
+        several = len(repeated) > 1
+        return f"{len(repeated):,} ID{'s name' if several else ' names'} more than one row: {named}{more}"
+
     def subset(self, indices: Iterable[int]) -> GraphSet:
         """The graphs at ``indices``, with their metadata and the set's source, format and kind.
 

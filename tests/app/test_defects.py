@@ -444,3 +444,15 @@ def test_a_second_drop_while_torch_loads_replaces_the_first_and_says_so(qtbot, w
     assert "then second.smi (instead of first.smi)" in said[-1]
     qtbot.waitUntil(lambda: _idle(w) and w.graphs is not None, timeout=60000)
     assert w.state.data_path == str(second) and len(w.graphs) == 2
+
+
+def test_opening_a_file_whose_ids_repeat_keeps_every_row_and_says_which_repeat(qtbot, window, tmp_path):
+    """IDs that name several rows loaded with no word; the rows are all kept, and the data summary
+    and the status bar now say which IDs repeat and where."""
+    path = tmp_path / "repeats.csv"
+    path.write_text("smiles,id\nCCO,A\nCCN,B\nCCC,A\nCCCl,C\n")
+    w = window
+    open_and_wait(qtbot, w, path)
+    assert len(w.graphs) == 4
+    assert "Repeated IDs: 1 (every row is kept)" in w.side.summary.text()
+    assert "1 ID names more than one row: A (lines 2, 4)" in w.statusBar().currentMessage()

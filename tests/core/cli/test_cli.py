@@ -60,3 +60,14 @@ def test_threads_option_sets_torch_threads_and_rejects_negatives(tu_folder, tmp_
         assert "must be 0 or more" in capsys.readouterr().err
     finally:
         torch.set_num_threads(before)
+
+
+def test_info_names_the_ids_that_name_more_than_one_row(tmp_path, capsys):
+    """A table whose ID column repeats: every row is read, and `info` (with every command's summary
+    of what a file held) says which IDs repeat and on which lines."""
+    path = tmp_path / "repeats.csv"
+    path.write_text("smiles,id\nCCO,A\nCCN,B\nCCC,A\nCCCl,C\nCCBr,B\nCCI,A\n")
+    main(["info", str(path)])
+    out = capsys.readouterr().out
+    assert "6 graphs" in out
+    assert "2 IDs name more than one row: A (lines 2, 4, 7), B (lines 3, 6) (every row is kept)" in out
