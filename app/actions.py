@@ -17,15 +17,15 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 from .review_book import report_unavailable
 
 # The jobs Stop (Esc) stops, by name: training (the model keeps what it learnt), scoring a file (the
-# rows scored so far), an export (nothing written), reading a data file or a report, and reading
-# the known anomalies to weigh the views (nothing opened or changed). A tab's rows scored again
-# for its review stop too (app.controllers.review).
-STOPPABLE = ("train", "score_file", "export", "load", "weigh")
-# The jobs Stop does not stop: they run to their end. Most take a moment; scoring the open graphs
-# again with a model ("score") and the chemical-space map ("map") can take a minute on a large set.
+# rows scored so far), an export (nothing written), reading a data file or a report, weighing the
+# views by known anomalies (the model as it was) and scoring the open graphs with a model (they
+# stay unscored). A tab's rows scored again for its review stop too (app.controllers.review).
+STOPPABLE = ("train", "score_file", "export", "load", "weigh", "score")
+# The jobs Stop does not stop: they run to their end. Most take a moment; the chemical-space map
+# ("map") can take a minute on a large set.
 # Every job the window starts is named in one of the two (tests/app/test_stopping.py): a new job is
 # never left out of Stop by oversight.
-RUN_TO_END = ("warmup", "score", "map", "html", "smarts", "similarity", "session", "save_model", "load_model")
+RUN_TO_END = ("warmup", "map", "html", "smarts", "similarity", "session", "save_model", "load_model")
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
     graphs. ``params`` are the form's settings (``seed`` and ``device`` among them). ``job.report``
     receives each EpochInfo. With ``standardise`` the molecules are standardised first (the model
     keeps the choice). Returns None when the window is closing (nobody will read the result)."""
-    from core import TrainSpec, train_model
+    from core import TrainSpec, score_graphs, train_model
 
     given = graphs
     graphs = prepared(graphs, standardise)
@@ -166,7 +166,9 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
         return None
     model, normal = trained.model, trained.plan.normal
     size = train_model(normal, TrainSpec(detector="size", calibration=0.0)).model
-    return Trained(model, model.score(graphs), len(normal), normal_label, size, size.score(graphs).score,
+    # Stop ended the training and keeps its model, so its graphs are scored; closing the window ends it
+    scores = score_graphs(model, graphs, should_stop=job.abandoned)
+    return Trained(model, scores, len(normal), normal_label, size, size.score(graphs).score,
                    known_label, graphs, graph_properties(graphs) if graphs is not given else None,
                    trained.n_calibration, trained.calibration_note)
 
@@ -188,7 +190,7 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
     fail."""
     import copy
 
-    from core import load, weigh_known_anomalies
+    from core import load, score_graphs, weigh_known_anomalies
 
     standardise = bool(getattr(model, "standardises", False))  # read as the model reads its molecules
     known = load(path, **options, standardise=standardise,  # a file with no readable row, or too few, raises naming it
@@ -196,7 +198,7 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
     weighed = copy.deepcopy(model)
     weigh_known_anomalies(weighed, known, data=graphs)  # refuses the open data file and a file of two labels
     graphs = prepared(graphs, standardise)
-    scores = weighed.score(graphs) if graphs is not None and len(graphs) else None
+    scores = score_graphs(weighed, graphs, should_stop=job.stopped) if graphs is not None and len(graphs) else None
     return Weighed(weighed, scores, path, len(known), len(known.rejects), graphs)
 
 
@@ -204,9 +206,10 @@ def score(model, graphs, normal_label: str | None, size_model, job):
     """Score ``graphs`` with ``model``; the graph-size baseline too (fitted here on the normal graphs
     of ``graphs`` when there is none, e.g. after a model was loaded from a file). The molecules are
     read as the model reads them: standardised when it was trained on standardised molecules.
-    Returns (scores, size_model, size scores, the graphs scored, their properties when preparing
-    them changed the graphs, else None)."""
-    from core import TrainSpec, train_model
+    ``job.report`` receives the number of graphs scored so far; Stop ends the scoring between chunks
+    (:class:`core.Stopped`). Returns (scores, size_model, size scores, the graphs scored, their
+    properties when preparing them changed the graphs, else None)."""
+    from core import TrainSpec, score_graphs, train_model
 
     given = graphs
     graphs = prepared(graphs, bool(getattr(model, "standardises", False)))
@@ -216,7 +219,8 @@ def score(model, graphs, normal_label: str | None, size_model, job):
             size_model = train_model(train_set, TrainSpec(detector="size", calibration=0.0)).model
     size_scores = size_model.score(graphs).score if size_model is not None else None
     properties = graph_properties(graphs) if graphs is not given else None
-    return model.score(graphs), size_model, size_scores, graphs, properties
+    scores = score_graphs(model, graphs, should_stop=job.stopped, on_progress=lambda done, total: job.report(done))
+    return scores, size_model, size_scores, graphs, properties
 
 
 def rescore_row(model, graphs, job):

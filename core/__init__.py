@@ -47,6 +47,7 @@ _PUBLIC = {
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry", "view_label": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
+    "score_graphs": "detectors.stoppable_scoring",
     "benjamini_hochberg": "data.pvalues", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
     # training: the one use case of the command line, the app and the evaluation harness
     "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
@@ -98,6 +99,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector,
         detector_defaults, view_label)
     from core.detectors.model_file import load_detector, save_detector
+    from core.detectors.stoppable_scoring import score_graphs
     from core.detectors.conformal import fit_with_calibration
     from core.data.pvalues import benjamini_hochberg, fdr_unreached_note
     from core.training.spec import TrainSpec

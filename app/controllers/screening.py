@@ -49,6 +49,7 @@ class ScreeningController(Controller):
         self.scratch = scratch
         self._started = 0.0
         self._path = ""
+        self._scoring = 0  # the graphs being scored with the model
 
     def score_current(self, message: str) -> None:
         """Score the open graphs (if any) with the state's model in the background."""
@@ -56,13 +57,21 @@ class ScreeningController(Controller):
         if st.model is None or st.graphs is None or not len(st.graphs):
             return
         self.busy.emit(message, True)
+        self._scoring = len(st.graphs)
         job = functools.partial(tasks.score, st.model, st.graphs, st.normal_label, st.size_model)
-        self.runner.start("score", job, self._scored, self._failed)
+        self.runner.start("score", job, self._scored, self._failed, self._graphs_scored)
+
+    @Slot(object)
+    def _graphs_scored(self, done: int) -> None:
+        self.said.emit(f"Scoring: {done:,} of {self._scoring:,} graphs…")
 
     @Slot(object)
     def _scored(self, result) -> None:
-        scores, size_model, size_scores, graphs, properties = result
         self.idle.emit()
+        if result is None:  # stopped: the graphs stay open, unscored
+            self.said.emit("Stopped: the open graphs are not scored. Train, or load the model again, to score them.")
+            return
+        scores, size_model, size_scores, graphs, properties = result
         self.state.use_graphs(graphs, properties)  # standardised (or no longer) as the model reads molecules
         self.state.set_scores(scores, size_model, size_scores)
         self.said.emit(f"Scored {len(scores):,} graphs.")

@@ -78,3 +78,34 @@ def test_closing_the_window_while_a_large_file_loads_closes_at_once(qtbot, windo
     w.close()
     assert time.perf_counter() - start < 5
     assert threads and all(t.isFinished() for t in threads)
+
+
+def test_stop_ends_scoring_the_open_graphs_and_leaves_them_unscored(qtbot, window, herg_path, tmp_path,
+                                                                     monkeypatch):
+    """A model is open and a large file is opened: it is scored chunk by chunk, counted, and Stop
+    ends it at once; the graphs stay open, unscored, and the window says how to score them."""
+    from core.detectors import stoppable_scoring
+    from tests.app.test_main_window import open_and_wait, train_and_wait
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w)
+    model = w.state.model
+    score = model.score
+
+    def slow(graphs, *args, **kwargs):
+        time.sleep(0.2)
+        return score(graphs, *args, **kwargs)
+
+    monkeypatch.setattr(model, "score", slow)
+    monkeypatch.setattr(stoppable_scoring, "SCORE_CHUNK", 20)  # 655 graphs: 33 chunks, over 6 s
+    w.open_path(str(herg_path))
+    qtbot.waitUntil(lambda: "Scoring: " in w.side.progress_label.text(), timeout=60000)
+    assert w.act_stop.isEnabled()
+    start = time.perf_counter()
+    w.act_stop.trigger()
+    qtbot.waitUntil(lambda: _idle(w), timeout=10000)
+    assert time.perf_counter() - start < 3
+    assert w.graphs is not None and w.scores is None and w.state.model is model
+    assert "Stopped: the open graphs are not scored" in w.side.progress_label.text()
+    assert not w.feedback.last_warning and w.act_train.isEnabled()
