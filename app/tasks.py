@@ -9,7 +9,6 @@ window runs them in a worker thread (:mod:`app.workers`); tests call them direct
 from __future__ import annotations
 
 import csv
-import gzip
 import threading
 import time
 from dataclasses import dataclass
@@ -353,17 +352,15 @@ class ScreenProgress:
 
 def count_rows(path: str) -> int | None:
     """About how many data rows a text file holds (lines minus a header); None for other inputs."""
+    from core import DataError, count_line_ends
+
     p = Path(path)
-    if not p.is_file():
+    if not p.is_file() or ".sdf" in p.name.lower():  # an SDF file holds records, not lines
         return None
-    opener = gzip.open if p.suffix == ".gz" else open
     try:
-        with opener(p, "rb") as fh:
-            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
-    except OSError:
+        lines = count_line_ends(p)  # compressed or not by its content, as core reads it
+    except DataError:  # a damaged file: the scoring that follows says so, naming it
         return None
-    if ".sdf" in p.name.lower():
-        return None  # records, not lines
     return max(0, lines - 1)
 
 

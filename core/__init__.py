@@ -42,6 +42,7 @@ _PUBLIC = {
     "report_rows": "io.report", "safe_cell": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
     "row_graphs": "io.ranked_report", "report_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
     "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise", "tu_folder_of": "io.tu_folder",
+    "count_line_ends": "io.text",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry", "view_label": "detectors.registry",
@@ -93,6 +94,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.io.report_sdf import write_report_sdf
     from core.io.molecules import prepare_molecules
     from core.io.tu_folder import tu_folder_of
+    from core.io.text import count_line_ends
     from core.data.standardise import standardise_smiles
     from core.detectors.base import Detector, EpochInfo
     from core.detectors.glocalkd import GLocalKD

@@ -55,3 +55,40 @@ def test_score_another_file_writes_the_report_glocalkd_score_writes(files, kind,
     if model_name == "mol.pt":  # the model standardises: the salts were scored as their parent molecules
         scored_as = dict(zip(report.ids, report.standardised_smiles))
         assert scored_as["m0"] == "CC(=O)O" and scored_as["m1"] == "O=C(O)c1ccccc1"  # SALTS[0], SALTS[1]
+
+
+def test_counting_a_files_rows_reads_it_as_core_reads_it(tmp_path):
+    """The row count behind the progress bar opened files by their name: a gzipped library named
+    ``.smi`` counted 6 rows for 3,000, and a truncated ``.smi.gz`` raised EOFError out of the
+    count, before core could say the file was damaged. It now opens them as core's readers do."""
+    import gzip
+
+    body = "".join(f"CC{'C' * (i % 10)}O m{i}\n" for i in range(3000)).encode()
+    hidden = tmp_path / "library.smi"
+    hidden.write_bytes(gzip.compress(body))
+    assert tasks.count_rows(str(hidden)) == 3000 - 1  # lines less a header
+    packed = gzip.compress(body)
+    cut = tmp_path / "cut.smi.gz"
+    cut.write_bytes(packed[: len(packed) // 2])
+    assert tasks.count_rows(str(cut)) is None  # the scoring that follows names the damaged file
+
+
+def test_score_another_file_on_a_truncated_gzip_names_the_file(qtbot, window, herg_path, tmp_path):
+    """A library cut short in download: the message names the file and says it is damaged, as
+    opening it does (it was "Unexpected error" and a traceback)."""
+    import gzip
+
+    from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w)
+    packed = gzip.compress("".join(f"CC{'C' * (i % 10)}O m{i}\n" for i in range(3000)).encode())
+    cut = tmp_path / "library.smi.gz"
+    cut.write_bytes(packed[: len(packed) // 2])
+    w.feedback.last_warning = ""
+    w.score_file(str(cut), {})
+    qtbot.waitUntil(lambda: _idle(w) and bool(w.feedback.last_warning), timeout=60000)
+    said = w.feedback.last_warning
+    assert "library.smi.gz" in said and "damaged or truncated" in said
+    assert "Unexpected error" not in said and "Traceback" not in said
