@@ -15,6 +15,7 @@ import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 SUFFIX = ".glocalkd-session"
@@ -53,7 +54,7 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
         model: the trained model (None, or one without a model file: the session holds none).
         reports: per open report tab, ``{"path", "embed", "review"}``: embedded reports are copied
             into the file, the others referred to by path and digest; the marks on its rows are kept.
-        job: the runner's job handle (unused).
+        job: the runner's job handle (closing the window stops reading and scoring the data).
 
     Returns:
         The path written.
@@ -137,6 +138,21 @@ def check_document(doc: dict) -> None:
     for entry in doc.get("reports", []):
         need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
              and isinstance(entry.get("review") or [], list), "a report entry")
+    training = doc.get("training") or {}
+    need(isinstance(training.get("trained_on_shown", 0), int) and not isinstance(training.get("trained_on_shown"), bool)
+         and all(isinstance(training.get(k), (str, type(None))) for k in ("normal_label", "known_label")), "training")
+
+
+def _held(path: str, what: str, read: Callable[[], Any]) -> Any:
+    """Read a part the session file holds (copied to a scratch file first): a part that does not
+    read is the session file's damage, so the error names the session file, not the scratch copy."""
+    from core import GLocalKDError
+
+    try:
+        return read()
+    except GLocalKDError as exc:
+        raise GLocalKDError(f"{path}: not a GLocalKD Studio session file, or damaged: {what} does not read "
+                            f"({str(exc).split(': ', 1)[-1]})") from None
 
 
 def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
@@ -173,12 +189,13 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             embedded = {e["embedded"]: zf.read(e["embedded"]) for e in doc.get("reports", []) if e.get("embedded")}
     except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise GLocalKDError(f"{path}: not a GLocalKD Studio session file, or damaged ({exc})") from None
+    job = job if job is not None else tasks.Job()
     out = Reopened(path, doc)
     folder = make_scratch("session-", scratch)
     if model_bytes is not None:
         with atomic_output(folder / "model.pt", "wb") as fh:
             fh.write(model_bytes)
-        out.model = load_detector(folder / "model.pt", device=device)
+        out.model = _held(path, "its model", lambda: load_detector(folder / "model.pt", device=device))
     elif doc.get("model_note"):
         out.problems.append(doc["model_note"])
     data = doc.get("data")
@@ -208,7 +225,7 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             target = folder / (entry.get("name") or Path(entry["embedded"]).name)
             with atomic_output(target, "wb") as fh:
                 fh.write(embedded[entry["embedded"]])
-            out.reports.append((entry, read_report(target)))
+            out.reports.append((entry, _held(path, f"its report {entry['embedded']}", lambda: read_report(target))))
         elif not Path(entry["path"]).is_file():
             out.problems.append(f"The report {entry['path']} is not there any more: its tab is not opened. Open it "
                                 "where it is now (File ▸ Open).")

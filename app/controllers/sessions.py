@@ -150,8 +150,10 @@ class SessionsController(Controller):
         self.runner.start("session", job, self._opened, self._failed)
 
     @Slot(object)
-    def _opened(self, r: session_file.Reopened) -> None:
+    def _opened(self, r: session_file.Reopened | None) -> None:
         self.idle.emit()
+        if r is None:  # the window closed while the session's data was read: nothing to put back
+            return
         st, doc = self.state, r.doc
         self.report_tabs.close_all()  # the session's tabs replace the open ones
         self.form.set_params(doc.get("form") or {})

@@ -1,0 +1,71 @@
+"""A session file damaged inside (its model, a report, its training entry) is refused naming the
+session file, and never half-restores the window."""
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
+
+
+@pytest.fixture
+def saved(qtbot, window, herg_path, tmp_path) -> Path:
+    """A trained window with a scored file's tab, saved as a session."""
+    w = window
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w)
+    library = tmp_path / "lib.smi"
+    library.write_text("CCO a1\nc1ccccc1O a2\nCCCCN a3\n")
+    w.score_file(str(library), {})
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=60000)
+    path = tmp_path / "good.glocalkd-session"
+    w.sessions.save(str(path))
+    qtbot.waitUntil(lambda: _idle(w) and path.exists(), timeout=60000)
+    return path
+
+
+def damaged_copy(good: Path, bad: Path, member: str, data: bytes | None = None, edit=None) -> Path:
+    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for item in zin.namelist():
+            content = zin.read(item)
+            if item == member:
+                content = data if data is not None else json.dumps(edit(json.loads(content))).encode()
+            zout.writestr(item, content)
+    return bad
+
+
+def open_session(qtbot, w, path: Path) -> str:
+    w.feedback.last_warning = ""
+    w.sessions.open(str(path))
+    qtbot.waitUntil(lambda: _idle(w) and bool(w.feedback.last_warning), timeout=60000)
+    return w.feedback.last_warning
+
+
+@pytest.mark.parametrize("member, junk", [("model.pt", b"not a model"), ("reports/0.csv", b"hello,world\n1,2\n")])
+def test_a_damaged_part_is_named_with_the_session_file_not_a_scratch_copy(qtbot, window, saved, tmp_path,
+                                                                           member, junk):
+    bad = damaged_copy(saved, tmp_path / "bad.glocalkd-session", member, data=junk)
+    model = window.state.model
+    said = open_session(qtbot, window, bad)
+    assert "bad.glocalkd-session" in said and "damaged" in said and "session-" not in said
+    assert window.state.model is model and len(window.report_views) == 1  # the window as it was
+
+
+def test_a_malformed_training_entry_is_refused_and_the_window_stays_as_it_was(qtbot, window, saved, tmp_path):
+    """``"trained_on_shown": "655 graphs"`` raised ValueError in the middle of putting the session
+    back: the model gone, the tabs replaced, no message."""
+    def edit(doc):
+        doc["training"]["trained_on_shown"] = "655 graphs"
+        return doc
+
+    bad = damaged_copy(saved, tmp_path / "bad.glocalkd-session", "session.json", edit=edit)
+    model, graphs = window.state.model, window.graphs
+    said = open_session(qtbot, window, bad)
+    assert "bad.glocalkd-session" in said and "training" in said
+    assert window.state.model is model and window.graphs is graphs and len(window.report_views) == 1
