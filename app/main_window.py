@@ -38,7 +38,7 @@ from .scratch import close_scratch, open_scratch
 from .settings_store import SettingsStore
 from .state import AppState, describe_model
 from .structures import StructureImages
-from .unsaved import MODEL, UnsavedWork
+from .unsaved import MODEL, REVIEW, UnsavedWork
 from .wheel_guard import install_wheel_guard
 from .widgets import dialogs
 from .widgets.dialogs import RejectsDialog
@@ -129,8 +129,8 @@ class MainWindow(QMainWindow):
     def _build_controllers(self) -> None:
         attach, st = self.feedback.attach, self.state
         self.guard = UnsavedWorkGuard(self, self.runner, st, self._unsaved, self.save_model_dialog, self._export_work)
-        self.opening = attach(OpeningController(self.runner, st, lambda: self.guard.confirm([MODEL], "opening another "
-                                                "file"), self._ask_columns, self))
+        self.opening = attach(OpeningController(self.runner, st, lambda: self.guard.confirm([MODEL, REVIEW],
+                                                "opening another file"), self._ask_columns, self))
         self.training = attach(TrainingController(self.runner, st, self))
         self.screening = attach(ScreeningController(self.runner, st, self.files, self._scratch, self))
         self.exporter = attach(ExportController(self.runner, self.files, self.export_table, self))
@@ -194,6 +194,7 @@ class MainWindow(QMainWindow):
         self.screening.weighed.connect(lambda text: self.feedback.warn("Views weighed", text, QMessageBox.Icon.Information))
         self.exporter.exported.connect(self.guard.exported)
         self.model_files.saved.connect(self.guard.saved)
+        self.reviewing.marked.connect(self.guard.marked)
         self.sessions.saved.connect(lambda _path: self._unsaved.clear())  # a saved session holds all the work
         self.sessions.data_opened.connect(self._add_recent)
         self.screening.scored.connect(self.sessions.scored)  # a moved data file's marks, once it is scored

@@ -200,26 +200,33 @@ class ReviewBook:
         return rank
 
 
-def marks_with_ids(ids, marks: dict[int, bool]) -> list[dict]:
-    """Marks as a session file keeps them, each with its row's ID so that it finds its row again.
+def marks_with_ids(ids, marks: dict[int, bool], smiles=None) -> list[dict]:
+    """Marks as a session file keeps them, each with its row's ID (and SMILES) so that it finds its row again.
 
     Args:
         ids: the rows' IDs, by index.
         marks: row index -> True (anomaly) or False (not anomaly).
+        smiles: the rows' SMILES, by index (None: graphs without them).
 
     Returns:
-        ``[{"index", "id", "anomaly"}, ...]`` in index order.
+        ``[{"index", "id", "smiles", "anomaly"}, ...]`` in index order (``smiles`` "" when unknown).
     """
-    return [{"index": int(i), "id": str(ids[i]), "anomaly": bool(mark)} for i, mark in sorted(marks.items())]
+    return [{"index": int(i), "id": str(ids[i]), "smiles": str(smiles[i] or "") if smiles is not None else "",
+             "anomaly": bool(mark)} for i, mark in sorted(marks.items())]
 
 
-def marks_on(ids, saved) -> dict[int, bool]:
-    """Saved marks (:func:`marks_with_ids`) put back on rows: by index where its ID still matches,
-    else by ID (a mark whose row is gone is dropped).
+def marks_on(ids, saved, smiles=None) -> dict[int, bool]:
+    """Saved marks (:func:`marks_with_ids`) put back on the rows that are theirs.
+
+    A row is a mark's when its ID is the mark's and, where both are known, so is its SMILES: at the
+    saved index if that row still is, else the first such row not yet marked. An ID alone is not
+    enough where it is a line number (rows without an ID), which shifts when a line above goes;
+    a mark whose row is gone or changed is dropped (the caller says how many).
 
     Args:
         ids: the open rows' IDs, by index.
         saved: the saved marks (anything but a list gives none).
+        smiles: the open rows' SMILES, by index (None: unknown).
 
     Returns:
         Row index -> True (anomaly) or False (not anomaly).
@@ -227,14 +234,22 @@ def marks_on(ids, saved) -> dict[int, bool]:
     if not isinstance(saved, list):
         return {}
     ids = [str(i) for i in ids]
-    where = {gid: i for i, gid in reversed(list(enumerate(ids)))}
-    marks = {}
+    texts = [str(t or "") for t in smiles] if smiles is not None else [""] * len(ids)
+    rows_of: dict[str, list[int]] = {}
+    for i, gid in enumerate(ids):
+        rows_of.setdefault(gid, []).append(i)
+
+    def same(i: int, entry: dict) -> bool:
+        saved_smiles = entry.get("smiles") or ""
+        return ids[i] == entry.get("id") and (not saved_smiles or not texts[i] or texts[i] == saved_smiles)
+
+    marks: dict[int, bool] = {}
     for entry in saved:
         if not isinstance(entry, dict) or "anomaly" not in entry:
             continue
         i = entry.get("index")
-        if not (isinstance(i, int) and 0 <= i < len(ids) and ids[i] == entry.get("id")):
-            i = where.get(entry.get("id"))
+        if not (isinstance(i, int) and 0 <= i < len(ids) and same(i, entry) and i not in marks):
+            i = next((j for j in rows_of.get(str(entry.get("id")), []) if same(j, entry) and j not in marks), None)
         if i is not None:
             marks[i] = bool(entry["anomaly"])
     return marks

@@ -10,6 +10,7 @@ no Qt. Every file is written through :func:`core.atomic_output`.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import zipfile
@@ -225,7 +226,7 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             target = folder / (entry.get("name") or Path(entry["embedded"]).name)
             with atomic_output(target, "wb") as fh:
                 fh.write(embedded[entry["embedded"]])
-            out.reports.append((entry, _held(path, f"its report {entry['embedded']}", lambda: read_report(target))))
+            out.reports.append((entry, _held(path, f"its report {entry['embedded']}", functools.partial(read_report, target))))
         elif not Path(entry["path"]).is_file():
             out.problems.append(f"The report {entry['path']} is not there any more: its tab is not opened. Open it "
                                 "where it is now (File ▸ Open).")

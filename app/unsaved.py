@@ -1,10 +1,11 @@
 """Work that exists only in the window: a trained model not saved, a scored file's results not
-exported. The window asks before quitting or opening over it (Save / Discard / Cancel). No Qt."""
+exported, review marks in no session or export. The window asks before quitting or opening over it (Save / Discard / Cancel). No Qt."""
 from __future__ import annotations
 
 from collections.abc import Callable
 
 MODEL = "model"  # the key of the trained model (and the training data's results)
+REVIEW = "review"  # the key of the marks on the training data's rows (a report tab's join its own key)
 
 
 class UnsavedWork:

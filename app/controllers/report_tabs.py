@@ -80,10 +80,10 @@ class ReportTabs(QObject):
     def session_entries(self, scratch: str) -> list[dict]:
         """The report tabs in tab order, as a session keeps them: path, title, whether the report
         is embedded in the session file (a scored file's report lives in ``scratch``) and the
-        review marks on its rows, each with the row's ID."""
+        review marks on its rows, each with the row's ID and SMILES."""
         return [{"path": view.report.source, "title": self.tabs.tabText(self.tabs.indexOf(view)),
                  "embed": Path(scratch) in Path(view.report.source).resolve().parents,
-                 "review": marks_with_ids(view.report.ids, view.book.marks)}
+                 "review": marks_with_ids(view.report.ids, view.book.marks, view.report.smiles)}
                 for view in sorted(self.views, key=self.tabs.indexOf)]
 
     def close_all(self) -> None:

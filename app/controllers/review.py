@@ -29,9 +29,11 @@ class ReviewController(Controller):
 
     Signals:
         reranked: the training tab's re-ranking (or its absence, without marks) is up to date.
+        marked: the user changed marks (the report tab, None: the training tab): unsaved work.
     """
 
     reranked = Signal()
+    marked = Signal(object)
 
     def __init__(self, runner: Runner, state: AppState, selected: Callable[[], list[int]], reports=None,
                  parent: QObject | None = None):
@@ -109,6 +111,7 @@ class ReviewController(Controller):
             self.status.emit("Select the rows to mark first.", 5000)
             return
         self._book(view).mark(indices, anomalous)
+        self.marked.emit(view)
         self._refresh(view)
 
     def restore(self, marks: dict, view=None) -> None:

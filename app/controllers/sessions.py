@@ -181,13 +181,15 @@ class SessionsController(Controller):
         selected = doc.get("selected")
         if isinstance(selected, dict) and isinstance(selected.get("index"), int):
             self.results.select_saved(selected["index"], selected.get("id"))
-        marks = _marks_on(st, doc.get("review") or [])
+        problems = list(r.problems)
+        saved, data = doc.get("review"), doc.get("data")
+        marks = _marks_on(st, saved or []) if r.loaded is not None else {}  # only on the session's own data
         if marks:
             self.reviewing.restore(marks)
-        problems = list(r.problems)
+        if r.loaded is not None and isinstance(saved, list):
+            problems += _marks_lost(len(saved) - len(marks), len(saved), Path(r.loaded.path).name)
         self._waiting = None
-        saved, data = doc.get("review"), doc.get("data")
-        if st.graphs is None and isinstance(saved, list) and saved and isinstance(data, dict):
+        if r.loaded is None and isinstance(saved, list) and saved and isinstance(data, dict):
             # the data file has moved: its marks wait for it, and come back once it is open and scored
             self._waiting = {"digest": data.get("digest"), "name": Path(str(data.get("path", ""))).name,
                              "marks": saved}
@@ -198,9 +200,12 @@ class SessionsController(Controller):
         for entry, report in r.reports:
             view = self.report_tabs.add(report, "Reopened from the session. " if entry.get("scored") else "",
                                         entry.get("title") or "")
-            report_marks = marks_on(report.ids, entry.get("review") or [])
+            report_saved = entry.get("review") or []
+            report_marks = marks_on(report.ids, report_saved, report.smiles)
             if report_marks:  # re-ranked by the session's model
                 self.reviewing.restore(report_marks, view)
+            problems += _marks_lost(len(report_saved) - len(report_marks), len(report_saved),
+                                    Path(str(report.source)).name)
         self.results.set_grouped(bool(filters.get("grouped")))
         if r.loaded is not None or r.reports:
             self.report_tabs.show()
@@ -228,7 +233,7 @@ class SessionsController(Controller):
         if not same:
             self.said.emit(f"The session's review marks belong to {waiting['name']}: not put on {source.name}.")
             return
-        marks = marks_on([m.id for m in st.graphs.meta], waiting["marks"])
+        marks = _marks_on(st, waiting["marks"])
         if marks:
             self.reviewing.restore(marks)
         self.said.emit(f"{len(marks)} of the session's {len(waiting['marks'])} review marks put back on {source.name}.")
@@ -267,15 +272,24 @@ class SessionsController(Controller):
 
 
 def _marks_with_ids(state) -> list[dict]:
-    """The training tab's review marks as JSON values, each with its graph's ID so it finds its graph again."""
+    """The training tab's review marks as JSON values, each with its graph's ID and SMILES so it finds its graph again."""
     if state.graphs is None:
         return []
-    return marks_with_ids([m.id for m in state.graphs.meta], state.review_marks)
+    meta = state.graphs.meta
+    return marks_with_ids([m.id for m in meta], state.review_marks, [m.smiles for m in meta])
 
 
 def _marks_on(state, saved: list) -> dict[int, bool]:
-    """Saved marks put back on the open graphs: by index where its ID still matches, else by ID
-    (a mark whose graph is gone is dropped)."""
+    """Saved marks put back on the open graphs that are theirs (:func:`app.review_book.marks_on`)."""
     if state.graphs is None:
         return {}
-    return marks_on([m.id for m in state.graphs.meta], saved)
+    meta = state.graphs.meta
+    return marks_on([m.id for m in meta], saved, [m.smiles for m in meta])
+
+
+def _marks_lost(lost: int, saved: int, name: str) -> list[str]:
+    """The problem to say when ``lost`` of a session's ``saved`` marks on ``name`` found no row of theirs."""
+    if lost <= 0:
+        return []
+    return [f"{lost:,} of the session's {saved:,} review marks on {name} were not put back: their rows are no "
+            "longer in the file, or have changed."]

@@ -9,14 +9,14 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QWidget
 
 from ..state import AppState, describe_model
-from ..unsaved import MODEL, UnsavedWork
+from ..unsaved import MODEL, REVIEW, UnsavedWork
 from ..widgets import dialogs
 from ..workers import Runner
 
 
 class UnsavedWorkGuard(QObject):
-    """Adds a trained or weighed model to ``unsaved`` and settles it when saved or exported; asks
-    Save, Discard or Cancel before unsaved work is lost (:meth:`confirm`).
+    """Adds a trained or weighed model, and review marks, to ``unsaved`` and settles them when saved
+    or exported; asks Save, Discard or Cancel before unsaved work is lost (:meth:`confirm`).
 
     Args:
         window: the parent of the question.
@@ -42,6 +42,21 @@ class UnsavedWorkGuard(QObject):
     def weighed(self, _text: str = "") -> None:
         self.unsaved.add(MODEL, "the consensus with its views weighed by known anomalies")
 
+    @Slot(object)
+    def marked(self, view) -> None:
+        """The user changed review marks: the training tab's are unsaved work (``REVIEW``) until a
+        session holds them or its rows are exported; a report tab's join its results' key."""
+        if view is not None:
+            self.unsaved.add(view, f"the results of {Path(str(view.report.source)).name} and their review marks, "
+                             "not exported")
+            return
+        count = len(self.state.review_marks)
+        if count:
+            self.unsaved.add(REVIEW, f"{count:,} review mark{'s' if count != 1 else ''} on "
+                             f"{Path(self.state.data_path).name}")
+        else:
+            self.unsaved.done(REVIEW)
+
     @Slot(str)
     def saved(self, _path: str = "") -> None:
         self.unsaved.done(MODEL)
@@ -49,6 +64,8 @@ class UnsavedWorkGuard(QObject):
     @Slot(str, int, object)
     def exported(self, _path: str, _rows: int, work) -> None:
         model = self.state.model
+        if work is MODEL:  # the training tab's rows, with their marks
+            self.unsaved.done(REVIEW)
         if work is not MODEL or model is None or not model.can_save:  # no model file: the results are the work
             self.unsaved.done(work)
 
@@ -66,6 +83,6 @@ class UnsavedWorkGuard(QObject):
         without a file); the file is written before the window goes on (e.g. closes)."""
         if key == MODEL and self.state.model is not None and self.state.model.can_save:
             self._save_model()
-        else:
-            self._export_work(key)
+        else:  # the marks go with the training tab's rows
+            self._export_work(MODEL if key == REVIEW else key)
         self.runner.wait()

@@ -109,12 +109,17 @@ def test_review_marks_find_their_graphs_again_by_id():
 
     from app.controllers.sessions import _marks_on, _marks_with_ids
 
-    meta = [SimpleNamespace(id=f"m{k}") for k in range(5)]
+    meta = [SimpleNamespace(id=f"m{k}", smiles="C" * (k + 1)) for k in range(5)]
     saved = _marks_with_ids(SimpleNamespace(graphs=SimpleNamespace(meta=meta), review_marks={1: True, 3: False}))
-    assert saved == [{"index": 1, "id": "m1", "anomaly": True}, {"index": 3, "id": "m3", "anomaly": False}]
-    moved = [SimpleNamespace(id=i) for i in ("m3", "m0", "m1", "m9")]  # the file changed: m3 first, m1 third
-    assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=moved)), saved) == {2: True, 0: False}
-    gone = [SimpleNamespace(id="x")]
+    assert saved == [{"index": 1, "id": "m1", "smiles": "CC", "anomaly": True},
+                     {"index": 3, "id": "m3", "smiles": "CCCC", "anomaly": False}]
+    moved = [SimpleNamespace(id=i, smiles=t) for i, t in (("m3", "CCCC"), ("m0", "C"), ("m1", "CC"), ("m9", "N"))]
+    assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=moved)), saved) == {2: True, 0: False}  # reordered
+    changed = [SimpleNamespace(id=i, smiles=t) for i, t in (("m0", "C"), ("m1", "CC"), ("m2", "O"), ("m3", "N"))]
+    assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=changed)), saved) == {1: True}  # m3 is another molecule
+    old = [{"index": 3, "id": "m3", "anomaly": False}]  # a session saved before marks kept their SMILES
+    assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=changed)), old) == {3: False}
+    gone = [SimpleNamespace(id="x", smiles="C")]
     assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=gone)), saved) == {}
 
 

@@ -229,11 +229,11 @@ def test_weighing_refuses_the_training_file_and_a_file_of_two_labels(calibrated,
 
     consensus = make_detector("consensus")  # refused before any use of the model
     with pytest.raises(GLocalKDError, match="is the data file itself"):
-        tasks.weigh(consensus, str(herg_path), {}, load(str(herg_path)), job=None)
+        tasks.weigh(consensus, str(herg_path), {}, load(str(herg_path)), job=tasks.Job())
     two = tmp_path / "two.csv"
     two.write_text("smiles,label\nCCO,1\nCCN,0\nCCC,1\n")
     with pytest.raises(GLocalKDError, match="2 labels"):
-        tasks.weigh(consensus, str(two), {}, None, job=None)
+        tasks.weigh(consensus, str(two), {}, None, job=tasks.Job())
 
 
 # 10 --------------------------------------------------------------- every choice survives a relaunch

@@ -1,0 +1,108 @@
+"""Review marks are the user's work: opening over them asks first, exporting or a session keeps
+them, and a session put back says which marks it could not find again."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from app.widgets import dialogs
+from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
+
+
+@pytest.fixture
+def marked(qtbot, window, herg_path, tmp_path):
+    """The demo trained, saved as a session (nothing unsaved), then three rows marked."""
+    w = window
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w)
+    session = tmp_path / "work.glocalkd-session"
+    w.sessions.save(str(session))
+    qtbot.waitUntil(lambda: _idle(w) and session.exists(), timeout=60000)
+    w.reviewing.mark([0, 1, 2], True)
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 3 and w.state.reranked is not None,
+                    timeout=60000)
+    return w
+
+
+def test_opening_another_file_over_review_marks_asks_first(qtbot, marked, tmp_path, monkeypatch):
+    """Marks were dropped without a word when another file opened (only the model was asked about)."""
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda _parent, pending, doing: asked.append((pending, doing))
+                        or "cancel")
+    other = tmp_path / "other.smi"
+    other.write_text("CCO a\nCCN b\n")
+    marked.open_path(str(other), {})
+    qtbot.waitUntil(lambda: _idle(marked), timeout=60000)
+    assert asked and "3 review marks on herg.tab" in asked[0][0] and asked[0][1] == "opening another file"
+    assert len(marked.state.review_marks) == 3 and marked.state.data_path.endswith("herg.tab")  # cancelled
+
+
+def test_exporting_the_rows_with_their_marks_settles_them(qtbot, marked, tmp_path):
+    marked.export_report(str(tmp_path / "ranked.csv"))
+    qtbot.waitUntil(lambda: _idle(marked) and (tmp_path / "ranked.csv").exists(), timeout=60000)
+    assert not [text for text in marked._unsaved.pending() if "review mark" in text]
+
+
+def _session_reopened_after(qtbot, w, data, session, change) -> str:
+    """Save ``session``, apply ``change`` to the data file, open the session again; its warning."""
+    w.sessions.save(str(session))
+    qtbot.waitUntil(lambda: _idle(w) and session.exists(), timeout=60000)
+    change(data)
+    w.feedback.last_warning = ""
+    w.sessions.open(str(session))
+    qtbot.waitUntil(lambda: _idle(w) and bool(w.feedback.last_warning), timeout=60000)
+    qtbot.wait(300)
+    return w.feedback.last_warning
+
+
+def _drop_line(number: int):
+    def change(data):
+        lines = data.read_text().splitlines(keepends=True)
+        data.write_text("".join(lines[:number - 1] + lines[number:]))
+    return change
+
+
+def test_a_mark_on_a_row_without_an_id_never_lands_on_another_molecule(qtbot, window, herg_path, tmp_path):
+    """herg.tab's line 582 has no Drug_ID, so its ID is its line number: with a line above it
+    deleted, the mark went back on the molecule now at that line. Marks keep their SMILES too."""
+    w = window
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w)
+    row = 580
+    assert w.state.graphs.meta[row].id == "582"
+    marked_smiles = w.state.graphs.meta[row].smiles
+    w.reviewing.mark([row, 5], True)
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 2 and w.state.reranked is not None,
+                    timeout=60000)
+    said = _session_reopened_after(qtbot, w, data, tmp_path / "s.glocalkd-session", _drop_line(2))
+    meta = w.state.graphs.meta
+    assert marked_smiles not in [meta[i].smiles for i in w.state.review_marks if meta[i].id == "582"]
+    assert {meta[i].id for i in w.state.review_marks} == {"BENPERIDOL"}  # found again by ID and SMILES
+    assert "1 of the session's 2 review marks on herg.tab were not put back" in said
+
+
+def test_a_sessions_marks_wait_for_its_moved_data_even_with_other_data_open(qtbot, window, herg_path, tmp_path):
+    """The window still showed the data when the session's own file had moved: its marks went onto
+    the stale rows, then vanished when the moved file was opened."""
+    w = window
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w)
+    w.reviewing.mark([3, 4], True)
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 2 and w.state.reranked is not None,
+                    timeout=60000)
+    (tmp_path / "moved").mkdir()
+    moved = tmp_path / "moved" / "herg.tab"
+    said = _session_reopened_after(qtbot, w, data, tmp_path / "s.glocalkd-session",
+                                   lambda d: shutil.move(str(d), moved))
+    assert "not there any more" in said and "2 review marks come back" in said
+    open_and_wait(qtbot, w, moved)
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 2, timeout=60000)
+    assert {w.state.graphs.meta[i].id for i in w.state.review_marks} == {w.state.graphs.meta[3].id,
+                                                                          w.state.graphs.meta[4].id}
