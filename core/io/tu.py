@@ -26,6 +26,11 @@ from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
 MAX_FILE_BYTES = 256 * 2**20
 
 
+def _is_mac_metadata(member: str) -> bool:
+    """Whether a zip member is macOS's metadata (``__MACOSX/``, ``._name``), not a file of the collection."""
+    return member.startswith("__MACOSX/") or Path(member).name.startswith("._")
+
+
 class _Files:
     """Text files of one collection, read from a folder or a zip archive."""
 
@@ -39,13 +44,25 @@ class _Files:
                 self._zip = zipfile.ZipFile(path)
             except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
                 raise DataError(f"damaged zip archive: {exc}", path) from None
-            self.names = {Path(n).name: n for n in self._zip.namelist() if not n.endswith("/")}
+            self.names = {}
+            for member in self._zip.namelist():
+                name = Path(member).name
+                if member.endswith("/") or _is_mac_metadata(member):
+                    continue
+                if name in self.names:  # two folders inside: reading by name would mix their files
+                    raise DataError(f"holds {name} twice ({self.names[name]}, {member}): more than one TU "
+                                    "collection; open a zip or folder of one collection", path)
+                self.names[name] = member
         else:
             raise DataError("not a folder or a zip archive of a TU graph collection", path)
-        a_files = sorted(n for n in self.names if n.endswith("_A.txt"))
+        a_files = sorted(n for n in self.names if n.endswith("_A.txt") and not n.startswith("._"))
         if not a_files:
             raise DataError("no DS_A.txt file found: a TU collection needs DS_A.txt and "
                             "DS_graph_indicator.txt", path)
+        if len(a_files) > 1:  # reading one of them would drop the others without a word
+            names = ", ".join(n[: -len("_A.txt")] for n in a_files)
+            raise DataError(f"holds more than one TU collection ({names}): open the folder or zip of one of them",
+                            path)
         self.ds = a_files[0][: -len("_A.txt")]
 
     def display(self, name: str) -> str:

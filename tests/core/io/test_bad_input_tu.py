@@ -143,3 +143,27 @@ def test_binary_data_in_a_tu_file(toy):
     with pytest.raises(DataError, match=r"T_A.txt:1: not a number") as info:
         load(toy)
     assert len(str(info.value)) < 300 and "\n" not in str(info.value)
+
+
+def test_a_folder_or_zip_of_two_collections_is_refused_not_read_in_part(toy, tmp_path):
+    """A folder holding two collections read the first by name and dropped the other without a
+    word; a zip with the same files in two folders mixed them (one folder's labels on the other's
+    graphs). Both are refused, naming what they hold. macOS's zip metadata is no collection."""
+    for f in list(toy.iterdir()):
+        (toy / f.name.replace("T_", "U_")).write_bytes(f.read_bytes())
+    _fails(toy, r"more than one TU collection \(T, U\)")
+    for f in list(toy.glob("U_*")):
+        f.unlink()
+    mixed = tmp_path / "mixed.zip"
+    with zipfile.ZipFile(mixed, "w") as zf:
+        for f in toy.iterdir():
+            zf.write(f, f"v1/{f.name}")
+        zf.writestr("v2/T_graph_labels.txt", "0\n1\n0\n")
+    with pytest.raises(DataError, match=r"holds T_graph_labels.txt twice \(v1/T_graph_labels.txt, v2/"):
+        load(mixed)
+    mac = tmp_path / "mac.zip"
+    with zipfile.ZipFile(mac, "w") as zf:
+        for f in toy.iterdir():
+            zf.write(f, f"T/{f.name}")
+            zf.writestr(f"__MACOSX/T/._{f.name}", b"\x00\x05\x16\x07")
+    assert len(load(mac)) == 3
