@@ -422,12 +422,15 @@ class Detector(abc.ABC):
             The fitted detector, with its calibration scores when the file has them.
 
         Raises:
+            GLocalKDError: ``device`` is not one torch can use.
             ModelFileError: a foreign format, another version or kind of detector, or damaged
                 contents, naming ``source``.
         """
         from core.data.serialization import decode_state
         from core.errors import ModelFileError
+        from core.runtime.device import resolve_device
 
+        resolve_device(device)  # a device torch cannot use is the caller's setting, not damage in the file
         if not isinstance(state, dict) or state.get("format") != DETECTOR_FORMAT:
             raise ModelFileError(f"{source}: not a GLocalKD Studio model file, or not a {cls.__name__} one")
         if state.get("version") != DETECTOR_VERSION:

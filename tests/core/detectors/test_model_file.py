@@ -102,3 +102,16 @@ def test_saving_never_writes_through_a_link_or_a_predictable_temporary_name(herg
     detector.save(tmp_path / "link.pt")  # replaces the link itself
     assert victim.read_text() == "precious" and not (tmp_path / "link.pt").is_symlink()
     assert isinstance(load_detector(tmp_path / "link.pt"), type(detector))
+
+
+def test_a_device_torch_cannot_use_is_said_as_such_not_as_a_damaged_file(tmp_path, herg):
+    """A consensus read with ``--device bogus`` (or cuda on a machine without one) was called "a
+    damaged model file": the device error of a component was wrapped as damage."""
+    model = make_detector("consensus", component_params={"glocalkd": {"epochs": 1, "hidden_dim": 8, "out_dim": 4}},
+                          device="cpu").fit(herg.subset(range(120)))
+    path = tmp_path / "m.pt"
+    model.save(path)
+    with pytest.raises(GLocalKDError, match="unknown device 'bogus'") as info:
+        load_detector(path, device="bogus")
+    assert not isinstance(info.value, ModelFileError) and "damaged" not in str(info.value)
+    assert load_detector(path, device="cpu").score(herg.subset(range(5))).score.shape == (5,)
