@@ -36,8 +36,8 @@ def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
         The open temporary file, used as the context manager's value.
 
     Raises:
-        OSError: no file can be made beside ``path`` (:func:`check_writable`'s errors); each names
-            ``path``.
+        OSError: no file can be made beside ``path`` (:func:`check_writable`'s errors), or writing
+            it fails (a full disk, a file-size limit); each names ``path``.
     """
     path = Path(path)
     try:
@@ -49,6 +49,11 @@ def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
         with os.fdopen(fd, mode, **open_args) as fh:
             yield fh
         replace_output(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:  # a write that failed names no file: it was this one
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

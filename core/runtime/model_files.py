@@ -109,6 +109,7 @@ def write_model_file(path: str | Path, state: dict) -> None:
 
     Raises:
         TypeError: ``state`` holds a value that cannot go into a model file.
+        OSError: the file cannot be written (a full disk, a file-size limit), naming ``path``.
     """
     import torch
 
@@ -116,7 +117,13 @@ def write_model_file(path: str | Path, state: dict) -> None:
 
     state = {**state, DIGEST_KEY: state_digest(state)}
     with atomic_output(path) as fh:
-        torch.save(state, fh)
+        try:
+            torch.save(state, fh)
+        except RuntimeError as exc:  # torch's writer turns the write's OSError into its own error
+            cause = exc.__context__ or exc.__cause__
+            if isinstance(cause, OSError):
+                raise OSError(cause.errno, cause.strerror or str(cause), str(path)) from None
+            raise
 
 
 def read_model_file(path: str | Path) -> Any:

@@ -132,3 +132,38 @@ def test_a_hard_link_planted_at_the_name_lends_neither_content_nor_permissions(t
         fh.write("report\n")
     assert victim.read_text() == "precious\n"
     assert (tmp_path / "r.csv").stat().st_mode & 0o777 == new_file_mode()
+
+
+def test_a_write_that_fails_names_the_file_and_leaves_nothing(tmp_path):
+    """A full disk or a file-size limit fails a write with an OSError that names no file
+    ("[Errno 28] No space left on device"): the error now names the file being written."""
+    import errno
+
+    out = tmp_path / "report.csv"
+    with pytest.raises(OSError) as info:
+        with atomic_output(out, "w") as fh:
+            fh.write("rank,id\n")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert info.value.filename == str(out) and info.value.errno == errno.ENOSPC
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_model_file_past_the_file_size_limit_is_one_line_naming_it(tmp_path):
+    """torch's writer turned the write's OSError into a RuntimeError, which escaped `glocalkd train`
+    as a traceback; a one-line error naming the model file, exit 2, and no file left."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.conftest import DEMO_DATA, ROOT
+
+    def limit():  # Python ignores SIGXFSZ: a write past the limit fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+
+    out = tmp_path / "m.pt"
+    done = subprocess.run([sys.executable, "-m", "core", "train", str(DEMO_DATA / "herg.tab"), "-o", str(out),
+                           "--detector", "glocalkd", "--epochs", "1", "--hidden", "64", "--threads", "1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-800:]
+    assert str(out) in done.stderr and "File too large" in done.stderr
+    assert list(tmp_path.iterdir()) == []
