@@ -416,6 +416,24 @@ def check_fdr(args: argparse.Namespace) -> None:
         raise GLocalKDError(f"--fdr must be a rate between 0 and 1, not {args.fdr}")
 
 
+def check_fdr_model(args: argparse.Namespace, model) -> None:
+    """Refuse --fdr for a model without p-values, before any row is scored (a screen was scored
+    whole and only then told so, with exit status 0).
+
+    Args:
+        args: the parsed command line (``fdr``, ``model``).
+        model: the loaded model.
+
+    Raises:
+        GLocalKDError: --fdr is given and the model is not calibrated.
+    """
+    from core.errors import GLocalKDError
+
+    if getattr(args, "fdr", None) is not None and not model.is_calibrated:
+        raise GLocalKDError(f"{args.model}: --fdr needs p-values, and this model is not calibrated: train it with "
+                            "--calibration above 0")
+
+
 def report_flagged(flagged: int | None, fdr: float | None, scored: int, calibration: int = 0) -> None:
     """Say on stderr how many rows ``--fdr`` flags (the report's first rows), or why none or why it cannot.
 

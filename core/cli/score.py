@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr,
+from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model,
                               non_negative, report_flagged, summary)
 
 
@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_fdr(args)
     model = load_detector(args.model, device=args.device)
+    check_fdr_model(args, model)
     apply_model_standardising(args, model)
     with Progress(unit="mol" if is_streamed(model, args.data) else "graph") as bar:
         scored = score_file(model, args.data, args.output, smiles_column=args.smiles_column,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (add_standardise_option, apply_model_standardising, add_cluster_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, non_negative,
+from core.cli.options import (add_standardise_option, apply_model_standardising, add_cluster_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model, non_negative,
                               report_flagged)
 from core.errors import one_line
 
@@ -60,7 +60,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.scheduler:
+        from core.detectors.model_file import load_detector
         from core.screening.cluster import screen_on_cluster
+
+        if args.fdr is not None:  # before the cluster starts: the workers read the model themselves
+            check_fdr_model(args, load_detector(args.model, device="cpu"))
 
         return _screen_and_report(args, lambda progress: screen_on_cluster(
             args.model, args.data, args.output, args.scheduler, chunk_size=args.chunk_size,
@@ -73,6 +77,7 @@ def _run(args: argparse.Namespace) -> int:
 
     args.data = single_library(args.data)
     model = load_detector(args.model, device=args.device)
+    check_fdr_model(args, model)
     apply_model_standardising(args, model)
     return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
                        batch_graphs=args.batch_graphs, precision=args.precision, top=args.top)

@@ -58,13 +58,21 @@ def test_merged_shards_get_q_values_over_the_whole_set(calibrated, herg_path, tm
     np.testing.assert_allclose(merged.q_value, benjamini_hochberg(merged.p_value), rtol=1e-5)
 
 
-def test_an_uncalibrated_model_leaves_the_columns_empty_and_says_fdr_needs_them(herg_path, tmp_path, capsys):
+def test_an_uncalibrated_model_leaves_the_columns_empty_and_fdr_is_refused_before_any_work(herg_path, tmp_path,
+                                                                                            capsys):
+    """--fdr with a model without p-values was refused only after the whole file (or library) was
+    scored, with exit status 0; it is refused first, exit 2, and nothing is written."""
     model = tmp_path / "plain.pt"
     assert main(["train", str(herg_path), "-o", str(model), "--calibration", "0", *TINY]) == 0
-    assert main(["score", str(model), str(herg_path), "-o", str(tmp_path / "r.csv"), "--fdr", "0.1"]) == 0
-    assert "this model is not calibrated" in capsys.readouterr().err
+    assert main(["score", str(model), str(herg_path), "-o", str(tmp_path / "r.csv")]) == 0
     report = read_report(tmp_path / "r.csv")
     assert np.isnan(report.p_value).all() and np.isnan(report.q_value).all()
+    capsys.readouterr()
+    for command in ("score", "screen"):
+        out = tmp_path / f"{command}.csv"
+        assert main([command, str(model), str(herg_path), "-o", str(out), "--fdr", "0.1"]) == 2
+        assert "plain.pt: --fdr needs p-values, and this model is not calibrated" in capsys.readouterr().err
+        assert not out.exists()
     assert main(["score", str(model), str(herg_path), "-o", str(tmp_path / "r.csv"), "--fdr", "2"]) == 2
 
 
