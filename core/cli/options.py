@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -245,6 +246,32 @@ NOT_CHECKED = {
 }
 
 
+REPORT_COMMANDS = ("score", "screen", "merge-reports")  # their -o is a ranked report, written as CSV
+OTHER_FORMATS = (".gz", ".bz2", ".xz", ".zip", ".sdf", ".sd", ".mol", ".smi", ".tsv", ".tab", ".xlsx", ".xls",
+                 ".json", ".parquet", ".html", ".pt")
+
+
+def check_report_name(args: argparse.Namespace) -> None:
+    """Refuse a report name that promises another format: the report is always plain CSV, so
+    ``-o r.csv.gz`` or ``-o r.sdf`` wrote CSV under a name no reader of that format could open.
+
+    Args:
+        args: the parsed command line.
+
+    Raises:
+        ParameterError: a report command's ``--output`` ends in a suffix of another format.
+    """
+    output = getattr(args, "output", None)
+    if getattr(args, "command", None) not in REPORT_COMMANDS or not isinstance(output, str):
+        return
+    suffix = Path(output).suffix.lower()
+    if suffix in OTHER_FORMATS:
+        from core.errors import ParameterError
+
+        raise ParameterError(f"{{output}} {output}: the ranked report is written as CSV, not {suffix}; name it "
+                             ".csv (the app exports SDF and HTML)", "output")
+
+
 def check_outputs(args: argparse.Namespace) -> None:
     """Check, before any work, that every output of the command can be written.
 
@@ -257,7 +284,8 @@ def check_outputs(args: argparse.Namespace) -> None:
 
     Raises:
         GLocalKDError: an output is, or lies inside, an input, or is named twice.
-        ParameterError: an output's name is empty (``-o ''``), or it cannot be written (the
+        ParameterError: an output's name is empty (``-o ''``) or promises another format than a
+            report's CSV (:func:`check_report_name`), or it cannot be written (the
             ``OSError`` of :func:`core.runtime.files.check_outputs`, worded with its option).
     """
     import glob
@@ -285,6 +313,7 @@ def check_outputs(args: argparse.Namespace) -> None:
         from core.errors import ParameterError
 
         raise ParameterError(f"{{{option}}} {exc.filename}: {exc.strerror}", option) from None
+    check_report_name(args)  # after the inputs: "-o" naming the data itself is said as such
 
 
 def add_readout_options(parser: argparse.ArgumentParser) -> None:

@@ -190,3 +190,18 @@ def test_a_tables_column_options_do_not_bind_a_smiles_list_of_known_anomalies(tm
                  "--epochs", "1", "--hidden", "16", "--out-dim", "8", "--device", "cpu"]) == 0
     assert main(["info", str(known), "--smiles-column", "struct"]) == 2
     assert "a SMILES list has no columns: --smiles-column is for tables" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["score", "screen", "merge-reports"])
+@pytest.mark.parametrize("name", ["r.csv.gz", "r.sdf", "r.TSV"])
+def test_a_report_named_for_another_format_is_refused_before_any_work(tmp_path, capsys, command, name):
+    """``-o r.csv.gz`` and ``-o r.sdf`` wrote plain CSV under names no gzip or SDF reader opens."""
+    from core.cli.main import main
+
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    first = ["model.pt", str(data)] if command != "merge-reports" else [str(data)]
+    assert main([command, *first, "-o", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / name}: the ranked report is written as CSV" in err and "name it .csv" in err
+    assert not (tmp_path / name).exists()
