@@ -92,8 +92,11 @@ def is_molecule_list(path: str | Path) -> bool:
         path: the file (it need not exist).
 
     Returns:
-        True for a SMILES list, table or SDF file (optionally gzipped).
+        True for a SMILES list, table or SDF file (optionally gzipped); False for one of a TU
+        collection's text files (:func:`core.io.tu_folder.tu_folder_of`).
     """
+    if tu_folder_of(path) is not None:  # DS_A.txt and its siblings: a graph collection's, not a table
+        return False
     suffix = Path(strip_compression(Path(path).name)).suffix.lower()
     return suffix in SMILES_SUFFIXES or suffix in MOLECULE_TABLE_SUFFIXES or suffix in SDF_SUFFIXES
 
@@ -116,13 +119,17 @@ def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column:
         naming the parameter as ``{smiles_column}``: see :func:`core.io.molecules.nothing_read`).
 
     Raises:
-        DataError: the path does not exist, is not a molecule list, a table's header lacks
-            the columns asked for, or a column is named for a SMILES list (or a SMILES column for
-            an SDF file).
+        DataError: the path does not exist, is not a molecule list (a TU collection's file is
+            not), a table's header lacks the columns asked for, or a column is named for a SMILES
+            list (or a SMILES column for an SDF file).
     """
     path = Path(path)
     if not path.exists():
         raise DataError("no such file or folder", path)
+    collection = tu_folder_of(path)
+    if collection is not None:
+        raise DataError(f"one of the files of the TU graph collection {collection}: streamed scoring reads "
+                        "molecule files (SMILES, tables, SDF); score the collection with `glocalkd score`", path)
     suffix = Path(strip_compression(path.name)).suffix.lower()
     if suffix in SMILES_SUFFIXES:
         _refuse_columns(path, "smiles", smiles_column, id_column, label_column)

@@ -205,3 +205,15 @@ def test_a_report_named_for_another_format_is_refused_before_any_work(tmp_path, 
     err = capsys.readouterr().err
     assert f"{tmp_path / name}: the ranked report is written as CSV" in err and "name it .csv" in err
     assert not (tmp_path / name).exists()
+
+
+def test_a_tu_collections_file_given_to_score_or_screen_is_read_as_the_collection(tu_folder, tmp_path, capsys,
+                                                                                 model_file):
+    """``DS_A.txt`` was streamed as a table of SMILES ("no SMILES column found"); `score` now reads
+    the collection (so a molecule model says it cannot score graphs), `screen` names it."""
+    a_file = tu_folder / "TOY_A.txt"
+    assert main(["score", str(model_file), str(a_file), "-o", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be scored with this model" in err and "graph collection" in err and "SMILES" not in err
+    assert main(["screen", str(model_file), str(a_file), "-o", str(tmp_path / "r.csv")]) == 2
+    assert f"one of the files of the TU graph collection {tu_folder}" in capsys.readouterr().err
