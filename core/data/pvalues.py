@@ -96,9 +96,17 @@ def fdr_unreached_note(n_calibration: int, n_scored: int, alpha: float) -> str:
         alpha: the false-discovery rate asked for.
 
     Returns:
-        One paragraph naming the smallest p-value, how many rows would have to reach it, and the remedies.
+        One paragraph naming the smallest p-value, how many rows would have to reach it (or that none
+        can, when ``alpha`` is below it), and the remedies.
     """
     smallest = 1.0 / (n_calibration + 1)
+    if alpha < smallest:  # no q-value can reach it, however many rows score above the calibration graphs
+        calibration = 1.0 / alpha - 1
+        more = (f"Hold out at least {int(np.ceil(calibration)):,} calibration graphs (a larger calibration share, or "
+                "more normal graphs), ask" if calibration <= 1e9 else "Ask")
+        return (f"With {n_calibration:,} calibration graphs the smallest p-value is 1/{n_calibration + 1:,} = "
+                f"{smallest:.2g}, above {alpha:g}: no q-value can reach {alpha:g}. {more} for a rate of at least "
+                f"{smallest:.2g}, or flag by p-value or by percentile instead.")
     needed = int(np.ceil(n_scored * smallest / alpha))
     return (f"With {n_calibration:,} calibration graphs the smallest p-value is 1/{n_calibration + 1:,} = "
             f"{smallest:.2g}, so on {n_scored:,} rows a q-value reaches {alpha:g} only if at least {needed:,} rows "

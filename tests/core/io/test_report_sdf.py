@@ -28,6 +28,16 @@ def test_the_fdr_note_gives_the_smallest_p_and_the_rows_needed():
     assert "1/132 = 0.0076" in text and "at least 100 rows" in text and "calibration" in text
 
 
+def test_the_fdr_note_says_when_no_q_value_can_reach_the_rate():
+    """Below the smallest p-value no q-value reaches the rate, however many rows score: the note
+    asked for "at least 5 rows" of 3 scored (and 300 digits of rows for 1e-300)."""
+    text = fdr_unreached_note(131, 3, 0.005)
+    assert "no q-value can reach 0.005" in text and "at least 199 calibration graphs" in text
+    assert "rows score" not in text and "fewer rows" not in text
+    tiny = fdr_unreached_note(131, 3, 1e-300)
+    assert "no q-value can reach 1e-300" in tiny and len(tiny) < 300
+
+
 def test_sdf_writers_stopped_midway_write_nothing_and_leave_no_temporary_file(tmp_path):
     """``should_stop`` polled between molecules: True raises Stopped, and neither the file nor a
     half-written temporary file is left (an existing file stays as it was)."""
