@@ -155,6 +155,11 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     data_path = str(data) if not isinstance(data, GraphSet) else data.source
     graphs = data if isinstance(data, GraphSet) else load(data)
     test_graphs = None if test is None else test if isinstance(test, GraphSet) else load(test)
+    if test_graphs is not None and test_graphs.kind != graphs.kind:  # found before any training, not after it
+        kinds = {"molecule": "molecules", "graph": "a graph collection"}
+        raise DataError(f"the testing file holds {kinds.get(test_graphs.kind, test_graphs.kind)} and the data "
+                        f"{kinds.get(graphs.kind, graphs.kind)}: a model trained on one cannot score the other",
+                        test_graphs.source)
 
     labelled = [i for i, lab in enumerate(graphs.labels) if lab is not None]
     skipped = len(graphs) - len(labelled)

@@ -9,7 +9,7 @@ from core.data.graphset import GraphSet
 from core.detectors.base import EpochInfo
 from core.detectors.conformal import drawn_by_scaffold, fit_calibrated
 from core.detectors.registry import detector_info, make_detector
-from core.errors import GLocalKDError
+from core.errors import GLocalKDError, SchemaMismatchError
 from core.training.plan import TrainingPlan, check_known_anomalies, plan_training
 from core.training.spec import TrainSpec
 
@@ -93,8 +93,13 @@ def weigh_known_anomalies(model, known: GraphSet, data: GraphSet | None = None) 
     Raises:
         GLocalKDError: ``known`` carry two or more labels or come from the data file, the model
             has a single view, or ``known`` are too few.
+        SchemaMismatchError: the model cannot score graphs of ``known``'s kind (naming its file).
     """
     check_known_anomalies(known, data)
     if not detector_info(model.name).weighable:
         raise GLocalKDError(f"a {model.name} model has a single view: known anomalies weigh the views of a consensus")
-    return model.weigh_views(known)
+    try:
+        return model.weigh_views(known)
+    except SchemaMismatchError as exc:  # say which file, as scoring one does
+        raise SchemaMismatchError(f"{known.source}: these known anomalies cannot weigh this model's views: {exc}") \
+            from exc

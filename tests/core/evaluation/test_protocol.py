@@ -242,3 +242,14 @@ def test_a_run_written_before_the_readout_settings_existed_can_be_resumed(easy_t
     write_json(partial, tmp_path / "old.json")
     resumed = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=2), resume=read_json(tmp_path / "old.json"))
     assert resumed.complete and len(resumed.folds) == 3
+
+
+def test_a_testing_file_of_another_kind_is_refused_before_any_training(herg_path, tu_folder, monkeypatch):
+    """``--protocol split --test`` with a graph collection beside molecule data failed only after
+    training, naming no file."""
+    from core.detectors import base
+
+    monkeypatch.setattr(base.Detector, "fit", lambda *a, **k: pytest.fail("trained before the check"))
+    with pytest.raises(DataError, match=f"{tu_folder}: the testing file holds a graph collection and the data "
+                                        "molecules"):
+        evaluate(str(herg_path), protocol="split", test=str(tu_folder), seeds=[0])

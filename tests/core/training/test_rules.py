@@ -126,3 +126,14 @@ def test_train_model_weighs_a_consensus_by_the_known_anomalies_and_says_its_plan
                           on_plan=seen.append)
     assert seen == [trained.plan] and trained.model.name == "consensus"
     assert set(trained.model.known_anomaly_auc_) == set(trained.model.views)
+
+
+def test_known_anomalies_of_another_kind_are_refused_naming_their_file(tu_folder, herg_path):
+    """A TU collection given as known anomalies to a molecule consensus said only "the model was
+    trained on molecules…", naming no file (scoring a file names it)."""
+    from core import SchemaMismatchError, load, make_detector, weigh_known_anomalies
+
+    model = make_detector(component_params={"glocalkd": {"epochs": 1, "hidden_dim": 8, "out_dim": 4}},
+                          device="cpu").fit(load(herg_path).subset(range(120)))
+    with pytest.raises(SchemaMismatchError, match=f"{tu_folder}: these known anomalies cannot weigh"):
+        weigh_known_anomalies(model, load(tu_folder).with_label("1"))
