@@ -314,6 +314,33 @@ def check_outputs(args: argparse.Namespace) -> None:
 
         raise ParameterError(f"{{{option}}} {exc.filename}: {exc.strerror}", option) from None
     check_report_name(args)  # after the inputs: "-o" naming the data itself is said as such
+    check_scratch(args)
+
+
+def check_scratch(args: argparse.Namespace) -> None:
+    """Check, before any work (a cluster started, a model read), that ``--scratch`` is a folder
+    this process can make its private folder in; it said "[Errno 2] …/.screen-kw2t2yi2" after
+    the cluster had started.
+
+    Args:
+        args: the parsed command line.
+
+    Raises:
+        ParameterError: ``--scratch`` is not an existing folder, or one this process cannot write in.
+    """
+    import os
+
+    scratch = getattr(args, "scratch", None)
+    if not scratch:
+        return
+    folder = Path(scratch)
+    why = ("no such folder" if not folder.exists() else "not a folder" if not folder.is_dir()
+           else "cannot write in it" if not os.access(folder, os.W_OK | os.X_OK) else "")
+    if why:
+        from core.errors import ParameterError
+
+        raise ParameterError(f"{{scratch}} {scratch}: {why} (the chunk files go in a private folder made inside it)",
+                             "scratch")
 
 
 def add_readout_options(parser: argparse.ArgumentParser) -> None:

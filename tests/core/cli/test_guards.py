@@ -217,3 +217,15 @@ def test_a_tu_collections_file_given_to_score_or_screen_is_read_as_the_collectio
     assert "cannot be scored with this model" in err and "graph collection" in err and "SMILES" not in err
     assert main(["screen", str(model_file), str(a_file), "-o", str(tmp_path / "r.csv")]) == 2
     assert f"one of the files of the TU graph collection {tu_folder}" in capsys.readouterr().err
+
+
+def test_a_scratch_folder_that_cannot_be_used_is_refused_before_any_work(tmp_path, capsys, model_file):
+    """``--scratch`` missing, or a file: "[Errno 2] …/.screen-kw2t2yi2" once the cluster had started."""
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    for scratch, why in ((tmp_path / "missing" / "dir", "no such folder"), (a_file, "not a folder")):
+        assert main(["screen", str(model_file), str(data), "-o", str(tmp_path / "r.csv"), "--scheduler", "local:1",
+                     "--scratch", str(scratch)]) == 2
+        assert f"--scratch {scratch}: {why}" in capsys.readouterr().err
