@@ -59,6 +59,14 @@ def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
         raise
 
 
+def _read_only(folder: Path) -> bool:
+    """Whether ``folder`` lies on a file system mounted read-only (False where that cannot be told)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 0))
+    except (OSError, AttributeError):
+        return False
+
+
 def replace_output(finished: str | Path, path: str | Path) -> None:
     """Move a finished file to ``path`` by a rename, which replaces a link at that name rather than writing through it.
 
@@ -158,6 +166,8 @@ def check_writable(path: str | Path, make_folder: bool = False) -> None:
     if not folder.is_dir():
         raise FileNotFoundError(errno.ENOENT, f"No such file or directory (no folder {folder})", str(path))
     if not os.access(folder, os.W_OK | os.X_OK):
+        if _read_only(folder):  # not a matter of permissions: nothing is written on that file system
+            raise PermissionError(errno.EROFS, f"Read-only file system (cannot write in {folder})", str(path))
         raise PermissionError(errno.EACCES, f"Permission denied (cannot write in {folder})", str(path))
     try:  # what the writer will do: create a file there (finds read-only and special file systems too)
         fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)

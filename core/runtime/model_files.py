@@ -146,7 +146,7 @@ def read_model_file(path: str | Path) -> Any:
 
     path = Path(path)
     if not path.is_file():
-        raise ModelFileError(f"{path}: no such model file")
+        raise ModelFileError(f"{path}: {'a folder, not a model file' if path.is_dir() else 'no such model file'}")
     if not os.access(path, os.R_OK):
         raise ModelFileError(f"{path}: cannot read the model file (permission denied)")
     try:

@@ -229,3 +229,12 @@ def test_a_scratch_folder_that_cannot_be_used_is_refused_before_any_work(tmp_pat
         assert main(["screen", str(model_file), str(data), "-o", str(tmp_path / "r.csv"), "--scheduler", "local:1",
                      "--scratch", str(scratch)]) == 2
         assert f"--scratch {scratch}: {why}" in capsys.readouterr().err
+
+
+def test_a_folder_given_as_the_model_is_called_a_folder(tmp_path, capsys):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    assert main(["score", str(folder), str(data), "-o", str(tmp_path / "r.csv")]) == 2
+    assert f"{folder}: a folder, not a model file" in capsys.readouterr().err

@@ -167,3 +167,19 @@ def test_a_model_file_past_the_file_size_limit_is_one_line_naming_it(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-800:]
     assert str(out) in done.stderr and "File too large" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_read_only_file_system_is_said_as_such_not_as_permissions(tmp_path, monkeypatch):
+    """A folder on a read-only mount was "Permission denied": the user would look at permissions."""
+    import errno
+
+    from core.runtime import files
+
+    monkeypatch.setattr(files.os, "access", lambda *a, **k: False)
+    monkeypatch.setattr(files.os, "statvfs", lambda _p: type("S", (), {"f_flag": files.os.ST_RDONLY})())
+    with pytest.raises(PermissionError, match="Read-only file system") as info:
+        files.check_writable(tmp_path / "r.csv")
+    assert info.value.errno == errno.EROFS
+    monkeypatch.setattr(files.os, "statvfs", lambda _p: type("S", (), {"f_flag": 0})())
+    with pytest.raises(PermissionError, match="Permission denied"):
+        files.check_writable(tmp_path / "r.csv")
