@@ -63,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     print(summary(graphs), file=sys.stderr)
     print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {len(graphs) + len(graphs.rejects)} rows "
           f"written to {args.output}", file=sys.stderr)
+    asked = [option for option, on in (("--properties", args.properties), ("--alerts", args.alerts)) if on]
+    if asked and not any(meta.smiles for meta in graphs.meta):  # a TU collection: no structures to compute them on
+        print(f"{' and '.join(asked)}: not added, {args.data} holds graphs without molecular structures",
+              file=sys.stderr)
     if args.fdr is not None and p_values is not None:
         from core.data.pvalues import benjamini_hochberg
 

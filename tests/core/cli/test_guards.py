@@ -238,3 +238,12 @@ def test_a_folder_given_as_the_model_is_called_a_folder(tmp_path, capsys):
     data.write_text("CCO a\n")
     assert main(["score", str(folder), str(data), "-o", str(tmp_path / "r.csv")]) == 2
     assert f"{folder}: a folder, not a model file" in capsys.readouterr().err
+
+
+def test_properties_asked_of_graphs_without_structures_are_said_not_added(tu_folder, tmp_path, capsys):
+    """``--properties --alerts`` on a TU collection wrote no such columns without a word."""
+    model = tmp_path / "tu.pt"
+    assert main(["train", str(tu_folder), "-o", str(model), "--epochs", "1", "--hidden", "8", "--out-dim", "4"]) == 0
+    capsys.readouterr()
+    assert main(["score", str(model), str(tu_folder), "-o", str(tmp_path / "r.csv"), "--properties", "--alerts"]) == 0
+    assert "--properties and --alerts: not added" in capsys.readouterr().err
