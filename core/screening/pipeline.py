@@ -385,6 +385,11 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             if held:
                 summary.stopped = summary.interrupted = True
             return summary
+    except OSError as exc:  # a chunk file of the working folder that could not be written: the report's trouble
+        if exc.filename is None or Path(tmp) not in Path(str(exc.filename)).parents:
+            raise
+        raise OSError(exc.errno, f"{exc.strerror} (writing the report's chunks in {Path(tmp).parent})",
+                      str(report)) from None
     finally:
         remove_scratch(tmp)
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,

@@ -183,3 +183,29 @@ def test_a_read_only_file_system_is_said_as_such_not_as_permissions(tmp_path, mo
     monkeypatch.setattr(files.os, "statvfs", lambda _p: type("S", (), {"f_flag": 0})())
     with pytest.raises(PermissionError, match="Permission denied"):
         files.check_writable(tmp_path / "r.csv")
+
+
+def test_a_report_past_the_file_size_limit_names_the_report_not_a_chunk_file(tmp_path):
+    """A streamed score writes chunk files in a private working folder first: the write error named
+    no file, then a chunk file (`.screen-…/chunk000….csv`); it names the report."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.conftest import DEMO_DATA, ROOT
+
+    model = tmp_path / "m.pt"
+    done = subprocess.run([sys.executable, "-m", "core", "train", str(DEMO_DATA / "herg.tab"), "-o", str(model),
+                           "--detector", "size"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    library = tmp_path / "lib.smi"
+    library.write_text("".join(f"c1ccccc1CCN m{i}\n" for i in range(3000)))
+    out = tmp_path / "r.csv"
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    done = subprocess.run([sys.executable, "-m", "core", "score", str(model), str(library), "-o", str(out),
+                           "--threads", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    assert done.returncode == 2 and str(out) in done.stderr and "chunk" in done.stderr, done.stderr[-600:]
+    assert not out.exists() and not list(tmp_path.glob(".screen-*"))
