@@ -91,7 +91,7 @@ class GraphSet:
         """Find the IDs that name more than one graph (a table's ID column with repeats, an SDF's titles).
 
         Every such row is kept and scored; the note only warns that the ID alone does not say
-        which row is meant (a mark put back by ID lands on the first of them).
+        which row is meant (the app's review marks are put back by ID and SMILES for that reason).
 
         Returns:
             Each repeated ID with its graphs' input lines (positions from 1 where no line is
