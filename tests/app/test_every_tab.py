@@ -217,7 +217,8 @@ def test_an_fdr_that_flags_nothing_says_why_and_what_to_do(qtbot, window, calibr
     n_cal = len(c["model"].calibration_scores_)
     assert int(w.state.flagged().sum()) == 0
     text = w.side.progress_label.text()
-    assert f"1/{n_cal + 1}" in text and "Hold out more calibration graphs" in text
+    assert f"1/{n_cal + 1}" in text and "no q-value can reach 0.001" in text  # below the smallest p-value
+    assert "Hold out at least 999 calibration graphs" in text
     report_flagged(0, 0.05, 655, n_cal)
     err = capsys.readouterr().err
     assert "ranks 1 to 0" not in err and f"1/{n_cal + 1}" in err and "--calibration" in err
