@@ -181,7 +181,7 @@ def test_files_that_are_not_ours(tmp_path, saved):
     for name in ("list.pt", "theirs.pt", "tensor.pt"):
         _refused(tmp_path / name, "not a GLocalKD Studio model file")
     _refused(tmp_path / "nothing.pt", "no such model file")
-    _refused(tmp_path, "no such model file")
+    _refused(tmp_path, "a folder, not a model file")
 
 
 def _write(path, state, digest):
