@@ -33,6 +33,15 @@ from core.detectors.graph_kernels import LabelledMoleculeView, labelled_graphs
 from core.detectors.wl_features import WLFeatures
 
 
+def _largest(values: np.ndarray, group: np.ndarray, n_groups: int, top: int):
+    """Each group's ``top`` largest values: ``(groups, ranks, values)`` of the items kept, rank 0 the largest."""
+    order = np.lexsort((-values, group))
+    g = group[order]
+    rank = np.arange(len(g)) - np.searchsorted(g, np.arange(n_groups))[g]
+    keep = rank < top
+    return g[keep], rank[keep], values[order][keep]
+
+
 def top_mean(values: np.ndarray, group: np.ndarray, n_groups: int, top: int) -> np.ndarray:
     """Average the ``top`` largest values of each group (all of a smaller group's).
 
@@ -45,13 +54,9 @@ def top_mean(values: np.ndarray, group: np.ndarray, n_groups: int, top: int) -> 
     Returns:
         Shape (n_groups,): each group's mean of its largest values; 0 for a group with no items.
     """
-    order = np.lexsort((-values, group))
-    g = group[order]
-    start = np.searchsorted(g, np.arange(n_groups))
-    rank = np.arange(len(g)) - start[g]
-    keep = rank < top
-    total = np.bincount(g[keep], weights=values[order][keep], minlength=n_groups)
-    count = np.bincount(g[keep], minlength=n_groups)
+    g, _, kept = _largest(values, group, n_groups, top)
+    total = np.bincount(g, weights=kept, minlength=n_groups)
+    count = np.bincount(g, minlength=n_groups)
     return np.divide(total, count, out=np.zeros(n_groups), where=count > 0)
 
 
@@ -165,12 +170,9 @@ class RareSubstructure(LabelledMoleculeView, GraphLevelDetector):
             GLocalKDError: not fitted.
         """
         surprise, graph, n = self.node_surprise(labelled_graphs(graphs))
-        order = np.lexsort((-surprise, graph))
-        g = graph[order]
-        rank = np.arange(len(g)) - np.searchsorted(g, np.arange(n))[g]
-        keep = rank < self.top_nodes
+        g, rank, kept = _largest(surprise, graph, n, self.top_nodes)
         out = np.zeros((n, self.top_nodes), dtype=np.float32)
-        out[g[keep], rank[keep]] = surprise[order][keep]
+        out[g, rank] = kept
         return out
 
     def fitted_state(self) -> dict:
