@@ -72,6 +72,7 @@ _kme_lesinn = _lazy("core.detectors.kernel_mean_embedding:KernelMeanEmbedding")
 _spectral_lesinn = _lazy("core.detectors.spectral:SpectralView")
 _ecfp_nn = _lazy("core.detectors.ecfp:ECFPNearestNeighbour")
 _rare_substructure = _lazy("core.detectors.rare_substructure:RareSubstructure")
+_property_lesinn = _lazy("core.detectors.property_space:PropertySpace")
 _size = _lazy("core.detectors.size:SizeBaseline")
 
 
@@ -113,6 +114,10 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
     DetectorInfo("rare-substructure", "Rare substructures", "how seldom a graph's rarest node neighbourhoods "
                  "(Weisfeiler-Lehman subtrees of radius 0-2) occur among the training graphs", False, False,
                  _rare_substructure, savable=True),
+    DetectorInfo("property-lesinn", "Property outlier", "how far a molecule's medicinal-chemistry properties "
+                 "(weight, cLogP, TPSA, H-bond donors and acceptors, rotatable bonds, heavy atoms, rings, charge) "
+                 "lie from the training molecules', by LESINN (molecules only)", False, False, _property_lesinn,
+                 savable=True),
     DetectorInfo("ecfp-nn", "ECFP4 nearest neighbour", "the chemists' novelty score: 1 - the largest Tanimoto "
                  "similarity of ECFP4 fingerprints (Morgan radius 2, 2,048 bits) to the training molecules "
                  "(molecules only)", False, False, _ecfp_nn, savable=True),

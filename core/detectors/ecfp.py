@@ -34,7 +34,7 @@ def _tu_bond_types(graphs: GraphSet) -> dict[int, str] | None:
     names = graphs.edge_label_names or {}
     mapped = {int(k): BOND_ORDERS.get(str(v).strip()) for k, v in names.items()}
     if not mapped or None in mapped.values():
-        raise NotApplicableError(f"{graphs.source}: ECFP needs bond orders, but the edge labels "
+        raise NotApplicableError(f"{graphs.source}: this detector reads molecules and needs bond orders, but the edge labels "
                                  f"({', '.join(sorted(map(str, names.values()))) or 'unnamed'}) do not map to them")
     return mapped
 
@@ -72,7 +72,7 @@ def molecules(graphs: GraphSet) -> list:
         return out
     elements = element_symbols(graphs.node_label_names)
     if not elements:
-        raise NotApplicableError(f"{graphs.source or 'these graphs'}: ECFP fingerprints molecules; these graphs' "
+        raise NotApplicableError(f"{graphs.source or 'these graphs'}: this detector reads molecules; these graphs' "
                                  "node labels do not map to chemical elements (a TU readme must name them, as "
                                  "AIDS's and Tox21's do)")
     bonds = _tu_bond_types(graphs)

@@ -76,18 +76,20 @@ class LESINN:
         return self
 
     def fitted_state(self) -> dict:
-        """Give the fitted state as plain values for a model file (precomputed distances only).
+        """Give the fitted state as plain values for a model file.
 
         Returns:
-            ``{"members", "used", "n_train", "train_scores"}``.
+            ``{"members", "used", "n_train", "train_scores"}``, and ``"train"`` (the used
+            training points' vectors) unless the distances are precomputed.
 
         Raises:
-            GLocalKDError: the metric is not ``precomputed`` (the training vectors are not saved).
+            GLocalKDError: not fitted.
         """
-        if self.metric != "precomputed":
-            raise GLocalKDError("only LESINN on precomputed distances can be saved")
-        return {"members": self.members_, "used": self.used_, "n_train": self.n_train_,
-                "train_scores": self.train_scores_}
+        if not hasattr(self, "members_"):
+            raise GLocalKDError("LESINN is not fitted yet")
+        state = {"members": self.members_, "used": self.used_, "n_train": self.n_train_,
+                 "train_scores": self.train_scores_}
+        return state if self.metric == "precomputed" else state | {"train": self.train_}
 
     def restore_fitted_state(self, state: dict) -> None:
         """Set the fitted state from :meth:`fitted_state`'s values, checking them.
@@ -96,16 +98,20 @@ class LESINN:
             state: the values :meth:`fitted_state` gave.
 
         Raises:
-            ValueError: the members are not a 2-D array of used training points within range.
+            ValueError: the members are not a 2-D array of used training points within range, or
+                (unless the distances are precomputed) there is not one training vector per used point.
         """
         self._columns_cache = None
         self.members_ = np.asarray(state["members"], dtype=np.int64)
         self.used_ = np.asarray(state["used"], dtype=np.int64)
         self.n_train_ = int(state["n_train"])
-        self.train_, self.train_scores_ = None, np.asarray(state["train_scores"])
+        self.train_scores_ = np.asarray(state["train_scores"])
+        self.train_ = None if self.metric == "precomputed" else np.asarray(state.get("train"), dtype=np.float64)
         if self.members_.ndim != 2 or not np.isin(self.members_, self.used_).all() or \
                 (len(self.used_) and not 0 <= self.used_.min() <= self.used_.max() < self.n_train_):
             raise ValueError("LESINN's members do not match its training points")
+        if self.train_ is not None and (self.train_.ndim != 2 or len(self.train_) != len(self.used_)):
+            raise ValueError("LESINN needs one training vector per used point")
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
         """Score points: the mean distance to the nearest point of each member's subsample (higher = more anomalous).
