@@ -16,7 +16,8 @@ every view is built by the registry with that seed, fitted on the fit part, and 
 calibration graphs, the test graphs and the training part's anomalies (the pool the harness
 draws known anomalies from; never trained on). Writes ``research/ranking/out/<row>/fold<k>.npz``
 (ignored by git): ``y`` (test anomalous 0/1), ``known_pool`` (training-part anomaly count), and
-per view ``<view>:cal``, ``<view>:test``, ``<view>:known`` (ECFP only where the graphs are molecules). With WL-LESINN,
+per view ``<view>:cal``, ``<view>:test``, ``<view>:known`` (ECFP and the property view only where the graphs
+are molecules; elsewhere ``<view>:not_applicable``, the reason). With WL-LESINN,
 also the WL features that the review loop's similarity view reads (``core.detectors.review``):
 ``wl:test:*`` (the test graphs'), ``wl:fit:*`` (the fit graphs', its reference) and ``wl:known:*``
 (the known-anomaly pool's, for the review loop's classifier on the known-anomaly path), each a sparse
@@ -166,12 +167,13 @@ def dump_row(row: str, views: list[str], device: str = "auto", epochs: int | Non
         fit, cal = normal.subset(fit_idx), normal.subset(cal_idx)
         saved.update(y=y, known_pool=np.array(len(known)))
         for view in views:
-            if f"{view}:test" in saved:
+            if f"{view}:test" in saved or f"{view}:not_applicable" in saved:
                 continue
             t0 = time.perf_counter()
             try:
                 model = make_detector(view, seed=seed).fit(fit)
-            except NotApplicableError:  # ECFP on graphs that are not molecules
+            except NotApplicableError as exc:  # ECFP or the property view on graphs that are not molecules
+                saved[f"{view}:not_applicable"] = np.array(str(exc))  # the candidate is the default there
                 continue
             saved[f"{view}:cal"] = model.score(cal).score.astype(np.float64)
             saved[f"{view}:test"] = model.score(test).score.astype(np.float64)
