@@ -26,7 +26,7 @@ BOND_ORDERS = {"1": "SINGLE", "-": "SINGLE", "2": "DOUBLE", "=": "DOUBLE", "3": 
                ":": "AROMATIC", "4": "AROMATIC"}
 
 
-def _tu_bond_types(graphs: GraphSet) -> dict[int, str] | None:
+def _tu_bond_types(graphs: GraphSet, reader: str) -> dict[int, str] | None:
     """Edge label -> RDKit bond type name, None when the graphs have no edge labels; raises
     :class:`NotApplicableError` when some label names no bond order."""
     if not graphs.graphs or "edge_label" not in graphs.graphs[0]:
@@ -34,12 +34,12 @@ def _tu_bond_types(graphs: GraphSet) -> dict[int, str] | None:
     names = graphs.edge_label_names or {}
     mapped = {int(k): BOND_ORDERS.get(str(v).strip()) for k, v in names.items()}
     if not mapped or None in mapped.values():
-        raise NotApplicableError(f"{graphs.source}: this detector reads molecules and needs bond orders, but the edge labels "
+        raise NotApplicableError(f"{graphs.source}: {reader} reads molecules and needs bond orders, but the edge labels "
                                  f"({', '.join(sorted(map(str, names.values()))) or 'unnamed'}) do not map to them")
     return mapped
 
 
-def molecules(graphs: GraphSet) -> list:
+def molecules(graphs: GraphSet, reader: str = "this detector") -> list:
     """Make an RDKit molecule per graph, to fingerprint it.
 
     Molecules are parsed from their SMILES (molecule files, or any graphs that all carry one, as
@@ -48,6 +48,7 @@ def molecules(graphs: GraphSet) -> list:
 
     Args:
         graphs: the graphs.
+        reader: what reads them, named in the message when they are not molecules.
 
     Returns:
         One molecule per graph, in order.
@@ -72,10 +73,10 @@ def molecules(graphs: GraphSet) -> list:
         return out
     elements = element_symbols(graphs.node_label_names)
     if not elements:
-        raise NotApplicableError(f"{graphs.source or 'these graphs'}: this detector reads molecules; these graphs' "
+        raise NotApplicableError(f"{graphs.source or 'these graphs'}: {reader} reads molecules; these graphs' "
                                  "node labels do not map to chemical elements (a TU readme must name them, as "
                                  "AIDS's and Tox21's do)")
-    bonds = _tu_bond_types(graphs)
+    bonds = _tu_bond_types(graphs, reader)
     out = []
     for i, g in enumerate(graphs.graphs):
         labels = g.get("node_label")
@@ -144,7 +145,7 @@ class ECFPNearestNeighbour(GraphLevelDetector):
         from rdkit.Chem import rdFingerprintGenerator
 
         gen = rdFingerprintGenerator.GetMorganGenerator(radius=self.radius, fpSize=self.n_bits)
-        mols = molecules(graphs)
+        mols = molecules(graphs, "ECFP4 nearest neighbour")
         if not mols:
             return np.zeros((0, self.n_bits), dtype=np.uint8)
         return np.stack([gen.GetFingerprintAsNumPy(m).astype(np.uint8) for m in mols])

@@ -101,7 +101,7 @@ class PropertySpace(GraphLevelDetector):
         """
         if not len(graphs):
             return np.zeros((0, len(PROPERTY_COLUMNS)))
-        return molecule_properties(molecules(graphs))
+        return molecule_properties(molecules(graphs, "Property outlier"))
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
              should_stop: Callable[[], bool] | None = None) -> None:
