@@ -175,7 +175,7 @@ class MainWindow(QMainWindow):
         self.results.shown.connect(self.reviewing.refresh)  # new scores: the marks re-rank them
         self.reviewing.reranked.connect(self.results.show_review)
         self.reviewing.reranked.connect(self._update_state)
-        st.data_changed.connect(lambda: self.form.set_labels(st.graphs.label_counts()))  # "All graphs" first
+        st.data_changed.connect(lambda: self.form.show_data(st.graphs))  # "All graphs" first
         st.model_changed.connect(lambda model: self.loss_plot.show_losses(list(model.loss_history_)))
         st.model_changed.connect(lambda _model: self._update_state())
         self.opening.warmed_up.connect(self.form.activate)

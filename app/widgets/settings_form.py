@@ -172,6 +172,29 @@ class TrainSettings(QWidget):
         used = self._used_rows(self.detector_name())
         return {k: v for k, v in self.params().items() if k in used}
 
+    def show_data(self, graphs) -> None:
+        """Offer the open data's labels, and only the detectors that can read it (see :meth:`set_molecular`).
+
+        Args:
+            graphs: the open :class:`core.GraphSet`.
+        """
+        self.set_labels(graphs.label_counts())
+        self.set_molecular(graphs.is_molecular)
+
+    def set_molecular(self, molecular: bool) -> None:
+        """Enable the detectors that read molecules only (the registry's ``molecules_only``) when
+        the open data is molecules, and grey them out, saying why, when it is not; a greyed-out
+        choice gives way to the default detector."""
+        model = self.detector.model()
+        for i in range(self.detector.count()):
+            info = detector_info(self.detector.itemData(i))
+            if info.molecules_only:
+                model.item(i).setEnabled(molecular)
+                why = "" if molecular else " This data is not molecules, so it cannot be read."
+                self.detector.setItemData(i, f"{info.summary}.{why}", Qt.ItemDataRole.ToolTipRole)
+        if not molecular and detector_info(self.detector_name()).molecules_only:
+            self.detector.setCurrentIndex(0)
+
     def set_labels(self, counts: dict[str, int], preferred: str | None = None) -> None:
         """Offer 'All graphs' (the default, as ``glocalkd train`` has) and each label with its count;
         pick ``preferred`` when given."""

@@ -39,6 +39,8 @@ class DetectorInfo:
         batch_dependent: a graph's score depends on the other graphs scored with it (the
             propagation kernel hashes the node labels a batch brings in, as GraKeL does), so a file
             is scored whole, never streamed in chunks (:func:`core.screening.score_file.is_streamed`).
+        molecules_only: it reads molecules only (:func:`core.detectors.ecfp.molecules`); other
+            graphs raise :class:`core.errors.NotApplicableError`, and the app does not offer it for them.
     """
 
     name: str
@@ -52,6 +54,7 @@ class DetectorInfo:
     weighable: bool = False
     needs_glocalkd: bool = False
     batch_dependent: bool = False
+    molecules_only: bool = False
 
 
 def _lazy(path: str) -> Callable[..., object]:
@@ -117,10 +120,10 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
     DetectorInfo("property-lesinn", "Property outlier", "how far a molecule's medicinal-chemistry properties "
                  "(weight, cLogP, TPSA, H-bond donors and acceptors, rotatable bonds, heavy atoms, rings, charge) "
                  "lie from the training molecules', by LESINN (molecules only)", False, False, _property_lesinn,
-                 savable=True),
+                 savable=True, molecules_only=True),
     DetectorInfo("ecfp-nn", "ECFP4 nearest neighbour", "the chemists' novelty score: 1 - the largest Tanimoto "
                  "similarity of ECFP4 fingerprints (Morgan radius 2, 2,048 bits) to the training molecules "
-                 "(molecules only)", False, False, _ecfp_nn, savable=True),
+                 "(molecules only)", False, False, _ecfp_nn, savable=True, molecules_only=True),
     DetectorInfo("size", "Graph size", "a sanity baseline: how unusual a graph's node and edge counts are "
                  "against the training graphs", False, False, _size, savable=True),
 )}

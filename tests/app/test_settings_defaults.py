@@ -47,3 +47,27 @@ def test_a_value_typed_before_activation_is_kept(qtbot):
     form.activate()
     assert form.params()["lr"] == 0.003 and form.params()["normalize"] is True
     assert form.params()["epochs"] == detector_defaults("glocalkd")["epochs"]
+
+
+def test_detectors_that_read_molecules_only_are_offered_for_molecules_only(qtbot, window, tu_folder, herg_path):
+    """Opened through the window: a TU collection of plain graphs greys out ECFP4 and the property
+    view, saying why, and a choice of one gives way to the default; molecules bring them back."""
+    from PySide6.QtCore import Qt
+
+    from core import DEFAULT_DETECTOR, DETECTORS
+    from tests.app.test_main_window import open_and_wait
+
+    combo = window.form.detector
+    only = [n for n, info in DETECTORS.items() if info.molecules_only]
+    assert set(only) == {"ecfp-nn", "property-lesinn"}
+    combo.setCurrentIndex(combo.findData("property-lesinn"))
+    open_and_wait(qtbot, window, tu_folder)
+    for name in DETECTORS:
+        i = combo.findData(name)
+        assert combo.model().item(i).isEnabled() == (name not in only), name
+    i = combo.findData("ecfp-nn")
+    assert "not molecules" in combo.itemData(i, Qt.ItemDataRole.ToolTipRole)
+    assert window.form.detector_name() == DEFAULT_DETECTOR
+    open_and_wait(qtbot, window, herg_path)
+    assert all(combo.model().item(combo.findData(n)).isEnabled() for n in DETECTORS)
+    assert "not molecules" not in combo.itemData(i, Qt.ItemDataRole.ToolTipRole)

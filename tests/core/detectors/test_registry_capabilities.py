@@ -16,6 +16,23 @@ def test_savable_is_what_the_detector_can_save(name):
     assert detector_info(name).savable == make_detector(name).can_save
 
 
+@pytest.mark.parametrize("name", list(DETECTORS))
+def test_molecules_only_is_what_the_detector_can_read(name, tu_folder, aids_zip):
+    """A detector flagged molecules-only refuses graphs that are not molecules; the others read them."""
+    from core import load
+    from core.errors import NotApplicableError
+
+    small = {"epochs": 1, "hidden_dim": 8, "out_dim": 4}
+    params = {"glocalkd": small, "ocgcn": small, "consensus": {"component_params": {"glocalkd": small}}}.get(name, {})
+    graphs = load(str(tu_folder)).subset(list(range(12)) * 4)
+    if detector_info(name).molecules_only:
+        with pytest.raises(NotApplicableError, match="reads molecules"):
+            make_detector(name, **params).fit(graphs)
+        assert len(make_detector(name, **params).fit(load(aids_zip).subset(range(40))).train_scores_) == 40
+    else:
+        assert make_detector(name, **params).fit(graphs).score(graphs).score.shape == (48,)
+
+
 def test_only_the_consensus_calibrates_itself_weighs_views_and_is_built_on_glocalkd():
     for field in ("calibrates_itself", "weighable", "needs_glocalkd"):
         assert [n for n, info in DETECTORS.items() if getattr(info, field)] == ["consensus"], field
