@@ -123,7 +123,8 @@ def clairvoyant_found(y: np.ndarray, combined: np.ndarray) -> int:
 
 def fold_found_bounds(d: dict, views_read: tuple = FOUND_VIEWS) -> dict:
     """One fold's anomalies found in 30 reviews: the default's label-free top 30, the current loop,
-    and the bounds of the module docstring (``--found``) over ``views_read``."""
+    and the bounds of the module docstring (``--found``) over ``views_read`` (those the fold holds:
+    a view that cannot read the row's graphs, e.g. one for molecules only, is left out)."""
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -132,6 +133,7 @@ def fold_found_bounds(d: dict, views_read: tuple = FOUND_VIEWS) -> dict:
     from core.detectors.conformal import conformal_p_values
 
     y = d["y"].astype(bool)
+    views_read = tuple(v for v in views_read if f"{v}:test" in d)
     views = DEFAULT_VIEWS + RESERVE
     marks, _ = _loop(d, y, views, components=DEFAULT_VIEWS)
     logp = np.column_stack([-np.log(conformal_p_values(d[f"{v}:cal"], d[f"{v}:test"])) for v in views_read])
