@@ -60,7 +60,7 @@ _PUBLIC = {
     "screen": "screening.pipeline", "molecule_schema": "screening.scoring", "merge_reports": "screening.merge", "ScreenSummary": "screening.pipeline",
     "report_view_scores": "screening.rescore", "score_file": "screening.score_file", "ScoredFile": "screening.score_file",
     "is_streamed": "screening.score_file",
-    "draw_heatmap": "viz.heatmap", "graph_molecule": "viz.heatmap", "molecule_image": "viz.heatmap",
+    "draw_heatmap": "viz.heatmap", "graph_molecule": "data.graph_molecules", "molecule_image": "viz.heatmap",
     "space_map": "viz.chemical_space", "node_error_norm": "viz.heatmap", "fixed_error_scale": "viz.heatmap",
     "HEATMAP_SCALES": "viz.heatmap", "smarts_atoms": "viz.heatmap", "smarts_match": "viz.heatmap",
     "READABLE_BOND_PX": "viz.heatmap", "SimilarityIndex": "viz.similarity",
@@ -114,7 +114,8 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.screening.merge import merge_reports
     from core.screening.rescore import report_view_scores
     from core.screening.score_file import ScoredFile, is_streamed, score_file
-    from core.viz.heatmap import (draw_heatmap, graph_molecule, molecule_image, node_error_norm, fixed_error_scale,
+    from core.data.graph_molecules import graph_molecule
+    from core.viz.heatmap import (draw_heatmap, molecule_image, node_error_norm, fixed_error_scale,
         SCALES as HEATMAP_SCALES, smarts_atoms, smarts_match, READABLE_BOND_PX)
     from core.viz.chemical_space import space_map
     from core.viz.similarity import SimilarityIndex, similar_molecules, scaffolds, query_similarities

@@ -5,10 +5,10 @@ fingerprint, radius 2, 2,048 bits) and those of the training molecules: 0 for a 
 in training, 1 for one that shares no substructure bit with any. It is what a chemist would
 pick instead of a graph anomaly detector, so the result tables show it beside them.
 
-Molecules come from the SMILES of molecule files (SMILES, SDF, CSV) or, for TU collections,
-from node labels that the collection's readme maps to elements (AIDS, Tox21) with bonds from
-edge labels mapped to bond orders (``1``/``2``/``3`` or ``-``/``=``/``#``/``:``; without edge
-labels every bond is single). Other data cannot be fingerprinted: fitting raises
+Molecules come from :func:`core.data.graph_molecules.molecules`: the SMILES of molecule files
+(SMILES, SDF, CSV) or, for TU collections, node labels that the collection's readme maps to
+elements (AIDS, Tox21) with bonds from edge labels mapped to bond orders. Other data cannot be
+fingerprinted: fitting raises
 :class:`core.errors.NotApplicableError`, and the evaluation harness reports "n/a".
 Deterministic: ``seed`` is kept only so that every detector takes one.
 """
@@ -18,97 +18,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from core.data.graphset import GraphSet, element_symbols
+from core.data.graph_molecules import molecules
+from core.data.graphset import GraphSet
 from core.detectors.base import GraphLevelDetector, is_count
-from core.errors import DataError, NotApplicableError
-
-BOND_ORDERS = {"1": "SINGLE", "-": "SINGLE", "2": "DOUBLE", "=": "DOUBLE", "3": "TRIPLE", "#": "TRIPLE",
-               ":": "AROMATIC", "4": "AROMATIC"}
-
-
-def _tu_bond_types(graphs: GraphSet, reader: str) -> dict[int, str] | None:
-    """Edge label -> RDKit bond type name, None when the graphs have no edge labels; raises
-    :class:`NotApplicableError` when some label names no bond order."""
-    if not graphs.graphs or "edge_label" not in graphs.graphs[0]:
-        return None
-    names = graphs.edge_label_names or {}
-    mapped = {int(k): BOND_ORDERS.get(str(v).strip()) for k, v in names.items()}
-    if not mapped or None in mapped.values():
-        raise NotApplicableError(f"{graphs.source}: {reader} reads molecules and needs bond orders, but the edge labels "
-                                 f"({', '.join(sorted(map(str, names.values()))) or 'unnamed'}) do not map to them")
-    return mapped
-
-
-def molecules(graphs: GraphSet, reader: str = "this detector") -> list:
-    """Make an RDKit molecule per graph, to fingerprint it.
-
-    Molecules are parsed from their SMILES (molecule files, or any graphs that all carry one, as
-    screening's chunks do) or built from element node labels and bond-order edge labels (TU;
-    every bond single without edge labels).
-
-    Args:
-        graphs: the graphs.
-        reader: what reads them, named in the message when they are not molecules.
-
-    Returns:
-        One molecule per graph, in order.
-
-    Raises:
-        NotApplicableError: the data is not molecules (node labels that the readme does not map
-            to elements, or edge labels that name no bond order).
-        DataError: a SMILES that no longer parses, or a graph with a label that names no element
-            or bond order, naming it.
-    """
-    from rdkit import Chem
-
-    if graphs.kind == "molecule" or (graphs.meta and all(m.smiles for m in graphs.meta)):  # e.g. screening's chunks
-        from core.data.chem import parse_smiles  # the one SMILES reader, with its limits
-
-        out = []
-        for meta in graphs.meta:
-            mol, reason = parse_smiles(meta.smiles) if meta.smiles else (None, "no SMILES")
-            if mol is None:
-                raise DataError(f"molecule {meta.id}: cannot fingerprint it ({reason})", graphs.source, meta.line)
-            out.append(mol)
-        return out
-    elements = element_symbols(graphs.node_label_names)
-    if not elements:
-        raise NotApplicableError(f"{graphs.source or 'these graphs'}: {reader} reads molecules; these graphs' "
-                                 "node labels do not map to chemical elements (a TU readme must name them, as "
-                                 "AIDS's and Tox21's do)")
-    bonds = _tu_bond_types(graphs, reader)
-    out = []
-    for i, g in enumerate(graphs.graphs):
-        labels = g.get("node_label")
-        if labels is None or any(int(v) not in elements for v in labels.tolist()):
-            meta = graphs.meta[i]
-            raise DataError(f"graph {meta.id}: a node label that names no element", graphs.source, meta.line)
-        mol = Chem.RWMol()
-        for v in labels.tolist():
-            mol.AddAtom(Chem.Atom(elements[int(v)]))
-        edges = g.edge_index.numpy()
-        kinds = g.edge_label.numpy() if bonds is not None else None
-        for j in range(edges.shape[1]):
-            u, v = int(edges[0, j]), int(edges[1, j])
-            if u >= v or mol.GetBondBetweenAtoms(u, v) is not None:
-                continue
-            kind = "SINGLE" if kinds is None else bonds.get(int(kinds[j]))
-            if kind is None:
-                meta = graphs.meta[i]
-                raise DataError(f"graph {meta.id}: edge label {int(kinds[j])} names no bond order", graphs.source,
-                                meta.line)
-            mol.AddBond(u, v, getattr(Chem.BondType, kind))
-            if kind == "AROMATIC":
-                bond = mol.GetBondBetweenAtoms(u, v)
-                bond.SetIsAromatic(True)
-                mol.GetAtomWithIdx(u).SetIsAromatic(True)
-                mol.GetAtomWithIdx(v).SetIsAromatic(True)
-        mol = mol.GetMol()
-        mol.UpdatePropertyCache(strict=False)
-        Chem.FastFindRings(mol)
-        out.append(mol)
-    return out
-
 
 class ECFPNearestNeighbour(GraphLevelDetector):
     """The chemists' novelty score: ``1 - max Tanimoto`` of ECFP fingerprints to the training molecules.

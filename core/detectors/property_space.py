@@ -15,7 +15,7 @@ property every training molecule shares counts any change as one unit). LESINN s
 scaled rows, as it scores the other views' embeddings. A molecule's score depends on itself and
 the fitted state only, never on the other molecules scored with it.
 
-Molecules come from :func:`core.detectors.ecfp.molecules`: SMILES of molecule files, or TU
+Molecules come from :func:`core.data.graph_molecules.molecules`: SMILES of molecule files, or TU
 collections whose node labels map to elements. Other graphs raise
 :class:`core.errors.NotApplicableError` and the evaluation harness reports "n/a".
 
@@ -28,10 +28,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from core.data.graph_molecules import molecules
 from core.data.graphset import GraphSet
 from core.data.properties import PROPERTY_COLUMNS, molecule_properties
 from core.detectors.base import GraphLevelDetector, is_count
-from core.detectors.ecfp import molecules
 from core.detectors.lesinn import LESINN
 
 IQR_TO_SD = 1.349  # a normal distribution's interquartile range, in standard deviations
@@ -90,7 +90,7 @@ class PropertySpace(GraphLevelDetector):
         """Give each molecule's properties, unscaled, in ``PROPERTY_COLUMNS`` order.
 
         Args:
-            graphs: molecules (:func:`core.detectors.ecfp.molecules`).
+            graphs: molecules (:func:`core.data.graph_molecules.molecules`).
 
         Returns:
             Shape (graphs, len(PROPERTY_COLUMNS)), float64.

@@ -118,7 +118,8 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
     Returns:
         The number of molecules drawn.
     """
-    from core.viz.heatmap import fixed_error_scale, graph_molecule, molecule_image
+    from core.data.graph_molecules import graph_molecule
+    from core.viz.heatmap import fixed_error_scale, molecule_image
 
     if scores.has_node_scores and vmax is None:
         vmax = fixed_error_scale(scores.node_errors)

@@ -11,64 +11,14 @@ from matplotlib import colormaps
 from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 
-from core.data.graphset import GraphSet, element_symbols
+from core.data.graph_molecules import graph_molecule
+from core.data.graphset import GraphSet
 
 CMAP = "YlOrRd"
 READABLE_BOND_PX = 36.0  # the shortest bond drawn on screen: element symbols are then about 12 px high
 LARGEST_BOND_PX = 60.0  # a small molecule fills its box up to this bond length, its symbols no larger than text
 NOTED_ATOMS = 5  # how many of the top-error atoms carry their index in the drawing (the others: on hover)
 _MAX_SIDE = 4096  # the largest drawing of one molecule, in pixels per side
-_BOND_SYMBOLS = {"1": "SINGLE", "2": "DOUBLE", "3": "TRIPLE", "-": "SINGLE", "=": "DOUBLE", "#": "TRIPLE",
-                 ":": "AROMATIC"}
-
-
-def graph_molecule(graphs: GraphSet, i: int):
-    """Make an RDKit molecule of graph i, in node order, for drawing and SD files.
-
-    Args:
-        graphs: the graph set.
-        i: the graph's index.
-
-    Returns:
-        The molecule parsed from the graph's SMILES, or built from TU element labels (and bond
-        labels when the readme names them, single bonds otherwise); None when the graph is not a
-        molecule (no SMILES and no element labels, or labels RDKit cannot build).
-    """
-    from rdkit import Chem
-
-    from core.data.chem import parse_smiles
-
-    meta = graphs.meta[i]
-    if meta.smiles:
-        return parse_smiles(meta.smiles)[0]
-    elements = element_symbols(graphs.node_label_names)
-    g = graphs.graphs[i]
-    labels = g.get("node_label")
-    if not elements or labels is None:
-        return None
-    mol = Chem.RWMol()
-    try:
-        for v in labels.tolist():
-            atom = Chem.Atom(elements.get(int(v), "*"))
-            atom.SetNoImplicit(True)
-            mol.AddAtom(atom)
-        edge_labels = g.get("edge_label")
-        names = graphs.edge_label_names or {}
-        seen = set()
-        for k, (u, v) in enumerate(g.edge_index.t().tolist()):
-            if u == v or (v, u) in seen:
-                continue
-            seen.add((u, v))
-            kind = "SINGLE"
-            if edge_labels is not None:
-                kind = _BOND_SYMBOLS.get(names.get(int(edge_labels[k]), ""), "SINGLE")
-            mol.AddBond(u, v, getattr(Chem.BondType, kind))
-        out = mol.GetMol()
-        out.UpdatePropertyCache(strict=False)
-        Chem.FastFindRings(out)
-        return out
-    except Exception:  # an odd label map or bond: fall back to a plain graph drawing
-        return None
 
 
 SCALES = ("robust", "linear", "log")  # how node errors map to colours; see node_error_norm

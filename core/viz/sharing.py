@@ -56,7 +56,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
 
     from core.data.alerts import alerts_text, structural_alerts
     from core.data.properties import set_sd_properties
-    from core.viz.heatmap import graph_molecule
+    from core.data.graph_molecules import graph_molecule
 
     q_values = benjamini_hochberg(np.asarray(p_values, dtype=np.float64)) if p_values is not None else None
     ranking = ranking_of(scores, rank)

@@ -1,6 +1,7 @@
 """One path for each guarded job: model files are written and read only by core.runtime.model_files
 (which adds and checks their digest), and SMILES reach RDKit only through core.data.chem.parse_smiles
-(which refuses what would make RDKit's parse run away)."""
+(which refuses what would make RDKit's parse run away), and graphs become molecules only in
+core.data.graph_molecules (so that what is drawn, exported and scored is one molecule)."""
 from __future__ import annotations
 
 import ast
@@ -59,3 +60,11 @@ def test_smiles_and_molblocks_reach_rdkit_in_one_place():
                    "SDMolSupplier", "ForwardSDMolSupplier"):
         found = [c for c in _calls(reader, "Chem") if c[0] != "core/data/chem.py" and c[0] not in GENERATED_MOLECULES]
         assert found == [], (reader, found)
+
+
+def test_graphs_become_molecules_in_one_place():
+    """An RWMol built anywhere else (from a TU graph's labels) would be a second, differing molecule:
+    the drawing once left hydrogens out, so its SD files read back as radicals."""
+    found = [c for c in _calls("RWMol", "Chem") if c[0] != "core/data/graph_molecules.py"
+             and c[0] not in GENERATED_MOLECULES]
+    assert found == [], found
