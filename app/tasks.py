@@ -76,10 +76,11 @@ class Loaded:
 
 
 def graph_properties(graphs) -> dict | None:
-    """The chemist's properties of graphs that have SMILES (molecules), else None."""
+    """The chemist's properties of graphs that are molecules (SMILES, or a TU collection whose
+    labels name elements), else None."""
     from core import molecular_properties
 
-    if not len(graphs) or not any(m.smiles for m in graphs.meta):
+    if not len(graphs) or not graphs.is_molecular:
         return None
     return molecular_properties(graphs)
 
@@ -459,22 +460,17 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
 EXPORT_COLUMNS_EXTRA = ("flagged",)
 
 
-def molecule_columns(properties: dict | None, smiles, alerts=None) -> tuple[list[str], Callable[[int], list[str]]]:
+def molecule_columns(properties: dict | None, alerts_of: Callable[[int], str]) -> tuple[list[str], Callable[[int], list[str]]]:
     """The CSV export's columns after the report's for molecules: the chemist's properties and
-    ``alerts``, and ``cells(i)`` giving row i's (its alerts searched now, unless ``alerts`` holds
-    them already). No columns without ``properties`` (graphs that are not molecules)."""
-    from core import PROPERTY_COLUMNS, alerts_text, property_text, structural_alerts
+    ``alerts`` (row i's text: ``alerts_of(i)``), and ``cells(i)`` giving row i's. No columns
+    without ``properties`` (graphs that are not molecules)."""
+    from core import PROPERTY_COLUMNS, property_text
 
     if not properties:
         return [], lambda i: []
 
     def cells(i: int) -> list[str]:
-        values = [property_text(name, float(properties[name][i])) for name in PROPERTY_COLUMNS]
-        if alerts is not None:
-            found = str(alerts[i])
-        else:
-            found = alerts_text(structural_alerts(str(smiles[i]))) if smiles[i] else ""
-        return [*values, found]
+        return [*(property_text(name, float(properties[name][i])) for name in PROPERTY_COLUMNS), alerts_of(i)]
 
     return [*PROPERTY_COLUMNS, "alerts"], cells
 
@@ -491,11 +487,12 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     get them and their structural alerts (``alerts``, searched here: about 10-20 ms a molecule)
     before ``flagged``. ``should_stop``: polled before each row; True raises :class:`core.Stopped`
     and nothing is written. Written atomically; returns the number of data rows."""
-    from core import REPORT_COLUMNS, atomic_output, raise_if_stopped, ranking_of, report_rows, safe_cell
+    from core import (REPORT_COLUMNS, alerts_text, atomic_output, graph_alerts, raise_if_stopped, ranking_of,
+                      report_rows, safe_cell)
 
     keep = None if rows is None else set(int(i) for i in rows)
     ranking = ranking_of(scores, rank)
-    names, cells = molecule_columns(properties, [m.smiles for m in graphs.meta])
+    names, cells = molecule_columns(properties, lambda i: alerts_text(graph_alerts(graphs, i)))
     extra = (*EXPORT_COLUMNS_EXTRA, "review") if review else EXPORT_COLUMNS_EXTRA
     written = 0
     standardised = ("standardised_smiles",) if graphs.standardised else ()  # what was scored, after ``smiles``
@@ -585,7 +582,8 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the report's
     order), which the rows follow; ``should_stop`` as for :func:`export_csv`. Written atomically;
     returns the number of data rows."""
-    from core import REPORT_COLUMNS, atomic_output, checked_rank, raise_if_stopped, safe_cell
+    from core import REPORT_COLUMNS, alerts_text, atomic_output, checked_rank, raise_if_stopped, safe_cell, \
+        structural_alerts
 
     rank = checked_rank(len(report), rank)
     chosen = np.arange(len(report)) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -594,7 +592,12 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     def number(value) -> str:
         return f"{float(value):.6g}" if np.isfinite(value) else ""
 
-    names, cells = molecule_columns(report.properties, report.smiles, report.alerts)
+    def report_alerts(i: int) -> str:  # the report's own column, else searched now in its SMILES
+        if report.alerts is not None:
+            return str(report.alerts[i])
+        return alerts_text(structural_alerts(str(report.smiles[i]))) if report.smiles[i] else ""
+
+    names, cells = molecule_columns(report.properties, report_alerts)
     written = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)

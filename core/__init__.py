@@ -33,6 +33,7 @@ _PUBLIC = {
     "READOUT_PARTS": "data.scores", "checked_rank": "data.scores", "ranking_of": "data.scores",
     "smarts_matches": "data.substructure",
     "Alert": "data.alerts", "ALERT_FAMILIES": "data.alerts", "structural_alerts": "data.alerts",
+    "graph_alerts": "data.alerts",
     "alerts_at_atoms": "data.alerts", "alerts_text": "data.alerts",
     "molecular_properties": "data.properties", "PROPERTY_COLUMNS": "data.properties",
     "PROPERTY_FUNCTIONS": "data.properties", "property_text": "data.properties",
@@ -84,7 +85,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.data.features import FeatureSchema
     from core.data.scores import Scores, READOUT_PARTS, checked_rank, ranking_of
     from core.data.substructure import smarts_matches
-    from core.data.alerts import Alert, ALERT_FAMILIES, structural_alerts, alerts_at_atoms, alerts_text
+    from core.data.alerts import Alert, ALERT_FAMILIES, structural_alerts, graph_alerts, alerts_at_atoms, alerts_text
     from core.data.properties import molecular_properties, PROPERTY_COLUMNS, PROPERTY_FUNCTIONS, property_text
     from core.io.load import load
     from core.io.columns import is_table, smiles_column_reads, table_columns

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {len(graphs) + len(graphs.rejects)} rows "
           f"written to {args.output}", file=sys.stderr)
     asked = [option for option, on in (("--properties", args.properties), ("--alerts", args.alerts)) if on]
-    if asked and not any(meta.smiles for meta in graphs.meta):  # a TU collection: no structures to compute them on
+    if asked and not graphs.is_molecular:  # graphs that are not molecules: no structures to compute them on
         print(f"{' and '.join(asked)}: not added, {args.data} holds graphs without molecular structures",
               file=sys.stderr)
     if args.fdr is not None and p_values is not None:

@@ -73,6 +73,28 @@ def structural_alerts(molecule, families: Sequence[str] = ALERT_FAMILIES) -> lis
     return alerts
 
 
+def graph_alerts(graphs, i: int) -> list[Alert]:
+    """The structural alerts of graph i of a graph set: its SMILES's, or its molecule's when a TU
+    collection's labels name elements (:func:`core.data.graph_molecules.graph_molecule`).
+
+    Args:
+        graphs: a :class:`~core.data.graphset.GraphSet`.
+        i: the graph's index.
+
+    Returns:
+        The alerts it matches; none for a graph that is not a molecule.
+    """
+    smiles = graphs.meta[i].smiles
+    if smiles:
+        return structural_alerts(smiles)
+    if not graphs.is_molecular:
+        return []
+    from core.data.graph_molecules import graph_molecule
+
+    mol = graph_molecule(graphs, i)
+    return structural_alerts(mol) if mol is not None else []
+
+
 def alerts_at_atoms(alerts: Sequence[Alert], atoms: Sequence[int], symbols: Sequence[str]) -> list[str]:
     """Say which of the given atoms (e.g. the top-error atoms) lie in which alert.
 

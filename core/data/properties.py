@@ -66,8 +66,10 @@ def molecular_properties(molecules) -> dict[str, np.ndarray]:
     """A chemist's properties of every graph of a GraphSet, or of molecules or SMILES.
 
     Args:
-        molecules: a :class:`~core.data.graphset.GraphSet` (its SMILES are read; graphs without
-            one, e.g. a TU collection's, get NaN), or a sequence of RDKit ``Mol``, SMILES or None.
+        molecules: a :class:`~core.data.graphset.GraphSet` (each graph's molecule,
+            :func:`core.data.graph_molecules.graph_molecule`: its SMILES, or a TU collection's
+            element labels; graphs that are not molecules get NaN), or a sequence of RDKit ``Mol``,
+            SMILES or None.
 
     Returns:
         One float64 array per name of ``PROPERTY_COLUMNS`` (``mw``: Descriptors.MolWt, ``clogp``:
@@ -76,7 +78,14 @@ def molecular_properties(molecules) -> dict[str, np.ndarray]:
         ``formal_charge``), NaN where a graph is not a molecule.
     """
     meta = getattr(molecules, "meta", None)
-    items: Sequence = [m.smiles or None for m in meta] if meta is not None else list(molecules)
+    if meta is None:
+        items: Sequence = list(molecules)
+    elif molecules.is_molecular and not all(m.smiles for m in meta):  # a TU collection whose labels name elements
+        from core.data.graph_molecules import graph_molecule
+
+        items = [m.smiles or graph_molecule(molecules, i) for i, m in enumerate(meta)]
+    else:
+        items = [m.smiles or None for m in meta]
     table = molecule_properties(items)
     return {name: table[:, k].copy() for k, name in enumerate(PROPERTY_COLUMNS)}
 

@@ -245,7 +245,7 @@ def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str],
     """The cells of the optional columns, graph by graph.
 
     Args:
-        graphs: the graphs (their SMILES are read).
+        graphs: the graphs (their molecules are read: SMILES, or a TU collection's element labels).
         extras: the optional columns (:func:`extra_columns`).
         view_scores: view name -> each graph's raw score under that view, for the ``view:``
             columns of ``extras``.
@@ -263,10 +263,9 @@ def extra_cells(graphs: GraphSet, extras: tuple[str, ...] | list[str],
     def cells(i: int) -> list[str]:
         out = property_cells(properties[i]) if properties is not None else []
         if ALERTS_COLUMN in extras:
-            from core.data.alerts import alerts_text, structural_alerts
+            from core.data.alerts import alerts_text, graph_alerts
 
-            smiles = graphs.meta[i].smiles
-            out.append(alerts_text(structural_alerts(smiles)) if smiles else "")
+            out.append(alerts_text(graph_alerts(graphs, i)))
         out.extend(format_view_score(v[i]) for v in views)
         if STANDARDISED in extras:
             out.append(graphs.meta[i].smiles)  # what was scored

@@ -109,7 +109,7 @@ def score_file(model, path: str | Path, report: str | Path, smiles_column: str |
         raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file of "
                                   "the kind the model was trained on, or train on this one.") from exc
     p_values = model.p_values(scores.score) if getattr(model, "is_calibrated", False) else None
-    molecules = any(meta.smiles for meta in graphs.meta)  # a TU collection has no structures: no empty columns
+    molecules = graphs.is_molecular  # graphs that are not molecules have no structures: no empty columns
     write_report(report, graphs, scores, top_k=top_k, p_values=p_values, properties=properties and molecules,
                  alerts=alerts and molecules,
                  view_scores=model.view_scores(graphs, scores) if view_scores else None, model=model.fingerprint())

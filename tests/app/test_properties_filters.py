@@ -153,3 +153,24 @@ def test_csv_exports_carry_properties_and_alerts_and_read_back(herg, tmp_path):
     assert set(again.properties) == set(PROPERTY_COLUMNS) and again.alerts is not None
     assert np.allclose(again.properties["mw"], report.properties["mw"], atol=0.005)
     assert [r.id for r in again.rejects] == ["bad1"]
+
+
+def test_a_tu_molecule_set_shows_and_exports_its_properties_and_alerts(qtbot, window, aids_zip, tmp_path):
+    """Opened and exported as a user does: AIDS's labels name elements, so the table has the
+    property columns and the exported report the properties and alerts, as its SD export has."""
+    from tests.app.test_main_window import open_and_wait, train_and_wait
+
+    w = window
+    open_and_wait(qtbot, w, aids_zip)
+    assert w.state.properties is not None and not w.table.isColumnHidden(COLUMNS.index("MW"))
+    train_and_wait(qtbot, w, detector="size")
+    out = tmp_path / "aids.csv"
+    w.export_report(str(out))
+    qtbot.waitUntil(lambda: _idle(w) and out.exists(), timeout=180000)
+    rows = list(csv.DictReader(open(out, encoding="utf-8")))
+    assert len(rows) == 2000 and all(r["mw"] and r["tpsa"] for r in rows)
+    assert sum(bool(r["alerts"]) for r in rows) > 200
+    expected = molecular_properties(w.graphs)
+    by_id = {r["id"]: r for r in rows}
+    for i in range(0, 2000, 97):
+        assert float(by_id[w.graphs.meta[i].id]["mw"]) == pytest.approx(expected["mw"][i], abs=0.005)

@@ -247,3 +247,28 @@ def test_properties_asked_of_graphs_without_structures_are_said_not_added(tu_fol
     capsys.readouterr()
     assert main(["score", str(model), str(tu_folder), "-o", str(tmp_path / "r.csv"), "--properties", "--alerts"]) == 0
     assert "--properties and --alerts: not added" in capsys.readouterr().err
+
+
+def test_a_tu_molecule_set_gets_the_properties_and_alerts_its_sd_export_has(aids_zip, tmp_path, capsys):
+    """AIDS's labels name elements: ``--properties --alerts`` add the columns, with the values and
+    alerts of the same molecules the SD file export writes (one molecule per graph)."""
+    import csv
+
+    from rdkit import Chem
+
+    from core import load, load_detector, write_sdf
+
+    model = tmp_path / "aids.pt"
+    assert main(["train", str(aids_zip), "-o", str(model), "--detector", "size"]) == 0
+    capsys.readouterr()
+    assert main(["score", str(model), str(aids_zip), "-o", str(tmp_path / "r.csv"), "--properties", "--alerts"]) == 0
+    assert "not added" not in capsys.readouterr().err
+    rows = {r["id"]: r for r in csv.DictReader((tmp_path / "r.csv").open()) if r["rank"]}
+    assert len(rows) == 2000 and all(r["mw"] and r["clogp"] for r in rows.values())
+    assert sum(bool(r["alerts"]) for r in rows.values()) > 200
+    graphs = load(aids_zip).subset(range(40))
+    write_sdf(tmp_path / "a.sdf", graphs, load_detector(model).score(graphs))
+    for mol in Chem.SDMolSupplier(str(tmp_path / "a.sdf"), sanitize=False):
+        row = rows[mol.GetProp("id")]
+        assert mol.GetProp("mw") == row["mw"] and mol.GetProp("tpsa") == row["tpsa"]
+        assert (mol.GetProp("alerts") if mol.HasProp("alerts") else "") == row["alerts"]
