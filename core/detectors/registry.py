@@ -77,10 +77,13 @@ def scores_alone(model) -> bool:
 
     Returns:
         False for a detector whose registry entry is ``batch_dependent`` (PK-LESINN, PK-iForest),
-        else True (a consensus's default views, GLocalKD and every other detector).
+        and for a consensus with such a view among its components or reserve views (its
+        combined score inherits the view's dependence); else True (the default consensus,
+        GLocalKD and every other detector).
     """
-    info = DETECTORS.get(str(getattr(model, "name", "")).lower())
-    return info is None or not info.batch_dependent
+    names = [getattr(model, "name", ""), *(getattr(model, "views", None) or [])]
+    infos = [DETECTORS.get(str(name).lower()) for name in names]
+    return not any(info is not None and info.batch_dependent for info in infos)
 
 
 def accepted_params(name: str) -> set[str]:

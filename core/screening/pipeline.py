@@ -266,7 +266,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     from core.detectors.registry import scores_alone
 
     if not scores_alone(model):  # its report would depend on the chunks (and on the shards)
-        raise GLocalKDError(f"{model.name}'s score of a graph depends on the other graphs scored with it (its "
+        raise GLocalKDError(f"{model.name}'s score of a graph depends on the other graphs scored with it (a "
                             "propagation kernel hashes the labels a batch brings in), so a report streamed in chunks "
                             "would depend on them: score the file whole (glocalkd score)")
     views = report_views(model) if view_scores else ()

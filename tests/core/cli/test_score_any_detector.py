@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pytest
 
 from core.cli.main import main
@@ -53,3 +54,21 @@ def test_a_detector_whose_scores_depend_on_the_batch_is_scored_whole_and_never_s
     assert main(["screen", str(model), str(library), "-o", str(tmp_path / "s.csv"), "--chunk-size", "5"]) == 2
     assert "depends on the other graphs scored with it" in capsys.readouterr().err
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_a_consensus_with_a_batch_dependent_view_is_scored_whole_and_never_streamed(herg_path, tmp_path):
+    """The registry's flag is the view's: a consensus of PK-LESINN and graph size inherits it, so
+    screening refuses it and chunked scoring scores it whole (20 of 60 scores moved with a chunk
+    size of 5 when only the consensus's own entry was read)."""
+    from core import GLocalKDError, load, make_detector, score_graphs, screen
+    from core.detectors.registry import scores_alone
+
+    herg = load(herg_path)
+    train, lib = herg.subset(range(40)), herg.subset(range(40, 100))
+    model = make_detector("consensus", components=["pk-lesinn", "size"], reserve_views=[]).fit(train)
+    assert not scores_alone(model) and scores_alone(make_detector("consensus"))
+    library = tmp_path / "lib.smi"
+    library.write_text("".join(f"{m.smiles} {m.id}\n" for m in lib.meta))
+    with pytest.raises(GLocalKDError, match="depends on the other graphs scored with it"):
+        screen(model, str(library), str(tmp_path / "r.csv"), workers=1, chunk_size=5)
+    assert np.array_equal(score_graphs(model, lib, chunk=5).score, model.score(lib).score)
