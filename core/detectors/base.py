@@ -146,6 +146,15 @@ def _without_runtime(value):
     return value
 
 
+def _same_value(old, new) -> bool:
+    """Whether a setting is set to what it already is (same type and equal; arrays and odd
+    objects that do not compare plainly count as a change)."""
+    try:
+        return type(old) is type(new) and bool(old == new)
+    except Exception:  # noqa: BLE001 (an array's ambiguous truth value: a change)
+        return False
+
+
 class Detector(abc.ABC):
     """Base of every detector: ``fit(graphs)`` on normal graphs, then ``score(graphs) -> Scores``.
 
@@ -187,6 +196,11 @@ class Detector(abc.ABC):
     def set_params(self, **params) -> Detector:
         """Change constructor parameters; they take effect at the next ``fit``.
 
+        A fitted detector whose settings change forgets what it was fitted (and calibrated) on,
+        so that it never scores, nor saves, settings it was not fitted with; the device
+        (:attr:`RUNTIME_PARAMS`: where it runs, not what it scores) and a value set to what it
+        already is keep the fitted state.
+
         Args:
             **params: parameter name -> new value.
 
@@ -199,8 +213,12 @@ class Detector(abc.ABC):
         unknown = set(params) - set(self.param_names())
         if unknown:
             raise GLocalKDError(f"{type(self).__name__} does not take {', '.join(sorted(unknown))}")
+        changed = [name for name, value in params.items()
+                   if name not in self.RUNTIME_PARAMS and not _same_value(getattr(self, name), value)]
         for name, value in params.items():
             setattr(self, name, value)
+        if changed:
+            self._forget()
         return self
 
     def __repr__(self) -> str:
@@ -253,10 +271,10 @@ class Detector(abc.ABC):
             DataError: ``graphs`` is empty.
             GLocalKDError: an invalid setting (:meth:`validate_params`) or a failed training.
         """
+        self._forget()  # first: a refused setting never stays beside a fitted state it did not make
         self.validate_params()
         if len(graphs) == 0:
             raise DataError("no graphs to train on", graphs.source)
-        self._forget()
         self.standardises = bool(getattr(graphs, "standardised", False))
         try:
             self._fit(graphs, on_epoch, should_stop)

@@ -37,6 +37,45 @@ def test_set_params_changes_a_parameter_and_rejects_unknown_ones():
         detector.set_params(no_such=1)
 
 
+@pytest.mark.parametrize("name, change", [("ecfp-nn", {"radius": 1}), ("ecfp-nn", {"n_bits": 1024}),
+                                          ("wl-lesinn", {"wl_iterations": 1}), ("glocalkd", {"lam": 5.0}),
+                                          ("glocalkd", {"hidden_dim": 32})])
+def test_a_fitted_detector_whose_settings_change_forgets_its_fit(herg_path, tmp_path, name, change):
+    """Scores, p-values and model files never mix one setting's fit with another setting: ECFP at
+    radius 1 compared its queries with radius-2 training fingerprints, and a GLocalKD saved after
+    ``hidden_dim`` changed was refused on loading as a damaged file."""
+    from core import fit_with_calibration, load, load_detector
+
+    herg = load(herg_path)
+    small = {"epochs": 2, "hidden_dim": 16, "out_dim": 8} if name == "glocalkd" else {}
+    detector = make_detector(name, **small)
+    fit_with_calibration(detector, herg.subset(range(60)))
+    detector.set_params(**{k: getattr(detector, k) for k in change}, device="cpu") if name == "glocalkd" else \
+        detector.set_params(**{k: getattr(detector, k) for k in change})
+    assert detector.is_calibrated  # the same values (and the device) keep the fit
+    detector.set_params(**change)
+    with pytest.raises(GLocalKDError, match="not trained"):
+        detector.score(herg.subset(range(60, 70)))
+    with pytest.raises(GLocalKDError):
+        detector.save(tmp_path / "m.pt")
+    assert not (tmp_path / "m.pt").exists() and not detector.is_calibrated
+    detector.fit(herg.subset(range(60)))  # fitted again with the new setting, it saves and loads
+    detector.save(tmp_path / "m.pt")
+    assert load_detector(tmp_path / "m.pt").get_params()[next(iter(change))] == next(iter(change.values()))
+
+
+def test_a_refused_refit_leaves_no_fit_beside_the_refused_setting(herg_path):
+    from core import ParameterError, load
+
+    graphs = load(herg_path).subset(range(30))
+    detector = make_detector("glocalkd", epochs=1, hidden_dim=16, out_dim=8).fit(graphs)
+    detector.hidden_dim = 0  # set directly, past set_params
+    with pytest.raises(ParameterError):
+        detector.fit(graphs)
+    with pytest.raises(GLocalKDError, match="not trained"):
+        detector.score(graphs)
+
+
 class _Exploding(Detector):
     """A detector whose training fails inside numerical code after setting part of its state."""
 
