@@ -350,22 +350,23 @@ class Review:
         review.scores, review.kernel, review.classifier, review.size = scores, None, None, sizes.pop()
         return review
 
-    def mark(self, index: int, anomalous: bool | None) -> None:
+    def mark(self, index: int, anomalous: bool | str | None) -> None:
         """Mark a graph anomalous or normal, or clear its mark.
 
         Args:
-            index: the graph's index in the reviewed set.
-            anomalous: True (anomalous), False (normal) or None (clear the mark).
+            index: the graph's index in the reviewed set (a whole number, or its text as a JSON
+                file keeps it).
+            anomalous: True or ``"anomaly"`` (anomalous), False or ``"not anomaly"`` (normal), or
+                None (clear the mark).
 
         Raises:
-            GLocalKDError: no graph has that index.
+            GLocalKDError: no graph has that index, or the mark is none of these (nothing changes then).
         """
-        if not 0 <= int(index) < self.size:
-            raise GLocalKDError(f"no graph {index}: the set has {self.size}")
-        if anomalous is None:
-            self.marks.pop(int(index), None)
+        i, value = _checked_mark(index, anomalous, self.size)
+        if value is None:
+            self.marks.pop(i, None)
         else:
-            self.marks[int(index)] = bool(anomalous)
+            self.marks[i] = value
 
     def rerank(self) -> Reranked:
         """Compute every graph's statistic and p-value under the current marks.
@@ -412,6 +413,26 @@ def similarity_kernel(model, graphs: GraphSet) -> KernelColumns | None:
 MARK_WORDS = {"anomaly": True, "not anomaly": False}
 
 
+def _checked_mark(key, value, size: int) -> tuple[int, bool | None]:
+    """A mark's graph index and verdict, checked: a whole number within the set, and True/False,
+    ``"anomaly"``/``"not anomaly"`` or None (never a truthy stand-in such as ``"False"``)."""
+    if isinstance(value, str):
+        if value not in MARK_WORDS:
+            raise GLocalKDError(f"graph {key}: a mark is 'anomaly' or 'not anomaly', not {value!r}")
+        value = MARK_WORDS[value]
+    elif value is not None and not isinstance(value, (bool, np.bool_)):
+        raise GLocalKDError(f"graph {key}: a mark is True, False or None, not {value!r}")
+    if isinstance(key, (bool, np.bool_, float, np.floating)):
+        raise GLocalKDError(f"a marked graph's index must be a whole number, not {key!r}")
+    try:
+        index = int(key)
+    except (TypeError, ValueError):
+        raise GLocalKDError(f"a marked graph's index must be a whole number, not {key!r}") from None
+    if not 0 <= index < size:
+        raise GLocalKDError(f"no graph {key}: the set has {size}")
+    return index, None if value is None else bool(value)
+
+
 def apply_marks(review: Review, marks: Mapping) -> Review:
     """Put saved marks on a review, replacing any it has.
 
@@ -424,19 +445,12 @@ def apply_marks(review: Review, marks: Mapping) -> Review:
         ``review``, marked.
 
     Raises:
-        GLocalKDError: an index outside the set or a mark that is none of these.
+        GLocalKDError: an index outside the set or a mark that is none of these; the review's
+            marks are then as they were.
     """
+    checked = [_checked_mark(key, value, review.size) for key, value in marks.items()]  # all, before any changes
     review.marks.clear()
-    for key, value in marks.items():
-        if isinstance(value, str):
-            if value not in MARK_WORDS:
-                raise GLocalKDError(f"graph {key}: a mark is 'anomaly' or 'not anomaly', not {value!r}")
-            value = MARK_WORDS[value]
-        elif value is not None and not isinstance(value, (bool, np.bool_)):
-            raise GLocalKDError(f"graph {key}: a mark is True, False or None, not {value!r}")
-        try:
-            index = int(key)
-        except (TypeError, ValueError):
-            raise GLocalKDError(f"a marked graph's index must be a whole number, not {key!r}") from None
-        review.mark(index, value)
+    for index, value in checked:
+        if value is not None:
+            review.marks[index] = value
     return review

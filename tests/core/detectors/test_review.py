@@ -177,3 +177,25 @@ def test_the_classifier_view_needs_a_marked_anomaly():
     features, _, _, _ = _synthetic(np.random.default_rng(1))
     with pytest.raises(GLocalKDError, match="marked anomalous"):
         classifier_view(features, {0: False})
+
+
+def test_a_mark_is_a_verdict_or_nothing_and_a_refused_set_of_marks_changes_none(herg_path):
+    """``mark(i, "False")`` recorded an anomaly (any non-empty text is truthy), ``mark(1.9, ...)``
+    marked graph 1, and a marks file with one bad entry wiped the saved marks before refusing."""
+    from core import GLocalKDError, Review, apply_marks, load, make_detector
+
+    herg = load(herg_path)
+    small = {"glocalkd": {"epochs": 1, "hidden_dim": 8, "out_dim": 4}}
+    model = make_detector("consensus", component_params=small).fit(herg.with_label("0").subset(range(60)))
+    review = Review(model, herg.subset(range(200, 230)))
+    review.mark(5, "not anomaly")
+    review.mark(6, "anomaly")
+    assert review.marks == {5: False, 6: True}
+    for index, value in ((7, "False"), (7, 1), (1.9, True), ("x", True), (99, True)):
+        with pytest.raises(GLocalKDError):
+            review.mark(index, value)
+    assert review.marks == {5: False, 6: True}
+    with pytest.raises(GLocalKDError, match="no graph 99"):
+        apply_marks(review, {2: True, 99: True})
+    assert review.marks == {5: False, 6: True}
+    assert apply_marks(review, {"2": "anomaly", 3: False}).marks == {2: True, 3: False}
