@@ -198,7 +198,9 @@ def prepare_molecules(graphs: GraphSet, standardise: bool) -> GraphSet:
 def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
     """Stream the rows of a SMILES list: one ``SMILES [name ...]`` per line.
 
-    A first line ``smiles ...`` is a header; blank and ``#`` comment lines are skipped.
+    A first line ``smiles ...`` is a header; blank and ``#`` comment lines are skipped. A CXSMILES
+    extension after the SMILES (``C[C@H](N)C(=O)O |&1:1| name``) stays with the SMILES, as it
+    does in a table's SMILES column.
 
     Args:
         path: the file (optionally gzipped).
@@ -214,8 +216,11 @@ def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
             first = False
             continue
         first = False
-        name = parts[1].strip() if len(parts) > 1 else ""
-        yield SourceRow(number, name or str(number), name, parts[0], None)
+        smiles, rest = parts[0], parts[1].strip() if len(parts) > 1 else ""
+        if rest.startswith("|") and "|" in rest[1:]:  # a CXSMILES extension belongs to the SMILES
+            end = rest.index("|", 1) + 1
+            smiles, rest = f"{smiles} {rest[:end]}", rest[end:].strip()
+        yield SourceRow(number, rest or str(number), rest, smiles, None)
 
 
 def load_smiles(path: str | Path, standardise: bool = False, should_stop: Callable[[], bool] | None = None,
@@ -340,7 +345,11 @@ def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: l
             others = [d for d in DELIMITERS if d != delimiter and d in delimiter.join(row)]
             if others:
                 problem += f" (the file uses {delimiter!r} between fields, this row has {others[0]!r})"
-        ident = row[i_col].strip() if i_col is not None and i_col < len(row) else ""
+        if problem is None and len(row) > len(header) and any(cell.strip() for cell in row[len(header):]):
+            problem = (f"row has {len(row)} fields, the header {len(header)} (a {delimiter!r} inside a name "
+                       "that is not quoted?): its id and label would be read from the wrong fields")
+        shifted = problem is not None and problem.startswith("row has") and len(row) > len(header)
+        ident = row[i_col].strip() if i_col is not None and i_col < len(row) and not shifted else ""
         if problem is not None:
             yield SourceRow(number, ident or str(number), "", delimiter.join(row), None, problem)
             continue
@@ -380,9 +389,9 @@ def load_table(path: str | Path, smiles_column: str | None = None, id_column: st
     return out.result(path, "table", hint)
 
 
-def _parse_row(text: str, delimiter: str) -> tuple[list[str], str | None]:
+def _parse_row(text: str, delimiter: str, strict: bool = False) -> tuple[list[str], str | None]:
     try:
-        return next(csv.reader([text], delimiter=delimiter)), None
+        return next(csv.reader([text], delimiter=delimiter, strict=strict)), None
     except csv.Error as exc:
         return [text], f"cannot split the row into fields: {exc}"
 
@@ -401,8 +410,9 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
     problem or None).
 
     A quote still open after ``MAX_FIELD_LINES`` lines or at the end of the file is a stray
-    quote: that one line becomes a problem row and the lines after it are read again on their
-    own, so one bad line never swallows the rest of the file.
+    quote, and so is one "closed" by a quote that text follows (``"benzene, pure"x``: the csv
+    module's strict rule): that one line becomes a problem row and the lines after it are read
+    again on their own, so one bad line never swallows the rest of the file.
     """
     source = iter(lines)
     replay: deque[tuple[int, str, str]] = deque()
@@ -435,9 +445,18 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
             yield number, row, "unmatched quote (\") in this row"
             replay.extendleft(reversed(rest))
             continue
-        text = pending[0][1] if len(pending) == 1 else \
-            "".join(line + ending for _, line, ending in pending[:-1]) + pending[-1][1]
-        row, problem = _parse_row(text, delimiter)
+        if len(pending) == 1:
+            row, problem = _parse_row(pending[0][1], delimiter)
+        else:
+            text = "".join(line + ending for _, line, ending in pending[:-1]) + pending[-1][1]
+            row, problem = _parse_row(text, delimiter, strict=True)
+            if problem is not None:  # the quote that "closed" it is followed by text: a stray quote
+                (number, line, _), rest = pending[0], pending[1:]
+                pending, open_quote = [], False
+                row, _ = _parse_row(line + '"', delimiter)
+                yield number, row, "unmatched quote (\") in this row"
+                replay.extendleft(reversed(rest))
+                continue
         yield pending[0][0], row, problem
         pending = []
 
@@ -484,19 +503,70 @@ def sdf_rows(path: str | Path, id_field: str | None = None, label_field: str | N
     record: list[str] = []
     start = 1
     index = 0
+    checked = False
     for number, line in read_lines(path):
         if not record:
             start = number
         if line.strip() == "$$$$":
-            if any(text.strip() for text in record):  # an empty record is not data
+            for offset, part in _molecules_of(record):  # an empty record is not data
                 index += 1
-                yield _sdf_row(record, start, index, id_field, label_field)
+                if not checked:
+                    _check_fields(part, id_field, label_field, path, start + offset)
+                    checked = True
+                yield _sdf_row(part, start + offset, index, id_field, label_field)
             record = []
             continue
         record.append(line)
-    if any(line.strip() for line in record):
+    for offset, part in _molecules_of(record):
         index += 1
-        yield _sdf_row(record, start, index, id_field, label_field)
+        if not checked:
+            _check_fields(part, id_field, label_field, path, start + offset)
+            checked = True
+        yield _sdf_row(part, start + offset, index, id_field, label_field)
+
+
+def _molecules_of(record: list[str]) -> list[tuple[int, list[str]]]:
+    """Split a record (the lines between two ``$$$$``) at each molblock that starts after the
+    previous one's ``M  END`` and data fields: ``cat *.mol > all.sdf`` and a forgotten ``$$$$``
+    put several molecules in one record, and each is read as its own. A molblock starts with three
+    header lines and a counts line that names ``V2000`` or ``V3000``; anything else after ``M  END``
+    belongs to the data fields. Returns (line offset, lines) per molecule; none for a blank record."""
+    if not any(line.strip() for line in record):
+        return []
+    starts = [0]
+    after_end = in_value = False
+    for i, line in enumerate(record):
+        text = line.strip()
+        if text == "M  END":
+            after_end, in_value = True, False
+        elif after_end:
+            if line.startswith(">"):
+                in_value = True
+            elif not text:
+                in_value = False
+            elif not in_value and i + 3 < len(record) and ("V2000" in record[i + 3] or "V3000" in record[i + 3]):
+                starts.append(i)
+                after_end = False
+    return [(a, record[a:b]) for a, b in zip(starts, starts[1:] + [len(record)])]
+
+
+def _field(fields: dict[str, str], name: str) -> str | None:
+    """A data field's value by name, whatever its case (as table columns are named)."""
+    if name in fields:
+        return fields[name]
+    return next((v for k, v in fields.items() if k.lower() == name.lower()), None)
+
+
+def _check_fields(lines: list[str], id_field: str | None, label_field: str | None, path: Path, line: int) -> None:
+    """Refuse a named id or label field that the first record does not have, naming the fields it
+    has (as a table's missing column is refused at its header)."""
+    end = next((i for i, text in enumerate(lines) if text.strip() == "M  END"), None)
+    fields = _sdf_fields(lines[end + 1:]) if end is not None else {}
+    for kind, name, param in (("id", id_field, "id_column"), ("label", label_field, "label_column")):
+        if name and _field(fields, name) is None:
+            raise DataError(f"no {kind} field named {name!r} in the first record (its fields: "
+                            f"{_show(list(fields)) or 'none'}); name one with {{{param}}}", path, line,
+                            params=(param,))
 
 
 def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | None = None,
@@ -532,9 +602,9 @@ def _sdf_row(lines: list[str], start: int, index: int, id_field: str | None, lab
     title = lines[0].strip() if lines else ""
     fields = _sdf_fields(lines[end + 1:] if end is not None else [])
     lowered = {k.lower(): v for k, v in fields.items()}
-    ident = fields.get(id_field, "") if id_field else next((lowered[c] for c in ID_COLUMNS if c in lowered), "")
+    ident = (_field(fields, id_field) or "") if id_field else next((lowered[c] for c in ID_COLUMNS if c in lowered), "")
     ident = ident or title or f"record {index}"
-    label = fields.get(label_field) if label_field else next(
+    label = _field(fields, label_field) if label_field else next(
         (lowered[c] for c in LABEL_COLUMNS if c in lowered), None)
     if end is None:
         return SourceRow(start, ident, title, "", label, f"record {index} has no 'M  END' line", record=index)

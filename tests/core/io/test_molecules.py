@@ -130,7 +130,10 @@ def test_column_options_for_a_file_without_columns_are_refused_not_ignored(tmp_p
         assert error.value.params == ("id_column",)
         with pytest.raises(DataError, match="an SDF file holds its molecules, not a SMILES column"):
             reader(sdf, smiles_column="smiles")
-    assert len(load(sdf, id_column="no such field")) == 1  # an SDF file's data fields: still optional
+    # an SDF file's id and label are data fields: one it does not have is refused as a missing column is
+    with pytest.raises(DataError, match="no id field named 'no such field' in the first record") as error:
+        load(sdf, id_column="no such field")
+    assert error.value.params == ("id_column",)
 
 
 @pytest.mark.parametrize("suffix", [".smi", ".csv", ".sdf"])

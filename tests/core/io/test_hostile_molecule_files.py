@@ -1,0 +1,87 @@
+"""Molecule files as chemists really have them: every molecule is read with its own id, or
+rejected naming its line, never merged into another row (reproductions of a hostile hunt)."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from core import load
+from core.cli.main import main
+from core.errors import DataError
+
+
+def _molblock(smiles: str, title: str, fields: dict[str, str] | None = None) -> str:
+    from rdkit import Chem
+
+    mol = Chem.MolFromSmiles(smiles)
+    mol.SetProp("_Name", title)
+    return Chem.MolToMolBlock(mol) + "".join(f">  <{k}>\n{v}\n\n" for k, v in (fields or {}).items())
+
+
+def _read(path) -> tuple[list[tuple[str, str]], list[int]]:
+    graphs = load(path)
+    return [(m.id, m.smiles) for m in graphs.meta], [r.line for r in graphs.rejects]
+
+
+def test_a_record_without_its_separator_and_concatenated_mol_files_give_every_molecule(tmp_path):
+    """A forgotten ``$$$$`` merged two records: benzene took ethylamine's id and ethylamine was lost;
+    ``cat *.mol > all.sdf`` read as its first molecule only."""
+    blocks = [_molblock(s, t, {"ID": t}) for s, t in (("CCO", "E1"), ("c1ccccc1", "E2"), ("CCN", "E3"))]
+    (tmp_path / "missing.sdf").write_text(blocks[0] + "$$$$\n" + blocks[1] + blocks[2] + "$$$$\n")
+    assert _read(tmp_path / "missing.sdf") == ([("E1", "CCO"), ("E2", "c1ccccc1"), ("E3", "CCN")], [])
+    catted = tmp_path / "catted.sdf"
+    catted.write_text("".join(_molblock(s, t) for s, t in (("CCO", "ethanol"), ("c1ccccc1", "benzene"),
+                                                                 ("CCN", "ethylamine"))))
+    assert _read(catted)[0] == [("ethanol", "CCO"), ("benzene", "c1ccccc1"), ("ethylamine", "CCN")]
+
+
+def test_a_stray_quote_rejects_its_own_line_and_the_lines_after_it_are_read(tmp_path):
+    """The quote of line 2 was "closed" by the quote of ``"benzene, pure"`` three lines on: three
+    molecules vanished into one id."""
+    path = tmp_path / "stray.csv"
+    path.write_text('smiles,name\nCCO,"ethanol\nCCN,ethylamine\nCCC,propane\nc1ccccc1,"benzene, pure"\nCO,methanol\n')
+    rows, rejects = _read(path)
+    assert rows == [("ethylamine", "CCN"), ("propane", "CCC"), ("benzene, pure", "c1ccccc1"), ("methanol", "CO")]
+    assert rejects == [2]
+    assert "unmatched quote" in load(path).rejects[0].reason
+    ok = tmp_path / "ok.csv"  # a quoted cell that does span lines is still one cell
+    ok.write_text('smiles,name\nCCO,"ethanol\nabsolute"\nCCN,ethylamine\n')
+    assert _read(ok) == ([("ethanol\nabsolute", "CCO"), ("ethylamine", "CCN")], [])
+
+
+def test_a_row_with_more_fields_than_the_header_is_rejected_not_shifted(tmp_path, capsys):
+    """An unquoted comma in "2,4-dinitrophenol" read the name's tail as the id and the id as the label."""
+    path = tmp_path / "extra.csv"
+    path.write_text("smiles,name,id,activity\nOc1ccc(cc1[N+](=O)[O-])[N+](=O)[O-],2,4-dinitrophenol,C1,1\n"
+                    "CCO,ethanol,C2,0\nCCN,ethylamine,C3,0,\n")  # a trailing empty field is harmless
+    graphs = load(path)
+    assert [(m.id, m.label) for m in graphs.meta] == [("C2", "0"), ("C3", "0")]
+    assert [r.line for r in graphs.rejects] == [2] and "row has 5 fields, the header 4" in graphs.rejects[0].reason
+    model = tmp_path / "m.pt"
+    assert main(["train", str(path), "-o", str(model), "--detector", "size", "--calibration", "0"]) == 0
+    assert main(["score", str(model), str(path), "-o", str(tmp_path / "r.csv")]) == 0
+    rows = list(csv.DictReader((tmp_path / "r.csv").open()))
+    assert {r["id"] for r in rows if r["status"] == "ok"} == {"C2", "C3"}
+    assert [r["id"] for r in rows if r["status"].startswith("rejected: line 2: row has 5 fields")] == ["2"]
+
+
+def test_an_sdf_files_named_fields_match_as_table_columns_do(tmp_path):
+    """``--id-column compound_id`` on an SDF field ``Compound_ID`` was ignored (ids fell back to titles)."""
+    path = tmp_path / "fields.sdf"
+    path.write_text(_molblock("CCO", "ethanol", {"Compound_ID": "CMP-001", "Activity": "1"}) + "$$$$\n"
+                    + _molblock("CCN", "", {"Compound_ID": "CMP-002", "Activity": "0"}) + "$$$$\n")
+    graphs = load(path, id_column="compound_id", label_column="activity")
+    assert [(m.id, m.label) for m in graphs.meta] == [("CMP-001", "1"), ("CMP-002", "0")]
+    with pytest.raises(DataError, match=r"no id field named 'CompoundID' .*Compound_ID, Activity"):
+        load(path, id_column="CompoundID")
+
+
+def test_a_cxsmiles_extension_in_a_smiles_list_stays_with_its_smiles(tmp_path):
+    """In a .smi file the extension became the start of the name; in a CSV it was kept."""
+    smi = tmp_path / "cx.smi"
+    smi.write_text("C[C@H](N)C(=O)O |&1:1| ALA-rac\nc1ccccc1* |$;;;;;;R1$| R-phenyl\nCCO ethanol\n")
+    table = tmp_path / "cx.csv"
+    table.write_text("smiles,id\nC[C@H](N)C(=O)O |&1:1|,ALA-rac\nc1ccccc1* |$;;;;;;R1$|,R-phenyl\nCCO,ethanol\n")
+    assert _read(smi) == _read(table)
+    assert _read(smi)[0][0] == ("ALA-rac", "C[C@H](N)C(=O)O |&1:1|")
