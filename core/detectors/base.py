@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import inspect
+import math
 from dataclasses import dataclass
 from collections.abc import Callable
 
@@ -232,6 +233,31 @@ class Detector(abc.ABC):
             ParameterError: naming any invalid setting.
         """
 
+    def _check_kinds(self) -> None:
+        """Refuse a setting of another kind than its default's, for every detector alike: a
+        True/False setting takes a bool (``normalize="False"`` turned normalisation on), a
+        whole-number one an int (``ensemble_size=1.5`` escaped as numpy's TypeError), a number a
+        number, a name a string, and ``seed`` a whole number from 0 to :data:`SEED_MAX`.
+
+        Raises:
+            ParameterError: naming each setting of the wrong kind.
+        """
+        rules: dict[str, tuple[bool, str]] = {}
+        signature = inspect.signature(type(self).__init__).parameters
+        for name in self.param_names():
+            default, value = signature[name].default, getattr(self, name)
+            if name == "seed":
+                rules[name] = (is_seed(value), SEED)
+            elif isinstance(default, bool):
+                rules[name] = (isinstance(value, (bool, np.bool_)), "True or False")
+            elif isinstance(default, int):
+                rules[name] = (is_count(value, -(2 ** 63)), "a whole number")
+            elif isinstance(default, float):
+                rules[name] = (is_number(value, -math.inf), "a number")
+            elif isinstance(default, str):
+                rules[name] = (isinstance(value, str), "a name (text)")
+        self.check_settings(rules)
+
     def check_settings(self, rules: dict[str, tuple[bool, str]]) -> None:
         """Refuse the settings whose rule fails, all of them in one message.
 
@@ -272,6 +298,7 @@ class Detector(abc.ABC):
             GLocalKDError: an invalid setting (:meth:`validate_params`) or a failed training.
         """
         self._forget()  # first: a refused setting never stays beside a fitted state it did not make
+        self._check_kinds()
         self.validate_params()
         if len(graphs) == 0:
             raise DataError("no graphs to train on", graphs.source)

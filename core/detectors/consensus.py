@@ -45,7 +45,7 @@ from core.detectors.base import Detector, EpochInfo
 from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import (DEFAULT_CALIBRATION_FRACTION, calibration_groups, calibration_split,
                                      conformal_p_values)
-from core.detectors.graph_kernels import csr_from_state, labelled_graphs
+from core.detectors.graph_kernels import csr_from_state
 from core.detectors.known_classifier import CLASSIFIER_VIEW, KnownClassifier
 from core.detectors.wl_features import shared_transforms
 from core.errors import DataError, GLocalKDError, ParameterError
@@ -215,8 +215,9 @@ class Consensus(Detector):
                  calibration: float = DEFAULT_CALIBRATION_FRACTION, component_params: dict | None = None,
                  seed: int = 0, device: str = "auto", reserve_views: Sequence[str] = DEFAULT_RESERVE_VIEWS,
                  known_classifier: bool = True):
-        self.components = list(components)  # lists, as they read back from JSON
-        self.reserve_views = list(reserve_views)
+        # lists, as they read back from JSON; anything else is kept for validate_params to refuse
+        self.components = list(components) if isinstance(components, (list, tuple)) else components
+        self.reserve_views = list(reserve_views) if isinstance(reserve_views, (list, tuple)) else reserve_views
         self.rule = rule
         self.calibration = calibration
         self.component_params = component_params
@@ -282,9 +283,14 @@ class Consensus(Detector):
         """Check the views, the rule and the calibration share.
 
         Raises:
-            ParameterError: no components, an unknown or repeated view name, an unknown rule, or a
-                calibration share not strictly between 0 and 1 (naming the parameter).
+            ParameterError: no components, an unknown or repeated view name, an unknown rule, a
+                calibration share not strictly between 0 and 1, or settings under a name that is
+                no detector's (a misspelt view; naming the parameter).
         """
+        for name in ("components", "reserve_views"):
+            value = getattr(self, name)
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise ParameterError(f"{{{name}}} must be a list of detector names, not {value!r}", name)
         views = self.views
         unknown = [c for c in views if c not in SINGLE_DETECTORS]
         if not self.components or unknown or len(set(views)) != len(views):
@@ -296,6 +302,15 @@ class Consensus(Detector):
         if not 0.0 < float(self.calibration) < 1.0:
             raise ParameterError(f"{{calibration}} must be a share between 0 and 1 (both excluded), not "
                                  f"{self.calibration}", "calibration")
+        given = self.component_params
+        if given is not None and (not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values())):
+            raise ParameterError(f"{{component_params}} must map view names to their settings, not {given!r}",
+                                 "component_params")
+        strangers = [name for name in (given or {}) if name not in SINGLE_DETECTORS]
+        if strangers:  # a misspelt view's settings would be ignored and the view trained at its defaults
+            raise ParameterError(f"{{component_params}} names {', '.join(map(repr, strangers))}, not a detector "
+                                 f"(the views are named as the registry names them: {', '.join(views)})",
+                                 "component_params")
 
     def _make(self, name: str) -> Detector:
         params = dict((self.component_params or {}).get(name, {}))
@@ -327,7 +342,7 @@ class Consensus(Detector):
         self.view_weights_, self.known_anomaly_auc_ = None, None
         self.known_classifier_ = self.weighed_calibration_ = None
         kernel = self._classifier_kernel()
-        self.calibration_features_ = kernel.kernel_.transform(labelled_graphs(cal_graphs)) if kernel else None
+        self.calibration_features_ = kernel.kernel_.transform(kernel.labelled(cal_graphs)) if kernel else None
         self.component_train_ = {n: s.score.astype(np.float64)
                                  for n, s in self._component_scores(fit_graphs, views=self.views).items()}
         self._combine_reference_scores()
@@ -430,7 +445,7 @@ class Consensus(Detector):
         self.known_classifier_ = None
         kernel = self._classifier_kernel()
         if kernel is not None and self.calibration_features_ is not None:
-            self.known_classifier_ = KnownClassifier(kernel).fit(*kernel.kernel_.transform(labelled_graphs(known)))
+            self.known_classifier_ = KnownClassifier(kernel).fit(*kernel.kernel_.transform(kernel.labelled(known)))
         self._combine_reference_scores()
         return dict(auc)
 

@@ -124,3 +124,36 @@ def test_a_callback_error_reaches_the_caller_unchanged(tmp_path):
     with pytest.raises(Stop):
         model.fit(graphs, on_epoch=on_epoch)
     assert not hasattr(model, "predictor_")
+
+
+@pytest.mark.parametrize("name", list(DETECTORS))
+def test_every_setting_of_the_wrong_kind_is_refused_by_name_before_training(name, tu_folder):
+    """For every detector alike, from its signature: ``normalize="False"`` turned normalisation on,
+    ``ensemble_size=1.5`` and ``seed=None`` escaped as numpy's and torch's own errors."""
+    import inspect
+
+    from core import ParameterError, load
+
+    graphs = load(tu_folder)
+    defaults = {k: p.default for k, p in inspect.signature(type(make_detector(name)).__init__).parameters.items()
+                if k != "self"}
+    wrong = {"seed": [None, -1, 1.5, "0"]}
+    for key, default in defaults.items():
+        if key in wrong:
+            continue
+        if isinstance(default, bool):
+            wrong[key] = ["False", 1]
+        elif isinstance(default, int):
+            wrong[key] = [1.5, "3", True]
+        elif isinstance(default, float):
+            wrong[key] = ["0.1", None]
+        elif isinstance(default, str):
+            wrong[key] = [3]
+    for key, values in wrong.items():
+        if key not in defaults:
+            continue
+        for value in values:
+            detector = make_detector(name)
+            setattr(detector, key, value)  # as set_params would, past the registry's own checks
+            with pytest.raises(ParameterError, match=f"{key} must be"):
+                detector.fit(graphs)
