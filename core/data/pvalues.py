@@ -44,20 +44,25 @@ def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
     flagged ones at most ``alpha`` (for independent or positively dependent p-values).
 
     Args:
-        p_values: the p-values, any shape; NaN ones are left out of the count.
+        p_values: the p-values, any shape (a single one too); NaN ones are left out of the count.
 
     Returns:
         float64 q-values at most 1, the shape of ``p_values``; NaN stays NaN.
+
+    Raises:
+        GLocalKDError: a p-value below 0 (not a p-value).
     """
-    p = np.asarray(p_values, dtype=np.float64)
+    shaped = np.asarray(p_values, dtype=np.float64)
+    p = shaped.ravel()
+    if np.any(p < 0):
+        raise GLocalKDError(f"p-values are at least 0; {int((p < 0).sum())} are below (first {p[p < 0][0]:g})")
     q = np.full(p.shape, np.nan)
     ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return q
-    order = ok[np.argsort(p[ok], kind="stable")]
-    ranked = p[order] * ok.size / np.arange(1, ok.size + 1)
-    q[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
-    return q
+    if ok.size:
+        order = ok[np.argsort(p[ok], kind="stable")]
+        ranked = p[order] * ok.size / np.arange(1, ok.size + 1)
+        q[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
+    return q.reshape(shaped.shape)
 
 
 def bh_q_table(p_counts: dict[str, int]) -> dict[str, str]:

@@ -17,6 +17,7 @@ from core.data.graphset import GraphSet, element_symbols
 from core.data.properties import PROPERTY_COLUMNS, molecular_properties, property_text
 from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores, ranking_of
+from core.errors import GLocalKDError
 from core.runtime.files import atomic_output
 
 COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score", "num_nodes", "label",
@@ -292,7 +293,12 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
 
     Yields:
         Each row's cells (:data:`COLUMNS`, then ``extras``), not yet made spreadsheet-safe.
+
+    Raises:
+        GLocalKDError: scores, p-values or view scores that are not one per graph (another set's
+            would be written beside the wrong graphs).
     """
+    _check_one_per_graph(graphs, scores, p_values, view_scores)
     p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
     q = benjamini_hochberg(p)
     cells = extra_cells(graphs, extras, view_scores) if extras else (lambda i: [])
@@ -308,6 +314,17 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
         line = f"line {reject.line}: " if reject.line is not None else ""
         yield ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}", "", "",
                *[""] * len(extras)]
+
+
+def _check_one_per_graph(graphs: GraphSet, scores: Scores, p_values, view_scores) -> None:
+    """Refuse arrays that are not one value per graph, before a row is written."""
+    given = [("scores", len(scores.score))]
+    if p_values is not None:
+        given.append(("p-values", int(np.asarray(p_values).size)))
+    given.extend((f"{name} view scores", int(np.asarray(v).size)) for name, v in (view_scores or {}).items())
+    wrong = [f"{n:,} {what}" for what, n in given if n != len(graphs)]
+    if wrong:
+        raise GLocalKDError(f"a report needs one value per graph: {len(graphs):,} graphs, but {', '.join(wrong)}")
 
 
 class DigestingStream:
