@@ -29,7 +29,7 @@ from core.data.graphset import GraphSet
 from core.detectors.base import MoleculeView
 from core.detectors.propagation_kernel import PropagationFeatures
 from core.detectors.wl_features import WLFeatures, shared
-from core.errors import GLocalKDError
+from core.errors import GLocalKDError, SchemaMismatchError
 
 KERNELS = ("wl", "pk")
 NORMALISE_TILE_VALUES = 32_768  # kernel values normalised at a time (256 KB: a tile stays in the cache)
@@ -56,6 +56,61 @@ def node_labels(graph) -> np.ndarray:
     degree = np.zeros(n, dtype=np.int64)
     np.add.at(degree, graph.edge_index[0].numpy(), 1)
     return degree
+
+
+def label_coding(graphs: GraphSet) -> dict:
+    """Say what the node labels the kernels read mean for these graphs (:func:`node_labels`).
+
+    Args:
+        graphs: the graphs.
+
+    Returns:
+        ``{"kind": "labels", "names": {label: name}}`` for a TU collection's node labels (names as
+        its readme gives them, when it does), ``{"kind": "elements"}`` for molecules' elements,
+        ``{"kind": "degrees"}`` for graphs without labels; ``{}`` for no graphs.
+    """
+    if not len(graphs):
+        return {}
+    first = graphs.graphs[0]
+    if first.get("node_label") is not None:
+        return {"kind": "labels", "names": {str(k): str(v) for k, v in (graphs.node_label_names or {}).items()}}
+    x = first.get("x")
+    return {"kind": "elements"} if x is not None and x.shape[1] > len(ELEMENTS) else {"kind": "degrees"}
+
+
+def _coding_text(coding: dict) -> str:
+    if coding.get("kind") == "labels":
+        names = list(coding.get("names", {}).values())
+        return f"TU node labels ({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})" if names \
+            else "TU node labels"
+    return {"elements": "molecules' elements", "degrees": "node degrees (graphs without labels)"}.get(
+        coding.get("kind", ""), "unknown labels")
+
+
+def check_label_coding(fitted: dict | None, now: dict) -> None:
+    """Refuse graphs whose node labels mean something other than the fitted graphs' did: a
+    molecule's element and a TU collection's label number are both small integers (carbon is 0 in
+    both, but AIDS's 1 is oxygen where a molecule's 1 is nitrogen), so the kernels would compare
+    them silently.
+
+    Args:
+        fitted: the fitted graphs' :func:`label_coding` (None or ``{}``: a model file older than
+            the record, not checked).
+        now: the scored graphs' :func:`label_coding` (``{}``: no graphs).
+
+    Raises:
+        SchemaMismatchError: another kind of label, or TU labels whose names differ.
+    """
+    if not fitted or not now:
+        return
+    same = fitted["kind"] == now["kind"]
+    if same and fitted["kind"] == "labels":
+        a, b = fitted.get("names") or {}, now.get("names") or {}
+        same = all(a[k] == b[k] for k in a.keys() & b.keys())
+    if not same:
+        raise SchemaMismatchError(f"the model was fitted on graphs labelled by {_coding_text(fitted)}, but these "
+                                  f"are labelled by {_coding_text(now)}: the labels would be compared as if they "
+                                  "meant the same; score graphs of the kind it was fitted on, or fit on these")
 
 
 def to_grakel(graphs: GraphSet) -> list[list]:
@@ -137,8 +192,17 @@ class LabelledMoleculeView(MoleculeView):
 
         Returns:
             The scores, shape (molecules,).
+
+        Raises:
+            SchemaMismatchError: the view was fitted on graphs labelled otherwise than by elements.
         """
+        check_label_coding(self.label_coding_fitted(), {"kind": "elements"})
         return self.score_labelled(labelled_molecules(x, bonds, atom_counts, bond_counts))
+
+    def label_coding_fitted(self) -> dict | None:
+        """The fitted graphs' :func:`label_coding` (None: not recorded); a view whose labels a
+        :class:`GraphKernel` reads gives its kernel's."""
+        return getattr(self, "coding_", None)
 
 
 class PackedLabelled(Sequence):
@@ -238,6 +302,7 @@ class GraphKernel:
             raise GLocalKDError("a graph kernel needs training graphs")
         self.kernel_ = self._make()
         self.n_train_ = len(graphs)
+        self.coding_ = label_coding(graphs)
         self.train_features_, self.train_squares_ = self.kernel_.fit(labelled_graphs(graphs))
         self._product = None  # made from the training features when first needed
         return self._feature_kernel(self.train_features_, self.train_squares_)
@@ -252,7 +317,7 @@ class GraphKernel:
         f = self.train_features_
         return {"features": self.kernel_.fitted_state(), "n_train": self.n_train_, "train_squares": self.train_squares_,
                 "train_features": {"data": f.data, "indices": f.indices, "indptr": f.indptr,
-                                   "shape": list(f.shape)}}
+                                   "shape": list(f.shape)}, "coding": self.coding_}
 
     def restore_fitted_state(self, state: dict) -> None:
         """Set the fitted state from :meth:`fitted_state`'s values, checking them.
@@ -266,6 +331,7 @@ class GraphKernel:
         """
         self.kernel_ = self._make()
         self.kernel_.restore_fitted_state(state["features"])
+        self.coding_ = dict(state.get("coding") or {})  # files older than the record: not checked
         self.n_train_ = int(state["n_train"])
         self.train_features_ = csr_from_state(state["train_features"], (self.n_train_, self.kernel_.n_columns_))
         self._product = None
@@ -284,8 +350,26 @@ class GraphKernel:
 
         Raises:
             GLocalKDError: the kernel is not fitted.
+            SchemaMismatchError: the graphs' node labels mean something else than the fitted
+                graphs' (:func:`check_label_coding`).
         """
-        return self.transform_labelled(labelled_graphs(graphs))
+        return self.transform_labelled(self.labelled(graphs))
+
+    def labelled(self, graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Give the graphs as the kernel reads them, after checking that their node labels mean
+        what the fitted graphs' did.
+
+        Args:
+            graphs: the graphs.
+
+        Returns:
+            :func:`labelled_graphs` of them.
+
+        Raises:
+            SchemaMismatchError: another kind of label (:func:`check_label_coding`).
+        """
+        check_label_coding(getattr(self, "coding_", None), label_coding(graphs))
+        return labelled_graphs(graphs)
 
     def transform_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Compute :meth:`transform` for graphs given as (edge index, node labels) pairs.

@@ -117,6 +117,10 @@ class KnownClassifier(LabelledMoleculeView):
             raise GLocalKDError("the classifier view reads WL features: it needs a WL view's kernel")
         self.kernel = kernel
 
+    def label_coding_fitted(self) -> dict | None:
+        """The label coding of its WL view's fitted graphs (None: not recorded)."""
+        return getattr(self.kernel, "coding_", None)
+
     def fit(self, known_features, known_squares: np.ndarray) -> KnownClassifier:
         """Learn the known anomalies against the kernel's training graphs.
 
@@ -185,9 +189,7 @@ class KnownClassifier(LabelledMoleculeView):
         Returns:
             Graph-only scores.
         """
-        from core.detectors.graph_kernels import labelled_graphs
-
-        return Scores.graph_only(self.score_labelled(labelled_graphs(graphs)), graphs.node_ptr())
+        return Scores.graph_only(self.score_labelled(self.kernel.labelled(graphs)), graphs.node_ptr())
 
     def fitted_state(self) -> dict:
         """Give the fitted state as plain values for a model file (the kernel is its WL view's).

@@ -29,7 +29,7 @@ import numpy as np
 
 from core.data.graphset import GraphSet
 from core.detectors.base import GraphLevelDetector, is_count
-from core.detectors.graph_kernels import LabelledMoleculeView, labelled_graphs
+from core.detectors.graph_kernels import LabelledMoleculeView, check_label_coding, label_coding, labelled_graphs
 from core.detectors.wl_features import WLFeatures
 
 
@@ -74,7 +74,7 @@ class RareSubstructure(LabelledMoleculeView, GraphLevelDetector):
 
     name = "rare-substructure"
     has_node_scores = False
-    FITTED = ("wl_", "graph_counts_", "n_train_", "train_scores_", "loss_history_", "stopped_early_")
+    FITTED = ("wl_", "graph_counts_", "n_train_", "coding_", "train_scores_", "loss_history_", "stopped_early_")
 
     def __init__(self, iterations: int = 2, top_nodes: int = 3, seed: int = 0):
         self.iterations = iterations
@@ -98,6 +98,7 @@ class RareSubstructure(LabelledMoleculeView, GraphLevelDetector):
         features, _ = self.wl_.fit(labelled)
         self.graph_counts_ = np.bincount(features.indices, minlength=self.wl_.n_columns_).astype(np.int64)
         self.n_train_ = len(graphs)
+        self.coding_ = label_coding(graphs)
         self.train_scores_ = self._scores(labelled, leave_one_out=True)
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
@@ -153,7 +154,7 @@ class RareSubstructure(LabelledMoleculeView, GraphLevelDetector):
         Returns:
             One score per graph.
         """
-        return self._scores(labelled_graphs(graphs))
+        return self._scores(self._labelled(graphs))
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """Give each graph's node surprises, sorted and padded: the ``top_nodes`` largest, for the map.
@@ -169,24 +170,30 @@ class RareSubstructure(LabelledMoleculeView, GraphLevelDetector):
         Raises:
             GLocalKDError: not fitted.
         """
-        surprise, graph, n = self.node_surprise(labelled_graphs(graphs))
+        surprise, graph, n = self.node_surprise(self._labelled(graphs))
         g, rank, kept = _largest(surprise, graph, n, self.top_nodes)
         out = np.zeros((n, self.top_nodes), dtype=np.float32)
         out[g, rank] = kept
         return out
 
+    def _labelled(self, graphs: GraphSet):
+        """The graphs as the WL labels read them, once their node labels are checked to mean what
+        the training graphs' did (:func:`core.detectors.graph_kernels.check_label_coding`)."""
+        check_label_coding(getattr(self, "coding_", None), label_coding(graphs))
+        return labelled_graphs(graphs)
+
     def fitted_state(self) -> dict:
         """Give the WL vocabulary, the label counts and the training scores, for a model file.
 
         Returns:
-            ``{"wl", "graph_counts", "n_train", "train_scores"}``.
+            ``{"wl", "graph_counts", "n_train", "train_scores", "coding"}``.
 
         Raises:
             GLocalKDError: not fitted.
         """
         self._check_fitted()
         return {"wl": self.wl_.fitted_state(), "graph_counts": self.graph_counts_, "n_train": self.n_train_,
-                "train_scores": self.train_scores_}
+                "train_scores": self.train_scores_, "coding": self.coding_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
         """Set the fitted state from :meth:`fitted_state`'s values, checking them.
@@ -205,5 +212,6 @@ class RareSubstructure(LabelledMoleculeView, GraphLevelDetector):
         if counts.shape != (wl.n_columns_,) or n_train < 1 or (len(counts) and (counts.min() < 1 or counts.max() > n_train)):
             raise ValueError("the rare-substructure counts do not match the WL vocabulary and the training graphs")
         self.wl_, self.graph_counts_, self.n_train_ = wl, counts, n_train
+        self.coding_ = dict(state.get("coding") or {})  # files older than the record: not checked
         self.train_scores_ = np.asarray(state["train_scores"], dtype=np.float64)
         self.loss_history_, self.stopped_early_ = [], False

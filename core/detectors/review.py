@@ -399,13 +399,11 @@ def similarity_kernel(model, graphs: GraphSet) -> KernelColumns | None:
     Returns:
         The kernel the similarity view reads, or None.
     """
-    from core.detectors.graph_kernels import labelled_graphs
-
     for name in SIMILARITY_VIEWS:
         component = model.components_.get(name)
         kernel = getattr(component, "kernel_", None)
         if kernel is not None and getattr(kernel, "kind", None) == "wl":
-            features, squares = kernel.kernel_.transform(labelled_graphs(graphs))
+            features, squares = kernel.kernel_.transform(kernel.labelled(graphs))
             return KernelColumns(features, squares, kernel.train_features_, kernel.train_squares_)
     return None
 

@@ -130,6 +130,10 @@ class TwoStepDetector(LabelledMoleculeView, GraphLevelDetector):
             scores[rest] = self.score_labelled(labelled_graphs(graphs.subset(rest.tolist())))
             self.train_scores_ = scores
 
+    def label_coding_fitted(self) -> dict | None:
+        """The fitted graphs' label coding, as its kernel recorded it (None: not fitted or not recorded)."""
+        return getattr(getattr(self, "kernel_", None), "coding_", None)
+
     @property
     def can_save(self) -> bool:
         """Whether it has a model file: LESINN ones do; scikit-learn's isolation forest has no safe format."""
@@ -200,7 +204,7 @@ class TwoStepDetector(LabelledMoleculeView, GraphLevelDetector):
         Returns:
             One score per graph.
         """
-        return self.score_labelled(labelled_graphs(graphs))
+        return self.score_labelled(self.kernel_.labelled(graphs))
 
     def score_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Score graphs given as (edge index, node labels) pairs: screening's path.

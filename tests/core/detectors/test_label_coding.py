@@ -1,0 +1,44 @@
+"""Detectors that read discrete node labels (WL, PK, rare substructures, the classifier view)
+refuse graphs whose labels mean something else than their training graphs' did: a molecule's
+element and a TU collection's label number are both small integers, and were compared silently."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import SchemaMismatchError, load, load_detector, make_detector
+from core.cli.main import main
+
+LABELLED = ["wl-lesinn", "wl-count-lesinn", "pk-lesinn", "rare-substructure"]
+
+
+@pytest.mark.parametrize("name", LABELLED)
+def test_a_model_of_molecules_refuses_a_tu_collection_and_the_other_way_round(name, herg_path, aids_zip, tmp_path):
+    herg, aids = load(herg_path).subset(range(60)), load(aids_zip).subset(range(100))
+    with pytest.raises(SchemaMismatchError, match="fitted on graphs labelled by molecules' elements"):
+        make_detector(name).fit(herg).score(aids.subset(range(5)))
+    model = make_detector(name).fit(aids)
+    model.save(tmp_path / "m.pt")  # the record travels with the model file
+    back = load_detector(tmp_path / "m.pt")
+    assert np.array_equal(back.score(aids.subset(range(5))).score, model.score(aids.subset(range(5))).score)
+    with pytest.raises(SchemaMismatchError, match=r"TU node labels \(C, O, N"):
+        back.score(herg.subset(range(5)))
+
+
+def test_screening_a_molecule_library_with_a_model_of_a_tu_collection_is_refused(aids_zip, herg_path, tmp_path, capsys):
+    model = tmp_path / "tu.pt"
+    assert main(["train", str(aids_zip), "-o", str(model), "--detector", "wl-lesinn"]) == 0
+    capsys.readouterr()
+    assert main(["screen", str(model), str(herg_path), "-o", str(tmp_path / "r.csv")]) == 2
+    assert "labelled by TU node labels" in capsys.readouterr().err
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_the_consensus_classifier_view_and_review_read_the_same_check(herg_path, aids_zip):
+    """Known anomalies of another kind are refused before they train the classifier view."""
+    from core import weigh_known_anomalies
+
+    herg = load(herg_path)
+    model = make_detector("consensus", components=["wl-lesinn", "size"], reserve_views=[]).fit(herg.subset(range(80)))
+    with pytest.raises(SchemaMismatchError):
+        weigh_known_anomalies(model, load(aids_zip).with_label("0").subset(range(10)))
