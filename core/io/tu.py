@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from core.errors import DataError
+from core.io.text import strip_compression
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
 
 
@@ -29,6 +30,14 @@ MAX_FILE_BYTES = 256 * 2**20
 def _is_mac_metadata(member: str) -> bool:
     """Whether a zip member is macOS's metadata (``__MACOSX/``, ``._name``), not a file of the collection."""
     return member.startswith("__MACOSX/") or Path(member).name.startswith("._")
+
+
+MOLECULE_SUFFIXES = {".smi", ".smiles", ".csv", ".tsv", ".tab", ".sdf", ".sd", ".mol"}
+
+
+def _listed(names: list[str], shown: int = 3) -> str:
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 class _Files:
@@ -57,6 +66,10 @@ class _Files:
             raise DataError("not a folder or a zip archive of a TU graph collection", path)
         a_files = sorted(n for n in self.names if n.endswith("_A.txt") and not n.startswith("._"))
         if not a_files:
+            molecule_files = sorted(n for n in self.names if Path(strip_compression(n)).suffix.lower() in MOLECULE_SUFFIXES)
+            if molecule_files:  # a zipped (or foldered) molecule file, not a graph collection
+                raise DataError(f"holds {_listed(molecule_files)}, not a TU graph collection (no DS_A.txt): open the "
+                                "molecule file itself (gzip reads directly: name.csv.gz, name.sdf.gz)", path)
             raise DataError("no DS_A.txt file found: a TU collection needs DS_A.txt and "
                             "DS_graph_indicator.txt", path)
         if len(a_files) > 1:  # reading one of them would drop the others without a word

@@ -85,3 +85,16 @@ def test_a_cxsmiles_extension_in_a_smiles_list_stays_with_its_smiles(tmp_path):
     table.write_text("smiles,id\nC[C@H](N)C(=O)O |&1:1|,ALA-rac\nc1ccccc1* |$;;;;;;R1$|,R-phenyl\nCCO,ethanol\n")
     assert _read(smi) == _read(table)
     assert _read(smi)[0][0] == ("ALA-rac", "C[C@H](N)C(=O)O |&1:1|")
+
+
+def test_a_zipped_molecule_file_is_called_one_not_a_broken_graph_collection(tmp_path):
+    """``lib.csv.zip`` was answered with "no DS_A.txt file found: a TU collection needs ...";
+    a chemist who zipped a CSV is told what it holds and what to open instead."""
+    import zipfile
+
+    table = tmp_path / "lib.csv"
+    table.write_text("smiles,id\nCCO,a\n")
+    with zipfile.ZipFile(tmp_path / "lib.csv.zip", "w") as archive:
+        archive.write(table, "lib.csv")
+    with pytest.raises(DataError, match="holds lib.csv, not a TU graph collection .*open the molecule file itself"):
+        load(tmp_path / "lib.csv.zip")
