@@ -460,7 +460,8 @@ def rerank(review, model, graphs, marks: dict[int, bool], job=None, report=None)
 EXPORT_COLUMNS_EXTRA = ("flagged",)
 
 
-def molecule_columns(properties: dict | None, alerts_of: Callable[[int], str]) -> tuple[list[str], Callable[[int], list[str]]]:
+def molecule_columns(properties: dict | None,
+                     alerts_of: Callable[[int], str]) -> tuple[list[str], Callable[[int], list[str]]]:
     """The CSV export's columns after the report's for molecules: the chemist's properties and
     ``alerts`` (row i's text: ``alerts_of(i)``), and ``cells(i)`` giving row i's. No columns
     without ``properties`` (graphs that are not molecules)."""

@@ -500,53 +500,54 @@ def sdf_rows(path: str | Path, id_field: str | None = None, label_field: str | N
         One row per non-empty record; a record without ``M  END`` comes with its problem.
     """
     path = Path(path)
+    index = 0
+    for start, record in _records(path):
+        for offset, part in _molecules_of(record):  # an empty record is not data
+            index += 1
+            if index == 1:
+                _check_fields(part, id_field, label_field, path, start + offset)
+            yield _sdf_row(part, start + offset, index, id_field, label_field)
+
+
+def _records(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """Each record's first line number and lines (``$$$$`` ends one; the last may lack it)."""
     record: list[str] = []
     start = 1
-    index = 0
-    checked = False
     for number, line in read_lines(path):
         if not record:
             start = number
         if line.strip() == "$$$$":
-            for offset, part in _molecules_of(record):  # an empty record is not data
-                index += 1
-                if not checked:
-                    _check_fields(part, id_field, label_field, path, start + offset)
-                    checked = True
-                yield _sdf_row(part, start + offset, index, id_field, label_field)
+            yield start, record
             record = []
             continue
         record.append(line)
-    for offset, part in _molecules_of(record):
-        index += 1
-        if not checked:
-            _check_fields(part, id_field, label_field, path, start + offset)
-            checked = True
-        yield _sdf_row(part, start + offset, index, id_field, label_field)
+    yield start, record
 
 
 def _molecules_of(record: list[str]) -> list[tuple[int, list[str]]]:
     """Split a record (the lines between two ``$$$$``) at each molblock that starts after the
     previous one's ``M  END`` and data fields: ``cat *.mol > all.sdf`` and a forgotten ``$$$$``
-    put several molecules in one record, and each is read as its own. A molblock starts with three
-    header lines and a counts line that names ``V2000`` or ``V3000``; anything else after ``M  END``
-    belongs to the data fields. Returns (line offset, lines) per molecule; none for a blank record."""
+    put several molecules in one record, and each is read as its own. A molblock is found by its
+    counts line (``V2000`` or ``V3000``), three lines after its start (a blank title is common);
+    anything else after ``M  END`` belongs to the data fields. Returns (line offset, lines) per
+    molecule; none for a blank record."""
     if not any(line.strip() for line in record):
         return []
     starts = [0]
-    after_end = in_value = False
+    end_at = None  # the last M  END not yet followed by a new molblock
+    in_value = False
     for i, line in enumerate(record):
         text = line.strip()
         if text == "M  END":
-            after_end, in_value = True, False
-        elif after_end:
+            end_at, in_value = i, False
+        elif end_at is not None:
             if line.startswith(">"):
                 in_value = True
             elif not text:
                 in_value = False
-            elif not in_value and i + 3 < len(record) and ("V2000" in record[i + 3] or "V3000" in record[i + 3]):
-                starts.append(i)
-                after_end = False
+            elif not in_value and i - 3 > end_at and ("V2000" in line or "V3000" in line):
+                starts.append(i - 3)
+                end_at = None
     return [(a, record[a:b]) for a, b in zip(starts, starts[1:] + [len(record)])]
 
 

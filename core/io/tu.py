@@ -66,7 +66,8 @@ class _Files:
             raise DataError("not a folder or a zip archive of a TU graph collection", path)
         a_files = sorted(n for n in self.names if n.endswith("_A.txt") and not n.startswith("._"))
         if not a_files:
-            molecule_files = sorted(n for n in self.names if Path(strip_compression(n)).suffix.lower() in MOLECULE_SUFFIXES)
+            molecule_files = sorted(n for n in self.names
+                                    if Path(strip_compression(n)).suffix.lower() in MOLECULE_SUFFIXES)
             if molecule_files:  # a zipped (or foldered) molecule file, not a graph collection
                 raise DataError(f"holds {_listed(molecule_files)}, not a TU graph collection (no DS_A.txt): open the "
                                 "molecule file itself (gzip reads directly: name.csv.gz, name.sdf.gz)", path)

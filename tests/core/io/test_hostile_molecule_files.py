@@ -34,6 +34,9 @@ def test_a_record_without_its_separator_and_concatenated_mol_files_give_every_mo
     catted.write_text("".join(_molblock(s, t) for s, t in (("CCO", "ethanol"), ("c1ccccc1", "benzene"),
                                                                  ("CCN", "ethylamine"))))
     assert _read(catted)[0] == [("ethanol", "CCO"), ("benzene", "c1ccccc1"), ("ethylamine", "CCN")]
+    untitled = tmp_path / "untitled.sdf"  # molblocks with blank title lines, as many tools write them
+    untitled.write_text("".join(_molblock(s, "") for s in ("CCO", "c1ccccc1", "CCN")))
+    assert [smiles for _, smiles in _read(untitled)[0]] == ["CCO", "c1ccccc1", "CCN"]
 
 
 def test_a_stray_quote_rejects_its_own_line_and_the_lines_after_it_are_read(tmp_path):
