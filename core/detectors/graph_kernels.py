@@ -200,8 +200,12 @@ class LabelledMoleculeView(MoleculeView):
         return self.score_labelled(labelled_molecules(x, bonds, atom_counts, bond_counts))
 
     def label_coding_fitted(self) -> dict | None:
-        """The fitted graphs' :func:`label_coding` (None: not recorded); a view whose labels a
-        :class:`GraphKernel` reads gives its kernel's."""
+        """Give the fitted graphs' :func:`label_coding`; a view whose labels a :class:`GraphKernel`
+        reads gives its kernel's.
+
+        Returns:
+            The coding, or None when it was not recorded (not fitted, or an older model file).
+        """
         return getattr(self, "coding_", None)
 
 

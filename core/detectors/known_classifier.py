@@ -118,7 +118,11 @@ class KnownClassifier(LabelledMoleculeView):
         self.kernel = kernel
 
     def label_coding_fitted(self) -> dict | None:
-        """The label coding of its WL view's fitted graphs (None: not recorded)."""
+        """Give the label coding of its WL view's fitted graphs.
+
+        Returns:
+            The coding (:func:`core.detectors.graph_kernels.label_coding`), or None when not recorded.
+        """
         return getattr(self.kernel, "coding_", None)
 
     def fit(self, known_features, known_squares: np.ndarray) -> KnownClassifier:

@@ -131,7 +131,12 @@ class TwoStepDetector(LabelledMoleculeView, GraphLevelDetector):
             self.train_scores_ = scores
 
     def label_coding_fitted(self) -> dict | None:
-        """The fitted graphs' label coding, as its kernel recorded it (None: not fitted or not recorded)."""
+        """Give the fitted graphs' label coding, as its kernel recorded it.
+
+        Returns:
+            The coding (:func:`core.detectors.graph_kernels.label_coding`), or None when not
+            fitted or not recorded (an older model file).
+        """
         return getattr(getattr(self, "kernel_", None), "coding_", None)
 
     @property
