@@ -2,6 +2,8 @@
 top-error atoms lie in which alert. Picking an alert asks for its atoms to be highlighted."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
@@ -44,19 +46,22 @@ class AlertList(QWidget):
         """The shown molecule's alerts (core's ``Alert``), in list order."""
         return list(self._alerts)
 
-    def show_molecule(self, smiles: str, symbols: list[str]) -> None:
-        """List the alerts of ``smiles`` (searched once per molecule, then cached).
+    def show_molecule(self, smiles: str, symbols: list[str], find: Callable[[], list] | None = None) -> None:
+        """List the alerts of a molecule (searched once per molecule, then cached).
 
         Args:
-            smiles: the molecule; an empty string (a graph that is no molecule) hides the list.
+            smiles: the molecule's SMILES, or any text that names it (the cache's key) when
+                ``find`` searches it; an empty string (a graph that is no molecule) hides the list.
             symbols: its element symbols in atom order, to name atoms (``C3``).
+            find: searches the molecule's alerts (``core.graph_alerts`` of a TU molecule);
+                None: ``core.structural_alerts`` of ``smiles``.
         """
         self._symbols = list(symbols)
         self._top = []
         self.list.blockSignals(True)
         self.list.clear()
         self.list.blockSignals(False)
-        self._alerts = self._alerts_of(smiles) if smiles else []
+        self._alerts = self._alerts_of(smiles, find) if smiles else []
         for alert in self._alerts:
             item = QListWidgetItem(f"{alert.label}: {self._names(alert.atoms)}")
             item.setToolTip(f"{alert.family} {alert.name}, atoms {' '.join(map(str, alert.atoms))} (0-based)")
@@ -84,14 +89,14 @@ class AlertList(QWidget):
         else:
             self.list.setCurrentRow(row)
 
-    def _alerts_of(self, smiles: str) -> list:
+    def _alerts_of(self, key: str, find: Callable[[], list] | None) -> list:
         from core import structural_alerts
 
-        if smiles not in self._cache:
+        if key not in self._cache:
             if len(self._cache) >= CACHE_SIZE:
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[smiles] = structural_alerts(smiles)
-        return self._cache[smiles]
+            self._cache[key] = find() if find is not None else structural_alerts(key)
+        return self._cache[key]
 
     def _names(self, atoms) -> str:
         return " ".join(f"{self._symbols[a] if a < len(self._symbols) else '?'}{a}" for a in atoms)

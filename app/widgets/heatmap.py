@@ -177,7 +177,8 @@ class HeatmapPanel(QWidget):
         self._names = node_names(graphs, i)
         self._errors = scores.node_errors_of(i) if scores.has_node_scores else None
         self._alert_atoms = ()
-        self.alerts.show_molecule(meta.smiles or "", _symbols(node_names(graphs, i)))
+        key, find = _alert_source(graphs, i)
+        self.alerts.show_molecule(key, _symbols(node_names(graphs, i)), find)
         self.redraw()
         if not scores.has_node_scores:  # OCGCN and the kernel methods score whole graphs only
             self.set_top_nodes([])
@@ -449,6 +450,18 @@ class HeatmapPanel(QWidget):
                 ax.set_ylim(*limits[1])
         else:
             self.canvas.save_to(path)
+
+
+def _alert_source(graphs, i: int):
+    """The alerts panel's key and search for graph i: its SMILES (searched by the panel), a TU
+    molecule's place in its collection with ``core.graph_alerts`` (its molecule from the element
+    labels), or no molecule at all ("")."""
+    smiles = graphs.meta[i].smiles
+    if smiles or not graphs.is_molecular:
+        return smiles or "", None
+    from core import graph_alerts
+
+    return f"{graphs.source}#{i}#{graphs.meta[i].id}", lambda: graph_alerts(graphs, i)
 
 
 def _symbols(names: list[str]) -> list[str]:

@@ -94,3 +94,17 @@ def test_clearing_the_alerts_sets_no_negative_size(qtbot, qtlog):
     alerts.set_top_atoms([])
     assert alerts.inside.minimumHeight() == 0
     assert not [r for r in qtlog.records if "Negative sizes" in r.message]
+
+
+def test_a_tu_molecule_lists_the_alerts_its_report_and_sd_file_carry(panel, aids_zip):
+    """AIDS's graphs have no SMILES: the list hid itself, though the reports list their alerts."""
+    from core import alerts_text, graph_alerts
+
+    graphs = load(aids_zip).subset(range(40))
+    scores = GLocalKD(epochs=1, hidden_dim=8, out_dim=4).fit(graphs).score(graphs)
+    with_alerts = [i for i in range(40) if graph_alerts(graphs, i)]
+    assert with_alerts
+    for i in with_alerts[:3]:
+        panel.show_graph(graphs, i, scores)
+        assert not panel.alerts.isHidden()
+        assert alerts_text(panel.alerts.alerts()) == alerts_text(graph_alerts(graphs, i))
