@@ -423,40 +423,33 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
             item = replay.popleft()
         else:
             item = next(source, None)
+        stray = False
         if item is None:
             if not pending:
                 return
-            (number, line, _), rest = pending[0], pending[1:]
-            pending, open_quote = [], False
-            row, _ = _parse_row(line + '"', delimiter)
-            yield number, row, "unmatched quote (\") in this row"
-            replay.extend(rest)
-            continue
-        if not pending and not _is_data(item[1]):
+            stray = True  # the file ends inside a quoted field
+        elif not pending and not _is_data(item[1]):
             continue  # a blank or comment line between rows
-        pending.append(item)
-        open_quote = _quote_open_after(item[1], delimiter, open_quote)
-        if open_quote:  # a quoted field goes on in the next line
-            if len(pending) <= MAX_FIELD_LINES:
-                continue
+        else:
+            pending.append(item)
+            open_quote = _quote_open_after(item[1], delimiter, open_quote)
+            if open_quote:  # a quoted field goes on in the next line, up to MAX_FIELD_LINES
+                if len(pending) <= MAX_FIELD_LINES:
+                    continue
+                stray = True
+            elif len(pending) == 1:
+                row, problem = _parse_row(pending[0][1], delimiter)
+            else:  # the quote that "closed" the field must be followed by a delimiter or the line's end
+                text = "".join(line + ending for _, line, ending in pending[:-1]) + pending[-1][1]
+                row, problem = _parse_row(text, delimiter, strict=True)
+                stray = problem is not None
+        if stray:  # the first line is the problem row; the lines after it are read again on their own
             (number, line, _), rest = pending[0], pending[1:]
             pending, open_quote = [], False
             row, _ = _parse_row(line + '"', delimiter)
             yield number, row, "unmatched quote (\") in this row"
             replay.extendleft(reversed(rest))
             continue
-        if len(pending) == 1:
-            row, problem = _parse_row(pending[0][1], delimiter)
-        else:
-            text = "".join(line + ending for _, line, ending in pending[:-1]) + pending[-1][1]
-            row, problem = _parse_row(text, delimiter, strict=True)
-            if problem is not None:  # the quote that "closed" it is followed by text: a stray quote
-                (number, line, _), rest = pending[0], pending[1:]
-                pending, open_quote = [], False
-                row, _ = _parse_row(line + '"', delimiter)
-                yield number, row, "unmatched quote (\") in this row"
-                replay.extendleft(reversed(rest))
-                continue
         yield pending[0][0], row, problem
         pending = []
 
