@@ -136,6 +136,15 @@ class LESINN:
         return self._score(self._distances(X))
 
     def _distances(self, X: np.ndarray) -> np.ndarray:
+        """Distances from the rows of X to the used training points. Euclidean ones pair by pair
+        (scipy's cdist), not by the dot-product expansion that scikit-learn computes with BLAS: the
+        expansion rounds a pair's distance differently with the number of rows beside it (an exact
+        duplicate of a training point came out 0 or 1e-7), and a graph's score must not depend on
+        the batch it is scored with."""
+        if self.metric == "euclidean":
+            from scipy.spatial.distance import cdist
+
+            return cdist(np.asarray(X, dtype=np.float64), np.asarray(self.train_, dtype=np.float64), "euclidean")
         from sklearn.metrics import pairwise_distances  # here: precomputed distances (a saved model) never need it
 
         return pairwise_distances(X, self.train_, metric=self.metric)

@@ -149,7 +149,7 @@ def test_the_default_detector_is_the_consensus_of_glocalkd_graph_size_and_wl_les
 
 def test_registry_builds_each_detector_and_refuses_unknown_names_and_settings():
     assert set(DETECTORS) == {"glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "wl-count-lesinn", "pk-iforest",
-                              "pk-lesinn", "gin-iforest", "kme-lesinn", "spectral-lesinn", "rare-substructure", "property-lesinn",
+                              "pk-lesinn", "gin-iforest", "kme-lesinn", "spectral-lesinn", "distance-lesinn", "rare-substructure", "property-lesinn",
                               "ecfp-nn", "size", "consensus"}
     counts = make_detector("wl-count-lesinn")
     assert counts.name == "wl-count-lesinn" and counts.get_params()["normalize"] is False

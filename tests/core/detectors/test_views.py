@@ -1,5 +1,5 @@
-"""The label-free views built on node features (random-GIN forests, kernel mean embeddings, the
-spectral view): behind the common contract, and a graph's score never depends on the batch it
+"""The label-free embedding views (random-GIN forests, kernel mean embeddings, the spectral view,
+the distance profile): behind the common contract, and a graph's score never depends on the batch it
 is scored with."""
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from core import load, make_detector
 from core.data.features import FeatureSchema
 from core.detectors import embedding_view
 from core.detectors.node_signals import node_batch
+from core.detectors.distance_profile import DISTANCE_EDGES, WIDTH, distance_profile, sources
 from core.detectors.spectral import rayleigh_quotients, spectral_moments
 from core.evaluation.metrics import roc_auc
 from tests.conftest import path, ring, write_tu
 
 SMALL = {"gin-iforest": dict(n_encoders=3, n_estimators=25), "kme-lesinn": dict(n_features=64, ensemble_size=16),
-         "spectral-lesinn": dict(ensemble_size=16)}
+         "spectral-lesinn": dict(ensemble_size=16), "distance-lesinn": dict(ensemble_size=16)}
 
 
 @pytest.fixture
@@ -84,6 +85,41 @@ def test_rayleigh_quotients_and_moments_match_a_dense_laplacian(odd_rings):
         np.testing.assert_allclose(rq[i], expected, atol=1e-12)
         powers = [np.trace(np.linalg.matrix_power(lap, k)) / n for k in range(1, 5)]
         np.testing.assert_allclose(moments[i], powers, atol=1e-12)
+
+
+def test_the_distance_profile_counts_shortest_paths_and_eccentricities_as_networkx_does():
+    import networkx as nx
+
+    rng = np.random.default_rng(3)
+    graphs = [nx.barbell_graph(4, 3), nx.path_graph(40), nx.gnp_random_graph(30, 0.08, seed=1), nx.empty_graph(1)]
+    graphs[0].add_node(99)  # an isolated node: unreachable from the rest, eccentricity 0
+    edges = np.r_[DISTANCE_EDGES, np.inf]
+    for g in graphs:
+        nodes = list(g.nodes)
+        rng.shuffle(nodes)
+        got = distance_profile(nx.to_scipy_sparse_array(g, nodelist=nodes, format="csr"))
+        n = len(nodes)
+        lengths = dict(nx.all_pairs_shortest_path_length(g))
+        dist = [lengths[u].get(v, np.inf) for u in nodes for v in nodes if u != v]
+        expected = np.zeros(WIDTH)
+        if n > 1:
+            expected[:len(DISTANCE_EDGES)] = np.histogram([d for d in dist if np.isfinite(d)], bins=edges)[0] / len(dist)
+            expected[len(DISTANCE_EDGES)] = np.mean(np.isinf(dist))
+        ecc = [max(lengths[u].values()) for u in nodes]
+        expected[len(DISTANCE_EDGES) + 1:] = np.histogram(ecc, bins=np.r_[0, edges])[0] / n
+        np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_a_large_graphs_distance_profile_reads_256_evenly_spread_sources():
+    assert np.array_equal(sources(10), np.arange(10))
+    big = sources(1000)
+    assert len(big) == 256 and big[0] == 0 and big[-1] == 999 and np.all(np.diff(big) > 0)
+    import networkx as nx
+
+    cycle = nx.to_scipy_sparse_array(nx.cycle_graph(1000), format="csr")  # every node alike: sampling is exact
+    profile = distance_profile(cycle)
+    assert profile[len(DISTANCE_EDGES) - 1] == pytest.approx((1000 - 1 - 2 * 32) / 999)  # distances of 33 and more
+    assert profile[-1] == 1.0  # every eccentricity is 500
 
 
 def test_the_random_gin_forest_draws_the_same_encoders_from_the_same_seed(odd_rings):
