@@ -15,6 +15,7 @@ Usage (repository root)::
     PYTHONPATH=. python research/ranking/analyse.py review-default-kme  # ... and on the default + KME
     PYTHONPATH=. python research/ranking/analyse.py two-views  # WL counts and KME both added (research/README.md)
     PYTHONPATH=. python research/ranking/analyse.py two-views-fast  # the same on the fast consensus
+    PYTHONPATH=. python research/ranking/analyse.py distance  # the distance-profile view (research/README.md)
 
 Every formula comes from core: conformal p-values, Fisher's combination, view weights, ROC-AUC.
 The adoption rule is docs/consensus.md's, applied as written: a gain over the default of more
@@ -267,6 +268,9 @@ def main(argv=None) -> int:
               "rare": lambda: default_table(("rare-substructure",)) | {
                   "alone": alone_table("rare-substructure"),
                   "fast": combine_table(("size", "wl-lesinn"), ("rare-substructure",))},
+              "distance": lambda: default_table(("distance-lesinn",)) | {
+                  "alone": alone_table("distance-lesinn"),
+                  "fast": combine_table(("size", "wl-lesinn"), ("distance-lesinn",))},
               "properties": lambda: properties_table(),
               "two-views-fast": lambda: combine_table(("size", "wl-lesinn"), two)}.get(what)
     if what.startswith("review-default"):
