@@ -17,6 +17,10 @@ from __future__ import annotations
 from core.data.graphset import GraphSet, element_symbols
 from core.errors import DataError, NotApplicableError
 
+# an SD file holds molecules only: why one of graphs that are not molecules is refused (the writers' words)
+NOT_MOLECULES = ("{path}: these graphs are not molecules (no SMILES, and no node labels that name elements), "
+                 "so an SD file of them would be empty; export a CSV report (.csv) instead")
+
 BOND_ORDERS = {"1": "SINGLE", "-": "SINGLE", "2": "DOUBLE", "=": "DOUBLE", "3": "TRIPLE", "#": "TRIPLE",
                ":": "AROMATIC", "4": "AROMATIC"}
 

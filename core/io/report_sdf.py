@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from core.data.graph_molecules import NOT_MOLECULES
 from core.data.scores import checked_rank
-from core.errors import raise_if_stopped
+from core.errors import GLocalKDError, raise_if_stopped
 from core.io.ranked_report import RankedReport
 from core.runtime.files import atomic_output
 
@@ -37,6 +38,8 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
         The number of molecules written; rows whose SMILES RDKit cannot parse are skipped.
 
     Raises:
+        GLocalKDError: rows are chosen but none has a SMILES (an SD file of them would be empty):
+            nothing is written.
         Stopped: ``should_stop`` returned True.
     """
     from rdkit import Chem
@@ -47,6 +50,8 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
     rank = checked_rank(len(report), rank)
     chosen = np.arange(len(report)) if rows is None else np.asarray(list(rows), dtype=np.int64)
     chosen = chosen[np.argsort(rank[chosen], kind="stable")]
+    if len(chosen) and not any(str(report.smiles[i]) for i in chosen.tolist()):
+        raise GLocalKDError(NOT_MOLECULES.format(path=Path(path).name))
     written = 0
     with atomic_output(path, "w", encoding="utf-8") as fh, Chem.SDWriter(fh) as writer:  # closed before the file
         for i in chosen.tolist():

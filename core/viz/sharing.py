@@ -7,10 +7,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from core.data.graph_molecules import NOT_MOLECULES
 from core.data.graphset import GraphSet
 from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores, ranking_of
-from core.errors import raise_if_stopped
+from core.errors import GLocalKDError, raise_if_stopped
 from core.runtime.files import atomic_output
 
 
@@ -50,6 +51,8 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
         The number of molecules written; graphs without a molecule (no SMILES) are skipped.
 
     Raises:
+        GLocalKDError: rows are chosen but the graphs are not molecules (an SD file of them would
+            be empty): nothing is written.
         Stopped: ``should_stop`` returned True.
     """
     from rdkit import Chem
@@ -64,6 +67,8 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
     rank[ranking] = np.arange(1, len(ranking) + 1)
     chosen = np.arange(len(ranking)) if rows is None else np.asarray(list(rows), dtype=np.int64)
     chosen = chosen[np.argsort(rank[chosen], kind="stable")]
+    if len(chosen) and not graphs.is_molecular:
+        raise GLocalKDError(NOT_MOLECULES.format(path=Path(path).name))
     written = 0
     with atomic_output(path, "w", encoding="utf-8") as fh, Chem.SDWriter(fh) as writer:
         for i in chosen.tolist():

@@ -62,3 +62,23 @@ def test_a_saved_picture_is_written_whole_and_never_through_a_link(qtbot, tmp_pa
     assert victim.read_text() == "precious\n" and not out.is_symlink()
     head = out.read_bytes()[:200]
     assert head.startswith(b"\x89PNG") if suffix == "png" else b"<svg" in head or b"<?xml" in head
+
+
+def test_an_sd_file_of_graphs_that_are_not_molecules_is_refused_not_written_empty(qtbot, window, tu_folder, tmp_path,
+                                                                                  monkeypatch):
+    """File > Export offers only CSV for graphs that are not molecules, but a name typed with .sdf
+    kept its suffix, and the SD writer skipped every graph: an empty file, counted as exported."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
+
+    open_and_wait(qtbot, window, tu_folder)
+    train_and_wait(qtbot, window, detector="size")
+    target = tmp_path / "toy_ranked.sdf"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    exported = []
+    window.exporter.exported.connect(lambda *args: exported.append(args))
+    window.act_export.trigger()
+    qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=60000)
+    assert "not molecules" in window.feedback.last_warning and "toy_ranked.sdf" in window.feedback.last_warning
+    assert not target.exists() and not exported  # nothing written, nothing counted as saved
