@@ -135,6 +135,9 @@ def parse_smiles(smiles: str) -> tuple[Chem.Mol | None, str]:
     parts = text.split(None, 1)
     if len(parts) > 1 and not parts[1].startswith("|"):  # RDKit would read only the first part
         return None, f"SMILES contains a space or line break (is a name in the SMILES field?): {_clip(text)}"
+    if not parts[0].isascii():  # RDKit stops at the first such character and reads the rest as a name
+        odd = next(c for c in parts[0] if not c.isascii())
+        return None, f"SMILES contains {odd!r} (U+{ord(odd):04X}), not a SMILES character: {_clip(text)}"
     if len(parts[0]) > 2 * MAX_RING_BONDS and (rings := ring_bonds(parts[0])) > MAX_RING_BONDS:
         return None, (f"SMILES has {rings:,} ring-closure bonds, more than the limit of {MAX_RING_BONDS:,} "
                       f"(ring perception would take gigabytes): {_clip(text)}")

@@ -47,6 +47,16 @@ def test_messy_table_every_row_is_scored_or_rejected(tmp_path):
     assert "SMILES contains a space" in reasons[12][1]
 
 
+def test_a_smiles_with_a_character_that_is_not_ascii_is_refused_not_cut_at_it(tmp_path):
+    """RDKit reads "c1ccccc1™" as benzene and "Cé" as methane: the molecule scored is not the one written."""
+    f = tmp_path / "lib.csv"
+    f.write_text("id,smiles\na,c1ccccc1\u2122\nb,CCO\u00e9\nc,C\u00b7C\nd,CCN\n", encoding="utf-8")
+    graphs = load(f)
+    assert [m.id for m in graphs.meta] == ["d"]
+    reasons = {r.id: r.reason for r in graphs.rejects}
+    assert "'\u2122' (U+2122)" in reasons["a"] and "'\u00e9' (U+00E9)" in reasons["b"] and "U+00B7" in reasons["c"]
+
+
 def test_bad_rows_are_kept_in_the_report_with_line_and_reason(tmp_path):
     f = tmp_path / "lib.smi"
     f.write_text("CCO good\nC1CC bad_ring\n\nCCN also_good\nXyz unknown\n")
