@@ -410,8 +410,9 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
     problem or None).
 
     A quote still open after ``MAX_FIELD_LINES`` lines or at the end of the file is a stray
-    quote, and so is one "closed" by a quote that text follows (``"benzene, pure"x``: the csv
-    module's strict rule): that one line becomes a problem row and the lines after it are read
+    quote, and so is one "closed" by a quote that text follows (``"benzene, pure"x``, or on one
+    line ``"CC"O``, which the csv module would read as ``CCO``: its strict rule): that one line
+    becomes a problem row and the lines after it are read
     again on their own, so one bad line never swallows the rest of the file.
     """
     source = iter(lines)
@@ -437,17 +438,17 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
                 if len(pending) <= MAX_FIELD_LINES:
                     continue
                 stray = True
-            elif len(pending) == 1:
-                row, problem = _parse_row(pending[0][1], delimiter)
-            else:  # the quote that "closed" the field must be followed by a delimiter or the line's end
+            else:  # the quote that "closed" a field must be followed by a delimiter or the line's end
                 text = "".join(line + ending for _, line, ending in pending[:-1]) + pending[-1][1]
                 row, problem = _parse_row(text, delimiter, strict=True)
                 stray = problem is not None
         if stray:  # the first line is the problem row; the lines after it are read again on their own
             (number, line, _), rest = pending[0], pending[1:]
+            reason = "unmatched quote (\") in this row" if open_quote or item is None or rest else \
+                "a quote (\") closes a field that text follows"
             pending, open_quote = [], False
             row, _ = _parse_row(line + '"', delimiter)
-            yield number, row, "unmatched quote (\") in this row"
+            yield number, row, reason
             replay.extendleft(reversed(rest))
             continue
         yield pending[0][0], row, problem

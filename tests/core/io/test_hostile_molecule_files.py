@@ -48,6 +48,11 @@ def test_a_stray_quote_rejects_its_own_line_and_the_lines_after_it_are_read(tmp_
     assert rows == [("ethylamine", "CCN"), ("propane", "CCC"), ("benzene, pure", "c1ccccc1"), ("methanol", "CO")]
     assert rejects == [2]
     assert "unmatched quote" in load(path).rejects[0].reason
+    one_line = tmp_path / "one_line.csv"  # the csv module read '"CC"O' as CCO: another molecule than written
+    one_line.write_text('id,smiles\na,"CC"O\nb,CCN\nc,"CCO"\n')
+    graphs = load(one_line)
+    assert [m.id for m in graphs.meta] == ["b", "c"] and [(r.line, r.id) for r in graphs.rejects] == [(2, "a")]
+    assert "closes a field that text follows" in graphs.rejects[0].reason
     ok = tmp_path / "ok.csv"  # a quoted cell that does span lines is still one cell
     ok.write_text('smiles,name\nCCO,"ethanol\nabsolute"\nCCN,ethylamine\n')
     assert _read(ok) == ([("ethanol\nabsolute", "CCO"), ("ethylamine", "CCN")], [])
