@@ -53,7 +53,7 @@ _PUBLIC = {
     "benjamini_hochberg": "data.pvalues", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
     # training: the one use case of the command line, the app and the evaluation harness
     "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
-    "weigh_known_anomalies": "training.use_case",
+    "weigh_known_anomalies": "training.use_case", "MIN_KNOWN_ANOMALIES": "detectors.consensus",
     # the review loop: an analyst's marks re-rank a consensus's graphs without training again
     "Review": "detectors.review", "apply_marks": "detectors.review", "NotApplicableError": "errors",
     # evaluation, screening, figures

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget)
 
-from core import DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_defaults, detector_info
+from core import DEFAULT_DETECTOR, DETECTORS, MIN_KNOWN_ANOMALIES, accepted_params, detector_defaults, detector_info
 
 from ..state import FIELD_LABELS
 
@@ -220,12 +220,19 @@ class TrainSettings(QWidget):
         self.known.clear()
         self.known.addItem(NO_KNOWN)
         for label, n in counts.items():
-            if label != normal:
-                self.known.addItem(f"Label {label} ({n:,} graphs)", label)
+            if label == normal:
+                continue
+            graphs = f"{n:,} graph{'s' if n != 1 else ''}"
+            if n < MIN_KNOWN_ANOMALIES:  # shown, not chosen: weighing needs more (said before training, not after)
+                self.known.addItem(f"Label {label} ({graphs}: too few, at least {MIN_KNOWN_ANOMALIES})", label)
+                self.known.model().item(self.known.count() - 1).setEnabled(False)
+            else:
+                self.known.addItem(f"Label {label} ({graphs})", label)
         self._known_allowed = normal is not None and self.known.count() > 1
         self.known.setEnabled(self._known_allowed)
-        if chosen is not None and self.known.findData(chosen) > 0 and self._known_allowed:
-            self.known.setCurrentIndex(self.known.findData(chosen))
+        index = self.known.findData(chosen) if chosen is not None else -1
+        if index > 0 and self._known_allowed and self.known.model().item(index).isEnabled():
+            self.known.setCurrentIndex(index)
 
     def normal_label(self) -> str | None:
         return self.normal.currentData()

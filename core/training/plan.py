@@ -34,9 +34,10 @@ from typing import Any
 
 from core.data.graphset import GraphSet, normalize_label
 from core.detectors.conformal import calibration_split, can_calibrate
+from core.detectors.consensus import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
                                      detector_info)
-from core.errors import GLocalKDError, ParameterError
+from core.errors import DataError, GLocalKDError, ParameterError
 from core.detectors.base import SEED, is_seed
 from core.training.spec import TrainSpec
 
@@ -104,7 +105,8 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
     """Refuse known anomalies that are not one kind of anomalous graph from a file of their own.
 
     The rule of every way known anomalies come in (``glocalkd train --known-anomalies``,
-    ``glocalkd weigh``, the app's *Known anomalies*): their graphs must not carry two or more
+    ``glocalkd weigh``, the app's *Known anomalies*): at least
+    :data:`core.detectors.consensus.MIN_KNOWN_ANOMALIES` of them, and their graphs must not carry two or more
     labels (a labelled file of actives and inactives would weigh the views by both), nor be read
     from the data file itself (it holds the normal graphs).
 
@@ -113,11 +115,15 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
         data: the graphs the model is trained on or scores (None: none to compare with).
 
     Raises:
+        DataError: fewer than three known anomalies, naming the file.
         GLocalKDError: naming the file and what to do.
     """
     if data is not None and known.source and data.source and _same_file(known.source, data.source):
         raise GLocalKDError(f"{known.source} is the data file itself: known anomalies must be a file of graphs "
                             "known to be anomalous only (e.g. reference actives), never the training data")
+    if len(known) < MIN_KNOWN_ANOMALIES:  # checked before any training: fewer cannot weigh the views
+        raise DataError(f"weighing the views needs at least {MIN_KNOWN_ANOMALIES} known anomalies, not "
+                        f"{len(known)}", known.source)
     counts = known.label_counts()
     if len(counts) >= 2:
         listed = ", ".join(f"{label}: {n:,}" for label, n in counts.items())
@@ -148,6 +154,10 @@ def _known_anomalies(graphs: GraphSet, spec: TrainSpec) -> GraphSet | None:
     if len(known) == 0:
         raise ParameterError(f"no graphs of {graphs.source} have label {spec.known_label!r} ({{known_label}})",
                              "known_label")
+    if len(known) < MIN_KNOWN_ANOMALIES:  # before training, not after it
+        raise ParameterError(f"label {spec.known_label!r} holds {len(known)} of the graphs of {graphs.source}, and "
+                             f"weighing the views needs at least {MIN_KNOWN_ANOMALIES} known anomalies: choose "
+                             "another label or none ({known_label})", "known_label")
     return known
 
 

@@ -456,3 +456,19 @@ def test_opening_a_file_whose_ids_repeat_keeps_every_row_and_says_which_repeat(q
     assert len(w.graphs) == 4
     assert "Repeated IDs: 1 (every row is kept)" in w.side.summary.text()
     assert "1 ID names more than one row: A (lines 2, 4)" in w.statusBar().currentMessage()
+
+
+def test_a_label_with_too_few_graphs_is_shown_but_cannot_be_chosen_as_known_anomalies(qtbot, window, tmp_path):
+    """The form offered "Label 0 (1 graphs)", and the training failed only after it had run."""
+    from core import MIN_KNOWN_ANOMALIES
+
+    rows = [f"C{'C' * (i % 7)}O,m{i},1" for i in range(40)] + ["c1ccccc1,a0,0", "c1ccncc1,a1,0"]
+    path = tmp_path / "few.csv"
+    path.write_text("smiles,id,label\n" + "\n".join(rows) + "\n")
+    open_and_wait(qtbot, window, path)
+    form = window.form
+    form.normal.setCurrentIndex(form.normal.findData("1"))
+    index = form.known.findData("0")
+    assert index > 0 and form.known.itemText(index) == f"Label 0 (2 graphs: too few, at least {MIN_KNOWN_ANOMALIES})"
+    assert not form.known.model().item(index).isEnabled()
+    assert form.known_label() is None

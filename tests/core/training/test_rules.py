@@ -137,3 +137,21 @@ def test_known_anomalies_of_another_kind_are_refused_naming_their_file(tu_folder
                           device="cpu").fit(load(herg_path).subset(range(120)))
     with pytest.raises(SchemaMismatchError, match=f"{tu_folder}: these known anomalies cannot weigh"):
         weigh_known_anomalies(model, load(tu_folder).with_label("1"))
+
+
+def test_too_few_known_anomalies_are_refused_before_any_training(herg, tmp_path, monkeypatch):
+    """The minimum was checked by the weighing, after the whole training had run."""
+    from core import DataError
+    from core.detectors.consensus import Consensus
+
+    monkeypatch.setattr(Consensus, "fit", lambda *a, **k: pytest.fail("trained before the known anomalies were checked"))
+    actives = [m.smiles for m in herg.meta if m.label == "0"]
+    (tmp_path / "two.smi").write_text("\n".join(actives[:2]) + "\n")
+    two = load(str(tmp_path / "two.smi"))
+    with pytest.raises(DataError, match="two.smi.*at least 3 known anomalies, not 2"):
+        train_model(herg.with_label("1"), TrainSpec(known_anomalies=two))
+    labelled = herg.subset([*range(60), *[i for i, m in enumerate(herg.meta) if m.label == "0"][:2]])
+    labelled = labelled.subset([i for i, m in enumerate(labelled.meta) if m.label == "1" or i >= 60])
+    with pytest.raises(ParameterError) as by_label:
+        plan_training(labelled, TrainSpec(known_label="0"))
+    assert by_label.value.param == "known_label" and "at least 3 known anomalies" in str(by_label.value)
