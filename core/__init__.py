@@ -107,6 +107,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.data.pvalues import benjamini_hochberg, fdr_unreached_note
     from core.training.spec import TrainSpec
     from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
+    from core.detectors.consensus import MIN_KNOWN_ANOMALIES
     from core.detectors.review import Review, apply_marks
     from core.evaluation.protocol import choose_anomaly_label
     from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values
