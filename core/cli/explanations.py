@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from core.cli.options import add_readout_options, add_threads_option, seed_value
+from core.cli.options import add_readout_options, add_threads_option, positive_count, seed_value, summary
 from core.detectors.registry import DEFAULT_DETECTOR
 from core.errors import GLocalKDError
 
@@ -24,10 +25,10 @@ def add_parser(sub) -> None:
                    help="instead of planting anomalies: train on the first --train molecules of DATA, score "
                         "LIBRARY and measure whether the top-error atoms lie in structural alerts (Brenk, PAINS, "
                         "NIH), beside chance and an atom-rarity baseline")
-    x.add_argument("--train", type=int, default=2000, help="normal molecules to train on")
-    x.add_argument("--normal", type=int, default=500, help="held-out normal molecules")
-    x.add_argument("--local", type=int, default=400, help="locally-anomalous copies (planted atoms)")
-    x.add_argument("--global", dest="global_", type=int, default=300, help="globally-anomalous copies")
+    x.add_argument("--train", type=positive_count, default=2000, help="normal molecules to train on")
+    x.add_argument("--normal", type=positive_count, default=500, help="held-out normal molecules")
+    x.add_argument("--local", type=positive_count, default=400, help="locally-anomalous copies (planted atoms)")
+    x.add_argument("--global", dest="global_", type=positive_count, default=300, help="globally-anomalous copies")
     x.add_argument("--detector", default=DEFAULT_DETECTOR, type=str.lower, choices=DETECTORS,
                    help=f"the detector measured (default: {DEFAULT_DETECTOR}, as glocalkd train trains); the "
                         "node errors are GLocalKD's, in the consensus its component's, trained on the share "
@@ -86,14 +87,19 @@ def run(args: argparse.Namespace) -> None:
     """
     if args.alerts:
         return run_alerts(args)
-    from itertools import islice
-
+    from core.errors import DataError
+    from core.evaluation.alert_agreement import first_molecules
     from core.evaluation.explanations import evaluate_explanations, make_planted
-    from core.screening.pipeline import iter_smiles_rows
 
     need = args.train + args.normal + 4 * (args.local + args.global_)
-    smiles = [row.smiles for row in islice(iter_smiles_rows(args.data), need) if row.problem is None]
-    planted = make_planted(smiles, args.train, args.normal, args.local, args.global_, seed=args.seed)
+    molecules = first_molecules(args.data, need)
+    print(summary(molecules, more="listed with --json"), file=sys.stderr)
+    try:
+        planted = make_planted([m.smiles for m in molecules.meta], args.train, args.normal, args.local,
+                               args.global_, seed=args.seed)
+    except DataError as exc:
+        raise DataError(f"{exc.reason}: ask for fewer with --train and --normal, or give more molecules",
+                        args.data) from exc
     model = _make_model(args)
     results = evaluate_explanations(planted, model)
     print(f"detector {args.detector}, trained in {results[0].seconds_train:.1f} s")
@@ -106,7 +112,7 @@ def run(args: argparse.Namespace) -> None:
         print(f"component {name}: graph AUC local {row['local']:.3f}, global {row['global']:.3f}")
     if args.json:
         _write_json(args.json, {"command": "glocalkd evaluate-explanations " + " ".join(args.argv[1:]),
-                                "results": [r.to_dict() for r in results]})
+                                "results": [r.to_dict() for r in results], "rejected": _rejected(molecules)})
 
 
 def run_alerts(args: argparse.Namespace) -> None:
@@ -125,6 +131,8 @@ def run_alerts(args: argparse.Namespace) -> None:
     if library.kind != "molecule" or not any(m.smiles for m in library.meta):
         raise GLocalKDError(f"{args.alerts}: --alerts needs molecules with SMILES (a SMILES list, table or SDF)")
     train = first_molecules(args.data, args.train)
+    for graphs in (train, library):
+        print(summary(graphs, more="listed with --json"), file=sys.stderr)
     result, seconds = measure_alert_agreement(_make_model(args), train, library)
     print(f"detector {args.detector}, trained on {len(train)} molecules in {seconds:.1f} s; {result.scored} "
           f"scored, {result.with_alerts} with alerts; rare elements among them: {', '.join(result.rare_elements) or 'none'}")
@@ -137,4 +145,10 @@ def run_alerts(args: argparse.Namespace) -> None:
     if args.json:
         _write_json(args.json, {"command": "glocalkd evaluate-explanations " + " ".join(args.argv[1:]),
                                 "detector": args.detector, "train": len(train), "seconds_train": seconds,
-                                "library": str(args.alerts), **result.to_dict()})
+                                "library": str(args.alerts), **result.to_dict(),
+                                "rejected": _rejected(train) + _rejected(library)})
+
+
+def _rejected(graphs) -> list[dict]:
+    """A file's rejected rows for the JSON: file, line, id and reason, so that none is lost."""
+    return [{"file": graphs.source, "line": r.line, "id": r.id, "reason": r.reason} for r in graphs.rejects]

@@ -402,11 +402,12 @@ def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None 
     return graphs
 
 
-def summary(graphs: GraphSet) -> str:
+def summary(graphs: GraphSet, more: str = "all listed in the report") -> str:
     """Say what a file held, for stderr.
 
     Args:
         graphs: the loaded graphs.
+        more: where the rejected rows beyond the first five are listed.
 
     Returns:
         One line of graphs, nodes and label counts, the IDs that name more than one row, then the
@@ -424,7 +425,7 @@ def summary(graphs: GraphSet) -> str:
         for r in graphs.rejects[:5]:
             text += f"\n  line {r.line}: {r.reason}"
         if len(graphs.rejects) > 5:
-            text += f"\n  ... and {len(graphs.rejects) - 5} more (all listed in the report)"
+            text += f"\n  ... and {len(graphs.rejects) - 5} more ({more})"
     return text
 
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.data.alerts import Alert, structural_alerts
-from core.data.graphset import GraphMeta, GraphSet
+from core.data.graphset import GraphMeta, GraphSet, Reject
 from core.data.scores import Scores
 
 RARE_SHARE = 1e-3  # an element is rare below this share of the training atoms
@@ -85,28 +85,31 @@ class AlertAgreement:
 
 
 def first_molecules(path: str, n: int) -> GraphSet:
-    """The first ``n`` molecules of a SMILES list or table that parse (rows that do not are skipped).
+    """The first ``n`` molecules of a SMILES list or table that parse, and the rows read before the
+    last of them that do not (each in ``rejects`` with its line and reason, so none is lost).
 
     Args:
         path: a molecule file, read as ``core.load`` reads it (optionally gzipped).
         n: how many molecules to keep.
 
     Returns:
-        The molecules, with their SMILES, in file order.
+        The molecules, with their SMILES, in file order; fewer when the file holds fewer.
     """
     from core.data.chem import mol_to_graph, parse_smiles
     from core.io.load import molecule_rows
 
-    graphs, meta = [], []
+    graphs, meta, rejects = [], [], []
     rows, _ = molecule_rows(path)
     for row in rows:
         if len(graphs) >= n:
             break
-        mol = parse_smiles(row.smiles)[0] if row.problem is None and row.smiles else None
-        if mol is not None:
-            graphs.append(mol_to_graph(mol))
-            meta.append(GraphMeta(id=row.id or str(len(meta)), name=row.name, smiles=row.smiles))
-    return GraphSet(graphs, meta, source=str(path), format="smiles", kind="molecule")
+        mol, reason = parse_smiles(row.smiles) if row.problem is None else (None, row.problem)
+        if mol is None:
+            rejects.append(Reject(row.line, row.id, reason, row.smiles))
+            continue
+        graphs.append(mol_to_graph(mol))
+        meta.append(GraphMeta(id=row.id or str(len(meta)), name=row.name, smiles=row.smiles, line=row.line))
+    return GraphSet(graphs, meta, source=str(path), format="smiles", kind="molecule", rejects=rejects)
 
 
 def measure_alert_agreement(model, train: GraphSet, library: GraphSet,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from rdkit import Chem
 
+from core.errors import DataError
 from core.data.chem import mol_to_graph, parse_smiles
 from core.data.graphset import GraphMeta, GraphSet
 from core.evaluation.metrics import roc_auc
@@ -302,14 +303,15 @@ def make_planted(smiles: Sequence[str], n_train: int, n_normal: int, n_local: in
         The training, normal, local and global sets with the planted atoms and kinds.
 
     Raises:
-        ValueError: there are not more than ``n_train + n_normal + 10`` valid SMILES.
+        DataError: there are not more than ``n_train + n_normal + 10`` valid SMILES.
     """
     rng = np.random.default_rng(seed)
     mols = [m for m in (parse_smiles(s)[0] for s in smiles) if m is not None]
     order = rng.permutation(len(mols))
     need = n_train + n_normal
     if len(mols) < need + 10:
-        raise ValueError(f"need more than {need + 10} valid SMILES, got {len(mols)}")
+        raise DataError(f"{len(mols):,} molecules read, and {n_train:,} to train on and {n_normal:,} held-out "
+                        f"normals need at least {need + 10:,}")
     train = [mols[k] for k in order[:n_train]]
     normal = [mols[k] for k in order[n_train:need]]
     donors = [mols[k] for k in order[need:]]

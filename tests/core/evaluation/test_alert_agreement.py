@@ -94,3 +94,29 @@ def test_first_molecules_skips_rows_that_do_not_parse(tmp_path):
     path.write_text("CCO a\nC1CC broken\nCCN b\nc1ccccc1 c\n")
     train = first_molecules(str(path), 2)
     assert [m.smiles for m in train.meta] == ["CCO", "CCN"] and len(train.graphs) == 2
+    assert [(r.line, r.id) for r in train.rejects] == [(2, "broken")]  # listed, not lost
+
+
+def test_evaluate_explanations_lists_rejected_rows_and_refuses_too_few_molecules_in_one_line(tmp_path, capsys):
+    """A file too short for the counts asked ended in a traceback; negative counts ran and printed
+    NaN; rows that did not parse vanished without a word."""
+    import json
+
+    from core.cli.main import main
+
+    data = tmp_path / "few.smi"
+    data.write_text("CCO a\nnot_a_smiles b\nCCN c\nc1ccccc1 d\n")
+    assert main(["evaluate-explanations", str(data), "--train", "100", "--normal", "20", "--epochs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"{data}: 3 molecules read" in err and "line 2:" in err
+    with pytest.raises(SystemExit) as refused:  # argparse's refusal, as for --epochs
+        main(["evaluate-explanations", str(data), "--train", "-5"])
+    assert refused.value.code == 2 and "must be 1 or more, not -5" in capsys.readouterr().err
+    library = tmp_path / "lib.smi"
+    library.write_text("CCO a\nC1CC broken\nc1ccccc1N b\n")
+    out = tmp_path / "alerts.json"
+    assert main(["evaluate-explanations", str(RESOURCES / "moses_sample.csv.gz"), "--alerts", str(library),
+                 "--train", "60", "--epochs", "1", "--detector", "glocalkd", "--json", str(out)]) == 0
+    assert "line 2: " in capsys.readouterr().err
+    rejected = json.loads(out.read_text())["rejected"]
+    assert [(r["file"], r["line"], r["id"]) for r in rejected] == [(str(library), 2, "broken")]
