@@ -577,7 +577,7 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
                       review: dict[int, str] | None = None, rank: np.ndarray | None = None,
                       should_stop: Callable[[], bool] | None = None) -> int:
     """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
-    and its rejected rows at the end) as a ranked report, in rank order, with the chemist's
+    its rejected rows at the end, and a row that says where a stopped run stopped reading) as a ranked report, in rank order, with the chemist's
     properties and the structural alerts when the report has properties (alerts searched here
     unless the report holds them), and a ``review`` column when ``review`` (row -> "anomaly" or
     "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the report's
@@ -613,10 +613,15 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
             writer.writerow([safe_cell(str(cell)) for cell in row])
             written += 1
         if rows is None:
+            blank = [""] * (len(names) + len(marked))
             for reject in report.rejects:
                 writer.writerow(["", safe_cell(reject.id), "", safe_cell(reject.text), "", "", "", "", "", "",
-                                 f"rejected: {reject.reason}", "", "", *[""] * (len(names) + len(marked))])
+                                 f"rejected: {reject.reason}", "", "", *blank])
                 written += 1
+            if report.stopped_after is not None:  # the rows never read are listed too, as one row that says so
+                writer.writerow(["", "", "", "", "", "", "", "", "", "",
+                                 f"not scored: the run was stopped after input line {report.stopped_after:,}; the "
+                                 f"rows after it were not read", "", "", *blank])
     return written
 
 

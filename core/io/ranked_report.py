@@ -61,6 +61,9 @@ class RankedReport:
     model_fingerprint: str = ""  # of the model that scored the rows, from the end row ("" without one)
     # the end row's row count and digest match what precedes it: the report is as its model wrote it
     intact: bool = False
+    # the last input line of a run that was stopped (its end row says so): the rows after it were
+    # never read; None for a run that read its whole input
+    stopped_after: int | None = None
 
     def scored_smiles(self, i: int) -> str:
         """The SMILES row i was scored as: its standardised form, or the SMILES as read.
@@ -190,7 +193,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     lines = digest.lines(read_lines_and_endings(path))  # a quoted cell comes back as it was written
     header = None
     count = 0
-    intact, ended = False, -1
+    intact, ended, stopped_after = False, -1, None
     for line_no, row in csv_records(lines):
         if header is None:
             found = header_extras(row)
@@ -206,8 +209,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             raise DataError(f"{len(row)} fields where a report row has {width}", str(path), line_no)
         status = row[10]
         if status.startswith(END_PREFIX) and (end := parse_end_row(row)) is not None:
-            fingerprint = end[1]
-            intact = end[0] == count + len(rejects) and end[2] == digest.before_latest()
+            fingerprint, stopped_after = end.model, end.stopped_after
+            intact = end.rows == count + len(rejects) and end.digest == digest.before_latest()
             ended = count + len(rejects)
             continue
         if status != "ok":
@@ -260,7 +263,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         alerts=text(ALERTS_COLUMN) if ALERTS_COLUMN in extras else None,
         standardised_smiles=text(STANDARDISED) if STANDARDISED in extras else None,
         view_scores={name: _float32(columns[VIEW_PREFIX + name]) for name in view_names(extras)},
-        model_fingerprint=fingerprint, intact=intact and ended == count + len(rejects))
+        model_fingerprint=fingerprint, intact=intact and ended == count + len(rejects), stopped_after=stopped_after)
 
 
 def _float32(values: list[float]) -> np.ndarray:

@@ -5,6 +5,8 @@ that a spreadsheet would run as a formula is prefixed with an apostrophe).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import csv
 import hashlib
 from pathlib import Path
@@ -120,41 +122,62 @@ def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None
 END_PREFIX = "end of report: "
 
 
-def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS)) -> list[str]:
-    """The report's last row, which says the report is complete.
+class EndRow(NamedTuple):
+    """What a report's end row says: the rows before it, the scoring model's fingerprint, a digest
+    of the bytes before it, and the input line after which a stopped run read no more (None: the
+    run read its whole input)."""
+
+    rows: int
+    model: str
+    digest: str
+    stopped_after: int | None = None
+
+
+def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopped_after: int | None = None
+            ) -> list[str]:
+    """The report's last row, which says the report is complete, or where its run was stopped.
 
     A report without it was cut short; merging checks it (same model, no shard twice, no row
-    missing).
+    missing, no stopped run).
 
     Args:
         rows: the data rows before it.
         model: the fingerprint of the model that scored them.
         digest: a digest of the bytes before it.
         width: the header's columns (more than ``COLUMNS`` with optional columns).
+        stopped_after: the last input line a stopped run read (None: it read every line).
 
     Returns:
         The row's cells, all empty but ``status``.
     """
     row = [""] * width
     row[STATUS] = f"{END_PREFIX}{rows} rows; model {model}; digest {digest}"
+    if stopped_after is not None:
+        row[STATUS] += f"; {STOPPED_PREFIX}{stopped_after}"
     return row
 
 
-def parse_end_row(row: list[str]) -> tuple[int, str, str] | None:
+STOPPED_PREFIX = "stopped after input line "
+
+
+def parse_end_row(row: list[str]) -> EndRow | None:
     """Read an end row written by :func:`end_row`.
 
     Args:
         row: a report row's cells.
 
     Returns:
-        (rows, model, digest), or None when ``row`` is not an end row.
+        The :class:`EndRow`, or None when ``row`` is not an end row.
     """
     if len(row) < len(LEGACY_COLUMNS) or not row[STATUS].startswith(END_PREFIX) \
             or any(row[:STATUS]) or any(row[STATUS + 1:]):
         return None
+    parts = row[STATUS][len(END_PREFIX):].split("; ")
     try:
-        count, model, digest = row[STATUS][len(END_PREFIX):].split("; ")
-        return int(count.removesuffix(" rows")), model.removeprefix("model "), digest.removeprefix("digest ")
+        stopped = int(parts.pop().removeprefix(STOPPED_PREFIX)) if parts[-1].startswith(STOPPED_PREFIX) else None
+        count, model, digest = parts
+        return EndRow(int(count.removesuffix(" rows")), model.removeprefix("model "), digest.removeprefix("digest "),
+                      stopped)
     except ValueError:
         return None
 

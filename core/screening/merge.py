@@ -153,7 +153,7 @@ class _DeferredCells:
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
                   check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = (),
-                  deferred: tuple[str, ...] = (), workers: int = 1) -> int:
+                  deferred: tuple[str, ...] = (), workers: int = 1, stopped_after: int | None = None) -> int:
     """Write the ranked report from sorted chunk files and the rejected rows.
 
     The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
@@ -175,6 +175,8 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
         deferred: the first of ``extras`` that the chunk files leave to this merge
             (:attr:`ChunkSettings.deferred`): they are computed for the rows written only.
         workers: processes that compute the ``deferred`` cells.
+        stopped_after: the last input line of a stopped run, which the end row records (None: the
+            run read its whole input).
 
     Returns:
         The rows written before the end row (its count).
@@ -192,7 +194,7 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
         with open(rejects_file, newline="", encoding="utf-8") as rej:
             shutil.copyfileobj(rej, stream)
         csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
-                                        len(COLUMNS) + len(extras)))
+                                        len(COLUMNS) + len(extras), stopped_after))
     return kept + rejected
 
 
@@ -368,7 +370,11 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 if end is None:
                     raise DataError("no end-of-report row: the report is cut short (or was written by an older "
                                     "version; screen that shard again)", report)
-                expected, model, digest = end
+                expected, model, digest, stopped_after = end
+                if stopped_after is not None:
+                    raise DataError(f"the run that wrote it was stopped after input line {stopped_after:,}, so the "
+                                    "rows after it were never scored: screen that shard again, or screen the rest of "
+                                    "it and merge both", report)
                 if count != expected:
                     raise DataError(f"{count} rows where the end-of-report row says {expected}: the report was cut "
                                     "or edited", report)

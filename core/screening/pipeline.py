@@ -372,7 +372,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                 batches = -(-min(keep or 0, scored_rows) // DEFERRED_BATCH)  # of deferred cells: a worker each at most
                 write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
                              extras=extras, deferred=deferred,
-                             workers=min(getattr(executor, "workers", usable_cpus()), max(1, batches)))
+                             workers=min(getattr(executor, "workers", usable_cpus()), max(1, batches)),
+                             stopped_after=last_line if stopped else None)
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,

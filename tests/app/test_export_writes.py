@@ -82,3 +82,25 @@ def test_an_sd_file_of_graphs_that_are_not_molecules_is_refused_not_written_empt
     qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=60000)
     assert "not molecules" in window.feedback.last_warning and "toy_ranked.sdf" in window.feedback.last_warning
     assert not target.exists() and not exported  # nothing written, nothing counted as saved
+
+
+def test_a_stopped_scored_files_export_lists_the_rows_never_read(tmp_path):
+    """Score another file, Stop, Export: the CSV held the rows scored so far and nothing said the
+    rest of the file was never read."""
+    import csv
+
+    from core import make_detector, read_report, screen
+    from tests.conftest import moses_library
+
+    library = moses_library(tmp_path / "lib.smi", 300, {})
+    model = make_detector("size").fit(load(str(library)).subset(range(100)))
+    calls = []
+    summary = screen(model, library, tmp_path / "s.csv", chunk_size=50, workers=1,
+                     on_progress=lambda read, scored: calls.append(read), should_stop=lambda: len(calls) >= 3)
+    report = read_report(tmp_path / "s.csv")
+    assert summary.stopped and report.stopped_after == summary.last_line
+    tasks.export_report_csv(str(tmp_path / "tab.csv"), report, None)
+    rows = list(csv.DictReader((tmp_path / "tab.csv").open(encoding="utf-8")))
+    assert sum(r["status"] == "ok" for r in rows) == len(report)
+    assert rows[-1]["status"] == (f"not scored: the run was stopped after input line {summary.last_line:,}; the rows "
+                                  "after it were not read")

@@ -3,7 +3,7 @@ import csv
 import numpy as np
 import pytest
 
-from core import GLocalKD, load, write_report
+from core import DataError, GLocalKD, load, write_report
 from core.screening import executors, featurize, merge, pipeline, scoring
 from core.screening.pipeline import screen
 
@@ -278,6 +278,23 @@ def test_a_stopped_run_keeps_every_row_already_scored(library, model, tmp_path):
     assert summary.rows == calls[-1] < 300  # a chunk already read ahead is scored too, never dropped
     rows = _rows(tmp_path / "s.csv")
     assert len(rows) == summary.rows and summary.last_line >= 43
+
+
+def test_a_stopped_runs_report_says_where_it_stopped_and_is_never_merged_as_whole(library, model, tmp_path):
+    """A stopped run's end row read like a finished one's: merge-reports took 3,840 rows of 30,000
+    for a whole shard, and q-values were computed over them alone."""
+    from core import merge_reports, read_report
+
+    calls = []
+    summary = screen(model, library, tmp_path / "s.csv", chunk_size=50, workers=1,
+                     on_progress=lambda read, scored: calls.append(read), should_stop=lambda: len(calls) >= 3)
+    report = read_report(tmp_path / "s.csv")
+    assert summary.stopped and report.intact and report.stopped_after == summary.last_line
+    whole = screen(model, library, tmp_path / "w.csv", chunk_size=50, workers=1)
+    assert not whole.stopped and read_report(tmp_path / "w.csv").stopped_after is None
+    with pytest.raises(DataError, match=f"s.csv.*stopped after input line {summary.last_line}"):
+        merge_reports([tmp_path / "s.csv"], tmp_path / "m.csv")
+    assert not (tmp_path / "m.csv").exists()
 
 
 def test_chunks_start_small_then_keep_their_size():
