@@ -139,6 +139,14 @@ def check_document(doc: dict) -> None:
     for entry in doc.get("reports", []):
         need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
              and isinstance(entry.get("review") or [], list), "a report entry")
+    filters = doc.get("filters") or {}
+    number = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)))  # noqa: E731
+    ranges = filters.get("ranges", {})
+    need(all(isinstance(filters.get(k, ""), str) for k in ("text", "smarts"))
+         and all(number(filters.get(k)) for k in ("percentile", "rate"))
+         and all(isinstance(filters.get(k, False), bool) for k in ("grouped", "flagged_only"))
+         and isinstance(ranges, dict) and all(isinstance(v, list) and len(v) == 2 and all(map(number, v))
+                                               for v in ranges.values()), "filters")
     training = doc.get("training") or {}
     need(isinstance(training.get("trained_on_shown", 0), int) and not isinstance(training.get("trained_on_shown"), bool)
          and all(isinstance(training.get(k), (str, type(None))) for k in ("normal_label", "known_label")), "training")

@@ -69,3 +69,20 @@ def test_a_malformed_training_entry_is_refused_and_the_window_stays_as_it_was(qt
     said = open_session(qtbot, window, bad)
     assert "bad.glocalkd-session" in said and "training" in said
     assert window.state.model is model and window.graphs is graphs and len(window.report_views) == 1
+
+
+@pytest.mark.parametrize("key, value", [("smarts", 5), ("text", 7), ("ranges", {"MW": ["a", 1]}),
+                                        ("ranges", {"MW": [1]}), ("percentile", "95"), ("flagged_only", "yes")])
+def test_a_filter_of_the_wrong_kind_is_refused_and_the_window_stays_as_it_was(qtbot, window, saved, tmp_path,
+                                                                               key, value):
+    """``"smarts": 5`` raised TypeError in a slot half way through putting the session back: the
+    model and data swapped in, the filters and tabs not, and "Opening the session..." for ever."""
+    def edit(doc):
+        doc["filters"][key] = value
+        return doc
+
+    bad = damaged_copy(saved, tmp_path / "bad.glocalkd-session", "session.json", edit=edit)
+    model, graphs = window.state.model, window.graphs
+    said = open_session(qtbot, window, bad)
+    assert "bad.glocalkd-session" in said and "filters" in said
+    assert window.state.model is model and window.graphs is graphs and len(window.report_views) == 1
