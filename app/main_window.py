@@ -244,7 +244,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _report_read(self, report) -> None:
         self._add_recent(report.source)
-        self.report_tabs.add(report)
+        self.reviewing.restore(report.review_marks(), self.report_tabs.add(report))  # an exported tab's marks
 
     def train(self) -> None:
         self.training.train(self.form)

@@ -496,21 +496,25 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     names, cells = molecule_columns(properties, lambda i: alerts_text(graph_alerts(graphs, i)))
     extra = (*EXPORT_COLUMNS_EXTRA, "review") if review else EXPORT_COLUMNS_EXTRA
     written = 0
-    standardised = ("standardised_smiles",) if graphs.standardised else ()  # what was scored, after ``smiles``
+    standardised = ("standardised_smiles",) if graphs.standardised else ()  # what was scored
+    base = len(REPORT_COLUMNS)
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*REPORT_COLUMNS, *standardised, *names, *extra])
+        # a ranked report's columns in its order (properties, alerts, standardised_smiles), then the
+        # app's (core.io.report.APP_COLUMNS): the file opens again as a ranked report, marks and all
+        writer.writerow([*REPORT_COLUMNS, *names, *standardised, *extra])
         for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised, rank=rank)):
             raise_if_stopped(should_stop, path)
             if k < len(ranking):
                 i = int(ranking[k])
                 if keep is not None and i not in keep:
                     continue
-                row = [*row, *cells(i), "1" if flagged[i] else "0", *([review.get(i, "")] if review else [])]
+                row = [*row[:base], *cells(i), *row[base:], "1" if flagged[i] else "0",
+                       *([review.get(i, "")] if review else [])]
             elif keep is not None:
                 continue  # rejected rows belong to "all rows"
             else:
-                row = [*row, *[""] * (len(names) + len(extra))]
+                row = [*row[:base], *[""] * len(names), *row[base:], *[""] * len(extra)]
             writer.writerow([safe_cell(cell) for cell in row])
             written += 1
     return written

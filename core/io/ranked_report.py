@@ -18,9 +18,11 @@ import numpy as np
 from core.errors import DataError, raise_if_stopped
 from core.data.graphset import GraphMeta, GraphSet
 from core.data.properties import PROPERTY_COLUMNS
-from core.io.report import (ALERTS_COLUMN, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED, VIEW_PREFIX,
-                            header_extras, parse_end_row, view_names)
+from core.io.report import (ALERTS_COLUMN, APP_COLUMNS, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED,
+                            VIEW_PREFIX, header_extras, parse_end_row, view_names)
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
+
+REVIEW = APP_COLUMNS[1]  # the app's review-mark column
 
 
 @dataclass
@@ -61,6 +63,8 @@ class RankedReport:
     model_fingerprint: str = ""  # of the model that scored the rows, from the end row ("" without one)
     # the end row's row count and digest match what precedes it: the report is as its model wrote it
     intact: bool = False
+    # an exported tab's review marks, row by row: "anomaly", "not anomaly" or "" (None: no such column)
+    review: np.ndarray | None = None
     # the last input line of a run that was stopped (its end row says so): the rows after it were
     # never read; None for a run that read its whole input
     stopped_after: int | None = None
@@ -85,6 +89,16 @@ class RankedReport:
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
+
+    def review_marks(self) -> dict[int, bool]:
+        """The analyst's marks an exported tab kept in its ``review`` column.
+
+        Returns:
+            Row -> True (anomaly) or False (not anomaly); empty without marks.
+        """
+        if self.review is None:
+            return {}
+        return {i: mark == "anomaly" for i, mark in enumerate(self.review.tolist()) if mark}
 
     def top_nodes_of(self, i: int) -> list[tuple[str, float]]:
         """Read one row's ``top_nodes`` cell.
@@ -225,7 +239,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
                 value = row[COLUMNS.index(name)] if width >= len(COLUMNS) else ""
                 columns[name].append(float(value) if value else np.nan)
             for j, name in enumerate(extras, start=len(COLUMNS)):
-                if name not in (ALERTS_COLUMN, STANDARDISED):
+                if name not in (ALERTS_COLUMN, STANDARDISED, *APP_COLUMNS):
                     columns[name].append(float(row[j]) if row[j] else np.nan)
         except ValueError:
             raise DataError(f"a score, node count, property or view's score is not a number: {row[4:8]}", str(path),
@@ -239,6 +253,12 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             columns[ALERTS_COLUMN].append(keep(row[len(COLUMNS) + extras.index(ALERTS_COLUMN)]))
         if STANDARDISED in extras:
             columns[STANDARDISED].append(_unsafe(row[len(COLUMNS) + extras.index(STANDARDISED)]))
+        if REVIEW in extras:
+            mark = row[len(COLUMNS) + extras.index(REVIEW)]
+            if mark not in ("", "anomaly", "not anomaly"):
+                raise DataError(f"the review mark {mark!r} is none of 'anomaly', 'not anomaly' or empty", str(path),
+                                line_no)
+            columns[REVIEW].append(mark)
         count += 1
         if count % 10_000 == 0:
             raise_if_stopped(should_stop, path, "read")
@@ -262,6 +282,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         properties={name: np.asarray(columns[name], dtype=np.float64) for name in PROPERTY_COLUMNS if name in extras},
         alerts=text(ALERTS_COLUMN) if ALERTS_COLUMN in extras else None,
         standardised_smiles=text(STANDARDISED) if STANDARDISED in extras else None,
+        review=text(REVIEW) if REVIEW in extras else None,
         view_scores={name: _float32(columns[VIEW_PREFIX + name]) for name in view_names(extras)},
         model_fingerprint=fingerprint, intact=intact and ended == count + len(rejects), stopped_after=stopped_after)
 

@@ -101,9 +101,10 @@ def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None
         header: the first row's cells.
 
     Returns:
-        The optional columns (:func:`extra_columns`; none for the older header without p- and
-        q-values), or None when ``header`` is not a ranked report's (also when its view columns
-        are not together in their place, repeat a view or name none).
+        The optional columns (:func:`extra_columns`, then the app's :data:`APP_COLUMNS` that its
+        exports add; none for the older header without p- and q-values), or None when ``header``
+        is not a ranked report's (also when its view columns are not together in their place,
+        repeat a view or name none).
     """
     header = list(header)
     if header == list(LEGACY_COLUMNS):
@@ -111,12 +112,21 @@ def header_extras(header: list[str] | tuple[str, ...]) -> tuple[str, ...] | None
     if header[:len(COLUMNS)] != list(COLUMNS):
         return None
     extras = tuple(header[len(COLUMNS):])
+    app: tuple[str, ...] = ()
+    for name in reversed(APP_COLUMNS):  # in their order, each at most once, after the report's own
+        if extras and extras[-1] == name:
+            extras, app = extras[:-1], (name, *app)
     views = view_names(extras)
     if any(not name or name.startswith(VIEW_PREFIX) for name in views) or len(set(views)) != len(views):
         return None
     if extras in {extra_columns(p, a, s, views) for p in (False, True) for a in (False, True) for s in (False, True)}:
-        return extras
+        return (*extras, *app)
     return None
+
+
+# the columns the app's exports add after a report's own: its flag (1 above the flag threshold) and
+# the analyst's review marks ("anomaly", "not anomaly" or empty); read back, a tab's marks return
+APP_COLUMNS = ("flagged", "review")
 
 
 END_PREFIX = "end of report: "

@@ -106,3 +106,23 @@ def test_a_sessions_marks_wait_for_its_moved_data_even_with_other_data_open(qtbo
     qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 2, timeout=60000)
     assert {w.state.graphs.meta[i].id for i in w.state.review_marks} == {w.state.graphs.meta[3].id,
                                                                           w.state.graphs.meta[4].id}
+
+
+def test_an_exported_tab_opens_again_as_a_ranked_report_with_its_marks(qtbot, marked, tmp_path):
+    """The app's own export (its flagged column, its review column) was read as new training data:
+    the file's scores, ranks and marks silently gave way to the open model's scores."""
+    w = marked
+    w.reviewing.mark([3], False)
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 4, timeout=60000)
+    exported = tmp_path / "ranked.csv"
+    w.export_report(str(exported))
+    qtbot.waitUntil(lambda: _idle(w) and exported.exists(), timeout=60000)
+    graphs, marks = w.graphs, dict(w.state.review_marks)
+    w.open_path(str(exported), None)
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=60000)
+    view = w.report_views[0]
+    assert w.graphs is graphs  # the training data stays: the export opened in a tab of its own
+    assert len(view.report) == len(graphs) and view.report.review is not None
+    ids = [m.id for m in graphs.meta]
+    assert {str(view.report.ids[i]): mark for i, mark in view.book.marks.items()} == {
+        ids[i]: mark for i, mark in marks.items()}
