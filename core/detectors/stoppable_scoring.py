@@ -9,10 +9,11 @@ detector scores the set in one call, as screening scores such a file whole.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
-from core.errors import raise_if_stopped
+from core.errors import SchemaMismatchError, raise_if_stopped
 
 SCORE_CHUNK = 2048  # graphs scored between two polls (a second or two of a consensus on one core)
 
@@ -32,8 +33,19 @@ def score_graphs(model, graphs: GraphSet, should_stop: Callable[[], bool] | None
         The scores, equal to ``model.score(graphs)``'s.
 
     Raises:
+        SchemaMismatchError: the model cannot read graphs of this kind, naming their file and
+            what to do.
         Stopped: ``should_stop`` returned True.
     """
+    try:
+        return _score_graphs(model, graphs, should_stop, on_progress, chunk)
+    except SchemaMismatchError as exc:  # say which file, and what to do
+        name = Path(graphs.source).name if graphs.source else "these graphs"
+        raise SchemaMismatchError(f"{name} cannot be scored with this model: {exc}. Score a file of the kind the "
+                                  "model was trained on, or train on this one.") from exc
+
+
+def _score_graphs(model, graphs: GraphSet, should_stop, on_progress, chunk: int | None) -> Scores:
     from core.detectors.registry import scores_alone
 
     total, chunk = len(graphs), chunk or SCORE_CHUNK

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from core.data.graphset import GraphSet
-from core.errors import SchemaMismatchError
+from core.detectors.stoppable_scoring import score_graphs
 from core.io.load import is_molecule_list, load
 from core.io.report import write_report
 from core.screening.pipeline import ScreenSummary, screen
@@ -103,11 +103,7 @@ def score_file(model, path: str | Path, report: str | Path, smiles_column: str |
     graphs = load(path, smiles_column=smiles_column, id_column=id_column, label_column=label_column,
                   standardise=bool(getattr(model, "standardises", False)))
     progress = None if on_progress is None else (lambda done, total: on_progress(done, done))
-    try:
-        scores = model.score(graphs, on_progress=progress)
-    except SchemaMismatchError as exc:  # say which file, and what to do
-        raise SchemaMismatchError(f"{Path(path).name} cannot be scored with this model: {exc}. Score a file of "
-                                  "the kind the model was trained on, or train on this one.") from exc
+    scores = score_graphs(model, graphs, on_progress=progress)  # a mismatch is named there, as for the app
     p_values = model.p_values(scores.score) if getattr(model, "is_calibrated", False) else None
     molecules = graphs.is_molecular  # graphs that are not molecules have no structures: no empty columns
     write_report(report, graphs, scores, top_k=top_k, p_values=p_values, properties=properties and molecules,

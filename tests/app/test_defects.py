@@ -472,3 +472,15 @@ def test_a_label_with_too_few_graphs_is_shown_but_cannot_be_chosen_as_known_anom
     assert index > 0 and form.known.itemText(index) == f"Label 0 (2 graphs: too few, at least {MIN_KNOWN_ANOMALIES})"
     assert not form.known.model().item(index).isEnabled()
     assert form.known_label() is None
+
+
+def test_opening_graphs_the_open_model_cannot_read_names_them_and_says_what_to_do(qtbot, window, smiles_file,
+                                                                                  tu_folder):
+    """Score another file named the file and what to do; opening the same graphs said neither."""
+    open_and_wait(qtbot, window, smiles_file)
+    train_and_wait(qtbot, window, detector="glocalkd")
+    window.feedback.last_warning = ""
+    window.open_path(str(tu_folder), None)
+    qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=60000)
+    said = window.feedback.last_warning
+    assert said.startswith("TOY cannot be scored with this model") and "train on this one" in said
