@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
@@ -112,13 +113,42 @@ class RangeFilter(QToolButton):
     def _emit(self) -> None:
         self._timer.stop()
         ranges = self.ranges()
-        self.setText(f"Ranges ({len(ranges)})" if ranges else "Ranges")
+        unread = self._mark_unread()
+        text = f"Ranges ({len(ranges)})" if ranges else "Ranges"
+        self.setText(text if not unread else f"{text}: {unread} to check")
         self.ranges_changed.emit(ranges)
+
+    def _mark_unread(self) -> int:
+        """Outline each box whose text is not a number, or whose minimum lies above its maximum,
+        and say why in its tooltip (such a bound applies no filter; it is never silently guessed).
+        Returns how many boxes are marked."""
+        marked = 0
+        for lo, hi in self.edits.values():
+            low, high = _number(lo.text()), _number(hi.text())
+            crossed = low is not None and high is not None and low > high
+            for edit, value in ((lo, low), (hi, high)):
+                why = ""
+                if edit.text().strip() and value is None:
+                    why = (f"{edit.text().strip()!r} is not read as a number: write 1000 or 1.5 "
+                           "(a comma is read as a decimal point only when no three digits follow it)")
+                elif crossed:
+                    why = "the minimum lies above the maximum: no row can match"
+                edit.setStyleSheet("QLineEdit { border: 1px solid #c0392b; }" if why else "")
+                edit.setToolTip(why)
+                marked += bool(why)
+        return marked
 
 
 def _number(text: str) -> float | None:
+    """A bound as typed: ``1000``, ``1.5``, ``1,5`` (a decimal comma) or ``1e3``; None for anything
+    else, and for ``1,000``, which reads as a thousand or as one (never guessed)."""
+    text = text.strip()
+    if "," in text:
+        if "." in text or re.fullmatch(r"[-+]?\d*,\d{3}", text):
+            return None
+        text = text.replace(",", ".")
     try:
-        value = float(text.strip().replace(",", "."))
+        value = float(text)
     except ValueError:
         return None
     return value if math.isfinite(value) else None

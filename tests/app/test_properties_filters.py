@@ -174,3 +174,26 @@ def test_a_tu_molecule_set_shows_and_exports_its_properties_and_alerts(qtbot, wi
     by_id = {r["id"]: r for r in rows}
     for i in range(0, 2000, 97):
         assert float(by_id[w.graphs.meta[i].id]["mw"]) == pytest.approx(expected["mw"][i], abs=0.005)
+
+
+def test_a_range_bound_that_is_not_a_clear_number_is_marked_not_guessed(qtbot):
+    """"1,000" was read as 1.0 and "abc" dropped, each without a word: the table showed rows the
+    user had meant to hide."""
+    from app.widgets.filter_bar import RangeFilter, _number
+
+    assert [_number(t) for t in ("1000", "1.5", "1,5", "-2,25", "1e3", "1,000", "1.000,5", "abc", "inf")] == [
+        1000.0, 1.5, 1.5, -2.25, 1000.0, None, None, None, None]
+    ranges = RangeFilter()
+    qtbot.addWidget(ranges)
+    heading = next(iter(ranges.edits))
+    lo, hi = ranges.edits[heading]
+    lo.setText("1,000")
+    ranges._emit()
+    assert ranges.ranges() == {} and ranges.text() == "Ranges: 1 to check" and "1000 or 1.5" in lo.toolTip()
+    lo.setText("5")
+    hi.setText("2")
+    ranges._emit()
+    assert ranges.text() == "Ranges (1): 2 to check" and "above the maximum" in hi.toolTip()
+    hi.setText("50")
+    ranges._emit()
+    assert ranges.text() == "Ranges (1)" and not lo.toolTip() and not lo.styleSheet()
