@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> EvaluationResult:
         The evaluation result (the exit status is 0).
 
     Raises:
-        GLocalKDError: a result file to resume from does not exist, or as
+        GLocalKDError: ``--resume`` without ``--json``, a result file to resume from does not exist, or as
             :func:`core.evaluation.protocol.evaluate`.
     """
     from core.detectors.registry import accepted_params
@@ -149,6 +149,8 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     from core.evaluation.protocol import evaluate
     from core.evaluation.results import read_json, write_json, write_markdown
 
+    if getattr(args, "resume", False) and not args.json:  # else every fold would run again, unasked
+        raise GLocalKDError("--resume keeps the folds already in the --json file: name that file with --json")
     if getattr(args, "scheduler", None):  # the same evaluation, its folds as tasks on a Dask cluster
         from functools import partial
 

@@ -284,7 +284,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 
     Raises:
         GLocalKDError: an output is, or lies inside, an input, or is named twice.
-        ParameterError: an output's name is empty (``-o ''``) or promises another format than a
+        ParameterError: an output's name is empty (``-o ''``) or ``-`` (standard output), or promises another format than a
             report's CSV (:func:`check_report_name`), or it cannot be written (the
             ``OSError`` of :func:`core.runtime.files.check_outputs`, worded with its option).
     """
@@ -301,6 +301,12 @@ def check_outputs(args: argparse.Namespace) -> None:
         from core.errors import ParameterError
 
         raise ParameterError(f"{{{empty}}} is an empty file name: name the file to write", empty)
+    dash = next((option for option in OUTPUT_OPTIONS if getattr(args, option, None) == "-"), None)
+    if dash is not None:  # the Unix habit for standard output: a file named "-" would be written instead
+        from core.errors import ParameterError
+
+        raise ParameterError(f"{{{dash}}} - : results are written to files, not to standard output; name the file "
+                             "to write (./- if a file named '-' is really meant)", dash)
     outputs = [path for option in OUTPUT_OPTIONS for path in named(option)]
     inputs = [path for option in INPUT_OPTIONS for path in named(option)]
     inputs += [match for path in inputs if glob.has_magic(path) for match in glob.glob(path)]  # screen's shards

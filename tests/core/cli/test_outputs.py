@@ -200,3 +200,13 @@ def test_screen_refuses_an_output_that_is_one_of_its_shards(tmp_path, capsys, mo
     _error(capsys, main(["screen", str(model_file), str(tmp_path / "shard*.smi"), "-o", str(tmp_path / "shard1.smi"),
                          "--scheduler", "local:1"]), "is an input of this command")
     assert (tmp_path / "shard1.smi").read_text() == "CCO a\n"
+
+
+def test_resume_without_json_and_output_to_dash_are_refused_before_any_work(tu, tmp_path, capsys, monkeypatch):
+    """--resume without --json ran every fold again; -o - wrote a file named '-' in the working folder."""
+    monkeypatch.chdir(tmp_path)
+    _error(capsys, main(["evaluate", str(tu), "--folds", "2", "--resume", *TINY]), "--resume keeps the folds")
+    model = tmp_path / "m.pt"
+    assert main(["train", str(tu), "-o", str(model), "--detector", "size", "--calibration", "0"]) == 0
+    _error(capsys, main(["score", str(model), str(tu), "-o", "-"]), "not to standard output")
+    assert not (tmp_path / "-").exists()
