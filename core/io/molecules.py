@@ -348,6 +348,10 @@ def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: l
         if problem is None and len(row) > len(header) and any(cell.strip() for cell in row[len(header):]):
             problem = (f"row has {len(row)} fields, the header {len(header)} (a {delimiter!r} inside a name "
                        "that is not quoted?): its id and label would be read from the wrong fields")
+        missing = [header[c] for c in (i_col, l_col) if c is not None and c >= len(row)]
+        if problem is None and missing:  # an empty cell is an unknown id or label; a missing one, a broken row
+            problem = (f"row has {len(row)} field{'s' if len(row) != 1 else ''}, the header {len(header)}: no "
+                       f"{' and no '.join(repr(m) for m in missing)} field")
         shifted = problem is not None and problem.startswith("row has") and len(row) > len(header)
         ident = row[i_col].strip() if i_col is not None and i_col < len(row) and not shifted else ""
         if problem is not None:

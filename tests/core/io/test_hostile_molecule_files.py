@@ -106,3 +106,15 @@ def test_a_zipped_molecule_file_is_called_one_not_a_broken_graph_collection(tmp_
         archive.write(table, "lib.csv")
     with pytest.raises(DataError, match="holds lib.csv, not a TU graph collection .*open the molecule file itself"):
         load(tmp_path / "lib.csv.zip")
+
+
+def test_a_row_missing_its_id_or_label_field_is_rejected_not_read_as_unlabelled(tmp_path):
+    """"CCN,b" under "smiles,id,label" was scored as an unlabelled molecule, and "CCC" took its line
+    number for an id, without a word; an empty cell ("c1ccccc1,d,") is a label not known, and kept."""
+    path = tmp_path / "short.csv"
+    path.write_text("smiles,id,label\nCCO,a,1\nCCN,b\nCCC\nc1ccccc1,d,\n")
+    graphs = load(path)
+    assert [(m.id, m.label) for m in graphs.meta] == [("a", "1"), ("d", None)]
+    reasons = {r.line: (r.id, r.reason) for r in graphs.rejects}
+    assert reasons[3] == ("b", "row has 2 fields, the header 3: no 'label' field")
+    assert reasons[4][1] == "row has 1 field, the header 3: no 'id' and no 'label' field"
