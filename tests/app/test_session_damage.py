@@ -57,18 +57,24 @@ def test_a_damaged_part_is_named_with_the_session_file_not_a_scratch_copy(qtbot,
     assert window.state.model is model and len(window.report_views) == 1  # the window as it was
 
 
-def test_a_malformed_training_entry_is_refused_and_the_window_stays_as_it_was(qtbot, window, saved, tmp_path):
-    """``"trained_on_shown": "655 graphs"`` raised ValueError in the middle of putting the session
-    back: the model gone, the tabs replaced, no message."""
+def refused_as_damaged(qtbot, window, saved: Path, tmp_path, part: str, key: str, value) -> None:
+    """Open a copy of ``saved`` whose ``session.json`` has ``doc[part][key] = value``: it must be
+    refused, naming the session file and the part, with the window left as it was."""
     def edit(doc):
-        doc["training"]["trained_on_shown"] = "655 graphs"
+        doc[part][key] = value
         return doc
 
     bad = damaged_copy(saved, tmp_path / "bad.glocalkd-session", "session.json", edit=edit)
     model, graphs = window.state.model, window.graphs
     said = open_session(qtbot, window, bad)
-    assert "bad.glocalkd-session" in said and "training" in said
+    assert "bad.glocalkd-session" in said and part in said
     assert window.state.model is model and window.graphs is graphs and len(window.report_views) == 1
+
+
+def test_a_malformed_training_entry_is_refused_and_the_window_stays_as_it_was(qtbot, window, saved, tmp_path):
+    """``"trained_on_shown": "655 graphs"`` raised ValueError in the middle of putting the session
+    back: the model gone, the tabs replaced, no message."""
+    refused_as_damaged(qtbot, window, saved, tmp_path, "training", "trained_on_shown", "655 graphs")
 
 
 @pytest.mark.parametrize("key, value", [("smarts", 5), ("text", 7), ("ranges", {"MW": ["a", 1]}),
@@ -77,12 +83,4 @@ def test_a_filter_of_the_wrong_kind_is_refused_and_the_window_stays_as_it_was(qt
                                                                                key, value):
     """``"smarts": 5`` raised TypeError in a slot half way through putting the session back: the
     model and data swapped in, the filters and tabs not, and "Opening the session..." for ever."""
-    def edit(doc):
-        doc["filters"][key] = value
-        return doc
-
-    bad = damaged_copy(saved, tmp_path / "bad.glocalkd-session", "session.json", edit=edit)
-    model, graphs = window.state.model, window.graphs
-    said = open_session(qtbot, window, bad)
-    assert "bad.glocalkd-session" in said and "filters" in said
-    assert window.state.model is model and window.graphs is graphs and len(window.report_views) == 1
+    refused_as_damaged(qtbot, window, saved, tmp_path, "filters", key, value)
