@@ -581,9 +581,9 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
                       review: dict[int, str] | None = None, rank: np.ndarray | None = None,
                       should_stop: Callable[[], bool] | None = None) -> int:
     """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
-    its rejected rows at the end, and a row that says where a stopped run stopped reading) as a ranked report, in rank order, with the chemist's
-    properties and the structural alerts when the report has properties (alerts searched here
-    unless the report holds them), and a ``review`` column when ``review`` (row -> "anomaly" or
+    its rejected rows at the end, and a row that says where a stopped run stopped reading) as a
+    ranked report, in rank order, with the chemist's properties and the structural alerts when the
+    report has properties (alerts searched here unless the report holds them), and a ``review`` column when ``review`` (row -> "anomaly" or
     "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the report's
     order), which the rows follow; ``should_stop`` as for :func:`export_csv`. Written atomically;
     returns the number of data rows."""

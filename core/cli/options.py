@@ -284,8 +284,8 @@ def check_outputs(args: argparse.Namespace) -> None:
 
     Raises:
         GLocalKDError: an output is, or lies inside, an input, or is named twice.
-        ParameterError: an output's name is empty (``-o ''``) or ``-`` (standard output), or promises another format than a
-            report's CSV (:func:`check_report_name`), or it cannot be written (the
+        ParameterError: an output's name is empty (``-o ''``) or ``-`` (standard output), or
+            promises another format than a report's CSV (:func:`check_report_name`), or it cannot be written (the
             ``OSError`` of :func:`core.runtime.files.check_outputs`, worded with its option).
     """
     import glob
