@@ -416,8 +416,8 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
     A quote still open after ``MAX_FIELD_LINES`` lines or at the end of the file is a stray
     quote, and so is one "closed" by a quote that text follows (``"benzene, pure"x``, or on one
     line ``"CC"O``, which the csv module would read as ``CCO``: its strict rule): that one line
-    becomes a problem row and the lines after it are read
-    again on their own, so one bad line never swallows the rest of the file.
+    becomes a problem row and the lines after it are read again on their own, so one bad line
+    never swallows the rest of the file.
     """
     source = iter(lines)
     replay: deque[tuple[int, str, str]] = deque()
