@@ -53,7 +53,7 @@ _PUBLIC = {
     "benjamini_hochberg": "data.pvalues", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
     # training: the one use case of the command line, the app and the evaluation harness
     "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
-    "weigh_known_anomalies": "training.use_case", "MIN_KNOWN_ANOMALIES": "detectors.consensus",
+    "weigh_known_anomalies": "training.use_case", "MIN_KNOWN_ANOMALIES": "detectors.catalog",
     # the review loop: an analyst's marks re-rank a consensus's graphs without training again
     "Review": "detectors.review", "apply_marks": "detectors.review", "NotApplicableError": "errors",
     # evaluation, screening, figures
@@ -107,7 +107,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.data.pvalues import benjamini_hochberg, fdr_unreached_note
     from core.training.spec import TrainSpec
     from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
-    from core.detectors.consensus import MIN_KNOWN_ANOMALIES
+    from core.detectors.catalog import MIN_KNOWN_ANOMALIES
     from core.detectors.review import Review, apply_marks
     from core.evaluation.protocol import choose_anomaly_label
     from core.evaluation.metrics import roc_auc, roc_points, empirical_p_values

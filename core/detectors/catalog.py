@@ -80,6 +80,8 @@ _property_lesinn = _lazy("core.detectors.property_space:PropertySpace")
 _size = _lazy("core.detectors.size:SizeBaseline")
 
 
+MIN_KNOWN_ANOMALIES = 3  # fewer cannot tell a consensus's views apart (docs/consensus.md: 3 already help)
+
 TWO_STEP_FIXED = {"kernel", "scorer", "normalize"}  # a two-step detector's name fixes them
 
 

@@ -42,7 +42,7 @@ import numpy as np
 from core.data.graphset import GraphSet
 from core.data.scores import COMPONENT_PREFIX, WEIGHED_VIEWS_PART, Scores
 from core.detectors.base import Detector, EpochInfo
-from core.detectors.catalog import SINGLE_DETECTORS, make_single, single_params
+from core.detectors.catalog import MIN_KNOWN_ANOMALIES, SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import (DEFAULT_CALIBRATION_FRACTION, calibration_groups, calibration_split,
                                      conformal_p_values)
 from core.detectors.graph_kernels import csr_from_state
@@ -54,7 +54,6 @@ RULES = ("fisher", "cauchy", "minp")
 WEIGHABLE_RULES = ("fisher", "cauchy")  # the rules that sum the components' evidence
 DEFAULT_COMPONENTS = ("glocalkd", "wl-lesinn", "size")
 DEFAULT_RESERVE_VIEWS = ("wl-count-lesinn",)
-MIN_KNOWN_ANOMALIES = 3  # fewer cannot tell the views apart (docs/consensus.md: 3 already help)
 # fit graphs a WL view compares a graph with, at most: scoring then costs the same however large the
 # training set (research/consensus/README.md, where these two views were measured with it); a
 # view's component_params can set another

@@ -34,7 +34,7 @@ from typing import Any
 
 from core.data.graphset import GraphSet, normalize_label
 from core.detectors.conformal import calibration_split, can_calibrate
-from core.detectors.consensus import MIN_KNOWN_ANOMALIES
+from core.detectors.catalog import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
                                      detector_info)
 from core.errors import DataError, GLocalKDError, ParameterError
@@ -106,7 +106,7 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
 
     The rule of every way known anomalies come in (``glocalkd train --known-anomalies``,
     ``glocalkd weigh``, the app's *Known anomalies*): at least
-    :data:`core.detectors.consensus.MIN_KNOWN_ANOMALIES` of them, and their graphs must not carry two or more
+    :data:`core.detectors.catalog.MIN_KNOWN_ANOMALIES` of them, and their graphs must not carry two or more
     labels (a labelled file of actives and inactives would weigh the views by both), nor be read
     from the data file itself (it holds the normal graphs).
 
