@@ -123,9 +123,11 @@ class DistanceProfile(EmbeddingView):
         self.subsample_size = subsample_size
         self.seed = seed
 
-    def _fit_embedding(self, graphs: GraphSet) -> None:
+    def _fit_embedding(self, graphs: GraphSet) -> np.ndarray:
         self.mean_, self.std_ = np.zeros(0), np.ones(0)  # identity while the training profiles are computed
-        self.mean_, self.std_ = column_scale(self._embeddings(graphs))
+        raw = self._embeddings(graphs)
+        self.mean_, self.std_ = column_scale(raw)
+        return (raw - self.mean_) / self.std_  # the training embeddings: shortest paths searched once
 
     def _embed(self, batch: NodeBatch) -> np.ndarray:
         raw = distance_profiles(batch)

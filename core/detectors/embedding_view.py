@@ -44,16 +44,18 @@ class EmbeddingView(GraphLevelDetector, abc.ABC):
              should_stop: Callable[[], bool] | None = None) -> None:
         """Fit the node-feature schema, the embedding and LESINN; no epochs."""
         self.schema_ = FeatureSchema.fit(graphs, self.features)
-        self._fit_embedding(graphs)
-        embedded = self._embeddings(graphs)
+        embedded = self._fit_embedding(graphs)
+        if embedded is None:
+            embedded = self._embeddings(graphs)
         self.scorer_ = LESINN(self.ensemble_size, self.subsample_size, metric="euclidean", seed=self.seed).fit(embedded)
         self.train_scores_ = self.scorer_.train_scores_
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
 
     @abc.abstractmethod
-    def _fit_embedding(self, graphs: GraphSet) -> None:
-        """Fit what the embedding needs from the training graphs (``schema_`` is set)."""
+    def _fit_embedding(self, graphs: GraphSet) -> np.ndarray | None:
+        """Fit what the embedding needs from the training graphs (``schema_`` is set); return
+        their embeddings when fitting computed them anyway (else None: they are computed after)."""
 
     @abc.abstractmethod
     def _embed(self, batch: NodeBatch) -> np.ndarray:

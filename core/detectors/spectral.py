@@ -102,10 +102,11 @@ class SpectralView(EmbeddingView):
     def _raw(self, batch: NodeBatch) -> np.ndarray:
         return np.concatenate([rayleigh_quotients(batch), spectral_moments(batch)], axis=1)
 
-    def _fit_embedding(self, graphs: GraphSet) -> None:
+    def _fit_embedding(self, graphs: GraphSet) -> np.ndarray:
         self.mean_, self.std_ = np.zeros(0), np.ones(0)  # identity while the training vectors are computed
         raw = self._embeddings(graphs)
         self.mean_, self.std_ = column_scale(raw)
+        return (raw - self.mean_) / self.std_  # the training embeddings, without computing them again
 
     def _embed(self, batch: NodeBatch) -> np.ndarray:
         raw = self._raw(batch)
