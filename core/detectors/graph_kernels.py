@@ -113,6 +113,24 @@ def check_label_coding(fitted: dict | None, now: dict) -> None:
                                   "meant the same; score graphs of the kind it was fitted on, or fit on these")
 
 
+def checked_labelled(fitted: dict | None, graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Give graphs as the WL views read them, once their node labels are checked to mean what the
+    fitted graphs' did.
+
+    Args:
+        fitted: the fitted graphs' :func:`label_coding` (None or ``{}``: not recorded, not checked).
+        graphs: the graphs.
+
+    Returns:
+        :func:`labelled_graphs` of them.
+
+    Raises:
+        SchemaMismatchError: another kind of label (:func:`check_label_coding`).
+    """
+    check_label_coding(fitted, label_coding(graphs))
+    return labelled_graphs(graphs)
+
+
 def to_grakel(graphs: GraphSet) -> list[list]:
     """Convert graphs to GraKeL's input, for comparing with GraKeL's kernels.
 
@@ -372,8 +390,7 @@ class GraphKernel:
         Raises:
             SchemaMismatchError: another kind of label (:func:`check_label_coding`).
         """
-        check_label_coding(getattr(self, "coding_", None), label_coding(graphs))
-        return labelled_graphs(graphs)
+        return checked_labelled(getattr(self, "coding_", None), graphs)
 
     def transform_labelled(self, labelled: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Compute :meth:`transform` for graphs given as (edge index, node labels) pairs.

@@ -29,7 +29,7 @@ import numpy as np
 
 from core.data.graphset import GraphSet
 from core.detectors.base import GraphLevelDetector, is_count
-from core.detectors.graph_kernels import LabelledMoleculeView, check_label_coding, label_coding, labelled_graphs
+from core.detectors.graph_kernels import LabelledMoleculeView, checked_labelled, label_coding, labelled_graphs
 from core.detectors.wl_features import WLFeatures
 
 
@@ -177,10 +177,8 @@ class RareSubstructure(LabelledMoleculeView, GraphLevelDetector):
         return out
 
     def _labelled(self, graphs: GraphSet):
-        """The graphs as the WL labels read them, once their node labels are checked to mean what
-        the training graphs' did (:func:`core.detectors.graph_kernels.check_label_coding`)."""
-        check_label_coding(getattr(self, "coding_", None), label_coding(graphs))
-        return labelled_graphs(graphs)
+        """The graphs as the WL labels read them, their labels checked against the training graphs'."""
+        return checked_labelled(getattr(self, "coding_", None), graphs)
 
     def fitted_state(self) -> dict:
         """Give the WL vocabulary, the label counts and the training scores, for a model file.
