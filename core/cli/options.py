@@ -251,25 +251,35 @@ OTHER_FORMATS = (".gz", ".bz2", ".xz", ".zip", ".sdf", ".sd", ".mol", ".smi", ".
                  ".json", ".parquet", ".html", ".pt")
 
 
-def check_report_name(args: argparse.Namespace) -> None:
-    """Refuse a report name that promises another format: the report is always plain CSV, so
-    ``-o r.csv.gz`` or ``-o r.sdf`` wrote CSV under a name no reader of that format could open.
+def check_output_name(args: argparse.Namespace) -> None:
+    """Refuse an output name that promises another format than the file written: a report is
+    always plain CSV (``-o r.csv.gz`` or ``-o r.sdf`` wrote CSV under a name no reader of that
+    format could open) and a model file is torch's (``train -o model.csv`` wrote one that the
+    app then opened as a table).
 
     Args:
         args: the parsed command line.
 
     Raises:
-        ParameterError: a report command's ``--output`` ends in a suffix of another format.
+        ParameterError: a report command's ``--output`` ends in a suffix of another format, or
+            ``train``'s in a data or report format's (:func:`core.runtime.model_files.model_name_problem`).
     """
     output = getattr(args, "output", None)
-    if getattr(args, "command", None) not in REPORT_COMMANDS or not isinstance(output, str):
+    command = getattr(args, "command", None)
+    if not isinstance(output, str):
         return
     suffix = Path(output).suffix.lower()
-    if suffix in OTHER_FORMATS:
-        from core.errors import ParameterError
+    from core.errors import ParameterError
 
+    if command in REPORT_COMMANDS and suffix in OTHER_FORMATS:
         raise ParameterError(f"{{output}} {output}: the ranked report is written as CSV, not {suffix}; name it "
                              ".csv (the app exports SDF and HTML)", "output")
+    if command == "train":  # the model file writer's own rule, said before any work
+        from core.runtime.model_files import model_name_problem
+
+        problem = model_name_problem(output)
+        if problem is not None:
+            raise ParameterError(f"{{output}} {output}: {problem}", "output")
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -285,7 +295,7 @@ def check_outputs(args: argparse.Namespace) -> None:
     Raises:
         GLocalKDError: an output is, or lies inside, an input, or is named twice.
         ParameterError: an output's name is empty (``-o ''``) or ``-`` (standard output), or
-            promises another format than a report's CSV (:func:`check_report_name`), or it cannot be written (the
+            promises another format than the one written (:func:`check_output_name`), or it cannot be written (the
             ``OSError`` of :func:`core.runtime.files.check_outputs`, worded with its option).
     """
     import glob
@@ -319,7 +329,7 @@ def check_outputs(args: argparse.Namespace) -> None:
         from core.errors import ParameterError
 
         raise ParameterError(f"{{{option}}} {exc.filename}: {exc.strerror}", option) from None
-    check_report_name(args)  # after the inputs: "-o" naming the data itself is said as such
+    check_output_name(args)  # after the inputs: "-o" naming the data itself is said as such
     check_scratch(args)
 
 

@@ -20,6 +20,27 @@ from typing import Any
 
 DIGEST_KEY = "digest"
 DIGEST_PREFIX = "sha256:"
+# suffixes of the files the project reads as data or writes as reports: a model file named so was
+# opened by the app (and by every reader of that format) as what its name promised, and failed
+NOT_MODEL_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".smi", ".sdf", ".sd", ".mol", ".json", ".html", ".xlsx",
+                      ".xls", ".parquet", ".gz", ".bz2", ".xz", ".zip")
+
+
+def model_name_problem(path: str | Path) -> str | None:
+    """Say what is wrong with a model file's name, if anything: a model file is torch's format, so
+    a name ending in a data or report format's suffix (``model.csv``) promises what it is not.
+
+    Args:
+        path: the model file to write.
+
+    Returns:
+        The reason, worded to follow the file's name, or None for a name that fits (``.pt`` or
+        any other suffix).
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix in NOT_MODEL_SUFFIXES:
+        return f"a model file is written (torch's format), not {suffix}, which is a data or report format; name it .pt"
+    return None
 
 
 def state_digest(state: dict) -> str:
@@ -108,12 +129,18 @@ def write_model_file(path: str | Path, state: dict) -> None:
         state: what the file holds (tensors, numbers, strings, lists and string-keyed dicts).
 
     Raises:
+        GLocalKDError: the name promises another format (:func:`model_name_problem`).
         TypeError: ``state`` holds a value that cannot go into a model file.
         OSError: the file cannot be written (a full disk, a file-size limit), naming ``path``.
     """
     import torch
 
+    from core.errors import GLocalKDError
     from core.runtime.files import atomic_output
+
+    problem = model_name_problem(path)
+    if problem is not None:
+        raise GLocalKDError(f"{path}: {problem}")
 
     state = {**state, DIGEST_KEY: state_digest(state)}
     with atomic_output(path) as fh:

@@ -207,6 +207,20 @@ def test_a_report_named_for_another_format_is_refused_before_any_work(tmp_path, 
     assert not (tmp_path / name).exists()
 
 
+@pytest.mark.parametrize("name", ["model.csv", "model.SMI", "model.sdf", "model.pt.gz"])
+def test_a_model_file_named_for_a_data_format_is_refused_before_any_work(tmp_path, capsys, name):
+    """``train -o model.csv`` wrote a torch model under a table's name, which the app's Open then
+    read as a table of molecules and failed on."""
+    from core.cli.main import main
+
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\n")
+    assert main(["train", str(data), "-o", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / name}: a model file is written" in err and "name it .pt" in err
+    assert not (tmp_path / name).exists()
+
+
 def test_a_tu_collections_file_given_to_score_or_screen_is_read_as_the_collection(tu_folder, tmp_path, capsys,
                                                                                  model_file):
     """``DS_A.txt`` was streamed as a table of SMILES ("no SMILES column found"); `score` now reads

@@ -182,3 +182,17 @@ def test_a_model_that_overflows_writes_no_report(overflowing_model, herg, tmp_pa
         err = capsys.readouterr().err
         assert rc == 2 and "non-finite score" in err and "Traceback" not in err, err
         assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["m.csv", "m.SDF", "m.pt.gz", "m.smi"])
+def test_no_model_file_is_written_under_a_data_formats_name(herg, tmp_path, name):
+    """The one writer of model files refuses a name that promises a table, a structure file or a
+    compressed file: the app's Open and every other reader took it for one."""
+    from core import GLocalKDError
+
+    model = make_detector("size").fit(herg.subset(range(60)))
+    with pytest.raises(GLocalKDError, match=r"name it \.pt"):
+        model.save(tmp_path / name)
+    assert not (tmp_path / name).exists()
+    model.save(tmp_path / "m.model")  # any other suffix is the user's choice
+    assert load_detector(tmp_path / "m.model").name == "size"
