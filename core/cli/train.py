@@ -3,6 +3,7 @@ the rules are :func:`core.training.train_model`'s)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 
@@ -76,15 +77,14 @@ def run(args: argparse.Namespace) -> None:
     """
     from tqdm import tqdm
 
-    from core.training import TrainSpec, train_model
+    from core.training import TrainSpec, check_settings, train_model
 
-    graphs = load_graphs(args)
-    known = None
-    if args.known_anomalies is not None:
-        known = load_graphs(args, path=args.known_anomalies)
     spec = TrainSpec(detector=args.detector, params=detector_settings(args), calibration=args.calibration,
-                     normal_label=args.normal_label, known_label=args.known_label, known_anomalies=known,
-                     seed=args.seed, device=args.device)
+                     normal_label=args.normal_label, known_label=args.known_label, seed=args.seed, device=args.device)
+    check_settings(spec)  # before the data is read: "--epochs 0" is said at once
+    graphs = load_graphs(args)
+    if args.known_anomalies is not None:
+        spec = dataclasses.replace(spec, known_anomalies=load_graphs(args, path=args.known_anomalies))
     start = time.perf_counter()
     piped = not sys.stderr.isatty()  # no progress bar: a line every tenth of the epochs instead
     with tqdm(unit="epoch", file=sys.stderr, disable=piped or None) as bar:

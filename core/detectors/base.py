@@ -225,6 +225,15 @@ class Detector(abc.ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
 
+    def check_params(self) -> None:
+        """Check every setting as :meth:`fit` does first: its kind, then the detector's own rules.
+
+        Raises:
+            ParameterError: naming each invalid setting.
+        """
+        self._check_kinds()
+        self.validate_params()
+
     def validate_params(self) -> None:  # noqa: B027 (a hook: a detector without rules to check has none)
         """Check the settings before training; the base has no rules, subclasses add theirs
         (with :meth:`check_settings`).
@@ -298,8 +307,7 @@ class Detector(abc.ABC):
             GLocalKDError: an invalid setting (:meth:`validate_params`) or a failed training.
         """
         self._forget()  # first: a refused setting never stays beside a fitted state it did not make
-        self._check_kinds()
-        self.validate_params()
+        self.check_params()
         if len(graphs) == 0:
             raise DataError("no graphs to train on", graphs.source)
         self.standardises = bool(getattr(graphs, "standardised", False))

@@ -70,15 +70,18 @@ class OCGCN(Detector):
     FITTED = ("device_", "schema_", "net_", "center_", "loss_history_", "train_scores_", "stopped_early_")
 
     def validate_params(self) -> None:
-        """Check the settings: a known feature recipe, ``epochs`` and ``batch_size`` of at least 1, ``lr`` above 0.
+        """Check the settings: a known feature recipe, counts (epochs, batch size, widths, layers) of
+        at least 1, ``lr`` and ``eps`` above 0, ``weight_decay`` of at least 0.
 
         Raises:
             ParameterError: naming every invalid setting (:meth:`check_settings`).
         """
+        counts = ("epochs", "batch_size", "hidden_dim", "out_dim", "num_layers")
         self.check_settings({"features": (self.features in MODES, "one of " + ", ".join(MODES)),
-                             "epochs": (is_count(self.epochs), COUNT),
+                             **{name: (is_count(getattr(self, name)), COUNT) for name in counts},
                              "lr": (is_number(self.lr, above=True), "a positive number"),
-                             "batch_size": (is_count(self.batch_size), COUNT)})
+                             "eps": (is_number(self.eps, above=True), "a positive number"),
+                             "weight_decay": (is_number(self.weight_decay), "a number of at least 0")})
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
              should_stop: Callable[[], bool] | None) -> None:

@@ -150,6 +150,9 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     if known_anomalies and not detector_info(method).weighable:
         raise ParameterError(f"{{known_anomalies}}: known anomalies weigh the consensus's views; {method} has a "
                              "single view (choose the consensus with {method})", "known_anomalies", "method")
+    from core.training import check_settings
+
+    check_settings(member_spec(method, model_params or {}, seeds[0] if seeds else 0))  # before the data is read
     say = on_progress or (lambda _msg: None)
     start_wall = time.perf_counter()
     data_path = str(data) if not isinstance(data, GraphSet) else data.source
@@ -355,6 +358,31 @@ def _training_set(graphs: GraphSet, is_anom: np.ndarray, train_idx: np.ndarray, 
     return graphs.subset(np.concatenate([normal_idx, anom_idx]).tolist()), len(anom_idx), known
 
 
+def member_spec(method: str, params: Mapping, seed: int):
+    """The training spec of one ensemble member under the paper's protocol: a single detector
+    trains on every graph (no calibration share); a detector that calibrates itself holds out its
+    ``calibration`` share (its default unless ``params`` sets one).
+
+    Args:
+        method: the detector's registry name.
+        params: its settings, ``calibration`` and ``device`` among them when given.
+        seed: the member's seed.
+
+    Returns:
+        The :class:`core.training.TrainSpec`.
+    """
+    from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
+    from core.detectors.registry import detector_info
+    from core.training import TrainSpec
+
+    settings = dict(params)
+    calibration = settings.pop("calibration", DEFAULT_CALIBRATION_FRACTION)
+    device = settings.pop("device", "auto")
+    settings.pop("seed", None)
+    calibration = calibration if detector_info(method).calibrates_itself else 0.0
+    return TrainSpec(detector=method, params=settings, calibration=calibration, seed=seed, device=device)
+
+
 def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: GraphSet, anomalous: np.ndarray,
               method: str, params: dict, ensemble: int, lam: float, on_epoch: Callable | None,
               should_stop: Callable[[], bool] | None, known: GraphSet | None = None) -> FoldResult:
@@ -363,21 +391,13 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
     Training follows the product's rules (:func:`core.training.train_model`), with the paper's
     protocol: a single detector trains on every graph (no calibration share); a detector that
     calibrates itself holds out its ``calibration`` share (its default unless ``params`` sets one)."""
-    from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
-    from core.detectors.registry import detector_info
-    from core.training import TrainSpec, train_model, weigh_known_anomalies
+    from core.training import train_model, weigh_known_anomalies
 
-    settings = dict(params)
-    calibration = settings.pop("calibration", DEFAULT_CALIBRATION_FRACTION)
-    device = settings.pop("device", "auto")
-    settings.pop("seed", None)  # each member's below
-    calibration = calibration if detector_info(method).calibrates_itself else 0.0
     total, graph_t, node_t, parts = 0.0, 0.0, 0.0, {}
     train_s = score_s = 0.0
     losses, epochs_run, flagged = [], 0, math.nan
     for member in range(ensemble):
-        spec = TrainSpec(detector=method, params=settings, calibration=calibration, seed=seed + 1000 * member,
-                         device=device)
+        spec = member_spec(method, params, seed + 1000 * member)
         t0 = time.perf_counter()
         model = train_model(train_set, spec, on_epoch=on_epoch, should_stop=should_stop).model
         train_s += time.perf_counter() - t0

@@ -81,11 +81,7 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
     Raises:
         ParameterError: a setting that breaks a rule, naming it.
     """
-    if not 0.0 <= spec.calibration < 1.0:
-        raise ParameterError(f"{{calibration}} must be a share from 0 to below 1, not {spec.calibration}",
-                             "calibration")
-    if not is_seed(spec.seed):
-        raise ParameterError(f"{{seed}} must be {SEED}, not {spec.seed!r}", "seed")
+    check_settings(spec)
     known = _known_anomalies(graphs, spec)
     normal = _normal_graphs(graphs, spec, known)
     info, fell_back = _detector(spec, len(normal))
@@ -99,6 +95,36 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
     else:
         calibrated = can_calibrate(len(normal), spec.calibration)
     return TrainingPlan(info, _params(info, spec), normal, known, calibrated, fell_back)
+
+
+def check_settings(spec: TrainSpec) -> None:
+    """Apply the rules that need no graphs: the calibration share, the seed, and the settings of
+    every detector the plan can choose (the one named, or the default and its fallback), so that a
+    front end refuses ``epochs`` 0 before it reads the data rather than after.
+
+    Args:
+        spec: what to train (its graphs, if any, are not read).
+
+    Raises:
+        ParameterError: a setting that breaks a rule, naming it.
+    """
+    if not 0.0 <= spec.calibration < 1.0:
+        raise ParameterError(f"{{calibration}} must be a share from 0 to below 1, not {spec.calibration}",
+                             "calibration")
+    if not is_seed(spec.seed):
+        raise ParameterError(f"{{seed}} must be {SEED}, not {spec.seed!r}", "seed")
+    if spec.detector is not None:
+        candidates = [_detector(spec, 0)[0]]
+    else:  # the default when it can calibrate (rule 3), and the fallback for too few graphs
+        candidates = [detector_info(name) for name in (DEFAULT_DETECTOR, FALLBACK_DETECTOR)
+                      if name != DEFAULT_DETECTOR or spec.calibration > 0]
+    for info in candidates:
+        params = _params(info, spec)
+        built = [info.factory(**params)]
+        if info.needs_glocalkd:  # its GLocalKD component is built when it is fitted: check its settings now
+            built.append(detector_info(GLOCALKD).factory(**params["component_params"][GLOCALKD]))
+        for detector in built:
+            detector.check_params()
 
 
 def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None:

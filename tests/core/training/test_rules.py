@@ -155,3 +155,34 @@ def test_too_few_known_anomalies_are_refused_before_any_training(herg, tmp_path,
     with pytest.raises(ParameterError) as by_label:
         plan_training(labelled, TrainSpec(known_label="0"))
     assert by_label.value.param == "known_label" and "at least 3 known anomalies" in str(by_label.value)
+
+
+@pytest.mark.parametrize("spec, param", [
+    (TrainSpec(params={"epochs": 0}), "epochs"),  # the default consensus's GLocalKD, and the fallback
+    (TrainSpec(detector="consensus", params={"lr": -1.0}), "lr"),  # a consensus's component's setting
+    (TrainSpec(detector="glocalkd", params={"hidden_dim": 1.5}), "hidden_dim"),  # the kind, as fit checks it
+    (TrainSpec(detector="ocgcn", params={"num_layers": 0}), "num_layers"),
+    (TrainSpec(calibration=1.0), "calibration"),
+])
+def test_settings_are_checked_without_any_graph(spec, param):
+    """``glocalkd train --epochs 0`` read the whole data file, said what it would train, and only
+    then refused the setting (when the GLocalKD inside the consensus was fitted): the rules that
+    need no graphs are one function that every front end calls before reading the data."""
+    from core.training import check_settings
+
+    with pytest.raises(ParameterError) as refused:
+        check_settings(spec)
+    assert param in refused.value.params
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_a_setting_is_refused_before_the_data_is_read(tmp_path, capsys, command):
+    from core.cli.main import main
+
+    data = tmp_path / "d.smi"
+    data.write_text("CCO a\nnot a smiles b\n" * 50)
+    more = ["-o", str(tmp_path / "m.pt")] if command == "train" else []
+    assert main([command, str(data), *more, "--epochs", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--epochs must be a whole number of at least 1, not 0" in err
+    assert "d.smi" not in err  # neither its summary nor its rejects: it was not read
