@@ -139,6 +139,7 @@ def check_document(doc: dict) -> None:
     for entry in doc.get("reports", []):
         need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
              and isinstance(entry.get("review") or [], list), "a report entry")
+        need(entry.get("name") is None or _bare_name(entry["name"]), "a report entry's name")
     filters = doc.get("filters") or {}
     number = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)))  # noqa: E731
     ranges = filters.get("ranges", {})
@@ -150,6 +151,14 @@ def check_document(doc: dict) -> None:
     training = doc.get("training") or {}
     need(isinstance(training.get("trained_on_shown", 0), int) and not isinstance(training.get("trained_on_shown"), bool)
          and all(isinstance(training.get(k), (str, type(None))) for k in ("normal_label", "known_label")), "training")
+
+
+def _bare_name(name: object) -> bool:
+    """Whether ``name`` is a file name alone (no folder, not ``..``): an embedded report is copied to
+    the scratch folder under its name, so a name such as ``/home/x/.bashrc`` or ``../../x`` in a
+    shared session file wrote anywhere the user can write."""
+    return (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\\" not in name
+            and "\0" not in name and Path(name).name == name)
 
 
 def _held(path: str, what: str, read: Callable[[], Any]) -> Any:
@@ -229,9 +238,10 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             if out.model is not None and len(out.loaded.graphs):
                 train = doc.get("training") or {}
                 out.scored = tasks.score(out.model, out.loaded.graphs, train.get("normal_label"), None, job)
-    for entry in doc.get("reports", []):
-        if entry.get("embedded"):
-            target = folder / (entry.get("name") or Path(entry["embedded"]).name)
+    for k, entry in enumerate(doc.get("reports", [])):
+        if entry.get("embedded"):  # a folder of its own: two reports of one name never share a file
+            target = folder / str(k) / (entry.get("name") or Path(entry["embedded"]).name)
+            target.parent.mkdir()
             with atomic_output(target, "wb") as fh:
                 fh.write(embedded[entry["embedded"]])
             out.reports.append((entry, _held(path, f"its report {entry['embedded']}", functools.partial(read_report, target))))

@@ -84,3 +84,49 @@ def test_a_filter_of_the_wrong_kind_is_refused_and_the_window_stays_as_it_was(qt
     """``"smarts": 5`` raised TypeError in a slot half way through putting the session back: the
     model and data swapped in, the filters and tabs not, and "Opening the session..." for ever."""
     refused_as_damaged(qtbot, window, saved, tmp_path, "filters", key, value)
+
+
+@pytest.mark.parametrize("name", ["ABSOLUTE", "../../../../../../../../VICTIM", "sub/x.csv", "..", 5])
+def test_a_report_name_that_is_not_a_bare_file_name_writes_nothing_outside_the_scratch_folder(
+        qtbot, window, saved, tmp_path, name):
+    """A shared session file whose report entry was named ``/home/you/.bashrc`` (or ``../../x``)
+    wrote the report's bytes there when the session was opened: the name was a path. It is refused
+    as damaged before anything is written, and the window stays as it was."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    name = {"ABSOLUTE": str(victim)}.get(name, name)
+    if isinstance(name, str) and "VICTIM" in name:
+        name = name.replace("VICTIM", str(victim).lstrip("/"))
+
+    def edit(doc):
+        doc["reports"][0]["name"] = name
+        return doc
+
+    bad = damaged_copy(saved, tmp_path / "bad.glocalkd-session", "session.json", edit=edit)
+    model = window.state.model
+    said = open_session(qtbot, window, bad)
+    assert "bad.glocalkd-session" in said and "name" in said
+    assert victim.read_text() == "precious" and not (tmp_path / "sub").exists()
+    assert window.state.model is model and len(window.report_views) == 1
+
+
+def test_two_embedded_reports_of_one_name_keep_their_own_rows(qtbot, window, saved, tmp_path):
+    """Embedded reports were copied to the scratch folder under their names, so a second report of
+    the same name overwrote the first's file, which its tab reads again (the HTML export)."""
+    from core import read_report
+
+    def edit(doc):
+        doc["reports"].append(dict(doc["reports"][0], embedded="reports/1.csv"))
+        return doc
+
+    bad = damaged_copy(saved, tmp_path / "two.glocalkd-session", "session.json", edit=edit)
+    with zipfile.ZipFile(bad, "a") as zf:
+        zf.writestr("reports/1.csv", zipfile.ZipFile(saved).read("reports/0.csv").replace(b"a1", b"zz"))
+    window.sessions.open(str(bad))
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 2, timeout=60000)
+    first, second = (read_report(view.report.source) for view in window.report_views)
+    assert "a1" in first.ids and "zz" in second.ids and view_sources_differ(window)
+
+
+def view_sources_differ(window) -> bool:
+    return len({view.report.source for view in window.report_views}) == len(window.report_views)
