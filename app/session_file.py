@@ -249,10 +249,16 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             out.problems.append(f"The report {entry['path']} is not there any more: its tab is not opened. Open it "
                                 "where it is now (File ▸ Open).")
         else:
+            try:
+                report = read_report(entry["path"])
+            except GLocalKDError as exc:  # replaced by something else: that tab only is left out, as a data file is
+                out.problems.append(f"The report {entry['path']} could not be read now ({exc}): its tab is not "
+                                    "opened. Open it again (File ▸ Open) once it reads.")
+                continue
             if entry.get("digest") and file_digest(entry["path"]) != entry["digest"]:
                 out.problems.append(f"The report {entry['path']} has changed since the session was saved; it is "
                                     "shown as it is now.")
-            out.reports.append((entry, read_report(entry["path"])))
+            out.reports.append((entry, report))
     return out
 
 

@@ -257,6 +257,29 @@ def test_a_session_whose_data_file_changed_is_read_as_it_is_now_and_says_so(tmp_
     assert len(changed.scored[0]) == 5  # read as it is now, with the session's model
 
 
+def test_a_session_whose_report_file_is_no_longer_a_report_opens_without_that_tab_and_says_so(tmp_path):
+    """A report tab's file replaced by another kind of file failed the whole session ("not a ranked
+    report"): the model, the data and the other tabs were lost with it."""
+    from app.session_file import read_session, write_session
+    from core import GLocalKD, load
+    from core.cli.main import main
+
+    data = tmp_path / "lib.smi"
+    data.write_text(LIBRARY)
+    model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(data))
+    model.save(tmp_path / "m.pt")
+    report = tmp_path / "rep.csv"
+    assert main(["score", str(tmp_path / "m.pt"), str(data), "-o", str(report)]) == 0
+    doc = {"data": {"path": str(data), "options": {}}, "training": {}, "form": {}}
+    write_session(str(tmp_path / "s.glocalkd-session"), doc, model, [{"path": str(report), "title": "rep"}])
+    assert len(read_session(str(tmp_path / "s.glocalkd-session"), str(tmp_path), "cpu").reports) == 1
+    report.write_text("smiles\nCCO\n")
+    now = read_session(str(tmp_path / "s.glocalkd-session"), str(tmp_path), "cpu")
+    assert now.reports == [] and len(now.problems) == 1 and str(report) in now.problems[0]
+    assert "not a ranked report" in now.problems[0] and "could not be read now" in now.problems[0]
+    assert now.model.fingerprint() == model.fingerprint() and len(now.scored[0]) == 4
+
+
 def test_a_moved_data_files_review_marks_come_back_when_it_is_opened_where_it_is_now(qtbot, settings, tmp_path,
                                                                                      herg_path, no_hang):
     """A session whose data file moved says its marks wait for the file; opening the file where it
