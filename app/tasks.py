@@ -644,18 +644,17 @@ def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None,
 def export_report_html(path: str, report, model, top_n: int = 25, job=None,
                        review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> int:
     """Write the one-file HTML report of a ranked report's rows (a scored file's tab): its
-    molecules are read back from the report, their heatmaps drawn with ``model`` when it scores
+    molecules are the tab's rows as they were read (:func:`core.report_graphs`, as every other use
+    of a tab's molecules; the file was read again, and a file deleted, edited or replaced since
+    failed or gave another file's molecules), their heatmaps drawn with ``model`` when it scores
     atoms (the model that wrote the report), else plain; ``review``: the analyst's marks (row ->
     "anomaly" or "not anomaly"); ``rank``: each row's rank as the table shows it (None: the
     report's order). Returns the number of molecules drawn."""
-    from core import GLocalKDError, Scores, html_report, load
+    from core import Scores, html_report, report_graphs
 
     from .state import describe_model
 
-    standardised = report.standardised_smiles is not None  # then the molecules scored are in that column
-    graphs = load(report.source, smiles_column="standardised_smiles" if standardised else None)
-    if len(graphs) != len(report):
-        raise GLocalKDError(f"{report.source}: {len(graphs):,} molecules read back for {len(report):,} scored rows")
+    graphs = report_graphs(report)
     if model is not None and model.has_node_scores:
         scores = model.score(graphs)
     else:

@@ -104,3 +104,38 @@ def test_a_stopped_scored_files_export_lists_the_rows_never_read(tmp_path):
     assert sum(r["status"] == "ok" for r in rows) == len(report)
     assert rows[-1]["status"] == (f"not scored: the run was stopped after input line {summary.last_line:,}; the rows "
                                   "after it were not read")
+
+
+def test_a_report_tabs_html_is_of_its_own_rows_whatever_became_of_its_file(qtbot, window, tmp_path):
+    """The HTML export of a report tab read the report file again (as a molecule table): a file
+    deleted since failed, a row rejected for its id but with a parsable SMILES made "3 molecules
+    read back for 2 scored rows", and a file replaced by another report of as many rows gave that
+    file's molecules under the tab's name. It draws the tab's rows, as the other exports do."""
+    from core.cli.main import main
+    from tests.app.test_main_window import _idle
+
+    model = tmp_path / "m.pt"
+    lib = tmp_path / "lib.smi"
+    lib.write_text("CCO m1\nCCN m2\nc1ccccc1 m3\nCC(=O)O m4\nCCCl m5\nCCCCO m6\n")
+    GLocalKD(epochs=2, hidden_dim=16, out_dim=8, seed=0, device="cpu").fit(load(lib)).save(model)
+    table = tmp_path / "missing.csv"
+    table.write_text("smiles,id\nCCO,alpha\nCCC\nc1ccccc1,gamma\n")  # line 3 lacks its id: rejected, its SMILES kept
+    report = tmp_path / "rep.csv"
+    assert main(["score", str(model), str(table), "-o", str(report)]) == 0
+    other = tmp_path / "other.csv"
+    (tmp_path / "x.smi").write_text("CCCCCCCC X1\nOCCO X2\n")
+    assert main(["score", str(model), str(tmp_path / "x.smi"), "-o", str(other)]) == 0
+    w = window
+    qtbot.waitUntil(lambda: w.opening.ready, timeout=60000)
+    w.open_path(str(report))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=60000)
+    w.results_tabs.setCurrentWidget(w.report_views[0])
+    for step, change in enumerate([lambda: None, lambda: other.replace(report), report.unlink]):
+        change()  # as it was; replaced by another report of as many rows; then gone
+        out = tmp_path / f"r{step}.html"
+        w.feedback.last_warning = ""
+        w.export_html(str(out))
+        qtbot.waitUntil(lambda out=out: _idle(w) and (out.is_file() or bool(w.feedback.last_warning)), timeout=60000)
+        assert not w.feedback.last_warning and out.is_file()
+        text = out.read_text(encoding="utf-8")
+        assert "alpha" in text and "gamma" in text and "X1" not in text and "X2" not in text

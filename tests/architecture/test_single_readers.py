@@ -68,3 +68,26 @@ def test_graphs_become_molecules_in_one_place():
     found = [c for c in _calls("RWMol", "Chem") if c[0] != "core/data/graph_molecules.py"
              and c[0] not in GENERATED_MOLECULES]
     assert found == [], found
+
+
+def _loads_of_a_source(root: Path) -> list[tuple[str, int]]:
+    """(file, line) of every ``load(<x>.source, ...)`` in app/: data read again from the file that
+    an object on screen was read from."""
+    found = []
+    for path in sorted((root / "app").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Attribute) \
+                    and node.args[0].attr == "source" and getattr(node.func, "id", getattr(node.func, "attr", "")) \
+                    == "load":
+                found.append((str(path.relative_to(root)), node.lineno))
+    return found
+
+
+def test_a_tabs_molecules_are_the_rows_it_read_never_its_file_read_again(tmp_path):
+    """The HTML export of a report tab loaded the report file again as a table of molecules, while
+    the tab, its CSV and SD exports and its review use the rows read (core.report_graphs): a file
+    deleted, edited or replaced since gave an error or another file's molecules."""
+    assert _loads_of_a_source(ROOT) == []
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "rogue.py").write_text("from core import load\n\ndef f(report):\n    return load(report.source)\n")
+    assert _loads_of_a_source(tmp_path) == [("app/rogue.py", 4)]  # the rule can fail
