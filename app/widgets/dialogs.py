@@ -137,7 +137,7 @@ def ask_load_options(parent, path: str, warn) -> dict | None:
         return {}
     try:
         cols = table_columns(path)
-        if cols.smiles is not None and smiles_column_reads(path, cols.smiles):
+        if cols.headerless or (cols.smiles is not None and smiles_column_reads(path, cols.smiles)):
             return {}
     except GLocalKDError as exc:
         warn("Cannot open file", app_wording(exc))

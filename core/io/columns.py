@@ -1,14 +1,13 @@
 """Which columns of a delimited table hold the SMILES, ids and labels (for a column chooser)."""
 from __future__ import annotations
 
-import csv
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import DataError
-from core.io.molecules import ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, read_row, table_rows
-from core.io.text import allow_large_csv_fields, data_lines, sniff_delimiter
+from core.io.molecules import (ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, headerless, read_row, table_header,
+                               table_rows)
 from core.io.text import strip_compression
 
 
@@ -20,35 +19,33 @@ class TableColumns:
     smiles: str | None
     id: str | None
     label: str | None
+    headerless: bool = False  # the first line is a molecule: every line is read as a row, no column to choose
 
 
 def table_columns(path: str | Path) -> TableColumns:
     """Read only the header row of a CSV/TSV file and guess its SMILES, id and label columns.
 
     Args:
-        path: the table (optionally gzipped); the delimiter is sniffed from the header.
+        path: the table (optionally gzipped); its header is split as loading splits it
+            (:func:`core.io.molecules.table_header`).
 
     Returns:
         The header and the columns whose names are common for SMILES, ids and labels
-        (case-insensitive), None where no name matched.
+        (case-insensitive), None where no name matched; ``headerless`` when the file has no
+        header row (:func:`core.io.molecules.headerless`: loading reads every line as a row).
 
     Raises:
-        DataError: the file has no header row.
+        DataError: the file has no header row, or it cannot be read.
     """
-    path = Path(path)
-    allow_large_csv_fields()
-    try:
-        _, line = next(data_lines(path))
-    except StopIteration:
-        raise DataError("file has no header row and no data", path) from None
-    suffix = Path(strip_compression(path.name)).suffix.lower()
-    header = next(csv.reader([line], delimiter=sniff_delimiter(line, suffix)))
+    header, _ = table_header(path)  # split as loading splits it
     lowered = [h.strip().lower() for h in header]
 
     def find(candidates: tuple[str, ...]) -> str | None:
         return next((header[lowered.index(c)] for c in candidates if c in lowered), None)
 
-    return TableColumns(header=header, smiles=find(SMILES_COLUMNS), id=find(ID_COLUMNS), label=find(LABEL_COLUMNS))
+    smiles = find(SMILES_COLUMNS)
+    return TableColumns(header=header, smiles=smiles, id=find(ID_COLUMNS), label=find(LABEL_COLUMNS),
+                        headerless=smiles is None and headerless(path))
 
 
 def smiles_column_reads(path: str | Path, column: str, rows: int = 20) -> bool:

@@ -6,6 +6,7 @@ line (or record) number and the reason. Blank lines and ``#`` comment lines are 
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 from collections import deque
 from pathlib import Path
@@ -289,7 +290,10 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     ``id``, ``Drug_ID``, ``label``, ``Y``, ...) or named by the caller.
 
     The delimiter is the one the header uses most (``,`` tab ``;`` ``|``); when the SMILES
-    column is not found that way, the header is tried with each other delimiter. A quoted field
+    column is not found that way, the header is tried with each other delimiter. A file whose
+    first two lines begin with a molecule has no header (a SMILES list saved as ``.txt`` or
+    ``.csv``): every line is a row, SMILES first and the id second (:func:`headerless`), as in a
+    ``.smi`` file, so that its first molecule is neither taken for a column nor lost. A quoted field
     may span lines. A row that does not split into enough fields (another delimiter, a stray
     quote) comes with its problem, to be rejected with its line number.
 
@@ -308,9 +312,93 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
             no SMILES column is found.
     """
     path = Path(path)
+    lines = read_lines_and_endings(path)
+    header_no, delimiter, header, s_col = _read_header(path, lines, smiles_column)
+    if s_col is None and smiles_column is None and id_column is None and label_column is None:
+        first = _first_cell_molecules(path, delimiter)
+        if first == "list":  # a SMILES list under a table's name: "SMILES [name]" per line
+            return smiles_rows(path), ""
+        if first == "table":  # the first line is a row: SMILES, then the id, in every line
+            columns = ["SMILES", "id"] + [f"column {k}" for k in range(3, len(header) + 1)]
+            return _table_rows(read_lines_and_endings(path), delimiter, columns[:max(len(header), 1)], 0,
+                               1 if len(header) > 1 else None, None), ""
+    if s_col is None:
+        _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
+        raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with {{smiles_column}}",
+                        path, header_no, params=("smiles_column",))
+    i_col = _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
+    l_col = _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
+    hint = f"; is {header[s_col]!r} the SMILES column? (name it with {{smiles_column}})"
+    return _table_rows(lines, delimiter, header, s_col, i_col, l_col), hint
+
+
+def headerless(path: str | Path) -> bool:
+    """Whether a table is a list of molecules without a header row: its header names no SMILES
+    column and the first cell of its first two lines (one, if it has one) is a molecule.
+
+    Args:
+        path: the table (optionally gzipped).
+
+    Returns:
+        True when :func:`table_rows` reads every line as a row.
+
+    Raises:
+        DataError: the file is empty, or its first line cannot be read.
+    """
+    path = Path(path)
+    _, delimiter, _, s_col = _read_header(path, read_lines_and_endings(path), None)
+    return s_col is None and _first_cell_molecules(path, delimiter) is not None
+
+
+def _first_cell_molecules(path: Path, delimiter: str) -> str | None:
+    """"list" when the first two data lines (one, if there is one) each begin with a molecule and
+    hold no ``delimiter`` ("SMILES [name]", as a .smi file), "table" when they split by it with a
+    molecule first, else None (a header row, or not molecules)."""
+    lines = [line for _, line in itertools.islice(data_lines(path), 2)]
+    if not lines:
+        return None
+    kinds = set()
+    for line in lines:
+        if delimiter in line:
+            try:
+                cell = next(csv.reader([line], delimiter=delimiter))[0].strip()
+            except (csv.Error, StopIteration):
+                return None
+            kinds.add("table")
+        else:
+            cell = (line.split(None, 1) or [""])[0]
+            kinds.add("list")
+        if not cell or parse_smiles(cell)[0] is None:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def table_header(path: str | Path) -> tuple[list[str], str]:
+    """A table's header row, split as loading splits it (:func:`table_rows`), for a column chooser:
+    the two once split it differently, so the chooser offered columns the loader never saw.
+
+    Args:
+        path: the table (optionally gzipped).
+
+    Returns:
+        (the column names, the delimiter).
+
+    Raises:
+        DataError: the file is empty, or its header cannot be read.
+    """
+    path = Path(path)
+    _, delimiter, header, _ = _read_header(path, read_lines_and_endings(path), None)
+    return header, delimiter
+
+
+def _read_header(path: Path, lines: Iterator[tuple[int, str, str]], smiles_column: str | None,
+                 ) -> tuple[int, str, list[str], int | None]:
+    """Read the header row from ``lines`` (left at the first data row): (its line number, the
+    delimiter, the columns, the SMILES column's position or None). The delimiter is the one the
+    header uses most (``,`` tab ``;`` ``|``), unless another one splits out the SMILES column
+    (named, or found by its common names) where that one does not."""
     allow_large_csv_fields()
     suffix = Path(strip_compression(path.name)).suffix.lower()
-    lines = read_lines_and_endings(path)
     header_no, header_line = next(((n, line) for n, line, _ in lines if _is_data(line)), (None, None))
     if header_line is None:
         raise DataError("file is empty (no header row and no data)", path)
@@ -326,14 +414,7 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
             delimiter, header, s_col = candidate, columns, found
         if found is not None:
             break
-    if s_col is None:
-        _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
-        raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with {{smiles_column}}",
-                        path, header_no, params=("smiles_column",))
-    i_col = _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
-    l_col = _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
-    hint = f"; is {header[s_col]!r} the SMILES column? (name it with {{smiles_column}})"
-    return _table_rows(lines, delimiter, header, s_col, i_col, l_col), hint
+    return header_no, delimiter, header, s_col
 
 
 def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: list[str], s_col: int,

@@ -119,6 +119,9 @@ def check_settings(spec: TrainSpec) -> None:
         candidates = [detector_info(name) for name in (DEFAULT_DETECTOR, FALLBACK_DETECTOR)
                       if name != DEFAULT_DETECTOR or spec.calibration > 0]
     for info in candidates:
+        if info.calibrates_itself and not spec.calibration:
+            raise ParameterError(f"the {info.label} calibrates its components: {{calibration}} must be above 0",
+                                 "calibration")
         params = _params(info, spec)
         built = [info.factory(**params)]
         if info.needs_glocalkd:  # its GLocalKD component is built when it is fitted: check its settings now
@@ -211,10 +214,7 @@ def _detector(spec: TrainSpec, n_normal: int) -> tuple[DetectorInfo, bool]:
 
 
 def _check_self_calibration(info: DetectorInfo, spec: TrainSpec, n_normal: int) -> None:
-    """A detector that calibrates itself needs a share above 0, and graphs enough to hold it out."""
-    if not spec.calibration:
-        raise ParameterError(f"the {info.label} calibrates its components: {{calibration}} must be above 0",
-                             "calibration")
+    """A detector that calibrates itself needs graphs enough to hold out its share (above 0: :func:`check_settings`)."""
     try:
         calibration_split(n_normal, spec.calibration, spec.seed)  # the detector's own split
     except GLocalKDError:

@@ -116,3 +116,22 @@ def test_file_kind_reads_names_then_contents(tmp_path, written):
     assert [file_kind(str(p)) for p in (smiles, tu, broken, tmp_path, tmp_path / "missing.csv")] == ["data"] * 5
     assert file_kind(written["session"]) == file_kind(written["renamed session"]) == "session"
     assert file_kind(written["model"]) == file_kind(written["renamed model"]) == "model"
+
+
+def test_file_open_reads_a_smiles_list_saved_as_txt_without_asking_for_columns(qtbot, settings, tmp_path,
+                                                                               monkeypatch):
+    """File > Open on a bare SMILES list named ``.txt`` offered its first molecule, CCO, as the one
+    column to choose; whatever was chosen lost that molecule or failed."""
+    from app.widgets import dialogs
+
+    path = tmp_path / "list.txt"
+    path.write_text("CCO\nc1ccccc1\nCCN\nCCCl\n")
+    monkeypatch.setattr(dialogs.ColumnDialog, "exec", lambda self: pytest.fail("no column to choose"))
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    _file_open(w, str(path), monkeypatch, qtbot)
+    qtbot.waitUntil(lambda: _idle(w) and (w.graphs is not None or bool(w.feedback.last_warning)), timeout=60000)
+    assert not w.feedback.last_warning and [m.smiles for m in w.graphs.meta] == ["CCO", "c1ccccc1", "CCN", "CCCl"]
+    w.runner.stop_all()
+    w.structures.shutdown()

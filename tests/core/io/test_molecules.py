@@ -161,3 +161,63 @@ def test_a_molecule_file_reports_its_rows_and_stops_when_asked(tmp_path, suffix)
         load(path, on_progress=seen.append, should_stop=lambda: next(asked) >= 2500)
     assert seen == [1000, 2000]
     assert len(load(path, should_stop=lambda: False)) == 4000
+
+
+@pytest.mark.parametrize("text, columns", [
+    ("Name;SMILES;IC50 (uM, 24h, pH 7,4)\nethanol;CCO;5,2\nbenzene;c1ccccc1;6,1\n",
+     ["Name", "SMILES", "IC50 (uM, 24h, pH 7,4)"]),  # more commas than semicolons in a European header
+    ("# made by hand\n\nid,smiles\na,CCO\n", ["id", "smiles"]),  # a comment and a blank line first
+    ("id|struct|y\na|CCO|1\n", ["id", "struct", "y"]),
+])
+def test_the_column_chooser_offers_the_columns_loading_reads(tmp_path, text, columns):
+    """The app's column chooser split the header by the delimiter it uses most, while loading also
+    tries the others until the SMILES column is found: for ``Name;SMILES;IC50 (uM, 24h, pH 7,4)``
+    it offered 'Name;SMILES;IC50 (uM', ' 24h', ... and every choice failed. Both split it in one place."""
+    from core.io.columns import table_columns
+
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    chosen = table_columns(path)
+    assert chosen.header == columns
+    smiles = chosen.smiles or "struct"
+    graphs = load(path, smiles_column=smiles, id_column=chosen.id)
+    assert len(graphs) >= 1 and not graphs.rejects and graphs.meta[0].smiles == "CCO"
+
+
+@pytest.mark.parametrize("name, text, ids", [
+    ("list.txt", "CCO\nc1ccccc1\nCCN\n", ["1", "2", "3"]),
+    ("list.csv", "CCO,ethanol\nc1ccccc1,benzene\nCCN,amine\n", ["ethanol", "benzene", "amine"]),
+    ("list.txt", "CCO ethanol\nc1ccccc1 benzene\nCCN\n", ["ethanol", "benzene", "3"]),
+])
+def test_a_smiles_list_under_a_tables_name_loses_no_molecule(tmp_path, capsys, name, text, ids):
+    """``list.txt`` of bare SMILES failed with "no SMILES column found (columns: CCO); name it
+    with --smiles-column", and following that advice scored the rest with CCO, the first molecule,
+    taken for the header and listed nowhere. A table whose first lines begin with a molecule has no
+    header: every line is a row (loading, streamed scoring and the column chooser alike)."""
+    from core.cli.main import main
+    from core.io.columns import table_columns
+
+    path = tmp_path / name
+    path.write_text(text)
+    graphs = load(path)
+    assert [m.id for m in graphs.meta] == ids and graphs.meta[0].smiles == "CCO" and not graphs.rejects
+    assert table_columns(path).headerless  # the app's chooser then asks nothing
+    model = tmp_path / "m.pt"
+    assert main(["train", str(path), "-o", str(model), "--detector", "size"]) == 0
+    assert main(["score", str(model), str(path), "-o", str(tmp_path / "r.csv")]) == 0
+    from core import read_report
+
+    assert sorted(read_report(tmp_path / "r.csv").ids) == sorted(ids)
+
+
+def test_a_header_of_element_names_is_still_a_header(tmp_path):
+    """``C,N,O`` parses as molecules, but a count table's rows do not: it is a header, refused as
+    naming no SMILES column, rather than read as methane."""
+    from core import DataError
+    from core.io.columns import table_columns
+
+    path = tmp_path / "counts.csv"
+    path.write_text("C,N,O\n12,1,2\n")
+    assert not table_columns(path).headerless
+    with pytest.raises(DataError, match="no SMILES column found"):
+        load(path)
