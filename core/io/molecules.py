@@ -603,12 +603,17 @@ def _records(path: Path) -> Iterator[tuple[int, list[str]]]:
     yield start, record
 
 
+_COUNTS_LINE = re.compile(r"^\s*\d+\s+\d+\b.*\bV[23]000\s*$")  # a molblock's counts line (atoms, bonds, ..., V2000)
+
+
 def _molecules_of(record: list[str]) -> list[tuple[int, list[str]]]:
     """Split a record (the lines between two ``$$$$``) at each molblock that starts after the
     previous one's ``M  END`` and data fields: ``cat *.mol > all.sdf`` and a forgotten ``$$$$``
     put several molecules in one record, and each is read as its own. A molblock is found by its
     counts line (``V2000`` or ``V3000``), three lines after its start (a blank title is common);
-    anything else after ``M  END`` belongs to the data fields. Returns (line offset, lines) per
+    anything else after ``M  END`` belongs to the data fields. A counts line inside a molblock
+    starts the next one too: the molblock before it lacks its ``M  END`` and is rejected alone,
+    rather than swallowing the molecule after it. Returns (line offset, lines) per
     molecule; none for a blank record."""
     if not any(line.strip() for line in record):
         return []
@@ -619,6 +624,9 @@ def _molecules_of(record: list[str]) -> list[tuple[int, list[str]]]:
         text = line.strip()
         if text == "M  END":
             end_at, in_value = i, False
+        elif end_at is None:  # a molblock's body: another counts line past its own starts the next one
+            if i - 3 > starts[-1] + 3 and _COUNTS_LINE.match(line):  # (this one lacks its M  END)
+                starts.append(i - 3)
         elif end_at is not None:
             if line.startswith(">"):
                 in_value = True

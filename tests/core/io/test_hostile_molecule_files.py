@@ -39,6 +39,27 @@ def test_a_record_without_its_separator_and_concatenated_mol_files_give_every_mo
     assert [smiles for _, smiles in _read(untitled)[0]] == ["CCO", "c1ccccc1", "CCN"]
 
 
+@pytest.mark.parametrize("title", ["A", ""])
+def test_a_molblock_without_its_m_end_is_rejected_alone_not_with_the_molecule_after_it(tmp_path, title):
+    """In concatenated molblocks, one that lacked its ``M  END`` swallowed the next, valid one: both
+    became one reject under the second's id, and the first was never named."""
+    first = _molblock("CCO", title).replace("M  END\n", "")
+    path = tmp_path / "cat.sdf"
+    path.write_text(first + _molblock("c1ccccc1", "B", {"ID": "idB"}) + _molblock("CCN", "C") + "$$$$\n")
+    graphs = load(path)
+    assert [(m.id, m.smiles) for m in graphs.meta] == [("idB", "c1ccccc1"), ("C", "CCN")]
+    assert [(r.line, r.reason) for r in graphs.rejects] == [(1, "record 1 has no 'M  END' line")]
+    streamed = tmp_path / "r.csv"  # the streamed reader of screening splits it alike
+    (tmp_path / "m.smi").write_text("CCO a\nCCN b\nc1ccccc1 c\n")
+    assert main(["train", str(tmp_path / "m.smi"), "-o", str(tmp_path / "m.pt"), "--detector", "size"]) == 0
+    assert main(["score", str(tmp_path / "m.pt"), str(path), "-o", str(streamed)]) == 0
+    from core import read_report
+
+    report = read_report(streamed)
+    assert sorted(report.ids) == ["C", "idB"] and [r.reason for r in report.rejects] == [
+        "line 1: record 1 has no 'M  END' line"]
+
+
 def test_a_stray_quote_rejects_its_own_line_and_the_lines_after_it_are_read(tmp_path):
     """The quote of line 2 was "closed" by the quote of ``"benzene, pure"`` three lines on: three
     molecules vanished into one id."""
