@@ -247,8 +247,6 @@ NOT_CHECKED = {
 
 
 REPORT_COMMANDS = ("score", "screen", "merge-reports")  # their -o is a ranked report, written as CSV
-OTHER_FORMATS = (".gz", ".bz2", ".xz", ".zip", ".sdf", ".sd", ".mol", ".smi", ".tsv", ".tab", ".xlsx", ".xls",
-                 ".json", ".parquet", ".html", ".pt")
 
 
 def check_output_name(args: argparse.Namespace) -> None:
@@ -268,18 +266,15 @@ def check_output_name(args: argparse.Namespace) -> None:
     command = getattr(args, "command", None)
     if not isinstance(output, str):
         return
-    suffix = Path(output).suffix.lower()
     from core.errors import ParameterError
+    from core.io.report import report_name_problem
+    from core.runtime.model_files import model_name_problem
 
-    if command in REPORT_COMMANDS and suffix in OTHER_FORMATS:
-        raise ParameterError(f"{{output}} {output}: the ranked report is written as CSV, not {suffix}; name it "
-                             ".csv (the app exports SDF and HTML)", "output")
-    if command == "train":  # the model file writer's own rule, said before any work
-        from core.runtime.model_files import model_name_problem
-
-        problem = model_name_problem(output)
-        if problem is not None:
-            raise ParameterError(f"{{output}} {output}: {problem}", "output")
+    # the writers' own rules (the report's and the model file's), said before any work
+    rule = report_name_problem if command in REPORT_COMMANDS else model_name_problem if command == "train" else None
+    problem = rule(output) if rule is not None else None
+    if problem is not None:
+        raise ParameterError(f"{{output}} {output}: {problem}", "output")
 
 
 def check_outputs(args: argparse.Namespace) -> None:

@@ -40,6 +40,50 @@ P_VALUE, Q_VALUE = COLUMNS.index("p_value"), COLUMNS.index("q_value")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+# suffixes of other formats: a ranked report is always plain CSV, and one named r.csv.gz or r.sdf
+# was CSV under a name that no reader of that format opens
+NOT_REPORT_SUFFIXES = (".gz", ".bz2", ".xz", ".zip", ".sdf", ".sd", ".mol", ".smi", ".tsv", ".tab", ".xlsx", ".xls",
+                       ".json", ".parquet", ".html", ".pt")
+
+
+def report_name_problem(path: str | Path) -> str | None:
+    """Say what is wrong with a ranked report's name, if anything.
+
+    Args:
+        path: the report to write.
+
+    Returns:
+        The reason, worded to follow the file's name, or None for a name that fits.
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix in NOT_REPORT_SUFFIXES:
+        return f"the ranked report is written as CSV, not {suffix}; name it .csv (the app exports SDF and HTML)"
+    return None
+
+
+def check_report_output(report: str | Path, inputs: list[str | Path] | tuple = ()) -> None:
+    """Check a ranked report's file before any work, for every writer of one (the library's
+    :func:`core.screen`, :func:`core.score_file`, :func:`core.merge_reports` and
+    :func:`write_report`, and so each command): only the command line checked, and ``screen(m,
+    "a.smi", "a.smi")`` replaced the library with its report.
+
+    Args:
+        report: the report to write.
+        inputs: the files and folders the writer reads (a folder holds every file under it).
+
+    Raises:
+        GLocalKDError: the name promises another format (:func:`report_name_problem`), or the
+            report is, or lies inside, one of ``inputs``.
+        OSError: the report cannot be written there (:func:`core.runtime.files.check_outputs`).
+    """
+    from core.runtime.files import check_outputs
+
+    check_outputs([report], [str(p) for p in inputs if p])  # first: a report over its input is said as such
+    problem = report_name_problem(report)
+    if problem is not None:
+        raise GLocalKDError(f"{report}: {problem}")
+
+
 def extra_columns(properties: bool = False, alerts: bool = False, standardised: bool = False,
                   views: tuple[str, ...] | list[str] = ()) -> tuple[str, ...]:
     """The optional columns a report gets after :data:`COLUMNS`.
@@ -406,9 +450,11 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
 
     Raises:
         ValueError: ``scores`` and ``graphs`` differ in length.
+        GLocalKDError: as :func:`check_report_output` (the graphs' file is the input).
     """
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
+    check_report_output(path, [graphs.source] if graphs.source else [])
     extras = extra_columns(properties, alerts, graphs.standardised, tuple(view_scores or ()))
     rows = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:

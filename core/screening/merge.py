@@ -22,7 +22,7 @@ from pathlib import Path
 
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, one_line
-from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, DigestingStream, end_row, header_extras, parse_end_row,
+from core.io.report import (COLUMNS, check_report_output, P_VALUE, Q_VALUE, STATUS, DigestingStream, end_row, header_extras, parse_end_row,
                             safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.files import atomic_output
@@ -301,9 +301,12 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
             the same report twice, shards that hold the same molecule, a score that is not a
             finite number and rows out of rank order are refused too, and a cut report whose
             summary does not match it or holds no p-value counts.
+        GLocalKDError: ``out`` is one of the shards or is named for another format
+            (:func:`core.io.report.check_report_output`).
     """
     from core.io.ranked_report import check_report, csv_records
 
+    check_report_output(out, list(reports))  # never over a shard, nor under another format's name
     allow_large_csv_fields()
     out = Path(out)
     tmp = make_scratch(".glocalkd-merge-", out.parent)

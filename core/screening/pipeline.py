@@ -24,7 +24,7 @@ from core.data.pvalues import bh_q_table
 from core.errors import DataError, GLocalKDError, ParameterError, SlowPrecisionWarning
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, nothing_read
-from core.io.report import STANDARDISED, VIEW_PREFIX, extra_columns, safe_cell
+from core.io.report import STANDARDISED, VIEW_PREFIX, check_report_output, extra_columns, safe_cell
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -259,8 +259,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         DataError: the model was not trained on molecules, a file cannot be read, or (unless the
             run was stopped) no data row or no molecule was read; nothing is written.
         GLocalKDError: a setting is out of range (below 1, an unknown precision, ``bfloat16``
-            for a model that is not GLocalKD), no file is given, or the model's scores depend on
-            the batch (PK-LESINN: its report would depend on the chunks).
+            for a model that is not GLocalKD), no file is given, the model's scores depend on
+            the batch (PK-LESINN: its report would depend on the chunks), or the report is one of
+            the files read or is named for another format (:func:`core.io.report.check_report_output`).
         ParameterError: ``view_scores`` for a model that is not a consensus with Fisher's rule.
     """
     from core.detectors.registry import scores_alone
@@ -293,6 +294,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if not paths:
         raise GLocalKDError("no library file given")
+    check_report_output(report, paths)  # never over a library file, nor under another format's name
     _refuse_repeated_files(paths)
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
     sources, hint = _source_rows(paths, smiles_column, id_column, label_column)  # a bad header fails here

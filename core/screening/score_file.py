@@ -18,7 +18,7 @@ import numpy as np
 from core.data.graphset import GraphSet
 from core.detectors.stoppable_scoring import score_graphs
 from core.io.load import is_molecule_list, load
-from core.io.report import write_report
+from core.io.report import check_report_output, write_report
 from core.screening.pipeline import ScreenSummary, screen
 from core.screening.scoring import molecule_schema
 from core.screening.featurize import report_views
@@ -92,9 +92,12 @@ def score_file(model, path: str | Path, report: str | Path, smiles_column: str |
         DataError: the file cannot be read, or holds no readable molecule.
         SchemaMismatchError: the model cannot score this kind of graph (naming the file).
         ParameterError: ``view_scores`` of a model that has no views to report.
+        GLocalKDError: the report is the file read or is named for another format
+            (:func:`core.io.report.check_report_output`).
     """
     if view_scores:
         report_views(model)  # refused before any work
+    check_report_output(report, [path])
     if is_streamed(model, path):
         summary = screen(model, path, report, smiles_column=smiles_column, id_column=id_column,
                          label_column=label_column, top_k=top_k, on_progress=on_progress, should_stop=should_stop,

@@ -75,3 +75,32 @@ def test_shards_that_do_not_belong_are_refused(shards, tmp_path, case, message):
         merge_reports(inputs, tmp_path / "m.csv")
     assert not (tmp_path / "m.csv").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".glocalkd-merge-")]
+
+
+def test_the_library_never_writes_a_report_over_what_it_reads_nor_under_another_formats_name(shards, tmp_path):
+    """Only the command line checked its outputs: ``screen(m, "a.smi", "a.smi")`` and
+    ``merge_reports([a, b], a)`` replaced the library and the shard with a report, and
+    ``write_report("x.tsv", ...)`` wrote CSV under a table's name. Every report writer checks."""
+    from core import GLocalKDError, score_file, write_report
+
+    model = GLocalKD(epochs=1, hidden_dim=16, out_dim=8, device="cpu", seed=0).fit(load(shards / "a.csv"))
+    library = tmp_path / "lib.smi"
+    library.write_text("CCO a\nCCN b\n")
+    before = library.read_text()
+    with pytest.raises(GLocalKDError, match="is an input"):
+        screen(model, library, library, workers=1)
+    with pytest.raises(GLocalKDError, match="is an input"):
+        score_file(model, library, library, workers=1)
+    shard = tmp_path / "a.report.csv"
+    shard.write_bytes((shards / "a.report.csv").read_bytes())
+    kept = shard.read_bytes()
+    with pytest.raises(GLocalKDError, match="is an input"):
+        merge_reports([shard, shards / "b.report.csv"], shard)
+    assert library.read_text() == before and shard.read_bytes() == kept
+    graphs = load(library)
+    for name in ("x.tsv", "x.csv.gz"):
+        with pytest.raises(GLocalKDError, match="written as CSV"):
+            write_report(tmp_path / name, graphs, model.score(graphs))
+        with pytest.raises(GLocalKDError, match="written as CSV"):
+            screen(model, library, tmp_path / name, workers=1)
+        assert not (tmp_path / name).exists()
