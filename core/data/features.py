@@ -14,11 +14,13 @@ from core.data.chem import ATOM_FEATURE_DIMS, ATOM_FEATURE_VERSION
 from core.errors import DataError, SchemaMismatchError
 from core.data.feature_modes import MODES
 from core.data.graphset import GraphSet
+from core.data.label_coding import check_label_coding, label_coding
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
 
 MAX_DEGREE_CAP = 64
+CODED_MODES = ("labels", "both", "degree")  # the recipes whose features depend on what the node labels mean
 
 
 @dataclass
@@ -33,6 +35,12 @@ class FeatureSchema:
     attributes. ``both``: attributes then labels. ``degree``: one-hot node degree up to the
     largest training degree (capped at 64), the last slot meaning "that or more" (the paper's
     choice for plain graphs).
+
+    ``coding`` records what the training graphs' node labels meant
+    (:func:`core.data.label_coding.label_coding`) for the recipes that read labels or their absence
+    (``labels``, ``both``, ``degree``), and :meth:`apply` refuses graphs whose labels mean something
+    else: Tox21's label 0 is oxygen where AIDS's is carbon, and a model scored one with the other's
+    features silently. Empty (model files from before it): not checked.
     """
 
     mode: str
@@ -40,6 +48,7 @@ class FeatureSchema:
     attr_dim: int = 0
     max_degree: int = 0
     atom_version: int = 1
+    coding: dict = field(default_factory=dict)  # what the training graphs' node labels meant (label_coding)
 
     @property
     def dim(self) -> int:
@@ -113,6 +122,8 @@ class FeatureSchema:
         if mode == "degree":
             top = max((int(_degrees(g).max()) if g.num_nodes else 0) for g in graphs.graphs)
             schema.max_degree = max(1, min(top, MAX_DEGREE_CAP))
+        if mode in CODED_MODES:
+            schema.coding = label_coding(graphs)
         return schema
 
     def transform(self, data: Data) -> torch.Tensor:
@@ -172,10 +183,13 @@ class FeatureSchema:
 
         Raises:
             DataError: a graph has NaN or infinite node features (naming the graph and its line).
-            SchemaMismatchError: as :meth:`transform`.
+            SchemaMismatchError: as :meth:`transform`, or the graphs' node labels mean something
+                else than the training graphs' did (:func:`core.data.label_coding.check_label_coding`).
         """
         from torch_geometric.data import Data  # here: scoring arrays (screening) never needs it
 
+        if self.mode in CODED_MODES:
+            check_label_coding(self.coding, label_coding(graphs))
         out = []
         for i, g in enumerate(graphs.graphs):
             x = self.transform(g)
@@ -189,9 +203,13 @@ class FeatureSchema:
         """The schema as plain values, for the model file.
 
         Returns:
-            The dataclass fields by name (the inverse of :meth:`from_dict`).
+            The dataclass fields by name (the inverse of :meth:`from_dict`); an empty ``coding`` is
+            left out, so a model file from before it keeps its fingerprint.
         """
-        return asdict(self)
+        d = asdict(self)
+        if not d["coding"]:
+            del d["coding"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> FeatureSchema:
@@ -204,15 +222,21 @@ class FeatureSchema:
             The schema.
 
         Raises:
-            ValueError: the atom feature version is one this version of the product does not know.
+            ValueError: the atom feature version is one this version of the product does not know,
+                the label values are not sorted and distinct, or the label coding is unknown.
         """
         version = int(d.get("atom_version", 1))  # files from before versions were version 1
         if version not in ATOM_FEATURE_DIMS:
             raise ValueError(f"atom feature version {version} is not one this GLocalKD Studio knows "
                              f"({', '.join(map(str, ATOM_FEATURE_DIMS))}); update it")
-        return cls(mode=str(d["mode"]), label_values=[int(v) for v in d.get("label_values", [])],
-                   attr_dim=int(d.get("attr_dim", 0)), max_degree=int(d.get("max_degree", 0)),
-                   atom_version=version)
+        values = [int(v) for v in d.get("label_values", [])]
+        if values != sorted(set(values)):  # transform looks them up by binary search
+            raise ValueError(f"node label values {values} are not sorted and distinct")
+        coding = d.get("coding") or {}
+        if not isinstance(coding, dict) or (coding and coding.get("kind") not in ("labels", "elements", "degrees")):
+            raise ValueError(f"the node label coding {coding!r} is not one this version writes")
+        return cls(mode=str(d["mode"]), label_values=values, attr_dim=int(d.get("attr_dim", 0)),
+                   max_degree=int(d.get("max_degree", 0)), atom_version=version, coding=coding)
 
 
 def _degrees(data: Data) -> torch.Tensor:

@@ -26,10 +26,11 @@ import scipy.sparse as sp
 
 from core.data.chem import ELEMENTS
 from core.data.graphset import GraphSet
+from core.data.label_coding import check_label_coding, label_coding  # noqa: F401 (the kernels' names)
 from core.detectors.base import MoleculeView
 from core.detectors.propagation_kernel import PropagationFeatures
 from core.detectors.wl_features import WLFeatures, shared
-from core.errors import GLocalKDError, SchemaMismatchError
+from core.errors import GLocalKDError
 
 KERNELS = ("wl", "pk")
 NORMALISE_TILE_VALUES = 32_768  # kernel values normalised at a time (256 KB: a tile stays in the cache)
@@ -56,61 +57,6 @@ def node_labels(graph) -> np.ndarray:
     degree = np.zeros(n, dtype=np.int64)
     np.add.at(degree, graph.edge_index[0].numpy(), 1)
     return degree
-
-
-def label_coding(graphs: GraphSet) -> dict:
-    """Say what the node labels the kernels read mean for these graphs (:func:`node_labels`).
-
-    Args:
-        graphs: the graphs.
-
-    Returns:
-        ``{"kind": "labels", "names": {label: name}}`` for a TU collection's node labels (names as
-        its readme gives them, when it does), ``{"kind": "elements"}`` for molecules' elements,
-        ``{"kind": "degrees"}`` for graphs without labels; ``{}`` for no graphs.
-    """
-    if not len(graphs):
-        return {}
-    first = graphs.graphs[0]
-    if first.get("node_label") is not None:
-        return {"kind": "labels", "names": {str(k): str(v) for k, v in (graphs.node_label_names or {}).items()}}
-    x = first.get("x")
-    return {"kind": "elements"} if x is not None and x.shape[1] > len(ELEMENTS) else {"kind": "degrees"}
-
-
-def _coding_text(coding: dict) -> str:
-    if coding.get("kind") == "labels":
-        names = list(coding.get("names", {}).values())
-        return f"TU node labels ({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})" if names \
-            else "TU node labels"
-    return {"elements": "molecules' elements", "degrees": "node degrees (graphs without labels)"}.get(
-        coding.get("kind", ""), "unknown labels")
-
-
-def check_label_coding(fitted: dict | None, now: dict) -> None:
-    """Refuse graphs whose node labels mean something other than the fitted graphs' did: a
-    molecule's element and a TU collection's label number are both small integers (carbon is 0 in
-    both, but AIDS's 1 is oxygen where a molecule's 1 is nitrogen), so the kernels would compare
-    them silently.
-
-    Args:
-        fitted: the fitted graphs' :func:`label_coding` (None or ``{}``: a model file older than
-            the record, not checked).
-        now: the scored graphs' :func:`label_coding` (``{}``: no graphs).
-
-    Raises:
-        SchemaMismatchError: another kind of label, or TU labels whose names differ.
-    """
-    if not fitted or not now:
-        return
-    same = fitted["kind"] == now["kind"]
-    if same and fitted["kind"] == "labels":
-        a, b = fitted.get("names") or {}, now.get("names") or {}
-        same = all(a[k] == b[k] for k in a.keys() & b.keys())
-    if not same:
-        raise SchemaMismatchError(f"the model was fitted on graphs labelled by {_coding_text(fitted)}, but these "
-                                  f"are labelled by {_coding_text(now)}: the labels would be compared as if they "
-                                  "meant the same; score graphs of the kind it was fitted on, or fit on these")
 
 
 def checked_labelled(fitted: dict | None, graphs: GraphSet) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -48,8 +48,10 @@ def test_degree_one_hot_caps_at_training_maximum():
 def test_round_trip_and_mismatch(tu_folder, smiles_file):
     schema = FeatureSchema.fit(load(tu_folder))
     assert FeatureSchema.from_dict(schema.to_dict()) == schema
-    with pytest.raises(SchemaMismatchError, match="node attributes"):
+    with pytest.raises(SchemaMismatchError, match="labelled by molecules' elements"):  # the labels' record, first
         schema.apply(load(smiles_file))
+    with pytest.raises(SchemaMismatchError, match="node attributes"):  # each graph's own features
+        schema.transform(load(smiles_file).graphs[0])
     with pytest.raises(SchemaMismatchError, match="molecules"):
         FeatureSchema.fit(load(smiles_file)).apply(load(tu_folder))
 

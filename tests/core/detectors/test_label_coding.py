@@ -42,3 +42,35 @@ def test_the_consensus_classifier_view_and_review_read_the_same_check(herg_path,
     model = make_detector("consensus", components=["wl-lesinn", "size"], reserve_views=[]).fit(herg.subset(range(80)))
     with pytest.raises(SchemaMismatchError):
         weigh_known_anomalies(model, load(aids_zip).with_label("0").subset(range(10)))
+
+
+@pytest.mark.parametrize("name", ["glocalkd", "ocgcn"])
+def test_a_gcn_refuses_graphs_whose_node_labels_mean_other_elements(name, aids_zip, herg_path, tu_folder, tmp_path):
+    """A GLocalKD model of Tox21 (label 0 oxygen, 1 carbon) scored AIDS (0 carbon, 1 oxygen) and
+    wrote a report of swapped elements, while the consensus refused the same data: the GCN's node
+    features read the labels without the record the WL views keep. Its feature schema keeps it now,
+    in the model file too, and a model of unlabelled graphs (node degrees) refuses labelled ones."""
+    import dataclasses
+
+    aids = load(aids_zip).subset(range(60))
+    names = dict(aids.node_label_names)
+    swapped = dataclasses.replace(aids, node_label_names={**names, 0: names[1], 1: names[0]})
+    model = make_detector(name, epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(swapped)
+    saved = []
+    if model.can_save:  # (OCGCN has no model file)
+        model.save(tmp_path / "m.pt")
+        saved = [load_detector(tmp_path / "m.pt")]
+    for m in [model, *saved]:
+        with pytest.raises(SchemaMismatchError, match=r"labelled by TU node labels \(O, C"):
+            m.score(aids.subset(range(5)))
+        assert np.isfinite(m.score(swapped.subset(range(5))).score).all()
+    unlabelled = load(tu_folder)
+    unlabelled = dataclasses.replace(unlabelled, graphs=[g.clone() for g in unlabelled.graphs])
+    for g in unlabelled.graphs:
+        del g.node_label
+        if "node_attr" in g:
+            del g.node_attr
+    degrees = make_detector(name, epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(unlabelled)
+    assert degrees.schema_.mode == "degree"
+    with pytest.raises(SchemaMismatchError, match="node degrees"):
+        degrees.score(aids.subset(range(5)))

@@ -196,3 +196,17 @@ def test_no_model_file_is_written_under_a_data_formats_name(herg, tmp_path, name
     assert not (tmp_path / name).exists()
     model.save(tmp_path / "m.model")  # any other suffix is the user's choice
     assert load_detector(tmp_path / "m.model").name == "size"
+
+
+def test_a_model_file_whose_label_values_are_out_of_order_is_refused(aids_zip, tmp_path):
+    """The node features look labels up by binary search: values ``[2, 0, 1]`` in a file written with
+    a good digest scored silently with wrong features."""
+    model = GLocalKD(**TINY).fit(load(aids_zip).subset(range(40)))
+    model.save(tmp_path / "m.pt")
+    state = read_model_file(tmp_path / "m.pt")
+    state.pop(DIGEST_KEY, None)
+    values = state["schema"]["label_values"]
+    state["schema"]["label_values"] = values[1:] + values[:1]
+    write_model_file(tmp_path / "bad.pt", state)
+    with pytest.raises(ModelFileError, match=r"bad\.pt.*not sorted"):
+        load_detector(tmp_path / "bad.pt")
