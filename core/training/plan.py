@@ -37,7 +37,8 @@ from core.detectors.conformal import calibration_split, can_calibrate
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
                                      detector_info)
-from core.errors import DataError, GLocalKDError, ParameterError
+from core.data.label_coding import check_label_coding, label_coding
+from core.errors import DataError, GLocalKDError, ParameterError, SchemaMismatchError
 from core.detectors.base import SEED, is_seed
 from core.training.spec import TrainSpec
 
@@ -145,6 +146,8 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
 
     Raises:
         DataError: fewer than three known anomalies, naming the file.
+        SchemaMismatchError: they are graphs of another kind than ``data`` (molecules and a graph
+            collection, or node labels that mean other things), naming the file.
         GLocalKDError: naming the file and what to do.
     """
     if data is not None and known.source and data.source and _same_file(known.source, data.source):
@@ -158,6 +161,16 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
         listed = ", ".join(f"{label}: {n:,}" for label, n in counts.items())
         raise GLocalKDError(f"{known.source} holds graphs of {len(counts)} labels ({listed}): known anomalies must "
                             "be graphs known to be anomalous only. Keep only the anomalous rows in that file.")
+    if data is not None and len(data):  # another kind of graph: said before training, not after it
+        kinds = {"molecule": "molecules", "graph": "a graph collection"}
+        try:
+            if known.kind != data.kind:
+                raise SchemaMismatchError(f"the model is trained on {kinds.get(data.kind, data.kind)} and these are "
+                                          f"{kinds.get(known.kind, known.kind)}")
+            check_label_coding(label_coding(data), label_coding(known))
+        except SchemaMismatchError as exc:
+            raise SchemaMismatchError(f"{known.source}: these known anomalies cannot weigh this model's views: "
+                                      f"{exc}") from None
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -186,3 +186,25 @@ def test_a_setting_is_refused_before_the_data_is_read(tmp_path, capsys, command)
     err = capsys.readouterr().err
     assert "--epochs must be a whole number of at least 1, not 0" in err
     assert "d.smi" not in err  # neither its summary nor its rejects: it was not read
+
+
+def test_known_anomalies_of_another_kind_are_refused_by_the_plan_before_any_training(herg, tu_folder, aids_zip):
+    """``train herg.tab --known-anomalies T4`` trained every epoch, then refused the graph
+    collection and saved nothing: the kind is part of the plan's rules now."""
+    from core import SchemaMismatchError
+
+    tu = load(tu_folder)
+    tu = tu.subset([i for i, m in enumerate(tu.meta) if m.label == tu.meta[0].label])
+    with pytest.raises(SchemaMismatchError, match="cannot weigh this model's views: the model is trained on "
+                                                  "molecules and these are a graph collection"):
+        plan_training(herg, TrainSpec(known_anomalies=tu))
+    import dataclasses
+
+    aids = load(aids_zip)
+    with pytest.raises(SchemaMismatchError, match="trained on a graph collection and these are molecules"):
+        plan_training(aids, TrainSpec(known_anomalies=herg.with_label("1").subset(range(5))))
+    names = dict(aids.node_label_names)
+    swapped = dataclasses.replace(aids.subset(range(40)), node_label_names={**names, 0: names[1], 1: names[0]},
+                                  source="other.zip")
+    with pytest.raises(SchemaMismatchError, match=r"labelled by TU node labels \(C, O"):
+        plan_training(aids, TrainSpec(known_anomalies=swapped.with_label(swapped.meta[0].label)))
