@@ -12,7 +12,8 @@ The rules, for every front end (the command line, the app, the evaluation harnes
 3. **Detector.** The one named, or, when none is, the default (the consensus) if it can hold out
    its calibration share of the normal graphs (:func:`core.detectors.conformal.can_calibrate`),
    else GLocalKD (:attr:`TrainingPlan.fell_back` says so). A named detector is never swapped.
-4. **Calibration.** ``calibration`` is a share from 0 to below 1. A detector that calibrates
+4. **Calibration.** ``calibration`` is a share from 0 to 0.5 (a larger one would hold out more
+   graphs than it leaves to train on, which no number of graphs can calibrate). A detector that calibrates
    itself (registry: ``calibrates_itself``, the consensus) takes it as its own ``calibration``
    parameter, needs it above 0 and needs graphs enough to hold it out and train on the rest.
    Any other is fitted on the rest and calibrated on the held-out share when there are graphs
@@ -44,7 +45,8 @@ from core.training.spec import TrainSpec
 
 GLOCALKD = "glocalkd"
 FALLBACK_DETECTOR = GLOCALKD  # trains on every graph when the default cannot calibrate
-OWN_FIELDS = ("seed", "device", "calibration")  # fields of the spec, not settings in its params
+OWN_FIELDS = ("seed", "device", "calibration")
+MAX_CALIBRATION_SHARE = 0.5  # the most a calibration share can hold out (conformal.can_calibrate)  # fields of the spec, not settings in its params
 
 
 @dataclass(frozen=True)
@@ -109,9 +111,9 @@ def check_settings(spec: TrainSpec) -> None:
     Raises:
         ParameterError: a setting that breaks a rule, naming it.
     """
-    if not 0.0 <= spec.calibration < 1.0:
-        raise ParameterError(f"{{calibration}} must be a share from 0 to below 1, not {spec.calibration}",
-                             "calibration")
+    if not 0.0 <= spec.calibration <= MAX_CALIBRATION_SHARE:  # 0.6 of 120 graphs was said as "too few graphs"
+        raise ParameterError(f"{{calibration}} must be a share from 0 to {MAX_CALIBRATION_SHARE} (a larger one holds "
+                             f"out more graphs than it leaves to train on), not {spec.calibration}", "calibration")
     if not is_seed(spec.seed):
         raise ParameterError(f"{{seed}} must be {SEED}, not {spec.seed!r}", "seed")
     if spec.detector is not None:

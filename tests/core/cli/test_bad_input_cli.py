@@ -76,7 +76,8 @@ def test_bad_model_files(tmp_path, capsys, model_file):
                           (tmp_path / "none.pt", "no such model file")):
         _one_line_error(capsys, main(["score", str(model), str(data), "-o", str(tmp_path / "r.csv")]), needle)
     _one_line_error(capsys, main(["score", str(tu_model), str(data), "-o", str(tmp_path / "r.csv")]),
-                    "the model expects node labels")
+                    "x.smi cannot be scored with this model: the model was fitted on graphs labelled by TU node "
+                    "labels, but these are labelled by molecules' elements")
     _one_line_error(capsys, main(["score", str(model_file), str(folder), "-o", str(tmp_path / "r.csv")]),
                     "trained on molecules")
 

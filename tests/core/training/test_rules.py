@@ -42,11 +42,17 @@ def test_a_named_detector_is_never_swapped(tu_folder):
     assert not plan.calibrated and not plan.fell_back
 
 
-@pytest.mark.parametrize("share", [-0.1, 1.0, 1.5])
-def test_the_calibration_share_is_from_0_to_below_1(herg, share):
+@pytest.mark.parametrize("share", [-0.1, 0.6, 1.0, 1.5])
+def test_the_calibration_share_is_from_0_to_one_half(herg, share):
+    """A share of 0.6 of 120 graphs was said as "120 graphs are too few to hold out a calibration
+    share", and the consensus quietly replaced by GLocalKD: above one half, no number of graphs
+    leaves as many to train on as it holds out."""
     with pytest.raises(ParameterError) as failure:
         plan_training(herg, TrainSpec(calibration=share))
-    assert failure.value.param == "calibration"
+    assert failure.value.param == "calibration" and "from 0 to 0.5" in str(failure.value)
+    from core.detectors.conformal import can_calibrate
+
+    assert not any(can_calibrate(n, 0.6) for n in range(1, 5000)) and can_calibrate(38, 0.5)
 
 
 def test_a_known_label_without_a_normal_label_trains_on_every_other_graph(herg):
