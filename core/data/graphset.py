@@ -150,9 +150,13 @@ class GraphSet:
             label: the label, compared after :func:`normalize_label` (``1.0`` finds ``1``).
 
         Returns:
-            The subset of graphs whose label equals it (possibly empty).
+            The subset of graphs whose label equals it (possibly empty; always empty for a label
+            that means "no label", such as ``NA`` or ``nan``: unlabelled graphs have no label, and
+            ``--normal-label NA`` trained on them while every count said no graph had it).
         """
         wanted = normalize_label(label)
+        if wanted is None:
+            return self.subset([])
         return self.subset(i for i, m in enumerate(self.meta) if m.label == wanted)
 
     @property

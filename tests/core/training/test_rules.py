@@ -214,3 +214,16 @@ def test_known_anomalies_of_another_kind_are_refused_by_the_plan_before_any_trai
                                   source="other.zip")
     with pytest.raises(SchemaMismatchError, match=r"labelled by TU node labels \(C, O"):
         plan_training(aids, TrainSpec(known_anomalies=swapped.with_label(swapped.meta[0].label)))
+
+
+@pytest.mark.parametrize("label", ["NA", "nan", ""])
+def test_a_label_that_means_no_label_finds_no_graph(tmp_path, label):
+    """``--normal-label NA`` trained on the unlabelled rows while ``info`` and ``evaluate`` said no
+    graph had that label: a label that means "none" names no graph, everywhere."""
+    path = tmp_path / "lab.csv"
+    path.write_text("smiles,label\nC,nan\nCC,\nCCC,1\nCCCC,NaN\nCCO,1\nCCN,1\n")
+    graphs = load(path)
+    assert len(graphs.with_label(label)) == 0 and len(graphs.with_label("1")) == 3
+    with pytest.raises(ParameterError) as failure:
+        plan_training(graphs, TrainSpec(normal_label=label, detector="size"))
+    assert failure.value.param == "normal_label"
