@@ -417,9 +417,25 @@ def _read_header(path: Path, lines: Iterator[tuple[int, str, str]], smiles_colum
     return header_no, delimiter, header, s_col
 
 
+def _report_status(header: list[str]) -> int | None:
+    """The ``status`` column of a ranked report's header (None for any other table): a report read
+    as data (scored again with another model) has rows that are not molecules."""
+    from core.io.report import LEGACY_COLUMNS
+
+    return LEGACY_COLUMNS.index("status") if tuple(header[:len(LEGACY_COLUMNS)]) == LEGACY_COLUMNS else None
+
+
 def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: list[str], s_col: int,
                 i_col: int | None, l_col: int | None) -> Iterator[SourceRow]:
+    from core.io.report import END_PREFIX
+
+    status = _report_status(header)
     for number, row, problem in _csv_rows(lines, delimiter):
+        if status is not None and status < len(row):  # a ranked report read as data
+            if row[status].startswith(END_PREFIX):  # its end row is not a row of molecules
+                continue
+            if row[status].startswith("rejected: "):  # never scored: rejected again, for the report's reason
+                problem = f"rejected in the report: {row[status].removeprefix('rejected: ')}"
         if problem is None and len(row) <= s_col:
             problem = f"row has {len(row)} field{'s' if len(row) != 1 else ''}, the SMILES column " \
                       f"({header[s_col]!r}) is field {s_col + 1}"

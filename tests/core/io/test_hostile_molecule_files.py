@@ -139,3 +139,22 @@ def test_a_row_missing_its_id_or_label_field_is_rejected_not_read_as_unlabelled(
     reasons = {r.line: (r.id, r.reason) for r in graphs.rejects}
     assert reasons[3] == ("b", "row has 2 fields, the header 3: no 'label' field")
     assert reasons[4][1] == "row has 1 field, the header 3: no 'id' and no 'label' field"
+
+
+def test_a_report_read_as_data_gives_its_molecules_and_its_rejects_not_its_end_row(tmp_path):
+    """Scoring an earlier report again listed its end row as "rejected: line 11: empty SMILES" and
+    its rejected rows as empty SMILES: a report's end row is no row of molecules, and a row it
+    rejected stays rejected for the report's own reason (loading and streamed scoring alike)."""
+    from core import read_report
+
+    (tmp_path / "lib.smi").write_text("CCO a\nC1CC b\nc1ccccc1 c\nCCN d\n")
+    assert main(["train", str(tmp_path / "lib.smi"), "-o", str(tmp_path / "m.pt"), "--detector", "size"]) == 0
+    first, again = tmp_path / "first.csv", tmp_path / "again.csv"
+    assert main(["score", str(tmp_path / "m.pt"), str(tmp_path / "lib.smi"), "-o", str(first)]) == 0
+    graphs = load(first)
+    assert sorted(m.id for m in graphs.meta) == ["a", "c", "d"]
+    assert [r.reason for r in graphs.rejects] == ["rejected in the report: line 2: invalid SMILES syntax: C1CC"]
+    assert main(["score", str(tmp_path / "m.pt"), str(first), "-o", str(again)]) == 0
+    report = read_report(again)
+    assert sorted(report.ids) == ["a", "c", "d"] and len(report.rejects) == 1
+    assert report.rejects[0].id == "b" and "rejected in the report" in report.rejects[0].reason
