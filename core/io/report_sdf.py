@@ -9,6 +9,7 @@ import numpy as np
 
 from core.data.graph_molecules import NOT_MOLECULES
 from core.data.scores import checked_rank
+from core.data.sd_records import reject_records, sd_text
 from core.errors import GLocalKDError, raise_if_stopped
 from core.io.ranked_report import RankedReport
 from core.runtime.files import atomic_output
@@ -35,7 +36,9 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
             :class:`core.errors.Stopped` (nothing is written).
 
     Returns:
-        The number of molecules written; rows whose SMILES RDKit cannot parse are skipped.
+        The number of records written: the molecules (rows whose SMILES RDKit cannot parse are
+        skipped) and, with every row (``rows`` None), each rejected row as a record without atoms
+        and, for a stopped run, one record saying so (:func:`core.data.sd_records.reject_records`).
 
     Raises:
         GLocalKDError: rows are chosen but none has a SMILES (an SD file of them would be empty):
@@ -60,10 +63,10 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
             if mol is None:
                 continue
             mol = Chem.Mol(mol)
-            ident = str(report.ids[i])
+            ident = sd_text(str(report.ids[i]))
             mol.SetProp("_Name", ident)
             mol.SetProp("id", ident)
-            name = str(report.names[i])
+            name = sd_text(str(report.names[i]))
             if name and name != ident:
                 mol.SetProp("name", name)
             mol.SetIntProp("rank", int(rank[i]))
@@ -72,14 +75,16 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
                 if np.isfinite(values[i]):
                     mol.SetProp(prop, f"{float(values[i]):.4g}")
             if str(report.labels[i]):
-                mol.SetProp("label", str(report.labels[i]))
+                mol.SetProp("label", sd_text(str(report.labels[i])))
             if str(report.top_nodes[i]):
-                mol.SetProp("top_atoms", str(report.top_nodes[i]))
+                mol.SetProp("top_atoms", sd_text(str(report.top_nodes[i])))
             set_sd_properties(mol)
             if report.alerts is not None and str(report.alerts[i]):
-                mol.SetProp("alerts", str(report.alerts[i]))
+                mol.SetProp("alerts", sd_text(str(report.alerts[i])))
             if review:
                 mol.SetProp("review", review.get(i, ""))
             writer.write(mol)
             written += 1
+        if rows is None:  # every row: the rejected ones and the rows never read too (none is lost)
+            written += reject_records(writer, report.rejects, report.stopped_after)
     return written

@@ -11,6 +11,7 @@ from core.data.graph_molecules import NOT_MOLECULES
 from core.data.graphset import GraphSet
 from core.data.pvalues import benjamini_hochberg
 from core.data.scores import Scores, ranking_of
+from core.data.sd_records import reject_records, sd_text  # noqa: F401 (sd_text: the writer's own name)
 from core.errors import GLocalKDError, raise_if_stopped
 from core.runtime.files import atomic_output
 
@@ -48,7 +49,9 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
             :class:`core.errors.Stopped` (nothing is written).
 
     Returns:
-        The number of molecules written; graphs without a molecule (no SMILES) are skipped.
+        The number of records written: the molecules (graphs without one are skipped) and, with
+        every row (``rows`` None), each rejected row as a record without atoms
+        (:func:`core.data.sd_records.reject_records`).
 
     Raises:
         GLocalKDError: rows are chosen but the graphs are not molecules (an SD file of them would
@@ -104,23 +107,6 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
                 mol.SetProp("alerts", found)
             writer.write(mol)
             written += 1
+        if rows is None:  # every row: the rejected ones too, as records without atoms (none is lost)
+            written += reject_records(writer, graphs.rejects)
     return written
-
-
-def sd_text(text: str) -> str:
-    """Make ``text`` one SDF line that cannot end a record, a molblock or a data item.
-
-    Each line break becomes a space, and a line that would read as the record's end (``$$$$``),
-    the molblock's end (``M  END``, as a title) or a data header (``>``) starts with an
-    underscore. SDF has no escapes: one molecule's name must never split the file.
-
-    Args:
-        text: an id, a name or a property value.
-
-    Returns:
-        The text to write.
-    """
-    line = " ".join(text.splitlines()) if text else ""
-    if line.lstrip().startswith(("$$$$", ">", "M  END")):
-        line = "_" + line
-    return line

@@ -105,8 +105,10 @@ def check_csv(path, tab_rows: int, with_flag: bool, marks: dict | None = None) -
 
 
 def check_sdf(path, tab_rows: int, marks: dict | None = None) -> None:
-    mols = [m for m in Chem.SDMolSupplier(str(path)) if m is not None]
+    records = [m for m in Chem.SDMolSupplier(str(path)) if m is not None]
+    mols = [m for m in records if m.GetNumAtoms()]
     assert len(mols) == tab_rows
+    assert all(m.GetProp("status").startswith(("rejected: ", "not scored: ")) for m in records if not m.GetNumAtoms())
     assert sorted(m.GetProp("review") for m in mols if m.HasProp("review") and m.GetProp("review")) == sorted(
         "anomaly" if a else "not anomaly" for a in (marks or {}).values())  # the analyst's marks, if any
     assert all(m.HasProp("score") and m.HasProp("p_value") and m.HasProp("q_value") for m in mols)
