@@ -19,7 +19,7 @@ from core.errors import DataError, raise_if_stopped
 from core.data.graphset import GraphMeta, GraphSet
 from core.data.properties import PROPERTY_COLUMNS
 from core.io.report import (ALERTS_COLUMN, APP_COLUMNS, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED,
-                            VIEW_PREFIX, header_extras, parse_end_row, view_names)
+                            VIEW_PREFIX, header_extras, parse_end_row, unsafe_cell, view_names)
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 REVIEW = APP_COLUMNS[1]  # the app's review-mark column
@@ -228,7 +228,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             ended = count + len(rejects)
             continue
         if status != "ok":
-            rejects.append(ReportReject(line_no, row[1], row[3], status.removeprefix("rejected: ")))
+            rejects.append(ReportReject(line_no, unsafe_cell(row[1]), unsafe_cell(row[3]), status.removeprefix("rejected: ")))
             continue
         try:
             for j, name in enumerate(("score", "graph_score", "node_score")):
@@ -248,11 +248,11 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             raise DataError(f"the score {row[4]!r} is not a finite number (written by a damaged model?)",
                             str(path), line_no)
         for j, name in ((1, "id"), (2, "name"), (3, "smiles"), (8, "label"), (9, "top_nodes")):
-            columns[name].append(keep(_unsafe(row[j])) if name in ("name", "label") else _unsafe(row[j]))
+            columns[name].append(keep(unsafe_cell(row[j])) if name in ("name", "label") else unsafe_cell(row[j]))
         if ALERTS_COLUMN in extras:
             columns[ALERTS_COLUMN].append(keep(row[len(COLUMNS) + extras.index(ALERTS_COLUMN)]))
         if STANDARDISED in extras:
-            columns[STANDARDISED].append(_unsafe(row[len(COLUMNS) + extras.index(STANDARDISED)]))
+            columns[STANDARDISED].append(unsafe_cell(row[len(COLUMNS) + extras.index(STANDARDISED)]))
         if REVIEW in extras:
             mark = row[len(COLUMNS) + extras.index(REVIEW)]
             if mark not in ("", "anomaly", "not anomaly"):
@@ -313,11 +313,6 @@ def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:
 
     for row in csv.reader(text()):
         yield current[0], row
-
-
-def _unsafe(text: str) -> str:
-    """Undo the report's spreadsheet guard: an apostrophe before a formula-like cell."""
-    return text[1:] if text.startswith("'") and text[1:2] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def row_graphs(report: RankedReport, i: int) -> GraphSet:

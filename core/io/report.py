@@ -243,18 +243,32 @@ def safe_cell(text: str) -> str:
         text: the cell.
 
     Returns:
-        The cell with an apostrophe before a formula-like start (numbers such as ``-1.5`` pass)
-        and NUL bytes (which break most readers of a CSV file) written as ``\\x00``.
+        The cell with an apostrophe before a formula-like start, apostrophes before it counted
+        (numbers such as ``-1.5`` pass; :func:`unsafe_cell` undoes it), and NUL bytes (which break most readers of a CSV file) written as ``\\x00``.
     """
     if "\x00" in text:
         text = text.replace("\x00", "\\x00")
-    if text.startswith(_FORMULA_START):
+    if text.lstrip("'").startswith(_FORMULA_START):  # ("'=x" too: the reader would take its apostrophe for the guard)
         try:
             float(text)
             return text
         except ValueError:
             return "'" + text
     return text
+
+
+def unsafe_cell(text: str) -> str:
+    """Undo :func:`safe_cell`'s guard, so that every cell reads back as it was written.
+
+    Args:
+        text: the cell as the report holds it.
+
+    Returns:
+        The cell without the one apostrophe the guard put before a formula-like start (``'=x``
+        is ``=x``; ``''=x`` is ``'=x``, an id that began with an apostrophe; ``'t Hooft`` is
+        left as it is).
+    """
+    return text[1:] if text.startswith("'") and text.lstrip("'").startswith(_FORMULA_START) else text
 
 
 def node_names(graphs: GraphSet, i: int) -> list[str]:
