@@ -432,11 +432,28 @@ def summary(graphs: GraphSet, more: str = "all listed in the report") -> str:
     if repeated:
         text += f"\n  {repeated} (every row is kept)"
     if graphs.rejects:
-        text += f"; {len(graphs.rejects)} rows rejected"
-        for r in graphs.rejects[:5]:
-            text += f"\n  line {r.line}: {r.reason}"
-        if len(graphs.rejects) > 5:
-            text += f"\n  ... and {len(graphs.rejects) - 5} more ({more})"
+        text += f"; {len(graphs.rejects)} rows rejected" + rejects_listed(
+            [(r.line, r.reason) for r in graphs.rejects[:5]], len(graphs.rejects), more)
+    return text
+
+
+def rejects_listed(first: list[tuple[int, str]], total: int, more: str = "all listed in the report") -> str:
+    """The lines that list rejected rows under a command's summary, each on one line whatever its
+    reason holds (a quoted cell's line break once split one reject over two lines).
+
+    Args:
+        first: (input line, reason) of the first rejected rows.
+        total: how many rows were rejected in all.
+        more: where the others are listed.
+
+    Returns:
+        Each reject as ``\n  line L: reason``, then how many more when ``first`` is not all of them.
+    """
+    from core.errors import one_line
+
+    text = "".join(f"\n  line {line}: {one_line(reason)}" for line, reason in first)
+    if total > len(first):
+        text += f"\n  ... and {total - len(first):,} more ({more})"
     return text
 
 

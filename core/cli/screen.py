@@ -4,9 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (add_standardise_option, apply_model_standardising, add_cluster_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model, non_negative,
+from core.cli.options import (rejects_listed, add_standardise_option, apply_model_standardising, add_cluster_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model, non_negative,
                               report_flagged)
-from core.errors import one_line
 
 
 def add_parser(sub) -> None:
@@ -126,12 +125,8 @@ def report_screen(args: argparse.Namespace, summary) -> int:
         The exit status: 130 when a stop signal ended the run, else 0.
     """
     if summary.rejected:
-        text = f"{summary.rejected:,} rows rejected"
-        for line, reason in summary.first_rejects:
-            text += f"\n  line {line}: {one_line(reason)}"
-        if summary.rejected > len(summary.first_rejects):
-            text += f"\n  ... and {summary.rejected - len(summary.first_rejects):,} more (all listed in the report)"
-        print(text, file=sys.stderr)
+        print(f"{summary.rejected:,} rows rejected" + rejects_listed(list(summary.first_rejects), summary.rejected),
+              file=sys.stderr)
     top = getattr(args, "top", None)
     kept = f" ({min(top, summary.scored):,} best kept)" if top else ""
     print(f"{summary.rows:,} rows: {summary.scored:,} scored{kept}, {summary.rejected:,} rejected, in "

@@ -286,3 +286,21 @@ def test_a_tu_molecule_set_gets_the_properties_and_alerts_its_sd_export_has(aids
         row = rows[mol.GetProp("id")]
         assert mol.GetProp("mw") == row["mw"] and mol.GetProp("tpsa") == row["tpsa"]
         assert (mol.GetProp("alerts") if mol.HasProp("alerts") else "") == row["alerts"]
+
+
+@pytest.mark.parametrize("command", ["info", "score"])
+def test_a_rejected_rows_reason_stays_on_its_line(tmp_path, capsys, command, model_file):
+    """A quoted cell's line break split one reject over two lines of ``info``'s list (``score``
+    wrote it escaped): the commands list rejects through one function."""
+    from core.cli.main import main
+
+    table = tmp_path / "t.csv"
+    table.write_text('id,smiles\na,CCO\nb,"CC\nO"\nc,C1CC\n')
+    args = ["info", str(table)] if command == "info" else ["score", str(model_file), str(table), "-o",
+                                                           str(tmp_path / "r.csv")]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    lines = (captured.out + captured.err).splitlines()
+    listed = [line for line in lines if line.startswith("  line ")]
+    assert listed == ["  line 3: SMILES contains a space or line break (is a name in the SMILES field?): CC\\nO",
+                      "  line 5: invalid SMILES syntax: C1CC"]
