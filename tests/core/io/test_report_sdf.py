@@ -18,9 +18,11 @@ def test_a_reports_rows_become_sdf_records_with_its_columns(tmp_path):
     assert [m.GetProp("id") for m in mols] == [report.ids[0], report.ids[2]]
     assert all(m.HasProp("p_value") and m.HasProp("q_value") for m in mols)
     assert not any(m.HasProp("review") for m in mols)  # no marks, no review property
-    assert write_report_sdf(tmp_path / "marked.sdf", report, review={2: "not anomaly", 1: "anomaly"}) == 3
+    assert write_report_sdf(tmp_path / "marked.sdf", report, review={2: "not anomaly", 1: "anomaly"}) == 4
     marked = list(Chem.SDMolSupplier(str(tmp_path / "marked.sdf")))
-    assert [m.GetProp("review") for m in marked] == ["", "anomaly", "not anomaly"]  # row i's mark on row i
+    assert [m.GetProp("review") for m in marked[:3]] == ["", "anomaly", "not anomaly"]  # row i's mark on row i
+    assert marked[3].GetNumAtoms() == 0 and marked[3].GetProp("id") == "d"  # every row: the rejected one too
+    assert marked[3].GetProp("status").startswith("rejected: ")
 
 
 def test_the_fdr_note_gives_the_smallest_p_and_the_rows_needed():
