@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import DataError
-from core.io.molecules import (ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, headerless, read_row, table_header,
+from core.io.molecules import (ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, find_column, headerless, read_row, table_header,
                                table_rows)
 from core.io.text import strip_compression
 
@@ -31,17 +31,17 @@ def table_columns(path: str | Path) -> TableColumns:
 
     Returns:
         The header and the columns whose names are common for SMILES, ids and labels
-        (case-insensitive), None where no name matched; ``headerless`` when the file has no
+        (:func:`core.io.molecules.find_column`, as loading finds them), None where no name matched; ``headerless`` when the file has no
         header row (:func:`core.io.molecules.headerless`: loading reads every line as a row).
 
     Raises:
         DataError: the file has no header row, or it cannot be read.
     """
     header, _ = table_header(path)  # split as loading splits it
-    lowered = [h.strip().lower() for h in header]
 
     def find(candidates: tuple[str, ...]) -> str | None:
-        return next((header[lowered.index(c)] for c in candidates if c in lowered), None)
+        k = find_column(header, candidates)
+        return None if k is None else header[k]
 
     smiles = find(SMILES_COLUMNS)
     return TableColumns(header=header, smiles=smiles, id=find(ID_COLUMNS), label=find(LABEL_COLUMNS),

@@ -24,7 +24,7 @@ from core.io.text import (DELIMITERS, allow_large_csv_fields, data_lines, read_l
 SMILES_COLUMNS = ("smiles", "canonical_smiles", "isomeric_smiles", "drug", "smi", "mol", "molecule",
                   "structure")
 ID_COLUMNS = ("id", "drug_id", "compound_id", "mol_id", "molecule_id", "cid", "chembl_id", "zinc_id",
-              "identifier", "name", "title")
+              "identifier", "name", "title", "compound", "compound_name")
 LABEL_COLUMNS = ("label", "y", "class", "activity", "active", "outcome", "is_active")
 
 
@@ -258,10 +258,23 @@ def _pick(header: list[str], wanted: str | None, candidates: Iterable[str], path
         if wanted.lower() in lowered:
             return lowered.index(wanted.lower())
         raise DataError(f"no {what} column named {wanted!r} (columns: {_show(header)})", path, line)
-    for name in candidates:
-        if name in lowered:
-            return lowered.index(name)
-    return None
+    return find_column(header, candidates)
+
+
+def find_column(header: list[str], candidates: Iterable[str]) -> int | None:
+    """The first column whose name is one of ``candidates``, compared in lower case with spaces and
+    hyphens as underscores ("Compound Name" is ``compound_name``): the one rule of loading and of
+    the app's column chooser.
+
+    Args:
+        header: the column names.
+        candidates: common names, in order of preference.
+
+    Returns:
+        The column's position, or None when no name matches.
+    """
+    names = [re.sub(r"[\s-]+", "_", h.strip().lower()) for h in header]
+    return next((names.index(c) for c in candidates if c in names), None)
 
 
 # A quoted field may span lines, but not more than this many: past it the opening quote is

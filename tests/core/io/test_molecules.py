@@ -221,3 +221,11 @@ def test_a_header_of_element_names_is_still_a_header(tmp_path):
     assert not table_columns(path).headerless
     with pytest.raises(DataError, match="no SMILES column found"):
         load(path)
+
+
+@pytest.mark.parametrize("column", ["Compound", "Compound Name", "compound id"])
+def test_a_compound_column_gives_the_ids(tmp_path, column):
+    """A table whose id column is "Compound" (as many assay exports name it) got line numbers as ids."""
+    path = tmp_path / "t.csv"
+    path.write_text(f"{column};SMILES;pIC50\nethanol;CCO;5\nbenzene;c1ccccc1;6\n")
+    assert [m.id for m in load(path).meta] == ["ethanol", "benzene"]
