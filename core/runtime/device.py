@@ -19,18 +19,23 @@ def resolve_device(device: str) -> torch.device:
 
     Raises:
         GLocalKDError: the name is not a string or not a device, or CUDA is asked for and torch
-            sees no CUDA GPU.
+            sees no CUDA GPU, or not the one numbered.
     """
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if not isinstance(device, str):
         raise GLocalKDError(f"device must be 'auto', 'cpu' or 'cuda', not {device!r}")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise GLocalKDError("device 'cuda' asked for, but torch sees no CUDA GPU (use 'auto' or 'cpu')")
+        raise GLocalKDError(f"device {device!r} asked for, but torch sees no CUDA GPU (use 'auto' or 'cpu')")
     try:
-        return torch.device(device)
+        resolved = torch.device(device)
     except (RuntimeError, ValueError):
         raise GLocalKDError(f"unknown device {device!r} (use 'auto', 'cpu' or 'cuda')") from None
+    if resolved.type == "cuda" and resolved.index is not None and resolved.index >= torch.cuda.device_count():
+        count = torch.cuda.device_count()  # else torch's "invalid device ordinal" came later, as a traceback
+        raise GLocalKDError(f"device {device!r} asked for, but torch sees {count} CUDA GPU{'s' if count != 1 else ''} "
+                            f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})")
+    return resolved
 
 
 def matmul_dtype(precision: str) -> torch.dtype | None:
