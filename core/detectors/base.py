@@ -500,7 +500,7 @@ class Detector(abc.ABC):
             detector.restore_fitted_state(decode_state(state["state"]), device)
             if "calibration_scores" in state:
                 cal = np.asarray(decode_state(state["calibration_scores"]), dtype=np.float64)
-                if cal.ndim != 1 or not np.all(np.isfinite(cal)):
+                if cal.ndim != 1 or not np.all(np.isfinite(cal)) or not len(cal):
                     raise ValueError("calibration scores are not a list of finite numbers")
                 detector.calibration_scores_ = cal
             detector.standardises = state.get("standardise", False) is True

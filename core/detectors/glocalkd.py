@@ -509,7 +509,8 @@ class GLocalKD(Detector):
             model.train_scores_ = state["train_scores"].numpy()
             if "calibration_scores" in state:  # files before calibration, or trained without it: none
                 model.calibration_scores_ = state["calibration_scores"].numpy().astype(np.float64)
-                if model.calibration_scores_.ndim != 1 or not np.all(np.isfinite(model.calibration_scores_)):
+                if model.calibration_scores_.ndim != 1 or not np.all(np.isfinite(model.calibration_scores_)) \
+                        or not len(model.calibration_scores_):  # an empty list failed at the first p-value
                     raise ValueError("calibration scores are not a list of finite numbers")
             # version 1 files have no mean size, and no size term to use it
             model.mean_nodes_ = float(state.get("mean_nodes", 1.0))

@@ -210,3 +210,19 @@ def test_a_model_file_whose_label_values_are_out_of_order_is_refused(aids_zip, t
     write_model_file(tmp_path / "bad.pt", state)
     with pytest.raises(ModelFileError, match=r"bad\.pt.*not sorted"):
         load_detector(tmp_path / "bad.pt")
+
+
+@pytest.mark.parametrize("kind", ["glocalkd", "size"])
+def test_a_model_file_with_an_empty_calibration_is_refused_by_its_name(herg, tmp_path, kind):
+    """Empty calibration scores loaded, and the first p-value failed with a message that named no file."""
+    from core.detectors.conformal import fit_calibrated
+
+    model = GLocalKD(**TINY) if kind == "glocalkd" else make_detector("size")
+    fit_calibrated(model, herg.subset(range(120)), 0.2)
+    model.save(tmp_path / "m.pt")
+    state = read_model_file(tmp_path / "m.pt")
+    state.pop(DIGEST_KEY, None)
+    state["calibration_scores"] = torch.zeros(0, dtype=torch.float64) if kind == "glocalkd" else []
+    write_model_file(tmp_path / "empty.pt", state)
+    with pytest.raises(ModelFileError, match=r"empty\.pt"):
+        load_detector(tmp_path / "empty.pt")
