@@ -231,6 +231,18 @@ class _Overlap:
             self._refuse(row[1], row[3], shard, other)
 
 
+def _traced(row: list[str], report: str | Path) -> list[str]:
+    """A shard's rejected row as the merged report lists it: its input line is said to be the
+    shard's (``rejected: line 4 of the shard scored into ra.csv: ...``), as a multi-file screen
+    names the input file; a row that names its file already is kept as it is."""
+    status = row[STATUS]
+    if status.startswith("rejected: line "):
+        line, _, reason = status.removeprefix("rejected: line ").partition(": ")
+        row = [*row[:STATUS], safe_cell(f"rejected: line {line} of the shard scored into {Path(report).name}: "
+                                         f"{reason}"), *row[STATUS + 1:]]
+    return row
+
+
 def summary_path(report: str | Path) -> Path:
     """Where a report's summary goes: ``REPORT.summary.json`` beside it.
 
@@ -354,7 +366,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                         count += 1
                         if row[STATUS] != "ok":
                             overlap.reject(row, k)
-                            rej_writer.writerow(row)
+                            rej_writer.writerow(_traced(row, report))
                             rejected += 1
                             continue
                         try:

@@ -104,3 +104,20 @@ def test_the_library_never_writes_a_report_over_what_it_reads_nor_under_another_
         with pytest.raises(GLocalKDError, match="written as CSV"):
             screen(model, library, tmp_path / name, workers=1)
         assert not (tmp_path / name).exists()
+
+
+def test_a_merged_reports_rejected_rows_say_which_shard_they_came_from(tmp_path):
+    """Merged rejects read ``rejected: line 2: ...`` with no shard named, while a multi-file screen
+    names the file: a row that could not be traced back."""
+    from core.cli.main import main
+
+    (tmp_path / "a.smi").write_text("CCO a1\nC1CC a2\nCCN a3\n")
+    (tmp_path / "b.smi").write_text("c1ccccc1 b1\nCCCl b2\nC(C b3\n")
+    assert main(["train", str(tmp_path / "a.smi"), "-o", str(tmp_path / "m.pt"), "--detector", "size"]) == 0
+    for name in ("a", "b"):
+        assert main(["score", str(tmp_path / "m.pt"), str(tmp_path / f"{name}.smi"), "-o",
+                     str(tmp_path / f"r{name}.csv")]) == 0
+    merge_reports([tmp_path / "ra.csv", tmp_path / "rb.csv"], tmp_path / "all.csv")
+    reasons = sorted(r.reason for r in read_report(tmp_path / "all.csv").rejects)
+    assert reasons[0].startswith("line 2 of the shard scored into ra.csv: ")
+    assert reasons[1].startswith("line 3 of the shard scored into rb.csv: ")
