@@ -13,6 +13,7 @@ import heapq
 import itertools
 import json
 import math
+import re
 import shutil
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -234,13 +235,16 @@ class _Overlap:
 def _traced(row: list[str], report: str | Path) -> list[str]:
     """A shard's rejected row as the merged report lists it: its input line is said to be the
     shard's (``rejected: line 4 of the shard scored into ra.csv: ...``), as a multi-file screen
-    names the input file; a row that names its file already is kept as it is."""
-    status = row[STATUS]
-    if status.startswith("rejected: line "):
-        line, _, reason = status.removeprefix("rejected: line ").partition(": ")
-        row = [*row[:STATUS], safe_cell(f"rejected: line {line} of the shard scored into {Path(report).name}: "
-                                         f"{reason}"), *row[STATUS + 1:]]
+    names the input file (with two shards or more); a row that names its file or shard already is
+    kept as it is."""
+    found = _BARE_LINE.match(row[STATUS])
+    if found:
+        row = [*row[:STATUS], safe_cell(f"rejected: line {found[1]} of the shard scored into {Path(report).name}: "
+                                         f"{found[2]}"), *row[STATUS + 1:]]
     return row
+
+
+_BARE_LINE = re.compile(r"rejected: line (\d+): (.*)\Z", re.DOTALL)  # a reject that names no file or shard
 
 
 def summary_path(report: str | Path) -> Path:
@@ -366,7 +370,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                         count += 1
                         if row[STATUS] != "ok":
                             overlap.reject(row, k)
-                            rej_writer.writerow(_traced(row, report))
+                            rej_writer.writerow(_traced(row, report) if len(reports) > 1 else row)
                             rejected += 1
                             continue
                         try:

@@ -121,3 +121,8 @@ def test_a_merged_reports_rejected_rows_say_which_shard_they_came_from(tmp_path)
     reasons = sorted(r.reason for r in read_report(tmp_path / "all.csv").rejects)
     assert reasons[0].startswith("line 2 of the shard scored into ra.csv: ")
     assert reasons[1].startswith("line 3 of the shard scored into rb.csv: ")
+    (tmp_path / "c.smi").write_text("CCCC c1\nC1C c2\n")
+    assert main(["score", str(tmp_path / "m.pt"), str(tmp_path / "c.smi"), "-o", str(tmp_path / "rc.csv")]) == 0
+    merge_reports([tmp_path / "all.csv", tmp_path / "rc.csv"], tmp_path / "again.csv")  # the merged one merges on
+    again = {r.reason for r in read_report(tmp_path / "again.csv").rejects}
+    assert again == {*reasons, "line 2 of the shard scored into rc.csv: invalid SMILES syntax: C1C"}
