@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
-from core.cli.options import add_readout_options, add_threads_option, seed_value
+from core.cli.options import add_readout_options, add_standardise_option, add_threads_option, seed_value
 from core.data.feature_modes import MODES
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS
 from core.errors import GLocalKDError
@@ -67,7 +67,9 @@ def add_parser(sub) -> None:
                    help="run only these folds (split: seed runs), numbered from 1, e.g. 2,3 here and 4,5 in "
                         "another process; merge them afterwards with --resume-from")
     e.add_argument("--ensemble", type=int, default=1, help="average this many models with independent targets")
-    e.add_argument("--standardize", action="store_true", help="z-score TU node attributes (training statistics)")
+    e.add_argument("--zscore-attributes", action="store_true",
+                   help="z-score TU node attributes with the training graphs' statistics")
+    add_standardise_option(e, training=True)  # the molecules' standardising, as train's
     add_threads_option(e)
     e.add_argument("--device", default="auto")
     e.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT",
@@ -149,6 +151,11 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     from core.evaluation.protocol import evaluate
     from core.evaluation.results import read_json, write_json, write_markdown
 
+    from core.io.load import is_molecule_list
+
+    if args.standardise and not is_molecule_list(args.data):  # the option's old meaning here, said
+        raise GLocalKDError("--standardise standardises molecules (as train's does); a TU collection's node "
+                            "attributes are z-scored with --zscore-attributes")
     if getattr(args, "resume", False) and not args.json:  # else every fold would run again, unasked
         raise GLocalKDError("--resume keeps the folds already in the --json file: name that file with --json")
     if getattr(args, "scheduler", None):  # the same evaluation, its folds as tasks on a Dask cluster
@@ -196,7 +203,7 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     result = evaluate(args.data, protocol=args.protocol, test=args.test, anomaly=args.anomaly, folds=args.folds,
                       cv_seed=args.cv_seed, seeds=seeds, model_params=params, contamination=args.contamination,
                       train_fraction=args.train_fraction, score=args.score, ensemble=args.ensemble,
-                      standardize=args.standardize, method=method, known_anomalies=args.known_anomalies,
+                      zscore_attributes=args.zscore_attributes, standardise=args.standardise, method=method, known_anomalies=args.known_anomalies,
                       resume=resume,
                       only=getattr(args, "only", None), on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
     result.command = command

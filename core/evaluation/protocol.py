@@ -84,7 +84,8 @@ ProgressFn = Callable[[str], None]
 def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet | str | Path | None = None,
              anomaly: str = "minority", folds: int = 5, cv_seed: int = 1, seeds: Sequence[int] = (0, 1, 2, 3, 4),
              model_params: Mapping | None = None, contamination: float = 0.0, train_fraction: float = 1.0,
-             score: str = "both", ensemble: int = 1, standardize: bool = False, method: str = "glocalkd",
+             score: str = "both", ensemble: int = 1, zscore_attributes: bool = False, standardise: bool = False,
+             method: str = "glocalkd",
              known_anomalies: int = 0, resume: EvaluationResult | Sequence[EvaluationResult] | None = None,
              only: Sequence[int] | None = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
              on_fold: Callable[[EvaluationResult], None] | None = None,
@@ -110,7 +111,10 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             AUCs are always recorded; not ``both`` needs a detector with two score terms).
         ensemble: above 1, average the scores of that many models with independent random
             targets (each member's scores divided by its mean training score).
-        standardize: z-score TU node attributes with the training graphs' mean and std.
+        zscore_attributes: z-score TU node attributes with the training graphs' mean and std
+            (recorded as the option ``standardize``, its name in results written before).
+        standardise: standardise each molecule as it is read (``glocalkd train --standardise``:
+            largest fragment, neutralised, canonical tautomer); files only.
         method: the detector's registry name (:mod:`core.detectors.registry`: ``glocalkd``,
             ``ocgcn``, ``wl-iforest``, ...).
         known_anomalies: above 0 (the consensus only), draw that many anomalies from each fold's
@@ -156,8 +160,11 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     say = on_progress or (lambda _msg: None)
     start_wall = time.perf_counter()
     data_path = str(data) if not isinstance(data, GraphSet) else data.source
-    graphs = data if isinstance(data, GraphSet) else load(data)
-    test_graphs = None if test is None else test if isinstance(test, GraphSet) else load(test)
+    if standardise and (isinstance(data, GraphSet) or isinstance(test, GraphSet)):
+        raise ParameterError("{standardise} standardises molecules as they are read: give the data as files",
+                             "standardise")
+    graphs = data if isinstance(data, GraphSet) else load(data, standardise=standardise)
+    test_graphs = None if test is None else test if isinstance(test, GraphSet) else load(test, standardise=standardise)
     if test_graphs is not None and test_graphs.kind != graphs.kind:  # found before any training, not after it
         kinds = {"molecule": "molecules", "graph": "a graph collection"}
         raise DataError(f"the testing file holds {kinds.get(test_graphs.kind, test_graphs.kind)} and the data "
@@ -183,7 +190,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         options={"folds": folds if protocol == "cv" else None, "cv_seed": cv_seed if protocol == "cv" else None,
                  "seeds": list(seeds) if protocol == "split" else [seeds[0]], "contamination": contamination,
                  "train_fraction": train_fraction, "score": score, "ensemble": ensemble,
-                 "standardize": standardize, "known_anomalies": known_anomalies, "auc_std": "population (ddof 0)"},
+                 "standardize": zscore_attributes, "known_anomalies": known_anomalies, "auc_std": "population (ddof 0)",
+                 **({"standardise": True} if standardise else {})},  # (absent when off: results before it resume)
         test_path=None if test_graphs is None else (str(test) if not isinstance(test, GraphSet) else test.source),
         unlabelled_skipped=skipped, environment=environment())
     say(f"{result.dataset}, {detector_info(method).label}: {len(graphs)} labelled graphs, {int(is_anom.sum())} "
@@ -206,7 +214,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             fold_test, fold_anom = graphs.subset(test_idx.tolist()), is_anom[test_idx]
         else:
             fold_test, fold_anom = test_set, test_anom
-        if standardize:
+        if zscore_attributes:
             train_set, fold_test = _standardize(train_set, fold_test)
         say(f"{'fold' if protocol == 'cv' else 'seed run'} {k}/{len(runs)} (model seed {seed}): training on "
             f"{len(train_set)} graphs ({n_anomalies} anomalous), scoring {len(fold_test)} "

@@ -124,7 +124,7 @@ def test_molecule_file_cv_with_explicit_anomaly_class(herg_path):
 
 
 def test_ablation_score_ensemble_and_standardize_options(easy_tu):
-    graph = evaluate(easy_tu, folds=3, score="graph", ensemble=2, standardize=True,
+    graph = evaluate(easy_tu, folds=3, score="graph", ensemble=2, zscore_attributes=True,
                      model_params=dict(TINY, epochs=1))
     assert graph.primary_key == "auc_graph"
     assert graph.options["ensemble"] == 2 and graph.options["standardize"]
@@ -253,3 +253,24 @@ def test_a_testing_file_of_another_kind_is_refused_before_any_training(herg_path
     with pytest.raises(DataError, match=f"{tu_folder}: the testing file holds a graph collection and the data "
                                         "molecules"):
         evaluate(str(herg_path), protocol="split", test=str(tu_folder), seeds=[0])
+
+
+def test_evaluate_standardises_molecules_as_train_does(tmp_path, capsys):
+    """``evaluate --standardize`` z-scored TU node attributes while ``train --standardize`` (an
+    alias of ``--standardise``) standardises molecules: on molecules the flag changed nothing but
+    the JSON. ``--standardise`` now means one thing everywhere; z-scoring is ``--zscore-attributes``."""
+    import json
+
+    from core.cli.main import main
+
+    rows = [("CCCCCCCCCC", "0")] * 30 + [("CCO.CCCCCCCCCC", "1")] * 6  # anomalies: a solvent beside the molecule
+    (tmp_path / "d.csv").write_text("smiles,label\n" + "".join(f"{s},{y}\n" for s, y in rows))
+    for flag, auc in (([], 1.0), (["--standardise"], 0.5)):
+        out = tmp_path / f"r{len(flag)}.json"
+        assert main(["evaluate", str(tmp_path / "d.csv"), "--method", "size", "--folds", "2", "--json", str(out),
+                     *flag]) == 0
+        result = json.loads(out.read_text())
+        assert [f["auc"] for f in result["folds"]] == [auc, auc]  # the solvent counts, or is stripped
+        assert result["options"].get("standardise", False) == bool(flag)
+    assert main(["evaluate", str(tmp_path / "d.csv"), "--standardize", "--zscore-attributes", "--method", "size",
+                 "--folds", "2"]) == 0  # both spellings: the molecules' standardising, as train's
