@@ -150,7 +150,6 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     from core.evaluation.paper import dataset_name, paper_settings
     from core.evaluation.protocol import evaluate
     from core.evaluation.results import read_json, write_json, write_markdown
-
     from core.io.load import is_molecule_list
 
     if args.standardise and not is_molecule_list(args.data):  # the option's old meaning here, said
@@ -203,8 +202,8 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     result = evaluate(args.data, protocol=args.protocol, test=args.test, anomaly=args.anomaly, folds=args.folds,
                       cv_seed=args.cv_seed, seeds=seeds, model_params=params, contamination=args.contamination,
                       train_fraction=args.train_fraction, score=args.score, ensemble=args.ensemble,
-                      zscore_attributes=args.zscore_attributes, standardise=args.standardise, method=method, known_anomalies=args.known_anomalies,
-                      resume=resume,
+                      zscore_attributes=args.zscore_attributes, standardise=args.standardise, method=method,
+                      known_anomalies=args.known_anomalies, resume=resume,
                       only=getattr(args, "only", None), on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
     result.command = command
     print(result.summary())

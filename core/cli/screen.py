@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import (rejects_listed, add_standardise_option, apply_model_standardising, add_cluster_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model, non_negative,
-                              report_flagged)
+from core.cli.options import (add_cluster_options, add_extra_column_options, add_fdr_option, add_standardise_option,
+                              add_threads_option, apply_model_standardising, check_fdr, check_fdr_model, non_negative,
+                              rejects_listed, report_flagged)
 
 
 def add_parser(sub) -> None:

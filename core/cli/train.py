@@ -47,8 +47,9 @@ def add_parser(sub) -> None:
                         "options apply to GLocalKD, also inside the consensus. Without --detector, --calibration 0 "
                         "or too few graphs to calibrate train GLocalKD")
     t.add_argument("--calibration", type=float, default=DEFAULT_CALIBRATION_FRACTION, metavar="SHARE",
-                   help="share of the normal graphs held out to calibrate p-values, 0 to 0.5 (reports then carry p- and "
-                        "q-values and --fdr works); 0 trains on every graph, as the paper does, without p-values")
+                   help="share of the normal graphs held out to calibrate p-values, 0 to 0.5 (reports then carry "
+                        "p- and q-values and --fdr works); 0 trains on every graph, as the paper does, without "
+                        "p-values")
     t.add_argument("--normal-label", help="train only on graphs with this label")
     t.add_argument("--known-anomalies", metavar="FILE",
                    help="graphs known to be anomalous (e.g. reference actives; any format DATA takes), never "

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import DataError
-from core.io.molecules import (ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, find_column, headerless, read_row, table_header,
-                               table_rows)
+from core.io.molecules import (ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, find_column, headerless, read_row,
+                               table_header, table_rows)
 from core.io.text import strip_compression
 
 
@@ -31,8 +31,9 @@ def table_columns(path: str | Path) -> TableColumns:
 
     Returns:
         The header and the columns whose names are common for SMILES, ids and labels
-        (:func:`core.io.molecules.find_column`, as loading finds them), None where no name matched; ``headerless`` when the file has no
-        header row (:func:`core.io.molecules.headerless`: loading reads every line as a row).
+        (:func:`core.io.molecules.find_column`, as loading finds them), None where no name
+        matched; ``headerless`` when the file has no header row
+        (:func:`core.io.molecules.headerless`: loading reads every line as a row).
 
     Raises:
         DataError: the file has no header row, or it cannot be read.

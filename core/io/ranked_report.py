@@ -228,7 +228,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             ended = count + len(rejects)
             continue
         if status != "ok":
-            rejects.append(ReportReject(line_no, unsafe_cell(row[1]), unsafe_cell(row[3]), status.removeprefix("rejected: ")))
+            rejects.append(ReportReject(line_no, unsafe_cell(row[1]), unsafe_cell(row[3]),
+                                        status.removeprefix("rejected: ")))
             continue
         try:
             for j, name in enumerate(("score", "graph_score", "node_score")):

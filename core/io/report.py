@@ -244,7 +244,8 @@ def safe_cell(text: str) -> str:
 
     Returns:
         The cell with an apostrophe before a formula-like start, apostrophes before it counted
-        (numbers such as ``-1.5`` pass; :func:`unsafe_cell` undoes it), and NUL bytes (which break most readers of a CSV file) written as ``\\x00``.
+        (numbers such as ``-1.5`` pass; :func:`unsafe_cell` undoes it), and NUL bytes (which
+        break most readers of a CSV file) written as ``\\x00``.
     """
     if "\x00" in text:
         text = text.replace("\x00", "\\x00")

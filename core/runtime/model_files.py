@@ -39,7 +39,8 @@ def model_name_problem(path: str | Path) -> str | None:
     """
     suffix = Path(path).suffix.lower()
     if suffix in NOT_MODEL_SUFFIXES:
-        return f"a model file is written (torch's format), not {suffix}, which is a data or report format; name it .pt"
+        return (f"a model file is written (torch's format), not {suffix}, which is a data or report format; "
+                "name it .pt")
     return None
 
 
@@ -141,7 +142,6 @@ def write_model_file(path: str | Path, state: dict) -> None:
     problem = model_name_problem(path)
     if problem is not None:
         raise GLocalKDError(f"{path}: {problem}")
-
     state = {**state, DIGEST_KEY: state_digest(state)}
     with atomic_output(path) as fh:
         try:

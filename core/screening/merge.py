@@ -23,8 +23,8 @@ from pathlib import Path
 
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, one_line
-from core.io.report import (COLUMNS, check_report_output, P_VALUE, Q_VALUE, STATUS, DigestingStream, end_row, header_extras, parse_end_row,
-                            safe_cell)
+from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, DigestingStream, check_report_output, end_row,
+                            header_extras, parse_end_row, safe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.files import atomic_output
 from core.runtime.scratch import make_scratch, remove_scratch

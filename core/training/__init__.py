@@ -4,4 +4,5 @@ from core.training.plan import TrainingPlan, check_settings, plan_training
 from core.training.spec import TrainSpec
 from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
 
-__all__ = ["TrainSpec", "TrainedModel", "TrainingPlan", "check_settings", "plan_training", "train_model", "weigh_known_anomalies"]
+__all__ = ["TrainSpec", "TrainedModel", "TrainingPlan", "check_settings", "plan_training", "train_model",
+           "weigh_known_anomalies"]

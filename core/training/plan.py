@@ -13,9 +13,10 @@ The rules, for every front end (the command line, the app, the evaluation harnes
    its calibration share of the normal graphs (:func:`core.detectors.conformal.can_calibrate`),
    else GLocalKD (:attr:`TrainingPlan.fell_back` says so). A named detector is never swapped.
 4. **Calibration.** ``calibration`` is a share from 0 to 0.5 (a larger one would hold out more
-   graphs than it leaves to train on, which no number of graphs can calibrate). A detector that calibrates
-   itself (registry: ``calibrates_itself``, the consensus) takes it as its own ``calibration``
-   parameter, needs it above 0 and needs graphs enough to hold it out and train on the rest.
+   graphs than it leaves to train on, which :func:`core.detectors.conformal.can_calibrate`
+   refuses). A detector that calibrates itself (registry: ``calibrates_itself``, the consensus)
+   takes it as its own ``calibration`` parameter, needs it above 0 and needs graphs enough to
+   hold it out and train on the rest.
    Any other is fitted on the rest and calibrated on the held-out share when there are graphs
    enough, else trained on every graph without p-values (:attr:`TrainingPlan.calibrated` is
    False); with ``calibration`` 0, always on every graph.
@@ -45,8 +46,8 @@ from core.training.spec import TrainSpec
 
 GLOCALKD = "glocalkd"
 FALLBACK_DETECTOR = GLOCALKD  # trains on every graph when the default cannot calibrate
-OWN_FIELDS = ("seed", "device", "calibration")
-MAX_CALIBRATION_SHARE = 0.5  # the most a calibration share can hold out (conformal.can_calibrate)  # fields of the spec, not settings in its params
+OWN_FIELDS = ("seed", "device", "calibration")  # fields of the spec, not settings in its params
+MAX_CALIBRATION_SHARE = 0.5  # the most a calibration share can hold out (conformal.can_calibrate)
 
 
 @dataclass(frozen=True)
