@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.data.pvalues import bh_q_table
-from core.errors import DataError, GLocalKDError, ParameterError, SlowPrecisionWarning
+from core.errors import DataError, GLocalKDError, ParameterError, SchemaMismatchError, SlowPrecisionWarning
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, nothing_read
 from core.io.report import STANDARDISED, VIEW_PREFIX, check_report_output, extra_columns, safe_cell
@@ -256,8 +256,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         is then left as it was).
 
     Raises:
-        DataError: the model was not trained on molecules, a file cannot be read, or (unless the
-            run was stopped) no data row or no molecule was read; nothing is written.
+        SchemaMismatchError: the model was not trained on molecules (said of the model, not the file).
+        DataError: a file cannot be read, or (unless the run was stopped) no data row or no
+            molecule was read; nothing is written.
         GLocalKDError: a setting is out of range (below 1, an unknown precision, ``bfloat16``
             for a model that is not GLocalKD), no file is given, the model's scores depend on
             the batch (PK-LESINN: its report would depend on the chunks), or the report is one of
@@ -273,7 +274,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     views = report_views(model) if view_scores else ()
     schema = molecule_schema(model)
     if schema is not None and schema.mode != "atom":
-        raise DataError("screening needs a model trained on molecules (SMILES or SDF)", path)
+        raise SchemaMismatchError(f"screening needs a model trained on molecules (SMILES or SDF); this one was "
+                                  f"trained on {schema.describe()}: score a graph collection with glocalkd score")
     from core.runtime.device import bfloat16_is_fast, matmul_dtype
 
     matmul_dtype(precision)  # a bad precision fails here, before any worker starts

@@ -118,3 +118,17 @@ def test_evaluate_refuses_an_option_by_its_name_before_reading_the_data(tmp_path
                         (["--contamination", "2"], "--contamination must be in [0, 1), not 2.0"),
                         (["--test", str(data)], "only used by the split protocol (--protocol split)")):
         _one_line_error(capsys, main(["evaluate", str(data), *args]), words)
+
+
+def test_screening_with_a_model_of_graphs_says_the_model_is_the_problem(tmp_path, capsys):
+    """``screen t1.pt T2`` said "T2: screening needs a model trained on molecules": the data file was
+    blamed for the model's kind. The message names what the model was trained on."""
+    folder = write_tu(tmp_path / "T", "T", [(3, ring(3), 1)] * 3)
+    model = tmp_path / "tu.pt"
+    assert main(["train", str(folder), "-o", str(model), *TRAIN]) == 0
+    (tmp_path / "lib.smi").write_text("CCO a\nCCN b\n")
+    capsys.readouterr()
+    assert main(["screen", str(model), str(tmp_path / "lib.smi"), "-o", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "screening needs a model trained on molecules" in err and "this one was trained on" in err
+    assert "lib.smi" not in err

@@ -343,10 +343,10 @@ def test_scoring_leaves_the_cores_of_busy_workers_and_restores_threads(library, 
 
 
 def test_screening_needs_a_molecule_model(tu_folder, library, tmp_path):
-    from core import DataError
+    from core import SchemaMismatchError
 
     tu_model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(tu_folder))
-    with pytest.raises(DataError, match="molecules"):
+    with pytest.raises(SchemaMismatchError, match="molecules"):
         screen(tu_model, library, tmp_path / "x.csv")
 
 
