@@ -587,8 +587,8 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the report's
     order), which the rows follow; ``should_stop`` as for :func:`export_csv`. Written atomically;
     returns the number of data rows."""
-    from core import REPORT_COLUMNS, alerts_text, atomic_output, checked_rank, raise_if_stopped, safe_cell, \
-        structural_alerts
+    from core import REPORT_COLUMNS, alerts_text, atomic_output, checked_rank, not_read_status, raise_if_stopped, \
+        safe_cell, structural_alerts
 
     rank = checked_rank(len(report), rank)
     chosen = np.arange(len(report)) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -623,9 +623,8 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
                                  f"rejected: {reject.reason}", "", "", *blank])
                 written += 1
             if report.stopped_after is not None:  # the rows never read are listed too, as one row that says so
-                writer.writerow(["", "", "", "", "", "", "", "", "", "",
-                                 f"not scored: the run was stopped after input line {report.stopped_after:,}; the "
-                                 f"rows after it were not read", "", "", *blank])
+                writer.writerow(["", "", "", "", "", "", "", "", "", "", not_read_status(report.stopped_after), "", "",
+                                 *blank])
     return written
 
 

@@ -66,6 +66,11 @@ class GraphSet:
         return [m.label for m in self.meta]
 
     @property
+    def kind_words(self) -> str:
+        """What the set holds, in words for messages: "molecules" or "a graph collection"."""
+        return {"molecule": "molecules", "graph": "a graph collection"}.get(self.kind, self.kind)
+
+    @property
     def has_labels(self) -> bool:
         """True when at least one graph has a label."""
         return any(m.label is not None for m in self.meta)

@@ -26,7 +26,7 @@ def sd_text(text: str) -> str:
     return line
 
 
-def reject_records(writer, rejects: Iterable, stopped_after: int | None = None) -> int:
+def reject_records(writer, rejects: Iterable, not_read: str | None = None) -> int:
     """Write each rejected row as a record without atoms, so that an SD file of every row loses
     none: its ``id``, its ``input`` (the row's text) and its ``status`` (``rejected: <reason>``),
     as the CSV report lists it; read back, such a record is rejected again ("no atoms").
@@ -34,8 +34,8 @@ def reject_records(writer, rejects: Iterable, stopped_after: int | None = None) 
     Args:
         writer: an open ``rdkit.Chem.SDWriter``.
         rejects: the rejected rows (each with ``id``, ``text`` and ``reason``).
-        stopped_after: a stopped run's last input line: one more record says the rows after it
-            were not read (None: the run was not stopped).
+        not_read: a stopped run's status for the rows it never read, written as one more record
+            (:func:`core.io.report.not_read_status`; None: the run was not stopped).
 
     Returns:
         The number of records written.
@@ -52,10 +52,9 @@ def reject_records(writer, rejects: Iterable, stopped_after: int | None = None) 
         mol.SetProp("status", sd_text(f"rejected: {reject.reason}"))
         writer.write(mol)
         written += 1
-    if stopped_after is not None:
+    if not_read is not None:
         mol = Chem.Mol()
-        mol.SetProp("status", f"not scored: the run was stopped after input line {stopped_after:,}; the rows "
-                              "after it were not read")
+        mol.SetProp("status", not_read)
         writer.write(mol)
         written += 1
     return written

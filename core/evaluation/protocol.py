@@ -166,9 +166,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     graphs = data if isinstance(data, GraphSet) else load(data, standardise=standardise)
     test_graphs = None if test is None else test if isinstance(test, GraphSet) else load(test, standardise=standardise)
     if test_graphs is not None and test_graphs.kind != graphs.kind:  # found before any training, not after it
-        kinds = {"molecule": "molecules", "graph": "a graph collection"}
-        raise DataError(f"the testing file holds {kinds.get(test_graphs.kind, test_graphs.kind)} and the data "
-                        f"{kinds.get(graphs.kind, graphs.kind)}: a model trained on one cannot score the other",
+        raise DataError(f"the testing file holds {test_graphs.kind_words} and the data {graphs.kind_words}: a "
+                        "model trained on one cannot score the other",
                         test_graphs.source)
 
     labelled = [i for i, lab in enumerate(graphs.labels) if lab is not None]

@@ -214,6 +214,19 @@ def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopp
 STOPPED_PREFIX = "stopped after input line "
 
 
+def not_read_status(stopped_after: int) -> str:
+    """The status that an export of a stopped run's rows gives the rows it never read (one row or
+    record standing for all of them, in the CSV and the SD exports alike).
+
+    Args:
+        stopped_after: the last input line the run read.
+
+    Returns:
+        The status text.
+    """
+    return f"not scored: the run was stopped after input line {stopped_after:,}; the rows after it were not read"
+
+
 def parse_end_row(row: list[str]) -> EndRow | None:
     """Read an end row written by :func:`end_row`.
 

@@ -12,6 +12,7 @@ from core.data.scores import checked_rank
 from core.data.sd_records import reject_records, sd_text
 from core.errors import GLocalKDError, raise_if_stopped
 from core.io.ranked_report import RankedReport
+from core.io.report import not_read_status
 from core.runtime.files import atomic_output
 
 
@@ -86,5 +87,6 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
             writer.write(mol)
             written += 1
         if rows is None:  # every row: the rejected ones and the rows never read too (none is lost)
-            written += reject_records(writer, report.rejects, report.stopped_after)
+            stopped = report.stopped_after
+            written += reject_records(writer, report.rejects, None if stopped is None else not_read_status(stopped))
     return written

@@ -165,11 +165,10 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
         raise GLocalKDError(f"{known.source} holds graphs of {len(counts)} labels ({listed}): known anomalies must "
                             "be graphs known to be anomalous only. Keep only the anomalous rows in that file.")
     if data is not None and len(data):  # another kind of graph: said before training, not after it
-        kinds = {"molecule": "molecules", "graph": "a graph collection"}
         try:
             if known.kind != data.kind:
-                raise SchemaMismatchError(f"the model is trained on {kinds.get(data.kind, data.kind)} and these are "
-                                          f"{kinds.get(known.kind, known.kind)}")
+                raise SchemaMismatchError(f"the model is trained on {data.kind_words} and these are "
+                                          f"{known.kind_words}")
             check_label_coding(label_coding(data), label_coding(known))
         except SchemaMismatchError as exc:
             raise SchemaMismatchError(f"{known.source}: these known anomalies cannot weigh this model's views: "
