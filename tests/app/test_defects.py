@@ -381,14 +381,20 @@ def slow_alerts(monkeypatch):
     import time
 
     import core
+    import core.data.alerts
 
-    alerts = core.structural_alerts
+    alerts = core.data.alerts.structural_alerts
+    calls = []
 
-    def slow(molecule):
+    def slow(molecule, *args, **kwargs):
+        calls.append(molecule)
         time.sleep(0.05)
-        return alerts(molecule)
+        return alerts(molecule, *args, **kwargs)
 
+    # every export finds a molecule's alerts through core.data.alerts (graph_alerts) or core's name
+    monkeypatch.setattr(core.data.alerts, "structural_alerts", slow)
     monkeypatch.setattr(core, "structural_alerts", slow)
+    return calls
 
 
 def _started_writing(folder, name: str) -> bool:
@@ -402,7 +408,8 @@ def test_stop_stops_an_export_and_writes_nothing_half(qtbot, trained, tmp_path, 
     w.feedback.last_warning = ""
     out = tmp_path / "ranked.csv"
     w.export_report(str(out))
-    qtbot.waitUntil(lambda: _started_writing(tmp_path, out.name), timeout=30000)
+    qtbot.waitUntil(lambda: (slow_alerts and _started_writing(tmp_path, out.name)) or _idle(w), timeout=30000)
+    assert not _idle(w), "the export ended before it could be stopped"
     assert w.act_stop.isEnabled() and w.side.stop_button.isEnabled()
     w.act_stop.trigger()
     qtbot.waitUntil(lambda: _idle(w), timeout=10000)
@@ -420,7 +427,8 @@ def test_closing_the_window_while_an_export_is_written_stops_it_at_once(qtbot, t
     w = trained
     out = tmp_path / "ranked.csv"
     w.export_report(str(out))
-    qtbot.waitUntil(lambda: _started_writing(tmp_path, out.name), timeout=30000)
+    qtbot.waitUntil(lambda: (slow_alerts and _started_writing(tmp_path, out.name)) or _idle(w), timeout=30000)
+    assert not _idle(w), "the export ended before it could be stopped"
     threads = [t for t, *_ in w.runner._running.values()]
     start = time.perf_counter()
     w.close()
