@@ -9,6 +9,8 @@ import weakref
 
 import numpy as np
 
+from core import counted
+
 # a report tab's review scores every row again with each view of the open model (as a file is
 # scored: 200,000 MOSES rows in about 62 s on 2 cores), unless the report holds the views' scores from
 # that model (:func:`reads_view_scores`): then no row limit applies
@@ -103,9 +105,9 @@ def report_unavailable(model, report) -> str:
     if no_smiles:
         missing.append("the report has no SMILES to score its rows again")
     if too_long:
-        missing.append(f"it has {len(report):,} rows, over the {MAX_REPORT_ROWS:,} a review scores again (a file "
-                       "scored in the app with the open consensus has no such limit: its report keeps the views' "
-                       "scores)")
+        missing.append(f"it has {counted(len(report), 'row')}, over the {MAX_REPORT_ROWS:,} a review scores "
+                       "again (a file scored in the app with the open consensus has no such limit: its report "
+                       "keeps the views' scores)")
     return ("This tab cannot be reviewed: " + "; ".join(missing) + ".") if missing else ""
 
 
@@ -161,7 +163,7 @@ class ReviewBook:
         for key, value in marks.items():
             index = int(key)
             if not 0 <= index < n:
-                raise ValueError(f"a saved mark is on graph {index}, but the open data has {n} graphs")
+                raise ValueError(f"a saved mark is on graph {index}, but the open data has {counted(n, 'graph')}")
             if isinstance(value, str) and value in MARK_WORDS:
                 restored[index] = MARK_WORDS[value]
             elif isinstance(value, (bool, np.bool_)):

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from psygnal import Signal
 
+from core import counted
+
 from .review_book import ReviewBook, model_unavailable
 
 if TYPE_CHECKING:  # core's data classes load torch: the window appears before it does
@@ -418,7 +420,8 @@ class AppState:
         label_text = ", ".join(f"{k}: {v}" for k, v in labels.items()) if labels else "none"
         kind = {"tu": "TU graph collection", "smiles": "SMILES list", "table": "table of SMILES",
                 "sdf": "SDF"}.get(g.format, g.format)
-        lines = [f"<b>{Path(g.source).name}</b>", f"Format: {kind}", f"Graphs: {len(g):,} ({g.num_nodes:,} nodes)",
+        lines = [f"<b>{Path(g.source).name}</b>", f"Format: {kind}",
+                 f"Graphs: {len(g):,} ({counted(g.num_nodes, 'node')})",
                  f"Node features: {self.schema_text}", f"Labels: {label_text}", f"Rejected rows: {len(g.rejects):,}"]
         repeated = g.repeated_ids()
         if repeated:

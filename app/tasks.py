@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from core import counted
+
 
 class Job:
     """The job handle without Qt: collects progress reports, and can be stopped."""
@@ -346,9 +348,9 @@ class ScreenProgress:
 
         if self.unit != "molecules":
             return f"Scored {self.scored:,} {self.unit} · {self.rate:,.0f} {self.unit}/s"
-        of = f" of ~{self.total:,}" if self.total else ""
+        read = f"{self.rows:,} of ~{counted(self.total, 'row')}" if self.total else counted(self.rows, "row")
         eta = f" · ETA {duration(self.eta)}" if self.eta is not None else ""
-        return f"Scored {self.scored:,} molecules ({self.rows:,}{of} rows read) · {self.rate:,.0f} rows/s{eta}"
+        return f"Scored {counted(self.scored, 'molecule')} ({read} read) · {self.rate:,.0f} rows/s{eta}"
 
 
 def count_rows(path: str) -> int | None:

@@ -23,7 +23,7 @@ _PUBLIC = {
     "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "usable_cpus": "runtime.threads",
     "resolve_device": "runtime.device",
     "atomic_output": "runtime.files", "make_scratch": "runtime.scratch", "remove_scratch": "runtime.scratch",
-    "scratch_folder": "runtime.scratch",
+    "scratch_folder": "runtime.scratch", "counted": "wording",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
     "ParameterError": "errors", "Stopped": "errors", "raise_if_stopped": "errors",
@@ -75,6 +75,7 @@ __all__ = ["__version__", *_PUBLIC]
 
 if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__ below imports on first use
     from core.runtime.allocator import retain_freed_memory
+    from core.wording import counted
     from core.runtime.threads import usable_cpus, wait_passively
     from core.runtime.device import resolve_device
     from core.runtime.files import atomic_output

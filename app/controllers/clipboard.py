@@ -9,6 +9,8 @@ from PySide6.QtCore import QMimeData, QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QTableView
 
+from core import counted
+
 from ..structures import StructureImages
 from ..widgets.table import COLUMNS, ResultsModel, selected_rows
 
@@ -81,7 +83,7 @@ class ClipboardController(QObject):
         mime = QMimeData()
         mime.setText(rows_as_text(table, model, rows))
         QGuiApplication.clipboard().setMimeData(mime)
-        self.status.emit(f"Copied {len(rows):,} rows (tab-separated, with a header).", 5000)
+        self.status.emit(f"Copied {counted(len(rows), 'row')} (tab-separated, with a header).", 5000)
         self.copied.emit("text")
 
     def copy_image(self) -> None:
@@ -117,5 +119,5 @@ class ClipboardController(QObject):
         image = QImage.fromData(result, "PNG")
         QGuiApplication.clipboard().setImage(image)
         more = f" (the first {GRID_LIMIT} of {total:,} selected)" if total > GRID_LIMIT else ""
-        self.status.emit(f"Copied the structures of {min(total, GRID_LIMIT)} rows as a picture{more}.", 6000)
+        self.status.emit(f"Copied the structures of {counted(min(total, GRID_LIMIT), 'row')} as a picture{more}.", 6000)
         self.copied.emit("image")

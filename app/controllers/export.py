@@ -8,6 +8,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
+from core import counted
+
 from .. import tasks
 from ..file_memory import FileMemory
 from ..state import with_suffix
@@ -69,9 +71,9 @@ class ExportController(Controller):
             self.said.emit(f"Export stopped: {Path(self._path).name} was not written.")
             self.status.emit(text, 15000)
             return
-        self.said.emit(f"{n:,} rows written to {Path(self._path).name}.")
+        self.said.emit(f"{counted(n, 'row')} written to {Path(self._path).name}.")
         self.exported.emit(self._path, n, self._work)
-        self.status.emit(f"{n:,} rows written to {self._path}", 8000)
+        self.status.emit(f"{counted(n, 'row')} written to {self._path}", 8000)
 
     @Slot(str)
     def _cannot_export(self, message: str) -> None:
@@ -98,5 +100,5 @@ class ExportController(Controller):
 
     def _html_written(self, path: str, drawn: int) -> None:
         self.idle.emit()
-        self.said.emit(f"HTML report written: {Path(path).name} ({drawn} molecules drawn).")
+        self.said.emit(f"HTML report written: {Path(path).name} ({counted(drawn, 'molecule')} drawn).")
         self.status.emit(f"HTML report written to {path}", 8000)

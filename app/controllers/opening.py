@@ -11,6 +11,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from core import counted
+
 from .. import tasks
 from ..session_file import SUFFIX as SESSION_SUFFIX
 from ..state import AppState
@@ -142,7 +144,8 @@ class OpeningController(Controller):
         if len(chosen) > 1:
             names = ", ".join(Path(p).name for p in paths[:5]) + (f" and {len(paths) - 5:,} more" if len(paths) > 5
                                                                   else "")
-            self.warning.emit("One file at a time", f"{len(paths):,} files were dropped ({names}); nothing was "
+            self.warning.emit("One file at a time", f"{counted(len(paths), 'file')} were dropped ({names}); "
+                              "nothing was "
                               "opened. The window opens one data file, report, session or model at a time: drop "
                               "one of them, or the folder of a TU collection.")
             return
@@ -193,7 +196,7 @@ class OpeningController(Controller):
 
     @Slot(object)
     def _rows_read(self, rows: int) -> None:
-        self.said.emit(f"Loading {self._reading}: {rows:,} rows read…")
+        self.said.emit(f"Loading {self._reading}: {counted(rows, 'row')} read…")
 
     def _stopped(self) -> None:
         self.idle.emit()
@@ -208,11 +211,11 @@ class OpeningController(Controller):
         self.idle.emit()
         graphs = result.graphs
         self.state.set_data(result.path, graphs, result.schema_text, result.properties, result.options)
-        rejected = f", {len(graphs.rejects):,} rows rejected" if graphs.rejects else ""
-        self.said.emit(f"Loaded {len(graphs):,} graphs{rejected}.")  # not "Loading…" any more
+        rejected = f", {counted(len(graphs.rejects), 'row')} rejected" if graphs.rejects else ""
+        self.said.emit(f"Loaded {counted(len(graphs), 'graph')}{rejected}.")  # not "Loading…" any more
         repeated = graphs.repeated_ids_note()  # every row is kept; the ID alone no longer says which is meant
-        self.status.emit(f"Loaded {len(graphs)} graphs from {result.path}"
-                         + (f"; {len(graphs.rejects)} rows rejected" if graphs.rejects else "")
+        self.status.emit(f"Loaded {counted(len(graphs), 'graph')} from {result.path}"
+                         + (f"; {counted(len(graphs.rejects), 'row')} rejected" if graphs.rejects else "")
                          + (f". {repeated} (every row is kept)." if repeated else ""), 15000 if repeated else 8000)
         self.loaded.emit(result)
         if len(graphs) == 0:
@@ -228,7 +231,7 @@ class OpeningController(Controller):
 
     @Slot(object)
     def _progress(self, rows: int) -> None:
-        self.said.emit(f"Reading report: {rows:,} rows…")
+        self.said.emit(f"Reading report: {counted(rows, 'row')}…")
 
     @Slot(object)
     def _report_read(self, report) -> None:
@@ -236,5 +239,5 @@ class OpeningController(Controller):
             self._stopped()
             return
         self.idle.emit()
-        self.said.emit(f"Opened report {Path(report.source).name}: {len(report):,} rows.")
+        self.said.emit(f"Opened report {Path(report.source).name}: {counted(len(report), 'row')}.")
         self.report_read.emit(report)

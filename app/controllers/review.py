@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from core import counted
+
 from .. import tasks
 from ..review_book import ReviewBook, reads_view_scores, report_unavailable
 from ..state import AppState
@@ -197,16 +199,16 @@ class ReviewController(Controller):
         report = None if view is None else view.report
         if view is not None and book.review is None and not reads_view_scores(st.model, view.report):
             self._preparing.add(view)
-            self.status.emit(f"Preparing the review: scoring {len(view.report):,} rows with each view of the open "
-                             "model…", 0)
+            self.status.emit(f"Preparing the review: scoring {counted(len(view.report), 'row')} with each view "
+                             "of the open model…", 0)
         job = functools.partial(tasks.rerank, book.review, st.model, graphs, dict(book.marks), report=report)
         self.runner.start(name, job, functools.partial(self._done, view), functools.partial(self._not_done, view),
                           self._progress)
 
     def _progress(self, p: tasks.ScreenProgress) -> None:
         """Scoring a report's rows again for its review: how far it got."""
-        self.status.emit(f"Preparing the review: {p.scored:,} of {p.total:,} rows scored with each view of the "
-                         f"open model…", 0)
+        self.status.emit(f"Preparing the review: {p.scored:,} of {counted(p.total, 'row')} scored with each view "
+                         "of the open model…", 0)
 
     def _gone(self, view) -> bool:
         return view is not None and (self.reports is None or view not in self.reports.views)
@@ -232,8 +234,8 @@ class ReviewController(Controller):
         learnt = ("the views weighed by the marked anomalies" if reranked.known_auc is not None else
                   "graphs marked normal in the calibration" if len(marks) > anomalies else
                   "the views weigh as before until 3 anomalies are marked")
-        self.status.emit(f"{len(marks):,} reviewed ({anomalies:,} anomalies): the other rows re-ranked without "
-                         f"training again ({learnt}).", 8000)
+        self.status.emit(f"{len(marks):,} reviewed ({counted(anomalies, 'anomaly', 'anomalies')}): the other rows "
+                         f"re-ranked without training again ({learnt}).", 8000)
         self._show(view)
 
     def _not_done(self, view, message: str) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
-from core import make_scratch
+from core import make_scratch, counted
 
 from .. import tasks
 from ..file_memory import FILE_FILTER, FileMemory
@@ -63,7 +63,7 @@ class ScreeningController(Controller):
 
     @Slot(object)
     def _graphs_scored(self, done: int) -> None:
-        self.said.emit(f"Scoring: {done:,} of {self._scoring:,} graphs…")
+        self.said.emit(f"Scoring: {done:,} of {counted(self._scoring, 'graph')}…")
 
     @Slot(object)
     def _scored(self, result) -> None:
@@ -74,8 +74,8 @@ class ScreeningController(Controller):
         scores, size_model, size_scores, graphs, properties = result
         self.state.use_graphs(graphs, properties)  # standardised (or no longer) as the model reads molecules
         self.state.set_scores(scores, size_model, size_scores)
-        self.said.emit(f"Scored {len(scores):,} graphs.")
-        self.status.emit(f"{len(scores):,} graphs scored.", 8000)
+        self.said.emit(f"Scored {counted(len(scores), 'graph')}.")
+        self.status.emit(f"{counted(len(scores), 'graph')} scored.", 8000)
         self.scored.emit()
 
     def score_file_dialog(self, window: QWidget, ask_columns: Callable[[str], dict | None]) -> None:
@@ -126,7 +126,7 @@ class ScreeningController(Controller):
         stopped = " (stopped: the rows scored so far)" if summary is not None and summary.stopped else ""
         rejected = f", {len(report.rejects):,} rejected" if report.rejects else ""
         name = Path(self._path).name
-        text = f"Scored {len(report):,} molecules of {name} in {duration(seconds)}{rejected}{stopped}."
+        text = f"Scored {counted(len(report), 'molecule')} of {name} in {duration(seconds)}{rejected}{stopped}."
         self.file_scored.emit(report, name, stopped, text)
         self.said.emit(text)
         self.status.emit(text, 15000)
@@ -166,7 +166,7 @@ class ScreeningController(Controller):
         if result.scores is not None:
             self.state.use_graphs(result.graphs)
         self.state.set_weighed(result.model, result.scores)
-        rejected = (f" ({result.n_rejected:,} {'row' if result.n_rejected == 1 else 'rows'} rejected)"
+        rejected = (f" ({counted(result.n_rejected, 'row')} rejected)"
                     if result.n_rejected else "")
         text = f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. " \
                f"{view_weights_text(result.model)}"

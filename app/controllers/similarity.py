@@ -6,6 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QTableView
 
+from core import counted
+
 from .. import tasks
 from ..widgets.query_bar import QueryBar
 from ..widgets.table import COLUMNS, ResultsModel
@@ -123,7 +125,7 @@ class SimilarityController(QObject):
         self.model_table.set_similarity(similarity, minimum)
         self.table.setColumnHidden(COLUMNS.index("Similarity"), False)
         shown = self.model_table.visible_count()
-        self.bar.say(f"{shown:,} rows at similarity {minimum:.2f} or more" if minimum > 0
+        self.bar.say(f"{counted(shown, 'row')} at similarity {minimum:.2f} or more" if minimum > 0
                      else "Sorted by similarity to the query")
         self.applied.emit()
 

@@ -6,6 +6,8 @@ import time
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from core import counted
+
 from .. import tasks
 from ..state import AppState, duration, view_weights_text
 from ..widgets.settings_form import TrainSettings
@@ -81,8 +83,8 @@ class TrainingController(Controller):
         weighed = f" {weighed}" if weighed else ""
         how = f", {result.calibration_note}" if result.calibration_note else ""
         held = f" ({result.n_calibration:,} of them held out to calibrate{how})" if result.n_calibration else ""
-        self.said.emit(f"Trained on {result.n_train:,} graphs{held} in "
+        self.said.emit(f"Trained on {counted(result.n_train, 'graph')}{held} in "
                        f"{duration(time.perf_counter() - self._started)}{note}.{weighed}")
-        text = f"Trained{note}; {len(result.scores):,} graphs scored.{weighed}"
+        text = f"Trained{note}; {counted(len(result.scores), 'graph')} scored.{weighed}"
         self.trained.emit(result, text)
         self.status.emit(text, 12000)

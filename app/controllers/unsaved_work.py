@@ -8,6 +8,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QWidget
 
+from core import counted
+
 from ..state import AppState, describe_model
 from ..unsaved import MODEL, REVIEW, UnsavedWork
 from ..widgets import dialogs
@@ -52,7 +54,7 @@ class UnsavedWorkGuard(QObject):
             return
         count = len(self.state.review_marks)
         if count:
-            self.unsaved.add(REVIEW, f"{count:,} review mark{'s' if count != 1 else ''} on "
+            self.unsaved.add(REVIEW, f"{counted(count, 'review mark')} on "
                              f"{Path(self.state.data_path).name}")
         else:
             self.unsaved.done(REVIEW)

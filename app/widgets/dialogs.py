@@ -8,6 +8,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 
 from typing import TYPE_CHECKING
 
+from core import counted
+
 if TYPE_CHECKING:
     from core import Reject
 
@@ -101,8 +103,8 @@ def ask_export_path(parent, files, table, filters: dict[str, str]) -> tuple[str,
 def ask_rows(parent, shown: int, total: int) -> str | None:
     """Export the rows the filters show ("visible") or all of them ("all"); None when cancelled."""
     buttons = QMessageBox.StandardButton
-    answer = QMessageBox.question(parent, "Export", f"The filters show {shown:,} of {total:,} rows.\n\n"
-                                  f"Yes: export the {shown:,} visible rows. No: export all {total:,} rows.",
+    answer = QMessageBox.question(parent, "Export", f"The filters show {shown:,} of {counted(total, 'row')}.\n\n"
+                                  f"Yes: export the {shown:,} visible rows. No: export all {counted(total, 'row')}.",
                                   buttons.Yes | buttons.No | buttons.Cancel, buttons.Yes)
     return {buttons.Yes: "visible", buttons.No: "all"}.get(answer)
 

@@ -16,6 +16,8 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from core import counted
+
 from .. import tasks
 from ..review_book import MAX_REPORT_ROWS, ReviewBook, reads_view_scores
 from ..workers import LatestJob
@@ -119,10 +121,10 @@ class ReportView(QWidget):
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
         rejects = len(report.rejects)
-        rejected = (f" · {rejects:,} rejected row{'s' * (rejects != 1)} (File ▸ Export… with all rows writes "
+        rejected = (f" · {counted(rejects, 'rejected row')} (File ▸ Export… with all rows writes "
                     f"{'them' if rejects != 1 else 'it'} at the end)" if rejects else "")
         where = "" if note else f" · {report.source}"  # a scored file's report is a scratch file: no path
-        self._status_text = f"{note}{len(report):,} scored row{'s' * (len(report) != 1)}{rejected}{where}"
+        self._status_text = f"{note}{counted(len(report), 'scored row')}{rejected}{where}"
         self.status.setText(self._status_text)
         self._update_count()
         if len(report):
@@ -159,7 +161,7 @@ class ReportView(QWidget):
         if reads_view_scores(self._model_getter(), self.report):
             return " · Reviewed rows re-rank the others from the views' scores in this report (the open model's; no row limit)"
         return (" · Reviewed rows re-rank the others with the views of the model open in the window (its scores "
-                f"of these rows, not the report's; at most {MAX_REPORT_ROWS:,} rows)")
+                f"of these rows, not the report's; at most {counted(MAX_REPORT_ROWS, 'row')})")
 
     @Slot()
     def _filter(self) -> None:

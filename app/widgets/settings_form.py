@@ -4,7 +4,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget)
 
-from core import DEFAULT_DETECTOR, DETECTORS, MIN_KNOWN_ANOMALIES, accepted_params, detector_defaults, detector_info
+from core import DEFAULT_DETECTOR, DETECTORS, MIN_KNOWN_ANOMALIES, accepted_params, detector_defaults, \
+    detector_info, counted
 
 from ..state import FIELD_LABELS
 
@@ -204,7 +205,7 @@ class TrainSettings(QWidget):
         total = sum(counts.values())
         self.normal.addItem(f"{ALL_GRAPHS} ({total:,})" if counts else ALL_GRAPHS)
         for label, n in counts.items():
-            self.normal.addItem(f"Label {label} ({n:,} graphs)", label)
+            self.normal.addItem(f"Label {label} ({counted(n, 'graph')})", label)
         if preferred is not None and preferred in counts:
             self.normal.setCurrentIndex(list(counts).index(preferred) + 1)
         self.normal_note.setText(NORMAL_HELP if counts else "The data has no labels: training uses all graphs.")
@@ -222,7 +223,7 @@ class TrainSettings(QWidget):
         for label, n in counts.items():
             if label == normal:
                 continue
-            graphs = f"{n:,} graph{'s' if n != 1 else ''}"
+            graphs = counted(n, "graph")
             if n < MIN_KNOWN_ANOMALIES:  # shown, not chosen: weighing needs more (said before training, not after)
                 self.known.addItem(f"Label {label} ({graphs}: too few, at least {MIN_KNOWN_ANOMALIES})", label)
                 self.known.model().item(self.known.count() - 1).setEnabled(False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.wording import counted
 from core.cli.options import add_readout_options, add_threads_option, positive_count, seed_value, summary
 from core.detectors.registry import DEFAULT_DETECTOR
 from core.errors import GLocalKDError
@@ -134,7 +135,7 @@ def run_alerts(args: argparse.Namespace) -> None:
     for graphs in (train, library):
         print(summary(graphs, more="listed with --json"), file=sys.stderr)
     result, seconds = measure_alert_agreement(_make_model(args), train, library)
-    print(f"detector {args.detector}, trained on {len(train)} molecules in {seconds:.1f} s; {result.scored} "
+    print(f"detector {args.detector}, trained on {counted(len(train), 'molecule')} in {seconds:.1f} s; {result.scored} "
           f"scored, {result.with_alerts} with alerts; rare elements among them: {', '.join(result.rare_elements) or 'none'}")
     for title, rows in (("all molecules", result.all_molecules),
                         ("without molecules whose alert is a rare element alone", result.without_rare)):

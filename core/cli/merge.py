@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from core.wording import counted
 
 
 def add_parser(sub) -> None:
@@ -25,4 +26,5 @@ def run(args: argparse.Namespace) -> None:
     from core.screening.merge import merge_reports
 
     rows = merge_reports(args.reports, args.output)
-    print(f"{rows:,} rows from {len(args.reports)} reports merged into {args.output}", file=sys.stderr)
+    print(f"{counted(rows, 'row')} from {counted(len(args.reports), 'report')} merged into {args.output}",
+          file=sys.stderr)

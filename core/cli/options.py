@@ -5,6 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+from core.wording import counted
 
 if TYPE_CHECKING:
     from core.data.graphset import GraphSet
@@ -425,14 +426,14 @@ def summary(graphs: GraphSet, more: str = "all listed in the report") -> str:
         first five rejected rows with their reasons (and how many more).
     """
     labels = graphs.label_counts()
-    text = f"{graphs.source}: {len(graphs)} graphs ({graphs.format}), {graphs.num_nodes} nodes"
+    text = f"{graphs.source}: {counted(len(graphs), 'graph')} ({graphs.format}), {counted(graphs.num_nodes, 'node')}"
     if labels:
         text += ", labels " + ", ".join(f"{k}: {v}" for k, v in labels.items())
     repeated = graphs.repeated_ids_note()
     if repeated:
         text += f"\n  {repeated} (every row is kept)"
     if graphs.rejects:
-        text += f"; {len(graphs.rejects)} rows rejected" + rejects_listed(
+        text += f"; {counted(len(graphs.rejects), 'row')} rejected" + rejects_listed(
             [(r.line, r.reason) for r in graphs.rejects[:5]], len(graphs.rejects), more)
     return text
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.wording import counted
 from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model,
                               non_negative, report_flagged, summary)
 
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         return report_screen(args, scored.summary)
     graphs, p_values = scored.graphs, scored.p_values
     print(summary(graphs), file=sys.stderr)
-    print(f"{len(graphs)} graphs scored, {len(graphs.rejects)} rejected; {len(graphs) + len(graphs.rejects)} rows "
+    rows = counted(len(graphs) + len(graphs.rejects), 'row')
+    print(f"{counted(len(graphs), 'graph')} scored, {len(graphs.rejects)} rejected; {rows} "
           f"written to {args.output}", file=sys.stderr)
     asked = [option for option, on in (("--properties", args.properties), ("--alerts", args.alerts)) if on]
     if asked and not graphs.is_molecular:  # graphs that are not molecules: no structures to compute them on

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.wording import counted
 from core.cli.options import (add_cluster_options, add_extra_column_options, add_fdr_option, add_standardise_option,
                               add_threads_option, apply_model_standardising, check_fdr, check_fdr_model, non_negative,
                               rejects_listed, report_flagged)
@@ -126,11 +127,11 @@ def report_screen(args: argparse.Namespace, summary) -> int:
         The exit status: 130 when a stop signal ended the run, else 0.
     """
     if summary.rejected:
-        print(f"{summary.rejected:,} rows rejected" + rejects_listed(list(summary.first_rejects), summary.rejected),
-              file=sys.stderr)
+        print(f"{counted(summary.rejected, 'row')} rejected"
+              + rejects_listed(list(summary.first_rejects), summary.rejected), file=sys.stderr)
     top = getattr(args, "top", None)
     kept = f" ({min(top, summary.scored):,} best kept)" if top else ""
-    print(f"{summary.rows:,} rows: {summary.scored:,} scored{kept}, {summary.rejected:,} rejected, in "
+    print(f"{counted(summary.rows, 'row')}: {summary.scored:,} scored{kept}, {summary.rejected:,} rejected, in "
           f"{summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s)", file=sys.stderr)
     if not summary.written:
         print(f"glocalkd: interrupted before any row was scored; {summary.report} left as it was", file=sys.stderr)

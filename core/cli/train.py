@@ -7,6 +7,7 @@ import dataclasses
 import sys
 import time
 
+from core.wording import counted
 from core.cli.options import (DetectorDefaultsHelp, add_data_options, add_readout_options, add_standardise_option,
                               add_threads_option, load_graphs, parameter_of, seed_value)
 from core.data.feature_modes import MODES
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> None:
     how = f" ({trained.calibration_note})" if trained.calibration_note else ""
     calibrated = (f"calibrated on {trained.n_calibration} held out{how}" if trained.n_calibration
                   else "not calibrated (no p-values)")
-    print(f"{detector_info(model.name).label} trained on {trained.n_fit} graphs, {calibrated}, "
+    print(f"{detector_info(model.name).label} trained on {counted(trained.n_fit, 'graph')}, {calibrated}, "
           f"in {time.perf_counter() - start:.1f} s{loss}; model written to "
           f"{args.output}{standardised}", file=sys.stderr)
 
@@ -132,15 +133,16 @@ def say_plan(plan, args: argparse.Namespace) -> None:
         args: the parsed command line (``normal_label``, ``calibration``).
     """
     n = len(plan.normal)
+    too_few = f"{counted(n, 'graph')} {'is' if n == 1 else 'are'} too few"
     if args.normal_label is not None:
-        print(f"training on the {n} graphs labelled {args.normal_label}", file=sys.stderr)
+        print(f"training on the {counted(n, 'graph')} labelled {args.normal_label}", file=sys.stderr)
     if plan.known is not None:
         print(f"{len(plan.known)} known anomalies weigh the consensus's views", file=sys.stderr)
     if plan.fell_back:
-        why = "--calibration 0" if not args.calibration else f"{n} graphs are too few to calibrate"
+        why = "--calibration 0" if not args.calibration else f"{too_few} to calibrate"
         print(f"training GLocalKD: the default consensus needs a calibration share ({why})", file=sys.stderr)
     if args.calibration > 0 and not plan.calibrated:
-        print(f"{n} graphs are too few to hold out a calibration share: training on all of them, "
+        print(f"{too_few} to hold out a calibration share: training on all of them, "
               "so the model gives no p-values", file=sys.stderr)
 
 

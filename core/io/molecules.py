@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from rdkit import Chem
 
+from core.wording import counted
 from core.data.chem import mol_to_graph, parse_molblock, parse_smiles
 from core.errors import DataError, raise_if_stopped
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
@@ -450,7 +451,7 @@ def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: l
             if row[status].startswith("rejected: "):  # never scored: rejected again, for the report's reason
                 problem = f"rejected in the report: {row[status].removeprefix('rejected: ')}"
         if problem is None and len(row) <= s_col:
-            problem = f"row has {len(row)} field{'s' if len(row) != 1 else ''}, the SMILES column " \
+            problem = f"row has {counted(len(row), 'field')}, the SMILES column " \
                       f"({header[s_col]!r}) is field {s_col + 1}"
             others = [d for d in DELIMITERS if d != delimiter and d in delimiter.join(row)]
             if others:
@@ -460,7 +461,7 @@ def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: l
                        "that is not quoted?): its id and label would be read from the wrong fields")
         missing = [header[c] for c in (i_col, l_col) if c is not None and c >= len(row)]
         if problem is None and missing:  # an empty cell is an unknown id or label; a missing one, a broken row
-            problem = (f"row has {len(row)} field{'s' if len(row) != 1 else ''}, the header {len(header)}: no "
+            problem = (f"row has {counted(len(row), 'field')}, the header {len(header)}: no "
                        f"{' and no '.join(repr(m) for m in missing)} field")
         shifted = problem is not None and problem.startswith("row has") and len(row) > len(header)
         ident = row[i_col].strip() if i_col is not None and i_col < len(row) and not shifted else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from core.errors import GLocalKDError
+from core.wording import counted
 
 PRECISIONS = ("float32", "bfloat16")
 
@@ -33,7 +34,7 @@ def resolve_device(device: str) -> torch.device:
         raise GLocalKDError(f"unknown device {device!r} (use 'auto', 'cpu' or 'cuda')") from None
     if resolved.type == "cuda" and resolved.index is not None and resolved.index >= torch.cuda.device_count():
         count = torch.cuda.device_count()  # else torch's "invalid device ordinal" came later, as a traceback
-        raise GLocalKDError(f"device {device!r} asked for, but torch sees {count} CUDA GPU{'s' if count != 1 else ''} "
+        raise GLocalKDError(f"device {device!r} asked for, but torch sees {counted(count, 'CUDA GPU')} "
                             f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})")
     return resolved
 

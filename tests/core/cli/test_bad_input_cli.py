@@ -103,7 +103,7 @@ def test_rejected_rows_are_listed_and_the_rest_scored(tmp_path, capsys, model_fi
     report = tmp_path / "r.csv"
     assert main(["score", str(model_file), str(data), "-o", str(report)]) == 0
     err = capsys.readouterr().err
-    assert "1 rows rejected" in err and "line 2: invalid SMILES syntax" in err
+    assert "1 row rejected" in err and "line 2: invalid SMILES syntax" in err
     assert "3 rows: 2 scored, 1 rejected" in err
     assert report.read_text().splitlines()[-2].endswith("rejected: line 2: invalid SMILES syntax: C1CC,,")  # then the end row
 
