@@ -482,13 +482,14 @@ class Detector(abc.ABC):
         from core.data.serialization import decode_state
         from core.errors import ModelFileError
         from core.runtime.device import resolve_device
+        from core.runtime.model_files import version_problem
 
         resolve_device(device)  # a device torch cannot use is the caller's setting, not damage in the file
         if not isinstance(state, dict) or state.get("format") != DETECTOR_FORMAT:
             raise ModelFileError(f"{source}: not a GLocalKD Studio model file, or not a {cls.__name__} one")
-        if state.get("version") != DETECTOR_VERSION:
-            raise ModelFileError(f"{source}: model file version {state.get('version')!r} is not supported by this "
-                                 f"version (it reads version {DETECTOR_VERSION})")
+        problem = version_problem(state.get("version"), (DETECTOR_VERSION,))
+        if problem:
+            raise ModelFileError(f"{source}: {problem}")
         try:
             params = {k: v for k, v in decode_state(state["params"]).items() if k in cls.param_names()}
             if "device" in params:

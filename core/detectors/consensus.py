@@ -672,6 +672,7 @@ class Consensus(Detector):
         train = state.get("component_train")
         self.component_train_ = None if train is None else {n: np.asarray(train[n], dtype=np.float64)
                                                             for n in self.views}
+        self._check_reference_lengths()
         weights, auc = state.get("view_weights"), state.get("known_anomaly_auc")
         self.view_weights_ = None if weights is None else {n: float(weights[n]) for n in self.views}
         self.known_anomaly_auc_ = None if auc is None else {n: float(auc[n]) for n in self.views}
@@ -695,6 +696,17 @@ class Consensus(Detector):
             self.known_classifier_.restore_fitted_state(classifier)
         weighed = state.get("weighed_calibration")
         self.weighed_calibration_ = None if weighed is None else np.asarray(weighed, dtype=np.float64)
+
+    def _check_reference_lengths(self) -> None:
+        """Each view holds one score per calibration graph and one per fit graph, as many as the
+        combined statistic's: a file whose arrays disagree gave p-values from mismatched graphs."""
+        lengths = {len(s) for s in self.component_calibration_.values()} | {len(self.calibration_scores_)}
+        if len(lengths) > 1:
+            raise ValueError(f"the views' calibration scores are of {sorted(lengths)} graphs, not of one set")
+        if self.component_train_ is not None:
+            lengths = {len(s) for s in self.component_train_.values()} | {len(self.train_scores_)}
+            if len(lengths) > 1:
+                raise ValueError(f"the views' scores of the fit graphs are of {sorted(lengths)} graphs, not of one set")
 
     def graph_embeddings(self, graphs: GraphSet, network: str = "predictor") -> np.ndarray:
         """Give the first component's representation (GLocalKD's embeddings by default).

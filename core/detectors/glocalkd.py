@@ -23,6 +23,7 @@ from core.detectors.base import (COUNT, NUMERICAL_ERRORS, CallbackError, Detecto
                                  describe_error, is_count, is_number)
 from core.detectors.training import train_epochs
 from core.errors import GLocalKDError, ModelFileError
+from core.runtime.model_files import version_problem
 from core.data.features import MODES, FeatureSchema
 from core.nn.gcn import GCNEncoder, normalized_adjacency
 from core.data.graphset import GraphSet
@@ -473,14 +474,9 @@ class GLocalKD(Detector):
         """
         if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT:
             raise ModelFileError(f"{source}: not a GLocalKD Studio model file")
-        version = state.get("version")
-        if version not in READABLE_VERSIONS:
-            if isinstance(version, int) and version > MODEL_VERSION:
-                raise ModelFileError(f"{source}: model file version {version} was written by a newer "
-                                     f"GLocalKD Studio (this one reads version {MODEL_VERSION}); update "
-                                     "GLocalKD Studio")
-            raise ModelFileError(f"{source}: model file version {version!r} is not supported by this "
-                                 f"version (it reads version {MODEL_VERSION}); retrain the model")
+        problem = version_problem(state.get("version"), READABLE_VERSIONS)
+        if problem:
+            raise ModelFileError(f"{source}: {problem}")
         model_device = resolve_device(device)
         try:
             params = dict(state["params"])

@@ -44,6 +44,30 @@ def model_name_problem(path: str | Path) -> str | None:
     return None
 
 
+def version_problem(version: Any, readable: tuple[int, ...]) -> str | None:
+    """Say why a model file's ``version`` entry cannot be read, if it cannot: one rule for every
+    kind of model file (a string "2" was reported as "version '2' ... it reads version 2").
+
+    Args:
+        version: the file's ``version`` entry, as read.
+        readable: the versions this release reads, oldest first.
+
+    Returns:
+        The reason, worded to follow the file's name, or None for a readable version.
+    """
+    newest = max(readable)
+    if version in readable and isinstance(version, int) and not isinstance(version, bool):
+        return None
+    if not isinstance(version, int) or isinstance(version, bool):
+        return (f"its version entry is {version!r}, not a version number: the file is damaged or was not "
+                "written by GLocalKD Studio")
+    if version > newest:
+        return (f"model file version {version} was written by a newer GLocalKD Studio (this one reads "
+                f"version {newest}); update GLocalKD Studio")
+    shown = ("version " if len(readable) == 1 else "versions ") + ", ".join(str(v) for v in readable)
+    return f"model file version {version} is not read by this release (it reads {shown}); train the model again"
+
+
 def state_digest(state: dict) -> str:
     """A SHA-256 digest of a model file's contents (every entry but the digest itself).
 

@@ -196,9 +196,10 @@ def _write(path, state, digest):
 @pytest.mark.parametrize("digest", [True, False])
 def test_older_and_newer_versions(tmp_path, saved, digest):
     _, state = saved
-    for version, pattern in ((0, "version 0 is not supported .* retrain"),
+    for version, pattern in ((0, "version 0 is not read by this release .* train the model again"),
                              (MODEL_VERSION + 1, f"version {MODEL_VERSION + 1} was written by a newer"),
-                             ("1", "version '1' is not supported"), (None, "version None")):
+                             ("1", "version entry is '1', not a version number"), (True, "version entry is True"),
+                             (None, "version entry is None, not a version number")):
         _write(tmp_path / "v.pt", {**state, "version": version}, digest)
         _refused(tmp_path / "v.pt", pattern)
 
@@ -254,3 +255,19 @@ def test_a_failed_save_leaves_no_temporary_file(toy, tmp_path, monkeypatch):
         model.save(tmp_path / "m.pt")
     assert (tmp_path / "m.pt").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["TOY", "m.pt"]
+
+
+@pytest.mark.parametrize("version, pattern", [(0, "version 0 is not read by this release"),
+                                              (2, "version 2 was written by a newer GLocalKD Studio"),
+                                              ("1", "version entry is '1', not a version number")])
+def test_every_kind_of_model_file_reads_its_version_by_one_rule(toy, tmp_path, version, pattern):
+    """A detector's file (here graph size's) and GLocalKD's say the same of a version they cannot
+    read: a newer one said "not supported" without saying to update, and "1" read as version 1."""
+    from core import load_detector, make_detector
+
+    make_detector("size").fit(toy).save(tmp_path / "size.pt")
+    state = torch.load(tmp_path / "size.pt", weights_only=True)
+    write_model_file(tmp_path / "size.pt", {**state, "version": version})
+    with pytest.raises(ModelFileError, match=pattern) as info:
+        load_detector(tmp_path / "size.pt", device="cpu")
+    assert str(tmp_path / "size.pt") in str(info.value)

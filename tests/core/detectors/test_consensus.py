@@ -306,3 +306,28 @@ def test_a_bad_setting_names_its_parameter(setting, param):
     with pytest.raises(ParameterError) as failure:
         Consensus(**setting).validate_params()
     assert failure.value.param == param and "{" not in str(failure.value)
+
+
+@pytest.mark.parametrize("entry", ["component_calibration", "component_train"])
+def test_a_model_file_whose_views_hold_scores_of_other_graphs_is_refused(tmp_path, entry):
+    """A file with one view's calibration (or fit-graph) scores cut short, its digest made to
+    match, loaded and gave p-values against mismatched graphs; it is refused, naming the file."""
+    import torch
+
+    from core import ModelFileError, load_detector
+    from core.data.serialization import decode_state, encode_state
+    from core.runtime.model_files import write_model_file
+    from tests.conftest import ring, write_tu
+
+    rng = np.random.default_rng(0)
+    data = load(write_tu(tmp_path, "RINGS", [(int(n), ring(int(n)), 0) for n in rng.integers(6, 9, size=60)],
+                         node_labels=False))
+    model = make_detector("consensus", components=("size", "wl-lesinn"), seed=0, known_classifier=False).fit(data)
+    model.save(tmp_path / "m.pt")
+    file = torch.load(tmp_path / "m.pt", weights_only=True)
+    state = decode_state(file["state"])
+    state[entry]["size"] = state[entry]["size"][:-3]
+    write_model_file(tmp_path / "m.pt", {**file, "state": encode_state(state)})
+    with pytest.raises(ModelFileError, match="graphs, not of one set") as info:
+        load_detector(tmp_path / "m.pt", device="cpu")
+    assert str(tmp_path / "m.pt") in str(info.value)
