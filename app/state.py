@@ -418,6 +418,8 @@ class AppState:
             return ["No data loaded."]
         labels = g.label_counts()
         label_text = ", ".join(f"{k}: {v}" for k, v in labels.items()) if labels else "none"
+        if g.labels_note():  # a measurement: hundreds of values, each listed, said nothing
+            label_text = f"{counted(len(labels), 'different value')} (a measurement, not classes)"
         kind = {"tu": "TU graph collection", "smiles": "SMILES list", "table": "table of SMILES",
                 "sdf": "SDF"}.get(g.format, g.format)
         lines = [f"<b>{Path(g.source).name}</b>", f"Format: {kind}",

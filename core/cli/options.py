@@ -427,8 +427,12 @@ def summary(graphs: GraphSet, more: str = "all listed in the report") -> str:
     """
     labels = graphs.label_counts()
     text = f"{graphs.source}: {counted(len(graphs), 'graph')} ({graphs.format}), {counted(graphs.num_nodes, 'node')}"
+    measured = graphs.labels_note()
     if labels:
-        text += ", labels " + ", ".join(f"{k}: {v}" for k, v in labels.items())
+        text += (f", {counted(len(labels), 'different label')}" if measured
+                 else ", labels " + ", ".join(f"{k}: {v}" for k, v in labels.items()))
+    if measured:
+        text += f"\n  {measured[0].upper()}{measured[1:]}"
     repeated = graphs.repeated_ids_note()
     if repeated:
         text += f"\n  {repeated} (every row is kept)"

@@ -6,8 +6,11 @@ from typing import TYPE_CHECKING
 from collections.abc import Iterable
 
 import numpy as np
+
 if TYPE_CHECKING:  # the graphs are torch-geometric Data, but scoring never needs the import
     from torch_geometric.data import Data
+
+MAX_CLASSES = 20  # more label values than this, most on one graph each: a measurement (GraphSet.labels_note)
 
 
 @dataclass
@@ -91,6 +94,25 @@ class GraphSet:
             if label is not None:
                 counts[label] = counts.get(label, 0) + 1
         return dict(sorted(counts.items()))
+
+    def labels_note(self) -> str:
+        """Say when the labels read look like a measurement rather than classes: more than
+        :data:`MAX_CLASSES` values, at least one graph in two the only one with its value (a
+        column of IC50s or scores taken for the labels). Training on a "normal" label then trains
+        on one or two graphs, and an evaluation's anomaly class is one value of many.
+
+        Returns:
+            The note, for a person; "" for labels that read as classes, or none.
+        """
+        counts = self.label_counts()
+        if len(counts) <= MAX_CLASSES:
+            return ""
+        alone = sum(1 for n in counts.values() if n == 1)
+        if 2 * alone < sum(counts.values()):
+            return ""
+        return (f"the labels take {len(counts):,} different values, {alone:,} of them on one graph each: they "
+                "read as a measurement, not as classes (training on a normal label, or evaluating against an "
+                "anomalous one, needs a column of classes such as active/inactive)")
 
     def repeated_ids(self) -> dict[str, list[int]]:
         """Find the IDs that name more than one graph (a table's ID column with repeats, an SDF's titles).
