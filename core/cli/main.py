@@ -12,7 +12,7 @@ from collections.abc import Sequence
 # --version answer at once.
 from core import __version__
 from core.cli import evaluate, explanations, info, merge, score, screen, train, weigh
-from core.cli.options import check_outputs, error_text, set_threads
+from core.cli.options import OUTPUT_OPTIONS, check_outputs, error_text, set_threads
 from core.errors import GLocalKDError
 from core.runtime.allocator import retain_freed_memory
 from core.runtime.signals import stop_signals_interrupt
@@ -42,6 +42,25 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"glocalkd: warning: {message}", file=sys.stderr)
 
 
+def _outputs_now(args: argparse.Namespace) -> dict[str, int | None]:
+    """Each output file the command names, with its modification time now (None: absent)."""
+    import os
+
+    found = {}
+    for option in OUTPUT_OPTIONS:
+        path = getattr(args, option, None)
+        if isinstance(path, str) and path:
+            found[path] = os.stat(path).st_mtime_ns if os.path.exists(path) else None
+    return found
+
+
+def _interrupted_text(before: dict[str, int | None], after: dict[str, int | None]) -> str:
+    """What an interrupted command left: the outputs it did not write (an existing file kept as it
+    was; every writer writes through a temporary file, so none is half-written)."""
+    untouched = [path for path, stamp in before.items() if after.get(path) == stamp]
+    return "glocalkd: interrupted" + (f"; not written: {', '.join(untouched)}" if untouched else "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``glocalkd``: parse the command line, check the outputs, run the subcommand.
 
@@ -62,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     set_threads(args)
     with warnings.catch_warnings():  # restores Python's own display when main returns
         warnings.showwarning = _show_warning
+        before = _outputs_now(args)
         try:
             check_outputs(args)  # before any work: a bad output path must not cost a training run
             with stop_signals_interrupt():  # SIGTERM and SIGHUP stop every command as Ctrl+C does: cleaned up, 130
@@ -70,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"glocalkd: error: {error_text(exc)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            print("glocalkd: interrupted", file=sys.stderr)
+            print(_interrupted_text(before, _outputs_now(args)), file=sys.stderr)
             return 130
         except OSError as exc:
             print(f"glocalkd: error: {exc}", file=sys.stderr)

@@ -237,3 +237,23 @@ def test_a_command_given_one_of_a_tu_collections_files_reads_the_collection(tu_f
     from_file = capsys.readouterr().out
     assert main(["info", str(tu_folder)]) == 0
     assert "graphs (tu)" in from_file and from_file == capsys.readouterr().out
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_an_interrupted_command_says_what_it_did_not_write(model_file, tmp_path, capsys, monkeypatch, existing):
+    """Ctrl+C during a score held in memory (or any command) said only "interrupted": the message
+    now names the output left unwritten, and an existing one is kept as it was."""
+    from core.screening import score_file as module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, "score_file", interrupted)
+    data = tmp_path / "t.smi"
+    data.write_text("CCO a\nCCN b\n")
+    report = tmp_path / "r.csv"
+    if existing:
+        report.write_text("the old report\n")
+    assert main(["score", str(model_file), str(data), "-o", str(report), "--device", "cpu"]) == 130
+    assert f"glocalkd: interrupted; not written: {report}" in capsys.readouterr().err
+    assert report.exists() == existing and (not existing or report.read_text() == "the old report\n")
