@@ -379,7 +379,7 @@ class MainWindow(QMainWindow):
     def _export_work(self, key) -> None:
         """Show the tab of ``key``'s results (``MODEL``: the training data's) and export them."""
         self.results_tabs.setCurrentWidget(self.splitter if key == MODEL else key)
-        self.export_dialog()
+        self.exporter.export_dialog(self, all_rows=True)
 
     def closeEvent(self, event) -> None:
         """Ask about unsaved work, stop background work, remember the layout and settings, then close."""

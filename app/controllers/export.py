@@ -26,7 +26,7 @@ class ExportController(Controller):
 
     Signals:
         exported: rows were written (the path, the number of rows, the unsaved work it settles:
-            the table's ``work``).
+            the table's ``work``, or None for an export of only the rows the filters show).
     """
 
     exported = Signal(str, int, object)
@@ -38,13 +38,14 @@ class ExportController(Controller):
         self.rows = rows
         self._path, self._work = "", None
 
-    def export_dialog(self, window: QWidget) -> None:
-        """Ask for a CSV or SDF file (and whether only the rows shown) and write it."""
+    def export_dialog(self, window: QWidget, all_rows: bool = False) -> None:
+        """Ask for a CSV or SDF file (and whether only the rows shown, unless ``all_rows``: an
+        export that saves unsaved work writes every row) and write it."""
         table = self.rows()
         if table is None:
             self.warning.emit("Nothing to export", "Train or load a model and score a data set first.")
             return
-        answer = dialogs.ask_export_path(window, self.files, table, EXPORT_FILTERS)
+        answer = dialogs.ask_export_path(window, self.files, table, EXPORT_FILTERS, all_rows)
         if answer is not None:
             self.export_report(*answer)
 
@@ -59,7 +60,10 @@ class ExportController(Controller):
             self.warning.emit("Busy", "An export is still being written; wait for it to finish.")
             return
         self.busy.emit(f"Writing {Path(path).name}…", True)
-        self._path, self._work = path, table.work
+        # only an export of every row holds the tab's work (its scores and review marks): a part of
+        # it settled the marks of rows it left out, and they were lost without a question
+        self._path = path
+        self._work = None if visible_only and len(table.visible) < table.total else table.work
         self.runner.start("export", functools.partial(tasks.export_rows, table, path, visible_only), self._written,
                           self._cannot_export)
 

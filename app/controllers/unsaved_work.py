@@ -65,6 +65,9 @@ class UnsavedWorkGuard(QObject):
 
     @Slot(str, int, object)
     def exported(self, _path: str, _rows: int, work) -> None:
+        """Rows were written: ``work`` (None for an export of only some rows, which settles nothing)."""
+        if work is None:
+            return
         model = self.state.model
         if work is MODEL:  # the training tab's rows, with their marks
             self.unsaved.done(REVIEW)

@@ -77,16 +77,18 @@ class ColumnDialog(QDialog):
                 "label_column": pick(self.label)}
 
 
-def ask_export_path(parent, files, table, filters: dict[str, str]) -> tuple[str, bool] | None:
+def ask_export_path(parent, files, table, filters: dict[str, str],
+                    all_rows: bool = False) -> tuple[str, bool] | None:
     """Where to export ``table`` (an :class:`app.export_tables.ExportTable`) and whether only its
     visible rows: (path with a .csv or .sdf suffix, visible only), or None when cancelled.
 
     Args:
         files: the window's :class:`app.file_memory.FileMemory` (the Save dialog's folder).
         filters: the Save dialog's filters, each with the suffix it writes (CSV first).
+        all_rows: every row, without asking (an export that saves unsaved work must hold it all).
     """
     visible_only = False
-    if len(table.visible) < table.total:
+    if not all_rows and len(table.visible) < table.total:
         choice = ask_rows(parent, len(table.visible), table.total)
         if choice is None:
             return None

@@ -46,6 +46,33 @@ def test_exporting_the_rows_with_their_marks_settles_them(qtbot, marked, tmp_pat
     assert not [text for text in marked._unsaved.pending() if "review mark" in text]
 
 
+def test_an_export_of_some_rows_settles_no_marks_and_saving_them_writes_every_row(qtbot, marked, tmp_path,
+                                                                                monkeypatch):
+    """An export of the visible rows only (one unmarked row) settled the marks of the rows it left
+    out: opening another file then dropped them without a question. And the question's Save
+    offered the visible rows (its default), so one markless row was "saving" the marks."""
+    w = marked
+    unmarked = w.model_table.graph_index(10)
+    assert unmarked not in w.state.review_marks
+    w.filters.text_edit.setText(w.state.graphs.meta[unmarked].smiles)
+    w.results.apply_text_filter()
+    qtbot.waitUntil(lambda: w.model_table.rowCount() >= 1, timeout=10000)
+    w.export_report(str(tmp_path / "visible.csv"), visible_only=True)
+    qtbot.waitUntil(lambda: _idle(w) and (tmp_path / "visible.csv").exists(), timeout=60000)
+    assert [text for text in w._unsaved.pending() if "3 review marks" in text]
+    asked_rows = []
+    monkeypatch.setattr(dialogs, "ask_rows", lambda *a: asked_rows.append(a) or "visible")
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda _parent, pending, doing: "save")
+    monkeypatch.setattr(w.files, "ask_save", lambda *a, **k: (str(tmp_path / "saved.csv"), "CSV report (*.csv)"))
+    assert w.guard.confirm(None, "quitting")
+    assert not asked_rows  # every row, without asking
+    import csv
+
+    with open(tmp_path / "saved.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert sum(row["review"] != "" for row in rows) == 3 and len(rows) >= len(w.state.graphs)
+
+
 def _session_reopened_after(qtbot, w, data, session, change) -> str:
     """Save ``session``, apply ``change`` to the data file, open the session again; its warning."""
     w.sessions.save(str(session))
