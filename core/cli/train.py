@@ -138,6 +138,9 @@ def say_plan(plan, args: argparse.Namespace) -> None:
         print(f"training on the {counted(n, 'graph')} labelled {args.normal_label}", file=sys.stderr)
     if plan.known is not None:
         print(f"{len(plan.known)} known anomalies weigh the consensus's views", file=sys.stderr)
+    if plan.known_in_data:
+        print(f"{counted(plan.known_in_data, 'graph')} of the data {'is' if plan.known_in_data == 1 else 'are'} "
+              "known anomalies too (the same graphs to the model): left out of training", file=sys.stderr)
     if plan.fell_back:
         why = "--calibration 0" if not args.calibration else f"{too_few} to calibrate"
         print(f"training GLocalKD: the default consensus needs a calibration share ({why})", file=sys.stderr)

@@ -7,6 +7,9 @@ The rules, for every front end (the command line, the app, the evaluation harnes
    the known anomalies of ``known_label``. A label no graph has is an error.
 2. **Known anomalies** come as graphs (``known_anomalies``) or as a label of the data
    (``known_label``), not both; that label cannot be the normal one, and is never trained on.
+   Known anomalies given as graphs are never trained on either: the data's graphs that are the
+   same graphs (:func:`core.data.graph_identity.graph_key`; stereoisomers are one graph to the
+   model) are left out of the normal graphs (:attr:`TrainingPlan.known_in_data` counts them).
    They weigh the views of a detector that has several (registry: ``weighable``); for any other
    they are an error.
 3. **Detector.** The one named, or, when none is, the default (the consensus) if it can hold out
@@ -34,6 +37,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from core.data.graph_identity import shared_graphs
 from core.data.graphset import GraphSet, normalize_label
 from core.detectors.conformal import calibration_split, can_calibrate
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES
@@ -62,6 +66,8 @@ class TrainingPlan:
         calibrated: whether a held-out share of ``normal`` calibrates the model (by the detector
             itself, or from outside).
         fell_back: no detector was named and the default could not calibrate, so GLocalKD trains.
+        known_in_data: graphs of the data that are known anomalies given as graphs, left out of
+            ``normal`` (rule 2; they were trained on as normal, and weighed the views wrongly).
     """
 
     detector: DetectorInfo
@@ -70,6 +76,7 @@ class TrainingPlan:
     known: GraphSet | None
     calibrated: bool
     fell_back: bool
+    known_in_data: int = 0
 
 
 def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
@@ -88,6 +95,12 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
     check_settings(spec)
     known = _known_anomalies(graphs, spec)
     normal = _normal_graphs(graphs, spec, known)
+    known_in_data = 0
+    if spec.known_anomalies is not None and known is not None:  # never trained on (rule 2)
+        shared = set(shared_graphs(normal, known))
+        if shared:
+            known_in_data = len(shared)
+            normal = normal.subset(i for i in range(len(normal)) if i not in shared)
     info, fell_back = _detector(spec, len(normal))
     if known is not None and not info.weighable:
         raise ParameterError(f"known anomalies weigh the consensus's views, and {info.label} has one: choose the "
@@ -98,7 +111,7 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
         calibrated = True
     else:
         calibrated = can_calibrate(len(normal), spec.calibration)
-    return TrainingPlan(info, _params(info, spec), normal, known, calibrated, fell_back)
+    return TrainingPlan(info, _params(info, spec), normal, known, calibrated, fell_back, known_in_data)
 
 
 def check_settings(spec: TrainSpec) -> None:

@@ -227,3 +227,33 @@ def test_a_label_that_means_no_label_finds_no_graph(tmp_path, label):
     with pytest.raises(ParameterError) as failure:
         plan_training(graphs, TrainSpec(normal_label=label, detector="size"))
     assert failure.value.param == "normal_label"
+
+
+def test_known_anomalies_given_as_graphs_are_never_trained_on(herg, tmp_path, capsys):
+    """Known anomalies that the data also holds were fitted and calibrated as normal (only a
+    known label left them out): their views' scores came out low, and the views that saw them
+    best were weighed to 0. The data's copies are left out of the normal graphs, whatever the
+    order their atoms were written in, and the command line says so."""
+    from rdkit import Chem
+
+    from core.cli.main import main
+    from core.data.graph_identity import graph_key
+    from tests.conftest import DEMO_DATA
+
+    demo = DEMO_DATA / "herg.tab"
+
+    actives = [i for i, label in enumerate(herg.labels) if label == "1"][:6]
+    known_file = tmp_path / "actives.smi"  # the same molecules, written from another atom
+    known_file.write_text("".join(f"{Chem.MolToSmiles(Chem.MolFromSmiles(herg.meta[i].smiles), rootedAtAtom=1)} "
+                                  f"k{i}\n" for i in actives))
+    known = load(str(known_file))
+    assert [m.smiles for m in known.meta] != [herg.meta[i].smiles for i in actives]
+    plan = plan_training(herg, TrainSpec(known_anomalies=known))
+    keys = {graph_key(g) for g in known.graphs}
+    assert plan.known_in_data >= len(actives)  # and their stereoisomers: one graph to the model
+    assert len(plan.normal) == len(herg) - plan.known_in_data
+    assert not [g for g in plan.normal.graphs if graph_key(g) in keys]
+    assert plan_training(herg, TrainSpec(known_anomalies=load(str(known_file)).subset(range(3)))).known_in_data >= 3
+    assert main(["train", str(demo), "-o", str(tmp_path / "m.pt"), "--known-anomalies", str(known_file),
+                 "--epochs", "1", "--hidden", "8", "--out-dim", "4", "--device", "cpu"]) == 0
+    assert f"{plan.known_in_data} graphs of the data are known anomalies too" in capsys.readouterr().err

@@ -1,0 +1,76 @@
+"""Which graphs of one set are also in another: the same graph (its nodes' and edges' features
+and its bonds), whatever the order its nodes were read in.
+
+Used where one file must not hold another's graphs: known anomalies are never trained on, so
+those also in the training data are left out of its normal graphs
+(:func:`core.training.plan.plan_training`).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from core.data.graphset import GraphSet
+
+WL_ROUNDS = 4  # colour refinement rounds: molecules and TU graphs that differ are told apart by then
+
+_NODE_FIELDS = ("x", "node_label", "node_attr")
+_EDGE_FIELDS = ("edge_attr", "edge_label")
+
+
+def _rows(data, fields: tuple[str, ...], count: int) -> list[bytes]:
+    """Each node's (or edge's) features as bytes: every field the graph has, in one row."""
+    parts = []
+    for name in fields:
+        value = getattr(data, name, None)
+        if value is not None:
+            array = np.ascontiguousarray(value.detach().cpu().numpy()).reshape(count, -1)
+            parts.append(array.astype(np.float64, copy=False))
+    if not parts:
+        return [b""] * count
+    table = np.ascontiguousarray(np.concatenate(parts, axis=1))
+    return [row.tobytes() for row in table]
+
+
+def graph_key(data) -> int:
+    """A key that two copies of one graph share in this process (not stable across processes).
+
+    Weisfeiler-Lehman colour refinement over the node features, with each edge's features on
+    its neighbour's colour, for :data:`WL_ROUNDS` rounds; the key is the hash of the node and
+    edge counts and the multiset of every round's colours. Two different graphs that WL cannot
+    tell apart share a key (regular graphs of one size, rarely molecules).
+
+    Args:
+        data: a graph (torch-geometric ``Data``).
+
+    Returns:
+        The key.
+    """
+    n = int(data.num_nodes)
+    edges = data.edge_index.detach().cpu().numpy()
+    colour = [hash(row) for row in _rows(data, _NODE_FIELDS, n)]
+    edge_colour = [hash(row) for row in _rows(data, _EDGE_FIELDS, edges.shape[1])]
+    neighbours: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for (source, target), e in zip(edges.T.tolist(), edge_colour):
+        neighbours[target].append((source, e))
+    seen = [tuple(sorted(colour))]
+    for _ in range(WL_ROUNDS):
+        colour = [hash((colour[v], tuple(sorted((colour[u], e) for u, e in neighbours[v])))) for v in range(n)]
+        seen.append(tuple(sorted(colour)))
+    return hash((n, edges.shape[1], tuple(seen)))
+
+
+def shared_graphs(graphs: GraphSet, others: GraphSet) -> list[int]:
+    """The positions of the graphs of ``graphs`` that are also in ``others`` (:func:`graph_key`).
+
+    Args:
+        graphs: the set searched.
+        others: the graphs looked for.
+
+    Returns:
+        Positions in ``graphs``, in order.
+    """
+    wanted = {graph_key(g) for g in others.graphs}
+    return [i for i, g in enumerate(graphs.graphs) if graph_key(g) in wanted]
