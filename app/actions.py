@@ -184,7 +184,11 @@ def install_menus(window: QMainWindow, actions: dict[str, QAction]) -> dict[str,
     return submenus
 
 
-def facts_of(state, busy: bool, stoppable: bool, report=None) -> Facts:
+GROUPED_NOTE = ("The rows are grouped by scaffold: open a group (double-click it) to mark its molecules, "
+                "or untick Group by scaffold")
+
+
+def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = False) -> Facts:
     """The facts the rules read, from the window's state.
 
     Args:
@@ -193,12 +197,16 @@ def facts_of(state, busy: bool, stoppable: bool, report=None) -> Facts:
         stoppable: training or scoring a file runs.
         report: the ranked report of the active tab when it is a report's tab (its rows can be
             exported, and reviewed with the open consensus), None on the training tab.
+        grouped: the training tab shows scaffold groups, not molecules: a mark would go to a row
+            of the table behind them (the review actions are off).
 
     Returns:
         The facts.
     """
     model = state.model
     review_note = report_unavailable(model, report) if report is not None else state.review_unavailable()
+    if report is None and grouped and not review_note:
+        review_note = GROUPED_NOTE
     return Facts(busy=busy, has_data=state.graphs is not None and len(state.graphs) > 0, has_model=model is not None,
                  stoppable=stoppable, weighable=state.weighable(), savable=model is not None and model.can_save,
                  has_rows=state.scores is not None or report is not None, reviewable=not busy and not review_note,

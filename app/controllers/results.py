@@ -281,6 +281,8 @@ class ResultsController(QObject):
         st = self.state
         self.model_table.set_review(st.review_marks, st.review_rank())
         self.table.setColumnHidden(COLUMNS.index("Review"), bool(st.review_unavailable()) and not st.review_marks)
+        if self.showing_groups() and self._scaffolds is not None and self._scaffolds[0] is st.graphs:
+            self._show_groups()  # the groups follow the review's ranks too
 
     def show_detector(self, model) -> None:
         """Adapt the views to the detector: score-term columns, map spaces and heatmaps need node scores."""
@@ -290,10 +292,18 @@ class ResultsController(QObject):
         self.map_view.set_spaces_enabled(terms)
         self.tabs.setTabText(self.tabs.indexOf(self.heatmap), "Node heatmap" if terms else "Graph")
 
+    def showing_groups(self) -> bool:
+        """Whether the training tab shows scaffold groups instead of its rows."""
+        return self.table_stack.currentWidget() is self.scaffold_view
+
     @Slot(bool)
     def _group_toggled(self, on: bool) -> None:
         """Show the visible rows grouped by scaffold (the scaffolds found in the background, once per
-        data), or the table."""
+        data), or the table; ``shown`` says so (the review actions mark rows of the table only)."""
+        self._show_grouping(on)
+        self.shown.emit()
+
+    def _show_grouping(self, on: bool) -> None:
         st = self.state
         if not (on and st.scores is not None and st.has_smiles()):
             self.scaffold_jobs.cancel()
@@ -318,7 +328,7 @@ class ResultsController(QObject):
     def _show_groups(self) -> None:
         st = self.state
         self.scaffold_view.set_rows(st.graphs, st.scores, self.model_table.visible_graphs(), st.flagged(),
-                                    self._scaffolds[1])
+                                    self._scaffolds[1], self.model_table.ranks())
 
     @Slot(str)
     def _scaffold_chosen(self, scaffold_smiles: str) -> None:

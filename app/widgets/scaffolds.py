@@ -62,7 +62,8 @@ class ScaffoldView(QWidget):
         """Say ``text`` in place of the note (a failure)."""
         self.note.setText(text)
 
-    def set_rows(self, graphs, scores, rows: np.ndarray, flagged: np.ndarray, scaffold_of: list[str]) -> None:
+    def set_rows(self, graphs, scores, rows: np.ndarray, flagged: np.ndarray, scaffold_of: list[str],
+                 rank: np.ndarray) -> None:
         """Show the groups of ``rows`` (graph indices) by their scaffolds.
 
         Args:
@@ -71,10 +72,10 @@ class ScaffoldView(QWidget):
             rows: the graphs the table shows.
             flagged: which graphs are flagged.
             scaffold_of: each graph's scaffold SMILES (``""``: acyclic), found in the background.
+            rank: each graph's rank as the table shows it (the review's once rows are marked: a
+                rank of its own here put the label-free ranking's groups first).
         """
         self.note.setText(NOTE)
-        rank = np.empty(len(scores.score), dtype=np.int64)
-        rank[scores.ranking()] = np.arange(1, len(rank) + 1)
         self.groups = group_by_scaffold(scaffold_of, rows, scores.score, rank, flagged)
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(self.groups))

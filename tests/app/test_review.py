@@ -511,3 +511,25 @@ def test_scoring_a_tabs_rows_again_for_its_review_is_busy_stoppable_and_ends_its
         if ending == "stop":
             assert said.startswith("Review stopped") and view.book.marks == {marked[0]: True}
             assert view.book.reranked is None  # not re-ranked from rows half scored
+
+
+def test_scaffold_groups_follow_the_review_and_take_no_marks(qtbot, window, herg_path):
+    """Grouped by scaffold, the groups were ranked by the label-free scores (a rank of their own),
+    and Ctrl+1 marked the hidden table's selected row, not the group the user picked."""
+    from app.actions import GROUPED_NOTE
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    last = _select_in(w, [w.model_table.rowCount() - 1])[0]
+    w.act_mark_anomaly.trigger()
+    qtbot.waitUntil(lambda: w.state.reranked is not None and _idle(w), timeout=60000)
+    assert w.model_table.ranks()[last] == 1
+    w.filters.group_scaffolds.setChecked(True)
+    view = w.scaffold_view
+    qtbot.waitUntil(lambda: view.table.rowCount() > 0, timeout=60000)
+    first = min(range(view.table.rowCount()), key=lambda r: view.table.item(r, 0).data(0))
+    assert view.table.item(first, 0).data(0) == 1 and view.table.item(first, 4).text() == w.state.graphs.meta[last].id
+    assert not w.act_mark_anomaly.isEnabled() and w.act_mark_anomaly.toolTip() == GROUPED_NOTE
+    w.filters.group_scaffolds.setChecked(False)
+    assert w.act_mark_anomaly.isEnabled()

@@ -52,3 +52,15 @@ def test_the_check_sees_a_second_review():
                      "def rerank(m, g):\n    from core import Review\n    return Review(m, g)\n\n"
                      "def third(m, s):\n    return core.Review.from_view_scores(m, s)\n")
     assert _review_builds(tree) == [("other", 4), ("rerank", 8), ("third", 11)]
+
+
+# where the app ranks scores: the table's label-free Rank column, and the review's ranks over it
+RANKS_SCORES = {"app/widgets/table.py", "app/state.py", "app/widgets/report_view.py"}
+
+
+def test_the_rank_shown_is_computed_where_the_review_can_change_it():
+    """The scaffold groups ranked their molecules by ``scores.ranking()`` of their own, so a review
+    did not reach them: every other view reads the table's ranks (``ResultsModel.ranks``)."""
+    found = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
+                   if ".ranking()" in p.read_text(encoding="utf-8"))
+    assert set(found) <= RANKS_SCORES, f"rank from the table's ranks, not scores.ranking(): {found}"
