@@ -222,17 +222,19 @@ class SessionsController(Controller):
     @Slot()
     def scored(self) -> None:
         """The open graphs were scored: a session's marks that waited for its moved data file go back
-        on them when the file is that data (the same digest), by each graph's ID."""
+        on them when the file is that data (the same digest), by each graph's ID; another file's
+        graphs leave them waiting (until that file is scored, or another session opens)."""
         waiting, st = self._waiting, self.state
         if waiting is None or st.graphs is None or st.scores is None:
             return
-        self._waiting = None
         source = Path(str(st.graphs.source))
         digest = waiting["digest"]  # None for a TU folder: then its graphs' IDs decide
         same = digest is None or (source.is_file() and session_file.file_digest(str(source)) == digest)
-        if not same:
-            self.said.emit(f"The session's review marks belong to {waiting['name']}: not put on {source.name}.")
+        if not same:  # dropping them here lost them for good, though the session had said they would come back
+            self.said.emit(f"The session's review marks belong to {waiting['name']}: not put on {source.name}; "
+                           f"they come back when you open {waiting['name']}.")
             return
+        self._waiting = None
         marks = _marks_on(st, waiting["marks"])
         if marks:
             self.reviewing.restore(marks)
