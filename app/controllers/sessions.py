@@ -173,7 +173,7 @@ class SessionsController(Controller):
             else:
                 st.set_model(r.model, train.get("normal_label"))
         if st.graphs is not None:
-            self.form.set_labels(st.graphs.label_counts(), train.get("normal_label"))
+            self.form.set_labels(st.graphs.label_counts(), train.get("normal_label"), train.get("known_label"))
         restore_choices(_Values(doc.get("view") or {}), self.choices)
         filters = doc.get("filters") or {}
         self.results.set_filter_values(filters)

@@ -126,7 +126,7 @@ class TrainSettings(QWidget):
             form.setRowVisible(widget, False)
         info = detector_info(self.detector_name())
         self.detector_note.setText(f"{info.summary}.")
-        self.normal.currentIndexChanged.connect(self._offer_known)
+        self.normal.currentIndexChanged.connect(lambda _index: self._offer_known())
         self.set_labels({})
 
     def activate(self, device_note: str = "") -> None:
@@ -196,9 +196,10 @@ class TrainSettings(QWidget):
         if not molecular and detector_info(self.detector_name()).molecules_only:
             self.detector.setCurrentIndex(0)
 
-    def set_labels(self, counts: dict[str, int], preferred: str | None = None) -> None:
+    def set_labels(self, counts: dict[str, int], preferred: str | None = None, known: str | None = None) -> None:
         """Offer 'All graphs' (the default, as ``glocalkd train`` has) and each label with its count;
-        pick ``preferred`` when given."""
+        pick ``preferred`` when given, and ``known`` as the known anomalies' label when it can be
+        (a session's: training again from it kept the normal label and dropped the known one)."""
         from ..state import NORMAL_HELP
 
         self.normal.clear()
@@ -210,14 +211,15 @@ class TrainSettings(QWidget):
             self.normal.setCurrentIndex(list(counts).index(preferred) + 1)
         self.normal_note.setText(NORMAL_HELP if counts else "The data has no labels: training uses all graphs.")
         self._counts = dict(counts)
-        self._offer_known()
+        self._offer_known(known)
 
-    def _offer_known(self) -> None:
+    def _offer_known(self, chosen: str | None = None) -> None:
         """Offer the labels other than the normal one as known anomalies; none while every graph
-        is trained on (a known anomaly is never trained on)."""
+        is trained on (a known anomaly is never trained on); keep ``chosen`` (None: the one
+        chosen now) when it is offered."""
         counts = self._counts
         normal = self.normal_label()
-        chosen = self.known.currentData()
+        chosen = self.known.currentData() if chosen is None else chosen
         self.known.clear()
         self.known.addItem(NO_KNOWN)
         for label, n in counts.items():

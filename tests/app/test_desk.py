@@ -345,3 +345,22 @@ def test_a_damaged_session_document_is_refused_as_damaged_by_the_field(tmp_path,
     with pytest.raises(GLocalKDError, match=f"{path}: not a GLocalKD Studio session file, or damaged "
                                             f"\\({field} is not what a session holds\\)"):
         session_file.read_session(str(path), str(tmp_path), "cpu")
+
+
+def test_a_session_puts_back_the_known_anomalies_label_in_the_form(qtbot, settings, herg_path, tmp_path):
+    """Reopened, a session put the normal label back in the training form but not the known
+    anomalies' label: training again from it dropped the known anomalies without a word."""
+    w = _window(qtbot, settings)
+    qtbot.waitUntil(lambda: w.opening.ready, timeout=60000)
+    open_and_wait(qtbot, w, herg_path)
+    w.form.normal.setCurrentIndex(w.form.normal.findData("1"))
+    w.form.known.setCurrentIndex(w.form.known.findData("0"))
+    train_and_wait(qtbot, w, normal="1")
+    assert w.state.known_label == "0"
+    w.sessions.save(str(tmp_path / "k.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(w), timeout=60000)
+    again = _window(qtbot, settings)
+    qtbot.waitUntil(lambda: again.opening.ready, timeout=60000)
+    again.open_session(str(tmp_path / "k.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(again) and again.scores is not None, timeout=120000)
+    assert again.form.normal_label() == "1" and again.form.known_label() == "0"
