@@ -140,6 +140,27 @@ class ReviewBook:
             else:
                 self.marks[int(i)] = bool(anomalous)
 
+    def follow_rows(self, before, after) -> int:
+        """The same file's rows read again (standardised, or no longer): each mark moves to its
+        row's new index, found by input line and ID; a mark on a row no longer read is dropped.
+
+        Args:
+            before: the rows' metadata (:class:`core.GraphMeta`) the marks are on.
+            after: the metadata of the rows now open.
+
+        Returns:
+            How many marks were dropped.
+        """
+        where: dict[tuple, int] = {}
+        for j, meta in enumerate(after):
+            where.setdefault((meta.line, meta.id), j)
+        moved = {where[key]: mark for i, mark in self.marks.items()
+                 if (key := (before[i].line, before[i].id)) in where}
+        dropped = len(self.marks) - len(moved)
+        self.marks = moved
+        self.forget()
+        return dropped
+
     def forget(self) -> None:
         """The model or the scores changed: the review is built again (the marks stay)."""
         self.review = self.reranked = None

@@ -138,15 +138,24 @@ class AppState:
         if had_selection:
             self.selection_changed.emit(None)
 
-    def use_graphs(self, graphs: GraphSet | None, properties: dict | None = None) -> None:
+    def use_graphs(self, graphs: GraphSet | None, properties: dict | None = None) -> int:
         """The open file's graphs as the model reads them (standardised or as read): the same rows,
         less any a standardisation rejected, with their ``properties``; the selection is dropped
-        when the rows change."""
+        when the rows change, and the review marks follow their rows (kept by index, they moved to
+        the next molecules when a row was rejected).
+
+        Returns:
+            How many review marks were on rows no longer read (dropped).
+        """
         if graphs is None or graphs is self.graphs:
-            return
+            return 0
+        dropped = 0
+        if self.graphs is not None and self.review_book.marks:
+            dropped = self.review_book.follow_rows(self.graphs.meta, graphs.meta)
         self.graphs, self.properties = graphs, properties
         self.selected = None
         self._forget_similarity()
+        return dropped
 
     def set_trained(self, model, scores: Scores, n_train: int, normal_label: str | None, size_model,
                     size_scores: np.ndarray | None, known_label: str | None = None) -> None:
@@ -555,6 +564,12 @@ def app_wording(error: BaseException | str) -> str:
         return error
     params = getattr(error, "params", ())
     return error.worded({p: control_name(p) for p in params}) if params else str(error)
+
+
+def marks_dropped_text(dropped: int) -> str:
+    """Say that review marks were on rows a standardisation no longer reads ("" for none)."""
+    return (f" {counted(dropped, 'review mark')} {'was' if dropped == 1 else 'were'} on rows the standardisation "
+            "rejected: dropped." if dropped else "")
 
 
 def duration(seconds: float) -> str:

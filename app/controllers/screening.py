@@ -14,7 +14,7 @@ from core import make_scratch, counted
 
 from .. import tasks
 from ..file_memory import FILE_FILTER, FileMemory
-from ..state import AppState, duration, view_weights_text
+from ..state import AppState, duration, marks_dropped_text, view_weights_text
 from ..workers import Runner
 from .base import Controller
 
@@ -72,10 +72,10 @@ class ScreeningController(Controller):
             self.said.emit("Stopped: the open graphs are not scored. Train, or load the model again, to score them.")
             return
         scores, size_model, size_scores, graphs, properties = result
-        self.state.use_graphs(graphs, properties)  # standardised (or no longer) as the model reads molecules
+        dropped = self.state.use_graphs(graphs, properties)  # standardised (or no longer) as the model reads molecules
         self.state.set_scores(scores, size_model, size_scores)
         self.said.emit(f"Scored {counted(len(scores), 'graph')}.")
-        self.status.emit(f"{counted(len(scores), 'graph')} scored.", 8000)
+        self.status.emit(f"{counted(len(scores), 'graph')} scored.{marks_dropped_text(dropped)}", 8000)
         self.scored.emit()
 
     def score_file_dialog(self, window: QWidget, ask_columns: Callable[[str], dict | None]) -> None:

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from core import counted
 
 from .. import tasks
-from ..state import AppState, duration, view_weights_text
+from ..state import AppState, duration, marks_dropped_text, view_weights_text
 from ..widgets.settings_form import TrainSettings
 from ..workers import Runner
 from .base import Controller
@@ -74,7 +74,7 @@ class TrainingController(Controller):
         if result is None:
             return
         self.idle.emit()
-        self.state.use_graphs(result.graphs, result.properties)  # standardised when the form asked for it
+        dropped = self.state.use_graphs(result.graphs, result.properties)  # standardised when the form asked for it
         self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
                                result.size_scores, known_label=result.known_label)
         model = result.model
@@ -85,6 +85,6 @@ class TrainingController(Controller):
         held = f" ({result.n_calibration:,} of them held out to calibrate{how})" if result.n_calibration else ""
         self.said.emit(f"Trained on {counted(result.n_train, 'graph')}{held} in "
                        f"{duration(time.perf_counter() - self._started)}{note}.{weighed}")
-        text = f"Trained{note}; {counted(len(result.scores), 'graph')} scored.{weighed}"
+        text = f"Trained{note}; {counted(len(result.scores), 'graph')} scored.{weighed}{marks_dropped_text(dropped)}"
         self.trained.emit(result, text)
         self.status.emit(text, 12000)

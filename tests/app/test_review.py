@@ -533,3 +533,38 @@ def test_scaffold_groups_follow_the_review_and_take_no_marks(qtbot, window, herg
     assert not w.act_mark_anomaly.isEnabled() and w.act_mark_anomaly.toolTip() == GROUPED_NOTE
     w.filters.group_scaffolds.setChecked(False)
     assert w.act_mark_anomaly.isEnabled()
+
+
+def test_marks_follow_their_rows_when_standardising_rejects_one(qtbot, window, herg_path, monkeypatch):
+    """Marks are kept by row index: when training again with standardising rejected a row (RDKit's
+    standardiser failing on a molecule, simulated), every mark after it moved to the next
+    molecule. They follow their rows now, and a mark on the rejected row is dropped, and said."""
+    import core.data.standardise as std
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    meta = w.state.graphs.meta
+    first = 0
+    chosen = [w.model_table.row_of(i) for i in (first, 5, 7, 9)]
+    _select_in(w, chosen)
+    w.act_mark_anomaly.trigger()
+    qtbot.waitUntil(lambda: w.state.reranked is not None and _idle(w), timeout=60000)
+    kept = {(meta[i].line, meta[i].id) for i in (5, 7, 9)}
+    rejected = Chem.MolToSmiles(Chem.MolFromSmiles(meta[first].smiles))
+    real = std.standardise_mol
+
+    def failing(mol):
+        if Chem.MolToSmiles(mol) == rejected:
+            return None, "standardisation failed (simulated)"
+        return real(mol)
+
+    monkeypatch.setattr(std, "standardise_mol", failing)
+    w.form.standardise.setChecked(True)
+    messages = []
+    w.statusBar().messageChanged.connect(messages.append)
+    train_and_wait(qtbot, w, **TINY)
+    after = w.state.graphs.meta
+    assert len(after) < len(meta)
+    assert {(after[i].line, after[i].id) for i in w.state.review_marks} == kept
+    assert any("1 review mark was on rows the standardisation rejected: dropped." in m for m in messages)
