@@ -261,15 +261,26 @@ def check_output_name(args: argparse.Namespace) -> None:
 
     Raises:
         ParameterError: a report command's ``--output`` ends in a suffix of another format, or
-            ``train``'s in a data or report format's (:func:`core.runtime.model_files.model_name_problem`).
+            ``train``'s in a data or report format's (:func:`core.runtime.model_files.model_name_problem`),
+            or ``--json``/``--markdown`` is not named .json/.md (:func:`core.evaluation.results.results_name_problem`).
     """
+    from core.errors import ParameterError
+    from core.io.report import report_name_problem
+    from core.runtime.model_files import model_name_problem
+
+    for option in ("json", "markdown"):  # an evaluation's results: the writers' rule
+        value = getattr(args, option, None)
+        if not (isinstance(value, str) and value):
+            continue
+        from core.evaluation.results import results_name_problem  # only an evaluation loads it
+
+        problem = results_name_problem(value, option)
+        if problem is not None:
+            raise ParameterError(f"{{{option}}} {value}: {problem}", option)
     output = getattr(args, "output", None)
     command = getattr(args, "command", None)
     if not isinstance(output, str):
         return
-    from core.errors import ParameterError
-    from core.io.report import report_name_problem
-    from core.runtime.model_files import model_name_problem
 
     # the writers' own rules (the report's and the model file's), said before any work
     rule = report_name_problem if command in REPORT_COMMANDS else model_name_problem if command == "train" else None

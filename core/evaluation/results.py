@@ -409,13 +409,46 @@ def environment() -> dict:
 
 
 
+RESULT_SUFFIXES = {"json": (".json",), "markdown": (".md", ".markdown")}
+
+
+def results_name_problem(path: str | Path, kind: str) -> str | None:
+    """Say what is wrong with the name of an evaluation's results file, if anything: the rule of
+    :func:`write_json` and :func:`write_markdown`, and so of ``--json`` and ``--markdown``
+    (``--json model.pt`` replaced a model file with JSON).
+
+    Args:
+        path: the file to write.
+        kind: ``"json"`` or ``"markdown"``.
+
+    Returns:
+        The reason, worded to follow the file's name, or None for a name that fits.
+    """
+    allowed = RESULT_SUFFIXES[kind]
+    suffix = Path(path).suffix.lower()
+    if suffix in allowed:
+        return None
+    said = "JSON" if kind == "json" else "Markdown"
+    return f"the results are written as {said}, not {suffix or 'a file without a suffix'}; name it {allowed[0]}"
+
+
+def _check_results_name(path: str | Path, kind: str) -> None:
+    problem = results_name_problem(path, kind)
+    if problem is not None:
+        raise GLocalKDError(f"{path}: {problem}")
+
+
 def write_json(result: EvaluationResult, path: str | Path) -> None:
     """Write the full result (params, options, per-fold metrics, summary, paper values) as JSON, atomically.
 
     Args:
         result: the result.
-        path: the JSON file to write (its folder is made when missing).
+        path: the JSON file to write (its folder is made when missing; named .json).
+
+    Raises:
+        GLocalKDError: the name promises another format (:func:`results_name_problem`).
     """
+    _check_results_name(path, "json")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n"
@@ -504,10 +537,14 @@ def write_markdown(results: EvaluationResult | Sequence[EvaluationResult], path:
 
     Args:
         results: one result or several.
-        path: the Markdown file to write (its folder is made when missing).
+        path: the Markdown file to write (its folder is made when missing; named .md).
         pending: data sets to list as "not run yet" (:func:`markdown_table`).
         title: the first heading.
+
+    Raises:
+        GLocalKDError: the name promises another format (:func:`results_name_problem`).
     """
+    _check_results_name(path, "markdown")
     if isinstance(results, EvaluationResult):
         results = [results]
     path = Path(path)

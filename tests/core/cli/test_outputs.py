@@ -210,3 +210,23 @@ def test_resume_without_json_and_output_to_dash_are_refused_before_any_work(tu, 
     assert main(["train", str(tu), "-o", str(model), "--detector", "size", "--calibration", "0"]) == 0
     _error(capsys, main(["score", str(model), str(tu), "-o", "-"]), "not to standard output")
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("option, name", [("--json", "model.pt"), ("--json", "results.csv"), ("--json", "results"),
+                                          ("--markdown", "table.json")])
+def test_evaluate_results_are_named_for_their_format(tu, tmp_path, capsys, no_work, option, name):
+    """``evaluate --json model.pt`` replaced a model file with JSON: the results' names follow the
+    rule of their writers, as ``-o`` follows the report's and the model file's."""
+    target = tmp_path / name
+    target.write_bytes(b"a model")
+    _error(capsys, main(["evaluate", str(tu), option, str(target), *TINY]), "the results are written as")
+    assert target.read_bytes() == b"a model"
+
+
+def test_the_results_writers_keep_their_own_name_rule(tmp_path):
+    from core import GLocalKDError
+    from core.evaluation.results import write_markdown
+
+    with pytest.raises(GLocalKDError, match="name it .md"):
+        write_markdown([], tmp_path / "table.csv")
+    assert not (tmp_path / "table.csv").exists()
