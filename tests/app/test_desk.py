@@ -310,7 +310,7 @@ def test_a_moved_data_files_review_marks_come_back_when_it_is_opened_where_it_is
         assert {again.graphs.meta[i].id for i in again.state.review_marks} == back
         if opened == other:  # the marks still wait for the moved file (they were dropped for good)
             again.open_path(str(moved))
-            qtbot.waitUntil(lambda: _idle(again) and again.state.reranked is not None, timeout=120000)
+            qtbot.waitUntil(lambda w=again: _idle(w) and w.state.reranked is not None, timeout=120000)
             assert {again.graphs.meta[i].id for i in again.state.review_marks} == marked
         again.runner.stop_all()
 
