@@ -425,12 +425,13 @@ def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None 
     return graphs
 
 
-def summary(graphs: GraphSet, more: str = "all listed in the report") -> str:
+def summary(graphs: GraphSet, more: str = "each is listed in the report 'glocalkd score' writes") -> str:
     """Say what a file held, for stderr.
 
     Args:
         graphs: the loaded graphs.
-        more: where the rejected rows beyond the first five are listed.
+        more: where the rejected rows beyond the first five are listed (``info`` and ``train``
+            write no report: they said "all listed in the report").
 
     Returns:
         One line of graphs, nodes and label counts, the IDs that name more than one row, then the

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if scored.summary is not None:
         return report_screen(args, scored.summary)
     graphs, p_values = scored.graphs, scored.p_values
-    print(summary(graphs), file=sys.stderr)
+    print(summary(graphs, more="all listed in the report"), file=sys.stderr)
     rows = counted(len(graphs) + len(graphs.rejects), 'row')
     print(f"{counted(len(graphs), 'graph')} scored, {len(graphs.rejects)} rejected; {rows} "
           f"written to {args.output}", file=sys.stderr)

@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from core.errors import DataError, GLocalKDError, NotApplicableError, ParameterError
+from core.errors import DataError, GLocalKDError, NotApplicableError, ParameterError, one_line
+from core.wording import counted
 from core.detectors.base import SEED, is_seed
 from core.data.graphset import GraphSet, normalize_label
 from core.evaluation.paper import dataset_name
@@ -170,6 +171,13 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
                         "model trained on one cannot score the other",
                         test_graphs.source)
 
+    rejected = 0
+    for read in (graphs, test_graphs):  # every row scored or said: a rejected row was dropped without a word
+        if read is not None and read.rejects:
+            rejected += len(read.rejects)
+            first = "; ".join(f"line {r.line}: {one_line(r.reason)}" for r in read.rejects[:3])
+            say(f"{read.source}: {counted(len(read.rejects), 'row')} rejected, not evaluated ({first}"
+                + (", ...)" if len(read.rejects) > 3 else ")"))
     labelled = [i for i, lab in enumerate(graphs.labels) if lab is not None]
     skipped = len(graphs) - len(labelled)
     graphs = graphs.subset(labelled) if skipped else graphs
@@ -192,7 +200,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
                  "standardize": zscore_attributes, "known_anomalies": known_anomalies, "auc_std": "population (ddof 0)",
                  **({"standardise": True} if standardise else {})},  # (absent when off: results before it resume)
         test_path=None if test_graphs is None else (str(test) if not isinstance(test, GraphSet) else test.source),
-        unlabelled_skipped=skipped, environment=environment())
+        unlabelled_skipped=skipped, rows_rejected=rejected, environment=environment())
     say(f"{result.dataset}, {detector_info(method).label}: {len(graphs)} labelled graphs, {int(is_anom.sum())} "
         f"anomalous; anomaly rule {anomaly!r} -> anomalous class {anomaly_label!r} (normal: "
         f"{', '.join(result.normal_labels)})" + (f"; {skipped} unlabelled graphs skipped" if skipped else ""))

@@ -59,6 +59,7 @@ class EvaluationResult:
     test_path: str | None = None
     folds: list[FoldResult] = field(default_factory=list)
     unlabelled_skipped: int = 0
+    rows_rejected: int = 0  # rows of the data (and testing) files that were not read as graphs
     command: str | None = None
     complete: bool = False
     wall_seconds: float = 0.0
@@ -240,8 +241,9 @@ def check_result_dict(d: Mapping) -> Mapping:
         raise ValueError(f"normal_labels must be a list of texts, not {_shown(d['normal_labels'])}")
     if "complete" in d and not isinstance(d["complete"], bool):
         raise ValueError(f"complete must be true or false, not {_shown(d['complete'])}")
-    if "unlabelled_skipped" in d:
-        _count("unlabelled_skipped", d["unlabelled_skipped"])
+    for key in ("unlabelled_skipped", "rows_rejected"):
+        if key in d:
+            _count(key, d[key])
     if "wall_seconds" in d:
         _seconds("wall_seconds", d["wall_seconds"])
     folds = d.get("folds", [])

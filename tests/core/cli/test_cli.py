@@ -71,3 +71,12 @@ def test_info_names_the_ids_that_name_more_than_one_row(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "6 graphs" in out
     assert "2 IDs name more than one row: A (lines 2, 4, 7), B (lines 3, 6) (every row is kept)" in out
+
+
+def test_info_points_to_where_the_other_rejected_rows_are_listed(tmp_path, capsys):
+    """``info`` said "... and 1 more (all listed in the report)", but writes no report."""
+    data = tmp_path / "messy.smi"
+    data.write_text("CCO a\n" + "".join(f"C1CC( bad{i}\n" for i in range(6)))
+    assert main(["info", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "and 1 more (each is listed in the report 'glocalkd score' writes)" in out

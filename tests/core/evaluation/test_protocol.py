@@ -274,3 +274,21 @@ def test_evaluate_standardises_molecules_as_train_does(tmp_path, capsys):
         assert result["options"].get("standardise", False) == bool(flag)
     assert main(["evaluate", str(tmp_path / "d.csv"), "--standardize", "--zscore-attributes", "--method", "size",
                  "--folds", "2"]) == 0  # both spellings: the molecules' standardising, as train's
+
+
+def test_an_evaluation_says_and_records_the_rows_it_could_not_read(tmp_path, capsys):
+    """Rows of the data file that were not read as graphs were dropped without a word: the
+    evaluation says them, with their lines, and its JSON counts them."""
+    import json
+
+    from core.cli.main import main
+    from tests.conftest import DEMO_DATA
+
+    data = tmp_path / "herg_bad.tab"
+    data.write_text((DEMO_DATA / "herg.tab").read_text() + "".join(f"BAD{i}\tC1CC(\t1\n" for i in range(4)))
+    out = tmp_path / "r.json"
+    assert main(["evaluate", str(data), "--method", "size", "--folds", "2", "--anomaly", "0", "--json", str(out),
+                 "--threads", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "4 rows rejected, not evaluated (line 657: invalid SMILES syntax" in err and ", ...)" in err
+    assert json.loads(out.read_text())["rows_rejected"] == 4
