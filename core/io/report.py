@@ -185,10 +185,11 @@ class EndRow(NamedTuple):
     model: str
     digest: str
     stopped_after: int | None = None
+    cut_from: int | None = None  # the rows scored, of which the report keeps the best (--top); None: every one
 
 
-def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopped_after: int | None = None
-            ) -> list[str]:
+def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopped_after: int | None = None,
+            cut_from: int | None = None) -> list[str]:
     """The report's last row, which says the report is complete, or where its run was stopped.
 
     A report without it was cut short; merging checks it (same model, no shard twice, no row
@@ -200,18 +201,24 @@ def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopp
         digest: a digest of the bytes before it.
         width: the header's columns (more than ``COLUMNS`` with optional columns).
         stopped_after: the last input line a stopped run read (None: it read every line).
+        cut_from: the rows scored when the report keeps only the best of them (``--top``), which
+            the report itself says (a merge of it without its summary took it for whole, and gave
+            q-values over the rows kept only); None when it keeps every scored row.
 
     Returns:
         The row's cells, all empty but ``status``.
     """
     row = [""] * width
     row[STATUS] = f"{END_PREFIX}{rows} rows; model {model}; digest {digest}"
+    if cut_from is not None:
+        row[STATUS] += f"; {CUT_PREFIX}{cut_from}"
     if stopped_after is not None:
         row[STATUS] += f"; {STOPPED_PREFIX}{stopped_after}"
     return row
 
 
 STOPPED_PREFIX = "stopped after input line "
+CUT_PREFIX = "the best rows of scored rows: "
 
 
 def not_read_status(stopped_after: int) -> str:
@@ -242,9 +249,10 @@ def parse_end_row(row: list[str]) -> EndRow | None:
     parts = row[STATUS][len(END_PREFIX):].split("; ")
     try:
         stopped = int(parts.pop().removeprefix(STOPPED_PREFIX)) if parts[-1].startswith(STOPPED_PREFIX) else None
+        cut_from = int(parts.pop().removeprefix(CUT_PREFIX)) if parts[-1].startswith(CUT_PREFIX) else None
         count, model, digest = parts
         return EndRow(int(count.removesuffix(" rows")), model.removeprefix("model "), digest.removeprefix("digest "),
-                      stopped)
+                      stopped, cut_from)
     except ValueError:
         return None
 

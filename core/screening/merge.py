@@ -154,7 +154,8 @@ class _DeferredCells:
 def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: Path, rejected: int, model: str,
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
                   check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = (),
-                  deferred: tuple[str, ...] = (), workers: int = 1, stopped_after: int | None = None) -> int:
+                  deferred: tuple[str, ...] = (), workers: int = 1, stopped_after: int | None = None,
+                  scored: int | None = None) -> int:
     """Write the ranked report from sorted chunk files and the rejected rows.
 
     The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
@@ -178,6 +179,8 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
         workers: processes that compute the ``deferred`` cells.
         stopped_after: the last input line of a stopped run, which the end row records (None: the
             run read its whole input).
+        scored: the rows scored in all, which the end row records when ``limit`` kept fewer (the
+            report says it is cut, whether or not its summary stays beside it).
 
     Returns:
         The rows written before the end row (its count).
@@ -194,8 +197,9 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
                 fill.close()
         with open(rejects_file, newline="", encoding="utf-8") as rej:
             shutil.copyfileobj(rej, stream)
+        cut_from = scored if limit is not None and scored is not None and kept < scored else None
         csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
-                                        len(COLUMNS) + len(extras), stopped_after))
+                                        len(COLUMNS) + len(extras), stopped_after, cut_from))
     return kept + rejected
 
 
@@ -259,6 +263,12 @@ def summary_path(report: str | Path) -> Path:
     return Path(str(report) + ".summary.json")
 
 
+def remove_summary(report: str | Path) -> None:
+    """Remove the summary beside a report that keeps every row: one left by an earlier run of
+    that name (with ``--top``) described another report, and refused every later merge."""
+    summary_path(report).unlink(missing_ok=True)
+
+
 def write_summary_file(report: str | Path, data: dict) -> Path:
     """Write the summary of a report that keeps its best rows only, atomically.
 
@@ -291,6 +301,25 @@ def _cut_summary(report: str | Path) -> dict | None:
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
         raise DataError("a summary needs whole counts 'kept' and 'scored'", path)
     return data if counts[0] < counts[1] else None
+
+
+def _checked_cut(report: str | Path, cut: dict | None, cut_from: int | None, scored: int) -> dict | None:
+    """The summary of a cut report as its end row says it: required when the end row says the
+    report keeps the best rows of more (``--top``); left aside when it says the report keeps every
+    scored row (a summary another run left beside the file). A report written before end rows
+    said so is cut when its summary's kept rows are the report's."""
+    where = summary_path(report)
+    if cut_from is None:
+        return cut if cut is not None and cut["kept"] == scored else None
+    if cut is None:
+        raise DataError(f"it keeps its best {scored:,} of {cut_from:,} scored rows (--top), and its summary {where} "
+                        "is not beside it: it counts the p-values of the rows not kept, which the merged q-values "
+                        "need (merged without it, they came out as if the report held every row). Put the summary "
+                        "back beside the report", report)
+    if cut["kept"] != scored or cut["scored"] != cut_from:
+        raise DataError(f"it says {cut['kept']} of {cut['scored']} scored rows were kept, but {report} keeps "
+                        f"{scored} of {cut_from}: a summary of another run", where)
+    return cut
 
 
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
@@ -389,7 +418,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 if end is None:
                     raise DataError("no end-of-report row: the report is cut short (or was written by an older "
                                     "version; screen that shard again)", report)
-                expected, model, digest, stopped_after = end
+                expected, model, digest, stopped_after, cut_from = end
                 if stopped_after is not None:
                     raise DataError(f"the run that wrote it was stopped after input line {stopped_after:,}, so the "
                                     "rows after it were never scored: screen that shard again, or screen the rest of "
@@ -407,14 +436,12 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 digests[digest] = str(report)
                 sorted_files.append(target)
                 scored = count - (rejected - shard_rejected)
+                cut = _checked_cut(report, cut, cut_from, scored)
                 if cut is None:
                     p_counts.update(shard_p)
                     scored_total += scored
                     continue
                 where = summary_path(report)
-                if scored != cut["kept"]:
-                    raise DataError(f"it says {cut['kept']} rows were kept, but {report} has {scored}: a summary "
-                                    "of another run", where)
                 cut_p = cut.get("p_counts")
                 if shard_p and not (isinstance(cut_p, dict) and sum(cut_p.values()) == cut["scored"]):
                     raise DataError(f"{report} keeps its best {cut['kept']} of {cut['scored']} rows (--top), and "
@@ -426,8 +453,10 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 tops.append(cut["kept"])
         limit = min(tops) if tops else None  # past it, some shard's rows are missing
         written = write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
-                               limit=limit, check=overlap, extras=extras or ())
-        if limit is not None:
+                               limit=limit, check=overlap, extras=extras or (), scored=scored_total)
+        if limit is None:
+            remove_summary(out)
+        else:
             write_summary_file(out, {"rows": scored_total + rejected, "scored": scored_total,
                                      "rejected": rejected, "kept": min(limit, scored_total), "top": limit,
                                      **({"p_counts": dict(p_counts)} if p_counts else {}),

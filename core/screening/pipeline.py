@@ -32,7 +32,7 @@ from core.runtime.signals import deferred_stops, stop_received, stop_signals_int
 from core.runtime.threads import PER_CORE_LIMIT, most_per_machine, usable_cpus
 from core.screening.executors import ChunkExecutor, LocalExecutor
 from core.screening.featurize import report_views
-from core.screening.merge import DEFERRED_BATCH, write_ranked, write_summary_file
+from core.screening.merge import DEFERRED_BATCH, remove_summary, write_ranked, write_summary_file
 from core.screening.scoring import ChunkJob, ChunkSettings, molecule_schema
 
 
@@ -377,7 +377,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                 write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
                              extras=extras, deferred=deferred,
                              workers=min(getattr(executor, "workers", usable_cpus()), max(1, batches)),
-                             stopped_after=last_line if stopped else None)
+                             stopped_after=last_line if stopped else None, scored=scored_rows)
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
@@ -386,6 +386,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                 if top is not None:
                     write_summary(summary, report, top=top, libraries=[str(p) for p in paths],
                                   **(summary_extra or {}))
+                else:
+                    remove_summary(report)
             summary.seconds = time.perf_counter() - start
             if held:
                 summary.stopped = summary.interrupted = True

@@ -126,3 +126,35 @@ def test_shards_screened_with_top_merge_into_the_whole_librarys_top(calibrated, 
     err = capsys.readouterr().err
     assert "keeps its best 40 of 299 rows (--top)" in err and "screen that shard again" in err
     assert not (tmp_path / "bad.csv").exists()
+
+    # a cut report says so itself: merged without its summary (copied without it), it is refused,
+    # where it merged as a whole report with q-values over its kept rows only
+    (tmp_path / "moved").mkdir()
+    moved = [tmp_path / "moved" / s.name for s in shards]
+    for shard, copy in zip(shards, moved):
+        copy.write_bytes(shard.read_bytes())
+    assert main(["merge-reports", *map(str, moved), "-o", str(tmp_path / "moved" / "m.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "keeps its best 40 of 299 scored rows (--top), and its summary" in err and "is not beside it" in err
+    assert not (tmp_path / "moved" / "m.csv").exists()
+
+
+def test_a_report_written_again_without_top_drops_the_summary_an_earlier_run_left(calibrated, herg_path, tmp_path,
+                                                                                  capsys):
+    """A report screened with --top, then screened again whole under the same name, kept the old
+    summary beside it, which refused every later merge as "a summary of another run"."""
+    lines = herg_path.read_text().splitlines()
+    shards = []
+    for k, part in enumerate((lines[1:300], lines[300:])):
+        shard = tmp_path / f"shard{k}.tab"
+        shard.write_text("\n".join([lines[0], *part]) + "\n")
+        shards.append(shard)
+    report = tmp_path / "r0.csv"
+    assert main(["screen", str(calibrated), str(shards[0]), "-o", str(report), "--top", "20", "--workers", "1"]) == 0
+    assert (tmp_path / "r0.csv.summary.json").exists()
+    assert main(["screen", str(calibrated), str(shards[0]), "-o", str(report), "--workers", "1"]) == 0
+    assert not (tmp_path / "r0.csv.summary.json").exists()
+    assert main(["screen", str(calibrated), str(shards[1]), "-o", str(tmp_path / "r1.csv"), "--workers", "1"]) == 0
+    assert main(["merge-reports", str(report), str(tmp_path / "r1.csv"), "-o", str(tmp_path / "all.csv")]) == 0
+    assert main(["screen", str(calibrated), str(herg_path), "-o", str(tmp_path / "one.csv"), "--workers", "1"]) == 0
+    assert _rows(tmp_path / "all.csv") == _rows(tmp_path / "one.csv")
