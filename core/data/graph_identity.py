@@ -1,11 +1,14 @@
 """Which graphs of one set are also in another: the same graph (its nodes' and edges' features
-and its bonds), whatever the order its nodes were read in.
+and its bonds), whatever the order its nodes were read in; and which sets are the same data.
 
 Used where one file must not hold another's graphs: known anomalies are never trained on, so
 those also in the training data are left out of its normal graphs
-(:func:`core.training.plan.plan_training`).
+(:func:`core.training.plan.plan_training`); and where results of one data set are put together
+(an evaluation resumed on other data mixed its folds: :func:`graphs_digest`).
 """
 from __future__ import annotations
+
+import hashlib
 
 from typing import TYPE_CHECKING
 
@@ -74,3 +77,28 @@ def shared_graphs(graphs: GraphSet, others: GraphSet) -> list[int]:
     """
     wanted = {graph_key(g) for g in others.graphs}
     return [i for i, g in enumerate(graphs.graphs) if graph_key(g) in wanted]
+
+
+def graphs_digest(*sets: GraphSet | None) -> str:
+    """A digest of the graphs of ``sets`` as read, in order, with their labels: equal for the same
+    data, whatever its file's name or path.
+
+    Args:
+        *sets: the graph sets (None: left out).
+
+    Returns:
+        ``"sha256:"`` and 16 hex digits.
+    """
+    h = hashlib.sha256()
+    for graphs in sets:
+        if graphs is None:
+            continue
+        h.update(f"set {len(graphs)}".encode())
+        for g, label in zip(graphs.graphs, graphs.labels):
+            h.update(f"graph {int(g.num_nodes)} {label}".encode())
+            for name in ("edge_index", *_NODE_FIELDS, *_EDGE_FIELDS):
+                value = getattr(g, name, None)
+                if value is not None:
+                    h.update(name.encode())
+                    h.update(np.ascontiguousarray(value.detach().cpu().numpy()).tobytes())
+    return "sha256:" + h.hexdigest()[:16]

@@ -32,7 +32,9 @@ from core.wording import counted
 from core.detectors.base import SEED, is_seed
 from core.data.graphset import GraphSet, normalize_label
 from core.evaluation.paper import dataset_name
-from core.evaluation.results import EvaluationResult, FoldResult, environment, merge_results, settings_key
+from core.evaluation.results import (EvaluationResult, FoldResult, environment, merge_results, same_data,
+                                     settings_key)
+from core.data.graph_identity import graphs_digest
 from core.evaluation.metrics import average_precision, fpr_at_tpr, roc_auc
 from core.data.scores import READOUT_PARTS, READOUTS, WEIGHED_VIEWS_PART, combine_readouts
 
@@ -171,6 +173,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
                         "model trained on one cannot score the other",
                         test_graphs.source)
 
+    digest = graphs_digest(graphs, test_graphs)  # the data as read: a resume on other data is refused
     rejected = 0
     for read in (graphs, test_graphs):  # every row scored or said: a rejected row was dropped without a word
         if read is not None and read.rejects:
@@ -200,7 +203,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
                  "standardize": zscore_attributes, "known_anomalies": known_anomalies, "auc_std": "population (ddof 0)",
                  **({"standardise": True} if standardise else {})},  # (absent when off: results before it resume)
         test_path=None if test_graphs is None else (str(test) if not isinstance(test, GraphSet) else test.source),
-        unlabelled_skipped=skipped, rows_rejected=rejected, environment=environment())
+        unlabelled_skipped=skipped, rows_rejected=rejected, data_digest=digest, environment=environment())
     say(f"{result.dataset}, {detector_info(method).label}: {len(graphs)} labelled graphs, {int(is_anom.sum())} "
         f"anomalous; anomaly rule {anomaly!r} -> anomalous class {anomaly_label!r} (normal: "
         f"{', '.join(result.normal_labels)})" + (f"; {skipped} unlabelled graphs skipped" if skipped else ""))
@@ -339,6 +342,10 @@ def _resume(result: EvaluationResult, resume, runs: list, only: Sequence[int] | 
     if settings_key(result) != settings_key(resume):
         raise GLocalKDError("cannot resume: the earlier result was made with other settings "
                             "(data set, protocol, method, anomaly class, model parameters or options)")
+    if not same_data(result, resume):
+        raise GLocalKDError(f"cannot resume: the earlier result was made on other data than {result.data_path}"
+                            + (f" and {result.test_path}" if result.test_path else "")
+                            + " (its graphs, or its testing file's, differ)")
     result.folds = list(resume.folds)
     done = {f.fold for f in resume.folds}
     say(f"resuming: {len(done)} of {len(runs)} {'folds' if protocol == 'cv' else 'seed runs'} already done")

@@ -60,6 +60,7 @@ class EvaluationResult:
     folds: list[FoldResult] = field(default_factory=list)
     unlabelled_skipped: int = 0
     rows_rejected: int = 0  # rows of the data (and testing) files that were not read as graphs
+    data_digest: str | None = None  # the graphs evaluated (core.data.graph_identity.graphs_digest); None: older
     command: str | None = None
     complete: bool = False
     wall_seconds: float = 0.0
@@ -239,6 +240,9 @@ def check_result_dict(d: Mapping) -> Mapping:
     if "normal_labels" in d and not (isinstance(d["normal_labels"], list)
                                      and all(isinstance(v, str) for v in d["normal_labels"])):
         raise ValueError(f"normal_labels must be a list of texts, not {_shown(d['normal_labels'])}")
+    if d.get("data_digest") is not None and not (isinstance(d["data_digest"], str)
+                                                 and d["data_digest"].startswith("sha256:")):
+        raise ValueError(f"data_digest must be a digest (sha256:...), not {_shown(d['data_digest'])}")
     if "complete" in d and not isinstance(d["complete"], bool):
         raise ValueError(f"complete must be true or false, not {_shown(d['complete'])}")
     for key in ("unlabelled_skipped", "rows_rejected"):
@@ -341,6 +345,9 @@ def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
         if settings_key(r) != settings_key(first):
             raise GLocalKDError("cannot merge results made with other settings "
                                 "(data set, protocol, method, anomaly class, model parameters or options)")
+        if not same_data(r, first):
+            raise GLocalKDError(f"cannot merge results made on other data ({r.data_path} and {first.data_path} "
+                                "hold other graphs, or other testing files)")
         for f in r.folds:
             if f.fold in folds and not same_fold(folds[f.fold], f):
                 raise GLocalKDError(f"cannot merge: fold {f.fold} differs between the results")
@@ -358,6 +365,21 @@ OPTION_DEFAULTS = {"known_anomalies": 0}  # options younger than some result fil
 # Parameters younger than some result files whose default changed what was measured: a result
 # without one was made with this value (a consensus without reserve views weighed three views).
 PARAMS_BEFORE = {"consensus": {"reserve_views": []}}
+
+
+def same_data(a: EvaluationResult, b: EvaluationResult) -> bool:
+    """Whether two results evaluated the same graphs (their data and testing files as read; the
+    name of a data set alone let folds of another file, or of another testing file, mix in).
+
+    Args:
+        a: one result.
+        b: the other.
+
+    Returns:
+        False when both record a digest of their graphs and the digests differ (a result written
+        before digests were recorded is taken at its data set's name).
+    """
+    return a.data_digest is None or b.data_digest is None or a.data_digest == b.data_digest
 
 
 def settings_key(r: EvaluationResult) -> tuple:

@@ -292,3 +292,27 @@ def test_an_evaluation_says_and_records_the_rows_it_could_not_read(tmp_path, cap
     err = capsys.readouterr().err
     assert "4 rows rejected, not evaluated (line 657: invalid SMILES syntax" in err and ", ...)" in err
     assert json.loads(out.read_text())["rows_rejected"] == 4
+
+
+def test_a_resume_on_other_data_is_refused(tmp_path, capsys):
+    """``--resume`` compared the data set's name only: folds scored on another testing file (or a
+    changed data file of the same name) were averaged with the earlier ones into one figure."""
+    import json
+
+    from core.cli.main import main
+    from tests.conftest import DEMO_DATA
+
+    lines = (DEMO_DATA / "herg.tab").read_text().splitlines(keepends=True)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "herg.tab").write_text("".join(lines))
+    (tmp_path / "b" / "herg.tab").write_text("".join(lines[:-40]))  # same name, other graphs
+    out = tmp_path / "r.json"
+    common = ["--method", "size", "--folds", "3", "--anomaly", "0", "--json", str(out), "--threads", "1"]
+    assert main(["evaluate", str(tmp_path / "a" / "herg.tab"), *common, "--only", "1"]) == 0
+    assert json.loads(out.read_text())["data_digest"].startswith("sha256:")
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "b" / "herg.tab"), *common, "--resume"]) == 2
+    assert "cannot resume: the earlier result was made on other data" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "a" / "herg.tab"), *common, "--resume"]) == 0  # the same data resumes
+    assert json.loads(out.read_text())["complete"] is True
