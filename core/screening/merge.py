@@ -265,7 +265,11 @@ def summary_path(report: str | Path) -> Path:
 
 def remove_summary(report: str | Path) -> None:
     """Remove the summary beside a report that keeps every row: one left by an earlier run of
-    that name (with ``--top``) described another report, and refused every later merge."""
+    that name (with ``--top``) described another report, and refused every later merge.
+
+    Args:
+        report: the report just written whole.
+    """
     summary_path(report).unlink(missing_ok=True)
 
 
