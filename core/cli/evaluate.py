@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
-from core.cli.options import add_readout_options, add_standardise_option, add_threads_option, seed_value
+from core.cli.options import (add_data_options, add_readout_options, add_standardise_option, add_threads_option,
+                              data_columns, seed_value)
 from core.data.feature_modes import MODES
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS
 from core.errors import GLocalKDError
@@ -71,6 +72,7 @@ def add_parser(sub) -> None:
                    help="z-score TU node attributes with the training graphs' statistics")
     add_standardise_option(e, training=True)  # the molecules' standardising, as train's
     add_threads_option(e)
+    add_data_options(e)
     e.add_argument("--device", default="auto")
     e.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT",
                    help="run the folds (split: seed runs) as tasks on a Dask cluster (docs/scaling.md)")
@@ -204,7 +206,8 @@ def run(args: argparse.Namespace) -> EvaluationResult:
                       train_fraction=args.train_fraction, score=args.score, ensemble=args.ensemble,
                       zscore_attributes=args.zscore_attributes, standardise=args.standardise, method=method,
                       known_anomalies=args.known_anomalies, resume=resume,
-                      only=getattr(args, "only", None), on_progress=log, on_epoch=on_epoch, on_fold=on_fold)
+                      only=getattr(args, "only", None), on_progress=log, on_epoch=on_epoch, on_fold=on_fold,
+                      columns=data_columns(args))
     result.command = command
     print(result.summary())
     if args.json:

@@ -80,6 +80,20 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label-column", help="label column of a CSV/TSV file, or SDF data field")
 
 
+def data_columns(args: argparse.Namespace) -> dict[str, str | None]:
+    """The columns :func:`add_data_options` names, as the loaders' and screeners' keyword arguments:
+    one place, so that no command passes two of them and drops the third (``screen`` had no
+    ``--label-column``, and its cluster path no label either).
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        ``smiles_column``, ``id_column`` and ``label_column``.
+    """
+    return {"smiles_column": args.smiles_column, "id_column": args.id_column, "label_column": args.label_column}
+
+
 def add_standardise_option(p: argparse.ArgumentParser, training: bool) -> None:
     """Add --standardise: standardise molecules before featurising (largest fragment, neutralised,
     canonical tautomer). Training stores the choice in the model; scoring follows the model.
@@ -416,7 +430,7 @@ def load_graphs(args: argparse.Namespace, quiet: bool = False, path: str | None 
 
     # the column options name the data file's columns; another file (--known-anomalies) takes them
     # only when it is a table too (a SMILES list or SDF file has none: load() refuses them)
-    columns = {"smiles_column": args.smiles_column, "id_column": args.id_column, "label_column": args.label_column}
+    columns = data_columns(args)
     if path is not None and not is_table(path):
         columns = {}
     graphs = load(args.data if path is None else path, **columns, standardise=getattr(args, "standardise", False))

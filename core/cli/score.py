@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model,
+from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model, data_columns,
                               non_negative, report_flagged, summary)
 
 
@@ -54,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
     check_fdr_model(args, model)
     apply_model_standardising(args, model)
     with Progress(unit="mol" if is_streamed(model, args.data) else "graph") as bar:
-        scored = score_file(model, args.data, args.output, smiles_column=args.smiles_column,
-                            id_column=args.id_column, label_column=args.label_column, top_k=args.top_nodes,
+        scored = score_file(model, args.data, args.output, **data_columns(args), top_k=args.top_nodes,
                             properties=args.properties, alerts=args.alerts, view_scores=args.view_scores,
                             on_progress=bar.update)
     if scored.summary is not None:

@@ -5,9 +5,9 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import (add_cluster_options, add_extra_column_options, add_fdr_option, add_standardise_option,
-                              add_threads_option, apply_model_standardising, check_fdr, check_fdr_model, non_negative,
-                              rejects_listed, report_flagged)
+from core.cli.options import (add_cluster_options, add_data_options, add_extra_column_options, add_fdr_option,
+                              add_standardise_option, add_threads_option, apply_model_standardising, check_fdr,
+                              check_fdr_model, data_columns, non_negative, rejects_listed, report_flagged)
 
 
 def add_parser(sub) -> None:
@@ -35,8 +35,7 @@ def add_parser(sub) -> None:
     add_threads_option(s)
     add_cluster_options(s)
     add_extra_column_options(s)
-    s.add_argument("--smiles-column")
-    s.add_argument("--id-column")
+    add_data_options(s)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,8 +68,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return _screen_and_report(args, lambda progress: screen_on_cluster(
             args.model, args.data, args.output, args.scheduler, chunk_size=args.chunk_size,
-            smiles_column=args.smiles_column, id_column=args.id_column, top_k=args.top_nodes,
-            batch_graphs=args.batch_graphs, precision=args.precision, device=args.device, top=args.top,
+            **data_columns(args), top_k=args.top_nodes, batch_graphs=args.batch_graphs, precision=args.precision, device=args.device, top=args.top,
             scratch=args.scratch, on_progress=progress, properties=args.properties, alerts=args.alerts,
             standardise=args.standardise, view_scores=args.view_scores))
     from core.detectors.model_file import load_detector
@@ -100,8 +98,7 @@ def screen_file(model, args: argparse.Namespace, **options) -> int:
     from core.screening.pipeline import screen
 
     return _screen_and_report(args, lambda progress: screen(
-        model, args.data, args.output, smiles_column=args.smiles_column, id_column=args.id_column,
-        label_column=getattr(args, "label_column", None), top_k=args.top_nodes, on_progress=progress,
+        model, args.data, args.output, **data_columns(args), top_k=args.top_nodes, on_progress=progress,
         properties=args.properties, alerts=args.alerts, view_scores=args.view_scores, **options))
 
 

@@ -92,7 +92,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
              known_anomalies: int = 0, resume: EvaluationResult | Sequence[EvaluationResult] | None = None,
              only: Sequence[int] | None = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
              on_fold: Callable[[EvaluationResult], None] | None = None,
-             should_stop: Callable[[], bool] | None = None) -> EvaluationResult:
+             should_stop: Callable[[], bool] | None = None,
+             columns: Mapping[str, str | None] | None = None) -> EvaluationResult:
     """Run one evaluation protocol on labelled data and return per-fold metrics with means and stds.
 
     All methods see the same folds (:func:`fold_runs`). Unlabelled graphs are skipped.
@@ -118,6 +119,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             (recorded as the option ``standardize``, its name in results written before).
         standardise: standardise each molecule as it is read (``glocalkd train --standardise``:
             largest fragment, neutralised, canonical tautomer); files only.
+        columns: a table's ``smiles_column``, ``id_column`` and ``label_column`` (None: found by
+            name), for the data and the testing file alike.
         method: the detector's registry name (:mod:`core.detectors.registry`: ``glocalkd``,
             ``ocgcn``, ``wl-iforest``, ...).
         known_anomalies: above 0 (the consensus only), draw that many anomalies from each fold's
@@ -166,8 +169,12 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     if standardise and (isinstance(data, GraphSet) or isinstance(test, GraphSet)):
         raise ParameterError("{standardise} standardises molecules as they are read: give the data as files",
                              "standardise")
-    graphs = data if isinstance(data, GraphSet) else load(data, standardise=standardise)
-    test_graphs = None if test is None else test if isinstance(test, GraphSet) else load(test, standardise=standardise)
+    read = {k: v for k, v in (columns or {}).items() if v is not None}
+    if read and (isinstance(data, GraphSet) or isinstance(test, GraphSet)):
+        raise ParameterError("{columns} name the columns of files being read: give the data as files", "columns")
+    graphs = data if isinstance(data, GraphSet) else load(data, standardise=standardise, **read)
+    test_graphs = None if test is None else test if isinstance(test, GraphSet) else load(
+        test, standardise=standardise, **read)
     if test_graphs is not None and test_graphs.kind != graphs.kind:  # found before any training, not after it
         raise DataError(f"the testing file holds {test_graphs.kind_words} and the data {graphs.kind_words}: a "
                         "model trained on one cannot score the other",

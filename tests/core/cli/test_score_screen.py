@@ -257,3 +257,24 @@ def test_an_interrupted_command_says_what_it_did_not_write(model_file, tmp_path,
     assert main(["score", str(model_file), str(data), "-o", str(report), "--device", "cpu"]) == 130
     assert f"glocalkd: interrupted; not written: {report}" in capsys.readouterr().err
     assert report.exists() == existing and (not existing or report.read_text() == "the old report\n")
+
+
+def test_score_screen_and_evaluate_read_a_renamed_label_column(model_file, tmp_path, herg_path, capsys):
+    """A label column named 'blocker': ``score`` filled the report's labels, ``screen`` refused the
+    option (and left every label empty), ``evaluate`` said the data had no labels."""
+    import csv
+
+    lines = herg_path.read_text().splitlines()
+    data = tmp_path / "herg_b.csv"
+    data.write_text("\n".join(["Drug_ID,Drug,blocker", *(line.replace("\t", ",") for line in lines[1:])]) + "\n")
+    columns = ["--smiles-column", "Drug", "--id-column", "Drug_ID", "--label-column", "blocker"]
+    labels = {}
+    for command in ("score", "screen"):
+        out = tmp_path / f"{command}.csv"
+        assert main([command, str(model_file), str(data), "-o", str(out), "--device", "cpu", *columns]) == 0
+        with open(out, newline="") as fh:
+            labels[command] = [(r["id"], r["label"]) for r in csv.DictReader(fh) if r["status"] == "ok"]
+    assert labels["score"] == labels["screen"] and {label for _, label in labels["screen"]} == {"0", "1"}
+    assert main(["evaluate", str(data), "--method", "size", "--folds", "2", "--anomaly", "0", *columns,
+                 "--threads", "1"]) == 0
+    assert "655 labelled graphs" in capsys.readouterr().err
