@@ -550,7 +550,8 @@ def check_fdr_model(args: argparse.Namespace, model) -> None:
                             "--calibration above 0")
 
 
-def report_flagged(flagged: int | None, fdr: float | None, scored: int, calibration: int = 0) -> None:
+def report_flagged(flagged: int | None, fdr: float | None, scored: int, calibration: int = 0,
+                   kept: int | None = None) -> None:
     """Say on stderr how many rows ``--fdr`` flags (the report's first rows), or why none or why it cannot.
 
     Args:
@@ -560,6 +561,8 @@ def report_flagged(flagged: int | None, fdr: float | None, scored: int, calibrat
         scored: the rows scored.
         calibration: the model's calibration graphs, to say why none was flagged and what to do
             (0: not said).
+        kept: the rows the report keeps (``--top``; None: every scored row), when it may hold
+            fewer than are flagged.
     """
     if fdr is None:
         return
@@ -574,5 +577,9 @@ def report_flagged(flagged: int | None, fdr: float | None, scored: int, calibrat
         print(f"no row of {scored:,} flagged at a false-discovery rate of {fdr:g} (no q-value <= {fdr:g}).{why}",
               file=sys.stderr)
         return
+    where = f"ranks 1 to {flagged:,} of the report"
+    if kept is not None and kept < flagged:  # it said "ranks 1 to 147" of a report of 10 rows
+        where = (f"the report keeps the best {kept:,} of them (--top {kept:,}); screen with a larger --top to see "
+                 "them all")
     print(f"{flagged:,} of {scored:,} scored rows flagged at a false-discovery rate of {fdr:g} (q-value <= {fdr:g}): "
-          f"ranks 1 to {flagged:,} of the report", file=sys.stderr)
+          f"{where}", file=sys.stderr)

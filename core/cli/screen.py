@@ -135,10 +135,11 @@ def report_screen(args: argparse.Namespace, summary) -> int:
         return 130
     where = f"ranked report written to {summary.report}"
     if summary.stopped:
-        print(f"glocalkd: interrupted after line {summary.last_line:,}: the {where} holds every row read up to "
+        held = f"the best {min(top, summary.scored):,} of the rows" if top else "every row"
+        print(f"glocalkd: interrupted after line {summary.last_line:,}: the {where} holds {held} read up to "
               "there", file=sys.stderr)
         return 130 if summary.interrupted else 0
     print(where, file=sys.stderr)
     report_flagged(summary.flagged_at(args.fdr) if args.fdr is not None else None, args.fdr, summary.scored,
-                   summary.calibration)
+                   summary.calibration, kept=min(top, summary.scored) if top else None)
     return 0

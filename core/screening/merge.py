@@ -425,8 +425,8 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 expected, model, digest, stopped_after, cut_from = end
                 if stopped_after is not None:
                     raise DataError(f"the run that wrote it was stopped after input line {stopped_after:,}, so the "
-                                    "rows after it were never scored: screen that shard again, or screen the rest of "
-                                    "it and merge both", report)
+                                    "rows after it were never scored, and a stopped run's report is not merged: "
+                                    "screen that shard again", report)
                 if count != expected:
                     raise DataError(f"{count} rows where the end-of-report row says {expected}: the report was cut "
                                     "or edited", report)

@@ -158,3 +158,16 @@ def test_a_report_written_again_without_top_drops_the_summary_an_earlier_run_lef
     assert main(["merge-reports", str(report), str(tmp_path / "r1.csv"), "-o", str(tmp_path / "all.csv")]) == 0
     assert main(["screen", str(calibrated), str(herg_path), "-o", str(tmp_path / "one.csv"), "--workers", "1"]) == 0
     assert _rows(tmp_path / "all.csv") == _rows(tmp_path / "one.csv")
+
+
+
+def test_flagged_rows_beyond_top_are_said_to_be_left_out(capsys):
+    """With --top 10 and --fdr, it said "ranks 1 to 147 of the report" of a report of 10 rows."""
+    from core.cli.options import report_flagged
+
+    report_flagged(147, 0.5, 204, kept=10)
+    said = capsys.readouterr().err
+    assert "147 of 204 scored rows flagged" in said and "the report keeps the best 10 of them (--top 10)" in said
+    assert "ranks 1 to" not in said
+    report_flagged(7, 0.5, 204, kept=10)
+    assert "ranks 1 to 7 of the report" in capsys.readouterr().err
