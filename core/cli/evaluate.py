@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
 from core.cli.options import (add_data_options, add_readout_options, add_standardise_option, add_threads_option,
-                              data_columns, seed_value)
+                              data_columns, positive_count, seed_value)
 from core.data.feature_modes import MODES
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS
 from core.errors import GLocalKDError
@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
                    help="anomalous class: minority (paper's text), first-label (authors' loader) or a label value")
     e.add_argument("--folds", type=int, default=5)
     e.add_argument("--cv-seed", type=seed_value, default=1, help="seed of the fold shuffle (the paper's: 1)")
-    e.add_argument("--seeds", type=int, default=5, help="split protocol: number of model seeds")
+    e.add_argument("--seeds", type=positive_count, default=None, help="split protocol: number of model seeds (default 5)")
     e.add_argument("--seed", type=seed_value, default=0, help="model seed (the first one for split)")
     # the GCN settings: left out, the detector's own defaults (GLocalKD's: the paper's)
     e.add_argument("--epochs", type=int, help="training epochs (default: the detector's)")
@@ -157,6 +157,9 @@ def run(args: argparse.Namespace) -> EvaluationResult:
     if args.standardise and not is_molecule_list(args.data):  # the option's old meaning here, said
         raise GLocalKDError("--standardise standardises molecules (as train's does); a TU collection's node "
                             "attributes are z-scored with --zscore-attributes")
+    if args.seeds is not None and args.protocol != "split":  # it ran one seed and recorded seeds: [0], unsaid
+        raise GLocalKDError("--seeds is the split protocol's number of model seeds; cross-validation trains one "
+                            "model per fold with --seed (and splits the folds by --cv-seed)")
     if getattr(args, "resume", False) and not args.json:  # else every fold would run again, unasked
         raise GLocalKDError("--resume keeps the folds already in the --json file: name that file with --json")
     if getattr(args, "scheduler", None):  # the same evaluation, its folds as tasks on a Dask cluster
@@ -180,7 +183,7 @@ def run(args: argparse.Namespace) -> EvaluationResult:
         params = {"device": args.device, "component_params": consensus_gcn_options(args)}
     else:  # given ones only (the others: the detector's defaults), and those it takes (WL-iForest has no epochs)
         params = {k: v for k, v in params.items() if k in accepted and v is not None and v is not False}
-    seeds = list(range(args.seed, args.seed + args.seeds)) if args.protocol == "split" else [args.seed]
+    seeds = list(range(args.seed, args.seed + (args.seeds or 5))) if args.protocol == "split" else [args.seed]
     argv = _reproducing_argv(getattr(args, "argv", None) or [])
     command = "glocalkd " + " ".join(shlex.quote(a) for a in argv) if argv else None
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731

@@ -155,8 +155,8 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
                         "tcp://HOST:8786 (or the JSON of dask scheduler --scheduler-file) joins a running one "
                         "(docs/scaling.md)")
     p.add_argument("--scratch", metavar="DIR",
-                   help="with --scheduler: folder for the chunk files, shared by every worker (default: the "
-                        "report's folder)")
+                   help="folder for the chunk files (default: the report's folder); with --scheduler, one "
+                        "every worker shares")
     p.add_argument("--top", type=positive_count, metavar="K",
                    help="keep only the K best rows (every rejected row is still listed; with --scheduler, "
                         "REPORT.summary.json holds the counts); --properties and --alerts are then computed "

@@ -79,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
     check_fdr_model(args, model)
     apply_model_standardising(args, model)
     return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
-                       batch_graphs=args.batch_graphs, precision=args.precision, top=args.top)
+                       batch_graphs=args.batch_graphs, precision=args.precision, top=args.top, scratch=args.scratch)
 
 
 def screen_file(model, args: argparse.Namespace, **options) -> int:

@@ -230,3 +230,8 @@ def test_the_results_writers_keep_their_own_name_rule(tmp_path):
     with pytest.raises(GLocalKDError, match="name it .md"):
         write_markdown([], tmp_path / "table.csv")
     assert not (tmp_path / "table.csv").exists()
+
+
+def test_options_that_would_do_nothing_are_refused_or_used(tu, tmp_path, capsys, no_work):
+    """``evaluate --protocol cv --seeds 3`` ran one seed and recorded seeds [0] without a word."""
+    _error(capsys, main(["evaluate", str(tu), "--seeds", "3", *TINY]), "--seeds is the split protocol's")

@@ -278,3 +278,21 @@ def test_score_screen_and_evaluate_read_a_renamed_label_column(model_file, tmp_p
     assert main(["evaluate", str(data), "--method", "size", "--folds", "2", "--anomaly", "0", *columns,
                  "--threads", "1"]) == 0
     assert "655 labelled graphs" in capsys.readouterr().err
+
+
+def test_screen_puts_its_chunk_files_in_scratch_without_a_cluster(model_file, tmp_path, monkeypatch):
+    """``screen --scratch DIR`` without --scheduler was accepted and ignored."""
+    from core.runtime import scratch as module
+
+    made = []
+    real = module.make_scratch
+    monkeypatch.setattr(module, "make_scratch", lambda prefix, folder: made.append(str(folder)) or real(prefix, folder))
+    import core.screening.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "make_scratch", module.make_scratch)
+    data = tmp_path / "t.smi"
+    data.write_text("CCO a\nCCN b\n")
+    (tmp_path / "fast").mkdir()
+    assert main(["screen", str(model_file), str(data), "-o", str(tmp_path / "r.csv"), "--device", "cpu",
+                 "--workers", "1", "--scratch", str(tmp_path / "fast")]) == 0
+    assert str(tmp_path / "fast") in made
