@@ -33,7 +33,8 @@ def add_parser(sub) -> None:
                    help="anomalous class: minority (paper's text), first-label (authors' loader) or a label value")
     e.add_argument("--folds", type=int, default=5)
     e.add_argument("--cv-seed", type=seed_value, default=1, help="seed of the fold shuffle (the paper's: 1)")
-    e.add_argument("--seeds", type=positive_count, default=None, help="split protocol: number of model seeds (default 5)")
+    e.add_argument("--seeds", type=positive_count, default=None,
+                   help="split protocol: number of model seeds (default 5)")
     e.add_argument("--seed", type=seed_value, default=0, help="model seed (the first one for split)")
     # the GCN settings: left out, the detector's own defaults (GLocalKD's: the paper's)
     e.add_argument("--epochs", type=int, help="training epochs (default: the detector's)")

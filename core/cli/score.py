@@ -5,7 +5,8 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import (add_standardise_option, apply_model_standardising, add_data_options, add_extra_column_options, add_fdr_option, add_threads_option, check_fdr, check_fdr_model, data_columns,
+from core.cli.options import (add_data_options, add_extra_column_options, add_fdr_option, add_standardise_option,
+                              add_threads_option, apply_model_standardising, check_fdr, check_fdr_model, data_columns,
                               non_negative, report_flagged, summary)
 
 

@@ -68,7 +68,8 @@ def _run(args: argparse.Namespace) -> int:
 
         return _screen_and_report(args, lambda progress: screen_on_cluster(
             args.model, args.data, args.output, args.scheduler, chunk_size=args.chunk_size,
-            **data_columns(args), top_k=args.top_nodes, batch_graphs=args.batch_graphs, precision=args.precision, device=args.device, top=args.top,
+            **data_columns(args), top_k=args.top_nodes, batch_graphs=args.batch_graphs, precision=args.precision,
+            device=args.device, top=args.top,
             scratch=args.scratch, on_progress=progress, properties=args.properties, alerts=args.alerts,
             standardise=args.standardise, view_scores=args.view_scores))
     from core.detectors.model_file import load_detector
