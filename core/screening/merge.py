@@ -230,6 +230,8 @@ class _Overlap:
             self._refuse(key[0], key[2], shard, other)
 
     def reject(self, row: list[str], shard: int) -> None:
+        if not row[3].strip():  # an empty cell names no molecule: two shards' blank rows at one line
+            return              # number (their ids, where the files have none) were refused as one
         key = hashlib.sha256("\x00".join(row[1:]).encode("utf-8", "surrogatepass")).digest()[:12]
         other = self.rejects.setdefault(key, shard)
         if other != shard:

@@ -126,3 +126,19 @@ def test_a_merged_reports_rejected_rows_say_which_shard_they_came_from(tmp_path)
     merge_reports([tmp_path / "all.csv", tmp_path / "rc.csv"], tmp_path / "again.csv")  # the merged one merges on
     again = {r.reason for r in read_report(tmp_path / "again.csv").rejects}
     assert again == {*reasons, "line 2 of the shard scored into rc.csv: invalid SMILES syntax: C1C"}
+
+
+def test_blank_rows_at_the_same_line_of_two_shards_are_not_one_molecule(shards, tmp_path):
+    """Files without ids number their rows by line: a blank SMILES cell at line 3 of each shard was
+    refused as "the same molecule in two shards", though a blank cell names no molecule."""
+    model = GLocalKD(epochs=1, hidden_dim=16, out_dim=8, device="cpu", seed=0).fit(load(shards / "a.csv"))
+    reports = []
+    for name, rows in (("p", ["CCO,1.5", ",105.0", "CCN,2.5"]), ("q", ["c1ccccc1,3.5", ",7.0", "CC(=O)O,4.5"])):
+        data = tmp_path / f"{name}.csv"
+        data.write_text("smiles,price\n" + "\n".join(rows) + "\n")
+        reports.append(tmp_path / f"{name}.report.csv")
+        screen(model, data, reports[-1], workers=1)
+    merged = tmp_path / "m.csv"
+    merge_reports(reports, merged)
+    report = read_report(merged)
+    assert len(report) == 4 and len(report.rejects) == 2
