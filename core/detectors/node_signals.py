@@ -15,6 +15,7 @@ import numpy as np
 
 from core.data.features import FeatureSchema
 from core.data.graphset import GraphSet
+from core.data.scaling import usable_spread
 from core.errors import DataError
 
 
@@ -130,4 +131,4 @@ def column_scale(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     mean = x.mean(axis=0) if len(x) else np.zeros(x.shape[1])
     std = x.std(axis=0) if len(x) else np.ones(x.shape[1])
-    return mean, np.where(std > 0, std, 1.0)
+    return mean, usable_spread(std, mean)

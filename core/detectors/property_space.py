@@ -30,6 +30,7 @@ import numpy as np
 
 from core.data.graph_molecules import molecules
 from core.data.graphset import GraphSet
+from core.data.scaling import usable_spread
 from core.data.properties import PROPERTY_COLUMNS, molecule_properties
 from core.detectors.base import GraphLevelDetector, is_count
 from core.detectors.lesinn import LESINN
@@ -51,7 +52,7 @@ def property_scales(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     q1, q3 = np.percentile(values, [25, 75], axis=0)
     scale = (q3 - q1) / IQR_TO_SD
     std = values.std(axis=0)
-    scale = np.where(scale > 0, scale, np.where(std > 0, std, 1.0))
+    scale = usable_spread(scale, centre, fallback=usable_spread(std, centre))  # 1 where both are rounding
     return centre, scale
 
 

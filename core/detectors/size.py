@@ -13,6 +13,7 @@ import numpy as np
 
 from core.detectors.base import GraphLevelDetector, MoleculeView
 from core.data.graphset import GraphSet
+from core.data.scaling import usable_spread
 
 
 def graph_sizes(graphs: GraphSet) -> np.ndarray:
@@ -66,7 +67,7 @@ class SizeBaseline(MoleculeView, GraphLevelDetector):
         sizes = graph_sizes(graphs)
         self.mean_ = sizes.mean(axis=0)
         std = sizes.std(axis=0)
-        self.std_ = np.where(std > 0, std, 1.0)  # all training graphs one size: any change is one unit
+        self.std_ = usable_spread(std, self.mean_)  # all training graphs one size: any change is one unit
         self.loss_history_: list[float] = []
         self.stopped_early_ = False
         self.train_scores_ = self._values(sizes)

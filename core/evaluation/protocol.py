@@ -29,6 +29,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from core.errors import DataError, GLocalKDError, NotApplicableError, ParameterError, one_line
 from core.wording import counted
+from core.data.scaling import usable_spread
 from core.detectors.base import SEED, is_seed
 from core.data.graphset import GraphSet, normalize_label
 from core.evaluation.paper import dataset_name
@@ -481,7 +482,7 @@ def _standardize(train: GraphSet, test: GraphSet) -> tuple[GraphSet, GraphSet]:
         return train, test
     attrs = torch.cat([g.node_attr.double() for g in train.graphs])
     mean, std = attrs.mean(0), attrs.std(0, unbiased=False)
-    std = torch.where(std > 0, std, torch.ones_like(std))
+    std = torch.from_numpy(usable_spread(std.numpy(), mean.numpy()))
 
     def apply(gs: GraphSet) -> GraphSet:
         out = gs.subset(range(len(gs)))
