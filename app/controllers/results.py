@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QStackedWidget, QTableView, QTabWidget
 
@@ -50,6 +52,7 @@ class ResultsController(QObject):
         self.scaffold_jobs = LatestJob("scaffolds", self)
         self.evaluation_jobs = LatestJob("evaluation", self)
         self._scaffolds: tuple | None = None  # (graphs, each graph's scaffold SMILES)
+        self._group_open: str | None = None  # the scaffold whose group the table shows (None: no group)
         state.data_changed.connect(self.show_data)
         state.scores_changed.connect(self.show_data)
         state.model_changed.connect(self._model_changed)
@@ -76,6 +79,7 @@ class ResultsController(QObject):
         """Put the state's data and scores into the table, map, heatmap and evaluation."""
         st = self.state
         g = st.graphs
+        self._leave_group()
         self.model_table.set_data(g, st.scores, st.threshold())
         self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
                                       st.q_values() if st.scores is not None else None)
@@ -123,6 +127,8 @@ class ResultsController(QObject):
     def apply_smarts(self) -> None:
         """Filter by the SMARTS typed, matched in the background (the table follows when it is)."""
         self.filters.clear_note()
+        if self._group_open is not None and self.filters.smarts() != self._group_open:
+            self._leave_group()  # the substructure typed replaces the group opened
         self.smarts.match(self.filters.smarts())
 
     @Slot(object)
@@ -177,9 +183,13 @@ class ResultsController(QObject):
             self.filters.set_count("")
             return
         text = f"{self.model_table.visible_count():,} of {len(st.graphs):,} shown"
+        if self._group_open is not None:
+            text += f" · the group of {self._group_open or 'acyclic molecules'}"
         if st.threshold() is not None:
             text += f" · {int(st.flagged().sum()):,} flagged"
         self.filters.set_count(text)
+        if self.showing_groups() and self._scaffolds is not None and self._scaffolds[0] is st.graphs:
+            self._show_groups()  # the groups follow the filters and the flag rule, as the table does
         note = st.fdr_note()
         if note:  # nothing flagged must not look like nothing anomalous
             self.side.say(note)
@@ -300,6 +310,9 @@ class ResultsController(QObject):
     def _group_toggled(self, on: bool) -> None:
         """Show the visible rows grouped by scaffold (the scaffolds found in the background, once per
         data), or the table; ``shown`` says so (the review actions mark rows of the table only)."""
+        if on:
+            self._leave_group()
+            self.update_counts()
         self._show_grouping(on)
         self.shown.emit()
 
@@ -332,10 +345,23 @@ class ResultsController(QObject):
 
     @Slot(str)
     def _scaffold_chosen(self, scaffold_smiles: str) -> None:
-        """A scaffold group was opened: show its molecules in the table (a SMARTS filter on it)."""
+        """A scaffold group was opened: the table shows its molecules, those whose scaffold it is (a
+        substructure filter on it showed every molecule containing it: 562 rows for benzene's group
+        of 32); its SMILES goes in the substructure box, where it is highlighted, and typing there
+        (or grouping again) leaves the group."""
         self.filters.ungroup()
+        if self._scaffolds is None or self._scaffolds[0] is not self.state.graphs:
+            return
+        self._group_open = scaffold_smiles
+        self.model_table.set_mask("scaffold", np.array([s == scaffold_smiles for s in self._scaffolds[1]]))
         if scaffold_smiles:
             self.filters.show_substructure(scaffold_smiles)
+        self.update_counts()
+
+    def _leave_group(self) -> None:
+        if self._group_open is not None:
+            self._group_open = None
+            self.model_table.set_mask("scaffold", None)
 
     @Slot(object)
     def map_ready(self, space_map) -> None:
@@ -345,15 +371,25 @@ class ResultsController(QObject):
 
     @Slot(int)
     def select_graph(self, graph_index: int) -> None:
-        """Select a graph's row in the table (clicked on the map), clearing filters that hide it."""
+        """Select a graph's row in the table (clicked on the map), clearing filters that hide it: the
+        text and substructure filters, an open scaffold group, *Flagged only* and the ranges (a
+        click on a point they hid did nothing, without a word); a similarity minimum is said."""
         self.filters.ungroup()
         row = self.model_table.row_of(graph_index)
         if row is None:
             self.filters.clear_filters()
             self.model_table.set_text_filter("")
             self.model_table.set_smarts_mask(None)
+            self._leave_group()
+            self.filters.flagged_only.setChecked(False)
+            self.filters.range_filter.clear()
+            self.model_table.set_mask("flagged", None)
+            self.model_table.set_mask("ranges", None)
             self.update_counts()
             row = self.model_table.row_of(graph_index)
+            if row is None:
+                self.side.say("The molecule clicked is hidden by the similarity filter: set its minimum to 0 "
+                              "to see it.")
         if row is not None:
             self.table.selectRow(row)
             self.table.scrollTo(self.model_table.index(row, 0))

@@ -249,10 +249,31 @@ def test_scaffold_groups_count_and_best_score_and_open_their_molecules(qtbot, tr
     assert sum(g[1] for g in view.groups) == 655
     assert view.table.item(0, 0).text() == "1"  # the top-ranked molecule's group first
     row = next(r for r in range(view.table.rowCount()) if view.table.item(r, SCAFFOLD).text() == "c1ccccc1")
+    members = int(view.table.item(row, 1).text())
+    scaffold_of = w.results._scaffolds[1]
     view.table.cellDoubleClicked.emit(row, 0)
     assert w.table_stack.currentWidget() is w.table and w.filters.smarts_edit.text() == "c1ccccc1"
     qtbot.waitUntil(lambda: not w.smarts.is_matching(), timeout=10000)
-    assert 0 < w.model_table.visible_count() < 655
+    # the group's molecules, not every one that contains a benzene ring (562 rows for 32)
+    shown = w.model_table.visible_graphs()
+    assert len(shown) == members and all(scaffold_of[i] == "c1ccccc1" for i in shown)
+    w.filters.show_substructure("c1ccccc1N")  # typing a substructure leaves the group
+    qtbot.waitUntil(lambda: not w.smarts.is_matching(), timeout=10000)
+    assert w.model_table.visible_count() != members and w.results._group_open is None
+
+
+def test_scaffold_groups_follow_the_filters_and_a_map_click_shows_a_hidden_molecule(qtbot, trained):
+    """Grouped, the groups kept the rows and flags they had when grouping was switched on; a map
+    click on a molecule *Flagged only* hid did nothing."""
+    w = trained
+    w.filters.group_scaffolds.setChecked(True)
+    view = w.scaffold_view
+    qtbot.waitUntil(lambda: len(view.groups) > 10, timeout=30000)
+    w.filters.flagged_only.setChecked(True)
+    qtbot.waitUntil(lambda: sum(g[1] for g in view.groups) == w.model_table.visible_count() < 655, timeout=10000)
+    hidden = int(np.nonzero(~w.state.flagged())[0][0])
+    w.results.select_graph(hidden)
+    assert w.state.selected == hidden and not w.filters.flagged_only.isChecked()
 
 
 def test_score_another_file_asks_a_tables_columns_as_opening_does(qtbot, trained, tmp_path, monkeypatch):
