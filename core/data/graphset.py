@@ -156,8 +156,20 @@ class GraphSet:
 
         Returns:
             A new set without rejects (they are kept only by the full set).
+
+        Raises:
+            IndexError: a position that is not a whole number (``True`` picked graph 1, and a
+                boolean mask failed inside numpy) or not one of this set's.
         """
         idx = list(indices)
+        n = len(self.graphs)
+        for i in idx:
+            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                raise IndexError(f"GraphSet.subset takes positions (whole numbers), not {i!r}: for a mask of "
+                                 "booleans, pass np.flatnonzero(mask)")
+            if not -n <= int(i) < n:
+                raise IndexError(f"position {int(i)} is not one of this set's {n:,} graphs")
+        idx = [int(i) for i in idx]
         return GraphSet(
             graphs=[self.graphs[i] for i in idx],
             meta=[self.meta[i] for i in idx],

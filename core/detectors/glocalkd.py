@@ -320,6 +320,8 @@ class GLocalKD(Detector):
         self._check_fitted()
         if network not in ("predictor", "target", "difference"):
             raise GLocalKDError(f"network must be 'predictor', 'target' or 'difference', not {network!r}")
+        if len(graphs) == 0:  # as score() answers an empty set (torch failed on a 0x0 product)
+            return np.zeros((0, self.out_dim), dtype=np.float32)
         parts = []
         for batch in PackedGraphs(self.schema_.apply(graphs)).batches(batch_size, self.device_):
             adj = batch.adj

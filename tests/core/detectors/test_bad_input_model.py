@@ -271,3 +271,18 @@ def test_every_kind_of_model_file_reads_its_version_by_one_rule(toy, tmp_path, v
     with pytest.raises(ModelFileError, match=pattern) as info:
         load_detector(tmp_path / "size.pt", device="cpu")
     assert str(tmp_path / "size.pt") in str(info.value)
+
+
+def test_embeddings_of_no_graphs_and_subsets_by_position_only(toy):
+    """``graph_embeddings`` of an empty set failed inside torch (score answered it); ``subset`` took
+    ``True`` for graph 1 and failed inside numpy on a boolean mask."""
+    model = GLocalKD(epochs=1, **SMALL).fit(toy)
+    for network in ("predictor", "target", "difference"):
+        assert model.graph_embeddings(toy.subset([]), network).shape == (0, SMALL["out_dim"])
+    with pytest.raises(IndexError, match="positions"):
+        toy.subset([True, False, True])
+    with pytest.raises(IndexError, match="positions"):
+        toy.subset(np.array([True] * len(toy)))
+    with pytest.raises(IndexError, match="not one of this set's 12 graphs"):
+        toy.subset([99])
+    assert len(toy.subset(np.flatnonzero(np.arange(len(toy)) % 2))) == 6
