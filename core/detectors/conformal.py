@@ -20,6 +20,7 @@ from core.errors import GLocalKDError
 
 DEFAULT_CALIBRATION_FRACTION = 0.2
 MIN_CALIBRATION_GRAPHS = 19  # with fewer, no p-value can fall below 0.05
+MAX_CALIBRATION_SHARE = 0.5  # the most a calibration share can hold out: more leaves fewer to train on (can_calibrate)
 
 
 def calibration_split(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION,

@@ -43,8 +43,8 @@ from core.data.graphset import GraphSet
 from core.data.scores import COMPONENT_PREFIX, WEIGHED_VIEWS_PART, Scores
 from core.detectors.base import Detector, EpochInfo
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES, SINGLE_DETECTORS, make_single, single_params
-from core.detectors.conformal import (DEFAULT_CALIBRATION_FRACTION, calibration_groups, calibration_split,
-                                     conformal_p_values)
+from core.detectors.conformal import (DEFAULT_CALIBRATION_FRACTION, MAX_CALIBRATION_SHARE, calibration_groups,
+                                     calibration_split, conformal_p_values)
 from core.detectors.graph_kernels import csr_from_state
 from core.detectors.known_classifier import CLASSIFIER_VIEW, KnownClassifier
 from core.detectors.wl_features import shared_transforms
@@ -298,7 +298,7 @@ class Consensus(Detector):
                                  "reserve_views")
         if self.rule not in RULES:
             raise ParameterError(f"{{rule}} must be one of {', '.join(RULES)}, not {self.rule!r}", "rule")
-        if not 0.0 < float(self.calibration) < 1.0:
+        if not 0.0 < float(self.calibration) < 1.0:  # a model file of an older rule still loads
             raise ParameterError(f"{{calibration}} must be a share between 0 and 1 (both excluded), not "
                                  f"{self.calibration}", "calibration")
         given = self.component_params
@@ -323,6 +323,10 @@ class Consensus(Detector):
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
              should_stop: Callable[[], bool] | None) -> None:
+        if float(self.calibration) > MAX_CALIBRATION_SHARE:  # the plan's rule, for the library's fit too
+            raise ParameterError(f"{{calibration}} must be at most {MAX_CALIBRATION_SHARE} to fit a consensus (a "
+                                 "larger share holds out more graphs than it leaves to train on), not "
+                                 f"{self.calibration}", "calibration")
         fit_idx, cal_idx = calibration_split(len(graphs), self.calibration, self.seed, calibration_groups(graphs))
         fit_graphs, cal_graphs = graphs.subset(fit_idx), graphs.subset(cal_idx)
         self.components_, self.component_calibration_ = {}, {}

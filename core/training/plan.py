@@ -39,7 +39,7 @@ from typing import Any
 
 from core.data.graph_identity import shared_graphs
 from core.data.graphset import GraphSet, normalize_label
-from core.detectors.conformal import calibration_split, can_calibrate
+from core.detectors.conformal import MAX_CALIBRATION_SHARE, calibration_split, can_calibrate
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
                                      detector_info)
@@ -51,7 +51,6 @@ from core.training.spec import TrainSpec
 GLOCALKD = "glocalkd"
 FALLBACK_DETECTOR = GLOCALKD  # trains on every graph when the default cannot calibrate
 OWN_FIELDS = ("seed", "device", "calibration")  # fields of the spec, not settings in its params
-MAX_CALIBRATION_SHARE = 0.5  # the most a calibration share can hold out (conformal.can_calibrate)
 
 
 @dataclass(frozen=True)

@@ -331,3 +331,16 @@ def test_a_model_file_whose_views_hold_scores_of_other_graphs_is_refused(tmp_pat
     with pytest.raises(ModelFileError, match="graphs, not of one set") as info:
         load_detector(tmp_path / "m.pt", device="cpu")
     assert str(tmp_path / "m.pt") in str(info.value)
+
+
+def test_the_library_fits_a_consensus_by_the_plans_calibration_rule(tmp_path):
+    """``make_detector("consensus", calibration=0.9).fit(...)`` trained its views on a tenth of the
+    graphs, a share ``train_model`` refuses; a model file of an older rule still loads."""
+    from core import ParameterError
+    from tests.conftest import ring, write_tu
+
+    data = load(write_tu(tmp_path, "RINGS", [(n, ring(n), 0) for n in [6, 7, 8] * 30], node_labels=False))
+    with pytest.raises(ParameterError, match="at most 0.5") as refused:
+        make_detector("consensus", components=("size",), calibration=0.9, reserve_views=()).fit(data)
+    assert refused.value.params == ("calibration",)
+    assert make_detector("consensus", components=("size",), calibration=0.9, reserve_views=()).get_params()
