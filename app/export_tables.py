@@ -71,19 +71,22 @@ def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.nda
 
 
 def report_table(stem: str, report, visible: np.ndarray, model, work: object = None,
-                 review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> ExportTable:
+                 review: dict[int, str] | None = None, rank: np.ndarray | None = None,
+                 vmax: float | None = None) -> ExportTable:
     """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows;
     ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings);
     ``work``: the tab, whose results the export saves; ``review``: the analyst's marks (row ->
     "anomaly" or "not anomaly"), a ``review`` column of the CSV, SD property and the HTML report's
     table of reviewed rows when any row is marked; ``rank``: each row's rank as the tab shows it
-    (None: the report's order), which every file written follows."""
+    (None: the report's order), which every file written follows; ``vmax``: the heatmaps' shared
+    colour scale (the training tab's, as the tab draws them)."""
     return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
                        lambda path, rows, stop=None: tasks.export_report_csv(path, report, rows, review=review,
                                                                              rank=rank, should_stop=stop),
                        lambda path, rows, stop=None: tasks.export_report_sdf(path, report, rows, review=review,
                                                                              rank=rank, should_stop=stop),
-                       lambda path, job=None: tasks.export_report_html(path, report, model, review=review, rank=rank),
+                       lambda path, job=None: tasks.export_report_html(path, report, model, review=review, rank=rank,
+                                                                       vmax=vmax),
                        work)
 
 

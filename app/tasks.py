@@ -643,28 +643,34 @@ def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None,
 
 
 def export_report_html(path: str, report, model, top_n: int = 25, job=None,
-                       review: dict[int, str] | None = None, rank: np.ndarray | None = None) -> int:
+                       review: dict[int, str] | None = None, rank: np.ndarray | None = None,
+                       vmax: float | None = None) -> int:
     """Write the one-file HTML report of a ranked report's rows (a scored file's tab): its
     molecules are the tab's rows as they were read (:func:`core.report_graphs`, as every other use
     of a tab's molecules; the file was read again, and a file deleted, edited or replaced since
     failed or gave another file's molecules), their heatmaps drawn with ``model`` when it scores
     atoms (the model that wrote the report), else plain; ``review``: the analyst's marks (row ->
     "anomaly" or "not anomaly"); ``rank``: each row's rank as the table shows it (None: the
-    report's order). Returns the number of molecules drawn."""
+    report's order); ``vmax``: the heatmaps' colour scale (the training tab's shared one, as the
+    tab draws them; None: core's over these molecules). Heatmaps and scores are the model's that
+    wrote the report; with another model open (trained since), the report's scores, drawn plain.
+    Returns the number of molecules drawn."""
     from core import Scores, html_report, report_graphs
 
     from .state import describe_model
 
     graphs = report_graphs(report)
-    if model is not None and model.has_node_scores:
+    same_model = (model is not None and bool(report.model_fingerprint)
+                  and model.fingerprint() == report.model_fingerprint)
+    if same_model and model.has_node_scores:  # the heatmaps of the model that wrote the report
         scores = model.score(graphs)
-    else:
+    else:  # another model's (trained since) would print its scores beside the report's ranks
         ptr = np.concatenate([[0], np.cumsum([int(g.num_nodes) for g in graphs.graphs])])
         scores = Scores.graph_only(report.score, ptr)
     p_values = report.p_value if np.isfinite(report.p_value).any() else None
-    settings = {"detector": describe_model(model)} if model is not None else {"report": Path(report.source).name}
+    settings = {"detector": describe_model(model)} if same_model else {"report": Path(report.source).name}
     return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values, review=review or None,
-                       rank=rank)
+                       rank=rank, vmax=vmax)
 
 
 # -------------------------------------------------------------------- similarity to a query

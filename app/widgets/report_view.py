@@ -135,8 +135,10 @@ class ReportView(QWidget):
         from ..export_tables import report_table
 
         stem = Path(self.report.source).stem.removesuffix("_ranked") or "report"
+        getter = self.heatmap.fixed_vmax_getter
         return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter(), self,
-                            review=self.book.words(), rank=self.model_table.ranks())
+                            review=self.book.words(), rank=self.model_table.ranks(),
+                            vmax=getter() if getter is not None else self.heatmap.fixed_vmax)
 
     def selected_rows(self) -> list[int]:
         """The rows (report positions, not table rows) selected; the current row when none is."""

@@ -139,3 +139,28 @@ def test_a_report_tabs_html_is_of_its_own_rows_whatever_became_of_its_file(qtbot
         assert not w.feedback.last_warning and out.is_file()
         text = out.read_text(encoding="utf-8")
         assert "alpha" in text and "gamma" in text and "X1" not in text and "X2" not in text
+
+
+def test_a_report_tabs_html_shows_its_own_scores_on_the_shared_colour_scale(tmp_path, monkeypatch):
+    """After another model was trained, the tab's HTML printed that model's scores beside the
+    report's ranks; and its heatmaps took a colour scale of their own, not the tab's shared one."""
+    import core
+    from app import tasks
+    from core.cli.main import main
+    from core.io.ranked_report import read_report
+
+    lib = tmp_path / "lib.smi"
+    lib.write_text("CCO m1\nCCN m2\nc1ccccc1 m3\nCC(=O)O m4\nCCCl m5\nCCCCO m6\n")
+    wrote = GLocalKD(epochs=2, hidden_dim=16, out_dim=8, seed=0, device="cpu").fit(load(lib))
+    wrote.save(tmp_path / "m.pt")
+    assert main(["score", str(tmp_path / "m.pt"), str(lib), "-o", str(tmp_path / "rep.csv")]) == 0
+    report = read_report(tmp_path / "rep.csv")
+    drawn = []
+    monkeypatch.setattr(core, "html_report", lambda path, graphs, scores, settings, **kw: drawn.append(
+        (scores, settings, kw["vmax"])) or len(graphs))
+    since = GLocalKD(epochs=3, hidden_dim=16, out_dim=8, seed=1, device="cpu").fit(load(lib))
+    for model, heatmaps in ((wrote, True), (since, False)):
+        tasks.export_report_html(str(tmp_path / "r.html"), report, model, vmax=2.5)
+        scores, settings, vmax = drawn[-1]
+        np.testing.assert_allclose(scores.score, report.score, rtol=1e-5)
+        assert vmax == 2.5 and scores.has_node_scores == heatmaps and ("detector" in settings) == heatmaps
