@@ -42,7 +42,7 @@ from core.data.graphset import GraphSet, normalize_label
 from core.detectors.conformal import MAX_CALIBRATION_SHARE, calibration_split, can_calibrate
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
-                                     detector_info)
+                                     detector_info, make_detector)
 from core.data.label_coding import check_label_coding, label_coding
 from core.errors import DataError, GLocalKDError, ParameterError, SchemaMismatchError
 from core.detectors.base import SEED, is_seed
@@ -124,6 +124,15 @@ def check_settings(spec: TrainSpec) -> None:
     Raises:
         ParameterError: a setting that breaks a rule, naming it.
     """
+    if isinstance(spec.calibration, bool) or not isinstance(spec.calibration, (int, float)):  # "0.2" failed in <=
+        raise ParameterError(f"{{calibration}} must be a number, a share from 0 to {MAX_CALIBRATION_SHARE}, not "
+                             f"{spec.calibration!r}", "calibration")
+    if not isinstance(spec.params, dict):  # None failed in .items()
+        raise ParameterError(f"{{params}} must map setting names to values, not {spec.params!r}", "params")
+    given = spec.params.get("component_params")
+    if given is not None and (not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values())):
+        raise ParameterError(f"{{component_params}} must map view names to their settings, not {given!r}",
+                             "component_params")
     if not 0.0 <= spec.calibration <= MAX_CALIBRATION_SHARE:  # 0.6 of 120 graphs was said as "too few graphs"
         raise ParameterError(f"{{calibration}} must be a share from 0 to {MAX_CALIBRATION_SHARE} (a larger one holds "
                              f"out more graphs than it leaves to train on), not {spec.calibration}", "calibration")
@@ -141,7 +150,12 @@ def check_settings(spec: TrainSpec) -> None:
         params = _params(info, spec)
         built = [info.factory(**params)]
         if info.needs_glocalkd:  # its GLocalKD component is built when it is fitted: check its settings now
-            built.append(detector_info(GLOCALKD).factory(**params["component_params"][GLOCALKD]))
+            try:  # by make_detector, as the consensus builds it (the bare factory raised a TypeError)
+                built.append(make_detector(GLOCALKD, **params["component_params"][GLOCALKD]))
+            except ParameterError:
+                raise
+            except GLocalKDError as exc:
+                raise ParameterError(f"{{component_params}}: {exc}", "component_params") from None
         for detector in built:
             detector.check_params()
 

@@ -257,3 +257,15 @@ def test_known_anomalies_given_as_graphs_are_never_trained_on(herg, tmp_path, ca
     assert main(["train", str(demo), "-o", str(tmp_path / "m.pt"), "--known-anomalies", str(known_file),
                  "--epochs", "1", "--hidden", "8", "--out-dim", "4", "--device", "cpu"]) == 0
     assert f"{plan.known_in_data} graphs of the data are known anomalies too" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec, param", [(TrainSpec(detector="size", calibration="0.2"), "calibration"),
+                                         (TrainSpec(detector="size", params=None), "params"),
+                                         (TrainSpec(params={"component_params": "x"}), "component_params"),
+                                         (TrainSpec(params={"component_params": {"glocalkd": {"bogus": 1}}}),
+                                          "component_params")])
+def test_a_spec_of_the_wrong_kind_is_a_parameter_error(herg, spec, param):
+    """Each escaped as a Python TypeError, AttributeError or ValueError from inside the plan."""
+    with pytest.raises(ParameterError) as refused:
+        train_model(herg, spec)
+    assert param in refused.value.params
