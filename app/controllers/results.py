@@ -188,8 +188,7 @@ class ResultsController(QObject):
         if st.threshold() is not None:
             text += f" · {int(st.flagged().sum()):,} flagged"
         self.filters.set_count(text)
-        if self.showing_groups() and self._scaffolds is not None and self._scaffolds[0] is st.graphs:
-            self._show_groups()  # the groups follow the filters and the flag rule, as the table does
+        self._refresh_groups()  # the groups follow the filters and the flag rule, as the table does
         note = st.fdr_note()
         if note:  # nothing flagged must not look like nothing anomalous
             self.side.say(note)
@@ -291,8 +290,7 @@ class ResultsController(QObject):
         st = self.state
         self.model_table.set_review(st.review_marks, st.review_rank())
         self.table.setColumnHidden(COLUMNS.index("Review"), bool(st.review_unavailable()) and not st.review_marks)
-        if self.showing_groups() and self._scaffolds is not None and self._scaffolds[0] is st.graphs:
-            self._show_groups()  # the groups follow the review's ranks too
+        self._refresh_groups()  # the groups follow the review's ranks too
 
     def show_detector(self, model) -> None:
         """Adapt the views to the detector: score-term columns, map spaces and heatmaps need node scores."""
@@ -301,6 +299,11 @@ class ResultsController(QObject):
             self.table.setColumnHidden(COLUMNS.index(column), not terms)
         self.map_view.set_spaces_enabled(terms)
         self.tabs.setTabText(self.tabs.indexOf(self.heatmap), "Node heatmap" if terms else "Graph")
+
+    def _refresh_groups(self) -> None:
+        """Show the groups again while they are shown and their scaffolds are the open graphs'."""
+        if self.showing_groups() and self._scaffolds is not None and self._scaffolds[0] is self.state.graphs:
+            self._show_groups()
 
     def showing_groups(self) -> bool:
         """Whether the training tab shows scaffold groups instead of its rows."""
