@@ -36,6 +36,11 @@ class EpochInfo:
 COUNT = "a whole number of at least 1"  # the rule of epochs, widths, layers, batch sizes (Detector.check_settings)
 
 
+# settings of one name count the same thing in every detector that takes them: one floor each
+# (wl_iterations -5 acted as 0 and was recorded as -5; n_estimators 0 failed inside scikit-learn)
+COUNT_FLOORS = {"wl_iterations": 0, "n_estimators": 1, "max_samples": 1, "ensemble_size": 1, "subsample_size": 1}
+
+
 def is_count(value, low: int = 1) -> bool:
     """Whether ``value`` is a whole number (not a bool) of at least ``low``: a setting that counts.
 
@@ -260,7 +265,9 @@ class Detector(abc.ABC):
             elif isinstance(default, bool):
                 rules[name] = (isinstance(value, (bool, np.bool_)), "True or False")
             elif isinstance(default, int):
-                rules[name] = (is_count(value, -(2 ** 63)), "a whole number")
+                low = COUNT_FLOORS.get(name, -(2 ** 63))
+                rules[name] = (is_count(value, low), "a whole number" + (f" of at least {low}" if name in COUNT_FLOORS
+                                                                          else ""))
             elif isinstance(default, float):
                 rules[name] = (is_number(value, -math.inf), "a number")
             elif isinstance(default, str):

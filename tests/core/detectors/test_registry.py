@@ -290,3 +290,17 @@ def test_a_model_read_back_from_its_file_keeps_its_fingerprint(name, tmp_path):
     assert again.fingerprint() == model.fingerprint()
     other = make_detector(name, **FAST.get(name, {})).fit(molecules.with_label("1").subset(list(range(80, 160))))
     assert other.fingerprint() != model.fingerprint()
+
+
+@pytest.mark.parametrize("name, setting", [
+    ("wl-lesinn", {"wl_iterations": -5}), ("pk-lesinn", {"wl_iterations": -1}), ("wl-iforest", {"n_estimators": 0}),
+    ("wl-iforest", {"max_samples": 0}), ("wl-lesinn", {"ensemble_size": 0}), ("spectral-lesinn", {"subsample_size": 0}),
+    ("distance-lesinn", {"ensemble_size": -1})])
+def test_a_count_below_its_floor_is_refused_by_name_in_every_detector(name, setting):
+    """wl_iterations -5 acted as 0 (and was recorded as -5); n_estimators 0 failed inside
+    scikit-learn, ensemble_size 0 as 'LESINN needs at least one member', naming no setting."""
+    from core import ParameterError, make_detector
+
+    with pytest.raises(ParameterError) as refused:
+        make_detector(name, **setting).check_params()
+    assert refused.value.params == tuple(setting)
