@@ -161,15 +161,20 @@ class GraphSet:
             IndexError: a position that is not a whole number (``True`` picked graph 1, and a
                 boolean mask failed inside numpy) or not one of this set's.
         """
-        idx = list(indices)
         n = len(self.graphs)
-        for i in idx:
-            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
-                raise IndexError(f"GraphSet.subset takes positions (whole numbers), not {i!r}: for a mask of "
-                                 "booleans, pass np.flatnonzero(mask)")
-            if not -n <= int(i) < n:
-                raise IndexError(f"position {int(i)} is not one of this set's {n:,} graphs")
-        idx = [int(i) for i in idx]
+        if isinstance(indices, np.ndarray) and indices.dtype.kind in "iu":  # checked at once, not one by one
+            idx = indices.ravel().tolist()
+            bad = [] if not idx else [i for i in (min(idx), max(idx)) if not -n <= i < n]
+        else:
+            idx = list(indices)
+            for i in idx:
+                if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                    raise IndexError(f"GraphSet.subset takes positions (whole numbers), not {i!r}: for a mask "
+                                     "of booleans, pass np.flatnonzero(mask)")
+            idx = [int(i) for i in idx]
+            bad = [i for i in idx if not -n <= i < n][:1]
+        if bad:
+            raise IndexError(f"position {bad[0]} is not one of this set's {n:,} graphs")
         return GraphSet(
             graphs=[self.graphs[i] for i in idx],
             meta=[self.meta[i] for i in idx],
