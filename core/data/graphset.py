@@ -55,6 +55,7 @@ class GraphSet:
     as_read: GraphSet | None = field(default=None, repr=False, compare=False)  # before standardising in memory
     node_label_names: dict[int, str] | None = None
     edge_label_names: dict[int, str] | None = None
+    collection: str = ""  # a TU collection's name (DS of its DS_A.txt): what its unnamed node labels number
 
     def __post_init__(self) -> None:
         if len(self.graphs) != len(self.meta):
@@ -185,6 +186,7 @@ class GraphSet:
             standardised=self.standardised,
             node_label_names=self.node_label_names,
             edge_label_names=self.edge_label_names,
+            collection=self.collection,
         )
 
     def with_label(self, label: str) -> GraphSet:

@@ -6,6 +6,8 @@ means something else.
 """
 from __future__ import annotations
 
+import re
+
 from core.data.chem import ELEMENTS
 from core.data.graphset import GraphSet
 from core.errors import SchemaMismatchError
@@ -18,24 +20,32 @@ def label_coding(graphs: GraphSet) -> dict:
         graphs: the graphs.
 
     Returns:
-        ``{"kind": "labels", "names": {label: name}}`` for a TU collection's node labels (names as
-        its readme gives them, when it does), ``{"kind": "elements"}`` for molecules' elements,
-        ``{"kind": "degrees"}`` for graphs without labels; ``{}`` for no graphs.
+        ``{"kind": "labels", "names": {label: name}, "collection": name}`` for a TU collection's
+        node labels (names as its readme gives them, when it does; the collection's name without
+        a split's ``_training``/``_testing``/``_evaluation``), ``{"kind": "elements"}`` for
+        molecules' elements, ``{"kind": "degrees"}`` for graphs without labels; ``{}`` for no graphs.
     """
     if not len(graphs):
         return {}
     first = graphs.graphs[0]
     if first.get("node_label") is not None:
-        return {"kind": "labels", "names": {str(k): str(v) for k, v in (graphs.node_label_names or {}).items()}}
+        return {"kind": "labels", "names": {str(k): str(v) for k, v in (graphs.node_label_names or {}).items()},
+                "collection": _SPLIT.sub("", graphs.collection)}
     x = first.get("x")
     return {"kind": "elements"} if x is not None and x.shape[1] > len(ELEMENTS) else {"kind": "degrees"}
+
+
+# TU's split files of one collection (Tox21_HSE_training, Tox21_HSE_testing) number labels alike
+_SPLIT = re.compile(r"_(training|testing|evaluation)$", re.IGNORECASE)
 
 
 def _coding_text(coding: dict) -> str:
     if coding.get("kind") == "labels":
         names = list(coding.get("names", {}).values())
-        return f"TU node labels ({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})" if names \
-            else "TU node labels"
+        if names:
+            return f"TU node labels ({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})"
+        collection = coding.get("collection")
+        return f"{collection}'s TU node labels (numbers its files do not name)" if collection else "TU node labels"
     return {"elements": "molecules' elements", "degrees": "node degrees (graphs without labels)"}.get(
         coding.get("kind", ""), "unknown labels")
 
@@ -52,7 +62,9 @@ def check_label_coding(fitted: dict | None, now: dict) -> None:
         now: the scored graphs' :func:`label_coding` (``{}``: no graphs).
 
     Raises:
-        SchemaMismatchError: another kind of label, or TU labels whose names differ.
+        SchemaMismatchError: another kind of label, TU labels whose names differ, or unnamed TU
+            labels of another collection (NCI1's numbers are not ENZYMES's, and neither says what
+            they mean).
     """
     if not fitted or not now:
         return
@@ -60,6 +72,8 @@ def check_label_coding(fitted: dict | None, now: dict) -> None:
     if same and fitted["kind"] == "labels":
         a, b = fitted.get("names") or {}, now.get("names") or {}
         same = all(a[k] == b[k] for k in a.keys() & b.keys())
+        if same and not a and not b and fitted.get("collection") and now.get("collection"):
+            same = fitted["collection"] == now["collection"]
     if not same:
         raise SchemaMismatchError(f"the model was fitted on graphs labelled by {_coding_text(fitted)}, but these "
                                   f"are labelled by {_coding_text(now)}: the labels would be compared as if they "

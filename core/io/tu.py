@@ -316,7 +316,7 @@ def load_tu(path: str | Path) -> GraphSet:
                         f"(first: {rejects[0].reason})", path)
     node_names, edge_names = files.label_names()
     return GraphSet(graphs=graphs, meta=meta, rejects=rejects, source=str(path), format="tu", kind="graph",
-                    node_label_names=node_names, edge_label_names=edge_names)
+                    node_label_names=node_names, edge_label_names=edge_names, collection=ds)
 
 
 def _check_count(files: _Files, suffix: str, found: int, expected: int, what: str) -> None:

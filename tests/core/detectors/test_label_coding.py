@@ -74,3 +74,23 @@ def test_a_gcn_refuses_graphs_whose_node_labels_mean_other_elements(name, aids_z
     assert degrees.schema_.mode == "degree"
     with pytest.raises(SchemaMismatchError, match="node degrees"):
         degrees.score(aids.subset(range(5)))
+
+
+@pytest.mark.parametrize("name", ["wl-lesinn", "glocalkd"])
+def test_unnamed_labels_of_another_collection_are_refused_but_a_splits_files_are_one(name, tmp_path):
+    """An NCI1 model scored ENZYMES without a word: neither readme names its label numbers, so the
+    check of names passed two numberings of different things. Unnamed labels are the collection's
+    own: another collection's are refused, while TU's split files of one collection (Tox21_HSE_training
+    and _testing) and a subset of the training collection are scored."""
+    from tests.conftest import write_tu
+
+    rings = [(5, [(j, (j + 1) % 5) for j in range(5)], 0) for _ in range(12)]
+    train = load(write_tu(tmp_path / "a", "ALPHA_training", rings))
+    model = make_detector(name, **({"epochs": 1, "hidden_dim": 8, "out_dim": 4, "device": "cpu"}
+                                   if name == "glocalkd" else {})).fit(train)
+    model.save(tmp_path / "m.pt")
+    for m in (model, load_detector(tmp_path / "m.pt")):
+        with pytest.raises(SchemaMismatchError, match=r"ALPHA's TU node labels .* BETA's TU node labels"):
+            m.score(load(write_tu(tmp_path / "b", "BETA", rings)))
+        assert len(m.score(load(write_tu(tmp_path / "c", "ALPHA_testing", rings[:3])))) == 3
+        assert len(m.score(train.subset(range(4)))) == 4
