@@ -1,6 +1,7 @@
 """Scores: what scoring a set of graphs returns (graph scores, their two terms, per-node errors)."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,12 +93,20 @@ class Scores:
         """The errors of one graph's nodes.
 
         Args:
-            i: the graph's position.
+            i: the graph's position (negative counts from the end, as in a list).
 
         Returns:
             A view of ``node_errors``, one per node in the graph's node order (NaN for a
             detector without node scores).
+
+        Raises:
+            IndexError: no graph has that position (-1 gave no nodes at all, as if the last
+                graph had none).
         """
+        n, i = len(self), operator.index(i)
+        if not -n <= i < n:
+            raise IndexError(f"position {i} is not one of these {n:,} graphs' scores")
+        i %= n
         return self.node_errors[self.node_ptr[i]: self.node_ptr[i + 1]]
 
     def ranking(self) -> np.ndarray:

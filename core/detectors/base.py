@@ -14,6 +14,7 @@ import numpy as np
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
 from core.errors import DataError, GLocalKDError, ParameterError
+from core.runtime.device import DEVICE_NAMES, is_device_name
 
 
 @dataclass
@@ -135,6 +136,28 @@ def describe_error(exc: BaseException) -> str:
 
 
 DETECTOR_FORMAT = "glocalkd-studio/detector"  # model files of every detector but GLocalKD (its own format)
+MODEL_FORMAT = "glocalkd-studio/model"  # GLocalKD's model files
+
+
+def not_this_kind(source: object, state: object, wanted: str) -> str:
+    """Say why a file is not a model of the kind a loader reads, naming what it holds instead:
+    one message for every loader (a graph-size model given to ``GLocalKD.load`` was called "not
+    a GLocalKD Studio model file").
+
+    Args:
+        source: the file, named first.
+        state: the file's contents.
+        wanted: the kind asked for (a class name).
+
+    Returns:
+        One line, e.g. ``m.pt: a model of the size detector, not a GLocalKD one (load it with
+        load_detector)``.
+    """
+    held = state.get("format") if isinstance(state, dict) else None
+    name = "glocalkd" if held == MODEL_FORMAT else state.get("detector") if held == DETECTOR_FORMAT else None
+    if not isinstance(name, str):
+        return f"{source}: not a GLocalKD Studio model file"
+    return f"{source}: a model of the {name} detector, not a {wanted} one (load it with load_detector)"
 DETECTOR_VERSION = 1
 
 # The failures of numerical code that ``fit`` reports as "training failed (...)".
@@ -251,7 +274,8 @@ class Detector(abc.ABC):
         """Refuse a setting of another kind than its default's, for every detector alike: a
         True/False setting takes a bool (``normalize="False"`` turned normalisation on), a
         whole-number one an int (``ensemble_size=1.5`` escaped as numpy's TypeError), a number a
-        number, a name a string, and ``seed`` a whole number from 0 to :data:`SEED_MAX`.
+        number, a name a string, ``seed`` a whole number from 0 to :data:`SEED_MAX`, and ``device``
+        a device's name (``gpu`` failed only once training began).
 
         Raises:
             ParameterError: naming each setting of the wrong kind.
@@ -262,6 +286,8 @@ class Detector(abc.ABC):
             default, value = signature[name].default, getattr(self, name)
             if name == "seed":
                 rules[name] = (is_seed(value), SEED)
+            elif name == "device":  # every detector that runs networks takes the same names
+                rules[name] = (is_device_name(value), DEVICE_NAMES)
             elif isinstance(default, bool):
                 rules[name] = (isinstance(value, (bool, np.bool_)), "True or False")
             elif isinstance(default, int):
@@ -492,8 +518,10 @@ class Detector(abc.ABC):
         from core.runtime.model_files import version_problem
 
         resolve_device(device)  # a device torch cannot use is the caller's setting, not damage in the file
-        if not isinstance(state, dict) or state.get("format") != DETECTOR_FORMAT:
-            raise ModelFileError(f"{source}: not a GLocalKD Studio model file, or not a {cls.__name__} one")
+        own = getattr(cls, "name", None)  # a class of one detector (the two-step family's name is its settings')
+        if not isinstance(state, dict) or state.get("format") != DETECTOR_FORMAT or \
+                (isinstance(own, str) and state.get("detector") != own):
+            raise ModelFileError(not_this_kind(source, state, cls.__name__))
         problem = version_problem(state.get("version"), (DETECTOR_VERSION,))
         if problem:
             raise ModelFileError(f"{source}: {problem}")
@@ -609,8 +637,11 @@ class Detector(abc.ABC):
             That percentile of ``train_scores_``.
 
         Raises:
+            ParameterError: the percentile is not a number from 0 to 100.
             GLocalKDError: the detector is not fitted.
         """
+        if not (is_number(percentile) and percentile <= 100):
+            raise ParameterError(f"{{percentile}} must be a number from 0 to 100, not {percentile!r}", "percentile")
         self._check_fitted()
         return float(np.percentile(self.train_scores_, percentile))
 

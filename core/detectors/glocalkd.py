@@ -19,8 +19,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from core.detectors.base import (COUNT, NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back,
-                                 describe_error, is_count, is_number)
+from core.detectors.base import (COUNT, MODEL_FORMAT, NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back,
+                                 describe_error, is_count, is_number, not_this_kind)
 from core.detectors.training import train_epochs
 from core.errors import GLocalKDError, ModelFileError
 from core.runtime.model_files import version_problem
@@ -34,7 +34,6 @@ from core.nn.row_groups import GroupedPropagation
 from core.data.scores import Scores
 from core.runtime.device import matmul_dtype, resolve_device
 
-MODEL_FORMAT = "glocalkd-studio/model"
 MODEL_VERSION = 2  # 2: the readouts node_max and size_term, and the training graphs' mean size
 READABLE_VERSIONS = (1, 2)
 # Cache the frozen target's outputs when they fit in this many bytes (else recompute per batch).
@@ -475,7 +474,7 @@ class GLocalKD(Detector):
             GLocalKDError: ``device`` is unknown or not available.
         """
         if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT:
-            raise ModelFileError(f"{source}: not a GLocalKD Studio model file")
+            raise ModelFileError(not_this_kind(source, state, "GLocalKD"))
         problem = version_problem(state.get("version"), READABLE_VERSIONS)
         if problem:
             raise ModelFileError(f"{source}: {problem}")

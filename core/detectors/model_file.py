@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.detectors.base import DETECTOR_FORMAT, Detector
-from core.detectors.glocalkd import MODEL_FORMAT, GLocalKD
+from core.detectors.base import DETECTOR_FORMAT, MODEL_FORMAT, Detector
+from core.detectors.glocalkd import GLocalKD
 from core.detectors.registry import DETECTORS, make_detector
 from core.errors import ModelFileError
 from core.runtime.model_files import read_model_file

@@ -3,10 +3,28 @@ from __future__ import annotations
 
 import torch
 
-from core.errors import GLocalKDError
+import re
+
+from core.errors import GLocalKDError, ParameterError
 from core.wording import counted
 
 PRECISIONS = ("float32", "bfloat16")
+
+
+DEVICE_NAMES = "'auto', 'cpu', 'cuda' or 'cuda:N'"
+
+
+def is_device_name(device: object) -> bool:
+    """Tell whether a setting names a device this package can use (whether it is there is
+    :func:`resolve_device`'s question).
+
+    Args:
+        device: the setting.
+
+    Returns:
+        True for ``auto``, ``cpu``, ``cuda`` and ``cuda:N``.
+    """
+    return isinstance(device, str) and re.fullmatch(r"auto|cpu|cuda(:\d+)?", device) is not None
 
 
 def resolve_device(device: str) -> torch.device:
@@ -19,23 +37,21 @@ def resolve_device(device: str) -> torch.device:
         The torch device.
 
     Raises:
-        GLocalKDError: the name is not a string or not a device, or CUDA is asked for and torch
-            sees no CUDA GPU, or not the one numbered.
+        ParameterError: the name is not a device (:func:`is_device_name`), or CUDA is asked for and
+            torch sees no CUDA GPU, or not the one numbered; it names the setting ``device``.
     """
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if not isinstance(device, str):
-        raise GLocalKDError(f"device must be 'auto', 'cpu' or 'cuda', not {device!r}")
+    if not is_device_name(device):
+        raise ParameterError(f"invalid setting: {{device}} must be {DEVICE_NAMES}, not {device!r}", "device")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise GLocalKDError(f"device {device!r} asked for, but torch sees no CUDA GPU (use 'auto' or 'cpu')")
-    try:
-        resolved = torch.device(device)
-    except (RuntimeError, ValueError):
-        raise GLocalKDError(f"unknown device {device!r} (use 'auto', 'cpu' or 'cuda')") from None
+        raise ParameterError(f"{{device}} {device!r} asked for, but torch sees no CUDA GPU (use 'auto' or 'cpu')",
+                             "device")
+    resolved = torch.device(device)
     if resolved.type == "cuda" and resolved.index is not None and resolved.index >= torch.cuda.device_count():
         count = torch.cuda.device_count()  # else torch's "invalid device ordinal" came later, as a traceback
-        raise GLocalKDError(f"device {device!r} asked for, but torch sees {counted(count, 'CUDA GPU')} "
-                            f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})")
+        raise ParameterError(f"{{device}} {device!r} asked for, but torch sees {counted(count, 'CUDA GPU')} "
+                             f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})", "device")
     return resolved
 
 

@@ -76,8 +76,8 @@ def test_bad_model_files(tmp_path, capsys, model_file):
                           (tmp_path / "none.pt", "no such model file")):
         _one_line_error(capsys, main(["score", str(model), str(data), "-o", str(tmp_path / "r.csv")]), needle)
     _one_line_error(capsys, main(["score", str(tu_model), str(data), "-o", str(tmp_path / "r.csv")]),
-                    "x.smi cannot be scored with this model: the model was fitted on graphs labelled by TU node "
-                    "labels, but these are labelled by molecules' elements")
+                    "x.smi cannot be scored with this model: the model was fitted on graphs labelled by T's TU node "
+                    "labels (numbers its files do not name), but these are labelled by molecules' elements")
     _one_line_error(capsys, main(["score", str(model_file), str(folder), "-o", str(tmp_path / "r.csv")]),
                     "trained on molecules")
 
@@ -90,7 +90,7 @@ def test_bad_settings_and_outputs(tmp_path, capsys, model_file):
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--epochs", "0"]),
                     "invalid setting: --epochs must be a whole number of at least 1, not 0")
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--device", "tpu"]),
-                    "unknown device 'tpu'")
+                    "--device must be 'auto', 'cpu', 'cuda' or 'cuda:N', not 'tpu'")
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN,
                                   "--features", "labels"]), "features 'labels' asked for")
     _one_line_error(capsys, main(["score", str(model_file), str(data), "-o", str(tmp_path / "no" / "r.csv")]),

@@ -148,7 +148,7 @@ def test_invalid_settings(toy, setting):
 
 
 def test_unknown_device(toy):
-    with pytest.raises(GLocalKDError, match="unknown device 'tpu'"):
+    with pytest.raises(GLocalKDError, match="device must be 'auto', 'cpu', 'cuda' or 'cuda:N', not 'tpu'"):
         GLocalKD(epochs=1, **{**SMALL, "device": "tpu"}).fit(toy)
 
 

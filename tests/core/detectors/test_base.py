@@ -157,3 +157,36 @@ def test_every_setting_of_the_wrong_kind_is_refused_by_name_before_training(name
             setattr(detector, key, value)  # as set_params would, past the registry's own checks
             with pytest.raises(ParameterError, match=f"{key} must be"):
                 detector.fit(graphs)
+
+
+@pytest.mark.parametrize("name", [n for n in DETECTORS if "device" in make_detector(n).get_params()])
+def test_a_device_that_is_no_device_is_refused_as_a_setting_before_training(name):
+    """``device="gpu"`` was taken, and training failed later with a bare GLocalKDError that named
+    no setting, so a front end could not point at its field."""
+    from core import ParameterError
+
+    with pytest.raises(ParameterError, match=r"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', not 'gpu'") as info:
+        make_detector(name, device="gpu").check_params()
+    assert info.value.params == ("device",)
+
+
+def test_a_position_or_percentile_outside_the_scores_is_refused_not_read_as_another(herg_path):
+    """``node_errors_of(-1)`` gave no nodes (the slice ran backwards), so ``top_nodes(-1)`` said the
+    last graph had none; ``threshold(200)`` raised numpy's error naming no setting."""
+    from core import ParameterError, load
+
+    graphs = load(herg_path).subset(range(40))
+    model = make_detector("glocalkd", epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(graphs)
+    scores = model.score(graphs.subset(range(5)))
+    assert np.array_equal(scores.node_errors_of(-1), scores.node_errors_of(4))
+    assert len(scores.node_errors_of(-1)) == graphs.graphs[4].num_nodes
+    assert scores.top_nodes(-1) == scores.top_nodes(4) != []
+    for bad in (5, -6):
+        with pytest.raises(IndexError, match=f"position {bad} is not one of these 5 graphs"):
+            scores.node_errors_of(bad)
+    with pytest.raises(TypeError):
+        scores.node_errors_of(1.5)
+    for bad in (200, -1, float("nan"), "95"):
+        with pytest.raises(ParameterError, match="percentile must be a number from 0 to 100"):
+            model.threshold(bad)
+    assert model.threshold(100) == pytest.approx(float(model.train_scores_.max()))

@@ -111,7 +111,26 @@ def test_a_device_torch_cannot_use_is_said_as_such_not_as_a_damaged_file(tmp_pat
                           device="cpu").fit(herg.subset(range(120)))
     path = tmp_path / "m.pt"
     model.save(path)
-    with pytest.raises(GLocalKDError, match="unknown device 'bogus'") as info:
+    with pytest.raises(GLocalKDError, match="device must be 'auto', 'cpu', 'cuda' or 'cuda:N', not 'bogus'") as info:
         load_detector(path, device="bogus")
     assert not isinstance(info.value, ModelFileError) and "damaged" not in str(info.value)
     assert load_detector(path, device="cpu").score(herg.subset(range(5))).score.shape == (5,)
+
+
+def test_a_class_loader_given_another_detectors_file_says_what_the_file_holds(herg, tmp_path):
+    """``GLocalKD.load`` called a graph-size model "not a GLocalKD Studio model file", and
+    ``SizeBaseline.load`` read a WL-LESINN file as a graph-size model: every loader says which
+    detector the file holds and which function reads it."""
+    from core import GLocalKD
+    from core.detectors.size import SizeBaseline
+
+    train = herg.subset(range(60))
+    files = {name: tmp_path / f"{name}.pt" for name in ("size", "wl-lesinn", "glocalkd")}
+    for name, path in files.items():
+        make_detector(name, **SMALL.get(name, {})).fit(train).save(path)
+    for cls, name in ((GLocalKD, "size"), (SizeBaseline, "wl-lesinn"), (SizeBaseline, "glocalkd")):
+        with pytest.raises(ModelFileError, match=f"a model of the {name} detector, not a {cls.__name__} one "
+                                                 r"\(load it with load_detector\)"):
+            cls.load(files[name])
+        assert load_detector(files[name]).name == name
+    assert isinstance(SizeBaseline.load(files["size"]), SizeBaseline)
