@@ -24,7 +24,7 @@ from pathlib import Path
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, one_line
 from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, DigestingStream, check_report_output, end_row,
-                            header_extras, parse_end_row, safe_cell)
+                            header_extras, parse_end_row, safe_cell, unsafe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.files import atomic_output
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -419,7 +419,8 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                         last = score
                         if row[P_VALUE]:
                             shard_p[row[P_VALUE]] += 1
-                        writer.writerow([row[4], position] + row[1:])
+                        # a chunk row holds the text itself: the report's formula guard is put back once, on writing
+                        writer.writerow([row[4], position] + [unsafe_cell(c) for c in row[1:]])
                         position += 1
                 if end is None:
                     raise DataError("no end-of-report row: the report is cut short (or was written by an older "

@@ -142,3 +142,19 @@ def test_blank_rows_at_the_same_line_of_two_shards_are_not_one_molecule(shards, 
     merge_reports(reports, merged)
     report = read_report(merged)
     assert len(report) == 4 and len(report.rejects) == 2
+
+
+def test_a_formula_guarded_cell_is_guarded_once_in_the_merged_report(tmp_path):
+    """A report writes ``=cmd`` as ``'=cmd`` so that a spreadsheet shows it rather than runs it;
+    merge-reports read that cell as the text and guarded it again (``''=cmd``), so the merged
+    report, read back, held another id than the shard."""
+    from core import make_detector
+
+    data = tmp_path / "f.csv"
+    data.write_text("id,smiles\n=cmd,CCO\n@x,CCN\n+1a,c1ccccc1\n'-b,CC\n")
+    model = make_detector("size").fit(load(data))
+    screen(model, data, tmp_path / "r.csv", workers=1)
+    assert merge_reports([tmp_path / "r.csv"], tmp_path / "m.csv") == 4
+    shard, merged = _lines(tmp_path / "r.csv"), _lines(tmp_path / "m.csv")
+    assert merged[:-1] == shard[:-1]
+    assert sorted(read_report(tmp_path / "m.csv").ids) == sorted(["=cmd", "@x", "+1a", "'-b"])
