@@ -314,13 +314,13 @@ class AppState:
         return empirical_p_values(self.scores.score, train)
 
     def q_values(self) -> np.ndarray | None:
-        """Benjamini-Hochberg q-values of the p-values over every scored graph."""
+        """Benjamini-Hochberg q-values of the p-values over every scored graph, as the reports write them."""
         p = self.p_values()
         if p is None:
             return None
-        from core import benjamini_hochberg
+        from core import report_q_values
 
-        return benjamini_hochberg(p)
+        return report_q_values(p)
 
     def fdr_note(self) -> str:
         """Under the q rule, when no row is flagged: why (too few calibration graphs for this many

@@ -50,7 +50,7 @@ _PUBLIC = {
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
     "score_graphs": "detectors.stoppable_scoring",
-    "benjamini_hochberg": "data.pvalues", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
+    "benjamini_hochberg": "data.pvalues", "report_q_values": "data.pvalues", "written_scores": "data.scores", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
     # training: the one use case of the command line, the app and the evaluation harness
     "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
     "weigh_known_anomalies": "training.use_case", "MIN_KNOWN_ANOMALIES": "detectors.catalog",
@@ -84,7 +84,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
         NotApplicableError, Stopped, raise_if_stopped)
     from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
     from core.data.features import FeatureSchema
-    from core.data.scores import Scores, READOUT_PARTS, checked_rank, ranking_of
+    from core.data.scores import Scores, READOUT_PARTS, checked_rank, ranking_of, written_scores
     from core.data.substructure import smarts_matches
     from core.data.alerts import Alert, ALERT_FAMILIES, structural_alerts, graph_alerts, alerts_at_atoms, alerts_text
     from core.data.properties import molecular_properties, PROPERTY_COLUMNS, PROPERTY_FUNCTIONS, property_text
@@ -105,7 +105,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.detectors.model_file import load_detector, save_detector
     from core.detectors.stoppable_scoring import score_graphs
     from core.detectors.conformal import fit_with_calibration
-    from core.data.pvalues import benjamini_hochberg, fdr_unreached_note
+    from core.data.pvalues import benjamini_hochberg, fdr_unreached_note, report_q_values
     from core.training.spec import TrainSpec
     from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
     from core.detectors.catalog import MIN_KNOWN_ANOMALIES

@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{' and '.join(asked)}: not added, {args.data} holds graphs without molecular structures",
               file=sys.stderr)
     if args.fdr is not None and p_values is not None:
-        from core.data.pvalues import benjamini_hochberg
+        from core.data.pvalues import report_q_values
 
-        report_flagged(int((benjamini_hochberg(p_values) <= args.fdr).sum()), args.fdr, len(graphs),
+        report_flagged(int((report_q_values(p_values) <= args.fdr).sum()), args.fdr, len(graphs),
                        len(model.calibration_scores_))
     else:
         report_flagged(None, args.fdr, len(graphs))

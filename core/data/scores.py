@@ -17,6 +17,33 @@ class NonFiniteScoreError(GLocalKDError):
     """A model gave a graph a NaN or infinite score (see :meth:`Scores.__post_init__`)."""
 
 
+def score_text(value: float) -> str:
+    """Write a score as every report does: six significant digits.
+
+    Args:
+        value: the score.
+
+    Returns:
+        Its text.
+    """
+    return f"{value:.6g}"
+
+
+def written_scores(score: np.ndarray) -> np.ndarray:
+    """The scores as a report writes them (:func:`score_text`), as numbers: what every path ranks
+    by. A streamed report compares its chunks' written scores, and a merge its shards'; ranked by
+    the exact float32, two scores written alike (121.48061 and 121.48052, both ``121.481``) came
+    out in one order in a training tab's export and in the other in ``glocalkd screen``'s report.
+
+    Args:
+        score: the scores, shape (N,).
+
+    Returns:
+        float64, shape (N,).
+    """
+    return np.array([float(score_text(v)) for v in np.asarray(score).tolist()], dtype=np.float64)
+
+
 @dataclass
 class Scores:
     """Anomaly scores of N graphs; higher means more anomalous.
@@ -110,12 +137,13 @@ class Scores:
         return self.node_errors[self.node_ptr[i]: self.node_ptr[i + 1]]
 
     def ranking(self) -> np.ndarray:
-        """Rank the graphs from the most to the least anomalous.
+        """Rank the graphs from the most to the least anomalous, as every report ranks them.
 
         Returns:
-            Graph indices, shape (N,), by decreasing score (ties keep input order).
+            Graph indices, shape (N,), by decreasing score as written (:func:`written_scores`;
+            scores that are written alike keep input order).
         """
-        return np.argsort(-self.score, kind="stable")
+        return np.argsort(-written_scores(self.score), kind="stable")
 
     def top_nodes(self, i: int, k: int = 5) -> list[tuple[int, float]]:
         """The nodes of one graph with the largest errors.

@@ -17,8 +17,8 @@ import numpy as np
 from core.data.chem import atom_symbols
 from core.data.graphset import GraphSet, element_symbols
 from core.data.properties import PROPERTY_COLUMNS, molecular_properties, property_text
-from core.data.pvalues import benjamini_hochberg
-from core.data.scores import Scores, ranking_of
+from core.data.pvalues import format_p, report_q_values
+from core.data.scores import Scores, ranking_of, score_text
 from core.errors import GLocalKDError
 from core.runtime.files import atomic_output
 
@@ -330,18 +330,6 @@ def format_term(value: float) -> str:
     return f"{value:.6g}" if np.isfinite(value) else ""
 
 
-def format_p(value: float) -> str:
-    """Write a p- or q-value as report text.
-
-    Args:
-        value: the p- or q-value.
-
-    Returns:
-        Six significant digits; empty when the model is not calibrated (NaN).
-    """
-    return f"{value:.6g}" if np.isfinite(value) else ""
-
-
 def property_cells(properties: np.ndarray) -> list[str]:
     """One molecule's properties as report cells.
 
@@ -413,14 +401,14 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
     """
     _check_one_per_graph(graphs, scores, p_values, view_scores)
     p = np.full(len(scores), np.nan) if p_values is None else np.asarray(p_values, dtype=np.float64)
-    q = benjamini_hochberg(p)
+    q = report_q_values(p)
     cells = extra_cells(graphs, extras, view_scores) if extras else (lambda i: [])
     for position, i in enumerate(ranking_of(scores, rank), start=1):
         meta = graphs.meta[i]
         names = node_names(graphs, i) if top_k else []
         top = ";".join(f"{names[j]}:{err:.4g}" for j, err in scores.top_nodes(i, top_k))
         smiles = (meta.input_smiles or meta.smiles) if graphs.standardised else meta.smiles  # as read
-        yield [str(position), meta.id, meta.name, smiles, f"{scores.score[i]:.6g}",
+        yield [str(position), meta.id, meta.name, smiles, score_text(scores.score[i]),
                format_term(scores.graph_term[i]), format_term(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
                meta.label or "", top, "ok", format_p(p[i]), format_p(q[i]), *cells(int(i))]
     for reject in graphs.rejects:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from core.data.graph_molecules import NOT_MOLECULES
-from core.data.scores import checked_rank
+from core.data.scores import checked_rank, score_text
 from core.data.sd_records import reject_records, sd_text
 from core.errors import GLocalKDError, raise_if_stopped
 from core.io.ranked_report import RankedReport
@@ -71,7 +71,7 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
             if name and name != ident:
                 mol.SetProp("name", name)
             mol.SetIntProp("rank", int(rank[i]))
-            mol.SetProp("score", f"{float(report.score[i]):.6g}")
+            mol.SetProp("score", score_text(float(report.score[i])))
             for prop, values in (("p_value", report.p_value), ("q_value", report.q_value)):
                 if np.isfinite(values[i]):
                     mol.SetProp(prop, f"{float(values[i]):.4g}")

@@ -16,6 +16,7 @@ import numpy as np
 
 from core.data.chem import element_symbols
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
+from core.data.scores import score_text, written_scores
 from core.io.molecules import SourceRow
 from core.io.report import format_p, format_term, format_view_score
 from core.runtime.files import atomic_output
@@ -285,9 +286,9 @@ def write_sorted_chunk(path: Path, chunk: dict, scored: tuple, top_k: int,
     score, graph_term, node_term, node_errors, node_ptr = scored[:5]
     view_cells = [[format_view_score(v) for v in scored[5][name]] for name in views]
     standardised = "inputs" in chunk  # the workers' last optional cell is then the standardised SMILES
-    text = [f"{v:.6g}" for v in score]
+    text = [score_text(v) for v in score.tolist()]
     positions = first + chunk["positions"]
-    order = np.lexsort((positions, -np.array([float(t) for t in text], dtype=np.float64)))[:keep]
+    order = np.lexsort((positions, -written_scores(score)))[:keep]  # the rule of Scores.ranking
     p_text = [""] * len(score) if p_values is None else [format_p(v) for v in p_values]
     inputs = chunk.get("inputs", chunk["smiles"])  # standardised: the rows' own SMILES in ``smiles``
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:

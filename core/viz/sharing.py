@@ -9,8 +9,8 @@ import numpy as np
 
 from core.data.graph_molecules import NOT_MOLECULES
 from core.data.graphset import GraphSet
-from core.data.pvalues import benjamini_hochberg
-from core.data.scores import Scores, ranking_of
+from core.data.pvalues import report_q_values
+from core.data.scores import Scores, ranking_of, score_text
 from core.data.sd_records import reject_records, sd_text  # noqa: F401 (sd_text: the writer's own name)
 from core.errors import GLocalKDError, raise_if_stopped
 from core.runtime.files import atomic_output
@@ -64,7 +64,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
     from core.data.properties import set_sd_properties
     from core.data.graph_molecules import graph_molecule
 
-    q_values = benjamini_hochberg(np.asarray(p_values, dtype=np.float64)) if p_values is not None else None
+    q_values = report_q_values(p_values) if p_values is not None else None
     ranking = ranking_of(scores, rank)
     rank = np.empty(len(ranking), dtype=np.int64)
     rank[ranking] = np.arange(1, len(ranking) + 1)
@@ -86,7 +86,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
             if meta.name and meta.name != meta.id:
                 mol.SetProp("name", sd_text(meta.name))
             mol.SetIntProp("rank", int(rank[i]))
-            mol.SetProp("score", f"{float(scores.score[i]):.6g}")
+            mol.SetProp("score", score_text(float(scores.score[i])))
             if p_values is not None:
                 mol.SetProp("p_value", f"{float(p_values[i]):.4g}")
                 mol.SetProp("q_value", f"{float(q_values[i]):.4g}")
