@@ -32,6 +32,8 @@ class ExportTable:
         write_html: ``(path, job=None) -> molecules drawn``: the one-file HTML report, a background job.
         work: the unsaved work that writing these rows settles (:mod:`app.unsaved`: ``MODEL`` for the
             training data's results, the tab itself for a scored file's).
+        inputs: the files the rows were read or scored from, which no export may replace (an
+            export named like the data file replaced it without a word).
     """
 
     stem: str
@@ -42,6 +44,21 @@ class ExportTable:
     write_sdf: Callable[[str, np.ndarray | None, StopCheck], int]
     write_html: Callable[..., int]
     work: object = MODEL
+    inputs: tuple[str, ...] = ()
+
+    def check_output(self, path: str) -> None:
+        """Refuse a file this tab's rows came from, before anything is written.
+
+        Args:
+            path: the file to write.
+
+        Raises:
+            GLocalKDError: ``path`` is one of :attr:`inputs` (:func:`core.check_outputs`).
+            OSError: ``path`` cannot be written.
+        """
+        from core import check_outputs
+
+        check_outputs([path], [p for p in self.inputs if p])
 
 
 def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.ndarray,
@@ -67,19 +84,21 @@ def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.nda
         return tasks.export_html(path, graphs, scores, html["model"], html["anomaly_label"], html["threshold"],
                                  p_values, vmax=html["vmax"], review=review, rank=rank)
 
-    return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html)
+    return ExportTable(stem, len(graphs), visible, has_molecules, write_csv, write_sdf, write_html,
+                       inputs=(graphs.source,))
 
 
 def report_table(stem: str, report, visible: np.ndarray, model, work: object = None,
                  review: dict[int, str] | None = None, rank: np.ndarray | None = None,
-                 vmax: float | None = None) -> ExportTable:
+                 vmax: float | None = None, inputs: tuple[str, ...] = ()) -> ExportTable:
     """A ranked report's tab (a scored file): its rows, p- and q-values, and its rejected rows;
     ``model``: the open model, which draws the HTML report's heatmaps (None: plain drawings);
     ``work``: the tab, whose results the export saves; ``review``: the analyst's marks (row ->
     "anomaly" or "not anomaly"), a ``review`` column of the CSV, SD property and the HTML report's
     table of reviewed rows when any row is marked; ``rank``: each row's rank as the tab shows it
     (None: the report's order), which every file written follows; ``vmax``: the heatmaps' shared
-    colour scale (the training tab's, as the tab draws them)."""
+    colour scale (the training tab's, as the tab draws them); ``inputs``: the files the report was
+    scored from, beside the report itself, which no export may replace."""
     return ExportTable(stem, len(report), visible, bool(len(report) and any(report.smiles)),
                        lambda path, rows, stop=None: tasks.export_report_csv(path, report, rows, review=review,
                                                                              rank=rank, should_stop=stop),
@@ -87,7 +106,7 @@ def report_table(stem: str, report, visible: np.ndarray, model, work: object = N
                                                                              rank=rank, should_stop=stop),
                        lambda path, job=None: tasks.export_report_html(path, report, model, review=review, rank=rank,
                                                                        vmax=vmax),
-                       work)
+                       work, inputs=(report.source, *inputs))
 
 
 def training_table(state, visible: np.ndarray, anomaly_label: str | None, vmax: float | None,

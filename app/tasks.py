@@ -551,6 +551,22 @@ def export_html(path: str, graphs, scores, model, anomaly_label: str | None, thr
                        p_values=p_values, vmax=vmax, review=review or None, rank=rank)
 
 
+def export_table_html(table, path: str, job=None) -> int:
+    """Write a tab's one-file HTML report (:class:`app.export_tables.ExportTable`), never over a
+    file its rows came from.
+
+    Args:
+        table: the active tab's rows and their writers.
+        path: the HTML file to write.
+        job: the job handle.
+
+    Returns:
+        The number of molecules drawn.
+    """
+    table.check_output(path)
+    return table.write_html(path, job)
+
+
 def export_rows(table, path: str, visible_only: bool, job) -> int | None:
     """Write a tab's rows (:class:`app.export_tables.ExportTable`) as SDF when ``path`` ends in
     ``.sdf``, else as a CSV report.
@@ -572,6 +588,7 @@ def export_rows(table, path: str, visible_only: bool, job) -> int | None:
 
     write = table.write_sdf if path.lower().endswith(".sdf") else table.write_csv
     try:
+        table.check_output(path)
         return write(path, table.visible if visible_only else None, job.stopped)
     except OSError as exc:
         raise _cannot_write(path, exc) from exc

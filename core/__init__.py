@@ -22,7 +22,7 @@ _PUBLIC = {
     # runtime
     "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "usable_cpus": "runtime.threads",
     "resolve_device": "runtime.device",
-    "atomic_output": "runtime.files", "make_scratch": "runtime.scratch", "remove_scratch": "runtime.scratch",
+    "atomic_output": "runtime.files", "check_outputs": "runtime.files", "make_scratch": "runtime.scratch", "remove_scratch": "runtime.scratch",
     "scratch_folder": "runtime.scratch", "counted": "wording",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
@@ -78,7 +78,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.wording import counted
     from core.runtime.threads import usable_cpus, wait_passively
     from core.runtime.device import resolve_device
-    from core.runtime.files import atomic_output
+    from core.runtime.files import atomic_output, check_outputs
     from core.runtime.scratch import make_scratch, remove_scratch, scratch_folder
     from core.errors import (DataError, GLocalKDError, ModelFileError, SchemaMismatchError, ParameterError,
         NotApplicableError, Stopped, raise_if_stopped)

@@ -99,7 +99,7 @@ class ExportController(Controller):
         """Write the one-file HTML report in the background (drawing the top molecules takes a moment)."""
         table = self.rows()
         self.busy.emit("Writing the HTML report…", True)
-        self.runner.start("html", functools.partial(table.write_html, path),
+        self.runner.start("html", functools.partial(tasks.export_table_html, table, path),
                           functools.partial(self._html_written, path), self._failed)
 
     def _html_written(self, path: str, drawn: int) -> None:

@@ -120,9 +120,12 @@ class ReportTabs(QObject):
         self.training_graph_chosen.emit(graph_index)
 
     @Slot(object, str, str, str)
-    def add_scored(self, report, name: str, stopped: str, _text: str = "") -> ReportView:
-        """A tab over a file scored with the current model: unsaved work until exported."""
+    def add_scored(self, report, path: str, stopped: str, _text: str = "") -> ReportView:
+        """A tab over a file scored with the current model: unsaved work until exported, never
+        exported over the file it scored."""
+        name = Path(path).name
         view = self.add(report, f"{name} scored with the current model{stopped}. ")
+        view.scored_from = path
         self.unsaved.add(view, f"the results of {name} (scored), not exported")
         self.tabs.setTabText(self.tabs.indexOf(view), f"{name} (scored)")
         return view

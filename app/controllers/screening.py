@@ -31,7 +31,7 @@ class ScreeningController(Controller):
     Signals:
         progress: rows of a scored file done, and its total (0 when not known yet).
         scored: the open graphs were scored with the state's model (their scores are the state's).
-        file_scored: a file was scored (its :class:`core.Report`, its name, a note, the sentence to say).
+        file_scored: a file was scored (its :class:`core.Report`, the file's path, a note, the sentence to say).
         weighed: the state's consensus has weighed views (the sentence to say).
     """
 
@@ -127,7 +127,7 @@ class ScreeningController(Controller):
         rejected = f", {len(report.rejects):,} rejected" if report.rejects else ""
         name = Path(self._path).name
         text = f"Scored {counted(len(report), 'molecule')} of {name} in {duration(seconds)}{rejected}{stopped}."
-        self.file_scored.emit(report, name, stopped, text)
+        self.file_scored.emit(report, self._path, stopped, text)
         self.said.emit(text)
         self.status.emit(text, 15000)
 

@@ -46,6 +46,7 @@ class ReportView(QWidget):
         self.report = report
         self._model_getter = model_getter  # the main window's current detector, if any
         self.title = Path(report.source).name
+        self.scored_from = ""  # the file scored into this report, when this window scored it: no export replaces it
         self.setObjectName("report_view")
         self._rescoring = LatestJob("rescore row", self)  # the selected row's atoms, off the GUI thread
         self._shown = -1  # the row drawn
@@ -138,7 +139,8 @@ class ReportView(QWidget):
         getter = self.heatmap.fixed_vmax_getter
         return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter(), self,
                             review=self.book.words(), rank=self.model_table.ranks(),
-                            vmax=getter() if getter is not None else self.heatmap.fixed_vmax)
+                            vmax=getter() if getter is not None else self.heatmap.fixed_vmax,
+                            inputs=(self.scored_from,) if self.scored_from else ())
 
     def selected_rows(self) -> list[int]:
         """The rows (report positions, not table rows) selected; the current row when none is."""

@@ -117,9 +117,15 @@ def html_report(path: str | Path, graphs: GraphSet, scores: Scores, settings: di
 
     Returns:
         The number of molecules drawn.
+
+    Raises:
+        GLocalKDError: ``path`` is the graphs' own file (:func:`core.runtime.files.check_outputs`).
     """
     from core.data.graph_molecules import graph_molecule
+    from core.runtime.files import check_outputs
     from core.viz.heatmap import fixed_error_scale, molecule_image
+
+    check_outputs([path], [graphs.source] if graphs.source else [])  # first: never over the data it reports on
 
     if scores.has_node_scores and vmax is None:
         vmax = fixed_error_scale(scores.node_errors)

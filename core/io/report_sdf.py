@@ -42,11 +42,15 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
         and, for a stopped run, one record saying so (:func:`core.data.sd_records.reject_records`).
 
     Raises:
-        GLocalKDError: rows are chosen but none has a SMILES (an SD file of them would be empty):
-            nothing is written.
+        GLocalKDError: rows are chosen but none has a SMILES (an SD file of them would be empty),
+            or ``path`` is the report itself: nothing is written.
         Stopped: ``should_stop`` returned True.
     """
     from rdkit import Chem
+
+    from core.runtime.files import check_outputs
+
+    check_outputs([path], [report.source] if report.source else [])  # first: never over the report it reads
 
     from core.data.chem import parse_smiles
     from core.data.properties import set_sd_properties

@@ -55,7 +55,7 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
 
     Raises:
         GLocalKDError: rows are chosen but the graphs are not molecules (an SD file of them would
-            be empty): nothing is written.
+            be empty), or ``path`` is the graphs' own file: nothing is written.
         Stopped: ``should_stop`` returned True.
     """
     from rdkit import Chem
@@ -63,7 +63,9 @@ def write_sdf(path: str | Path, graphs: GraphSet, scores: Scores, rows: Sequence
     from core.data.alerts import alerts_text, structural_alerts
     from core.data.properties import set_sd_properties
     from core.data.graph_molecules import graph_molecule
+    from core.runtime.files import check_outputs
 
+    check_outputs([path], [graphs.source] if graphs.source else [])  # first: never over the data it reports on
     q_values = report_q_values(p_values) if p_values is not None else None
     ranking = ranking_of(scores, rank)
     rank = np.empty(len(ranking), dtype=np.int64)

@@ -164,3 +164,32 @@ def test_a_report_tabs_html_shows_its_own_scores_on_the_shared_colour_scale(tmp_
         scores, settings, vmax = drawn[-1]
         np.testing.assert_allclose(scores.score, report.score, rtol=1e-5)
         assert vmax == 2.5 and scores.has_node_scores == heatmaps and ("detector" in settings) == heatmaps
+
+
+def test_no_export_replaces_the_file_its_rows_came_from(qtbot, window, tmp_path):
+    """Export named like the training data file replaced it with the report (status: "81 rows
+    written to victim.csv"), and a scored file's tab could replace the file it scored: every
+    export of a tab (CSV, SDF, HTML) refuses the files its rows came from, and writes elsewhere."""
+    from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
+
+    data = tmp_path / "victim.csv"
+    data.write_text("id,smiles\n" + "".join(f"m{i},{'C' * (1 + i % 7)}O\n" for i in range(40)))
+    scored = tmp_path / "scored.smi"
+    scored.write_text("CCO a\nCCN b\nc1ccccc1 c\n")
+    before = {p: p.read_bytes() for p in (data, scored)}
+    w = window
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w, detector="size")
+    w.score_file(str(scored))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=120000)
+    for tab, victim in ((0, data), (1, scored)):
+        w.results_tabs.setCurrentIndex(tab)
+        for export in (w.export_report, w.export_html):
+            w.feedback.last_warning = ""
+            export(str(victim))
+            qtbot.waitUntil(lambda: _idle(w) and bool(w.feedback.last_warning), timeout=60000)
+            assert "is an input" in w.feedback.last_warning and victim.name in w.feedback.last_warning
+        assert {p: p.read_bytes() for p in (data, scored)} == before
+        out = tmp_path / f"tab{tab}.csv"
+        w.export_report(str(out))
+        qtbot.waitUntil(lambda out=out: _idle(w) and out.is_file(), timeout=60000)
