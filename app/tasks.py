@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -135,6 +135,14 @@ class Trained:
     properties: dict | None = None  # their properties when preparing them changed the graphs (else None)
     n_calibration: int = 0  # of the n_train normal graphs, those held out to calibrate p-values
     calibration_note: str = ""  # how they were drawn ("whole scaffolds" for molecules; core.TrainedModel)
+    notes: list = field(default_factory=list)  # the choices the rules made, in words (core.plan_notes)
+
+
+@dataclass
+class NotTrained:
+    """A training that Stop ended before its first epoch: no model was made, so the window keeps its own."""
+
+    reason: str
 
 
 def prepared(graphs, standardise: bool):
@@ -148,22 +156,28 @@ def prepared(graphs, standardise: bool):
 
 
 def train(graphs, detector: str, params: dict, normal_label: str | None, job,
-          known_label: str | None = None, standardise: bool = False) -> Trained | None:
+          known_label: str | None = None, standardise: bool = False) -> Trained | NotTrained | None:
     """Train ``detector`` as every front end does (:func:`core.train_model`: on the graphs of
     ``normal_label``, or on every graph but the known anomalies of ``known_label``, a share held out
     to calibrate p-values), score every graph, and fit the graph-size baseline on the same normal
     graphs. ``params`` are the form's settings (``seed`` and ``device`` among them). ``job.report``
     receives each EpochInfo. With ``standardise`` the molecules are standardised first (the model
-    keeps the choice). Returns None when the window is closing (nobody will read the result)."""
-    from core import TrainSpec, score_graphs, train_model
+    keeps the choice). Returns None when the window is closing (nobody will read the result), and
+    :class:`NotTrained` when Stop ended it before its first epoch (nothing was learnt)."""
+    from core import DEFAULT_DETECTOR, Stopped, TrainSpec, plan_notes, score_graphs, train_model
 
     given = graphs
     graphs = prepared(graphs, standardise)
     settings = dict(params)
     seed, device = settings.pop("seed", 0), settings.pop("device", "auto")
-    spec = TrainSpec(detector=detector, params=settings, normal_label=normal_label, known_label=known_label,
-                     seed=seed, device=device)
-    trained = train_model(graphs, spec, on_epoch=job.report, should_stop=job.stopped)
+    # the default named in the form is the plan's default, as `glocalkd train` without --detector: too
+    # few graphs to calibrate it train GLocalKD on every graph (a consensus fitted 1 of 20 graphs)
+    spec = TrainSpec(detector=None if detector == DEFAULT_DETECTOR else detector, params=settings,
+                     normal_label=normal_label, known_label=known_label, seed=seed, device=device)
+    try:
+        trained = train_model(graphs, spec, on_epoch=job.report, should_stop=job.stopped)
+    except Stopped as stopped:  # before the first epoch ended: nothing learnt, the window's model stays
+        return None if job.abandoned() else NotTrained(str(stopped))
     if job.abandoned():
         return None
     model, normal = trained.model, trained.plan.normal
@@ -172,7 +186,8 @@ def train(graphs, detector: str, params: dict, normal_label: str | None, job,
     scores = score_graphs(model, graphs, should_stop=job.abandoned)
     return Trained(model, scores, len(normal), normal_label, size, size.score(graphs).score,
                    known_label, graphs, graph_properties(graphs) if graphs is not given else None,
-                   trained.n_calibration, trained.calibration_note)
+                   trained.n_calibration, trained.calibration_note,
+                   plan_notes(trained.plan, spec.calibration, "no calibration share"))
 
 
 @dataclass

@@ -52,7 +52,7 @@ _PUBLIC = {
     "score_graphs": "detectors.stoppable_scoring",
     "benjamini_hochberg": "data.pvalues", "report_q_values": "data.pvalues", "written_scores": "data.scores", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
     # training: the one use case of the command line, the app and the evaluation harness
-    "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case",
+    "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case", "plan_notes": "training.plan",
     "weigh_known_anomalies": "training.use_case", "MIN_KNOWN_ANOMALIES": "detectors.catalog",
     # the review loop: an analyst's marks re-rank a consensus's graphs without training again
     "Review": "detectors.review", "apply_marks": "detectors.review", "NotApplicableError": "errors",
@@ -106,6 +106,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.detectors.stoppable_scoring import score_graphs
     from core.detectors.conformal import fit_with_calibration
     from core.data.pvalues import benjamini_hochberg, fdr_unreached_note, report_q_values
+    from core.training.plan import plan_notes
     from core.training.spec import TrainSpec
     from core.training.use_case import TrainedModel, train_model, weigh_known_anomalies
     from core.detectors.catalog import MIN_KNOWN_ANOMALIES

@@ -70,10 +70,16 @@ class TrainingController(Controller):
         self.losses_changed.emit(self.losses)
 
     @Slot(object)
-    def _trained(self, result: tasks.Trained | None) -> None:
+    def _trained(self, result: tasks.Trained | tasks.NotTrained | None) -> None:
         if result is None:
             return
         self.idle.emit()
+        if isinstance(result, tasks.NotTrained):  # the model and scores shown stay as they were
+            kept = "the model is as it was" if self.state.model is not None else "no model was made"
+            text = f"Training stopped before its first epoch ended: nothing was learnt; {kept}."
+            self.said.emit(text)
+            self.status.emit(text, 15000)
+            return
         dropped = self.state.use_graphs(result.graphs, result.properties)  # standardised when the form asked for it
         self.state.set_trained(result.model, result.scores, result.n_train, result.normal_label, result.size_model,
                                result.size_scores, known_label=result.known_label)
@@ -83,8 +89,10 @@ class TrainingController(Controller):
         weighed = f" {weighed}" if weighed else ""
         how = f", {result.calibration_note}" if result.calibration_note else ""
         held = f" ({result.n_calibration:,} of them held out to calibrate{how})" if result.n_calibration else ""
+        told = "".join(f" {n[0].upper()}{n[1:]}." for n in result.notes)  # the rules' choices: GLocalKD for too few
         self.said.emit(f"Trained on {counted(result.n_train, 'graph')}{held} in "
-                       f"{duration(time.perf_counter() - self._started)}{note}.{weighed}")
-        text = f"Trained{note}; {counted(len(result.scores), 'graph')} scored.{weighed}{marks_dropped_text(dropped)}"
+                       f"{duration(time.perf_counter() - self._started)}{note}.{weighed}{told}")
+        text = (f"Trained{note}; {counted(len(result.scores), 'graph')} scored.{weighed}{told}"
+                f"{marks_dropped_text(dropped)}")
         self.trained.emit(result, text)
         self.status.emit(text, 12000)

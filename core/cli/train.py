@@ -132,21 +132,14 @@ def say_plan(plan, args: argparse.Namespace) -> None:
         plan: the training plan (:class:`core.training.TrainingPlan`).
         args: the parsed command line (``normal_label``, ``calibration``).
     """
-    n = len(plan.normal)
-    too_few = f"{counted(n, 'graph')} {'is' if n == 1 else 'are'} too few"
+    from core.training.plan import plan_notes
+
     if args.normal_label is not None:
-        print(f"training on the {counted(n, 'graph')} labelled {args.normal_label}", file=sys.stderr)
+        print(f"training on the {counted(len(plan.normal), 'graph')} labelled {args.normal_label}", file=sys.stderr)
     if plan.known is not None:
         print(f"{len(plan.known)} known anomalies weigh the consensus's views", file=sys.stderr)
-    if plan.known_in_data:
-        print(f"{counted(plan.known_in_data, 'graph')} of the data {'is' if plan.known_in_data == 1 else 'are'} "
-              "known anomalies too (the same graphs to the model): left out of training", file=sys.stderr)
-    if plan.fell_back:
-        why = "--calibration 0" if not args.calibration else f"{too_few} to calibrate"
-        print(f"training GLocalKD: the default consensus needs a calibration share ({why})", file=sys.stderr)
-    if args.calibration > 0 and not plan.calibrated:
-        print(f"{too_few} to hold out a calibration share: training on all of them, "
-              "so the model gives no p-values", file=sys.stderr)
+    for note in plan_notes(plan, args.calibration, "--calibration 0"):
+        print(note, file=sys.stderr)
 
 
 def weights_summary(model, n_known: int) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from core.data.graphset import GraphSet
 from core.data.scores import Scores
-from core.errors import DataError, GLocalKDError, ParameterError
+from core.errors import DataError, GLocalKDError, ParameterError, Stopped
 from core.runtime.device import DEVICE_NAMES, is_device_name
 
 
@@ -330,7 +330,9 @@ class Detector(abc.ABC):
             on_epoch: called with an :class:`EpochInfo` after each epoch, by detectors that train by
                 epochs.
             should_stop: polled between batches; True ends training cleanly (the model stays usable,
-                ``stopped_early_`` is True).
+                ``stopped_early_`` is True), unless no epoch had ended: nothing was learnt, so nothing
+                is fitted and :class:`~core.errors.Stopped` is raised (an untrained model replaced the
+                app's trained one, as "Trained (stopped after 0 epochs)").
 
         Returns:
             ``self``, fitted.
@@ -338,6 +340,7 @@ class Detector(abc.ABC):
         Raises:
             DataError: ``graphs`` is empty.
             GLocalKDError: an invalid setting (:meth:`validate_params`) or a failed training.
+            Stopped: ``should_stop`` stopped the training before its first epoch ended.
         """
         self._forget()  # first: a refused setting never stays beside a fitted state it did not make
         self.check_params()
@@ -346,6 +349,9 @@ class Detector(abc.ABC):
         self.standardises = bool(getattr(graphs, "standardised", False))
         try:
             self._fit(graphs, on_epoch, should_stop)
+            if getattr(self, "stopped_early_", False) and not getattr(self, "loss_history_", [None]):
+                raise Stopped(f"the {type(self).__name__} was stopped before its first epoch ended: nothing was "
+                              "learnt, so no model was made")
             return self
         except GLocalKDError:
             self._forget()

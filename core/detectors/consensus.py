@@ -44,11 +44,12 @@ from core.data.scores import COMPONENT_PREFIX, WEIGHED_VIEWS_PART, Scores
 from core.detectors.base import Detector, EpochInfo
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES, SINGLE_DETECTORS, make_single, single_params
 from core.detectors.conformal import (DEFAULT_CALIBRATION_FRACTION, MAX_CALIBRATION_SHARE, calibration_groups,
-                                     calibration_split, conformal_p_values)
+                                     calibration_split, can_calibrate, conformal_p_values)
 from core.detectors.graph_kernels import csr_from_state
 from core.detectors.known_classifier import CLASSIFIER_VIEW, KnownClassifier
 from core.detectors.wl_features import shared_transforms
 from core.errors import DataError, GLocalKDError, ParameterError
+from core.wording import counted
 
 RULES = ("fisher", "cauchy", "minp")
 WEIGHABLE_RULES = ("fisher", "cauchy")  # the rules that sum the components' evidence
@@ -327,6 +328,10 @@ class Consensus(Detector):
             raise ParameterError(f"{{calibration}} must be at most {MAX_CALIBRATION_SHARE} to fit a consensus (a "
                                  "larger share holds out more graphs than it leaves to train on), not "
                                  f"{self.calibration}", "calibration")
+        if not can_calibrate(len(graphs), self.calibration):  # the plan's rule too: 19 of 20 graphs were held out
+            raise GLocalKDError(f"{counted(len(graphs), 'graph')} {'is' if len(graphs) == 1 else 'are'} too few for "
+                                "a consensus to hold out a calibration share and fit its views on as many: fit "
+                                "GLocalKD, which trains on every graph, or give more graphs")
         fit_idx, cal_idx = calibration_split(len(graphs), self.calibration, self.seed, calibration_groups(graphs))
         fit_graphs, cal_graphs = graphs.subset(fit_idx), graphs.subset(cal_idx)
         self.components_, self.component_calibration_ = {}, {}

@@ -39,7 +39,7 @@ from typing import Any
 
 from core.data.graph_identity import shared_graphs
 from core.data.graphset import GraphSet, normalize_label
-from core.detectors.conformal import MAX_CALIBRATION_SHARE, calibration_split, can_calibrate
+from core.detectors.conformal import MAX_CALIBRATION_SHARE, can_calibrate
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
                                      detector_info, make_detector)
@@ -47,6 +47,7 @@ from core.data.label_coding import check_label_coding, label_coding
 from core.errors import DataError, GLocalKDError, ParameterError, SchemaMismatchError
 from core.detectors.base import SEED, is_seed
 from core.training.spec import TrainSpec
+from core.wording import counted
 
 GLOCALKD = "glocalkd"
 FALLBACK_DETECTOR = GLOCALKD  # trains on every graph when the default cannot calibrate
@@ -255,13 +256,41 @@ def _detector(spec: TrainSpec, n_normal: int) -> tuple[DetectorInfo, bool]:
 
 
 def _check_self_calibration(info: DetectorInfo, spec: TrainSpec, n_normal: int) -> None:
-    """A detector that calibrates itself needs graphs enough to hold out its share (above 0: :func:`check_settings`)."""
-    try:
-        calibration_split(n_normal, spec.calibration, spec.seed)  # the detector's own split
-    except GLocalKDError:
+    """A detector that calibrates itself needs graphs enough to hold out its share (above 0:
+    :func:`check_settings`) and leave as many to fit: the rule that chooses the default
+    (:func:`can_calibrate`). Only the split was asked for, so a named consensus of 20 molecules
+    was fitted on 1 and calibrated on 19."""
+    if not can_calibrate(n_normal, spec.calibration):
         raise ParameterError(f"{n_normal} normal graphs are too few for the {info.label} to hold out a calibration "
                              "share and train on the rest; choose another detector with {detector} (GLocalKD, for "
-                             "one), which trains on every graph when they are this few", "detector") from None
+                             "one), which trains on every graph when they are this few", "detector")
+
+
+def plan_notes(plan: TrainingPlan, calibration: float, no_calibration: str = "a calibration share of 0") -> list[str]:
+    """Say the choices the rules made that a user did not ask for, in the words every front end shows.
+
+    Args:
+        plan: the training plan.
+        calibration: the calibration share asked for.
+        no_calibration: how the front end names a share of 0 (``--calibration 0``).
+
+    Returns:
+        One sentence for each: the data's copies of known anomalies left out, the default's
+        fall-back to GLocalKD, and a model that gives no p-values for want of graphs.
+    """
+    n = len(plan.normal)
+    too_few = f"{counted(n, 'graph')} {'is' if n == 1 else 'are'} too few"
+    notes = []
+    if plan.known_in_data:
+        notes.append(f"{counted(plan.known_in_data, 'graph')} of the data {'is' if plan.known_in_data == 1 else 'are'} "
+                     "known anomalies too (the same graphs to the model): left out of training")
+    if plan.fell_back:
+        why = no_calibration if not calibration else f"{too_few} to calibrate"
+        notes.append(f"training GLocalKD: the default consensus needs a calibration share ({why})")
+    if calibration > 0 and not plan.calibrated:
+        notes.append(f"{too_few} to hold out a calibration share: training on all of them, so the model gives no "
+                     "p-values")
+    return notes
 
 
 def _params(info: DetectorInfo, spec: TrainSpec) -> dict[str, Any]:

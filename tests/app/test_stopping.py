@@ -109,3 +109,35 @@ def test_stop_ends_scoring_the_open_graphs_and_leaves_them_unscored(qtbot, windo
     assert w.graphs is not None and w.scores is None and w.state.model is model
     assert "Stopped: the open graphs are not scored" in w.side.progress_label.text()
     assert not w.feedback.last_warning and w.act_train.isEnabled()
+
+
+def test_stop_before_the_first_epoch_keeps_the_trained_model_and_a_small_set_trains_as_the_command_line_does(
+        qtbot, window, tmp_path, monkeypatch):
+    """Stop pressed at once on a second training installed an untrained model ("Trained (stopped
+    after 0 epochs)") over the trained one; and the default detector on 30 molecules fitted a
+    consensus on 11 of them, where ``glocalkd train`` without --detector trains GLocalKD and says so."""
+    from tests.app.test_main_window import open_and_wait, train_and_wait
+    from tests.conftest import DEMO_DATA
+
+    rows = (DEMO_DATA / "herg.tab").read_text().splitlines()
+    data = tmp_path / "few.tab"
+    data.write_text("\n".join(rows[:31]) + "\n")  # 30 molecules: too few to calibrate the consensus
+    w = window
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w)  # the form's default: the consensus
+    assert w.state.model.name == "glocalkd" and not w.state.model.is_calibrated
+    assert "Training GLocalKD: the default consensus needs a calibration share (30 graphs are too few" in \
+        w.statusBar().currentMessage()
+    model, scores = w.state.model, w.state.scores
+    from app import tasks
+
+    prepared = tasks.prepared
+    monkeypatch.setattr(tasks, "prepared", lambda *a: (time.sleep(0.5), prepared(*a))[1])  # Stop comes first
+    w.form.epochs.setValue(100000)
+    w.train()
+    w.act_stop.trigger()  # at once: before the first epoch ends
+    qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+    assert w.state.model is model and w.state.scores is scores
+    assert "Training stopped before its first epoch ended: nothing was learnt; the model is as it was" in \
+        w.statusBar().currentMessage()
+    assert w.act_train.isEnabled()

@@ -53,13 +53,12 @@ def test_anomalous_graphs_score_higher(toy):
 
 
 def test_should_stop_ends_training_cleanly(toy):
-    calls = []
+    epochs = []
 
-    def stop():
-        calls.append(1)
-        return len(calls) > 2
+    def stop():  # within the third epoch, polled between its batches
+        return len(epochs) >= 2
 
-    model = GLocalKD(epochs=50, **SMALL).fit(toy, should_stop=stop)
+    model = GLocalKD(epochs=50, **SMALL).fit(toy, on_epoch=epochs.append, should_stop=stop)
     assert model.stopped_early_ and len(model.loss_history_) < 50
     assert len(model.score(toy)) == len(toy)
 
@@ -130,3 +129,22 @@ def test_cuda_asked_for_without_gpu(toy):
         pytest.skip("this machine has a GPU; the error path is for machines without one")
     with pytest.raises(GLocalKDError, match="no CUDA GPU"):
         GLocalKD(epochs=1, device="cuda").fit(toy)
+
+
+def test_a_stop_before_the_first_epoch_ends_fits_nothing(toy):
+    """Stop before the first epoch ended gave an untrained model, which the app installed as
+    "Trained (stopped after 0 epochs)" in place of the trained one: nothing was learnt, so nothing
+    is fitted and ``Stopped`` says so, for a consensus (its GLocalKD) too."""
+    from core import Stopped, make_detector
+
+    gcn = {k: v for k, v in SMALL.items() if k not in ("seed", "device")}
+    for model in (GLocalKD(epochs=5, **SMALL), make_detector("consensus", component_params={"glocalkd": gcn})):
+        with pytest.raises(Stopped, match="before its first epoch ended"):
+            model.fit(toy if model.name == "glocalkd" else _many(toy), should_stop=lambda: True)
+        with pytest.raises(GLocalKDError, match="not trained yet"):
+            model.score(toy)
+
+
+def _many(toy):
+    """Enough graphs for a consensus to hold out its calibration share."""
+    return toy.subset([i % len(toy) for i in range(40)])

@@ -269,3 +269,27 @@ def test_a_spec_of_the_wrong_kind_is_a_parameter_error(herg, spec, param):
     with pytest.raises(ParameterError) as refused:
         train_model(herg, spec)
     assert param in refused.value.params
+
+
+@pytest.mark.parametrize("n", [20, 30, 37])
+def test_a_consensus_is_never_fitted_on_fewer_graphs_than_it_holds_out(herg, n):
+    """A named consensus of 20 molecules was fitted on 1 and calibrated on 19 (only the split was
+    asked for), while the default fell back to GLocalKD for the same graphs: the rule that chooses
+    the default refuses the named one, and the consensus's own fit applies it too."""
+    from core import GLocalKDError, make_detector
+
+    few = herg.subset(range(n))
+    with pytest.raises(ParameterError, match=f"{n} normal graphs are too few for the Consensus") as refused:
+        plan_training(few, TrainSpec(detector="consensus"))
+    assert refused.value.param == "detector"
+    plan = plan_training(few, TrainSpec())
+    assert plan.detector.name == "glocalkd" and plan.fell_back
+    from core import plan_notes
+
+    assert plan_notes(plan, 0.2) == [
+        f"training GLocalKD: the default consensus needs a calibration share ({n} graphs are too few to calibrate)",
+        f"{n} graphs are too few to hold out a calibration share: training on all of them, so the model gives no "
+        "p-values"]
+    with pytest.raises(GLocalKDError, match=f"{n} graphs are too few for a consensus"):
+        make_detector("consensus", component_params={"glocalkd": SMALL}).fit(few)
+    assert plan_training(herg.subset(range(38)), TrainSpec(detector="consensus")).calibrated
