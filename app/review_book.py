@@ -223,6 +223,9 @@ class ReviewBook:
         return rank
 
 
+GRAPH_KEY = "graph:"  # a mark's identity that is a graph's structure (core.graph_key), not a SMILES
+
+
 def marks_with_ids(ids, marks: dict[int, bool], smiles=None) -> list[dict]:
     """Marks as a session file keeps them, each with its row's ID (and SMILES) so that it finds its row again.
 
@@ -242,7 +245,8 @@ def marks_on(ids, saved, smiles=None) -> dict[int, bool]:
     """Saved marks (:func:`marks_with_ids`) put back on the rows that are theirs.
 
     A row is a mark's when its ID is the mark's and, where both are known, so is its SMILES: at the
-    saved index if that row still is, else the first such row not yet marked. An ID alone is not
+    saved index if that row still is, else the first such row not yet marked. A graph without a
+    SMILES is known by its structure's key (``graph:...``, its ID being only its position). An ID alone is not
     enough where it is a line number (rows without an ID), which shifts when a line above goes;
     a mark whose row is gone or changed is dropped (the caller says how many).
 
@@ -262,8 +266,15 @@ def marks_on(ids, saved, smiles=None) -> dict[int, bool]:
     for i, gid in enumerate(ids):
         rows_of.setdefault(gid, []).append(i)
 
+    rows_with: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        if text.startswith(GRAPH_KEY):
+            rows_with.setdefault(text, []).append(i)
+
     def same(i: int, entry: dict) -> bool:
-        saved_smiles = entry.get("smiles") or ""
+        saved_smiles = str(entry.get("smiles") or "")
+        if saved_smiles.startswith(GRAPH_KEY):  # a graph whose ID is its position: its structure decides
+            return texts[i] == saved_smiles
         return ids[i] == entry.get("id") and (not saved_smiles or not texts[i] or texts[i] == saved_smiles)
 
     marks: dict[int, bool] = {}
@@ -272,7 +283,9 @@ def marks_on(ids, saved, smiles=None) -> dict[int, bool]:
             continue
         i = entry.get("index")
         if not (isinstance(i, int) and 0 <= i < len(ids) and same(i, entry) and i not in marks):
-            i = next((j for j in rows_of.get(str(entry.get("id")), []) if same(j, entry) and j not in marks), None)
+            key = str(entry.get("smiles") or "")
+            candidates = rows_with.get(key, []) if key.startswith(GRAPH_KEY) else rows_of.get(str(entry.get("id")), [])
+            i = next((j for j in candidates if same(j, entry) and j not in marks), None)
         if i is not None:
             marks[i] = bool(entry["anomaly"])
     return marks

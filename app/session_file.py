@@ -62,10 +62,7 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
     """
     from core import atomic_output, scratch_folder
 
-    doc = json.loads(json.dumps(doc))  # a copy, and a check that it is plain JSON
-    data = doc.get("data")
-    if data and Path(data["path"]).is_file():
-        data["digest"] = file_digest(data["path"])
+    doc = json.loads(json.dumps(doc))  # a copy, and a check that it is plain JSON (the data's digest is its graphs')
     with scratch_folder("glocalkd-session-") as tmp:
         model_bytes = None
         if model is not None and model.can_save:
@@ -95,6 +92,23 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
             for name, source in embedded:
                 zf.write(source, name)
     return path
+
+
+# the loader's options a session keeps (core.load's), each with what it may hold: {"smiles_column": 5}
+# reached the loader and failed there with a traceback
+_DATA_OPTIONS = {"smiles_column": (str, type(None)), "id_column": (str, type(None)),
+                 "label_column": (str, type(None)), "standardise": bool}
+
+
+def _changed(data: dict, source: str, graphs) -> bool:
+    """Whether the data read now differs from the session's: by its graphs' digest as read
+    (:func:`core.graphs_digest`; a TU folder's too), or, in a session of an older version, by its
+    file's bytes."""
+    from core import graphs_digest
+
+    if data.get("graphs"):
+        return graphs_digest(graphs.as_read if graphs.as_read is not None else graphs) != data["graphs"]
+    return bool(data.get("digest")) and Path(source).is_file() and file_digest(source) != data["digest"]
 
 
 @dataclass
@@ -134,8 +148,10 @@ def check_document(doc: dict) -> None:
             need(isinstance(doc[name], kinds) and not isinstance(doc[name], bool), name)
     data = doc.get("data")
     if data:
-        need(isinstance(data.get("path"), str) and isinstance(data.get("options") or {}, dict)
-             and isinstance(data.get("digest") or "", str), "data")
+        options = data.get("options") or {}
+        need(isinstance(data.get("path"), str) and isinstance(options, dict)
+             and all(k in _DATA_OPTIONS and isinstance(v, _DATA_OPTIONS[k]) for k, v in options.items())
+             and isinstance(data.get("digest") or "", str) and isinstance(data.get("graphs") or "", str), "data")
     for entry in doc.get("reports", []):
         need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
              and isinstance(entry.get("review") or [], list), "a report entry")
@@ -224,16 +240,16 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
                                 "session's model is loaded: open the data file where it is now (File ▸ Open) and "
                                 "it is scored with that model, without training.")
         else:
-            if data.get("digest") and Path(source).is_file() and file_digest(source) != data["digest"]:
-                out.problems.append(f"The data file {source} has changed since the session was saved. It is read "
-                                    "and scored as it is now with the session's model (not trained again); rows, "
-                                    "the selection and the Evaluation tab may differ. Train again if the change "
-                                    "matters.")
             try:
                 out.loaded = tasks.load_data(source, data.get("options") or {}, job)
             except GLocalKDError as exc:
                 out.problems.append(f"The data file {source} could not be read now ({exc}). The session's model "
                                     "is loaded: open the data file again (File ▸ Open) once it reads.")
+            if out.loaded is not None and _changed(data, source, out.loaded.graphs):
+                out.problems.append(f"The data file {source} has changed since the session was saved. It is read "
+                                    "and scored as it is now with the session's model (not trained again); rows, "
+                                    "the selection and the Evaluation tab may differ. Train again if the change "
+                                    "matters.")
         if out.loaded is not None:
             if out.model is not None and len(out.loaded.graphs):
                 train = doc.get("training") or {}

@@ -8,6 +8,8 @@ about them (threshold, flags, evaluation).
 """
 from __future__ import annotations
 
+import os
+
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,9 +126,11 @@ class AppState:
     def set_data(self, path: str, graphs: GraphSet, schema_text: str, properties: dict | None = None,
                  options: dict | None = None) -> None:
         """Open ``graphs`` (read from ``path`` with the loader's ``options``) with their chemist's
-        properties, if computed; sends ``data_changed``."""
+        properties, if computed; sends ``data_changed``. The path is kept whole (a session saved
+        from another working folder found ``herg.tab`` gone, or another file of that name)."""
         had_selection = self.selected is not None
-        self.data_path, self.graphs, self.schema_text = path, graphs, schema_text
+        self.data_path = os.path.abspath(path) if path else path
+        self.graphs, self.schema_text = graphs, schema_text
         self.data_options = dict(options or {})
         self.properties = properties
         self.scores = self.size_scores = None

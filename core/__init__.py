@@ -22,7 +22,7 @@ _PUBLIC = {
     # runtime
     "retain_freed_memory": "runtime.allocator", "wait_passively": "runtime.threads", "usable_cpus": "runtime.threads",
     "resolve_device": "runtime.device",
-    "atomic_output": "runtime.files", "check_outputs": "runtime.files", "make_scratch": "runtime.scratch", "remove_scratch": "runtime.scratch",
+    "atomic_output": "runtime.files", "check_outputs": "runtime.files", "graph_key": "data.graph_identity", "graphs_digest": "data.graph_identity", "make_scratch": "runtime.scratch", "remove_scratch": "runtime.scratch",
     "scratch_folder": "runtime.scratch", "counted": "wording",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
@@ -74,6 +74,7 @@ _RENAMED = {"REPORT_COLUMNS": "COLUMNS", "HEATMAP_SCALES": "SCALES"}  # public n
 __all__ = ["__version__", *_PUBLIC]
 
 if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__ below imports on first use
+    from core.data.graph_identity import graph_key, graphs_digest
     from core.runtime.allocator import retain_freed_memory
     from core.wording import counted
     from core.runtime.threads import usable_cpus, wait_passively

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QMenu
 
 from .. import session_file
-from ..review_book import marks_on, marks_with_ids
+from ..review_book import GRAPH_KEY, marks_on, marks_with_ids
 from ..view_choices import restore_choices, save_choices
 from .base import Controller
 
@@ -79,8 +79,8 @@ class SessionsController(Controller):
         view = _Values()
         save_choices(view, self.choices)
         doc = {
-            "data": {"path": st.data_path, "options": dict(st.data_options)} if st.graphs is not None and st.data_path
-            else None,
+            "data": {"path": st.data_path, "options": dict(st.data_options), "graphs": _data_digest(st.graphs)}
+            if st.graphs is not None and st.data_path else None,
             "training": {"normal_label": st.normal_label, "known_label": st.known_label,
                          "trained_on_shown": int(st.trained_on_shown)},
             "form": {k: v for k, v in self.form.params().items() if v is not None},
@@ -191,8 +191,8 @@ class SessionsController(Controller):
         self._waiting = None
         if r.loaded is None and isinstance(saved, list) and saved and isinstance(data, dict):
             # the data file has moved: its marks wait for it, and come back once it is open and scored
-            self._waiting = {"digest": data.get("digest"), "name": Path(str(data.get("path", ""))).name,
-                             "marks": saved}
+            self._waiting = {"digest": data.get("digest"), "graphs": data.get("graphs"),
+                             "name": Path(str(data.get("path", ""))).name, "marks": saved}
             problems.append(f"Its {len(saved)} review marks come back when you open {self._waiting['name']} where "
                             "it is now.")
         if st.graphs is not None:
@@ -228,8 +228,11 @@ class SessionsController(Controller):
         if waiting is None or st.graphs is None or st.scores is None:
             return
         source = Path(str(st.graphs.source))
-        digest = waiting["digest"]  # None for a TU folder: then its graphs' IDs decide
-        same = digest is None or (source.is_file() and session_file.file_digest(str(source)) == digest)
+        if waiting.get("graphs"):  # the same graphs as read, whatever their file's name or kind
+            same = _data_digest(st.graphs) == waiting["graphs"]
+        else:  # a session of an older version: its file's bytes (none for a TU folder: its graphs' IDs decide)
+            digest = waiting["digest"]
+            same = digest is None or (source.is_file() and session_file.file_digest(str(source)) == digest)
         if not same:  # dropping them here lost them for good, though the session had said they would come back
             self.said.emit(f"The session's review marks belong to {waiting['name']}: not put on {source.name}; "
                            f"they come back when you open {waiting['name']}.")
@@ -273,12 +276,33 @@ class SessionsController(Controller):
         self.menu.setEnabled(bool(self.recent()) and not self.runner.busy())
 
 
+def _data_digest(graphs) -> str:
+    """The digest of the graphs as read from the data file (:func:`core.graphs_digest`), the same
+    for a file and a TU folder, and taken from what the window holds: a digest of the file's bytes
+    at saving missed a TU folder altogether and an edit made after the data was read."""
+    from core import graphs_digest
+
+    return graphs_digest(graphs.as_read if graphs.as_read is not None else graphs)
+
+
+def _identities(graphs, marked=None) -> list[str]:
+    """What tells each graph from another beside its ID: its SMILES, or for a graph without one
+    (a TU collection's, whose IDs are positions) its structure's key (:func:`core.graph_key`), so
+    a mark never lands on another graph at its position ("" for the graphs not in ``marked``)."""
+    from core import graph_key
+
+    wanted = range(len(graphs)) if marked is None else marked
+    keys = {i: graphs.meta[i].smiles or f"{GRAPH_KEY}{graph_key(graphs.graphs[i])}" for i in wanted}
+    return [keys.get(i, "") for i in range(len(graphs))]
+
+
 def _marks_with_ids(state) -> list[dict]:
-    """The training tab's review marks as JSON values, each with its graph's ID and SMILES so it finds its graph again."""
+    """The training tab's review marks as JSON values, each with its graph's ID and SMILES (or
+    structure's key) so it finds its graph again."""
     if state.graphs is None:
         return []
     meta = state.graphs.meta
-    return marks_with_ids([m.id for m in meta], state.review_marks, [m.smiles for m in meta])
+    return marks_with_ids([m.id for m in meta], state.review_marks, _identities(state.graphs, state.review_marks))
 
 
 def _marks_on(state, saved: list) -> dict[int, bool]:
@@ -286,7 +310,9 @@ def _marks_on(state, saved: list) -> dict[int, bool]:
     if state.graphs is None:
         return {}
     meta = state.graphs.meta
-    return marks_on([m.id for m in meta], saved, [m.smiles for m in meta])
+    keyed = isinstance(saved, list) and any(isinstance(e, dict) and str(e.get("smiles", "")).startswith(GRAPH_KEY)
+                                            for e in saved)
+    return marks_on([m.id for m in meta], saved, _identities(state.graphs) if keyed else [m.smiles for m in meta])
 
 
 def _marks_lost(lost: int, saved: int, name: str) -> list[str]:

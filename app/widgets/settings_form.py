@@ -278,7 +278,7 @@ class TrainSettings(QWidget):
                 if key in p:
                     setter(type(setter.__self__.value())(p[key]))
                     done.add(key)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # an edited session's "epochs": Infinity, or 1e30
                 pass
         for key, box in (("normalize", self.normalize), ("node_max", self.node_max), ("size_term", self.size_term),
                          ("standardise", self.standardise)):

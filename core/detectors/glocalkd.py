@@ -103,7 +103,7 @@ class GLocalKD(Detector):
         self.mean_nodes_ = max(graphs.num_nodes / len(graphs), 1.0)
         data = self.schema_.apply(graphs)
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
+            torch.manual_seed(int(self.seed))
             self.target_ = self._encoder().to(device)
             self.predictor_ = self._encoder().to(device)
         self.target_.requires_grad_(False).eval()

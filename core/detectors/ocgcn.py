@@ -90,7 +90,7 @@ class OCGCN(Detector):
         self.schema_ = FeatureSchema.fit(graphs, self.features)
         packed = PackedGraphs(self.schema_.apply(graphs))
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
+            torch.manual_seed(int(self.seed))
             net = GCNEncoder(self.schema_.dim, self.hidden_dim, self.out_dim, self.num_layers, bias=False).to(device)
         self.net_ = net
         self.center_ = self._initial_center(packed)

@@ -39,7 +39,7 @@ def train_epochs(packed: PackedGraphs, loss_fn: Callable, optimizer, device: tor
     Raises:
         GLocalKDError: the loss became NaN or infinite.
     """
-    shuffle = torch.Generator().manual_seed(seed)
+    shuffle = torch.Generator().manual_seed(int(seed))
     history: list[float] = []
     for epoch in range(1, epochs + 1):
         start, total, count = time.perf_counter(), 0.0, 0

@@ -33,6 +33,8 @@ Errors are :class:`core.errors.ParameterError` naming the parameter, for each fr
 """
 from __future__ import annotations
 
+import numpy as np
+
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -125,7 +127,8 @@ def check_settings(spec: TrainSpec) -> None:
     Raises:
         ParameterError: a setting that breaks a rule, naming it.
     """
-    if isinstance(spec.calibration, bool) or not isinstance(spec.calibration, (int, float)):  # "0.2" failed in <=
+    if isinstance(spec.calibration, (bool, np.bool_)) or not isinstance(spec.calibration, (int, float, np.integer,
+                                                                                            np.floating)):  # "0.2"
         raise ParameterError(f"{{calibration}} must be a number, a share from 0 to {MAX_CALIBRATION_SHARE}, not "
                              f"{spec.calibration!r}", "calibration")
     if not isinstance(spec.params, dict):  # None failed in .items()

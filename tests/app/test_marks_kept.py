@@ -153,3 +153,66 @@ def test_an_exported_tab_opens_again_as_a_ranked_report_with_its_marks(qtbot, ma
     ids = [m.id for m in graphs.meta]
     assert {str(view.report.ids[i]): mark for i, mark in view.book.marks.items()} == {
         ids[i]: mark for i, mark in marks.items()}
+
+
+def _rings_collection(folder, sizes):
+    """A TU collection of rings of these sizes (graph i has ``sizes[i]`` nodes), labels 0."""
+    from tests.conftest import write_tu
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    return write_tu(folder, "RINGS", [(n, [(j, (j + 1) % n) for j in range(n)], 0) for n in sizes])
+
+
+def test_a_tu_collections_session_knows_its_graphs_and_its_marks_find_their_own(qtbot, window, tmp_path):
+    """A TU folder had no digest, so a session on a collection rebuilt without its first graph said
+    nothing, and its marks (by ID: a position) went on the graphs now at those positions; moved,
+    they waited and then went on whatever collection was opened next. The session keeps its graphs'
+    digest, and each mark the graph's structure."""
+    w = window
+    sizes = [5 + i for i in range(60)]  # sixty different rings
+    data = _rings_collection(tmp_path / "rings", sizes)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w)
+    w.reviewing.mark([0, 1], True)
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 2, timeout=60000)
+    said = _session_reopened_after(qtbot, w, data, tmp_path / "s.glocalkd-session",
+                                   lambda d: _rings_collection(d, sizes[1:] + [90]))  # graph 1 gone
+    assert "has changed since the session was saved" in said
+    nodes = {int(w.state.graphs.graphs[i].num_nodes) for i in w.state.review_marks}
+    assert nodes <= {sizes[1]} and "1 of the session's 2 review marks on rings were not put back" in said
+    # moved: its marks wait for their own graphs, not another collection at those positions
+    _rings_collection(data, sizes)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w)
+    w.reviewing.mark([0, 1], True)
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 2, timeout=60000)
+    said = _session_reopened_after(qtbot, w, data, tmp_path / "t.glocalkd-session",
+                                   lambda d: shutil.move(str(d), tmp_path / "moved"))
+    assert "2 review marks come back" in said
+    open_and_wait(qtbot, w, _rings_collection(tmp_path / "other", [n + 100 for n in sizes]))
+    qtbot.waitUntil(lambda: _idle(w) and w.state.scores is not None, timeout=60000)
+    assert not w.state.review_marks
+    open_and_wait(qtbot, w, tmp_path / "moved")
+    qtbot.waitUntil(lambda: _idle(w) and len(w.state.review_marks) == 2, timeout=60000)
+    assert sorted(int(w.state.graphs.graphs[i].num_nodes) for i in w.state.review_marks) == sorted(sizes[:2])
+
+
+def test_a_session_says_a_data_file_changed_after_it_was_read_and_keeps_its_whole_path(qtbot, window, herg_path,
+                                                                                       tmp_path, monkeypatch):
+    """The digest was of the file's bytes when the session was saved: 100 lines deleted after the
+    window read the file went unnoticed. And a data path given relative to the working folder was
+    saved as given, so the session opened from elsewhere said the file was gone."""
+    w = window
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    monkeypatch.chdir(tmp_path)
+    open_and_wait(qtbot, w, "herg.tab")
+    train_and_wait(qtbot, w, detector="size")
+    _drop_line(5)(data)  # after it was read, before the session is saved
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    said = _session_reopened_after(qtbot, w, data, tmp_path / "s.glocalkd-session",
+                                   lambda d: monkeypatch.chdir(elsewhere))
+    assert "has changed since the session was saved" in said and "not there any more" not in said
+    assert w.state.data_path == str(data) and len(w.state.graphs) == 654

@@ -130,3 +130,26 @@ def test_two_embedded_reports_of_one_name_keep_their_own_rows(qtbot, window, sav
 
 def view_sources_differ(window) -> bool:
     return len({view.report.source for view in window.report_views}) == len(window.report_views)
+
+
+@pytest.mark.parametrize("key, value", [("options", {"smiles_column": 5}), ("options", {"columns": "smiles"}),
+                                        ("graphs", 7)])
+def test_a_malformed_data_entry_is_refused_as_damage_not_a_traceback(qtbot, window, saved, tmp_path, key, value):
+    """``{"smiles_column": 5}`` reached the loader, which failed with "'int' object has no
+    attribute 'lower'" and a traceback in the warning."""
+    refused_as_damaged(qtbot, window, saved, tmp_path, "data", key, value)
+
+
+def test_a_form_value_out_of_every_range_is_left_out_not_a_half_restored_window(qtbot, window, saved, tmp_path):
+    """``"epochs": Infinity`` (which Python's json reads) raised OverflowError in the middle of putting
+    the session back: its report tabs closed, nothing else restored, no message."""
+    def edit(doc):
+        doc["form"]["epochs"], doc["form"]["seed"] = float("inf"), 2 ** 40
+        return doc
+
+    bad = damaged_copy(saved, tmp_path / "edited.glocalkd-session", "session.json", edit=edit)
+    opened = []
+    window.sessions.opened.connect(opened.append)
+    window.sessions.open(str(bad))
+    qtbot.waitUntil(lambda: _idle(window) and bool(opened), timeout=60000)
+    assert len(window.report_views) == 1 and window.state.model is not None and window.form.epochs.value() >= 1

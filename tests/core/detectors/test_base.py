@@ -190,3 +190,19 @@ def test_a_position_or_percentile_outside_the_scores_is_refused_not_read_as_anot
         with pytest.raises(ParameterError, match="percentile must be a number from 0 to 100"):
             model.threshold(bad)
     assert model.threshold(100) == pytest.approx(float(model.train_scores_.max()))
+
+
+@pytest.mark.parametrize("name", ["glocalkd", "ocgcn", "consensus"])
+def test_a_numpy_whole_number_seed_trains_as_its_int_does(name, herg_path):
+    """``seed=np.int64(3)`` passed the settings check and then failed inside torch ("an integer is
+    required"), while WL-LESINN took it; a calibration share of np.float32 was refused."""
+    from core import TrainSpec, load, train_model
+
+    graphs = load(herg_path).subset(range(60))
+    small = {"epochs": 1, "hidden_dim": 8, "out_dim": 4}
+    params = {"component_params": {"glocalkd": small}} if name == "consensus" else small
+    runs = [make_detector(name, seed=seed, device="cpu", **params).fit(graphs).score(graphs).score
+            for seed in (np.int64(3), 3)]
+    assert np.array_equal(*runs)
+    trained = train_model(graphs, TrainSpec(detector="size", seed=np.int64(3), calibration=np.float32(0.25)))
+    assert trained.n_calibration > 0
