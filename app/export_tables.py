@@ -105,7 +105,7 @@ def report_table(stem: str, report, visible: np.ndarray, model, work: object = N
                        lambda path, rows, stop=None: tasks.export_report_sdf(path, report, rows, review=review,
                                                                              rank=rank, should_stop=stop),
                        lambda path, job=None: tasks.export_report_html(path, report, model, review=review, rank=rank,
-                                                                       vmax=vmax),
+                                                                       vmax=vmax, source=next(iter(inputs), "")),
                        work, inputs=(report.source, *inputs))
 
 

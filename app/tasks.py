@@ -114,11 +114,12 @@ def read_report(path: str, job):
 
 
 def add_report_properties(report) -> None:
-    """Compute a report's missing properties from its SMILES (at most REPORT_PROPERTIES_LIMIT rows)."""
+    """Compute a report's missing properties from the SMILES each row was scored as (its standardised
+    form, where the model standardised: a salt's weight was the salt's), at most REPORT_PROPERTIES_LIMIT rows."""
     from core import molecular_properties
 
     if not report.properties and 0 < len(report) <= REPORT_PROPERTIES_LIMIT and any(report.smiles):
-        report.properties = molecular_properties([str(s) or None for s in report.smiles])
+        report.properties = molecular_properties([report.scored_smiles(i) or None for i in range(len(report))])
 
 
 # -------------------------------------------------------------------- models
@@ -631,30 +632,34 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     def number(value) -> str:
         return f"{float(value):.6g}" if np.isfinite(value) else ""
 
-    def report_alerts(i: int) -> str:  # the report's own column, else searched now in its SMILES
+    def report_alerts(i: int) -> str:  # the report's own column, else searched now in the SMILES it scored
         if report.alerts is not None:
             return str(report.alerts[i])
-        return alerts_text(structural_alerts(str(report.smiles[i]))) if report.smiles[i] else ""
+        return alerts_text(structural_alerts(report.scored_smiles(i))) if report.smiles[i] else ""
 
     names, cells = molecule_columns(report.properties, report_alerts)
+    # what was scored, as the training tab's export and the report itself keep it (read back, it is the
+    # molecule the top atoms number)
+    standardised = ["standardised_smiles"] if report.standardised_smiles is not None else []
     written = 0
     with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         marked = ["review"] if review else []
-        writer.writerow([*REPORT_COLUMNS, *names, *marked])
+        writer.writerow([*REPORT_COLUMNS, *names, *standardised, *marked])
         for i in chosen.tolist():
             raise_if_stopped(should_stop, path)
             row = [str(rank[i]), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
                    number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
                    report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i]),
-                   *cells(i), *([review.get(i, "")] if review else [])]
+                   *cells(i), *([str(report.standardised_smiles[i])] if standardised else []),
+                   *([review.get(i, "")] if review else [])]
             writer.writerow([safe_cell(str(cell)) for cell in row])
             written += 1
         if rows is None:
-            blank = [""] * (len(names) + len(marked))
+            blank = [""] * (len(names) + len(standardised) + len(marked))
             for reject in report.rejects:
                 writer.writerow(["", safe_cell(reject.id), "", safe_cell(reject.text), "", "", "", "", "", "",
-                                 f"rejected: {reject.reason}", "", "", *blank])
+                                 reject.status, "", "", *blank])
                 written += 1
             if report.stopped_after is not None:  # the rows never read are listed too, as one row that says so
                 writer.writerow(["", "", "", "", "", "", "", "", "", "", not_read_status(report.stopped_after), "", "",
@@ -676,7 +681,7 @@ def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None,
 
 def export_report_html(path: str, report, model, top_n: int = 25, job=None,
                        review: dict[int, str] | None = None, rank: np.ndarray | None = None,
-                       vmax: float | None = None) -> int:
+                       vmax: float | None = None, source: str = "") -> int:
     """Write the one-file HTML report of a ranked report's rows (a scored file's tab): its
     molecules are the tab's rows as they were read (:func:`core.report_graphs`, as every other use
     of a tab's molecules; the file was read again, and a file deleted, edited or replaced since
@@ -686,12 +691,20 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
     report's order); ``vmax``: the heatmaps' colour scale (the training tab's shared one, as the
     tab draws them; None: core's over these molecules). Heatmaps and scores are the model's that
     wrote the report; with another model open (trained since), the report's scores, drawn plain.
+    ``source``: the file the rows were scored from, which the page names (a scored file's report is
+    a scratch file; the page named it, and said "0 rows rejected" whatever the report's rejects).
     Returns the number of molecules drawn."""
-    from core import Scores, html_report, report_graphs
+    import dataclasses
+
+    from core import GLocalKDError, Reject, Scores, html_report, report_graphs
 
     from .state import describe_model
 
-    graphs = report_graphs(report)
+    if len(report) and not any(report.smiles):
+        raise GLocalKDError(f"{Path(source or report.source).name}: its rows are graphs without SMILES (a TU "
+                            "collection's), which the HTML report cannot draw from a ranked report: export them as CSV")
+    graphs = dataclasses.replace(report_graphs(report), source=source or report.source,
+                                 rejects=[Reject(None, r.id, r.reason, r.text) for r in report.rejects])
     same_model = (model is not None and bool(report.model_fingerprint)
                   and model.fingerprint() == report.model_fingerprint)
     if same_model and model.has_node_scores:  # the heatmaps of the model that wrote the report

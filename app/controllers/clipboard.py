@@ -9,7 +9,7 @@ from PySide6.QtCore import QMimeData, QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QTableView
 
-from core import counted
+from core import counted, safe_cell
 
 from ..structures import StructureImages
 from ..widgets.table import COLUMNS, ResultsModel, selected_rows
@@ -39,7 +39,9 @@ def rows_as_text(table: QTableView, model: ResultsModel, rows: list[int]) -> str
     lines = ["\t".join(COLUMNS[c] for c in columns)]
     for row in rows:
         cells = (str(model.index(row, c).data() or "") for c in columns)
-        lines.append("\t".join(" ".join(cell.split()) for cell in cells))  # no tab or line break inside a cell
+        # no tab or line break inside a cell, and a cell a spreadsheet would run (=HYPERLINK(...), @cmd)
+        # guarded as the report files guard it: the copy is for pasting into Excel
+        lines.append("\t".join(safe_cell(" ".join(cell.split())) for cell in cells))
     return "\n".join(lines) + "\n"
 
 

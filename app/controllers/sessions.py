@@ -291,9 +291,10 @@ def _identities(graphs, marked=None) -> list[str]:
     a mark never lands on another graph at its position ("" for the graphs not in ``marked``)."""
     from core import graph_key
 
-    wanted = range(len(graphs)) if marked is None else marked
+    n = len(graphs.meta)
+    wanted = range(n) if marked is None else marked
     keys = {i: graphs.meta[i].smiles or f"{GRAPH_KEY}{graph_key(graphs.graphs[i])}" for i in wanted}
-    return [keys.get(i, "") for i in range(len(graphs))]
+    return [keys.get(i, "") for i in range(n)]
 
 
 def _marks_with_ids(state) -> list[dict]:

@@ -106,13 +106,16 @@ class FeatureSchema:
         if mode == "auto":
             mode = ("atom" if has_x else "both" if has_labels and has_attr else "labels" if has_labels
                     else "attributes" if has_attr else "degree")
-        rings = mode == "atom-rings"
+        asked, rings = mode, mode == "atom-rings"
         if rings:
             mode = "atom"
         need = {"atom": has_x, "labels": has_labels, "attributes": has_attr, "both": has_labels and has_attr}
-        if not need.get(mode, True):
-            raise DataError(f"features {mode!r} asked for, but the data has no "
-                            f"{'atom features' if mode == 'atom' else 'node ' + mode}", graphs.source)
+        lacks = {"atom": "atom features (it is not molecules)", "labels": "node labels",
+                 "attributes": "node attributes",
+                 "both": " or ".join(n for n, there in (("node labels", has_labels), ("node attributes", has_attr))
+                                     if not there)}
+        if not need.get(mode, True):  # said of the mode asked for ("atom-rings" was said as 'atom')
+            raise DataError(f"features {asked!r} asked for, but the data has no {lacks[mode]}", graphs.source)
         schema = cls(mode=mode, atom_version=ATOM_FEATURE_VERSION if rings else 1)
         if mode in ("labels", "both"):
             values = torch.unique(torch.cat([g.node_label for g in graphs.graphs]))

@@ -34,6 +34,12 @@ class Reject:
     reason: str
     text: str = ""
 
+    @property
+    def status(self) -> str:
+        """The row's status in every report and export: ``rejected: line N: reason`` (the SD export
+        of a training tab wrote ``rejected: reason``, without the line)."""
+        return f"rejected: line {self.line}: {self.reason}" if self.line is not None else f"rejected: {self.reason}"
+
 
 @dataclass
 class GraphSet:

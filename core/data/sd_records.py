@@ -33,7 +33,7 @@ def reject_records(writer, rejects: Iterable, not_read: str | None = None) -> in
 
     Args:
         writer: an open ``rdkit.Chem.SDWriter``.
-        rejects: the rejected rows (each with ``id``, ``text`` and ``reason``).
+        rejects: the rejected rows (each with ``id``, ``text`` and its ``status``).
         not_read: a stopped run's status for the rows it never read, written as one more record
             (:func:`core.io.report.not_read_status`; None: the run was not stopped).
 
@@ -49,7 +49,7 @@ def reject_records(writer, rejects: Iterable, not_read: str | None = None) -> in
         mol.SetProp("id", sd_text(str(reject.id)))
         if str(reject.text or ""):
             mol.SetProp("input", sd_text(str(reject.text)))
-        mol.SetProp("status", sd_text(f"rejected: {reject.reason}"))
+        mol.SetProp("status", sd_text(reject.status))
         writer.write(mol)
         written += 1
     if not_read is not None:

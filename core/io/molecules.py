@@ -365,24 +365,28 @@ def headerless(path: str | Path) -> bool:
 
 
 def _first_cell_molecules(path: Path, delimiter: str) -> str | None:
-    """"list" when the first two data lines (one, if there is one) each begin with a molecule and
-    hold no ``delimiter`` ("SMILES [name]", as a .smi file), "table" when they split by it with a
-    molecule first, else None (a header row, or not molecules)."""
+    """"list" when the first two data lines (one, if there is one) each begin with a molecule
+    followed by a space or nothing ("SMILES [name]", as a .smi file; a name may hold the
+    ``delimiter``: ``CCO ethanol, absolute``), "table" when they split by it with a molecule first,
+    else None (a header row, or not molecules)."""
     lines = [line for _, line in itertools.islice(data_lines(path), 2)]
     if not lines:
         return None
     kinds = set()
     for line in lines:
+        word = (line.split(None, 1) or [""])[0]
         if delimiter in line:
             try:
                 cell = next(csv.reader([line], delimiter=delimiter))[0].strip()
             except (csv.Error, StopIteration):
                 return None
-            kinds.add("table")
-        else:
-            cell = (line.split(None, 1) or [""])[0]
-            kinds.add("list")
-        if not cell or parse_smiles(cell)[0] is None:
+            if cell and parse_smiles(cell)[0] is not None:
+                kinds.add("table")
+                continue
+            if not (word and word != cell and cell.startswith(word) and delimiter not in word):
+                return None  # the first cell is no molecule, nor a molecule and a name
+        kinds.add("list")
+        if not word or parse_smiles(word)[0] is None:
             return None
     return kinds.pop() if len(kinds) == 1 else None
 

@@ -19,7 +19,7 @@ from core.errors import DataError, raise_if_stopped
 from core.data.graphset import GraphMeta, GraphSet
 from core.data.properties import PROPERTY_COLUMNS
 from core.io.report import (ALERTS_COLUMN, APP_COLUMNS, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED,
-                            VIEW_PREFIX, header_extras, parse_end_row, unsafe_cell, view_names)
+                            VIEW_PREFIX, header_extras, not_read_line, parse_end_row, unsafe_cell, view_names)
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 REVIEW = APP_COLUMNS[1]  # the app's review-mark column
@@ -33,6 +33,11 @@ class ReportReject:
     id: str
     text: str
     reason: str
+
+    @property
+    def status(self) -> str:
+        """The row's status as the report wrote it (its reason holds the input line already)."""
+        return f"rejected: {self.reason}"
 
 
 @dataclass
@@ -226,6 +231,9 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             fingerprint, stopped_after = end.model, end.stopped_after
             intact = end.rows == count + len(rejects) and end.digest == digest.before_latest()
             ended = count + len(rejects)
+            continue
+        if (not_read := not_read_line(status)) is not None:  # an export's row for the lines a stopped run never read
+            stopped_after = not_read
             continue
         if status != "ok":
             rejects.append(ReportReject(line_no, unsafe_cell(row[1]), unsafe_cell(row[3]),

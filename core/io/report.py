@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import csv
+import re
 import hashlib
 from pathlib import Path
 from collections.abc import Callable, Iterator
@@ -221,6 +222,22 @@ STOPPED_PREFIX = "stopped after input line "
 CUT_PREFIX = "the best rows of scored rows: "
 
 
+NOT_READ = re.compile(r"not scored: the run was stopped after input line ([\d,]+); ")
+
+
+def not_read_line(status: str) -> int | None:
+    """The input line a stopped run's "not scored" status names (:func:`not_read_status`), or None.
+
+    Args:
+        status: a row's status.
+
+    Returns:
+        The last input line the run read, or None for another status.
+    """
+    found = NOT_READ.match(status)
+    return int(found[1].replace(",", "")) if found else None
+
+
 def not_read_status(stopped_after: int) -> str:
     """The status that an export of a stopped run's rows gives the rows it never read (one row or
     record standing for all of them, in the CSV and the SD exports alike).
@@ -412,8 +429,7 @@ def report_rows(graphs: GraphSet, scores: Scores, top_k: int = 5, p_values: np.n
                format_term(scores.graph_term[i]), format_term(scores.node_term[i]), str(int(graphs.graphs[i].num_nodes)),
                meta.label or "", top, "ok", format_p(p[i]), format_p(q[i]), *cells(int(i))]
     for reject in graphs.rejects:
-        line = f"line {reject.line}: " if reject.line is not None else ""
-        yield ["", reject.id, "", reject.text, "", "", "", "", "", "", f"rejected: {line}{reject.reason}", "", "",
+        yield ["", reject.id, "", reject.text, "", "", "", "", "", "", reject.status, "", "",
                *[""] * len(extras)]
 
 

@@ -64,7 +64,7 @@ def write_report_sdf(path: str | Path, report: RankedReport, rows: Sequence[int]
     with atomic_output(path, "w", encoding="utf-8") as fh, Chem.SDWriter(fh) as writer:  # closed before the file
         for i in chosen.tolist():
             raise_if_stopped(should_stop, path)
-            mol = parse_smiles(str(report.smiles[i]))[0]
+            mol = parse_smiles(report.scored_smiles(i))[0]  # what was scored: the molecule its top atoms number
             if mol is None:
                 continue
             mol = Chem.Mol(mol)

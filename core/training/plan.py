@@ -104,6 +104,15 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
             known_in_data = len(shared)
             normal = normal.subset(i for i in range(len(normal)) if i not in shared)
     info, fell_back = _detector(spec, len(normal))
+    if known is not None and fell_back:  # the default would weigh them: say why it cannot, not "choose it"
+        why = ("{calibration} is 0, and the consensus calibrates its views on a held-out share; set it above 0"
+               if not spec.calibration else
+               f"{counted(len(normal), 'normal graph')} {'is' if len(normal) == 1 else 'are'} left once the known "
+               "anomalies are left out: too few for the consensus to hold out a calibration share and fit on as "
+               "many; give more normal graphs")
+        raise ParameterError(f"known anomalies weigh the consensus's views, but {why}, or leave out "
+                             "{known_anomalies} and {known_label}",
+                             *(("calibration",) if not spec.calibration else ()), "known_anomalies", "known_label")
     if known is not None and not info.weighable:
         raise ParameterError(f"known anomalies weigh the consensus's views, and {info.label} has one: choose the "
                              "consensus (the default) with {detector}, or leave out {known_anomalies} and "

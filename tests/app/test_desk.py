@@ -241,12 +241,13 @@ def test_exports_of_standardised_molecules_keep_both_smiles(herg_path, tmp_path)
 
 def test_a_session_whose_data_file_changed_is_read_as_it_is_now_and_says_so(tmp_path):
     from app.session_file import read_session, write_session
-    from core import GLocalKD, load
+    from core import GLocalKD, graphs_digest, load
 
     data = tmp_path / "lib.smi"
     data.write_text(LIBRARY)
     model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(data))
-    doc = {"data": {"path": str(data), "options": {}}, "training": {}, "form": {}}
+    doc = {"data": {"path": str(data), "options": {}, "graphs": graphs_digest(load(data))}, "training": {},
+           "form": {}}
     write_session(str(tmp_path / "s.glocalkd-session"), doc, model, [])
     same = read_session(str(tmp_path / "s.glocalkd-session"), str(tmp_path), "cpu")
     assert same.problems == [] and same.model.fingerprint() == model.fingerprint()

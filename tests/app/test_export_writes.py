@@ -104,6 +104,11 @@ def test_a_stopped_scored_files_export_lists_the_rows_never_read(tmp_path):
     assert sum(r["status"] == "ok" for r in rows) == len(report)
     assert rows[-1]["status"] == (f"not scored: the run was stopped after input line {summary.last_line:,}; the rows "
                                   "after it were not read")
+    # read back, that row says where the run stopped, and is exported again as it was ("rejected: not scored")
+    again = read_report(tmp_path / "tab.csv")
+    assert again.stopped_after == summary.last_line and not again.rejects
+    tasks.export_report_csv(str(tmp_path / "again.csv"), again, None)
+    assert list(csv.DictReader((tmp_path / "again.csv").open(encoding="utf-8")))[-1]["status"] == rows[-1]["status"]
 
 
 def test_a_report_tabs_html_is_of_its_own_rows_whatever_became_of_its_file(qtbot, window, tmp_path):
@@ -193,3 +198,34 @@ def test_no_export_replaces_the_file_its_rows_came_from(qtbot, window, tmp_path)
         out = tmp_path / f"tab{tab}.csv"
         w.export_report(str(out))
         qtbot.waitUntil(lambda out=out: _idle(w) and out.is_file(), timeout=60000)
+
+
+def test_a_scored_tabs_exports_keep_the_molecules_that_were_scored(tmp_path):
+    """A standardising model's scored file: the tab's CSV left out ``standardised_smiles``, its SD
+    file wrote the salt as read with the top atoms of the molecule scored (atom 2 of
+    ``CCN(CC)CC.Cl`` is not the N the top atoms name), and its weights were the salts'."""
+    import csv
+
+    from rdkit import Chem
+
+    from core import make_detector, read_report, screen
+    from tests.conftest import DEMO_DATA
+
+    model = make_detector("glocalkd", epochs=1, hidden_dim=8, out_dim=4, device="cpu")
+    model.fit(load(DEMO_DATA / "herg.tab", standardise=True).subset(range(80)))
+    table = tmp_path / "salts.csv"
+    table.write_text("id,smiles\nsalt1,[Na+].[O-]C(=O)c1ccccc1\nsalt2,Cl.CCN(CC)CC\nok1,CCOc1ccccc1\n")
+    screen(model, table, tmp_path / "r.csv", workers=1)
+    report = read_report(tmp_path / "r.csv")
+    tasks.add_report_properties(report)
+    tasks.export_report_csv(str(tmp_path / "tab.csv"), report, None)
+    rows = {r["id"]: r for r in csv.DictReader((tmp_path / "tab.csv").open(encoding="utf-8"))}
+    assert rows["salt2"]["standardised_smiles"] == "CCN(CC)CC" and rows["salt2"]["smiles"] == "Cl.CCN(CC)CC"
+    assert float(rows["salt1"]["mw"]) == pytest.approx(122.12, abs=0.01)  # benzoic acid's, not the salt's
+    tasks.export_report_sdf(str(tmp_path / "tab.sdf"), report, None)
+    for mol in Chem.SDMolSupplier(str(tmp_path / "tab.sdf")):
+        if mol is not None and mol.GetNumAtoms():
+            assert "." not in Chem.MolToSmiles(mol)  # the molecule scored, whose atoms the top atoms number
+            top = mol.GetProp("top_atoms").split(";")[0].split(":")[0]
+            atom = mol.GetAtomWithIdx(int("".join(c for c in top if c.isdigit())))
+            assert top.startswith(atom.GetSymbol())

@@ -226,3 +226,16 @@ def test_the_picture_cache_keeps_to_its_budget(qtbot):
     kept = [s for s in smiles if images.is_known(s)]
     assert all(images.image(s).size().width() == width for s in kept)
     images.shutdown()
+
+
+def test_copied_rows_carry_no_cell_a_spreadsheet_would_run(qtbot, window, tmp_path):
+    """Edit ▸ Copy is for pasting into Excel, and put ``=HYPERLINK(...)`` and ``@cmd`` on the
+    clipboard as they were: guarded as the report files guard them, numbers left alone."""
+    data = tmp_path / "ids.csv"
+    data.write_text('id,smiles\n"=HYPERLINK(""http://x"",""y"")",CCO\n@cmd,CCN\n-1.5,CCC\n')
+    open_and_wait(qtbot, window, data)
+    _select(window, [0, 1, 2])
+    window.act_copy.trigger()
+    lines = QApplication.clipboard().text().splitlines()
+    ids = [line.split("\t")[lines[0].split("\t").index("ID")] for line in lines[1:]]
+    assert sorted(ids) == sorted(['\'=HYPERLINK("http://x","y")', "'@cmd", "-1.5"])

@@ -80,3 +80,14 @@ def test_info_points_to_where_the_other_rejected_rows_are_listed(tmp_path, capsy
     assert main(["info", str(data)]) == 0
     out = capsys.readouterr().out
     assert "and 1 more (each is listed in the report 'glocalkd score' writes)" in out
+
+
+def test_every_command_that_runs_a_model_takes_threads():
+    """The docs said every command takes --threads; ``weigh``, which scores with torch, did not."""
+    from core.cli.main import build_parser
+
+    parser = build_parser()
+    for argv in (["train", "d.smi", "-o", "m.pt"], ["score", "m.pt", "d.smi", "-o", "r.csv"],
+                 ["screen", "m.pt", "d.smi", "-o", "r.csv"], ["weigh", "m.pt", "k.smi", "-o", "w.pt"],
+                 ["evaluate", "d.smi"], ["evaluate-explanations", "d.smi"]):
+        assert parser.parse_args([*argv, "--threads", "1"]).threads == 1, argv[0]

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from core import DataError, GLocalKD, GLocalKDError, ModelFileError, ParameterError, SchemaMismatchError, load
+from core import DataError, GLocalKD, GLocalKDError, ModelFileError, ParameterError, SchemaMismatchError, Stopped, load
 from core.data.graphset import GraphMeta, GraphSet
 from core.detectors.glocalkd import MODEL_VERSION
 from core.runtime.model_files import DIGEST_KEY, write_model_file
@@ -127,9 +127,11 @@ def _stop_at(call):
 
 def test_should_stop_in_the_first_and_in_the_last_epoch(toy):
     batches = -(-len(toy) // SMALL["batch_size"])  # 3 batches per epoch
-    first = GLocalKD(epochs=4, **SMALL).fit(toy, should_stop=_stop_at(2))
-    assert first.stopped_early_ and first.loss_history_ == []
-    assert len(first.score(toy)) == len(toy) and len(first.train_scores_) == len(toy)
+    first = GLocalKD(epochs=4, **SMALL)
+    with pytest.raises(Stopped, match="before its first epoch ended"):  # nothing learnt: no model (was an untrained one)
+        first.fit(toy, should_stop=_stop_at(2))
+    with pytest.raises(GLocalKDError, match="not trained yet"):
+        first.score(toy)
     epochs = []
     last = GLocalKD(epochs=4, **SMALL).fit(toy, on_epoch=epochs.append, should_stop=_stop_at(3 * batches + 2))
     assert last.stopped_early_ and len(last.loss_history_) == 3 and [e.epoch for e in epochs] == [1, 2, 3]

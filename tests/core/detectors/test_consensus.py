@@ -85,7 +85,8 @@ def test_an_evaluation_of_the_consensus_records_each_component_auc(tmp_path):
     from tests.conftest import ring, write_tu
 
     rng = np.random.default_rng(0)
-    graphs = [(n, ring(n), 0) for n in rng.integers(6, 9, size=60)] + [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)] * 2
+    # 40 normal graphs a fold's training part: as many as a consensus needs to hold out its calibration share
+    graphs = [(n, ring(n), 0) for n in rng.integers(6, 9, size=80)] + [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)] * 2
     data = write_tu(tmp_path, "RINGS", graphs)
     result = evaluate(data, folds=2, method="consensus",
                       model_params={"component_params": SMALL, "components": ("glocalkd", "size")})
@@ -250,14 +251,14 @@ def test_an_evaluation_with_known_anomalies_draws_them_from_the_training_part(tm
     from tests.conftest import ring, write_tu
 
     rng = np.random.default_rng(0)
-    graphs = [(n, ring(n), 0) for n in rng.integers(6, 9, size=60)] + [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)] * 2
+    graphs = [(n, ring(n), 0) for n in rng.integers(6, 9, size=80)] + [(n, ring(n), 1) for n in (14, 15, 16, 17, 18)] * 2
     data = write_tu(tmp_path, "RINGS", graphs)
     log = []
     result = evaluate(data, folds=2, method="consensus", known_anomalies=3, on_progress=log.append,
                       model_params={"component_params": SMALL, "components": ("glocalkd", "size")})
     assert result.options["known_anomalies"] == 3
     for fold in result.folds:
-        assert fold.n_train == 30 and fold.n_test == 35 and fold.n_test_anomalies == 5  # test part untouched
+        assert fold.n_train == 40 and fold.n_test == 45 and fold.n_test_anomalies == 5  # test part untouched
         assert "equal-weights" in fold.auc_readouts and fold.auc > 0.9
     assert sum("; 3 known anomalies" in line for line in log) == 2
     assert "ROC-AUC with the views weighed equally" in result.summary()

@@ -188,6 +188,9 @@ def test_the_column_chooser_offers_the_columns_loading_reads(tmp_path, text, col
     ("list.txt", "CCO\nc1ccccc1\nCCN\n", ["1", "2", "3"]),
     ("list.csv", "CCO,ethanol\nc1ccccc1,benzene\nCCN,amine\n", ["ethanol", "benzene", "amine"]),
     ("list.txt", "CCO ethanol\nc1ccccc1 benzene\nCCN\n", ["ethanol", "benzene", "3"]),
+    # a name holding a comma: the line was split as a table's, "CCO ethanol" no molecule, and the file refused
+    ("names.txt", "CCO ethanol, absolute\nc1ccccc1 benzene\nCCN\n", ["ethanol, absolute", "benzene", "3"]),
+    ("names.csv", "CCO ethanol, absolute\nc1ccccc1 benzene, pure\n", ["ethanol, absolute", "benzene, pure"]),
 ])
 def test_a_smiles_list_under_a_tables_name_loses_no_molecule(tmp_path, capsys, name, text, ids):
     """``list.txt`` of bare SMILES failed with "no SMILES column found (columns: CCO); name it

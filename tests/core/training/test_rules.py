@@ -68,7 +68,7 @@ def test_a_known_label_without_a_normal_label_trains_on_every_other_graph(herg):
     (TrainSpec(known_label="7"), ("known_label",)),  # no graph has it
     (TrainSpec(normal_label="7"), ("normal_label",)),
     (TrainSpec(detector="glocalkd", known_label="0"), ("detector", "known_anomalies", "known_label")),
-    (TrainSpec(calibration=0.0, known_label="0"), ("detector", "known_anomalies", "known_label")),  # GLocalKD
+    (TrainSpec(calibration=0.0, known_label="0"), ("calibration", "known_anomalies", "known_label")),  # no share
     (TrainSpec(params={"epochz": 3}), ("epochz",)),  # no detector takes it
     (TrainSpec(params={"seed": 3}), ("seed",)),  # a field of the spec
 ])
@@ -293,3 +293,29 @@ def test_a_consensus_is_never_fitted_on_fewer_graphs_than_it_holds_out(herg, n):
     with pytest.raises(GLocalKDError, match=f"{n} graphs are too few for a consensus"):
         make_detector("consensus", component_params={"glocalkd": SMALL}).fit(few)
     assert plan_training(herg.subset(range(38)), TrainSpec(detector="consensus")).calibrated
+
+
+def test_known_anomalies_that_leave_too_few_normal_graphs_say_so_not_choose_the_consensus(herg, tmp_path):
+    """Every data graph a known anomaly: "GLocalKD has one view: choose the consensus", and with the
+    consensus chosen, "0 normal graphs are too few": the cause is said at once, with what to do."""
+    few = herg.subset(range(30))
+    actives = tmp_path / "actives.smi"
+    actives.write_text("".join(f"{'C' * k}N{'C' * k} a{k}\n" for k in range(1, 6)))
+    with pytest.raises(ParameterError, match=r"but 30 normal graphs are left once the known anomalies are left out: "
+                                             r"too few .* give more normal graphs"):
+        plan_training(few, TrainSpec(known_anomalies=load(actives)))
+    with pytest.raises(ParameterError, match=r"but calibration is 0, .* set it above 0") as zero:
+        plan_training(herg, TrainSpec(normal_label="1", known_label="0", calibration=0.0))
+    assert zero.value.param == "calibration"
+
+
+@pytest.mark.parametrize("mode, lacks", [("atom-rings", "'atom-rings' asked for, but the data has no atom features"),
+                                         ("both", "'both' asked for, but the data has no node attributes")])
+def test_a_feature_recipe_the_data_cannot_give_is_said_by_its_own_name(tmp_path, mode, lacks):
+    """``atom-rings`` was said as 'atom', and ``both`` on data without attributes as "no node both"."""
+    from core import DataError, FeatureSchema
+    from tests.conftest import ring, write_tu
+
+    labelled = write_tu(tmp_path, "L", [(5, ring(5), 0), (6, ring(6), 0)])  # node labels, no attributes
+    with pytest.raises(DataError, match=lacks):
+        FeatureSchema.fit(load(labelled), mode)
