@@ -100,14 +100,11 @@ _DATA_OPTIONS = {"smiles_column": (str, type(None)), "id_column": (str, type(Non
                  "label_column": (str, type(None)), "standardise": bool}
 
 
-def _changed(data: dict, source: str, graphs) -> bool:
-    """Whether the data read now differs from the session's: by its graphs' digest as read
-    (:func:`core.graphs_digest`; a TU folder's too), or, in a session of an older version, by its
-    file's bytes."""
-    from core import graphs_digest
-
+def _changed(data: dict, source: str, digest: str) -> bool:
+    """Whether the data read now (its graphs' ``digest`` as read, :func:`core.graphs_digest`; a TU
+    folder's too) differs from the session's, or, in a session of an older version, its file's bytes."""
     if data.get("graphs"):
-        return graphs_digest(graphs.as_read if graphs.as_read is not None else graphs) != data["graphs"]
+        return digest != data["graphs"]
     return bool(data.get("digest")) and Path(source).is_file() and file_digest(source) != data["digest"]
 
 
@@ -245,7 +242,7 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             except GLocalKDError as exc:
                 out.problems.append(f"The data file {source} could not be read now ({exc}). The session's model "
                                     "is loaded: open the data file again (File ▸ Open) once it reads.")
-            if out.loaded is not None and _changed(data, source, out.loaded.graphs):
+            if out.loaded is not None and _changed(data, source, out.loaded.digest):
                 out.problems.append(f"The data file {source} has changed since the session was saved. It is read "
                                     "and scored as it is now with the session's model (not trained again); rows, "
                                     "the selection and the Evaluation tab may differ. Train again if the change "

@@ -102,6 +102,7 @@ class AppState:
     def __init__(self) -> None:
         self.data_path = ""
         self.data_options: dict = {}  # the loader's options the data was read with (columns)
+        self.data_digest = ""  # the digest of the graphs as read (core.graphs_digest), which a session keeps
         self.graphs: GraphSet | None = None
         self.schema_text = ""
         self.model = None
@@ -124,7 +125,7 @@ class AppState:
 
     # ---------------------------------------------------------------- changes
     def set_data(self, path: str, graphs: GraphSet, schema_text: str, properties: dict | None = None,
-                 options: dict | None = None) -> None:
+                 options: dict | None = None, digest: str = "") -> None:
         """Open ``graphs`` (read from ``path`` with the loader's ``options``) with their chemist's
         properties, if computed; sends ``data_changed``. The path is kept whole (a session saved
         from another working folder found ``herg.tab`` gone, or another file of that name)."""
@@ -132,6 +133,7 @@ class AppState:
         self.data_path = os.path.abspath(path) if path else path
         self.graphs, self.schema_text = graphs, schema_text
         self.data_options = dict(options or {})
+        self.data_digest = digest  # the graphs as read (core.graphs_digest; "" when not computed)
         self.properties = properties
         self.scores = self.size_scores = None
         self.trained_on_shown = 0

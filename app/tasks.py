@@ -75,6 +75,7 @@ class Loaded:
     schema_text: str
     options: dict | None = None  # the loader's options (columns), kept by sessions
     properties: dict | None = None  # the chemist's properties (core.molecular_properties); None: not molecules
+    digest: str = ""  # the graphs as read (core.graphs_digest): a session knows its data by it
 
 
 def graph_properties(graphs) -> dict | None:
@@ -91,11 +92,11 @@ def load_data(path: str, options: dict, job) -> Loaded:
     """Read a data file into a GraphSet, describe the node features it will get, and compute the
     chemist's properties of its molecules (about 1 ms a molecule). ``job.report`` receives the rows
     of a molecule file read so far; Stop ends the reading (:class:`core.Stopped`)."""
-    from core import FeatureSchema, load
+    from core import FeatureSchema, graphs_digest, load
 
     graphs = load(path, **options, should_stop=job.stopped, on_progress=job.report)
     schema = FeatureSchema.fit(graphs, "auto").describe() if len(graphs) else "none (no graphs)"
-    return Loaded(path, graphs, schema, dict(options), graph_properties(graphs))
+    return Loaded(path, graphs, schema, dict(options), graph_properties(graphs), graphs_digest(graphs))
 
 
 # rows of a report without properties for which the app computes them from its SMILES (about

@@ -9,7 +9,7 @@ from PySide6.QtCore import QMimeData, QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QTableView
 
-from core import counted, safe_cell
+from core import counted
 
 from ..structures import StructureImages
 from ..widgets.table import COLUMNS, ResultsModel, selected_rows
@@ -30,6 +30,8 @@ def rows_as_text(table: QTableView, model: ResultsModel, rows: list[int]) -> str
     Returns:
         The text, ending with a line break.
     """
+    from core import safe_cell  # here: the window's module loads no torch (core.io does)
+
     header = table.horizontalHeader()
     columns = [header.logicalIndex(v) for v in range(header.count())]
     columns = [c for c in columns if not table.isColumnHidden(c) and COLUMNS[c] not in NOT_COPIED]

@@ -79,7 +79,8 @@ class SessionsController(Controller):
         view = _Values()
         save_choices(view, self.choices)
         doc = {
-            "data": {"path": st.data_path, "options": dict(st.data_options), "graphs": _data_digest(st.graphs)}
+            "data": {"path": st.data_path, "options": dict(st.data_options),
+                     "graphs": st.data_digest or _data_digest(st.graphs)}
             if st.graphs is not None and st.data_path else None,
             "training": {"normal_label": st.normal_label, "known_label": st.known_label,
                          "trained_on_shown": int(st.trained_on_shown)},
@@ -161,7 +162,7 @@ class SessionsController(Controller):
         if r.loaded is not None:
             st.forget_model()  # put back below, with its scores: opening the data must not score it again
             st.set_data(r.loaded.path, r.loaded.graphs, r.loaded.schema_text,
-                        options=(doc.get("data") or {}).get("options") or {})
+                        options=(doc.get("data") or {}).get("options") or {}, digest=r.loaded.digest)
             self.data_opened.emit(r.loaded.path)
             self.report_tabs.show_results(r.loaded.path)
         if r.model is not None:
@@ -278,8 +279,10 @@ class SessionsController(Controller):
 
 def _data_digest(graphs) -> str:
     """The digest of the graphs as read from the data file (:func:`core.graphs_digest`), the same
-    for a file and a TU folder, and taken from what the window holds: a digest of the file's bytes
-    at saving missed a TU folder altogether and an edit made after the data was read."""
+    for a file and a TU folder, and of what the window holds: a digest of the file's bytes at
+    saving missed a TU folder altogether and an edit made after the data was read. Taken when the
+    data is read (:attr:`app.state.AppState.data_digest`, off the window's thread); this is for the
+    graphs of the window when it was not."""
     from core import graphs_digest
 
     return graphs_digest(graphs.as_read if graphs.as_read is not None else graphs)

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QStyle, QStyledIt
                                QTableView)
 
 from ..plain_words import COLUMN_TIPS, p_value_text, q_value_text
-from core import written_scores
 
 if TYPE_CHECKING:  # core's data classes load torch; the window appears first
     from core import GraphSet, Scores
@@ -743,4 +742,6 @@ class _ReportScores:
         self.has_node_scores = bool(len(score) == 0 or np.isfinite(graph_term).any())
 
     def ranking(self) -> np.ndarray:
+        from core import written_scores  # here: the window's module loads no torch
+
         return np.argsort(-written_scores(self.score), kind="stable")  # a report's rule (its scores are written ones)

@@ -136,6 +136,7 @@ def describe_error(exc: BaseException) -> str:
 
 
 DETECTOR_FORMAT = "glocalkd-studio/detector"  # model files of every detector but GLocalKD (its own format)
+DETECTOR_VERSION = 1
 MODEL_FORMAT = "glocalkd-studio/model"  # GLocalKD's model files
 
 
@@ -158,7 +159,6 @@ def not_this_kind(source: object, state: object, wanted: str) -> str:
     if not isinstance(name, str):
         return f"{source}: not a GLocalKD Studio model file"
     return f"{source}: a model of the {name} detector, not a {wanted} one (load it with load_detector)"
-DETECTOR_VERSION = 1
 
 # The failures of numerical code that ``fit`` reports as "training failed (...)".
 NUMERICAL_ERRORS = (RuntimeError, MemoryError, ValueError, IndexError)
@@ -349,6 +349,7 @@ class Detector(abc.ABC):
         self.standardises = bool(getattr(graphs, "standardised", False))
         try:
             self._fit(graphs, on_epoch, should_stop)
+            # stopped with no epoch ended (a detector that fits in one step has no loss history)
             if getattr(self, "stopped_early_", False) and not getattr(self, "loss_history_", [None]):
                 raise Stopped(f"the {type(self).__name__} was stopped before its first epoch ended: nothing was "
                               "learnt, so no model was made")

@@ -33,11 +33,11 @@ Errors are :class:`core.errors.ParameterError` naming the parameter, for each fr
 """
 from __future__ import annotations
 
-import numpy as np
-
 import os
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from core.data.graph_identity import shared_graphs
 from core.data.graphset import GraphSet, normalize_label
