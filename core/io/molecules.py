@@ -448,7 +448,7 @@ def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: l
     from core.io.report import END_PREFIX
 
     status = _report_status(header)
-    for number, row, problem in _csv_rows(lines, delimiter):
+    for number, row, problem, written in _csv_rows(lines, delimiter):
         if status is not None and status < len(row):  # a ranked report read as data
             if row[status].startswith(END_PREFIX):  # its end row is not a row of molecules
                 continue
@@ -470,7 +470,8 @@ def _table_rows(lines: Iterator[tuple[int, str, str]], delimiter: str, header: l
         shifted = problem is not None and problem.startswith("row has") and len(row) > len(header)
         ident = row[i_col].strip() if i_col is not None and i_col < len(row) and not shifted else ""
         if problem is not None:
-            yield SourceRow(number, ident or str(number), "", delimiter.join(row), None, problem)
+            yield SourceRow(number, ident or str(number), "", written if written is not None else delimiter.join(row),
+                            None, problem)
             continue
         label = row[l_col] if l_col is not None and l_col < len(row) else None
         yield SourceRow(number, ident or str(number), ident, row[s_col], label)
@@ -522,11 +523,12 @@ def _is_data(line: str) -> bool:
 
 
 def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
-              ) -> Iterator[tuple[int, list[str], str | None]]:
+              ) -> Iterator[tuple[int, list[str], str | None, str | None]]:
     """csv-parse (line number, line, ending) triples, joining a quoted field that spans lines with
     the lines' own endings, so the cell is kept byte for byte: a line inside it that is blank or
     starts with ``#`` is part of the cell, not a comment. Yields (first line number, fields,
-    problem or None).
+    problem or None, the line as written for a stray quote's problem row, else None: its fields
+    joined again read ``f,"CC"O`` as ``f,CCO"``).
 
     A quote still open after ``MAX_FIELD_LINES`` lines or at the end of the file is a stray
     quote, and so is one "closed" by a quote that text follows (``"benzene, pure"x``, or on one
@@ -566,11 +568,11 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
             reason = "unmatched quote (\") in this row" if open_quote or item is None or rest else \
                 "a quote (\") closes a field that text follows"
             pending, open_quote = [], False
-            row, _ = _parse_row(line + '"', delimiter)
-            yield number, row, reason
+            row, _ = _parse_row(line + '"', delimiter)  # for its id; its text is the line as written
+            yield number, row, reason, line
             replay.extendleft(reversed(rest))
             continue
-        yield pending[0][0], row, problem
+        yield pending[0][0], row, problem, None
         pending = []
 
 
@@ -722,7 +724,12 @@ def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | N
 def _sdf_row(lines: list[str], start: int, index: int, id_field: str | None, label_field: str | None) -> SourceRow:
     end = next((i for i, line in enumerate(lines) if line.strip() == "M  END"), None)
     title = lines[0].strip() if lines else ""
-    fields = _sdf_fields(lines[end + 1:] if end is not None else [])
+    if end is None:  # a broken record's data fields still name it (its <id>, not its title): from the first "> <"
+        end_of_block = next((i - 1 for i, line in enumerate(lines) if i > 3 and line.startswith(">") and "<" in line),
+                            len(lines))
+        fields = _sdf_fields(lines[end_of_block + 1:])
+    else:
+        fields = _sdf_fields(lines[end + 1:])
     lowered = {k.lower(): v for k, v in fields.items()}
     ident = (_field(fields, id_field) or "") if id_field else next((lowered[c] for c in ID_COLUMNS if c in lowered), "")
     ident = ident or title or f"record {index}"

@@ -14,6 +14,17 @@ def answer_questions_discard():
     patch.undo()
 
 
+@pytest.fixture(autouse=True)
+def empty_clipboard():
+    """Each test leaves the clipboard empty: text the offscreen platform's clipboard still held
+    when Python exited crashed it (a segmentation fault after every test had passed)."""
+    yield
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is not None:
+        QApplication.clipboard().clear()
+
+
 @pytest.fixture
 def settings(tmp_path):
     """Settings of the test's own (an INI file in its temporary folder), never the user's."""

@@ -158,3 +158,23 @@ def test_a_report_read_as_data_gives_its_molecules_and_its_rejects_not_its_end_r
     report = read_report(again)
     assert sorted(report.ids) == ["a", "c", "d"] and len(report.rejects) == 1
     assert report.rejects[0].id == "b" and "rejected in the report" in report.rejects[0].reason
+
+
+def test_a_broken_rows_reject_keeps_its_id_field_and_its_text_as_written(tmp_path):
+    """An SD record without ``M  END`` was rejected under its title, not its ``<id>`` field, and a
+    table row ``f,"CC"O`` was listed as ``f,CCO"``: the rejects say the row as the file has it."""
+    from core import load
+
+    table = tmp_path / "q.csv"
+    table.write_text('id,smiles\na,CCO\nf,"CC"O\nb,CCN\n')
+    assert [(r.line, r.id, r.text) for r in load(table).rejects] == [(3, "f", 'f,"CC"O')]
+    good = ("ok1\n  RDKit          2D\n\n  2  1  0  0  0  0  0  0  0  0999 V2000\n"
+            "    0.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0\n"
+            "    1.2990    0.7500    0.0000 O   0  0  0  0  0  0  0  0  0  0  0  0\n  1  2  1  0\nM  END\n"
+            ">  <id>\nA1\n\n$$$$\n")
+    broken = good.replace("ok1", "eth").replace("M  END\n", "").replace("A1", "A2")
+    sdf = tmp_path / "q.sdf"
+    sdf.write_text(good + broken)
+    graphs = load(sdf)
+    assert [m.id for m in graphs.meta] == ["A1"]
+    assert [(r.id, r.reason) for r in graphs.rejects] == [("A2", "record 2 has no 'M  END' line")]
