@@ -739,9 +739,12 @@ class _ReportScores:
 
     def __init__(self, score: np.ndarray, graph_term: np.ndarray, node_term: np.ndarray):
         self.score, self.graph_term, self.node_term = score, graph_term, node_term
+        self._ranking: np.ndarray | None = None
         self.has_node_scores = bool(len(score) == 0 or np.isfinite(graph_term).any())
 
     def ranking(self) -> np.ndarray:
-        from core import written_scores  # here: the window's module loads no torch
-
-        return np.argsort(-written_scores(self.score), kind="stable")  # a report's rule (its scores are written ones)
+        # a report's scores are read from its text, so they are the written ones already: rounding them
+        # again (core.written_scores) cost 0.64 s a million rows on the window's thread for nothing
+        if self._ranking is None:
+            self._ranking = np.argsort(-self.score, kind="stable")
+        return self._ranking
