@@ -306,18 +306,13 @@ class AppState:
         return self.scores.score > t
 
     def p_values(self) -> np.ndarray | None:
-        """Each graph's p-value: against the held-out normal graphs of a calibrated model, else
-        (an older model file) against its training scores."""
+        """Each graph's p-value against the model's held-out normal graphs; None when the model
+        holds none (core's rule: the same empty column as its reports)."""
         if self.scores is None or self.model is None:
             return None
-        if getattr(self.model, "is_calibrated", False):
-            return self.model.p_values(self.scores.score)
-        train = getattr(self.model, "train_scores_", None)
-        if train is None or len(train) == 0:
-            return None
-        from core import empirical_p_values
+        from core import model_p_values
 
-        return empirical_p_values(self.scores.score, train)
+        return model_p_values(self.model, self.scores.score)
 
     def q_values(self) -> np.ndarray | None:
         """Benjamini-Hochberg q-values of the p-values over every scored graph, as the reports write them."""
@@ -328,10 +323,19 @@ class AppState:
 
         return report_q_values(p)
 
-    def fdr_note(self) -> str:
-        """Under the q rule, when no row is flagged: why (too few calibration graphs for this many
-        rows) and what to do; "" otherwise."""
-        if self.flag_rule != "q" or self.scores is None or not getattr(self.model, "is_calibrated", False):
+    def flag_note(self) -> str:
+        """Why the flag rule flags as it does, where a user could misread it; "" otherwise.
+
+        Under the p or q rule, a model without p-values flags by the percentile instead; under the
+        q rule, when no row is flagged: why (too few calibration graphs for this many rows) and
+        what to do."""
+        if self.flag_rule not in ("p", "q") or self.scores is None or self.model is None:
+            return ""
+        if not getattr(self.model, "is_calibrated", False):
+            return (f"This model gives no p-values (it was trained on all its graphs, none held out to "
+                    f"calibrate): rows above the {self.percentile:g}th percentile of its training scores are "
+                    "flagged instead.")
+        if self.flag_rule != "q":
             return ""
         if self.flagged().any():
             return ""

@@ -48,7 +48,7 @@ _PUBLIC = {
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "GLocalKD": "detectors.glocalkd",
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry", "view_label": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
-    "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal",
+    "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal", "model_p_values": "detectors.conformal",
     "score_graphs": "detectors.stoppable_scoring",
     "benjamini_hochberg": "data.pvalues", "report_q_values": "data.pvalues", "written_scores": "data.scores", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
     # training: the one use case of the command line, the app and the evaluation harness
@@ -105,7 +105,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
         detector_defaults, view_label)
     from core.detectors.model_file import load_detector, save_detector
     from core.detectors.stoppable_scoring import score_graphs
-    from core.detectors.conformal import fit_with_calibration
+    from core.detectors.conformal import fit_with_calibration, model_p_values
     from core.data.pvalues import benjamini_hochberg, fdr_unreached_note, report_q_values
     from core.training.plan import plan_notes
     from core.training.spec import TrainSpec

@@ -189,10 +189,10 @@ class ResultsController(QObject):
             text += f" · {int(st.flagged().sum()):,} flagged"
         self.filters.set_count(text)
         self._refresh_groups()  # the groups follow the filters and the flag rule, as the table does
-        note = st.fdr_note()
-        if note:  # nothing flagged must not look like nothing anomalous
+        note = st.flag_note()
+        self.filters.count.setToolTip(note)  # a note of a rule no longer chosen is not kept
+        if note:  # a fallen-back rule, or nothing flagged, must not be misread
             self.side.say(note)
-            self.filters.count.setToolTip(note)
 
     @Slot()
     def _row_selected(self, current, _previous=None) -> None:

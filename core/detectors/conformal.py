@@ -131,6 +131,24 @@ def fit_calibrated(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRA
     return detector
 
 
+def model_p_values(model, scores: np.ndarray) -> np.ndarray | None:
+    """Give the p-values a model gives for its raw scores: the one rule of reports, screens and the app.
+
+    A model fitted on all its graphs (too few to hold out a share, or a calibration share of 0)
+    gives none: its training graphs score lower than unseen normal graphs, so p-values against
+    them would call normal graphs rare.
+
+    Args:
+        model: a fitted detector.
+        scores: its raw scores of the graphs, shape (graphs,).
+
+    Returns:
+        Conformal p-values against the held-out normal graphs, shape (graphs,), or None when the
+        model holds no calibration.
+    """
+    return model.p_values(scores) if getattr(model, "is_calibrated", False) else None
+
+
 def can_calibrate(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION) -> bool:
     """Tell whether there are normal graphs enough to hold out a calibration share.
 

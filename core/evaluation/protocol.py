@@ -31,6 +31,7 @@ from core.errors import DataError, GLocalKDError, NotApplicableError, ParameterE
 from core.wording import counted
 from core.data.scaling import usable_spread
 from core.detectors.base import SEED, is_seed
+from core.detectors.conformal import model_p_values
 from core.data.graphset import GraphSet, normalize_label
 from core.evaluation.paper import dataset_name
 from core.evaluation.results import (EvaluationResult, FoldResult, environment, merge_results, same_data,
@@ -445,8 +446,9 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
         node_t = node_t + s.node_term.astype(np.float64) * scale
         for name, values in s.parts.items():
             parts[name] = parts.get(name, 0.0) + values.astype(np.float64) * scale
-        if ensemble == 1 and model.is_calibrated:  # held-out normal graphs its p-values flag at 5 %
-            flagged = float(np.mean(model.p_values(s.score)[~anomalous] < FLAG_LEVEL)) if (~anomalous).any() else math.nan
+        p = model_p_values(model, s.score) if ensemble == 1 else None
+        if p is not None:  # held-out normal graphs its p-values flag at 5 %
+            flagged = float(np.mean(p[~anomalous] < FLAG_LEVEL)) if (~anomalous).any() else math.nan
         losses.append(model.loss_history_[-1] if model.loss_history_ else math.nan)  # no epochs: NaN
         epochs_run = len(model.loss_history_)
         if model.stopped_early_:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from core.data.chem import element_symbols
+from core.detectors.conformal import model_p_values
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.data.scores import score_text, written_scores
 from core.io.molecules import SourceRow
@@ -250,7 +251,7 @@ def finish_chunk(model, job: ChunkJob, chunk: dict, settings: ChunkSettings,
                          rejects=list(chunk["rejects"]), p_counts={}, source=job.source)
     if result.scored:
         scored = score_chunk(model, chunk, settings.batch_graphs, settings.precision, threads, settings.views)
-        p = model.p_values(scored[0]) if getattr(model, "is_calibrated", False) else None
+        p = model_p_values(model, scored[0])
         if p is not None:  # every scored row counts for the q-values, kept or not
             result.p_counts = dict(Counter(format_p(v) for v in p))
         target = settings.scratch / f"chunk{job.first:012d}.csv"  # one name per chunk: a task run twice leaves one

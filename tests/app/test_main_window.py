@@ -546,3 +546,35 @@ def test_flag_by_false_alarm_rate_or_false_discovery_rate_with_p_and_q_in_the_ta
     window.filters.flag_rule.setCurrentIndex(window.filters.flag_rule.findData("percentile"))
     assert window.filters.threshold.value() == 95.0
     np.testing.assert_array_equal(st.flagged(), window.scores.score > window.model.threshold(95.0))
+
+
+def test_a_model_without_calibration_shows_and_exports_no_p_values_as_its_reports_write_none(qtbot, window,
+                                                                                            herg_path, tmp_path):
+    """The window gave a model trained on all its graphs p-values against its own training scores
+    (too small: the training graphs fit best) while ``glocalkd score`` writes none and the
+    training note says "no p-values". Now the window, its exports and the command line share
+    core's one rule, and the p rule says that it flags by the percentile instead."""
+    from core import score_file
+
+    small = tmp_path / "thirty.tab"
+    small.write_text("".join(herg_path.read_text().splitlines(keepends=True)[:31]))  # too few to calibrate
+    open_and_wait(qtbot, window, small)
+    train_and_wait(qtbot, window)
+    st, m = window.state, window.model_table
+    assert window.model.name == "glocalkd" and not window.model.is_calibrated
+    assert st.p_values() is None and st.q_values() is None
+    assert m.data(m.index(0, COLUMNS.index("p-value"))) in ("", None)
+    window.filters.flag_rule.setCurrentIndex(window.filters.flag_rule.findData("p"))
+    np.testing.assert_array_equal(st.flagged(), st.scores.score > window.model.threshold(st.percentile))
+    assert "gives no p-values" in window.filters.count.toolTip()
+    window.filters.flag_rule.setCurrentIndex(window.filters.flag_rule.findData("percentile"))
+    assert window.filters.count.toolTip() == ""
+
+    out = tmp_path / "report.csv"
+    window.export_report(str(out))
+    qtbot.waitUntil(lambda: _idle(window) and out.exists(), timeout=60000)
+    cli = score_file(window.model, small, tmp_path / "cli.csv")
+    exported = list(csv.DictReader(open(out, encoding="utf-8")))
+    written = [r for r in csv.DictReader(open(cli.report, encoding="utf-8")) if r["status"] == "ok"]  # no end row
+    assert len(exported) == len(written) == 30
+    assert {r["p_value"] for r in exported} == {r["p_value"] for r in written} == {""}
