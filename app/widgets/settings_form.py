@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget)
 
-from core import DEFAULT_DETECTOR, DETECTORS, MIN_KNOWN_ANOMALIES, accepted_params, detector_defaults, \
+from core import DEFAULT_DETECTOR, DETECTORS, MIN_KNOWN_ANOMALIES, SEED_MAX, accepted_params, detector_defaults, \
     detector_info, counted
 
 from ..state import FIELD_LABELS
@@ -79,7 +79,10 @@ class TrainSettings(QWidget):
         self.lam = QDoubleSpinBox()
         self.lam.setRange(0.0, 100.0)
         self.lam.setSingleStep(0.1)
-        self.seed = _spin(0, 2**31 - 1)
+        self.seed = QDoubleSpinBox()  # a whole number up to SEED_MAX, past a QSpinBox's 2**31 - 1 (a double holds it)
+        self.seed.setDecimals(0)
+        self.seed.setRange(0, SEED_MAX)
+        self.seed.setGroupSeparatorShown(True)
         self.features = QComboBox()
         self.features.addItems(["auto", "attributes", "labels", "both", "degree", "atom", "atom-rings"])
         self.features.setToolTip("auto: what the data has (molecules: RDKit atom features). atom-rings: atom "
@@ -260,7 +263,7 @@ class TrainSettings(QWidget):
                       hidden_dim=self.hidden.value(), out_dim=self.out_dim.value(), num_layers=self.layers.value(),
                       lam=self.lam.value(), normalize=self.normalize.isChecked(), node_max=self.node_max.isChecked(),
                       size_term=self.size_term.isChecked(), features=self.features.currentText(),
-                      seed=self.seed.value(), device=self.device.currentText(), detector=self.detector_name(),
+                      seed=int(self.seed.value()), device=self.device.currentText(), detector=self.detector_name(),
                       standardise=self.standardise.isChecked())
         if not self._active:
             values.update({k: None for k, widget in self._defaulted.items()

@@ -71,3 +71,20 @@ def test_detectors_that_read_molecules_only_are_offered_for_molecules_only(qtbot
     open_and_wait(qtbot, window, herg_path)
     assert all(combo.model().item(combo.findData(n)).isEnabled() for n in DETECTORS)
     assert "not molecules" not in combo.itemData(i, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_the_seed_takes_every_seed_the_command_line_takes(qtbot):
+    """The seed box stopped at 2**31 - 1 (a QSpinBox's limit) where ``glocalkd train --seed`` takes
+    up to 2**32 - 1: a session or settings file with a larger seed silently kept the old one."""
+    from app.widgets.settings_form import TrainSettings
+    from core import SEED_MAX
+
+    form = TrainSettings()
+    qtbot.addWidget(form)
+    form.activate()
+    form.set_params({"seed": 3_000_000_007})
+    assert form.params()["seed"] == 3_000_000_007 and isinstance(form.params()["seed"], int)
+    form.set_params({"seed": SEED_MAX})
+    assert form.detector_params()["seed"] == SEED_MAX
+    form.seed.setValue(SEED_MAX + 10)
+    assert form.params()["seed"] == SEED_MAX
