@@ -31,11 +31,18 @@ and fitted on the same fit part. It goes to its own file, ``fold<k>.glocalkd.npz
 whole or not at all, so GPU runs (``gpu_job.py``) never touch the fast views' ``fold<k>.npz``;
 :func:`load_fold` merges the two. ``--epochs N`` overrides its epochs, for trying the pipeline
 out only; ``--folds 1,2`` limits the folds. ``FOLD_SCORES_OUT=folder`` writes elsewhere than ``out/``.
+
+GLocalKD's fold files at the library's epochs are committed in ``fits/<row>/`` (``--keep`` copies
+the finished ones of ``out/`` there): :func:`load_fold` reads them when ``out/`` has none, and a
+run skips the folds they hold, so a fresh checkout recombines the default consensus in seconds.
+On one CPU thread they reproduce the GLocalKD fits behind docs/results.md to the last digit (the
+default recombined on BZR: 0.7194071610125533 in both).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -78,6 +85,9 @@ def folds(row: str):
 
 
 SEPARATE = ("glocalkd",)  # views written to their own file per fold, fold<k>.<view>.npz
+# The committed copies of SEPARATE views' fold files, fits/<row>/fold<k>.<view>.npz (``--keep`` puts
+# them there): GLocalKD's fits take hours on a CPU, and a fresh checkout has no out/ folder.
+FITS = Path(__file__).resolve().parent / "fits"
 
 
 def fold_paths(folder: Path) -> list[Path]:
@@ -86,13 +96,23 @@ def fold_paths(folder: Path) -> list[Path]:
     return sorted(paths, key=lambda p: int(p.stem[4:]))
 
 
+def separate_file(path: Path, view: str) -> Path | None:
+    """The ``fold<k>.<view>.npz`` of the fold file ``path``: beside it, else the committed copy in
+    FITS; None when neither exists."""
+    name = f"{path.stem}.{view}.npz"
+    for candidate in (path.with_name(name), FITS / path.parent.name / name):
+        if candidate.exists():
+            return candidate
+    return None
+
+
 def load_fold(path: Path) -> dict:
     """A fold's saved scores: ``fold<k>.npz`` merged with the ``fold<k>.<view>.npz`` of SEPARATE
-    that exist beside it (whose ``y`` must be the same fold's)."""
+    that exist beside it or in FITS (whose ``y`` must be the same fold's)."""
     d = dict(np.load(path))
     for view in SEPARATE:
-        extra = path.with_name(f"{path.stem}.{view}.npz")
-        if extra.exists():
+        extra = separate_file(path, view)
+        if extra is not None:
             e = dict(np.load(extra))
             if not np.array_equal(e["y"], d["y"]) or int(e["known_pool"]) != int(d["known_pool"]):
                 raise ValueError(f"{extra}: not the same fold as {path.name}")
@@ -125,9 +145,10 @@ def save_whole(path: Path, arrays: dict) -> None:
 
 def dump_separate(row: str, view: str, k: int, seed: int, normal, known, test, y, device: str,
                   epochs: int | None) -> float | None:
-    """Write ``fold<k>.<view>.npz`` of one fold (skipped when it exists); returns its seconds or None."""
+    """Write ``fold<k>.<view>.npz`` of one fold (skipped when it exists, or at the library's
+    epochs when FITS holds it); returns its seconds or None."""
     path = row_folder(row) / f"fold{k}.{view}.npz"
-    if path.exists():
+    if path.exists() or (epochs is None and separate_file(path.with_name(f"fold{k}.npz"), view) is not None):
         return None
     t0 = time.perf_counter()
     model, _fit, cal = fit_glocalkd(normal, seed, device, epochs)
@@ -215,6 +236,25 @@ def kernel_columns(d: dict):
     return KernelColumns(f["test"], d["wl:test:sq"], f["fit"], d["wl:fit:sq"])
 
 
+def keep_fits() -> int:
+    """Copy the SEPARATE views' fold files of OUT, made at the library's epochs, into FITS."""
+    from core import detector_defaults
+
+    kept = 0
+    for view in SEPARATE:
+        for path in sorted(OUT.glob(f"*/fold*.{view}.npz")):
+            with np.load(path) as d:
+                if int(d[f"{view}:epochs"]) != detector_defaults(view)["epochs"]:  # a try-out (--epochs) is not kept
+                    print(f"{path}: {int(d[f'{view}:epochs'])} epochs, not the library's; left out", file=sys.stderr)
+                    continue
+            target = FITS / path.parent.name / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+            kept += 1
+    print(f"{kept} fold files in {FITS}", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", nargs="*", default=list(ROWS))
@@ -222,7 +262,11 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="auto", help="where GLocalKD runs: auto, cpu, cuda")
     parser.add_argument("--epochs", type=int, default=None, help="GLocalKD's epochs, to try the pipeline out only")
     parser.add_argument("--folds", default=None, help="fold numbers, e.g. 1,2 (default: all)")
+    parser.add_argument("--keep", action="store_true",
+                        help="copy every finished out/<row>/fold<k>.glocalkd.npz into fits/ (to commit) and stop")
     args = parser.parse_args(argv)
+    if args.keep:
+        return keep_fits()
     only = None if args.folds is None else {int(v) for v in args.folds.split(",")}
     for row in args.rows:
         dump_row(row, args.views.split(","), args.device, args.epochs, only)
