@@ -74,6 +74,7 @@ _gin_iforest = _lazy("core.detectors.random_gin_forest:RandomGINForest")
 _kme_lesinn = _lazy("core.detectors.kernel_mean_embedding:KernelMeanEmbedding")
 _spectral_lesinn = _lazy("core.detectors.spectral:SpectralView")
 _distance_lesinn = _lazy("core.detectors.distance_profile:DistanceProfile")
+_graphlet_lesinn = _lazy("core.detectors.graphlets:GraphletView")
 _ecfp_nn = _lazy("core.detectors.ecfp:ECFPNearestNeighbour")
 _rare_substructure = _lazy("core.detectors.rare_substructure:RareSubstructure")
 _property_lesinn = _lazy("core.detectors.property_space:PropertySpace")
@@ -119,6 +120,9 @@ SINGLE_DETECTORS: dict[str, DetectorInfo] = {info.name: info for info in (
                  "Laplacian and spectral moments + LESINN", False, False, _spectral_lesinn),
     DetectorInfo("distance-lesinn", "Distance profile", "a graph's global shape: the shares of its shortest-path "
                  "lengths and of its nodes' eccentricities + LESINN", False, False, _distance_lesinn),
+    DetectorInfo("graphlet-lesinn", "Graphlets", "how a graph closes into small cycles: the shares of its "
+                 "connected 3- and 4-node graphlets (triangles, 4-cycles, cliques, ...) + LESINN", False, False,
+                 _graphlet_lesinn),
     DetectorInfo("rare-substructure", "Rare substructures", "how seldom a graph's rarest node neighbourhoods "
                  "(Weisfeiler-Lehman subtrees of radius 0-2) occur among the training graphs", False, False,
                  _rare_substructure, savable=True),

@@ -149,8 +149,8 @@ def test_the_default_detector_is_the_consensus_of_glocalkd_graph_size_and_wl_les
 
 def test_registry_builds_each_detector_and_refuses_unknown_names_and_settings():
     assert set(DETECTORS) == {"glocalkd", "ocgcn", "wl-iforest", "wl-lesinn", "wl-count-lesinn", "pk-iforest",
-                              "pk-lesinn", "gin-iforest", "kme-lesinn", "spectral-lesinn", "distance-lesinn", "rare-substructure", "property-lesinn",
-                              "ecfp-nn", "size", "consensus"}
+                              "pk-lesinn", "gin-iforest", "kme-lesinn", "spectral-lesinn", "distance-lesinn", "graphlet-lesinn",
+                              "rare-substructure", "property-lesinn", "ecfp-nn", "size", "consensus"}
     counts = make_detector("wl-count-lesinn")
     assert counts.name == "wl-count-lesinn" and counts.get_params()["normalize"] is False
     assert "normalize" in accepted_params("glocalkd") and "normalize" not in accepted_params("wl-lesinn")
@@ -295,7 +295,7 @@ def test_a_model_read_back_from_its_file_keeps_its_fingerprint(name, tmp_path):
 @pytest.mark.parametrize("name, setting", [
     ("wl-lesinn", {"wl_iterations": -5}), ("pk-lesinn", {"wl_iterations": -1}), ("wl-iforest", {"n_estimators": 0}),
     ("wl-iforest", {"max_samples": 0}), ("wl-lesinn", {"ensemble_size": 0}), ("spectral-lesinn", {"subsample_size": 0}),
-    ("distance-lesinn", {"ensemble_size": -1})])
+    ("distance-lesinn", {"ensemble_size": -1}), ("graphlet-lesinn", {"subsample_size": 0})])
 def test_a_count_below_its_floor_is_refused_by_name_in_every_detector(name, setting):
     """wl_iterations -5 acted as 0 (and was recorded as -5); n_estimators 0 failed inside
     scikit-learn, ensemble_size 0 as 'LESINN needs at least one member', naming no setting."""

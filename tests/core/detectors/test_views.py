@@ -1,5 +1,5 @@
 """The label-free embedding views (random-GIN forests, kernel mean embeddings, the spectral view,
-the distance profile): behind the common contract, and a graph's score never depends on the batch it
+the distance profile, graphlets): behind the common contract, and a graph's score never depends on the batch it
 is scored with."""
 from __future__ import annotations
 
@@ -47,10 +47,10 @@ def test_each_view_ranks_unseen_structures_first(odd_rings, name):
     assert model.graph_embeddings(data).shape[0] == len(data)
 
 
-@pytest.mark.parametrize("name", list(SMALL))
+@pytest.mark.parametrize("name", [*SMALL, "graphlet-lesinn"])  # graphlets: rings and paths alike (test_graphlets.py)
 def test_a_graphs_score_does_not_depend_on_the_batch_it_is_scored_with(herg_path, monkeypatch, name):
     graphs = load(herg_path)
-    model = make_detector(name, **SMALL[name]).fit(graphs.subset(range(200)))
+    model = make_detector(name, **SMALL.get(name, {"ensemble_size": 16})).fit(graphs.subset(range(200)))
     test = list(range(200, 260))
     whole = model.score(graphs.subset(test)).score
     alone = np.array([model.score(graphs.subset([i])).score[0] for i in test[:12]])
