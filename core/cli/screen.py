@@ -30,6 +30,10 @@ def add_parser(sub) -> None:
     s.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
                    help="bfloat16: dense products in bfloat16, faster on CPUs with AMX/AVX-512 BF16 and on GPUs; "
                         "the ranking agrees closely with float32 (docs/scaling.md)")
+    s.add_argument("--resume", action="store_true",
+                   help="continue a stopped run: the report given with -o keeps its rows, the library is read on "
+                        "after the line where the run stopped, and the report is written as a whole run writes it "
+                        "(the same model, library and optional columns; one library file)")
     add_fdr_option(s)
     add_standardise_option(s, training=False)
     add_threads_option(s)
@@ -71,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
             **data_columns(args), top_k=args.top_nodes, batch_graphs=args.batch_graphs, precision=args.precision,
             device=args.device, top=args.top,
             scratch=args.scratch, on_progress=progress, properties=args.properties, alerts=args.alerts,
-            standardise=args.standardise, view_scores=args.view_scores))
+            standardise=args.standardise, view_scores=args.view_scores, resume=args.resume))
     from core.detectors.model_file import load_detector
     from core.screening.cluster import single_library
 
@@ -80,7 +84,8 @@ def _run(args: argparse.Namespace) -> int:
     check_fdr_model(args, model)
     apply_model_standardising(args, model)
     return screen_file(model, args, chunk_size=args.chunk_size, workers=args.workers,
-                       batch_graphs=args.batch_graphs, precision=args.precision, top=args.top, scratch=args.scratch)
+                       batch_graphs=args.batch_graphs, precision=args.precision, top=args.top, scratch=args.scratch,
+                       resume=args.resume)
 
 
 def screen_file(model, args: argparse.Namespace, **options) -> int:
@@ -129,16 +134,20 @@ def report_screen(args: argparse.Namespace, summary) -> int:
               + rejects_listed(list(summary.first_rejects), summary.rejected), file=sys.stderr)
     top = getattr(args, "top", None)
     kept = f" ({min(top, summary.scored):,} best kept)" if top else ""
-    print(f"{counted(summary.rows, 'row')}: {summary.scored:,} scored{kept}, {summary.rejected:,} rejected, in "
-          f"{summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s)", file=sys.stderr)
+    resumed = "" if summary.resumed_after is None else \
+        f" (resumed after line {summary.resumed_after:,}: {counted(summary.rows - summary.resumed_rows, 'row')} read now)"
+    print(f"{counted(summary.rows, 'row')}: {summary.scored:,} scored{kept}, {summary.rejected:,} rejected{resumed}, "
+          f"in {summary.seconds:.1f} s ({summary.molecules_per_second:,.0f} molecules/s)", file=sys.stderr)
     if not summary.written:
         print(f"glocalkd: interrupted before any row was scored; {summary.report} left as it was", file=sys.stderr)
         return 130
     where = f"ranked report written to {summary.report}"
     if summary.stopped:
         held = f"the best {min(top, summary.scored):,} of the rows" if top else "every row"
+        again = " ('glocalkd screen' with the same arguments and --resume continues it)" \
+            if getattr(args, "resume", None) is not None else ""
         print(f"glocalkd: interrupted after line {summary.last_line:,}: the {where} holds {held} read up to "
-              "there", file=sys.stderr)
+              f"there{again}", file=sys.stderr)
         return 130 if summary.interrupted else 0
     print(where, file=sys.stderr)
     report_flagged(summary.flagged_at(args.fdr) if args.fdr is not None else None, args.fdr, summary.scored,

@@ -257,7 +257,8 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
                       on_progress: Callable[[int, int], None] | None = None,
                       should_stop: Callable[[], bool] | None = None,
                       label_column: str | None = None, properties: bool = False,
-                      alerts: bool = False, standardise: bool = False, view_scores: bool = False) -> ScreenSummary:
+                      alerts: bool = False, standardise: bool = False, view_scores: bool = False,
+                      resume: bool = False) -> ScreenSummary:
     """Screen a library's shards with a model file on a Dask cluster.
 
     :func:`core.screening.pipeline.screen` with the cluster as its executor, so the report,
@@ -288,6 +289,8 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
         standardise: the user asked to standardise (``--standardise``): refused for a model
             trained on molecules as read (:func:`core.data.standardise.check_standardise_request`).
         view_scores: add each view's raw score (``view:`` columns; a consensus with Fisher's rule).
+        resume: ``report`` is a stopped run's, of one library file: continue it
+            (:func:`~core.screening.pipeline.screen`).
 
     Returns:
         The run's summary, as :func:`~core.screening.pipeline.screen` gives it.
@@ -319,7 +322,7 @@ def screen_on_cluster(model_path: str | Path, libraries: Sequence[str | Path], r
                                    id_column=id_column, top_k=top_k, batch_graphs=batch_graphs,
                                    on_progress=on_progress, should_stop=should_stop, precision=precision,
                                    label_column=label_column, top=top, scratch=scratch, properties=properties,
-                                   alerts=alerts, view_scores=view_scores,
+                                   alerts=alerts, view_scores=view_scores, resume=resume,
                                    executor=DaskExecutor(client, plugin, in_flight))
         finally:
             try:

@@ -19,14 +19,15 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, one_line
-from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, DigestingStream, check_report_output, end_row,
-                            header_extras, parse_end_row, safe_cell, unsafe_cell)
+from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, DigestingStream, EndRow, check_report_output,
+                            end_row, header_extras, parse_end_row, safe_cell, unsafe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
-from core.runtime.files import atomic_output
+from core.runtime.files import atomic_output, check_outputs
 from core.runtime.scratch import make_scratch, remove_scratch
 from core.screening.executors import ParsingPool
 from core.screening.featurize import deferred_cells
@@ -293,9 +294,19 @@ def write_summary_file(report: str | Path, data: dict) -> Path:
     return path
 
 
-def _cut_summary(report: str | Path) -> dict | None:
-    """The summary of a report cut to its best rows (``--top``), or None for a report that holds
-    every scored row (no summary beside it, or one that kept them all)."""
+def cut_summary(report: str | Path) -> dict | None:
+    """Read the summary of a report cut to its best rows (``--top``).
+
+    Args:
+        report: the ranked report.
+
+    Returns:
+        Its summary's fields, or None for a report that holds every scored row (no summary beside
+        it, or one that kept them all).
+
+    Raises:
+        DataError: the summary cannot be read, or lacks whole counts ``kept`` and ``scored``.
+    """
     path = summary_path(report)
     if not path.is_file():
         return None
@@ -309,11 +320,26 @@ def _cut_summary(report: str | Path) -> dict | None:
     return data if counts[0] < counts[1] else None
 
 
-def _checked_cut(report: str | Path, cut: dict | None, cut_from: int | None, scored: int) -> dict | None:
-    """The summary of a cut report as its end row says it: required when the end row says the
-    report keeps the best rows of more (``--top``); left aside when it says the report keeps every
-    scored row (a summary another run left beside the file). A report written before end rows
-    said so is cut when its summary's kept rows are the report's."""
+def checked_cut(report: str | Path, cut: dict | None, cut_from: int | None, scored: int) -> dict | None:
+    """Hold a report's summary to what its end row says.
+
+    The summary is required when the end row says the report keeps the best rows of more
+    (``--top``), and left aside when it says the report keeps every scored row (a summary another
+    run left beside the file). A report written before end rows said so is cut when its
+    summary's kept rows are the report's.
+
+    Args:
+        report: the ranked report.
+        cut: its summary (:func:`cut_summary`).
+        cut_from: the scored rows its end row says it kept the best of (None: it keeps every one).
+        scored: the scored rows it holds.
+
+    Returns:
+        The summary of a cut report, or None for a report that holds every scored row.
+
+    Raises:
+        DataError: the summary is missing, or is another run's.
+    """
     where = summary_path(report)
     if cut_from is None:
         return cut if cut is not None and cut["kept"] == scored else None
@@ -326,6 +352,105 @@ def _checked_cut(report: str | Path, cut: dict | None, cut_from: int | None, sco
         raise DataError(f"it says {cut['kept']} of {cut['scored']} scored rows were kept, but {report} keeps "
                         f"{scored} of {cut_from}: a summary of another run", where)
     return cut
+
+
+@dataclass
+class ReportPart:
+    """A ranked report read back as a chunk file of the merge (:func:`read_report_part`).
+
+    Attributes:
+        file: the chunk file of its scored rows, in rank order, keyed from ``position`` on.
+        extras: its optional columns.
+        rows: its scored rows in the chunk file.
+        rejected: its rejected rows passed on.
+        count: its data rows (before the end row), as the end row counts them.
+        p_counts: p-value text -> rows, over its scored rows.
+        end: its end row.
+    """
+
+    file: Path
+    extras: tuple[str, ...]
+    rows: int
+    rejected: int
+    count: int
+    p_counts: Counter
+    end: EndRow
+
+
+def read_report_part(report: str | Path, target: Path, rejects, position: int,
+                     extras: tuple[str, ...] | None = None,
+                     rejected_row: Callable[[list[str]], list[str] | None] | None = None,
+                     scored_row: Callable[[list[str]], list[str]] | None = None) -> ReportPart:
+    """Read a ranked report back into the merge's form: its scored rows as a sorted chunk file, its
+    rejected rows to ``rejects``. The one reader of ``merge-reports`` and of a resumed screen.
+
+    Args:
+        report: the ranked report.
+        target: the chunk file to write.
+        rejects: a ``csv.writer`` of the merged report's rejected rows.
+        position: the merge key's input position of its first row; its rows follow in rank order
+            (equal scores keep the report's order, which is its input order).
+        extras: the optional columns it must have (None: any).
+        rejected_row: the row to pass on for each rejected row, or None to drop it (default: as read).
+        scored_row: each scored chunk row (merge key first, guard undone) as the chunk file holds it.
+
+    Returns:
+        What was read.
+
+    Raises:
+        DataError: not a report, other optional columns than ``extras``, a row of the wrong width, a
+            score that is not a finite number, rows out of rank order, rows after the end row, or
+            no end row.
+    """
+    from core.io.ranked_report import check_report, csv_records
+
+    check_report(report)  # unreadable or not a report: refused, saying which and why
+    check_outputs([target], [report])
+    end, count, rejected, p_counts = None, 0, 0, Counter()
+    with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        records = csv_records(read_lines(report))
+        found = header_extras(next(records)[1])
+        if extras is not None and found != extras:
+            raise DataError(f"its optional columns ({','.join(found) or 'none'}) differ from the first "
+                            f"report's ({','.join(extras) or 'none'}): screen the shards with the same "
+                            "--properties, --alerts and --view-scores", report, 1)
+        width = len(COLUMNS) + len(found)
+        last, n_scored = math.inf, 0
+        for n, row in records:
+            if end is not None:
+                raise DataError("rows after the end-of-report row", report, n)
+            if len(row) != width:
+                raise DataError(f"{len(row)} fields where a report row has {width}", report, n)
+            end = parse_end_row(row)
+            if end is not None:
+                continue
+            count += 1
+            if row[STATUS] != "ok":
+                passed = row if rejected_row is None else rejected_row(row)
+                if passed is not None:
+                    rejects.writerow(passed)
+                    rejected += 1
+                continue
+            try:
+                score = float(row[4])
+            except ValueError:
+                raise DataError(f"the score {row[4]!r} is not a number", report, n) from None
+            if not math.isfinite(score):
+                raise DataError(f"the score {row[4]!r} is not a finite number", report, n)
+            if score > last:
+                raise DataError("rows are not in rank order (was the report edited?)", report, n)
+            last = score
+            if row[P_VALUE]:
+                p_counts[row[P_VALUE]] += 1
+            # a chunk row holds the text itself: the report's formula guard is put back once, on writing
+            chunk = [row[4], position + n_scored] + [unsafe_cell(c) for c in row[1:]]
+            writer.writerow(chunk if scored_row is None else scored_row(chunk))
+            n_scored += 1
+    if end is None:
+        raise DataError("no end-of-report row: the report is cut short (or was written by an older "
+                        "version; screen it again)", report)
+    return ReportPart(target, found, n_scored, rejected, count, p_counts, end)
 
 
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
@@ -355,8 +480,6 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
         GLocalKDError: ``out`` is one of the shards or is named for another format
             (:func:`core.io.report.check_report_output`).
     """
-    from core.io.ranked_report import check_report, csv_records
-
     check_report_output(out, list(reports))  # never over a shard, nor under another format's name
     allow_large_csv_fields()
     out = Path(out)
@@ -375,56 +498,20 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
         with atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej:
             rej_writer = csv.writer(rej)
             for k, report in enumerate(reports):
-                check_report(report)  # unreadable or not a report: refused, saying which and why
-                target = tmp / f"shard{k}.csv"
                 bounds.append(position)
-                end = None
-                cut = _cut_summary(report)
-                shard_p: Counter = Counter()
                 shard_rejected = rejected
-                with atomic_output(target, "w", newline="", encoding="utf-8") as fh:
-                    writer = csv.writer(fh)
-                    records = csv_records(read_lines(report))
-                    found = header_extras(next(records)[1])
-                    if extras is None:
-                        extras = found
-                    elif found != extras:
-                        raise DataError(f"its optional columns ({','.join(found) or 'none'}) differ from the first "
-                                        f"report's ({','.join(extras) or 'none'}): screen the shards with the same "
-                                        "--properties, --alerts and --view-scores", report, 1)
-                    width = len(COLUMNS) + len(extras)
-                    last, count = math.inf, 0
-                    for n, row in records:
-                        if end is not None:
-                            raise DataError("rows after the end-of-report row", report, n)
-                        if len(row) != width:
-                            raise DataError(f"{len(row)} fields where a report row has {width}", report, n)
-                        end = parse_end_row(row)
-                        if end is not None:
-                            continue
-                        count += 1
-                        if row[STATUS] != "ok":
-                            overlap.reject(row, k)
-                            rej_writer.writerow(_traced(row, report) if len(reports) > 1 else row)
-                            rejected += 1
-                            continue
-                        try:
-                            score = float(row[4])
-                        except ValueError:
-                            raise DataError(f"the score {row[4]!r} is not a number", report, n) from None
-                        if not math.isfinite(score):
-                            raise DataError(f"the score {row[4]!r} is not a finite number", report, n)
-                        if score > last:
-                            raise DataError("rows are not in rank order (was the report edited?)", report, n)
-                        last = score
-                        if row[P_VALUE]:
-                            shard_p[row[P_VALUE]] += 1
-                        # a chunk row holds the text itself: the report's formula guard is put back once, on writing
-                        writer.writerow([row[4], position] + [unsafe_cell(c) for c in row[1:]])
-                        position += 1
-                if end is None:
-                    raise DataError("no end-of-report row: the report is cut short (or was written by an older "
-                                    "version; screen that shard again)", report)
+
+                def rejected_row(row: list[str], k: int = k, report=report) -> list[str]:
+                    overlap.reject(row, k)
+                    return _traced(row, report) if len(reports) > 1 else row
+
+                part = read_report_part(report, tmp / f"shard{k}.csv", rej_writer, position, extras,
+                                        rejected_row)
+                extras = part.extras
+                position += part.rows
+                rejected += part.rejected
+                shard_p, end, count, target = part.p_counts, part.end, part.count, part.file
+                cut = cut_summary(report)
                 expected, model, digest, stopped_after, cut_from = end
                 if stopped_after is not None:
                     raise DataError(f"the run that wrote it was stopped after input line {stopped_after:,}, so the "
@@ -443,7 +530,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 digests[digest] = str(report)
                 sorted_files.append(target)
                 scored = count - (rejected - shard_rejected)
-                cut = _checked_cut(report, cut, cut_from, scored)
+                cut = checked_cut(report, cut, cut_from, scored)
                 if cut is None:
                     p_counts.update(shard_p)
                     scored_total += scored

@@ -33,6 +33,7 @@ from core.runtime.threads import PER_CORE_LIMIT, most_per_machine, usable_cpus
 from core.screening.executors import ChunkExecutor, LocalExecutor
 from core.screening.featurize import report_views
 from core.screening.merge import DEFERRED_BATCH, remove_summary, write_ranked, write_summary_file
+from core.screening.resume import read_stopped_run, rows_after
 from core.screening.scoring import ChunkJob, ChunkSettings, molecule_schema
 
 
@@ -53,11 +54,13 @@ class ScreenSummary:
     first_rejects: list[tuple[int, str]] = field(default_factory=list)  # (line, reason) of the first few
     p_counts: dict[str, int] = field(default_factory=dict)  # a calibrated model's p-values (text -> rows)
     calibration: int = 0  # the model's calibration graphs (the smallest p it can give is 1 / (calibration + 1))
+    resumed_after: int | None = None  # a resumed run: the line the stopped run read last (the counts include its)
+    resumed_rows: int = 0  # a resumed run: the rows the stopped run read
 
     @property
     def molecules_per_second(self) -> float:
-        """Rows read per second of the run (0 when no time was measured)."""
-        return self.rows / self.seconds if self.seconds > 0 else 0.0
+        """Rows read per second of this run (0 when no time was measured): a resumed run's own rows."""
+        return (self.rows - self.resumed_rows) / self.seconds if self.seconds > 0 else 0.0
 
     def flagged_at(self, fdr: float) -> int | None:
         """Count the scored rows flagged at a false-discovery rate.
@@ -146,9 +149,10 @@ def write_summary(summary: ScreenSummary, report: str | Path, **extra) -> Path:
     return write_summary_file(report, data)
 
 
-def _jobs(sources: list[tuple[str, Iterator[SourceRow]]], chunk_size: int) -> Iterator[ChunkJob]:
-    """The chunks of every source's rows, numbered, each source cut as :func:`chunks` cuts it."""
-    index = position = 0
+def _jobs(sources: list[tuple[str, Iterator[SourceRow]]], chunk_size: int, first: int = 0) -> Iterator[ChunkJob]:
+    """The chunks of every source's rows, numbered, each source cut as :func:`chunks` cuts it; the
+    rows' input positions from ``first`` on (a resumed run's come after the stopped run's)."""
+    index, position = 0, first
     for label, rows in sources:
         for chunk in chunks(rows, chunk_size):
             yield ChunkJob(index, chunk, position, label)
@@ -208,7 +212,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
            should_stop: Callable[[], bool] | None = None, precision: str = "float32",
            label_column: str | None = None, top: int | None = None, scratch: str | Path | None = None,
            executor: ChunkExecutor | None = None, summary_extra: dict | None = None, properties: bool = False,
-           alerts: bool = False, view_scores: bool = False) -> ScreenSummary:
+           alerts: bool = False, view_scores: bool = False, resume: bool = False) -> ScreenSummary:
     """Score every molecule of a library with a model and write the ranked report, in bounded memory.
 
     The one streaming path of ``glocalkd score``, ``glocalkd screen`` (on this machine or on a
@@ -250,6 +254,10 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             scoring the rows again; the reserve views are then scored too (the parsing workers
             score them). The other columns are the same with or without.
 
+        resume: ``report`` is a stopped run's (one library file, the same model and optional
+            columns): its rows are kept, the library is read on after the line where it stopped
+            (its rows up to there checked to be the ones the run read), and the report is written
+            as an unstopped run writes it (:mod:`core.screening.resume`).
     Returns:
         What the run did: rows read, scored and rejected, seconds, whether it was stopped or
         ``interrupted``, and ``written`` False when it stopped before any row (an existing report
@@ -298,6 +306,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         raise GLocalKDError("no library file given")
     check_report_output(report, paths)  # never over a library file, nor under another format's name
     _refuse_repeated_files(paths)
+    if resume and len(paths) > 1:  # a stopped run's end row names a line, not which shard it was in
+        raise ParameterError("{resume} continues a run of one library file; a run of several shards is merged from "
+                             "one report per shard (merge-reports): resume each shard's own run", "resume")
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
     sources, hint = _source_rows(paths, smiles_column, id_column, label_column)  # a bad header fails here
     model_id = model.fingerprint()
@@ -317,10 +328,19 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     rows = scored_rows = rejected = last_line = nodes = 0
     first_rejects: list[tuple[int, str]] = []
     stopped = interrupted = written = False
+    resumed = (None, 0)  # the line a resumed run read on after, and the rows read before it
     try:
         with stop_signals_interrupt(), atomic_output(rejects_file, "w", newline="", encoding="utf-8") as rej_fh:
             rej_writer = csv.writer(rej_fh)
-            jobs = _jobs(sources, chunk_size)
+            first = 0
+            if resume:  # the stopped run's rows: one more sorted chunk, its rejects first
+                stopped_run = read_stopped_run(report, model_id, extras, deferred, tmp / "resumed.csv", rej_writer)
+                chunk_files.append(stopped_run.part.file)
+                p_counts.update(stopped_run.p_counts)
+                rows, scored_rows, rejected = stopped_run.rows, stopped_run.scored, stopped_run.part.rejected
+                resumed, last_line, first = (stopped_run.after, rows), stopped_run.after, stopped_run.part.rows
+                sources = [(label, rows_after(source, stopped_run, where)) for label, source in sources]
+            jobs = _jobs(sources, chunk_size, first)
             exhausted = started = False
             try:
                 executor.start(settings)
@@ -369,7 +389,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         if not stopped:
             if rows == 0:
                 raise DataError("file is empty (no data rows)", where)
-            if scored_rows == 0:
+            if scored_rows == 0 and first_rejects:
                 raise nothing_read(where, rows, first_rejects[0][1], first_rejects[0][0], hint)
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
@@ -382,7 +402,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
                                         first_rejects=first_rejects, p_counts=dict(p_counts),
-                                        calibration=calibration)
+                                        calibration=calibration, resumed_after=resumed[0], resumed_rows=resumed[1])
                 if top is not None:
                     write_summary(summary, report, top=top, libraries=[str(p) for p in paths],
                                   **(summary_extra or {}))
@@ -402,4 +422,5 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     return ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected, seconds=time.perf_counter() - start,
                          report=str(report), stopped=stopped, last_line=last_line, nodes=nodes,
                          interrupted=interrupted, written=written, first_rejects=first_rejects,
-                         p_counts=dict(p_counts), calibration=calibration)
+                         p_counts=dict(p_counts), calibration=calibration, resumed_after=resumed[0],
+                         resumed_rows=resumed[1])

@@ -1,0 +1,181 @@
+"""Resuming a stopped screen: the rows its report holds, and a check that the library read on is the
+one it read.
+
+A screen stopped by Stop, Ctrl+C or SIGTERM writes the ranked report of every row it read, and its
+end row names the last input line (:func:`core.io.report.end_row`). Resumed, the run reads that
+report back as one sorted chunk of the merge (:func:`core.screening.merge.read_report_part`),
+skips the library's rows up to that line and scores the rest; the report it writes is the one an
+unstopped run writes: the same ranks, q-values over every scored row, rejects in input order.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import DataError
+from core.io.molecules import SourceRow
+from core.io.report import COLUMNS, STANDARDISED, not_read_line, unsafe_cell
+from core.screening.merge import (KEY_COLUMNS, ReportPart, checked_cut, cut_summary, read_report_part,
+                                  summary_path)
+
+_ID = 1  # a report row's id cell
+_MASK = (1 << 64) - 1
+
+
+def _row_hash(ident: str) -> int:
+    """A row's id as a 64-bit number; their sum mod 2**64 stands for the multiset of ids."""
+    return int.from_bytes(hashlib.blake2b(ident.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+@dataclass
+class StoppedRun:
+    """What a stopped run's report holds, read back for its resumed run.
+
+    Attributes:
+        part: its scored rows as a chunk of the merge, its rejects passed on.
+        after: the last input line it read.
+        rows: the rows it read (scored and rejected).
+        scored: the rows it scored (those its ``--top`` report did not keep included).
+        p_counts: p-value text -> rows over every row it scored.
+        ids: the multiset hash of the ids of the rows it read.
+    """
+
+    part: ReportPart
+    after: int
+    rows: int
+    scored: int
+    p_counts: Counter
+    ids: int
+
+
+def report_extras(report: str | Path) -> tuple[str, ...]:
+    """The optional columns of a ranked report's header.
+
+    Args:
+        report: the report.
+
+    Returns:
+        Its optional columns.
+
+    Raises:
+        DataError: the file is not a ranked report.
+    """
+    from core.io.ranked_report import check_report, csv_records
+    from core.io.report import header_extras
+    from core.io.text import read_lines
+
+    check_report(report)
+    return header_extras(next(csv_records(read_lines(report)))[1])
+
+
+def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], deferred: tuple[str, ...],
+                     target: Path, rejects) -> StoppedRun:
+    """Read a stopped run's report back for its resumed run, refusing one it cannot continue.
+
+    Args:
+        report: the stopped run's ranked report.
+        model: the fingerprint of the model resuming it.
+        extras: the optional columns the resumed run writes.
+        deferred: the first of ``extras`` that the final merge computes for the rows kept (its
+            rows get their scored SMILES in their place, as the chunk files do).
+        target: the chunk file of its scored rows.
+        rejects: a ``csv.writer`` of the resumed report's rejected rows (its rejects come first).
+
+    Returns:
+        The stopped run.
+
+    Raises:
+        DataError: there is no report, it is not a report, it is a whole run's (nothing to
+            resume), another model scored it, its optional columns are not this run's, it was cut
+            or edited, or it keeps its best rows and the summary that counts the others is missing.
+    """
+    if not Path(report).is_file():
+        raise DataError("no report to resume: give -o the report of the stopped run", report)
+    found = report_extras(report)
+    if found != extras:
+        raise DataError(f"its optional columns ({','.join(found) or 'none'}) are not this run's "
+                        f"({','.join(extras) or 'none'}): resume with the --properties, --alerts and --view-scores "
+                        "of the stopped run", report, 1)
+    ids = 0
+
+    def rejected_row(row: list[str]) -> list[str] | None:
+        nonlocal ids
+        if not_read_line(row[COLUMNS.index("status")]) is not None:  # an export's row for the rows never read
+            return None
+        ids += _row_hash(unsafe_cell(row[_ID]))
+        return row
+
+    keep = len(COLUMNS) - 1 + KEY_COLUMNS  # the chunk row's cells before the optional ones
+    smiles_at = KEY_COLUMNS + COLUMNS.index("smiles") - 1
+    standardised_at = keep + extras.index(STANDARDISED) if STANDARDISED in extras else None
+
+    def scored_row(row: list[str]) -> list[str]:
+        nonlocal ids
+        ids += _row_hash(row[KEY_COLUMNS + _ID - 1])
+        if not deferred:
+            return row
+        scored_smiles = row[standardised_at] if standardised_at is not None else row[smiles_at]
+        return row[:keep] + [scored_smiles] + row[keep + len(deferred):]
+
+    part = read_report_part(report, target, rejects, 0, None, rejected_row, scored_row)
+    rows, model_of, _digest, after, cut_from = part.end
+    if after is None:
+        raise DataError("its run read the whole library (its end row names no line where it stopped): there is "
+                        "nothing to resume", report)
+    if model_of != model:
+        raise DataError(f"scored with another model (fingerprint {model_of}) than this one ({model}): resume "
+                        "with the model that began it", report)
+    if part.count != rows:
+        raise DataError(f"{part.count} rows where the end-of-report row says {rows}: the report was cut or edited",
+                        report)
+    scored, p_counts = part.rows, part.p_counts
+    cut = checked_cut(report, cut_summary(report), cut_from, part.rows)
+    if cut is not None:
+        cut_p = cut.get("p_counts")
+        if part.p_counts and not (isinstance(cut_p, dict) and sum(cut_p.values()) == cut["scored"]):
+            raise DataError(f"it keeps its best {cut['kept']} of {cut['scored']} rows (--top), and this summary "
+                            "does not count the p-values of the others, so the q-values of the resumed report "
+                            "cannot be computed: screen the library again", summary_path(report))
+        scored, p_counts = cut["scored"], Counter(cut_p or {})
+    return StoppedRun(part, after, scored + part.rejected, scored, p_counts, ids & _MASK)
+
+
+def rows_after(rows: Iterator[SourceRow], run: StoppedRun, where: str | Path) -> Iterator[SourceRow]:
+    """The library's rows after the line where the stopped run stopped, once its rows up to that
+    line are found to be the ones the stopped run read (their count and their ids).
+
+    Args:
+        rows: the library's rows, in input order.
+        run: the stopped run.
+        where: the library, for the message.
+
+    Yields:
+        The rows after ``run.after``.
+
+    Raises:
+        DataError: the library's rows up to that line are not the stopped run's (another file, or
+            the file was changed since).
+    """
+    count, ids = 0, 0
+    checked = False
+    for row in rows:
+        if row.line <= run.after:
+            count += 1
+            ids += _row_hash(row.id)
+            continue
+        if not checked:
+            _check_read(count, ids, run, where)
+            checked = True
+        yield row
+    if not checked:
+        _check_read(count, ids, run, where)
+
+
+def _check_read(count: int, ids: int, run: StoppedRun, where: str | Path) -> None:
+    if count != run.rows or ids & _MASK != run.ids:
+        raise DataError(f"its rows up to line {run.after:,} are not the ones the stopped run read ({count:,} rows "
+                        f"where its report holds {run.rows:,}{'' if count != run.rows else ', with other ids'}): "
+                        "another file, or one changed since; resume with the library the run began on", where)

@@ -1,0 +1,99 @@
+"""A stopped screen resumed from its report writes the report an unstopped run writes: the same
+bytes (ranks, scores, q-values over every scored row, rejects in input order, the end row), with
+and without ``--top`` and deferred properties, stopped and resumed more than once. A report it
+cannot continue (another model, another or changed library, a whole run's, other columns,
+shards) is refused and left as it was."""
+from __future__ import annotations
+
+import pytest
+
+from core import DataError, ParameterError, load, make_detector
+from core.screening.pipeline import screen
+from tests.conftest import moses_library
+
+BAD = {10: "C1CC", 120: "not_a_molecule", 250: "C1CC"}  # rejects before and after the stops
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    return moses_library(tmp_path_factory.mktemp("lib") / "lib.smi", 300, BAD)
+
+
+@pytest.fixture(scope="module")
+def model(library):
+    """A calibrated WL-LESINN: its p-values make q-values, which must count every scored row."""
+    from core import fit_with_calibration
+
+    detector = make_detector("wl-lesinn", seed=0)
+    assert fit_with_calibration(detector, load(library).subset(range(200)), seed=0)
+    return detector
+
+
+def stopped_after(chunks: int):
+    """A should_stop that stops a run once ``chunks`` chunks are done."""
+    done = []
+    return dict(on_progress=lambda read, scored: done.append(read), should_stop=lambda: len(done) >= chunks)
+
+
+@pytest.mark.parametrize("options", [{}, {"top": 40, "properties": True, "alerts": True}])
+def test_a_run_stopped_twice_and_resumed_writes_the_unstopped_runs_report(library, model, tmp_path, options):
+    whole = screen(model, library, tmp_path / "whole.csv", chunk_size=40, workers=1, **options)
+    report = tmp_path / "resumed.csv"
+    first = screen(model, library, report, chunk_size=40, workers=1, **options, **stopped_after(2))
+    assert first.stopped and 0 < first.rows < 300
+    second = screen(model, library, report, chunk_size=40, workers=1, resume=True, **options, **stopped_after(2))
+    assert second.stopped and second.resumed_after == first.last_line and first.rows < second.rows < 300
+    third = screen(model, library, report, chunk_size=64, workers=2, resume=True, **options)  # other chunks
+    assert not third.stopped and third.resumed_after == second.last_line and third.resumed_rows == second.rows
+    assert (third.rows, third.scored, third.rejected) == (whole.rows, whole.scored, whole.rejected) == (300, 297, 3)
+    assert third.p_counts == whole.p_counts
+    assert report.read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    if "top" in options:
+        summary, expected = (p.with_name(p.name + ".summary.json").read_text() for p in (report, tmp_path / "whole.csv"))
+        assert '"scored": 297' in summary and summary.count("p_counts") == expected.count("p_counts") == 1
+
+
+def test_a_report_it_cannot_continue_is_refused_and_left_as_it_was(library, model, tmp_path):
+    report = tmp_path / "r.csv"
+    first = screen(model, library, report, chunk_size=40, workers=1, **stopped_after(2))
+    before = report.read_bytes()
+    other = make_detector("size").fit(load(library).subset(range(100)))
+    with pytest.raises(DataError, match="another model"):
+        screen(other, library, report, chunk_size=40, workers=1, resume=True)
+    changed = tmp_path / "changed.smi"
+    lines = library.read_text().splitlines(keepends=True)
+    changed.write_text("".join(lines[:3] + lines[4:]))  # a row before the stop is gone
+    with pytest.raises(DataError, match=f"changed.smi: its rows up to line {first.last_line:,} are not"):
+        screen(model, changed, report, chunk_size=40, workers=1, resume=True)
+    renamed = tmp_path / "renamed.smi"
+    renamed.write_text(library.read_text().replace(" mol5\n", " mol5b\n"))  # as many rows, one other id
+    with pytest.raises(DataError, match="with other ids"):
+        screen(model, renamed, report, chunk_size=40, workers=1, resume=True)
+    with pytest.raises(DataError, match="optional columns"):
+        screen(model, library, report, chunk_size=40, workers=1, resume=True, properties=True)
+    with pytest.raises(ParameterError, match="one library file"):
+        screen(model, [library, changed], report, chunk_size=40, workers=1, resume=True)
+    assert report.read_bytes() == before
+    screen(model, library, report, chunk_size=40, workers=1, resume=True)
+    with pytest.raises(DataError, match="nothing to resume"):
+        screen(model, library, report, chunk_size=40, workers=1, resume=True)
+    with pytest.raises(DataError, match="no report to resume"):
+        screen(model, library, tmp_path / "none.csv", chunk_size=40, workers=1, resume=True)
+
+
+def test_the_command_line_resumes_a_stopped_screen_and_says_so(library, model, tmp_path, capsys):
+    from core import save_detector
+    from core.cli.main import main
+
+    save_detector(model, tmp_path / "m.pt")
+    args = [str(tmp_path / "m.pt"), str(library), "--chunk-size", "40", "--workers", "1", "--device", "cpu"]
+    assert main(["screen", *args, "-o", str(tmp_path / "whole.csv")]) == 0
+    first = screen(model, library, tmp_path / "r.csv", chunk_size=40, workers=1, **stopped_after(2))
+    capsys.readouterr()
+    assert main(["screen", *args, "-o", str(tmp_path / "r.csv"), "--resume"]) == 0
+    err = capsys.readouterr().err
+    assert f"300 rows: 297 scored, 3 rejected (resumed after line {first.last_line}: {300 - first.rows} rows read now)" \
+        in err
+    assert (tmp_path / "r.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    assert main(["screen", *args, "-o", str(tmp_path / "r.csv"), "--resume"]) == 2  # a whole run's report
+    assert "nothing to resume" in capsys.readouterr().err
