@@ -91,6 +91,21 @@ def test_every_executor_writes_the_single_machine_report(kind, client, model_fil
     assert not _leftovers(tmp_path)
 
 
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_stopped_run_resumed_on_either_executor_writes_the_single_machine_report(kind, client, model_file, library,
+                                                                                   single, tmp_path):
+    """A run stopped on one executor and resumed on the other (and on the same one)."""
+    done = []
+    other = "dask" if kind == "local" else "local"
+    stopped = run(other, client, model_file, library, tmp_path / "r.csv", on_progress=lambda r, s: done.append(r),
+                  should_stop=lambda: len(done) >= 3)
+    assert stopped.stopped and stopped.rows < 600
+    summary = run(kind, client, model_file, library, tmp_path / "r.csv", resume=True)
+    assert (summary.rows, summary.scored, summary.rejected, summary.resumed_rows) == (600, 598, 2, stopped.rows)
+    assert (tmp_path / "r.csv").read_bytes() == single.read_bytes()
+    assert not _leftovers(tmp_path)
+
+
 def test_the_fingerprint_is_that_of_the_model_not_of_its_device(model_file, tmp_path):
     from core import load_detector, make_detector
 
