@@ -45,7 +45,7 @@ _PUBLIC = {
     "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise", "tu_folder_of": "io.tu_folder",
     "count_line_ends": "io.text",
     # detectors
-    "Detector": "detectors.base", "EpochInfo": "detectors.base", "SEED_MAX": "detectors.base", "GLocalKD": "detectors.glocalkd",
+    "Detector": "detectors.base", "EpochInfo": "detectors.base", "SEED_MAX": "runtime.seeds", "GLocalKD": "detectors.glocalkd",
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry", "view_label": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal", "model_p_values": "detectors.conformal",
@@ -99,7 +99,8 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.io.tu_folder import tu_folder_of
     from core.io.text import count_line_ends
     from core.data.standardise import standardise_smiles
-    from core.detectors.base import SEED_MAX, Detector, EpochInfo
+    from core.detectors.base import Detector, EpochInfo
+    from core.runtime.seeds import SEED_MAX
     from core.detectors.glocalkd import GLocalKD
     from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector,
         detector_defaults, view_label)

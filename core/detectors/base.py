@@ -15,6 +15,7 @@ from core.data.graphset import GraphSet
 from core.data.scores import Scores
 from core.errors import DataError, GLocalKDError, ParameterError, Stopped
 from core.runtime.device import DEVICE_NAMES, is_device_name
+from core.runtime.seeds import SEED_MAX
 
 
 @dataclass
@@ -55,7 +56,6 @@ def is_count(value, low: int = 1) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low
 
 
-SEED_MAX = 2**32 - 1  # numpy's and torch's seeds: whole numbers from 0 to this
 SEED = f"a whole number from 0 to {SEED_MAX}"  # the rule of every seed (training, evaluation, studies)
 
 
