@@ -40,6 +40,7 @@ class Facts:
     has_rows: bool  # the active tab has scored rows to export
     savable: bool  # the model can be saved to a file
     reviewable: bool = False  # the active tab's rows (training graphs or a scored file's) can learn from marks
+    resumable: bool = False  # the active tab is a file's scoring that was stopped, which can go on
     review_note: str = ""  # why the review actions are off, when they are
 
 
@@ -89,6 +90,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("score_file", "Score &another file…", "score_file_dialog", "&File",
                lambda f: f.has_model and not f.busy, "Ctrl+Shift+O",
                "Score another file with the trained model; its results open in a new tab", toolbar=True),
+    ActionSpec("resume_scoring", "&Resume stopped scoring", "report_tabs.resume_active", "&File",
+               lambda f: f.resumable and not f.busy, tip="Score the rest of this tab's file, whose scoring was "
+               "stopped: its rows are kept and the file is read on after the line where it stopped"),
     ActionSpec("export", "&Export…", "export_dialog", "&File", lambda f: f.has_rows and not f.busy,
                QKeySequence.StandardKey.Save, "Export the ranked rows as CSV or SDF", toolbar=True),
     ActionSpec("html", "Export &HTML report…", "html_dialog", "&File", lambda f: f.has_rows and not f.busy,
@@ -121,7 +125,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 # each menu's layout: action names, "-" for a separator, "@name" for a submenu the window fills
 MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "open_session", "@Recent sess&ions",
-              "save_session", "-", "score_file", "export", "html", "-", "load_model", "save_model", "-", "quit"),
+              "save_session", "-", "score_file", "resume_scoring", "export", "html", "-", "load_model", "save_model", "-", "quit"),
     "&Edit": ("copy", "copy_image"),
     "&Model": ("train", "stop", "-", "weigh"),
     "&Review": ("mark_anomaly", "mark_normal", "-", "clear_mark"),
@@ -188,7 +192,7 @@ GROUPED_NOTE = ("The rows are grouped by scaffold: open a group (double-click it
                 "or untick Group by scaffold")
 
 
-def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = False) -> Facts:
+def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = False, resumable: bool = False) -> Facts:
     """The facts the rules read, from the window's state.
 
     Args:
@@ -199,6 +203,7 @@ def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = Fa
             exported, and reviewed with the open consensus), None on the training tab.
         grouped: the training tab shows scaffold groups, not molecules: a mark would go to a row
             of the table behind them (the review actions are off).
+        resumable: the active tab is a file's scoring that was stopped and can be resumed.
 
     Returns:
         The facts.
@@ -210,7 +215,7 @@ def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = Fa
     return Facts(busy=busy, has_data=state.graphs is not None and len(state.graphs) > 0, has_model=model is not None,
                  stoppable=stoppable, weighable=state.weighable(), savable=model is not None and model.can_save,
                  has_rows=state.scores is not None or report is not None, reviewable=not busy and not review_note,
-                 review_note=review_note)
+                 review_note=review_note, resumable=resumable)
 
 
 def update_actions(actions: dict[str, QAction], facts: Facts) -> None:

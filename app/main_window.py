@@ -190,6 +190,7 @@ class MainWindow(QMainWindow):
         self.training.trained.connect(self.guard.trained)
         self.screening.progress.connect(self.side.count_rows)
         self.screening.file_scored.connect(self.report_tabs.add_scored)
+        self.report_tabs.resume_asked.connect(self.screening.resume_file)
         self.screening.weighed.connect(self.guard.weighed)
         self.screening.weighed.connect(lambda text: self.feedback.warn("Views weighed", text, QMessageBox.Icon.Information))
         self.exporter.exported.connect(self.guard.exported)
@@ -270,8 +271,7 @@ class MainWindow(QMainWindow):
         self.screening.score_file_dialog(self, self._ask_columns)
 
     def score_file(self, path: str, options: dict | None = None) -> None:
-        """Score ``path`` with the current model (a table's columns asked for, as when opening it,
-        unless ``options`` gives them); its ranked report opens in a new tab beside the results."""
+        """Score ``path`` with the current model (``options``: a table's columns; else asked) into a new tab."""
         self.screening.score_file(path, options, self._ask_columns)
 
     def weigh_dialog(self) -> None:
@@ -358,8 +358,9 @@ class MainWindow(QMainWindow):
         scoring = self.reviewing.scoring_jobs()  # a tab's rows scored again: long, so busy and stoppable (a re-ranking: not)
         busy = any(not n.startswith("review") or n in scoring for n in self.runner.running()) if busy is None else busy
         stoppable = any(self.runner.busy(name) for name in STOPPABLE) or bool(scoring)
-        update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, getattr(
-            self.report_tabs.active(), "report", None), self.results.showing_groups()))
+        report = getattr(self.report_tabs.active(), "report", None)
+        update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, report,
+                                                      self.results.showing_groups(), self.screening.can_resume(report)))
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
         self.sessions_menu.setEnabled(not busy and bool(self.sessions.recent()))

@@ -349,10 +349,11 @@ class ScreenProgress:
     total: int | None
     seconds: float
     unit: str = "molecules"  # "graphs" for a file scored whole (a TU collection): no rows are read
+    before: int = 0  # a resumed run's rows read by the stopped run (counted in ``rows``, not in the rate)
 
     @property
     def rate(self) -> float:
-        return self.rows / self.seconds if self.seconds > 0 else 0.0
+        return (self.rows - self.before) / self.seconds if self.seconds > 0 else 0.0
 
     @property
     def eta(self) -> float | None:
@@ -392,7 +393,8 @@ def app_workers() -> int:
     return min(2, usable_cpus())
 
 
-def screen_file(model, path: str, report_path: str, job, workers: int | None = None, options: dict | None = None):
+def screen_file(model, path: str, report_path: str, job, workers: int | None = None, options: dict | None = None,
+                resume: int | None = None):
     """Score a file with ``model`` into a ranked report and read the report back.
 
     The command line's ``glocalkd score`` entry (:func:`core.score_file`): molecule files stream
@@ -402,7 +404,8 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     molecules) are loaded and scored whole. The model's standardising and p-values hold either
     way. A consensus with Fisher's rule writes each view's raw score too (the ``view:`` columns),
     from which the tab's review re-ranks without scoring again (:func:`rerank`). ``options``: the
-    loader's (a table's ``smiles_column``, ``id_column``, ``label_column``).
+    loader's (a table's ``smiles_column``, ``id_column``, ``label_column``); ``resume``: ``report_path``
+    is a stopped run's report of that many rows, continued (core's resume).
     Returns (RankedReport, ScreenSummary or None); the report is None when Stop came before any row
     was scored (then nothing was written)."""
     from core import is_streamed, read_report as read, score_file
@@ -415,11 +418,11 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
 
     def progress(rows: int, scored: int) -> None:
         job.report(ScreenProgress(rows, scored, total, time.perf_counter() - start,
-                                  "molecules" if streamed else "graphs"))
+                                  "molecules" if streamed else "graphs", resume or 0))
 
     scored = score_file(model, path, report_path, properties=True, view_scores=not model_unavailable(model),
                         on_progress=progress, should_stop=job.stopped, workers=workers or app_workers(),
-                        **(options or {}))
+                        **({"resume": True} if resume is not None else {}), **(options or {}))
     summary = scored.summary
     if summary is not None and not summary.written:  # stopped before the first row: no report
         return None, summary

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QStackedWidget, QTabWidget
 
-from ..review_book import marks_with_ids
+from ..review_book import marks_on, marks_with_ids
 from ..state import AppState
 from ..structures import StructureImages
 from ..unsaved import UnsavedWork
@@ -32,11 +32,16 @@ class ReportTabs(QObject):
         closed: a report's tab was closed (its view), e.g. so that a job for it stops.
         training_graph_chosen: a report's similar training molecule was double-clicked: the
             training data's tab is shown, and that graph is to be selected (its index).
+        resume_asked: Resume was chosen on a stopped scoring's tab (its report).
+        marks_carried: a resumed scoring's tab replaced the stopped one: its view, and the stopped
+            tab's review marks put on its rows (row index -> mark), to re-rank by.
     """
 
     changed = Signal()
     closed = Signal(object)
     training_graph_chosen = Signal(int)
+    resume_asked = Signal(object)  # the active tab's stopped scoring is to be resumed (its report)
+    marks_carried = Signal(object, object)  # a tab that replaced another, and the other's review marks on its rows
 
     def __init__(self, tabs: QTabWidget, stack: QStackedWidget, state: AppState, heatmap: HeatmapPanel,
                  unsaved: UnsavedWork, confirm: Callable[[list, str], bool], images: StructureImages,
@@ -89,12 +94,16 @@ class ReportTabs(QObject):
     def close_all(self) -> None:
         """Close every report's tab without asking (a session replaces them)."""
         for view in list(self.views):
-            self.unsaved.done(view)
-            self.tabs.removeTab(self.tabs.indexOf(view))
-            self.views.remove(view)
-            view.stop_jobs()  # its jobs end before it goes
-            self.closed.emit(view)
-            view.deleteLater()
+            self._remove(view)
+
+    def _remove(self, view: ReportView) -> None:
+        """Take a report's tab away, its unsaved work with it; its jobs end before it goes."""
+        self.unsaved.done(view)
+        self.tabs.removeTab(self.tabs.indexOf(view))
+        self.views.remove(view)
+        view.stop_jobs()
+        self.closed.emit(view)
+        view.deleteLater()
 
     def stop_jobs(self) -> None:
         """Wait for every report tab's background jobs to end (the window is closing)."""
@@ -119,15 +128,31 @@ class ReportTabs(QObject):
         self.tabs.setCurrentIndex(0)
         self.training_graph_chosen.emit(graph_index)
 
+    def resume_active(self) -> None:
+        """Ask for the active tab's stopped scoring to be resumed (``resume_asked``)."""
+        view = self.active()
+        if view is not None:
+            self.resume_asked.emit(view.report)
+
     @Slot(object, str, str, str)
     def add_scored(self, report, path: str, stopped: str, _text: str = "") -> ReportView:
         """A tab over a file scored with the current model: unsaved work until exported, never
-        exported over the file it scored."""
+        exported over the file it scored. A resumed scoring's report replaces its stopped tab
+        (the same report file, now holding those rows and the rest), in its place."""
         name = Path(path).name
+        replaced = [v for v in self.views if v.report.source == report.source]
+        place = min((self.tabs.indexOf(v) for v in replaced), default=-1)
+        carried = [m for v in replaced for m in marks_with_ids(v.report.ids, v.book.marks, v.report.smiles)]
+        for old in replaced:  # its rows are the new tab's first rows, its marks go on them: nothing is lost
+            self._remove(old)
         view = self.add(report, f"{name} scored with the current model{stopped}. ")
+        if place > 0:
+            self.tabs.tabBar().moveTab(self.tabs.indexOf(view), place)
         view.scored_from = path
         self.unsaved.add(view, f"the results of {name} (scored), not exported")
         self.tabs.setTabText(self.tabs.indexOf(view), f"{name} (scored)")
+        if carried:
+            self.marks_carried.emit(view, marks_on(report.ids, carried, report.smiles))
         return view
 
     @Slot(int)
@@ -137,9 +162,4 @@ class ReportTabs(QObject):
         if isinstance(view, ReportView):
             if not self.confirm([view], "closing its tab"):
                 return
-            self.unsaved.done(view)
-            self.tabs.removeTab(index)
-            self.views.remove(view)
-            view.stop_jobs()  # its jobs end before it goes
-            self.closed.emit(view)
-            view.deleteLater()
+            self._remove(view)

@@ -51,6 +51,7 @@ class ReviewController(Controller):
         runner.changed.connect(self._run_again)
         if reports is not None and hasattr(reports, "closed"):
             reports.closed.connect(self._closed)
+            reports.marks_carried.connect(lambda view, marks: self.restore(marks, view))
         state.model_changed.connect(self._model_changed)
 
     # ---------------------------------------------------------------- the tabs

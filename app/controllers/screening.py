@@ -50,6 +50,7 @@ class ScreeningController(Controller):
         self._started = 0.0
         self._path = ""
         self._scoring = 0  # the graphs being scored with the model
+        self._runs: dict[str, tuple[str, dict]] = {}  # a scored file's report -> the file and its columns
 
     def score_current(self, message: str) -> None:
         """Score the open graphs (if any) with the state's model in the background."""
@@ -100,11 +101,35 @@ class ScreeningController(Controller):
             if options is None:
                 return
         report_path = str(make_scratch("scored-", self.scratch) / f"{Path(path).stem}_ranked.csv")
-        self.busy.emit(f"Scoring {Path(path).name} with the current model…", True)
+        self._runs[report_path] = (path, options or {})
+        self._start(path, report_path, f"Scoring {Path(path).name} with the current model…")
+
+    def can_resume(self, report) -> bool:
+        """Whether ``report`` (a tab's) is a file's scoring that was stopped, which :meth:`resume_file`
+        continues: this window scored it, and the file and a model are there."""
+        run = self._runs.get(str(getattr(report, "source", "")))
+        return (run is not None and report.stopped_after is not None and self.state.model is not None
+                and Path(run[0]).is_file())
+
+    @Slot(object)
+    def resume_file(self, report) -> None:
+        """Score the rest of a file whose scoring was stopped (``report``, its tab's): the rows it holds
+        are kept and the file is read on after the line where it stopped; the tab is replaced by
+        the whole file's (:meth:`ReportTabs.add_scored`). Another model than the one that began it
+        is refused, saying so."""
+        if self.runner.busy():
+            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before resuming.")
+            return
+        path, _options = self._runs[str(report.source)]
+        self._start(path, str(report.source), f"Resuming the scoring of {Path(path).name} after line "
+                    f"{report.stopped_after:,}…", len(report) + len(report.rejects))
+
+    def _start(self, path: str, report_path: str, message: str, resume: int | None = None) -> None:
+        self.busy.emit(message, True)
         self._started = time.perf_counter()
         self._path = path
         self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path,
-                                                          options=options or {}),
+                                                          options=self._runs[report_path][1], resume=resume),
                           self._file_scored, self._failed, self._progress)
 
     @Slot(object)
@@ -126,7 +151,10 @@ class ScreeningController(Controller):
         stopped = " (stopped: the rows scored so far)" if summary is not None and summary.stopped else ""
         rejected = f", {len(report.rejects):,} rejected" if report.rejects else ""
         name = Path(self._path).name
-        text = f"Scored {counted(len(report), 'molecule')} of {name} in {duration(seconds)}{rejected}{stopped}."
+        resumed = getattr(summary, "resumed_after", None)
+        took = f"in {duration(seconds)}" if resumed is None else \
+            f"({counted(summary.rows - summary.resumed_rows, 'row')} read after line {resumed:,} in {duration(seconds)})"
+        text = f"Scored {counted(len(report), 'molecule')} of {name} {took}{rejected}{stopped}."
         self.file_scored.emit(report, self._path, stopped, text)
         self.said.emit(text)
         self.status.emit(text, 15000)

@@ -253,11 +253,11 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             consensus with Fisher's rule, :func:`report_views`), which a review re-weighs without
             scoring the rows again; the reserve views are then scored too (the parsing workers
             score them). The other columns are the same with or without.
-
         resume: ``report`` is a stopped run's (one library file, the same model and optional
-            columns): its rows are kept, the library is read on after the line where it stopped
-            (its rows up to there checked to be the ones the run read), and the report is written
-            as an unstopped run writes it (:mod:`core.screening.resume`).
+            columns, ``top`` no larger than its): its rows are kept, the library is read on after
+            the line where it stopped (its rows up to there checked to be the ones the run read),
+            and the report is written as an unstopped run writes it (:mod:`core.screening.resume`).
+
     Returns:
         What the run did: rows read, scored and rejected, seconds, whether it was stopped or
         ``interrupted``, and ``written`` False when it stopped before any row (an existing report
@@ -334,7 +334,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             rej_writer = csv.writer(rej_fh)
             first = 0
             if resume:  # the stopped run's rows: one more sorted chunk, its rejects first
-                stopped_run = read_stopped_run(report, model_id, extras, deferred, tmp / "resumed.csv", rej_writer)
+                stopped_run = read_stopped_run(report, model_id, extras, deferred, keep, tmp / "resumed.csv",
+                                               rej_writer)
                 chunk_files.append(stopped_run.part.file)
                 p_counts.update(stopped_run.p_counts)
                 rows, scored_rows, rejected = stopped_run.rows, stopped_run.scored, stopped_run.part.rejected

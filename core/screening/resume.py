@@ -40,7 +40,9 @@ class StoppedRun:
         rows: the rows it read (scored and rejected).
         scored: the rows it scored (those its ``--top`` report did not keep included).
         p_counts: p-value text -> rows over every row it scored.
-        ids: the multiset hash of the ids of the rows it read.
+        ids: the multiset hash of the ids of its report's rows (every row it read, unless cut).
+        cut_ids: for a report that keeps its best rows only (``--top``), its rows' id hashes, each
+            to be found among the rows it read; None otherwise.
     """
 
     part: ReportPart
@@ -49,6 +51,7 @@ class StoppedRun:
     scored: int
     p_counts: Counter
     ids: int
+    cut_ids: Counter | None = None
 
 
 def report_extras(report: str | Path) -> tuple[str, ...]:
@@ -72,7 +75,7 @@ def report_extras(report: str | Path) -> tuple[str, ...]:
 
 
 def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], deferred: tuple[str, ...],
-                     target: Path, rejects) -> StoppedRun:
+                     keep: int | None, target: Path, rejects) -> StoppedRun:
     """Read a stopped run's report back for its resumed run, refusing one it cannot continue.
 
     Args:
@@ -81,6 +84,7 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         extras: the optional columns the resumed run writes.
         deferred: the first of ``extras`` that the final merge computes for the rows kept (its
             rows get their scored SMILES in their place, as the chunk files do).
+        keep: the best rows the resumed run keeps (``top``; None: every row).
         target: the chunk file of its scored rows.
         rejects: a ``csv.writer`` of the resumed report's rejected rows (its rejects come first).
 
@@ -90,7 +94,8 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     Raises:
         DataError: there is no report, it is not a report, it is a whole run's (nothing to
             resume), another model scored it, its optional columns are not this run's, it was cut
-            or edited, or it keeps its best rows and the summary that counts the others is missing.
+            or edited, or it keeps its best rows and the summary that counts the others is missing,
+            or the resumed run would keep more of them than it kept.
     """
     if not Path(report).is_file():
         raise DataError("no report to resume: give -o the report of the stopped run", report)
@@ -99,26 +104,24 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         raise DataError(f"its optional columns ({','.join(found) or 'none'}) are not this run's "
                         f"({','.join(extras) or 'none'}): resume with the --properties, --alerts and --view-scores "
                         "of the stopped run", report, 1)
-    ids = 0
+    hashes: list[int] = []  # of its rows' ids: at most the rows a --top report keeps, and its rejects
 
     def rejected_row(row: list[str]) -> list[str] | None:
-        nonlocal ids
         if not_read_line(row[COLUMNS.index("status")]) is not None:  # an export's row for the rows never read
             return None
-        ids += _row_hash(unsafe_cell(row[_ID]))
+        hashes.append(_row_hash(unsafe_cell(row[_ID])))
         return row
 
-    keep = len(COLUMNS) - 1 + KEY_COLUMNS  # the chunk row's cells before the optional ones
+    fixed = len(COLUMNS) - 1 + KEY_COLUMNS  # the chunk row's cells before the optional ones
     smiles_at = KEY_COLUMNS + COLUMNS.index("smiles") - 1
-    standardised_at = keep + extras.index(STANDARDISED) if STANDARDISED in extras else None
+    standardised_at = fixed + extras.index(STANDARDISED) if STANDARDISED in extras else None
 
     def scored_row(row: list[str]) -> list[str]:
-        nonlocal ids
-        ids += _row_hash(row[KEY_COLUMNS + _ID - 1])
+        hashes.append(_row_hash(row[KEY_COLUMNS + _ID - 1]))
         if not deferred:
             return row
         scored_smiles = row[standardised_at] if standardised_at is not None else row[smiles_at]
-        return row[:keep] + [scored_smiles] + row[keep + len(deferred):]
+        return row[:fixed] + [scored_smiles] + row[fixed + len(deferred):]
 
     part = read_report_part(report, target, rejects, 0, None, rejected_row, scored_row)
     rows, model_of, _digest, after, cut_from = part.end
@@ -134,13 +137,18 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     scored, p_counts = part.rows, part.p_counts
     cut = checked_cut(report, cut_summary(report), cut_from, part.rows)
     if cut is not None:
+        if keep is None or keep > cut["kept"]:  # its rows past them are gone: the whole run's would be missed
+            raise DataError(f"it keeps its best {cut['kept']:,} of {cut['scored']:,} scored rows (--top), so the "
+                            f"resumed report can keep at most as many: resume with --top {cut['kept']} (or fewer)",
+                            report)
         cut_p = cut.get("p_counts")
         if part.p_counts and not (isinstance(cut_p, dict) and sum(cut_p.values()) == cut["scored"]):
             raise DataError(f"it keeps its best {cut['kept']} of {cut['scored']} rows (--top), and this summary "
                             "does not count the p-values of the others, so the q-values of the resumed report "
                             "cannot be computed: screen the library again", summary_path(report))
         scored, p_counts = cut["scored"], Counter(cut_p or {})
-    return StoppedRun(part, after, scored + part.rejected, scored, p_counts, ids & _MASK)
+    return StoppedRun(part, after, scored + part.rejected, scored, p_counts, sum(hashes) & _MASK,
+                      None if cut is None else Counter(hashes))
 
 
 def rows_after(rows: Iterator[SourceRow], run: StoppedRun, where: str | Path) -> Iterator[SourceRow]:
@@ -161,21 +169,28 @@ def rows_after(rows: Iterator[SourceRow], run: StoppedRun, where: str | Path) ->
     """
     count, ids = 0, 0
     checked = False
+    unseen = None if run.cut_ids is None else Counter(run.cut_ids)
     for row in rows:
         if row.line <= run.after:
             count += 1
-            ids += _row_hash(row.id)
+            hashed = _row_hash(row.id)
+            ids += hashed
+            if unseen is not None and unseen.get(hashed):
+                unseen[hashed] -= 1
             continue
         if not checked:
-            _check_read(count, ids, run, where)
+            _check_read(count, ids, unseen, run, where)
             checked = True
         yield row
     if not checked:
-        _check_read(count, ids, run, where)
+        _check_read(count, ids, unseen, run, where)
 
 
-def _check_read(count: int, ids: int, run: StoppedRun, where: str | Path) -> None:
-    if count != run.rows or ids & _MASK != run.ids:
+def _check_read(count: int, ids: int, unseen: Counter | None, run: StoppedRun, where: str | Path) -> None:
+    """Refuse a library whose rows up to the stopped run's line are not the ones it read: their
+    count, and their ids (all of them, or for a ``--top`` report the ones it kept)."""
+    other_ids = any(unseen.values()) if unseen is not None else ids & _MASK != run.ids
+    if count != run.rows or other_ids:
         raise DataError(f"its rows up to line {run.after:,} are not the ones the stopped run read ({count:,} rows "
                         f"where its report holds {run.rows:,}{'' if count != run.rows else ', with other ids'}): "
                         "another file, or one changed since; resume with the library the run began on", where)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from core.data.graphset import GraphSet
+from core.errors import ParameterError
 from core.detectors.conformal import model_p_values
 from core.detectors.stoppable_scoring import score_graphs
 from core.io.load import is_molecule_list, load
@@ -84,7 +85,7 @@ def score_file(model, path: str | Path, report: str | Path, smiles_column: str |
         should_stop: polled between chunks of a streamed file; True stops it, keeping the rows
             scored (a file loaded whole is scored whole).
         **screen_options: more options of :func:`core.screening.pipeline.screen` for a streamed
-            file (``workers``, ``chunk_size``, ``batch_graphs``, ``precision``, ``top``).
+            file (``workers``, ``chunk_size``, ``batch_graphs``, ``precision``, ``top``, ``resume``).
 
     Returns:
         What was done (:class:`ScoredFile`).
@@ -104,6 +105,9 @@ def score_file(model, path: str | Path, report: str | Path, smiles_column: str |
                          label_column=label_column, top_k=top_k, on_progress=on_progress, should_stop=should_stop,
                          properties=properties, alerts=alerts, view_scores=view_scores, **screen_options)
         return ScoredFile(Path(report), summary=summary)
+    if screen_options.get("resume"):  # only a streamed run stops part way, with a report to continue
+        raise ParameterError("{resume} continues a stopped run of a molecule file streamed in chunks; this file is "
+                             "scored whole", "resume")
     graphs = load(path, smiles_column=smiles_column, id_column=id_column, label_column=label_column,
                   standardise=bool(getattr(model, "standardises", False)))
     progress = None if on_progress is None else (lambda done, total: on_progress(done, done))

@@ -168,6 +168,12 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         action.trigger()
         qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == before + 1, timeout=120000)
 
+    def resume(action):  # on a stopped scoring's tab only (tests/app/test_resume_scoring.py stops one)
+        view = w.results_tabs.currentWidget()
+        action.trigger()
+        qtbot.waitUntil(lambda: _idle(w) and view not in w.report_views, timeout=120000)
+        assert w.results_tabs.currentWidget().report.stopped_after is None
+
     def weigh(action):
         answers.open_path = files["known"]
         action.trigger()
@@ -303,6 +309,7 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
         "File/Save model…": save_model,
         "Model/Weigh views by known anomalies…": weigh,
         "File/Score another file…": score_file,
+        "File/Resume stopped scoring": resume,
         "Model/Stop": stop,
         "Model/Train": train,
         "File/Load model…": load_model,

@@ -36,7 +36,9 @@ def test_each_action_is_enabled_by_its_rule_alone(qtbot):
     idle = Facts(busy=False, has_data=True, has_model=True, stoppable=False, weighable=True, has_rows=True,
                  savable=True, reviewable=True)
     update_actions(actions, idle)
-    assert {n for n, a in actions.items() if not a.isEnabled()} == {"stop"}
+    assert {n for n, a in actions.items() if not a.isEnabled()} == {"stop", "resume_scoring"}
+    update_actions(actions, dataclasses.replace(idle, resumable=True))  # a stopped scoring's tab
+    assert actions["resume_scoring"].isEnabled()
     update_actions(actions, dataclasses.replace(idle, busy=True, stoppable=True))
     assert {n for n, a in actions.items() if a.isEnabled()} == {"stop", "quit", "about", "copy", "copy_image"}
     update_actions(actions, dataclasses.replace(idle, has_model=False, savable=False, weighable=False,

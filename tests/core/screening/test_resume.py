@@ -71,6 +71,19 @@ def test_a_report_it_cannot_continue_is_refused_and_left_as_it_was(library, mode
         screen(model, renamed, report, chunk_size=40, workers=1, resume=True)
     with pytest.raises(DataError, match="optional columns"):
         screen(model, library, report, chunk_size=40, workers=1, resume=True, properties=True)
+    cut = tmp_path / "cut.csv"
+    screen(model, library, cut, chunk_size=40, workers=1, top=5, **stopped_after(2))
+    kept = cut.read_text().splitlines()[1].split(",")[1]  # the best row's id
+    (tmp_path / "renamed_best.smi").write_text(library.read_text().replace(f" {kept}\n", f" {kept}x\n"))
+    with pytest.raises(DataError, match="with other ids"):  # a --top report's kept rows are looked for
+        screen(model, tmp_path / "renamed_best.smi", cut, chunk_size=40, workers=1, resume=True, top=5)
+    for more in (None, 6):  # its rows past the best 5 are gone: a report of more would miss some
+        with pytest.raises(DataError, match="resume with --top 5"):
+            screen(model, library, cut, chunk_size=40, workers=1, resume=True, top=more)
+    resumed = screen(model, library, cut, chunk_size=40, workers=1, resume=True, top=3)  # fewer: the best 3 of all
+    best = screen(model, library, tmp_path / "best.csv", chunk_size=40, workers=1, top=3)
+    assert (resumed.scored, resumed.p_counts) == (best.scored, best.p_counts)
+    assert cut.read_bytes() == (tmp_path / "best.csv").read_bytes()
     with pytest.raises(ParameterError, match="one library file"):
         screen(model, [library, changed], report, chunk_size=40, workers=1, resume=True)
     assert report.read_bytes() == before

@@ -1,0 +1,60 @@
+"""A file's scoring stopped in the window is resumed from its tab (File ▸ Resume stopped scoring):
+the tab is replaced, in its place, by the whole file's results, which are the report ``glocalkd
+score`` writes for the file; the action is on only for a stopped scoring's tab."""
+from __future__ import annotations
+
+import gzip
+
+from app.actions import facts_of
+from core import read_report, score_file
+from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
+from tests.conftest import RESOURCES
+
+
+def test_a_stopped_scoring_resumes_into_the_whole_files_results_in_its_tab(qtbot, window, herg_path, tmp_path):
+    library = tmp_path / "library.smi"
+    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
+        rows = [line.strip() for line in fh][1:] * 4  # 20,000 rows: Stop comes long before the end
+    rows[5] = "C1CC"  # a reject the stopped run reads
+    library.write_text("smiles id\n" + "".join(f"{s} m{k}\n" for k, s in enumerate(rows)))
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window)  # the default consensus (small GCN settings): its rows can be reviewed
+    resume = window.actions_by_name["resume_scoring"]
+    assert not resume.isEnabled()
+
+    window.screening.progress.connect(window.stop)  # Stop as soon as the first rows are scored
+    window.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1, timeout=60000)
+    window.screening.progress.disconnect(window.stop)
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1, timeout=60000)
+    stopped = window.report_views[0]
+    assert stopped.report.stopped_after is not None and len(stopped.report) + len(stopped.report.rejects) < 20000
+    window.results_tabs.setCurrentIndex(0)  # the training tab: nothing to resume there
+    assert not resume.isEnabled()
+    window.results_tabs.setCurrentWidget(stopped)
+    assert resume.isEnabled()
+    stopped.table.selectRow(2)  # a review mark on the stopped tab goes on its row in the whole file's tab
+    window.actions_by_name["mark_anomaly"].trigger()
+    qtbot.waitUntil(lambda: _idle(window) and len(stopped.book.marks) == 1, timeout=60000)
+    marked = stopped.report.ids[next(iter(stopped.book.marks))]
+
+    resume.trigger()
+    qtbot.waitUntil(lambda: _idle(window) and stopped not in window.report_views, timeout=120000)
+    (view,) = window.report_views
+    assert window.results_tabs.indexOf(view) == 1 and window.results_tabs.currentWidget() is view
+    assert view.report.stopped_after is None and len(view.report) == 19999 and len(view.report.rejects) == 1
+    qtbot.waitUntil(lambda: _idle(window) and view.book.reranked is not None, timeout=60000)
+    assert [view.report.ids[i] for i in view.book.marks] == [marked] and view.book.marks[
+        next(iter(view.book.marks))] is True
+    assert view.model_table.graph_index(0) == next(iter(view.book.marks))  # reviewed rows on top, as marked
+    assert not resume.isEnabled()
+    assert (f"Scored 19,999 molecules of library.smi ({20000 - len(stopped.report) - 1:,} rows read after line "
+            f"{stopped.report.stopped_after:,} in") in window.side.progress_label.text()
+    whole = score_file(window.model, library, tmp_path / "whole.csv", properties=True, view_scores=False)
+    expected = read_report(whole.report)
+    assert list(view.report.ids) == list(expected.ids) and list(view.report.score) == list(expected.score)
+
+
+def test_the_resume_rule_reads_the_facts_it_is_given(window):
+    assert facts_of(window.state, False, False, resumable=True).resumable
+    assert not facts_of(window.state, False, False).resumable
