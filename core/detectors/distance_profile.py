@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.data.graphset import GraphSet
-from core.detectors.embedding_view import EmbeddingView
-from core.detectors.node_signals import NodeBatch, column_scale
+from core.detectors.embedding_view import StandardisedView
+from core.detectors.node_signals import NodeBatch
 
 MAX_SOURCES = 256
 # lower edges of the bins: 1..12 one by one, then 13-16, 17-24, 25-32, 33 and more
@@ -103,7 +102,7 @@ def distance_profiles(batch: NodeBatch, most: int = MAX_SOURCES) -> np.ndarray:
         if batch.n_graphs else np.zeros((0, WIDTH))
 
 
-class DistanceProfile(EmbeddingView):
+class DistanceProfile(StandardisedView):
     """Shares of each graph's shortest-path lengths and eccentricities, standardised, scored by LESINN.
 
     Fitted state beside the base's: ``mean_``, ``std_`` (of the training graphs' profiles).
@@ -115,7 +114,6 @@ class DistanceProfile(EmbeddingView):
     """
 
     name = "distance-lesinn"
-    FITTED = EmbeddingView.FITTED + ("mean_", "std_")
     features = "auto"  # the base's node-feature schema; this view reads no features
 
     def __init__(self, ensemble_size: int = 256, subsample_size: int = 256, seed: int = 0):
@@ -123,14 +121,5 @@ class DistanceProfile(EmbeddingView):
         self.subsample_size = subsample_size
         self.seed = seed
 
-    def _fit_embedding(self, graphs: GraphSet) -> np.ndarray:
-        self.mean_, self.std_ = np.zeros(0), np.ones(0)  # identity while the training profiles are computed
-        raw = self._embeddings(graphs)
-        self.mean_, self.std_ = column_scale(raw)
-        return (raw - self.mean_) / self.std_  # the training embeddings: shortest paths searched once
-
-    def _embed(self, batch: NodeBatch) -> np.ndarray:
-        raw = distance_profiles(batch)
-        if len(self.mean_) == 0:
-            return raw
-        return (raw - self.mean_) / self.std_
+    def _raw(self, batch: NodeBatch) -> np.ndarray:
+        return distance_profiles(batch)

@@ -17,7 +17,7 @@ from core.data.features import FeatureSchema
 from core.data.graphset import GraphSet
 from core.detectors.base import GraphLevelDetector
 from core.detectors.lesinn import LESINN
-from core.detectors.node_signals import NodeBatch, node_batch
+from core.detectors.node_signals import NodeBatch, column_scale, node_batch
 
 # Nodes laid end to end per chunk of graphs while embedding (bounds the memory of wide node maps).
 CHUNK_NODES = 16_384
@@ -97,3 +97,29 @@ class EmbeddingView(GraphLevelDetector, abc.ABC):
             One score per graph.
         """
         return self.scorer_.decision_function(self._embeddings(graphs))
+
+
+class StandardisedView(EmbeddingView):
+    """Base of the views whose graph vectors are standardised with the training graphs' column
+    means and deviations before LESINN (the spectral view, the distance profile, graphlets).
+
+    Subclasses implement ``_raw``. Fitted state beside the base's: ``mean_``, ``std_``.
+    """
+
+    FITTED = EmbeddingView.FITTED + ("mean_", "std_")
+
+    @abc.abstractmethod
+    def _raw(self, batch: NodeBatch) -> np.ndarray:
+        """(graphs, dims) vectors of the graphs of ``batch``, before standardising."""
+
+    def _fit_embedding(self, graphs: GraphSet) -> np.ndarray:
+        self.mean_, self.std_ = np.zeros(0), np.ones(0)  # identity while the training vectors are computed
+        raw = self._embeddings(graphs)
+        self.mean_, self.std_ = column_scale(raw)
+        return (raw - self.mean_) / self.std_  # the training embeddings, without computing them again
+
+    def _embed(self, batch: NodeBatch) -> np.ndarray:
+        raw = self._raw(batch)
+        if len(self.mean_) == 0:
+            return raw
+        return (raw - self.mean_) / self.std_

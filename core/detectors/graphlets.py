@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.data.graphset import GraphSet
-from core.detectors.embedding_view import EmbeddingView
-from core.detectors.node_signals import NodeBatch, column_scale
+from core.detectors.embedding_view import StandardisedView
+from core.detectors.node_signals import NodeBatch
 
 THREE = ("path3", "triangle")
 FOUR = ("path4", "star", "cycle4", "tailed_triangle", "diamond", "clique4")
@@ -137,7 +136,7 @@ def graphlet_profiles(batch: NodeBatch) -> np.ndarray:
     return graphlet_shares(np.stack([graphlet_counts(adjacency[a:b, a:b]) for a, b in zip(starts[:-1], starts[1:])]))
 
 
-class GraphletView(EmbeddingView):
+class GraphletView(StandardisedView):
     """Shares of each graph's connected 3- and 4-node graphlets, standardised, scored by LESINN.
 
     Fitted state beside the base's: ``mean_``, ``std_`` (of the training graphs' shares).
@@ -149,7 +148,6 @@ class GraphletView(EmbeddingView):
     """
 
     name = "graphlet-lesinn"
-    FITTED = EmbeddingView.FITTED + ("mean_", "std_")
     features = "auto"  # the base's node-feature schema; this view reads no features
 
     def __init__(self, ensemble_size: int = 256, subsample_size: int = 256, seed: int = 0):
@@ -157,14 +155,5 @@ class GraphletView(EmbeddingView):
         self.subsample_size = subsample_size
         self.seed = seed
 
-    def _fit_embedding(self, graphs: GraphSet) -> np.ndarray:
-        self.mean_, self.std_ = np.zeros(0), np.ones(0)  # identity while the training shares are counted
-        raw = self._embeddings(graphs)
-        self.mean_, self.std_ = column_scale(raw)
-        return (raw - self.mean_) / self.std_  # the training embeddings: graphlets counted once
-
-    def _embed(self, batch: NodeBatch) -> np.ndarray:
-        raw = graphlet_profiles(batch)
-        if len(self.mean_) == 0:
-            return raw
-        return (raw - self.mean_) / self.std_
+    def _raw(self, batch: NodeBatch) -> np.ndarray:
+        return graphlet_profiles(batch)

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.data.graphset import GraphSet
-from core.detectors.embedding_view import EmbeddingView
-from core.detectors.node_signals import NodeBatch, column_scale
+from core.detectors.embedding_view import StandardisedView
+from core.detectors.node_signals import NodeBatch
 
 MOMENTS = 4
 
@@ -77,7 +76,7 @@ def spectral_moments(batch: NodeBatch, moments: int = MOMENTS) -> np.ndarray:
     return batch.per_graph_mean(per_node)
 
 
-class SpectralView(EmbeddingView):
+class SpectralView(StandardisedView):
     """Rayleigh quotients and spectral moments of each graph, standardised, scored by LESINN.
 
     The quotients are those of the node-feature channels on the normalised Laplacian. Fitted
@@ -91,7 +90,6 @@ class SpectralView(EmbeddingView):
     """
 
     name = "spectral-lesinn"
-    FITTED = EmbeddingView.FITTED + ("mean_", "std_")
 
     def __init__(self, ensemble_size: int = 256, subsample_size: int = 256, features: str = "auto", seed: int = 0):
         self.ensemble_size = ensemble_size
@@ -101,15 +99,3 @@ class SpectralView(EmbeddingView):
 
     def _raw(self, batch: NodeBatch) -> np.ndarray:
         return np.concatenate([rayleigh_quotients(batch), spectral_moments(batch)], axis=1)
-
-    def _fit_embedding(self, graphs: GraphSet) -> np.ndarray:
-        self.mean_, self.std_ = np.zeros(0), np.ones(0)  # identity while the training vectors are computed
-        raw = self._embeddings(graphs)
-        self.mean_, self.std_ = column_scale(raw)
-        return (raw - self.mean_) / self.std_  # the training embeddings, without computing them again
-
-    def _embed(self, batch: NodeBatch) -> np.ndarray:
-        raw = self._raw(batch)
-        if len(self.mean_) == 0:
-            return raw
-        return (raw - self.mean_) / self.std_
