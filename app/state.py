@@ -333,8 +333,8 @@ class AppState:
             return ""
         if not getattr(self.model, "is_calibrated", False):
             return (f"This model gives no p-values (it was trained on all its graphs, none held out to "
-                    f"calibrate): rows above the {self.percentile:g}th percentile of its training scores are "
-                    "flagged instead.")
+                    f"calibrate): rows above percentile {self.percentile:g} of its training scores are flagged "
+                    "instead.")
         if self.flag_rule != "q":
             return ""
         if self.flagged().any():
