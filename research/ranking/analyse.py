@@ -16,6 +16,7 @@ Usage (repository root)::
     PYTHONPATH=. python research/ranking/analyse.py two-views  # WL counts and KME both added (research/README.md)
     PYTHONPATH=. python research/ranking/analyse.py two-views-fast  # the same on the fast consensus
     PYTHONPATH=. python research/ranking/analyse.py distance  # the distance-profile view (research/README.md)
+    PYTHONPATH=. python research/ranking/analyse.py graphlets  # the graphlet view (research/README.md)
 
 Every formula comes from core: conformal p-values, Fisher's combination, view weights, ROC-AUC.
 The adoption rule is docs/consensus.md's, applied as written: a gain over the default of more
@@ -271,6 +272,9 @@ def main(argv=None) -> int:
               "distance": lambda: default_table(("distance-lesinn",)) | {
                   "alone": alone_table("distance-lesinn"),
                   "fast": combine_table(("size", "wl-lesinn"), ("distance-lesinn",))},
+              "graphlets": lambda: default_table(("graphlet-lesinn",)) | {
+                  "alone": alone_table("graphlet-lesinn"),
+                  "fast": combine_table(("size", "wl-lesinn"), ("graphlet-lesinn",))},
               "properties": lambda: properties_table(),
               "two-views-fast": lambda: combine_table(("size", "wl-lesinn"), two)}.get(what)
     if what.startswith("review-default"):

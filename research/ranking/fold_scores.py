@@ -35,8 +35,8 @@ out only; ``--folds 1,2`` limits the folds. ``FOLD_SCORES_OUT=folder`` writes el
 GLocalKD's fold files at the library's epochs are committed in ``fits/<row>/`` (``--keep`` copies
 the finished ones of ``out/`` there): :func:`load_fold` reads them when ``out/`` has none, and a
 run skips the folds they hold, so a fresh checkout recombines the default consensus in seconds.
-On one CPU thread they reproduce the GLocalKD fits behind docs/results.md to the last digit (the
-default recombined on BZR: 0.7194071610125533 in both).
+Fitted on one CPU thread, they reproduce the default behind docs/results.md to the last digit on
+the 13 rows fitted on CPUs before (BZR: 0.7194071610125533 in both; REDDIT-BINARY's were a GPU's).
 """
 from __future__ import annotations
 
