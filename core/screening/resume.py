@@ -104,12 +104,20 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         raise DataError(f"its optional columns ({','.join(found) or 'none'}) are not this run's "
                         f"({','.join(extras) or 'none'}): resume with the --properties, --alerts and --view-scores "
                         "of the stopped run", report, 1)
-    hashes: list[int] = []  # of its rows' ids: at most the rows a --top report keeps, and its rejects
+    ids = 0  # the multiset hash of its rows' ids
+    kept: Counter | None = Counter() if cut_summary(report) is not None else None  # a --top report's, one by one
+
+    def seen(ident: str) -> None:
+        nonlocal ids
+        hashed = _row_hash(ident)
+        ids += hashed
+        if kept is not None:
+            kept[hashed] += 1
 
     def rejected_row(row: list[str]) -> list[str] | None:
         if not_read_line(row[COLUMNS.index("status")]) is not None:  # an export's row for the rows never read
             return None
-        hashes.append(_row_hash(unsafe_cell(row[_ID])))
+        seen(unsafe_cell(row[_ID]))
         return row
 
     fixed = len(COLUMNS) - 1 + KEY_COLUMNS  # the chunk row's cells before the optional ones
@@ -117,7 +125,7 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     standardised_at = fixed + extras.index(STANDARDISED) if STANDARDISED in extras else None
 
     def scored_row(row: list[str]) -> list[str]:
-        hashes.append(_row_hash(row[KEY_COLUMNS + _ID - 1]))
+        seen(row[KEY_COLUMNS + _ID - 1])
         if not deferred:
             return row
         scored_smiles = row[standardised_at] if standardised_at is not None else row[smiles_at]
@@ -147,8 +155,8 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
                             "does not count the p-values of the others, so the q-values of the resumed report "
                             "cannot be computed: screen the library again", summary_path(report))
         scored, p_counts = cut["scored"], Counter(cut_p or {})
-    return StoppedRun(part, after, scored + part.rejected, scored, p_counts, sum(hashes) & _MASK,
-                      None if cut is None else Counter(hashes))
+    return StoppedRun(part, after, scored + part.rejected, scored, p_counts, ids & _MASK,
+                      None if cut is None else kept)
 
 
 def rows_after(rows: Iterator[SourceRow], run: StoppedRun, where: str | Path) -> Iterator[SourceRow]:
@@ -191,6 +199,7 @@ def _check_read(count: int, ids: int, unseen: Counter | None, run: StoppedRun, w
     count, and their ids (all of them, or for a ``--top`` report the ones it kept)."""
     other_ids = any(unseen.values()) if unseen is not None else ids & _MASK != run.ids
     if count != run.rows or other_ids:
-        raise DataError(f"its rows up to line {run.after:,} are not the ones the stopped run read ({count:,} rows "
-                        f"where its report holds {run.rows:,}{'' if count != run.rows else ', with other ids'}): "
-                        "another file, or one changed since; resume with the library the run began on", where)
+        why = f"{count:,} rows where its report holds {run.rows:,}" if count != run.rows else \
+            f"as many rows, {count:,}, with other ids"
+        raise DataError(f"its rows up to line {run.after:,} are not the ones the stopped run read ({why}): another "
+                        "file, or one changed since; resume with the library the run began on", where)
