@@ -144,8 +144,9 @@ def report_screen(args: argparse.Namespace, summary) -> int:
     where = f"ranked report written to {summary.report}"
     if summary.stopped:
         held = f"the best {min(top, summary.scored):,} of the rows" if top else "every row"
+        one_file = isinstance(args.data, str) or len(args.data) == 1  # a run of shards is not resumed
         again = " ('glocalkd screen' with the same arguments and --resume continues it)" \
-            if getattr(args, "resume", None) is not None else ""
+            if getattr(args, "resume", None) is not None and one_file else ""
         print(f"glocalkd: interrupted after line {summary.last_line:,}: the {where} holds {held} read up to "
               f"there{again}", file=sys.stderr)
         return 130 if summary.interrupted else 0

@@ -399,8 +399,8 @@ def read_report_part(report: str | Path, target: Path, rejects, position: int,
 
     Raises:
         DataError: not a report, other optional columns than ``extras``, a row of the wrong width, a
-            score that is not a finite number, rows out of rank order, rows after the end row, or
-            no end row.
+            score that is not a finite number, rows out of rank order, rows after the end row, no
+            end row, or other rows than the end row counts (cut or edited).
     """
     from core.io.ranked_report import check_report, csv_records
 
@@ -450,7 +450,38 @@ def read_report_part(report: str | Path, target: Path, rejects, position: int,
     if end is None:
         raise DataError("no end-of-report row: the report is cut short (or was written by an older "
                         "version; screen it again)", report)
+    if count != end.rows:
+        raise DataError(f"{count} rows where the end-of-report row says {end.rows}: the report was cut or edited",
+                        report)
     return ReportPart(target, found, n_scored, rejected, count, p_counts, end)
+
+
+def whole_run_counts(report: str | Path, part: ReportPart, remedy: str) -> tuple[dict | None, int, Counter]:
+    """The scored rows and p-value counts of the whole run behind a report read back: its own, or
+    for a report cut to its best rows (``--top``) its summary's, held to what its end row says.
+
+    Args:
+        report: the ranked report.
+        part: the report as :func:`read_report_part` read it.
+        remedy: what to do when its summary cannot give them, as the message says it.
+
+    Returns:
+        ``(summary, scored, p_counts)``: the summary of a cut report (None for one that holds
+        every scored row), the rows its run scored, and p-value text -> rows over all of them.
+
+    Raises:
+        DataError: the summary is missing or another run's (:func:`checked_cut`), or it does not
+            count the p-values of the rows the report did not keep.
+    """
+    cut = checked_cut(report, cut_summary(report), part.end.cut_from, part.rows)
+    if cut is None:
+        return None, part.rows, part.p_counts
+    cut_p = cut.get("p_counts")
+    if part.p_counts and not (isinstance(cut_p, dict) and sum(cut_p.values()) == cut["scored"]):
+        raise DataError(f"{report} keeps its best {cut['kept']} of {cut['scored']} rows (--top), and this summary "
+                        "does not count the p-values of the others (written by an older version?), so the q-values "
+                        f"over the whole library cannot be computed: {remedy}", summary_path(report))
+    return cut, cut["scored"], Counter(cut_p or {})
 
 
 def merge_reports(reports: list[str | Path], out: str | Path) -> int:
@@ -499,7 +530,6 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
             rej_writer = csv.writer(rej)
             for k, report in enumerate(reports):
                 bounds.append(position)
-                shard_rejected = rejected
 
                 def rejected_row(row: list[str], k: int = k, report=report) -> list[str]:
                     overlap.reject(row, k)
@@ -510,16 +540,11 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 extras = part.extras
                 position += part.rows
                 rejected += part.rejected
-                shard_p, end, count, target = part.p_counts, part.end, part.count, part.file
-                cut = cut_summary(report)
-                expected, model, digest, stopped_after, cut_from = end
+                _rows, model, digest, stopped_after, _cut_from = part.end
                 if stopped_after is not None:
                     raise DataError(f"the run that wrote it was stopped after input line {stopped_after:,}, so the "
                                     "rows after it were never scored, and a stopped run's report is not merged: "
                                     "screen that shard again", report)
-                if count != expected:
-                    raise DataError(f"{count} rows where the end-of-report row says {expected}: the report was cut "
-                                    "or edited", report)
                 if models and model not in models:
                     first = next(iter(models.values()))
                     raise DataError(f"scored with another model (fingerprint {model}) than {first} "
@@ -528,23 +553,12 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                     raise DataError(f"the same report as {digests[digest]}: a shard given twice", report)
                 models.setdefault(model, str(report))
                 digests[digest] = str(report)
-                sorted_files.append(target)
-                scored = count - (rejected - shard_rejected)
-                cut = checked_cut(report, cut, cut_from, scored)
-                if cut is None:
-                    p_counts.update(shard_p)
-                    scored_total += scored
-                    continue
-                where = summary_path(report)
-                cut_p = cut.get("p_counts")
-                if shard_p and not (isinstance(cut_p, dict) and sum(cut_p.values()) == cut["scored"]):
-                    raise DataError(f"{report} keeps its best {cut['kept']} of {cut['scored']} rows (--top), and "
-                                    "this summary does not count the p-values of the others (written by an older "
-                                    "version?), so the merged q-values cannot be computed: screen that shard again",
-                                    where)
-                p_counts.update(cut_p or {})
-                scored_total += cut["scored"]
-                tops.append(cut["kept"])
+                sorted_files.append(part.file)
+                cut, scored, counts = whole_run_counts(report, part, "screen that shard again")
+                p_counts.update(counts)
+                scored_total += scored
+                if cut is not None:
+                    tops.append(cut["kept"])
         limit = min(tops) if tops else None  # past it, some shard's rows are missing
         written = write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
                                limit=limit, check=overlap, extras=extras or (), scored=scored_total)

@@ -18,8 +18,7 @@ from pathlib import Path
 from core.errors import DataError
 from core.io.molecules import SourceRow
 from core.io.report import COLUMNS, STANDARDISED, not_read_line, unsafe_cell
-from core.screening.merge import (KEY_COLUMNS, ReportPart, checked_cut, cut_summary, read_report_part,
-                                  summary_path)
+from core.screening.merge import KEY_COLUMNS, ReportPart, cut_summary, read_report_part, whole_run_counts
 
 _ID = 1  # a report row's id cell
 _MASK = (1 << 64) - 1
@@ -132,29 +131,17 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         return row[:fixed] + [scored_smiles] + row[fixed + len(deferred):]
 
     part = read_report_part(report, target, rejects, 0, None, rejected_row, scored_row)
-    rows, model_of, _digest, after, cut_from = part.end
+    _rows, model_of, _digest, after, _cut_from = part.end
     if after is None:
         raise DataError("its run read the whole library (its end row names no line where it stopped): there is "
                         "nothing to resume", report)
     if model_of != model:
         raise DataError(f"scored with another model (fingerprint {model_of}) than this one ({model}): resume "
                         "with the model that began it", report)
-    if part.count != rows:
-        raise DataError(f"{part.count} rows where the end-of-report row says {rows}: the report was cut or edited",
-                        report)
-    scored, p_counts = part.rows, part.p_counts
-    cut = checked_cut(report, cut_summary(report), cut_from, part.rows)
-    if cut is not None:
-        if keep is None or keep > cut["kept"]:  # its rows past them are gone: the whole run's would be missed
-            raise DataError(f"it keeps its best {cut['kept']:,} of {cut['scored']:,} scored rows (--top), so the "
-                            f"resumed report can keep at most as many: resume with --top {cut['kept']} (or fewer)",
-                            report)
-        cut_p = cut.get("p_counts")
-        if part.p_counts and not (isinstance(cut_p, dict) and sum(cut_p.values()) == cut["scored"]):
-            raise DataError(f"it keeps its best {cut['kept']} of {cut['scored']} rows (--top), and this summary "
-                            "does not count the p-values of the others, so the q-values of the resumed report "
-                            "cannot be computed: screen the library again", summary_path(report))
-        scored, p_counts = cut["scored"], Counter(cut_p or {})
+    cut, scored, p_counts = whole_run_counts(report, part, "screen the library again")
+    if cut is not None and (keep is None or keep > cut["kept"]):  # its rows past them are gone
+        raise DataError(f"it keeps its best {cut['kept']:,} of {cut['scored']:,} scored rows (--top), so the "
+                        f"resumed report can keep at most as many: resume with --top {cut['kept']} (or fewer)", report)
     return StoppedRun(part, after, scored + part.rejected, scored, p_counts, ids & _MASK,
                       None if cut is None else kept)
 
