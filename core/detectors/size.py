@@ -13,6 +13,7 @@ import numpy as np
 
 from core.detectors.base import GraphLevelDetector, MoleculeView
 from core.data.graphset import GraphSet
+from core.data.label_coding import check_label_coding, label_coding
 from core.data.scaling import usable_spread
 
 
@@ -46,7 +47,10 @@ class SizeBaseline(MoleculeView, GraphLevelDetector):
     """Size-deviation detector in the scikit-learn / PyOD style: squared z-scores of log sizes.
 
     Fitted state: ``mean_`` and ``std_`` of the training graphs' log sizes (a deviation of 1 where
-    all training graphs have one size), ``train_scores_``.
+    all training graphs have one size), ``coding_`` (what the training graphs were:
+    :func:`~core.data.label_coding.label_coding`), ``train_scores_``. A size means something only
+    among graphs of one kind (a molecule's atoms, a collection's nodes, a network's members), so
+    graphs of another kind are refused, as every other view refuses them.
 
     Args:
         seed: unused (nothing is random); kept so that every detector takes one.
@@ -58,13 +62,14 @@ class SizeBaseline(MoleculeView, GraphLevelDetector):
     def __init__(self, seed: int = 0):
         self.seed = seed  # nothing is random; kept so every detector takes a seed
 
-    FITTED = ("mean_", "std_", "train_scores_", "loss_history_", "stopped_early_")
+    FITTED = ("mean_", "std_", "coding_", "train_scores_", "loss_history_", "stopped_early_")
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable | None = None,
              should_stop: Callable[[], bool] | None = None) -> None:
         """Learn the training graphs' size distribution; there are no epochs, so ``on_epoch`` and
         ``should_stop`` are not called."""
         sizes = graph_sizes(graphs)
+        self.coding_ = label_coding(graphs)
         self.mean_ = sizes.mean(axis=0)
         std = sizes.std(axis=0)
         self.std_ = usable_spread(std, self.mean_)  # all training graphs one size: any change is one unit
@@ -76,13 +81,13 @@ class SizeBaseline(MoleculeView, GraphLevelDetector):
         """Give the size statistics and the training scores, for a model file.
 
         Returns:
-            ``{"mean", "std", "train_scores"}``.
+            ``{"mean", "std", "train_scores", "coding"}``.
 
         Raises:
             GLocalKDError: not fitted.
         """
         self._check_fitted()
-        return {"mean": self.mean_, "std": self.std_, "train_scores": self.train_scores_}
+        return {"mean": self.mean_, "std": self.std_, "train_scores": self.train_scores_, "coding": self.coding_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
         """Set the size statistics and training scores from :meth:`fitted_state`'s values.
@@ -98,6 +103,7 @@ class SizeBaseline(MoleculeView, GraphLevelDetector):
         if self.mean_.shape != (2,) or self.std_.shape != (2,) or not np.all(self.std_ > 0):
             raise ValueError("size statistics must be two means and two positive deviations")
         self.train_scores_ = np.asarray(state["train_scores"])
+        self.coding_ = dict(state.get("coding") or {})  # files older than the record: not checked
         self.loss_history_, self.stopped_early_ = [], False
 
     def _values(self, sizes: np.ndarray) -> np.ndarray:
@@ -134,7 +140,10 @@ class SizeBaseline(MoleculeView, GraphLevelDetector):
 
         Raises:
             GLocalKDError: not fitted.
+            SchemaMismatchError: the model was fitted on graphs that are not molecules.
         """
+        self._check_fitted()
+        check_label_coding(self.coding_, {"kind": "elements"})
         return self.score_sizes(atom_counts, bond_counts)
 
     def score_sizes(self, nodes: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -161,5 +170,9 @@ class SizeBaseline(MoleculeView, GraphLevelDetector):
 
         Returns:
             One score per graph.
+
+        Raises:
+            SchemaMismatchError: graphs of another kind than the training graphs.
         """
+        check_label_coding(self.coding_, label_coding(graphs))
         return self._values(graph_sizes(graphs))

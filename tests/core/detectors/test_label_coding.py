@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import SchemaMismatchError, load, load_detector, make_detector
+from core import NotApplicableError, SchemaMismatchError, load, load_detector, make_detector
+from core.detectors.registry import DETECTORS
 from core.cli.main import main
 
 LABELLED = ["wl-lesinn", "wl-count-lesinn", "pk-lesinn", "rare-substructure"]
@@ -94,3 +95,44 @@ def test_unnamed_labels_of_another_collection_are_refused_but_a_splits_files_are
             m.score(load(write_tu(tmp_path / "b", "BETA", rings)))
         assert len(m.score(load(write_tu(tmp_path / "c", "ALPHA_testing", rings[:3])))) == 3
         assert len(m.score(train.subset(range(4)))) == 4
+
+
+def _small(name: str) -> dict:
+    """Settings that fit in a second, for the registry-wide tests below."""
+    net = {"epochs": 1, "hidden_dim": 8, "out_dim": 4, "device": "cpu"}
+    if name in ("glocalkd", "ocgcn"):
+        return net
+    return {"component_params": {"glocalkd": net}} if name == "consensus" else {}
+
+
+@pytest.mark.parametrize("name", sorted(DETECTORS))
+def test_every_detector_refuses_graphs_of_another_kind_than_it_was_trained_on(name, herg_path, tu_folder):
+    """A graph-size model of molecules scored a TU collection and plain networks without a word,
+    while every other view refused them: each view kept its own check, and the size view, which
+    reads no labels, had none. Every detector of the registry, scored as the app and the CLI score
+    (``score_graphs``), now refuses another kind of graph, so a new view without the check fails here."""
+    from core.detectors.stoppable_scoring import score_graphs
+    from tests.conftest import write_tu
+
+    molecules = load(herg_path).subset(range(40))
+    networks = load(write_tu(tu_folder.parent / "NET", "NET", [(6, [(j, (j + 1) % 6) for j in range(6)], 0)] * 4,
+                             node_labels=False))
+    model = make_detector(name, **_small(name)).fit(molecules)
+    for other in (load(tu_folder), networks):
+        with pytest.raises((SchemaMismatchError, NotApplicableError)):
+            score_graphs(model, other)
+
+
+def test_a_size_model_keeps_its_record_in_its_file_and_screening_refuses_another_kind(tu_folder, herg_path, tmp_path,
+                                                                                      capsys):
+    model = tmp_path / "size.pt"
+    assert main(["train", str(tu_folder), "-o", str(model), "--detector", "size"]) == 0
+    back = load_detector(model)
+    assert back.coding_["kind"] == "labels"
+    assert len(back.score(load(tu_folder).subset(range(3)))) == 3
+    with pytest.raises(SchemaMismatchError, match="TOY's TU node labels"):
+        back.score(load(herg_path).subset(range(3)))
+    capsys.readouterr()
+    assert main(["screen", str(model), str(herg_path), "-o", str(tmp_path / "r.csv")]) == 2
+    assert "labelled by TOY's TU node labels" in capsys.readouterr().err
+    assert not (tmp_path / "r.csv").exists()

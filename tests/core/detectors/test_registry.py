@@ -224,15 +224,15 @@ def test_size_baseline_scores_how_far_a_graph_size_is_from_the_training_sizes(tm
     """Rings of 8-10 nodes train it; a ring of 9 is normal, rings of 3 or 30 nodes are not, and
     structure does not matter: a path of 9 nodes (8 edges, not 9) is only a little unusual."""
     train = load(write_tu(tmp_path / "T", "T", [(n, ring(n), 1) for n in (8, 9, 10) * 5]))
-    test = load(write_tu(tmp_path / "S", "S", [(9, ring(9), 1), (3, ring(3), 0), (30, ring(30), 0),
-                                               (9, path(9), 0)]))
+    test = load(write_tu(tmp_path / "S", "T_testing", [(9, ring(9), 1), (3, ring(3), 0), (30, ring(30), 0),
+                                                       (9, path(9), 0)]))  # a split of T: the same kind
     model = make_detector("size").fit(train)
     s = model.score(test).score
     assert s[0] < s[3] < min(s[1], s[2])
     assert s[0] < 0.01  # the mean size (in logs) of the training rings
     assert len(model.train_scores_) == 15 and model.threshold(50) <= model.threshold(99)
     assert not model.score(test).has_node_scores
-    one_size = make_detector("size").fit(load(write_tu(tmp_path / "U", "U", [(5, ring(5), 1)] * 3)))
+    one_size = make_detector("size").fit(load(write_tu(tmp_path / "U", "T_training", [(5, ring(5), 1)] * 3)))
     assert np.isfinite(one_size.score(test).score).all()  # zero spread in training: no division by zero
 
 
