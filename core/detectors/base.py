@@ -201,6 +201,10 @@ class Detector(abc.ABC):
     # ``fit`` from the graphs, kept in the model file, and applied to every molecule it scores
     standardises: bool = False
     FITTED: tuple[str, ...] = ("train_scores_", "loss_history_", "stopped_early_")
+    # whether ``train_scores_`` are ``score(training graphs).score`` to the last bit (GLocalKD), so
+    # that a caller who needs them (the consensus) takes them instead of scoring again; False where
+    # they are leave-one-out scores (LESINN, ECFP) or of another precision (graph size)
+    TRAIN_SCORES_ARE_SCORES: bool = False
 
     # ------------------------------------------------------------------ parameters
     @classmethod

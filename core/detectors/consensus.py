@@ -351,8 +351,12 @@ class Consensus(Detector):
         self.known_classifier_ = self.weighed_calibration_ = None
         kernel = self._classifier_kernel()
         self.calibration_features_ = kernel.kernel_.transform(kernel.labelled(cal_graphs)) if kernel else None
-        self.component_train_ = {n: s.score.astype(np.float64)
-                                 for n, s in self._component_scores(fit_graphs, views=self.views).items()}
+        # the fit graphs' scores: a view that scored them as it fitted (GLocalKD) is not run over them
+        # again, which was most of the wait after a person stopped a consensus's training
+        again = [n for n in self.views if not self.components_[n].TRAIN_SCORES_ARE_SCORES]
+        rescored = self._component_scores(fit_graphs, views=again) if again else {}
+        self.component_train_ = {n: np.asarray(rescored[n].score if n in rescored else self.components_[n].train_scores_,
+                                                dtype=np.float64) for n in self.views}
         self._combine_reference_scores()
 
     def _classifier_kernel(self):

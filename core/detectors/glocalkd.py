@@ -94,6 +94,7 @@ class GLocalKD(Detector):
     # ------------------------------------------------------------------ training
     FITTED = ("device_", "schema_", "target_", "predictor_", "loss_history_", "stopped_early_",
               "train_scores_", "mean_nodes_", "grouped_")
+    TRAIN_SCORES_ARE_SCORES = True  # _fit ends by scoring its training graphs
 
     def _fit(self, graphs: GraphSet, on_epoch: Callable[[EpochInfo], None] | None,
              should_stop: Callable[[], bool] | None) -> None:
