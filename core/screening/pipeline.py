@@ -343,6 +343,17 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                 sources = [(label, rows_after(source, stopped_run, where)) for label, source in sources]
             jobs = _jobs(sources, chunk_size, first)
             exhausted = started = False
+
+            def stop_now() -> bool:
+                """Whether a Stop asked for ends the run short: not when the library had no row left
+                and no chunk is in flight (a Stop after the last chunk leaves a whole run)."""
+                nonlocal exhausted
+                if should_stop is None or not should_stop():
+                    return False
+                if not exhausted and next(jobs, None) is None:  # reads the next chunk's lines, if any
+                    exhausted = True
+                return not exhausted or executor.busy()
+
             try:
                 executor.start(settings)
                 started = True
@@ -350,8 +361,10 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                     if stop_received():  # a SIGTERM whose KeyboardInterrupt was lost (see stop_received)
                         raise KeyboardInterrupt
                     while not stopped and not exhausted and executor.room():
-                        if should_stop is not None and should_stop():
+                        if stop_now():
                             stopped = True
+                            break
+                        if exhausted:
                             break
                         job = next(jobs, None)
                         if job is None:
@@ -380,7 +393,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                     release_freed_memory()  # the chunk's arrays would otherwise stay in this process's heap
                     if on_progress is not None:
                         on_progress(rows, scored_rows)
-                    if should_stop is not None and should_stop():
+                    if stop_now():
                         stopped = True
             except KeyboardInterrupt:  # Ctrl+C, SIGTERM, SIGHUP: keep every chunk already taken
                 stopped = interrupted = True

@@ -110,3 +110,17 @@ def test_the_command_line_resumes_a_stopped_screen_and_says_so(library, model, t
     assert (tmp_path / "r.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
     assert main(["screen", *args, "-o", str(tmp_path / "r.csv"), "--resume"]) == 2  # a whole run's report
     assert "nothing to resume" in capsys.readouterr().err
+
+
+def test_a_stop_after_the_last_chunk_leaves_a_whole_run(library, model, tmp_path):
+    """A Stop that landed once every row was scored marked the run stopped at the file's last line:
+    its report said so, and a resume read nothing and wrote it again. The run is whole now."""
+    chunks: list[int] = []
+    whole = screen(model, library, tmp_path / "whole.csv", chunk_size=40, workers=1,
+                   on_progress=lambda read, scored: chunks.append(read))
+    late = screen(model, library, tmp_path / "late.csv", chunk_size=40, workers=1, **stopped_after(len(chunks)))
+    assert not late.stopped and (late.rows, late.scored, late.last_line) == (300, 297, whole.last_line)
+    assert (tmp_path / "late.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    early = screen(model, library, tmp_path / "early.csv", chunk_size=40, workers=1,
+                   **stopped_after(len(chunks) - 1))
+    assert early.stopped and early.rows == chunks[-2] < 300  # the last chunk was left: a real stop
