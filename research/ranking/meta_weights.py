@@ -9,9 +9,14 @@ Usage (repository root, after ``fold_scores.py`` has written the fast views' fol
 
     DATASETS=../shared/datasets PYTHONPATH=. python research/ranking/meta_weights.py features
     PYTHONPATH=. python research/ranking/meta_weights.py rule [--json docs/results/ranking/meta-weights.json]
+    DATASETS=../shared/datasets PYTHONPATH=. python research/ranking/meta_weights.py outside [--json ...]
 
 ``features`` reads each row's first fold's normal training graphs (it needs the data) and writes
-``out/meta_features.json``; ``rule`` needs only the fold files and that file.
+``out/meta_features.json``; ``rule`` needs only the fold files and that file. ``outside`` is the
+check outside the 14 rows (``two_views_outside.py``'s three MOSES tasks, seeds 0-4, its rule
+unchanged): each seed's weighting chosen with all 14 rows as the other rows and the meta-features of
+that seed's 2,000 MOSES training molecules, on a consensus of the six views, against the default
+(the same fit with the added views dropped, WL counts back in reserve, no weights).
 """
 from __future__ import annotations
 
@@ -149,15 +154,75 @@ def rule(json_out: Path | None) -> dict:
     return result
 
 
+def weighed(candidate, weights: dict[str, int]):
+    """The six-view consensus with the chosen weights (a weight-0 view's evidence counts for nothing)."""
+    import copy
+
+    model = copy.deepcopy(candidate)
+    w = np.array([weights[v] for v in model.views], dtype=float)
+    model.view_weights_ = dict(zip(model.views, (w * len(w) / w.sum()).tolist()))  # a mean of 1
+    model._combine_reference_scores()
+    return model
+
+
+def outside(json_out: Path | None) -> dict:
+    """The check outside the 14 rows, by two_views_outside.py's rule, unchanged."""
+    import tempfile
+    import time
+
+    from core import make_detector, roc_auc
+    from research.ranking.two_views_outside import (OTHER_MOSES, TEST, TRAIN, as_default, graphs_of, moses_rows,
+                                                    outside_smiles, verdict)
+
+    features = json.loads(FEATURE_FILE.read_text())
+    row_auc = {row: weighting_aucs(row).mean(axis=0) for row in ROWS}
+    novel = {"herg": outside_smiles("herg"), "tox21": outside_smiles("tox21")}
+    result: dict = {"views": list(VIEWS), "runs": [], "chosen": {}, "meta_features": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for seed in range(5):
+            train = graphs_of(moses_rows("train", TRAIN * seed, TRAIN), folder, "train")
+            target = meta_features(train)
+            w, sim = choose(np.array(target), list(ROWS), features, row_auc)
+            chosen = dict(zip(VIEWS, w))
+            result["chosen"][seed], result["meta_features"][seed] = chosen, target
+            print(f"seed {seed}: meta-features {np.round(target, 3).tolist()}, weights {chosen}, nearest "
+                  f"{sorted(zip(ROWS, np.round(sim, 3)), key=lambda x: -x[1])[:3]}", flush=True)
+            start = time.perf_counter()
+            fitted = make_detector(components=list(VIEWS), reserve_views=[], seed=seed).fit(train)
+            seconds = round(time.perf_counter() - start, 1)
+            arms_ = (("default", as_default(fitted)), ("candidate", weighed(fitted, chosen)))
+            other = moses_rows("train", OTHER_MOSES + TEST * seed, TEST)
+            tasks = {"scaffold": (moses_rows("test", TEST * seed, TEST), moses_rows("test_scaffolds", TEST * seed, TEST)),
+                     "herg": (other, novel["herg"]), "tox21": (other, novel["tox21"])}
+            for task, (normal, novel_smiles) in tasks.items():
+                test = graphs_of(normal + novel_smiles, folder, "test")
+                y = np.r_[np.zeros(len(normal), dtype=int), np.ones(len(test) - len(normal), dtype=int)]
+                run = {"task": task, "seed": seed, "fit_seconds": seconds, "graphs": len(test)}
+                for name, model in arms_:
+                    scores = model.score(test).score
+                    run[name] = {"auc": roc_auc(y, scores),
+                                 "normals_flagged": float(np.mean(model.p_values(scores)[y == 0] < 0.05))}
+                print(json.dumps(run), flush=True)
+                result["runs"].append(run)
+    result["verdict"] = verdict(result["runs"])
+    print(json.dumps(result["verdict"], indent=1), flush=True)
+    if json_out:
+        json_out.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("what", choices=("features", "rule"))
+    p.add_argument("what", choices=("features", "rule", "outside"))
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args()
     if args.what == "features":
         write_features()
-    else:
+    elif args.what == "rule":
         rule(args.json)
+    else:
+        outside(args.json)
 
 
 if __name__ == "__main__":
