@@ -77,6 +77,8 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
                 entry["embedded"] = f"reports/{k}.csv"
                 entry["name"] = Path(report["path"]).name
                 embedded.append((entry["embedded"], report["path"]))
+                if report.get("input"):  # the file it was scored from: a stopped scoring resumes after reopening
+                    entry["input"] = report["input"]
             else:
                 entry["path"] = report["path"]
                 entry["digest"] = file_digest(report["path"]) if Path(report["path"]).is_file() else ""
@@ -98,6 +100,12 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
 # reached the loader and failed there with a traceback
 _DATA_OPTIONS = {"smiles_column": (str, type(None)), "id_column": (str, type(None)),
                  "label_column": (str, type(None)), "standardise": bool}
+
+
+def _loader_options(options: object) -> bool:
+    """Whether ``options`` are loader options a session may hold (:data:`_DATA_OPTIONS`)."""
+    return isinstance(options, dict) and all(k in _DATA_OPTIONS and isinstance(v, _DATA_OPTIONS[k])
+                                             for k, v in options.items())
 
 
 def _changed(data: dict, source: str, digest: str) -> bool:
@@ -145,14 +153,15 @@ def check_document(doc: dict) -> None:
             need(isinstance(doc[name], kinds) and not isinstance(doc[name], bool), name)
     data = doc.get("data")
     if data:
-        options = data.get("options") or {}
-        need(isinstance(data.get("path"), str) and isinstance(options, dict)
-             and all(k in _DATA_OPTIONS and isinstance(v, _DATA_OPTIONS[k]) for k, v in options.items())
+        need(isinstance(data.get("path"), str) and _loader_options(data.get("options") or {})
              and isinstance(data.get("digest") or "", str) and isinstance(data.get("graphs") or "", str), "data")
     for entry in doc.get("reports", []):
         need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
              and isinstance(entry.get("review") or [], list), "a report entry")
         need(entry.get("name") is None or _bare_name(entry["name"]), "a report entry's name")
+        scored = entry.get("input")
+        need(scored is None or (isinstance(scored, dict) and isinstance(scored.get("path"), str)
+                                and _loader_options(scored.get("options"))), "a report entry's input")
     filters = doc.get("filters") or {}
     number = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)))  # noqa: E731
     ranges = filters.get("ranges", {})
@@ -257,7 +266,10 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             target.parent.mkdir()
             with atomic_output(target, "wb") as fh:
                 fh.write(embedded[entry["embedded"]])
-            out.reports.append((entry, _held(path, f"its report {entry['embedded']}", functools.partial(read_report, target))))
+            report = _held(path, f"its report {entry['embedded']}", functools.partial(read_report, target))
+            if entry.get("input"):  # scored in the window: a stopped scoring resumes from its file
+                report.scored_input = {"path": entry["input"]["path"], "options": dict(entry["input"]["options"])}
+            out.reports.append((entry, report))
         elif not Path(entry["path"]).is_file():
             out.problems.append(f"The report {entry['path']} is not there any more: its tab is not opened. Open it "
                                 "where it is now (File ▸ Open).")

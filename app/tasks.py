@@ -427,6 +427,7 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
     if summary is not None and not summary.written:  # stopped before the first row: no report
         return None, summary
     report = read(report_path)
+    report.scored_input = {"path": str(path), "options": dict(options or {})}  # what Resume reads on from
     add_report_properties(report)
     return report, summary
 

@@ -84,10 +84,12 @@ class ReportTabs(QObject):
 
     def session_entries(self, scratch: str) -> list[dict]:
         """The report tabs in tab order, as a session keeps them: path, title, whether the report
-        is embedded in the session file (a scored file's report lives in ``scratch``) and the
-        review marks on its rows, each with the row's ID and SMILES."""
+        is embedded in the session file (a scored file's report lives in ``scratch``), the file it
+        was scored from (what Resume reads on from) and the review marks on its rows, each with the
+        row's ID and SMILES."""
         return [{"path": view.report.source, "title": self.tabs.tabText(self.tabs.indexOf(view)),
                  "embed": Path(scratch) in Path(view.report.source).resolve().parents,
+                 "input": view.report.scored_input,
                  "review": marks_with_ids(view.report.ids, view.book.marks, view.report.smiles)}
                 for view in sorted(self.views, key=self.tabs.indexOf)]
 

@@ -50,7 +50,6 @@ class ScreeningController(Controller):
         self._started = 0.0
         self._path = ""
         self._scoring = 0  # the graphs being scored with the model
-        self._runs: dict[str, tuple[str, dict]] = {}  # a scored file's report -> the file and its columns
 
     def score_current(self, message: str) -> None:
         """Score the open graphs (if any) with the state's model in the background."""
@@ -101,15 +100,15 @@ class ScreeningController(Controller):
             if options is None:
                 return
         report_path = str(make_scratch("scored-", self.scratch) / f"{Path(path).stem}_ranked.csv")
-        self._runs[report_path] = (path, options or {})
-        self._start(path, report_path, f"Scoring {Path(path).name} with the current model…")
+        self._start(path, options or {}, report_path, f"Scoring {Path(path).name} with the current model…")
 
     def can_resume(self, report) -> bool:
         """Whether ``report`` (a tab's) is a file's scoring that was stopped, which :meth:`resume_file`
-        continues: this window scored it, and the file and a model are there."""
-        run = self._runs.get(str(getattr(report, "source", "")))
-        return (run is not None and report.stopped_after is not None and self.state.model is not None
-                and Path(run[0]).is_file())
+        continues: the window scored it (now, or in the session that holds its report), and the file
+        and a model are there."""
+        scored = getattr(report, "scored_input", None)
+        return (scored is not None and report.stopped_after is not None and self.state.model is not None
+                and Path(scored["path"]).is_file())
 
     @Slot(object)
     def resume_file(self, report) -> None:
@@ -120,16 +119,16 @@ class ScreeningController(Controller):
         if self.runner.busy():
             self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before resuming.")
             return
-        path, _options = self._runs[str(report.source)]
-        self._start(path, str(report.source), f"Resuming the scoring of {Path(path).name} after line "
-                    f"{report.stopped_after:,}…", len(report) + len(report.rejects))
+        path = report.scored_input["path"]
+        self._start(path, report.scored_input["options"], str(report.source), f"Resuming the scoring of "
+                    f"{Path(path).name} after line {report.stopped_after:,}…", len(report) + len(report.rejects))
 
-    def _start(self, path: str, report_path: str, message: str, resume: int | None = None) -> None:
+    def _start(self, path: str, options: dict, report_path: str, message: str, resume: int | None = None) -> None:
         self.busy.emit(message, True)
         self._started = time.perf_counter()
         self._path = path
         self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path,
-                                                          options=self._runs[report_path][1], resume=resume),
+                                                          options=options, resume=resume),
                           self._file_scored, self._failed, self._progress)
 
     @Slot(object)

@@ -73,6 +73,10 @@ class RankedReport:
     # the last input line of a run that was stopped (its end row says so): the rows after it were
     # never read; None for a run that read its whole input
     stopped_after: int | None = None
+    # the file its rows were read from and the loader's options, ``{"path", "options"}``, where the
+    # caller that scored it records them (the app, and a session that holds its report): what a
+    # stopped scoring resumes from; None for a report read from a file alone
+    scored_input: dict | None = None
 
     def scored_smiles(self, i: int) -> str:
         """The SMILES row i was scored as: its standardised form, or the SMILES as read.

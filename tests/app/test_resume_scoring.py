@@ -55,6 +55,52 @@ def test_a_stopped_scoring_resumes_into_the_whole_files_results_in_its_tab(qtbot
     assert list(view.report.ids) == list(expected.ids) and list(view.report.score) == list(expected.score)
 
 
+def test_a_stopped_scoring_saved_in_a_session_resumes_after_the_session_is_opened(qtbot, window, herg_path,
+                                                                                  tmp_path):
+    """Resume was offered only in the window that scored the file: a session kept the stopped
+    report but not the file it was read from. The report's tab now carries its file and columns,
+    into the session and back, and Resume reads on from there."""
+    library = tmp_path / "library.csv"
+    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
+        rows = [line.strip() for line in fh][1:] * 3
+    library.write_text("name,structure\n" + "".join(f"m{k},{s}\n" for k, s in enumerate(rows)))
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window)
+    window.screening.progress.connect(window.stop)
+    window.screening.score_file(str(library), {"smiles_column": "structure", "id_column": "name"})
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1, timeout=60000)
+    window.screening.progress.disconnect(window.stop)
+    stopped = window.report_views[0].report
+    assert stopped.stopped_after is not None
+    window.report_views[0].table.selectRow(1)
+    window.actions_by_name["mark_anomaly"].trigger()
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views[0].book.marks) == 1, timeout=60000)
+    marked = stopped.ids[next(iter(window.report_views[0].book.marks))]
+    session = str(tmp_path / "stopped.glocalkd-session")
+    window.sessions.save(session)
+    qtbot.waitUntil(lambda: _idle(window), timeout=60000)
+
+    window.open_session(session)
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1
+                    and window.report_views[0].report is not stopped, timeout=120000)
+    reopened = window.report_views[0]
+    assert reopened.report.scored_input == {"path": str(library),
+                                            "options": {"smiles_column": "structure", "id_column": "name"}}
+    window.results_tabs.setCurrentWidget(reopened)
+    resume = window.actions_by_name["resume_scoring"]
+    assert resume.isEnabled()
+    resume.trigger()
+    qtbot.waitUntil(lambda: _idle(window) and reopened not in window.report_views, timeout=120000)
+    (view,) = window.report_views
+    assert view.report.stopped_after is None and len(view.report) == len(rows)
+    qtbot.waitUntil(lambda: _idle(window) and view.book.reranked is not None, timeout=60000)
+    assert [view.report.ids[i] for i in view.book.marks] == [marked]
+    whole = score_file(window.model, library, tmp_path / "whole.csv", properties=True, view_scores=False,
+                       smiles_column="structure", id_column="name")
+    expected = read_report(whole.report)
+    assert list(view.report.ids) == list(expected.ids) and list(view.report.score) == list(expected.score)
+
+
 def test_the_resume_rule_reads_the_facts_it_is_given(window):
     assert facts_of(window.state, False, False, resumable=True).resumable
     assert not facts_of(window.state, False, False).resumable
