@@ -132,6 +132,18 @@ def apply_model_standardising(args: argparse.Namespace, model) -> None:
               "was trained; the report's standardised_smiles column holds what was scored", file=sys.stderr)
 
 
+def add_resume_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--resume``, the one wording of ``screen``'s and ``score``'s: a stopped run continued.
+
+    Args:
+        p: the command's parser.
+    """
+    p.add_argument("--resume", action="store_true",
+                   help="continue a stopped run: the report given with -o keeps its rows, the file is read on "
+                        "after the line where the run stopped, and the report is written as a whole run writes it "
+                        "(the same model, file and optional columns; one molecule file)")
+
+
 def add_threads_option(p: argparse.ArgumentParser) -> None:
     """Add --threads: torch's intra-op thread count for the whole command.
 

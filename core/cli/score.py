@@ -5,8 +5,8 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import (add_data_options, add_extra_column_options, add_fdr_option, add_standardise_option,
-                              add_threads_option, apply_model_standardising, check_fdr, check_fdr_model, data_columns,
+from core.cli.options import (add_data_options, add_extra_column_options, add_fdr_option, add_resume_option,
+                              add_standardise_option, add_threads_option, apply_model_standardising, check_fdr, check_fdr_model, data_columns,
                               non_negative, report_flagged, summary)
 
 
@@ -25,6 +25,7 @@ def add_parser(sub) -> None:
     add_fdr_option(s)
     add_standardise_option(s, training=False)
     add_extra_column_options(s)
+    add_resume_option(s)
     add_threads_option(s)
     add_data_options(s)
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     with Progress(unit="mol" if is_streamed(model, args.data) else "graph") as bar:
         scored = score_file(model, args.data, args.output, **data_columns(args), top_k=args.top_nodes,
                             properties=args.properties, alerts=args.alerts, view_scores=args.view_scores,
-                            on_progress=bar.update)
+                            on_progress=bar.update, **({"resume": True} if args.resume else {}))
     if scored.summary is not None:
         return report_screen(args, scored.summary)
     graphs, p_values = scored.graphs, scored.p_values

@@ -6,8 +6,8 @@ import sys
 
 from core.wording import counted
 from core.cli.options import (add_cluster_options, add_data_options, add_extra_column_options, add_fdr_option,
-                              add_standardise_option, add_threads_option, apply_model_standardising, check_fdr,
-                              check_fdr_model, data_columns, non_negative, rejects_listed, report_flagged)
+                              add_resume_option, add_standardise_option, add_threads_option, apply_model_standardising,
+                              check_fdr, check_fdr_model, data_columns, non_negative, rejects_listed, report_flagged)
 
 
 def add_parser(sub) -> None:
@@ -30,10 +30,7 @@ def add_parser(sub) -> None:
     s.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
                    help="bfloat16: dense products in bfloat16, faster on CPUs with AMX/AVX-512 BF16 and on GPUs; "
                         "the ranking agrees closely with float32 (docs/scaling.md)")
-    s.add_argument("--resume", action="store_true",
-                   help="continue a stopped run: the report given with -o keeps its rows, the library is read on "
-                        "after the line where the run stopped, and the report is written as a whole run writes it "
-                        "(the same model, library and optional columns; one library file)")
+    add_resume_option(s)
     add_fdr_option(s)
     add_standardise_option(s, training=False)
     add_threads_option(s)
@@ -145,8 +142,8 @@ def report_screen(args: argparse.Namespace, summary) -> int:
     if summary.stopped:
         held = f"the best {min(top, summary.scored):,} of the rows" if top else "every row"
         one_file = isinstance(args.data, str) or len(args.data) == 1  # a run of shards is not resumed
-        again = " ('glocalkd screen' with the same arguments and --resume continues it)" \
-            if getattr(args, "resume", None) is not None and one_file else ""
+        again = f" ('glocalkd {getattr(args, 'command', 'screen')}' with the same arguments and --resume continues " \
+            "it)" if getattr(args, "resume", None) is not None and one_file else ""
         print(f"glocalkd: interrupted after line {summary.last_line:,}: the {where} holds {held} read up to "
               f"there{again}", file=sys.stderr)
         return 130 if summary.interrupted else 0

@@ -112,6 +112,23 @@ def test_the_command_line_resumes_a_stopped_screen_and_says_so(library, model, t
     assert "nothing to resume" in capsys.readouterr().err
 
 
+def test_glocalkd_score_resumes_a_stopped_scoring_as_screen_does(library, model, tmp_path, capsys):
+    """``score`` is the app's entry and the one for a chemist's file: it had no --resume, though the
+    pipeline under it resumes; the option is now one definition for both commands."""
+    from core import save_detector, score_file
+    from core.cli.main import main
+
+    save_detector(model, tmp_path / "m.pt")
+    args = [str(tmp_path / "m.pt"), str(library), "--device", "cpu"]
+    assert main(["score", *args, "-o", str(tmp_path / "whole.csv")]) == 0
+    first = score_file(model, library, tmp_path / "r.csv", chunk_size=40, workers=1, **stopped_after(2)).summary
+    assert first.stopped
+    capsys.readouterr()
+    assert main(["score", *args, "-o", str(tmp_path / "r.csv"), "--resume"]) == 0
+    assert f"(resumed after line {first.last_line}: {300 - first.rows} rows read now)" in capsys.readouterr().err
+    assert (tmp_path / "r.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+
+
 def test_a_stop_after_the_last_chunk_leaves_a_whole_run(library, model, tmp_path):
     """A Stop that landed once every row was scored marked the run stopped at the file's last line:
     its report said so, and a resume read nothing and wrote it again. The run is whole now."""
