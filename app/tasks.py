@@ -698,21 +698,22 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
     wrote the report; with another model open (trained since), the report's scores, drawn plain.
     ``source``: the file the rows were scored from, which the page names (a scored file's report is
     a scratch file; the page named it, and said "0 rows rejected" whatever the report's rejects).
+    A TU collection's rows (no SMILES) are drawn from the file they were scored from when the tab
+    knows it (:func:`scored_graphs`), else listed without drawings (:func:`report_rows`).
     Returns the number of molecules drawn."""
     import dataclasses
 
-    from core import GLocalKDError, Reject, Scores, html_report, report_graphs
+    from core import Reject, Scores, html_report, report_graphs
 
     from .state import describe_model
 
-    if len(report) and not any(report.smiles):
-        raise GLocalKDError(f"{Path(source or report.source).name}: its rows are graphs without SMILES (a TU "
-                            "collection's), which the HTML report cannot draw from a ranked report: export them as CSV")
-    graphs = dataclasses.replace(report_graphs(report), source=source or report.source,
+    graphs = report_graphs(report) if not len(report) or any(report.smiles) else scored_graphs(report)
+    real = graphs is not None  # else a TU collection's rows, its file not at hand: listed and ranked, not drawn
+    graphs = dataclasses.replace(graphs if real else report_rows(report), source=source or report.source,
                                  rejects=[Reject(None, r.id, r.reason, r.text) for r in report.rejects])
     same_model = (model is not None and bool(report.model_fingerprint)
                   and model.fingerprint() == report.model_fingerprint)
-    if same_model and model.has_node_scores:  # the heatmaps of the model that wrote the report
+    if same_model and model.has_node_scores and real:  # the heatmaps of the model that wrote the report
         scores = model.score(graphs)
     else:  # another model's (trained since) would print its scores beside the report's ranks
         ptr = np.concatenate([[0], np.cumsum([int(g.num_nodes) for g in graphs.graphs])])
@@ -721,6 +722,41 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
     settings = {"detector": describe_model(model)} if same_model else {"report": Path(report.source).name}
     return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values, review=review or None,
                        rank=rank, vmax=vmax)
+
+
+def scored_graphs(report):
+    """A ranked report's rows as the graphs they were scored from, when its rows hold no SMILES (a
+    TU collection's) and the window knows the file (``report.scored_input``): that file read again,
+    each row's graph found by its id and checked by its node count; None when the file is not there,
+    does not read, or is no longer the one scored."""
+    from core import GLocalKDError, load
+
+    scored = getattr(report, "scored_input", None)
+    if not scored or not Path(scored["path"]).exists():
+        return None
+    try:
+        graphs = load(scored["path"], **scored["options"])
+    except (GLocalKDError, OSError):
+        return None
+    where = {meta.id: k for k, meta in enumerate(graphs.meta)}
+    rows = [where.get(str(i)) for i in report.ids]
+    if None in rows or any(int(graphs.graphs[k].num_nodes) != int(n) for k, n in zip(rows, report.num_nodes)):
+        return None
+    return graphs.subset(rows)
+
+
+def report_rows(report):
+    """A ranked report's rows as the report holds them, for a page that lists them: each row's id,
+    name, label and node count, with no structure (nothing to draw or score)."""
+    import torch
+    from torch_geometric.data import Data
+
+    from core import GraphMeta, GraphSet
+
+    graphs = [Data(edge_index=torch.zeros((2, 0), dtype=torch.long), num_nodes=int(n)) for n in report.num_nodes]
+    metas = [GraphMeta(id=str(i), name=str(name), label=str(label) or None)
+             for i, name, label in zip(report.ids, report.names, report.labels)]
+    return GraphSet(graphs, metas, source=report.source, format="report", kind="graph")
 
 
 # -------------------------------------------------------------------- similarity to a query

@@ -229,3 +229,40 @@ def test_a_scored_tabs_exports_keep_the_molecules_that_were_scored(tmp_path):
             top = mol.GetProp("top_atoms").split(";")[0].split(":")[0]
             atom = mol.GetAtomWithIdx(int("".join(c for c in top if c.isdigit())))
             assert top.startswith(atom.GetSymbol())
+
+
+def test_a_scored_tu_collections_tab_writes_its_html_report(qtbot, window, aids_zip, tmp_path):
+    """The HTML export of a scored TU collection's tab was refused ("graphs without SMILES"), while
+    the training tab of the same collection wrote one. It is drawn from the file the tab was scored
+    from when the window knows it, and otherwise lists the rows as the report holds them."""
+    from core import make_detector
+    from tests.app.test_main_window import _idle
+
+    aids = load(aids_zip)
+    w = window
+    qtbot.waitUntil(lambda: w.opening.ready, timeout=60000)
+    w.state.set_data(str(aids_zip), aids, "")
+    w.state.set_trained(make_detector("size").fit(aids), None, len(aids), None, None, None)
+    w.score_file(str(aids_zip))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=120000)
+    view = w.report_views[0]
+    assert len(view.report) == 2000 and not any(view.report.smiles)
+    w.results_tabs.setCurrentWidget(view)
+    drawn = tmp_path / "drawn.html"
+    w.export_html(str(drawn))
+    qtbot.waitUntil(lambda: _idle(w) and (drawn.is_file() or bool(w.feedback.last_warning)), timeout=120000)
+    assert not w.feedback.last_warning
+    text = drawn.read_text(encoding="utf-8")
+    assert text.count("<td class='mol'><svg") == 25 and str(view.report.ids[0]) in text and "2,000 (" in text
+
+    listed = tmp_path / "listed.html"  # the same report opened from its file: no scored file known
+    w.open_path(str(view.report.source))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 2, timeout=60000)
+    w.results_tabs.setCurrentWidget(w.report_views[1])
+    assert w.report_views[1].report.scored_input is None
+    w.export_html(str(listed))
+    qtbot.waitUntil(lambda: _idle(w) and (listed.is_file() or bool(w.feedback.last_warning)), timeout=120000)
+    assert not w.feedback.last_warning
+    text = listed.read_text(encoding="utf-8")
+    assert "<td class='mol'><svg" not in text and text.count("<td class='mol'></td>") == 25
+    assert str(view.report.ids[0]) in text
