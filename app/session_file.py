@@ -212,7 +212,7 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
     Raises:
         GLocalKDError: the file is not a session file, or is damaged.
     """
-    from core import GLocalKDError, atomic_output, load_detector, make_scratch, read_report
+    from core import ZIP_ERRORS, GLocalKDError, atomic_output, load_detector, make_scratch, read_report
 
     from . import tasks
 
@@ -227,7 +227,7 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
             check_document(doc)
             model_bytes = zf.read(doc["model"]) if doc.get("model") else None
             embedded = {e["embedded"]: zf.read(e["embedded"]) for e in doc.get("reports", []) if e.get("embedded")}
-    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except ZIP_ERRORS as exc:
         raise GLocalKDError(f"{path}: not a GLocalKD Studio session file, or damaged ({exc})") from None
     job = job if job is not None else tasks.Job()
     out = Reopened(path, doc)

@@ -26,7 +26,7 @@ _PUBLIC = {
     "scratch_folder": "runtime.scratch", "counted": "wording",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
-    "ParameterError": "errors", "Stopped": "errors", "raise_if_stopped": "errors",
+    "ParameterError": "errors", "Stopped": "errors", "raise_if_stopped": "errors", "ZIP_ERRORS": "errors",
     # data
     "GraphMeta": "data.graphset", "GraphSet": "data.graphset", "Reject": "data.graphset",
     "normalize_label": "data.graphset", "FeatureSchema": "data.features", "Scores": "data.scores",
@@ -82,7 +82,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.runtime.files import atomic_output, check_outputs
     from core.runtime.scratch import make_scratch, remove_scratch, scratch_folder
     from core.errors import (DataError, GLocalKDError, ModelFileError, SchemaMismatchError, ParameterError,
-        NotApplicableError, Stopped, raise_if_stopped)
+        NotApplicableError, Stopped, ZIP_ERRORS, raise_if_stopped)
     from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
     from core.data.features import FeatureSchema
     from core.data.scores import Scores, READOUT_PARTS, checked_rank, ranking_of, written_scores

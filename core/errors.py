@@ -2,7 +2,15 @@
 parameters a message names, so that each front end can word them its own way."""
 from __future__ import annotations
 
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping
+
+# what reading a damaged zip (a session file, a zipped TU collection) raises beside OSError: a bad
+# or truncated archive, an entry compressed by a method Python lacks (deflate64, as some zippers
+# write) or encrypted, and a corrupt deflate stream; every reader of a zip catches all of them
+ZIP_ERRORS: tuple[type[BaseException], ...] = (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError,
+                                               RuntimeError, NotImplementedError, zlib.error)
 
 
 class GLocalKDError(Exception):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from core import counted
+from core import ZIP_ERRORS, counted
 
 from .. import tasks
 from ..session_file import SUFFIX as SESSION_SUFFIX
@@ -44,7 +44,7 @@ def file_kind(path: str) -> str:
                 return "session"
             if any(n.endswith("/data.pkl") for n in names):
                 return "model"
-    except (OSError, zipfile.BadZipFile):  # unreadable: the loader says why
+    except ZIP_ERRORS:  # unreadable: the loader says why
         pass
     return "data"
 

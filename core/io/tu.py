@@ -11,13 +11,12 @@ from __future__ import annotations
 import math
 import re
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from core.errors import DataError
+from core.errors import ZIP_ERRORS, DataError
 from core.io.text import strip_compression
 from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
 
@@ -51,7 +50,7 @@ class _Files:
         elif zipfile.is_zipfile(path):
             try:
                 self._zip = zipfile.ZipFile(path)
-            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            except ZIP_ERRORS as exc:
                 raise DataError(f"damaged zip archive: {exc}", path) from None
             self.names = {}
             for member in self._zip.namelist():
@@ -94,8 +93,7 @@ class _Files:
             else:
                 with open(ref, "rb") as fh:
                     raw = fh.read(MAX_FILE_BYTES + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError,
-                zlib.error) as exc:
+        except ZIP_ERRORS as exc:
             raise DataError(f"cannot read file (damaged?): {exc}", self.display(name)) from None
         if len(raw) > MAX_FILE_BYTES:
             raise DataError(f"file larger than {MAX_FILE_BYTES // 2**20:,} MB (uncompressed): more than any TU "

@@ -153,3 +153,53 @@ def test_a_form_value_out_of_every_range_is_left_out_not_a_half_restored_window(
     window.sessions.open(str(bad))
     qtbot.waitUntil(lambda: _idle(window) and bool(opened), timeout=60000)
     assert len(window.report_views) == 1 and window.state.model is not None and window.form.epochs.value() >= 1
+
+
+def _one_entry_session(folder: Path) -> tuple[Path, bytes]:
+    from app.session_file import write_session
+
+    path = folder / "s.glocalkd-session"
+    write_session(str(path), {"data": None, "form": {"epochs": 3}}, None, [])
+    return path, path.read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["deflate64", "encrypted"])
+def test_a_session_zipped_as_python_cannot_read_is_refused_as_damage(tmp_path, damage):
+    """An entry compressed by deflate64 (as Windows' zipper writes) or marked encrypted reached the
+    user as a bare NotImplementedError or RuntimeError."""
+    import struct
+
+    from app.session_file import read_session
+    from core import GLocalKDError
+
+    path, raw = _one_entry_session(tmp_path)
+    central = raw.find(b"PK\x01\x02")
+    changed = bytearray(raw)
+    if damage == "deflate64":
+        changed[central + 10:central + 12] = struct.pack("<H", 9)
+    else:
+        changed[central + 8] |= 1
+    path.write_bytes(bytes(changed))
+    with pytest.raises(GLocalKDError, match="not a GLocalKD Studio session file, or damaged"):
+        read_session(str(path), str(tmp_path), "cpu")
+
+
+def test_every_byte_of_a_damaged_deflate_stream_is_refused_as_damage(tmp_path):
+    """A flipped byte in the compressed session.json gave a bare zlib.error; any byte flipped there
+    is now refused as damage (the deflate stream or the entry's CRC notices every one)."""
+    from app.session_file import read_session
+    from core import GLocalKDError
+
+    path, raw = _one_entry_session(tmp_path)
+    info = zipfile.ZipFile(path).getinfo("session.json")
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    refused = 0
+    for k in range(start, start + info.compress_size):
+        changed = bytearray(raw)
+        changed[k] ^= 0xFF
+        path.write_bytes(bytes(changed))
+        try:
+            read_session(str(path), str(tmp_path), "cpu")
+        except GLocalKDError:
+            refused += 1
+    assert refused == info.compress_size
