@@ -236,9 +236,11 @@ def score(model, graphs, normal_label: str | None, size_model, job):
         train_set = graphs if normal_label is None else graphs.with_label(normal_label)
         if len(train_set):
             size_model = train_model(train_set, TrainSpec(detector="size", calibration=0.0)).model
-    size_scores = size_model.score(graphs).score if size_model is not None else None
-    properties = graph_properties(graphs) if graphs is not given else None
+    # the model first: graphs it cannot read are refused naming their file (the size baseline, fitted
+    # on the same graphs, refuses the same ones)
     scores = score_graphs(model, graphs, should_stop=job.stopped, on_progress=lambda done, total: job.report(done))
+    size_scores = score_graphs(size_model, graphs).score if size_model is not None else None
+    properties = graph_properties(graphs) if graphs is not given else None
     return scores, size_model, size_scores, graphs, properties
 
 
