@@ -16,7 +16,7 @@ import numpy as np
 
 from core.data.graphset import GraphSet
 from core.data.pvalues import benjamini_hochberg, conformal_p_values  # noqa: F401  (the calibration API in one place)
-from core.errors import GLocalKDError
+from core.errors import GLocalKDError, ParameterError
 
 DEFAULT_CALIBRATION_FRACTION = 0.2
 MIN_CALIBRATION_GRAPHS = 19  # with fewer, no p-value can fall below 0.05
@@ -163,6 +163,28 @@ def can_calibrate(n: int, fraction: float = DEFAULT_CALIBRATION_FRACTION) -> boo
     return 0.0 < fraction < 1.0 and n >= 2 * max(int(round(fraction * n)), MIN_CALIBRATION_GRAPHS)
 
 
+def check_calibration_share(share: object, name: str = "calibration") -> None:
+    """Refuse a calibration share that is not a number from 0 to :data:`MAX_CALIBRATION_SHARE`, the
+    one rule of every front end (the plan's ``calibration``, :func:`fit_with_calibration`'s
+    ``fraction``): a larger share holds out more graphs than it leaves to train on, and 20 meant as
+    20 % once left a model silently without p-values.
+
+    Args:
+        share: the share asked for.
+        name: the parameter's name, for the message.
+
+    Raises:
+        ParameterError: not a number (a bool or text), NaN, or outside 0 to MAX_CALIBRATION_SHARE.
+    """
+    number = not isinstance(share, (bool, np.bool_)) and isinstance(share, (int, float, np.integer, np.floating))
+    if not number:  # "0.2"
+        raise ParameterError(f"{{{name}}} must be a number, a share from 0 to {MAX_CALIBRATION_SHARE}, not "
+                             f"{share!r}", name)
+    if not 0.0 <= share <= MAX_CALIBRATION_SHARE:  # 0.6 of 120 graphs was said as "too few graphs"; NaN too
+        raise ParameterError(f"{{{name}}} must be a share from 0 to {MAX_CALIBRATION_SHARE} (a larger one holds "
+                             f"out more graphs than it leaves to train on), not {share}", name)
+
+
 def fit_with_calibration(detector, graphs: GraphSet, fraction: float = DEFAULT_CALIBRATION_FRACTION,
                          seed: int = 0, on_epoch: Callable | None = None,
                          should_stop: Callable[[], bool] | None = None) -> bool:
@@ -181,9 +203,17 @@ def fit_with_calibration(detector, graphs: GraphSet, fraction: float = DEFAULT_C
 
     Returns:
         Whether the fitted detector gives p-values.
+
+    Raises:
+        ParameterError: a ``fraction`` that is not a share from 0 to MAX_CALIBRATION_SHARE, or a
+            ``seed`` that is not a whole number from 0 to SEED_MAX.
     """
+    from core.detectors.base import SEED, is_seed
     from core.detectors.registry import DETECTORS
 
+    check_calibration_share(fraction, "fraction")
+    if not is_seed(seed):
+        raise ParameterError(f"{{seed}} must be {SEED}, not {seed!r}", "seed")
     info = DETECTORS.get(detector.name)
     if (info is not None and info.calibrates_itself) or not can_calibrate(len(graphs), fraction):
         detector.fit(graphs, on_epoch=on_epoch, should_stop=should_stop)

@@ -37,11 +37,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from core.data.graph_identity import shared_graphs
 from core.data.graphset import GraphSet, normalize_label
-from core.detectors.conformal import MAX_CALIBRATION_SHARE, can_calibrate
+from core.detectors.conformal import can_calibrate, check_calibration_share
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, DetectorInfo, accepted_params, detector_defaults,
                                      detector_info, make_detector)
@@ -136,19 +135,13 @@ def check_settings(spec: TrainSpec) -> None:
     Raises:
         ParameterError: a setting that breaks a rule, naming it.
     """
-    if isinstance(spec.calibration, (bool, np.bool_)) or not isinstance(spec.calibration, (int, float, np.integer,
-                                                                                            np.floating)):  # "0.2"
-        raise ParameterError(f"{{calibration}} must be a number, a share from 0 to {MAX_CALIBRATION_SHARE}, not "
-                             f"{spec.calibration!r}", "calibration")
+    check_calibration_share(spec.calibration)
     if not isinstance(spec.params, dict):  # None failed in .items()
         raise ParameterError(f"{{params}} must map setting names to values, not {spec.params!r}", "params")
     given = spec.params.get("component_params")
     if given is not None and (not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values())):
         raise ParameterError(f"{{component_params}} must map view names to their settings, not {given!r}",
                              "component_params")
-    if not 0.0 <= spec.calibration <= MAX_CALIBRATION_SHARE:  # 0.6 of 120 graphs was said as "too few graphs"
-        raise ParameterError(f"{{calibration}} must be a share from 0 to {MAX_CALIBRATION_SHARE} (a larger one holds "
-                             f"out more graphs than it leaves to train on), not {spec.calibration}", "calibration")
     if not is_seed(spec.seed):
         raise ParameterError(f"{{seed}} must be {SEED}, not {spec.seed!r}", "seed")
     if spec.detector is not None:

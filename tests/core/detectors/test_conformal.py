@@ -129,3 +129,22 @@ def test_a_consensus_weighed_by_known_anomalies_keeps_its_promise(moses):
     rest = held.subset(np.setdiff1d(np.arange(len(held)), largest))
     flagged = float((model.p_values(model.score(rest).score) < 0.05).mean())
     assert 0.03 <= flagged <= 0.07, flagged
+
+
+@pytest.fixture(scope="module")
+def sixty_molecules():
+    from tests.conftest import DEMO_DATA
+
+    return load(DEMO_DATA / "herg.tab").subset(range(60))
+
+
+@pytest.mark.parametrize("given", [{"fraction": 1.5}, {"fraction": -0.1}, {"fraction": float("nan")},
+                                   {"fraction": 20}, {"fraction": "0.2"}, {"seed": -1}, {"seed": 1.5},
+                                   {"seed": 2 ** 70}])
+def test_fit_with_calibration_refuses_a_share_or_seed_out_of_range(given, sixty_molecules):
+    """A share of 1.5 or 20 (meant as 20 %) left the model silently without p-values, and seed -1
+    raised numpy's bare ValueError; both are refused naming the parameter, as the plan refuses them."""
+    from core import ParameterError, fit_with_calibration, make_detector
+
+    with pytest.raises(ParameterError, match=f"^{next(iter(given))} must be"):
+        fit_with_calibration(make_detector("size"), sixty_molecules, **given)
