@@ -15,7 +15,7 @@ from core.data.graphset import GraphSet
 from core.data.scores import Scores
 from core.errors import DataError, GLocalKDError, ParameterError, Stopped
 from core.runtime.device import DEVICE_NAMES, is_device_name
-from core.runtime.seeds import SEED_MAX
+from core.runtime.values import SEED, is_count, is_number, is_seed  # noqa: F401 (the detectors' names)
 
 
 @dataclass
@@ -41,50 +41,6 @@ COUNT = "a whole number of at least 1"  # the rule of epochs, widths, layers, ba
 # settings of one name count the same thing in every detector that takes them: one floor each
 # (wl_iterations -5 acted as 0 and was recorded as -5; n_estimators 0 failed inside scikit-learn)
 COUNT_FLOORS = {"wl_iterations": 0, "n_estimators": 1, "max_samples": 1, "ensemble_size": 1, "subsample_size": 1}
-
-
-def is_count(value, low: int = 1) -> bool:
-    """Whether ``value`` is a whole number (not a bool) of at least ``low``: a setting that counts.
-
-    Args:
-        value: the setting's value.
-        low: the smallest value allowed.
-
-    Returns:
-        True when it keeps the rule.
-    """
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low
-
-
-SEED = f"a whole number from 0 to {SEED_MAX}"  # the rule of every seed (training, evaluation, studies)
-
-
-def is_seed(value) -> bool:
-    """Whether ``value`` is a seed every random generator here takes: a whole number (not a bool)
-    from 0 to :data:`SEED_MAX` (numpy refuses negative seeds, torch larger ones).
-
-    Args:
-        value: the seed.
-
-    Returns:
-        True when it keeps the rule.
-    """
-    return is_count(value, 0) and value <= SEED_MAX
-
-
-def is_number(value, low: float = 0.0, above: bool = False) -> bool:
-    """Whether ``value`` is a finite number (not a bool) of at least ``low`` (above it with ``above``).
-
-    Args:
-        value: the setting's value.
-        low: the bound.
-        above: the value must exceed ``low`` rather than reach it.
-
-    Returns:
-        True when it keeps the rule.
-    """
-    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and \
-        bool(np.isfinite(value)) and (value > low if above else value >= low)
 
 
 class CallbackError(Exception):

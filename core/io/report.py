@@ -20,8 +20,9 @@ from core.data.graphset import GraphSet, element_symbols
 from core.data.properties import PROPERTY_COLUMNS, molecular_properties, property_text
 from core.data.pvalues import format_p, report_q_values
 from core.data.scores import Scores, ranking_of, score_text
-from core.errors import GLocalKDError
+from core.errors import GLocalKDError, ParameterError
 from core.runtime.files import atomic_output
+from core.runtime.values import is_count
 
 COLUMNS = ("rank", "id", "name", "smiles", "score", "graph_score", "node_score", "num_nodes", "label",
            "top_nodes", "status", "p_value", "q_value")
@@ -465,6 +466,21 @@ class DigestingStream:
         return self.stream.write(text)
 
 
+def check_top_k(top_k: object) -> None:
+    """Refuse a ``top_k`` (atoms listed per row in ``top_nodes``) that is not a whole number of at
+    least 0: -1 listed every atom but the last, 2.5 failed on a slice with a bare TypeError.
+
+    Args:
+        top_k: the number asked for.
+
+    Raises:
+        ParameterError: naming ``top_k``.
+    """
+    if not is_count(top_k, 0):
+        raise ParameterError(f"{{top_k}} must be a whole number of at least 0 (the atoms listed per row), not "
+                             f"{top_k!r}", "top_k")
+
+
 def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
                  p_values: np.ndarray | None = None, properties: bool = False, alerts: bool = False,
                  view_scores: dict[str, np.ndarray] | None = None, model: str | None = None) -> int:
@@ -490,10 +506,12 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
 
     Raises:
         ValueError: ``scores`` and ``graphs`` differ in length.
+        ParameterError: ``top_k`` is not a whole number of at least 0 (:func:`check_top_k`).
         GLocalKDError: as :func:`check_report_output` (the graphs' file is the input).
     """
     if len(scores) != len(graphs):
         raise ValueError(f"{len(scores)} scores for {len(graphs)} graphs")
+    check_top_k(top_k)
     check_report_output(path, [graphs.source] if graphs.source else [])
     extras = extra_columns(properties, alerts, graphs.standardised, tuple(view_scores or ()))
     rows = 0

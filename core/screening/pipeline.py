@@ -22,9 +22,11 @@ from pathlib import Path
 
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, GLocalKDError, ParameterError, SchemaMismatchError, SlowPrecisionWarning
+from core.runtime.values import is_count
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, nothing_read
-from core.io.report import STANDARDISED, VIEW_PREFIX, check_report_output, extra_columns, safe_cell
+from core.io.report import (STANDARDISED, VIEW_PREFIX, check_report_output, check_top_k, extra_columns,
+                            safe_cell)
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -296,8 +298,9 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                       stacklevel=2)
     for name, value in (("chunk_size", chunk_size), ("batch_graphs", batch_graphs), ("workers", workers),
                         ("top", top)):
-        if value is not None and value < 1:
-            raise ParameterError(f"{{{name}}} must be at least 1, not {value}", name)
+        if value is not None and not is_count(value, 1):  # 2.5 passed "< 1" and failed deep inside
+            raise ParameterError(f"{{{name}}} must be a whole number of at least 1, not {value!r}", name)
+    check_top_k(top_k)
     if workers is not None and workers > most_per_machine():  # each a process: thousands would hang the machine
         raise ParameterError(f"{{workers}} must be from 1 to {most_per_machine()} ({PER_CORE_LIMIT} per CPU core), "
                              f"not {workers}", "workers")

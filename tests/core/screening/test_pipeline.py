@@ -370,6 +370,25 @@ def test_screen_refuses_sizes_below_one(tmp_path, smiles_file):
             screen(model, smiles_file, tmp_path / "r.csv", **bad)
 
 
+@pytest.mark.parametrize("bad", [dict(chunk_size=2.5), dict(chunk_size="10"), dict(chunk_size=float("nan")),
+                                 dict(top=2.5), dict(workers=1.5), dict(top_k=-1), dict(top_k=2.5)])
+def test_screen_refuses_counts_that_are_not_whole_numbers(tmp_path, smiles_file, bad):
+    """chunk_size=2.5 passed the "< 1" check and failed deep inside with a bare TypeError, and
+    top_k=-1 listed every atom but the last; each is refused naming it, before any file is read."""
+    from core import ParameterError, load, make_detector, write_report
+    from core.screening.pipeline import screen
+
+    model = make_detector("size").fit(load(smiles_file))
+    name = next(iter(bad))
+    with pytest.raises(ParameterError, match=f"^{name} must be a whole number"):
+        screen(model, smiles_file, tmp_path / "r.csv", **({"workers": 1} | bad))
+    if name == "top_k":  # a file scored whole writes its report from memory: the same rule
+        graphs = load(smiles_file)
+        with pytest.raises(ParameterError, match="^top_k must be a whole number"):
+            write_report(tmp_path / "w.csv", graphs, model.score(graphs), top_k=bad["top_k"])
+    assert not (tmp_path / "r.csv").exists() and not (tmp_path / "w.csv").exists()
+
+
 def test_shards_screened_apart_merge_into_the_whole_librarys_ranking(tmp_path, smiles_file):
     from core.io.ranked_report import read_report
     from core.screening.merge import merge_reports
