@@ -228,6 +228,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             for name in extras:
                 columns.setdefault(name, [])
             continue
+        if not any(cell.strip() for cell in row):  # a blank line, or a row a spreadsheet cleared: no row of the run
+            continue
         if len(row) != width:
             raise DataError(f"{len(row)} fields where a report row has {width}", str(path), line_no)
         status = row[10]

@@ -128,3 +128,20 @@ def test_reading_a_report_stops_when_asked(tmp_path):
     assert len(read_report(path, should_stop=lambda: False)) == 10_001
     with pytest.raises(Stopped, match="r.csv"):
         read_report(path, should_stop=lambda: True)
+
+
+def test_blank_lines_and_rows_a_spreadsheet_cleared_are_no_rows(tmp_path, smiles_file):
+    """A blank line at the end (left by hand-editing) refused the whole report ("0 fields where a
+    report row has 13"), and a row whose cells a spreadsheet cleared became a phantom reject with
+    no id and no reason. Neither holds a row of the run: both are read past."""
+    graphs = load(smiles_file)
+    path = tmp_path / "r.csv"
+    write_report(path, graphs, GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(graphs).score(graphs))
+    whole = read_report(path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    cleared = "," * (len(REPORT_COLUMNS) - 1) + "\r\n"
+    path.write_text("".join([*lines[:2], cleared, *lines[2:], "\r\n", cleared]), encoding="utf-8")
+    edited = read_report(path)
+    assert list(edited.ids) == list(whole.ids) and len(edited.rejects) == len(whole.rejects)
+    assert [r.id for r in edited.rejects] == [r.id for r in whole.rejects]
+    assert not edited.intact  # a row was added among them: the report is not as its model wrote it
