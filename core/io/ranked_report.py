@@ -228,8 +228,6 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             for name in extras:
                 columns.setdefault(name, [])
             continue
-        if not any(cell.strip() for cell in row):  # a blank line, or a row a spreadsheet cleared: no row of the run
-            continue
         if len(row) != width:
             raise DataError(f"{len(row)} fields where a report row has {width}", str(path), line_no)
         status = row[10]
@@ -308,7 +306,9 @@ def _float32(values: list[float]) -> np.ndarray:
 
 
 def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:
-    """Parse numbered lines as CSV records; a quoted field may span lines.
+    """Parse numbered lines as a report's CSV records; a quoted field may span lines. A record that
+    holds nothing (a blank line, or a row whose cells a spreadsheet cleared) is no row of the run,
+    and is passed over by every reader of reports alike (read back, merged, resumed).
 
     Args:
         lines: (number, line, ending) triples (:func:`core.io.text.read_lines_and_endings`),
@@ -327,7 +327,8 @@ def csv_records(lines: Iterable[tuple]) -> Iterator[tuple[int, list[str]]]:
             yield item[1] + (item[2] if len(item) > 2 else "\n")
 
     for row in csv.reader(text()):
-        yield current[0], row
+        if any(cell.strip() for cell in row):
+            yield current[0], row
 
 
 def row_graphs(report: RankedReport, i: int) -> GraphSet:

@@ -145,3 +145,30 @@ def test_blank_lines_and_rows_a_spreadsheet_cleared_are_no_rows(tmp_path, smiles
     assert list(edited.ids) == list(whole.ids) and len(edited.rejects) == len(whole.rejects)
     assert [r.id for r in edited.rejects] == [r.id for r in whole.rejects]
     assert not edited.intact  # a row was added among them: the report is not as its model wrote it
+
+
+def test_merging_reads_past_a_blank_line_as_reading_back_does(tmp_path):
+    """merge-reports refused a report with a blank line after its end row ("rows after the
+    end-of-report row") while read_report took it: both read records through one reader now."""
+    from core import make_detector, score_file
+    from core.screening.merge import merge_reports
+
+    smiles = ["CCO", "CCN", "c1ccccc1", "CCCl", "CC(=O)O", "CCCCO"]
+    model = make_detector("size").fit(load_smiles(tmp_path / "train.smi", smiles))
+    parts = []
+    for k, rows in enumerate((smiles[:2], smiles[2:])):
+        library = tmp_path / f"lib{k}.smi"
+        library.write_text("".join(f"{s} m{k}_{j}\n" for j, s in enumerate(rows)))
+        parts.append(tmp_path / f"p{k}.csv")
+        score_file(model, library, parts[-1], workers=1)
+        with parts[-1].open("a", encoding="utf-8", newline="") as fh:
+            fh.write("\r\n" + "," * (len(REPORT_COLUMNS) - 1) + "\r\n")
+        assert read_report(parts[-1]).intact  # after its end row: read past, the report as written
+    merge_reports(parts, tmp_path / "m.csv")
+    merged = read_report(tmp_path / "m.csv")
+    assert len(merged) == len(smiles) and merged.intact
+
+
+def load_smiles(path, smiles):
+    path.write_text("".join(f"{s}\n" for s in smiles))
+    return load(path)
