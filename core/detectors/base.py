@@ -43,6 +43,27 @@ COUNT = "a whole number of at least 1"  # the rule of epochs, widths, layers, ba
 COUNT_FLOORS = {"wl_iterations": 0, "n_estimators": 1, "max_samples": 1, "ensemble_size": 1, "subsample_size": 1}
 
 
+def reference_scores(values, what: str) -> np.ndarray:
+    """A model file's training or calibration scores, checked as every kind of model reads them:
+    a non-empty list of finite numbers (an empty one loaded, then failed at the first threshold or
+    p-value with a bare IndexError).
+
+    Args:
+        values: the scores as read (a list, numpy array or tensor).
+        what: what they are, for the message ("training scores").
+
+    Returns:
+        The scores, float64.
+
+    Raises:
+        ValueError: not a non-empty list of finite numbers.
+    """
+    out = np.asarray(values, dtype=np.float64)
+    if out.ndim != 1 or not len(out) or not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} are not a list of finite numbers")
+    return out
+
+
 class CallbackError(Exception):
     """Carry an exception raised by a caller's callback through ``fit``'s error handling.
 
@@ -501,11 +522,10 @@ class Detector(abc.ABC):
                 raise ModelFileError(f"{source}: holds a {state['detector']} model, not a {detector.name} one")
             detector.validate_params()
             detector.restore_fitted_state(decode_state(state["state"]), device)
+            reference_scores(detector.train_scores_, "training scores")  # kept as the detector keeps them
             if "calibration_scores" in state:
-                cal = np.asarray(decode_state(state["calibration_scores"]), dtype=np.float64)
-                if cal.ndim != 1 or not np.all(np.isfinite(cal)) or not len(cal):
-                    raise ValueError("calibration scores are not a list of finite numbers")
-                detector.calibration_scores_ = cal
+                detector.calibration_scores_ = reference_scores(decode_state(state["calibration_scores"]),
+                                                                "calibration scores")
             detector.standardises = state.get("standardise", False) is True
         except ModelFileError as exc:  # a component's own check: name the file too
             raise (exc if str(exc).startswith(source) else ModelFileError(f"{source}: {exc}")) from None

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from core.detectors.base import (COUNT, MODEL_FORMAT, NUMERICAL_ERRORS, CallbackError, Detector, EpochInfo, call_back,
-                                 describe_error, is_count, is_number, not_this_kind)
+                                 describe_error, is_count, is_number, not_this_kind, reference_scores)
 from core.detectors.training import train_epochs
 from core.errors import GLocalKDError, ModelFileError
 from core.runtime.model_files import version_problem
@@ -505,11 +505,9 @@ class GLocalKD(Detector):
             model.target_, model.predictor_ = nets
             model.target_.requires_grad_(False)
             model.train_scores_ = state["train_scores"].numpy()
+            reference_scores(model.train_scores_, "training scores")
             if "calibration_scores" in state:  # files before calibration, or trained without it: none
-                model.calibration_scores_ = state["calibration_scores"].numpy().astype(np.float64)
-                if model.calibration_scores_.ndim != 1 or not np.all(np.isfinite(model.calibration_scores_)) \
-                        or not len(model.calibration_scores_):  # an empty list failed at the first p-value
-                    raise ValueError("calibration scores are not a list of finite numbers")
+                model.calibration_scores_ = reference_scores(state["calibration_scores"].numpy(), "calibration scores")
             # version 1 files have no mean size, and no size term to use it
             model.mean_nodes_ = float(state.get("mean_nodes", 1.0))
             if not (np.isfinite(model.mean_nodes_) and model.mean_nodes_ >= 1.0):

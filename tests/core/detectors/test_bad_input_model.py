@@ -217,6 +217,7 @@ def test_older_and_newer_versions(tmp_path, saved, digest):
     lambda s: s.update(train_scores=[1.0, 2.0]),
     lambda s: s.update(train_scores="x"),
     lambda s: s.update(train_scores=torch.tensor([float("nan")] * len(s["train_scores"]))),
+    lambda s: s.update(train_scores=torch.zeros(0)),  # loaded, then threshold() failed with a bare IndexError
     lambda s: s.update(calibration_scores=torch.tensor([1.0, float("inf")], dtype=torch.float64)),
 ])
 @pytest.mark.parametrize("digest", [True, False])
@@ -288,3 +289,21 @@ def test_embeddings_of_no_graphs_and_subsets_by_position_only(toy):
     with pytest.raises(IndexError, match="not one of this set's 12 graphs"):
         toy.subset([99])
     assert len(toy.subset(np.flatnonzero(np.arange(len(toy)) % 2))) == 6
+
+
+@pytest.mark.parametrize("name", ["size", "wl-lesinn"])
+@pytest.mark.parametrize("scores", [[], [float("nan")]])
+def test_every_kind_of_model_file_refuses_empty_or_non_finite_training_scores(tmp_path, toy, name, scores):
+    """GLocalKD's file and every other detector's are read by one check of their reference scores."""
+    from core import load_detector, make_detector
+    from core.data.serialization import decode_state, encode_state
+    from core.runtime.model_files import read_model_file
+
+    make_detector(name).fit(toy).save(tmp_path / "m.pt")
+    state = read_model_file(tmp_path / "m.pt")
+    inner = decode_state(state["state"])
+    inner["train_scores"] = np.asarray(scores, dtype=np.float64)
+    write_model_file(tmp_path / "d.pt", {**state, "state": encode_state(inner)})
+    with pytest.raises(ModelFileError, match="damaged model file .*(training scores|train_scores)"):
+        load_detector(tmp_path / "d.pt", device="cpu")
+
