@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
-from core.data.graph_identity import shared_graphs
+from core.data.graph_identity import graph_key, shared_graphs
 from core.data.graphset import GraphSet, normalize_label
 from core.detectors.conformal import can_calibrate, check_calibration_share
 from core.detectors.catalog import MIN_KNOWN_ANOMALIES
@@ -188,9 +188,11 @@ def check_known_anomalies(known: GraphSet, data: GraphSet | None = None) -> None
     if data is not None and known.source and data.source and _same_file(known.source, data.source):
         raise GLocalKDError(f"{known.source} is the data file itself: known anomalies must be a file of graphs "
                             "known to be anomalous only (e.g. reference actives), never the training data")
-    if len(known) < MIN_KNOWN_ANOMALIES:  # checked before any training: fewer cannot weigh the views
+    distinct = len({graph_key(g) for g in known.graphs})  # one molecule given three times is one anomaly
+    if distinct < MIN_KNOWN_ANOMALIES:  # checked before any training: fewer cannot weigh the views
+        repeated = f" ({len(known):,} rows, some the same graph)" if distinct < len(known) else ""
         raise DataError(f"weighing the views needs at least {MIN_KNOWN_ANOMALIES} known anomalies, not "
-                        f"{len(known)}", known.source)
+                        f"{distinct}{repeated}", known.source)
     counts = known.label_counts()
     if len(counts) >= 2:
         listed = ", ".join(f"{label}: {n:,}" for label, n in counts.items())

@@ -156,6 +156,9 @@ def test_too_few_known_anomalies_are_refused_before_any_training(herg, tmp_path,
     two = load(str(tmp_path / "two.smi"))
     with pytest.raises(DataError, match="two.smi.*at least 3 known anomalies, not 2"):
         train_model(herg.with_label("1"), TrainSpec(known_anomalies=two))
+    (tmp_path / "again.smi").write_text("\n".join([actives[0]] * 3 + [actives[1]]) + "\n")  # one of them thrice
+    with pytest.raises(DataError, match=r"again.smi.*at least 3 known anomalies, not 2 \(4 rows, some the same"):
+        train_model(herg.with_label("1"), TrainSpec(known_anomalies=load(str(tmp_path / "again.smi"))))
     labelled = herg.subset([*range(60), *[i for i, m in enumerate(herg.meta) if m.label == "0"][:2]])
     labelled = labelled.subset([i for i, m in enumerate(labelled.meta) if m.label == "1" or i >= 60])
     with pytest.raises(ParameterError) as by_label:
