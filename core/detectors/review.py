@@ -420,7 +420,8 @@ def _checked_mark(key, value, size: int) -> tuple[int, bool | None]:
         value = MARK_WORDS[value]
     elif value is not None and not isinstance(value, (bool, np.bool_)):
         raise GLocalKDError(f"graph {key}: a mark is True, False or None, not {value!r}")
-    if isinstance(key, (bool, np.bool_, float, np.floating)):
+    digits = not isinstance(key, str) or (key.isascii() and key.isdigit())  # int("1_0") and int(" 1") read too
+    if isinstance(key, (bool, np.bool_, float, np.floating)) or not digits:
         raise GLocalKDError(f"a marked graph's index must be a whole number, not {key!r}")
     try:
         index = int(key)
@@ -429,6 +430,10 @@ def _checked_mark(key, value, size: int) -> tuple[int, bool | None]:
     if not 0 <= index < size:
         raise GLocalKDError(f"no graph {key}: the set has {size}")
     return index, None if value is None else bool(value)
+
+
+def _mark_word(value: bool | None) -> str:
+    return "unmarked" if value is None else ("anomaly" if value else "not anomaly")
 
 
 def apply_marks(review: Review, marks: Mapping) -> Review:
@@ -447,6 +452,10 @@ def apply_marks(review: Review, marks: Mapping) -> Review:
             marks are then as they were.
     """
     checked = [_checked_mark(key, value, review.size) for key, value in marks.items()]  # all, before any changes
+    seen: dict[int, bool | None] = {}
+    for index, value in checked:  # {1: True, "1": False}: one graph, two verdicts
+        if seen.setdefault(index, value) != value:
+            raise GLocalKDError(f"graph {index} is marked twice, as {_mark_word(seen[index])} and as {_mark_word(value)}")
     review.marks.clear()
     for index, value in checked:
         if value is not None:

@@ -105,6 +105,13 @@ def test_saved_marks_apply_as_words_or_booleans(scored):
         apply_marks(review, {1: "maybe"})
     with pytest.raises(GLocalKDError, match="no graph 5000"):
         apply_marks(review, {5000: True})
+    for key in ("1_0", " 1", "+1", "١"):  # int() reads each of them: "1_0" was graph 10
+        with pytest.raises(GLocalKDError, match="must be a whole number"):
+            apply_marks(review, {key: True})
+    with pytest.raises(GLocalKDError, match="graph 1 is marked twice, as anomaly and as not anomaly"):
+        apply_marks(review, {1: True, "1": False})  # the last one was kept without a word
+    assert review.marks == {1: False}  # refused marks leave the review as it was
+    assert apply_marks(review, {2: True, "2": True}).marks == {2: True}  # the same verdict twice is one mark
 
 
 def test_graphs_marked_normal_join_the_calibration():
