@@ -153,7 +153,7 @@ def check_document(doc: dict) -> None:
             need(isinstance(doc[name], kinds) and not isinstance(doc[name], bool), name)
     data = doc.get("data")
     if data:
-        need(isinstance(data.get("path"), str) and _loader_options(data.get("options") or {})
+        need(isinstance(data.get("path"), str) and data["path"].strip() != "" and _loader_options(data.get("options") or {})
              and isinstance(data.get("digest") or "", str) and isinstance(data.get("graphs") or "", str), "data")
     for entry in doc.get("reports", []):
         need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
@@ -271,7 +271,8 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
                 report.scored_input = {"path": entry["input"]["path"], "options": dict(entry["input"]["options"])}
             out.reports.append((entry, report))
         elif not Path(entry["path"]).is_file():
-            out.problems.append(f"The report {entry['path']} is not there any more: its tab is not opened. Open it "
+            gone = "is a folder now" if Path(entry["path"]).is_dir() else "is not there any more"
+            out.problems.append(f"The report {entry['path']} {gone}: its tab is not opened. Open it "
                                 "where it is now (File ▸ Open).")
         else:
             try:

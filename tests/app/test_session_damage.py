@@ -133,10 +133,11 @@ def view_sources_differ(window) -> bool:
 
 
 @pytest.mark.parametrize("key, value", [("options", {"smiles_column": 5}), ("options", {"columns": "smiles"}),
-                                        ("graphs", 7)])
+                                        ("graphs", 7), ("path", ""), ("path", "  ")])
 def test_a_malformed_data_entry_is_refused_as_damage_not_a_traceback(qtbot, window, saved, tmp_path, key, value):
     """``{"smiles_column": 5}`` reached the loader, which failed with "'int' object has no
-    attribute 'lower'" and a traceback in the warning."""
+    attribute 'lower'" and a traceback in the warning; an empty path was read as the current
+    folder, as a TU collection."""
     refused_as_damaged(qtbot, window, saved, tmp_path, "data", key, value)
 
 
