@@ -150,7 +150,6 @@ class ReportTabs(QObject):
         view = self.add(report, f"{name} scored with the current model{stopped}. ")
         if place > 0:
             self.tabs.tabBar().moveTab(self.tabs.indexOf(view), place)
-        view.scored_from = path
         self.unsaved.add(view, f"the results of {name} (scored), not exported")
         self.tabs.setTabText(self.tabs.indexOf(view), f"{name} (scored)")
         if carried:

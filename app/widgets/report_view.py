@@ -46,7 +46,6 @@ class ReportView(QWidget):
         self.report = report
         self._model_getter = model_getter  # the main window's current detector, if any
         self.title = Path(report.source).name
-        self.scored_from = ""  # the file scored into this report, when this window scored it: no export replaces it
         self.setObjectName("report_view")
         self._rescoring = LatestJob("rescore row", self)  # the selected row's atoms, off the GUI thread
         self._shown = -1  # the row drawn
@@ -125,7 +124,8 @@ class ReportView(QWidget):
         rejected = (f" · {counted(rejects, 'rejected row')} (File ▸ Export… with all rows writes "
                     f"{'them' if rejects != 1 else 'it'} at the end)" if rejects else "")
         where = "" if note else f" · {report.source}"  # a scored file's report is a scratch file: no path
-        self._status_text = f"{note}{counted(len(report), 'scored row')}{rejected}{where}"
+        stopped = f" · stopped after line {report.stopped_after:,}" if report.stopped_after is not None else ""
+        self._status_text = f"{note}{counted(len(report), 'scored row')}{stopped}{rejected}{where}"
         self.status.setText(self._status_text)
         self._update_count()
         if len(report):
@@ -140,7 +140,7 @@ class ReportView(QWidget):
         return report_table(stem, self.report, self.model_table.visible_graphs(), self._model_getter(), self,
                             review=self.book.words(), rank=self.model_table.ranks(),
                             vmax=getter() if getter is not None else self.heatmap.fixed_vmax,
-                            inputs=(self.scored_from,) if self.scored_from else ())
+                            inputs=(self.report.scored_input["path"],) if self.report.scored_input else ())
 
     def selected_rows(self) -> list[int]:
         """The rows (report positions, not table rows) selected; the current row when none is."""

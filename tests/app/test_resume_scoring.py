@@ -87,6 +87,12 @@ def test_a_stopped_scoring_saved_in_a_session_resumes_after_the_session_is_opene
     assert reopened.report.scored_input == {"path": str(library),
                                             "options": {"smiles_column": "structure", "id_column": "name"}}
     window.results_tabs.setCurrentWidget(reopened)
+    assert f"stopped after line {stopped.stopped_after:,}" in reopened.status.text()
+    before = library.read_bytes()  # the reopened tab knows its file too: no export replaces it
+    window.feedback.last_warning = ""
+    window.export_report(str(library))
+    qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=60000)
+    assert "is an input" in window.feedback.last_warning and library.read_bytes() == before
     resume = window.actions_by_name["resume_scoring"]
     assert resume.isEnabled()
     resume.trigger()
