@@ -352,7 +352,7 @@ class Consensus(Detector):
         kernel = self._classifier_kernel()
         self.calibration_features_ = kernel.kernel_.transform(kernel.labelled(cal_graphs)) if kernel else None
         # the fit graphs' scores: a view that scored them as it fitted (GLocalKD) is not run over them
-        # again, which was most of the wait after a person stopped a consensus's training
+        # again (a second GLocalKD pass, part of the wait after a person stops a consensus's training)
         again = [n for n in self.views if not self.components_[n].TRAIN_SCORES_ARE_SCORES]
         rescored = self._component_scores(fit_graphs, views=again) if again else {}
         self.component_train_ = {n: np.asarray(rescored[n].score if n in rescored else self.components_[n].train_scores_,
