@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import csv
+import json
 import re
 import hashlib
 from pathlib import Path
@@ -188,10 +189,29 @@ class EndRow(NamedTuple):
     digest: str
     stopped_after: int | None = None
     cut_from: int | None = None  # the rows scored, of which the report keeps the best (--top); None: every one
+    read_as: str = ""  # a stopped run's reading settings (:func:`reading_key`); "" where not recorded
+
+
+def reading_key(smiles_column: str | None, id_column: str | None, label_column: str | None, top_k: int) -> str:
+    """A short key of the settings that decide what a run reads from its library and writes per
+    row: the columns named and the atoms listed. A stopped run's end row keeps it, and a resumed
+    run must have the same (its rows once came from another SMILES column, without a word).
+
+    Args:
+        smiles_column: the SMILES column asked for (None: found by its name).
+        id_column: the id column asked for (None: found, or line numbers).
+        label_column: the label column asked for (None: found, or none).
+        top_k: the atoms listed per row in ``top_nodes``.
+
+    Returns:
+        12 hexadecimal digits.
+    """
+    text = json.dumps([smiles_column, id_column, label_column, int(top_k)])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopped_after: int | None = None,
-            cut_from: int | None = None) -> list[str]:
+            cut_from: int | None = None, read_as: str = "") -> list[str]:
     """The report's last row, which says the report is complete, or where its run was stopped.
 
     A report without it was cut short; merging checks it (same model, no shard twice, no row
@@ -206,6 +226,7 @@ def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopp
         cut_from: the rows scored when the report keeps only the best of them (``--top``), which
             the report itself says (a merge of it without its summary took it for whole, and gave
             q-values over the rows kept only); None when it keeps every scored row.
+        read_as: a stopped run's :func:`reading_key`, written with ``stopped_after`` ("": none).
 
     Returns:
         The row's cells, all empty but ``status``.
@@ -215,12 +236,13 @@ def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopp
     if cut_from is not None:
         row[STATUS] += f"; {CUT_PREFIX}{cut_from}"
     if stopped_after is not None:
-        row[STATUS] += f"; {STOPPED_PREFIX}{stopped_after}"
+        row[STATUS] += (f"; {READ_PREFIX}{read_as}" if read_as else "") + f"; {STOPPED_PREFIX}{stopped_after}"
     return row
 
 
 STOPPED_PREFIX = "stopped after input line "
 CUT_PREFIX = "the best rows of scored rows: "
+READ_PREFIX = "read as "
 
 
 NOT_READ = re.compile(r"not scored: the run was stopped after input line ([\d,]+); ")
@@ -267,10 +289,12 @@ def parse_end_row(row: list[str]) -> EndRow | None:
     parts = row[STATUS][len(END_PREFIX):].split("; ")
     try:
         stopped = int(parts.pop().removeprefix(STOPPED_PREFIX)) if parts[-1].startswith(STOPPED_PREFIX) else None
+        read_as = parts.pop().removeprefix(READ_PREFIX) if stopped is not None and parts[-1].startswith(READ_PREFIX) \
+            else ""
         cut_from = int(parts.pop().removeprefix(CUT_PREFIX)) if parts[-1].startswith(CUT_PREFIX) else None
         count, model, digest = parts
         return EndRow(int(count.removesuffix(" rows")), model.removeprefix("model "), digest.removeprefix("digest "),
-                      stopped, cut_from)
+                      stopped, cut_from, read_as)
     except ValueError:
         return None
 

@@ -156,7 +156,7 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
                   check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = (),
                   deferred: tuple[str, ...] = (), workers: int = 1, stopped_after: int | None = None,
-                  scored: int | None = None) -> int:
+                  scored: int | None = None, read_as: str = "") -> int:
     """Write the ranked report from sorted chunk files and the rejected rows.
 
     The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
@@ -182,6 +182,8 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
             run read its whole input).
         scored: the rows scored in all, which the end row records when ``limit`` kept fewer (the
             report says it is cut, whether or not its summary stays beside it).
+        read_as: a stopped run's reading settings (:func:`core.io.report.reading_key`), recorded
+            with ``stopped_after`` so that a resumed run reads its library as the stopped one did.
 
     Returns:
         The rows written before the end row (its count).
@@ -200,7 +202,7 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
             shutil.copyfileobj(rej, stream)
         cut_from = scored if limit is not None and scored is not None and kept < scored else None
         csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
-                                        len(COLUMNS) + len(extras), stopped_after, cut_from))
+                                        len(COLUMNS) + len(extras), stopped_after, cut_from, read_as))
     return kept + rejected
 
 
@@ -540,7 +542,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 extras = part.extras
                 position += part.rows
                 rejected += part.rejected
-                _rows, model, digest, stopped_after, _cut_from = part.end
+                model, digest, stopped_after = part.end.model, part.end.digest, part.end.stopped_after
                 if stopped_after is not None:
                     raise DataError(f"the run that wrote it was stopped after input line {stopped_after:,}, so the "
                                     "rows after it were never scored, and a stopped run's report is not merged: "

@@ -26,7 +26,7 @@ from core.runtime.values import is_count
 from core.io.load import molecule_rows
 from core.io.molecules import SourceRow, nothing_read
 from core.io.report import (STANDARDISED, VIEW_PREFIX, check_report_output, check_top_k, extra_columns,
-                            safe_cell)
+                            reading_key, safe_cell)
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -301,6 +301,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         if value is not None and not is_count(value, 1):  # 2.5 passed "< 1" and failed deep inside
             raise ParameterError(f"{{{name}}} must be a whole number of at least 1, not {value!r}", name)
     check_top_k(top_k)
+    read_as = reading_key(smiles_column, id_column, label_column, top_k)  # a stopped run's, for its resumed run
     if workers is not None and workers > most_per_machine():  # each a process: thousands would hang the machine
         raise ParameterError(f"{{workers}} must be from 1 to {most_per_machine()} ({PER_CORE_LIMIT} per CPU core), "
                              f"not {workers}", "workers")
@@ -338,7 +339,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             first = 0
             if resume:  # the stopped run's rows: one more sorted chunk, its rejects first
                 stopped_run = read_stopped_run(report, model_id, extras, deferred, keep, tmp / "resumed.csv",
-                                               rej_writer)
+                                               rej_writer, read_as)
                 chunk_files.append(stopped_run.part.file)
                 p_counts.update(stopped_run.p_counts)
                 rows, scored_rows, rejected = stopped_run.rows, stopped_run.scored, stopped_run.part.rejected
@@ -414,7 +415,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                 write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
                              extras=extras, deferred=deferred,
                              workers=min(getattr(executor, "workers", usable_cpus()), max(1, batches)),
-                             stopped_after=last_line if stopped else None, scored=scored_rows)
+                             stopped_after=last_line if stopped else None, scored=scored_rows, read_as=read_as)
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,

@@ -74,7 +74,7 @@ def report_extras(report: str | Path) -> tuple[str, ...]:
 
 
 def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], deferred: tuple[str, ...],
-                     keep: int | None, target: Path, rejects) -> StoppedRun:
+                     keep: int | None, target: Path, rejects, read_as: str = "") -> StoppedRun:
     """Read a stopped run's report back for its resumed run, refusing one it cannot continue.
 
     Args:
@@ -86,14 +86,16 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         keep: the best rows the resumed run keeps (``top``; None: every row).
         target: the chunk file of its scored rows.
         rejects: a ``csv.writer`` of the resumed report's rejected rows (its rejects come first).
+        read_as: the resumed run's reading settings (:func:`core.io.report.reading_key`); the
+            stopped run's must be the same where its end row records them.
 
     Returns:
         The stopped run.
 
     Raises:
         DataError: there is no report, it is not a report, it is a whole run's (nothing to
-            resume), another model scored it, its optional columns are not this run's, it was cut
-            or edited, or it keeps its best rows and the summary that counts the others is missing,
+            resume), another model scored it, its optional columns or its reading settings (the
+            columns named, the atoms listed) are not this run's, it was cut or edited, or it keeps its best rows and the summary that counts the others is missing,
             or the resumed run would keep more of them than it kept.
     """
     if not Path(report).is_file():
@@ -131,13 +133,16 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         return row[:fixed] + [scored_smiles] + row[fixed + len(deferred):]
 
     part = read_report_part(report, target, rejects, 0, None, rejected_row, scored_row)
-    _rows, model_of, _digest, after, _cut_from = part.end
+    model_of, after = part.end.model, part.end.stopped_after
     if after is None:
         raise DataError("its run read the whole library (its end row names no line where it stopped): there is "
                         "nothing to resume", report)
     if model_of != model:
         raise DataError(f"scored with another model (fingerprint {model_of}) than this one ({model}): resume "
                         "with the model that began it", report)
+    if part.end.read_as and read_as and part.end.read_as != read_as:  # its rows came from another column, once
+        raise DataError("its run read the library with other settings: resume with the stopped run's "
+                        "--smiles-column, --id-column, --label-column and --top-nodes", report)
     cut, scored, p_counts = whole_run_counts(report, part, "screen the library again")
     if cut is not None and (keep is None or keep > cut["kept"]):  # its rows past them are gone
         raise DataError(f"it keeps its best {cut['kept']:,} of {cut['scored']:,} scored rows (--top), so the "

@@ -5,6 +5,8 @@ cannot continue (another model, another or changed library, a whole run's, other
 shards) is refused and left as it was."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from core import DataError, ParameterError, load, make_detector
@@ -141,3 +143,32 @@ def test_a_stop_after_the_last_chunk_leaves_a_whole_run(library, model, tmp_path
     early = screen(model, library, tmp_path / "early.csv", chunk_size=40, workers=1,
                    **stopped_after(len(chunks) - 1))
     assert early.stopped and early.rows == chunks[-2] < 300  # the last chunk was left: a real stop
+
+
+def test_a_resume_that_would_read_the_library_otherwise_is_refused(library, model, tmp_path):
+    """A run stopped while reading one SMILES column was resumed from another (or with other atoms
+    listed, or another label column) and wrote one report of two runs, whole and intact by its end
+    row. The stopped run's end row keeps its reading settings, and a resume must have the same."""
+    from core import read_report
+
+    table = tmp_path / "two.csv"
+    rows = [line.split()[0] for line in library.read_text().splitlines()[1:]]
+    table.write_text("id,smiles,parent,activity\n" + "".join(f"m{k},{s},C{s},{k % 2}\n" for k, s in enumerate(rows)))
+    report = tmp_path / "r.csv"
+    first = screen(model, table, report, chunk_size=40, workers=1, smiles_column="smiles", **stopped_after(2))
+    assert first.stopped
+    stopped = report.read_bytes()
+    for other in (dict(smiles_column="parent"), dict(smiles_column="smiles", top_k=2),
+                  dict(smiles_column="smiles", label_column="activity")):
+        with pytest.raises(DataError, match="other settings: resume with the stopped run's --smiles-column"):
+            screen(model, table, report, chunk_size=40, workers=1, resume=True, **other)
+        assert report.read_bytes() == stopped  # left as it was
+    screen(model, table, tmp_path / "whole.csv", chunk_size=40, workers=1, smiles_column="smiles")
+    resumed = screen(model, table, report, chunk_size=40, workers=1, resume=True, smiles_column="smiles")
+    assert not resumed.stopped and report.read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    assert read_report(report).intact
+    older = re.sub(rb"; read as [0-9a-f]{12}", b"", stopped)  # a report from before the record: not checked
+    assert older != stopped
+    report.write_bytes(older)
+    screen(model, table, report, chunk_size=40, workers=1, resume=True, smiles_column="smiles")
+    assert report.read_bytes() == (tmp_path / "whole.csv").read_bytes()
