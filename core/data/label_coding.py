@@ -62,9 +62,9 @@ def check_label_coding(fitted: dict | None, now: dict) -> None:
         now: the scored graphs' :func:`label_coding` (``{}``: no graphs).
 
     Raises:
-        SchemaMismatchError: another kind of label, TU labels whose names differ, or unnamed TU
-            labels of another collection (NCI1's numbers are not ENZYMES's, and neither says what
-            they mean).
+        SchemaMismatchError: another kind of label, TU labels whose names differ, or TU labels
+            of another collection where either side's are unnamed (NCI1's numbers are not
+            ENZYMES's, nor BZR's AIDS's named elements: the unnamed say nothing of what they mean).
     """
     if not fitted or not now:
         return
@@ -72,7 +72,9 @@ def check_label_coding(fitted: dict | None, now: dict) -> None:
     if same and fitted["kind"] == "labels":
         a, b = fitted.get("names") or {}, now.get("names") or {}
         same = all(a[k] == b[k] for k in a.keys() & b.keys())
-        if same and not a and not b and fitted.get("collection") and now.get("collection"):
+        # unnamed labels on either side (BZR's) are their collection's own numbers: one named side
+        # (AIDS's C, O, N) says nothing about them, so only the same collection is the same coding
+        if same and not (a and b) and fitted.get("collection") and now.get("collection"):
             same = fitted["collection"] == now["collection"]
     if not same:
         raise SchemaMismatchError(f"the model was fitted on graphs labelled by {_coding_text(fitted)}, but these "

@@ -136,3 +136,18 @@ def test_a_size_model_keeps_its_record_in_its_file_and_screening_refuses_another
     assert main(["screen", str(model), str(herg_path), "-o", str(tmp_path / "r.csv")]) == 2
     assert "labelled by TOY's TU node labels" in capsys.readouterr().err
     assert not (tmp_path / "r.csv").exists()
+
+
+@pytest.mark.parametrize("name", ["wl-lesinn", "size"])
+def test_unnamed_labels_and_another_collections_named_ones_are_refused_both_ways(name, aids_zip, tmp_path):
+    """A model of BZR (labels its readme does not name) scored AIDS (labels named C, O, N, ...) and
+    the other way round without a word, while BZR against DHFR was refused: names on one side
+    said nothing about the unnamed side's numbers."""
+    from tests.conftest import write_tu
+
+    rings = [(5, [(j, (j + 1) % 5) for j in range(5)], 0) for _ in range(12)]
+    unnamed, aids = load(write_tu(tmp_path / "a", "ALPHA", rings)), load(aids_zip).subset(range(60))
+    with pytest.raises(SchemaMismatchError, match=r"ALPHA's TU node labels .* TU node labels \(C, O, N"):
+        make_detector(name).fit(unnamed).score(aids.subset(range(3)))
+    with pytest.raises(SchemaMismatchError, match=r"TU node labels \(C, O, N.* ALPHA's TU node labels"):
+        make_detector(name).fit(aids).score(unnamed.subset(range(3)))
