@@ -188,9 +188,9 @@ def check_outputs(outputs: Sequence[str | Path], inputs: Sequence[str | Path],
         make_folders: the outputs whose writer makes their missing folders.
 
     Raises:
-        GLocalKDError: an output name is empty, or an output is an input, lies inside an input
-            folder, or is named twice (compared as resolved paths and as files, so links and hard
-            links count).
+        GLocalKDError: an output name is empty or ends in a slash (a folder's), or an output is
+            an input, lies inside an input folder, or is named twice (compared as resolved paths
+            and as files, so links and hard links count).
         OSError: an output cannot be written (see :func:`check_writable`).
     """
     made = {str(Path(p)) for p in make_folders}
@@ -198,6 +198,9 @@ def check_outputs(outputs: Sequence[str | Path], inputs: Sequence[str | Path],
     for output in outputs:
         if not str(output).strip():  # Path("") is the current folder
             raise GLocalKDError("an output file name is empty: name the file to write")
+        if str(output).endswith(("/", os.sep)):  # Path() drops the slash: "new/" was written as a file named new
+            raise GLocalKDError(f"the output {output} names a folder (it ends in {str(output)[-1]}): name the file "
+                                "to write in it")
         out = Path(output)
         resolved = out.resolve()
         for given in inputs:

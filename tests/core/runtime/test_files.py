@@ -209,3 +209,13 @@ def test_a_report_past_the_file_size_limit_names_the_report_not_a_chunk_file(tmp
                            "--threads", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=limit)
     assert done.returncode == 2 and str(out) in done.stderr and "chunk" in done.stderr, done.stderr[-600:]
     assert not out.exists() and not list(tmp_path.glob(".screen-*"))
+
+
+def test_an_output_that_ends_in_a_slash_names_a_folder_and_is_refused(tmp_path):
+    """``-o newdir/`` wrote a file named newdir, and ``-o r1.csv/`` replaced the report r1.csv:
+    Path() drops the slash. A name that ends in one names a folder, never a file to write."""
+    (tmp_path / "r1.csv").write_text("precious\n")
+    for output in (f"{tmp_path}/newdir/", f"{tmp_path}/r1.csv/", f"{tmp_path}/"):
+        with pytest.raises(GLocalKDError, match="names a folder .*name the file to write in it"):
+            check_outputs([output], [])
+    assert (tmp_path / "r1.csv").read_text() == "precious\n" and not (tmp_path / "newdir").exists()
