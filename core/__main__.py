@@ -1,6 +1,4 @@
 """``python -m core`` runs the ``glocalkd`` command line."""
-import sys
+from core.cli.main import console
 
-from core.cli.main import main
-
-sys.exit(main())
+console()

@@ -15,7 +15,7 @@ from core.cli import evaluate, explanations, info, merge, score, screen, train, 
 from core.cli.options import OUTPUT_OPTIONS, check_outputs, error_text, set_threads
 from core.errors import GLocalKDError
 from core.runtime.allocator import retain_freed_memory
-from core.runtime.signals import stop_signals_interrupt
+from core.runtime.signals import ignore_stop_signals, stop_signals_interrupt
 from core.runtime.threads import wait_passively
 
 COMMANDS = {"train": train, "score": score, "info": info, "evaluate": evaluate, "screen": screen,
@@ -96,3 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"glocalkd: error: {exc}", file=sys.stderr)
             return 2
     return status if isinstance(status, int) else 0  # run() returns an exit status, or None for 0
+
+
+def console() -> None:
+    """The ``glocalkd`` program: :func:`main`, its status the process's exit code. Once the command
+    has ended, stop signals are ignored while Python shuts down (:func:`ignore_stop_signals`).
+    """
+    status = main()
+    ignore_stop_signals()
+    sys.exit(status)

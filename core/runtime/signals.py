@@ -47,6 +47,17 @@ def _quiet_lost_interrupt(previous):
     return hook
 
 
+def ignore_stop_signals() -> None:
+    """Ignore Ctrl+C, SIGTERM and SIGHUP from now on: for a program whose command has ended, while
+    Python shuts down. A second Ctrl+C there (torch's finalizers run at exit) printed a traceback
+    and killed the process by the signal instead of its exit status. Only the main thread can
+    change signal handling: elsewhere this does nothing.
+    """
+    if _in_main_thread():
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+
+
 @contextmanager
 def stop_signals_interrupt() -> Iterator[None]:
     """Make SIGTERM and SIGHUP raise KeyboardInterrupt inside the block, as Ctrl+C does.
