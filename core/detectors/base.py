@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from core.data.graphset import GraphSet
-from core.data.scores import Scores
+from core.data.scores import NonFiniteScoreError, Scores
 from core.errors import DataError, GLocalKDError, ParameterError, Stopped
 from core.runtime.device import DEVICE_NAMES, is_device_name
 from core.runtime.values import SEED, is_count, is_number, is_seed  # noqa: F401 (the detectors' names)
@@ -335,6 +335,10 @@ class Detector(abc.ABC):
                 raise Stopped(f"the {type(self).__name__} was stopped before its first epoch ended: nothing was "
                               "learnt, so no model was made")
             return self
+        except NonFiniteScoreError:  # its own training graphs overflow it: the training's fault, not a file's
+            self._forget()
+            raise GLocalKDError("training diverged: the trained model scores graphs NaN or infinite; lower the "
+                                "learning rate, or scale the node attributes (very large values overflow)") from None
         except GLocalKDError:
             self._forget()
             raise

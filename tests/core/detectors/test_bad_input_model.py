@@ -70,6 +70,20 @@ def test_overflowing_attributes_diverge_with_a_message():
         model.score(huge)
 
 
+def test_a_model_that_overflows_on_its_own_training_graphs_is_said_to_have_diverged(tmp_path):
+    """A learning rate of 1e9 gave finite losses and then infinite scores of the training graphs,
+    and the message blamed "a damaged or edited model file" where no file was involved."""
+    path = tmp_path / "three.smi"
+    path.write_text("CCO a\nCCN b\nc1ccccc1 c\n")
+    model = GLocalKD(epochs=1, **{**SMALL, "lr": 1e9})
+    with pytest.raises(GLocalKDError, match="^training diverged: the trained model scores graphs NaN or infinite; "
+                                            "lower the learning rate") as info:
+        model.fit(load(path))
+    assert "model file" not in str(info.value)
+    with pytest.raises(GLocalKDError, match="not trained"):
+        model.score(load(path))
+
+
 def test_a_failure_inside_fit_is_an_exception_and_leaves_no_half_model(toy, monkeypatch):
     model = GLocalKD(epochs=3, **SMALL)
 
