@@ -214,7 +214,7 @@ class OpeningController(Controller):
         rejected = f", {counted(len(graphs.rejects), 'row')} rejected" if graphs.rejects else ""
         self.said.emit(f"Loaded {counted(len(graphs), 'graph')}{rejected}.")  # not "Loading…" any more
         repeated = graphs.repeated_ids_note()  # every row is kept; the ID alone no longer says which is meant
-        measured = graphs.labels_note()
+        measured = graphs.labels_note() or graphs.labels_case_note()
         self.status.emit(f"Loaded {counted(len(graphs), 'graph')} from {result.path}"
                          + (f"; {counted(len(graphs.rejects), 'row')} rejected" if graphs.rejects else "")
                          + (f". {repeated} (every row is kept)." if repeated else "")

@@ -469,8 +469,9 @@ def summary(graphs: GraphSet, more: str = "each is listed in the report 'glocalk
     if labels:
         text += (f", {counted(len(labels), 'different label')}" if measured
                  else ", labels " + ", ".join(f"{k}: {v}" for k, v in labels.items()))
-    if measured:
-        text += f"\n  {measured[0].upper()}{measured[1:]}"
+    for note in (measured, graphs.labels_case_note()):
+        if note:
+            text += f"\n  {note[0].upper()}{note[1:]}"
     repeated = graphs.repeated_ids_note()
     if repeated:
         text += f"\n  {repeated} (every row is kept)"

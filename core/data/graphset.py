@@ -121,6 +121,23 @@ class GraphSet:
                 "read as a measurement, not as classes (training on a normal label, or evaluating against an "
                 "anomalous one, needs a column of classes such as active/inactive)")
 
+    def labels_case_note(self) -> str:
+        """Say when labels differ only in case (``Inactive``, ``inactive``, ``INACTIVE``): each is a
+        label of its own, so training on the normal label ``inactive`` trains on its rows only.
+
+        Returns:
+            The note, for a person; "" when no two labels differ only in case.
+        """
+        groups: dict[str, list[str]] = {}
+        for label in self.label_counts():
+            groups.setdefault(label.casefold(), []).append(label)
+        alike = [names for names in groups.values() if len(names) > 1]
+        if not alike:
+            return ""
+        shown = "; ".join(", ".join(names) for names in alike[:3]) + ("; ..." if len(alike) > 3 else "")
+        return (f"labels that differ only in case are different labels here ({shown}): a normal or anomalous "
+                "label names the rows of that spelling only; write each class one way in the file")
+
     def repeated_ids(self) -> dict[str, list[int]]:
         """Find the IDs that name more than one graph (a table's ID column with repeats, an SDF's titles).
 

@@ -22,10 +22,12 @@ from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label
 from core.io.text import (DELIMITERS, allow_large_csv_fields, data_lines, read_lines, read_lines_and_endings,
                           sniff_delimiter, strip_compression)
 
-SMILES_COLUMNS = ("smiles", "canonical_smiles", "isomeric_smiles", "drug", "smi", "mol", "molecule",
-                  "structure")
-ID_COLUMNS = ("id", "drug_id", "compound_id", "mol_id", "molecule_id", "cid", "chembl_id", "zinc_id",
-              "identifier", "name", "title", "compound", "compound_name")
+# the names the common exports give these columns: ChEMBL's "Smiles" and "Molecule ChEMBL ID",
+# PubChem's downloads "isosmiles"/"canonicalsmiles" and "cid", ZINC's "zinc_id"
+SMILES_COLUMNS = ("smiles", "canonical_smiles", "isomeric_smiles", "isosmiles", "canonicalsmiles", "drug", "smi",
+                  "mol", "molecule", "structure")
+ID_COLUMNS = ("id", "drug_id", "compound_id", "mol_id", "molecule_id", "cid", "chembl_id", "molecule_chembl_id",
+              "zinc_id", "identifier", "name", "title", "compound", "compound_name")
 LABEL_COLUMNS = ("label", "y", "class", "activity", "active", "outcome", "is_active")
 
 

@@ -232,3 +232,33 @@ def test_a_compound_column_gives_the_ids(tmp_path, column):
     path = tmp_path / "t.csv"
     path.write_text(f"{column};SMILES;pIC50\nethanol;CCO;5\nbenzene;c1ccccc1;6\n")
     assert [m.id for m in load(path).meta] == ["ethanol", "benzene"]
+
+
+def test_chembl_and_pubchem_exports_are_read_with_their_ids(tmp_path):
+    """A ChEMBL activity export's ids ("Molecule ChEMBL ID") became line numbers, and a PubChem
+    download's SMILES column ("isosmiles") was not found."""
+    chembl = tmp_path / "chembl.csv"
+    chembl.write_text('"Molecule ChEMBL ID";"Molecule Name";"Smiles"\n"CHEMBL25";"";"CC(=O)Oc1ccccc1C(=O)O"\n'
+                      '"CHEMBL112";"";"CC(=O)Nc1ccc(O)cc1"\n')
+    assert [m.id for m in load(chembl).meta] == ["CHEMBL25", "CHEMBL112"]
+    pubchem = tmp_path / "pubchem.csv"
+    pubchem.write_text("cid,cmpdname,isosmiles\n2244,aspirin,CC(=O)OC1=CC=CC=C1C(=O)O\n")
+    graphs = load(pubchem)
+    assert [m.id for m in graphs.meta] == ["2244"] and graphs.graphs[0].num_nodes == 13
+
+
+def test_labels_that_differ_only_in_case_are_said_to_be_apart(tmp_path, capsys):
+    """``--normal-label inactive`` trained on the rows spelt so, a third of the inactive rows
+    (Inactive and INACTIVE were other labels), without a word."""
+    from core.cli.main import main
+
+    path = tmp_path / "lab.csv"
+    path.write_text("id,smiles,activity\n" + "".join(f"x{i},{'C' * (1 + i % 4)}O,{('inactive', 'Inactive', 'active')[i % 3]}\n"
+                                                      for i in range(12)))
+    graphs = load(path)
+    assert graphs.labels_case_note().startswith("labels that differ only in case are different labels here "
+                                                "(Inactive, inactive)")
+    assert main(["info", str(path)]) == 0
+    assert "Labels that differ only in case" in capsys.readouterr().out
+    path.write_text("id,smiles,activity\nx1,CCO,inactive\nx2,CCN,active\n")
+    assert load(path).labels_case_note() == ""
