@@ -48,6 +48,10 @@ def run(args: argparse.Namespace) -> None:
         known = known.with_label(args.label)
         if len(known) == 0:
             raise GLocalKDError(f"no graphs of {args.data} have label {args.label!r}")
+    elif len(labels := known.label_counts()) >= 2:  # the rule's own words say to edit the file; this command can choose
+        listed = ", ".join(f"{label}: {n:,}" for label, n in labels.items())
+        raise GLocalKDError(f"{args.data} holds graphs of {len(labels)} labels ({listed}): name the anomalous one "
+                            "with --label LABEL (the other graphs are left out)")
     weigh_known_anomalies(model, known)
     model.save(args.output)
     print(f"{weights_summary(model, len(known))}\nmodel written to {args.output}", file=sys.stderr)

@@ -150,7 +150,8 @@ def test_weigh_gives_a_trained_consensus_the_weights_training_with_known_anomali
     # known anomalies are one kind of graph, from a file of their own: the rule the app keeps too
     # (core.training.plan.check_known_anomalies), here for weigh and for train --known-anomalies
     assert main(["weigh", str(plain), str(herg_path), "-o", str(tmp_path / "both.pt")]) == 2
-    assert "holds graphs of 2 labels (0: 204, 1: 451)" in capsys.readouterr().err
+    assert "holds graphs of 2 labels (0: 204, 1: 451): name the anomalous one with --label LABEL" \
+        in capsys.readouterr().err  # this command can choose them: it says how, not to edit the file
     assert main(["train", str(herg_path), "-o", str(tmp_path / "own.pt"), "--known-anomalies", str(herg_path),
                  *TINY]) == 2
     assert "is the data file itself" in capsys.readouterr().err
