@@ -171,7 +171,7 @@ def outside(json_out: Path | None) -> dict:
     import time
 
     from core import make_detector, roc_auc
-    from research.ranking.two_views_outside import (OTHER_MOSES, TEST, TRAIN, as_default, graphs_of, moses_rows,
+    from research.ranking.two_views_outside import (TRAIN, as_default, graphs_of, moses_rows, moses_tasks,
                                                     outside_smiles, verdict)
 
     features = json.loads(FEATURE_FILE.read_text())
@@ -192,10 +192,7 @@ def outside(json_out: Path | None) -> dict:
             fitted = make_detector(components=list(VIEWS), reserve_views=[], seed=seed).fit(train)
             seconds = round(time.perf_counter() - start, 1)
             arms_ = (("default", as_default(fitted)), ("candidate", weighed(fitted, chosen)))
-            other = moses_rows("train", OTHER_MOSES + TEST * seed, TEST)
-            tasks = {"scaffold": (moses_rows("test", TEST * seed, TEST), moses_rows("test_scaffolds", TEST * seed, TEST)),
-                     "herg": (other, novel["herg"]), "tox21": (other, novel["tox21"])}
-            for task, (normal, novel_smiles) in tasks.items():
+            for task, (normal, novel_smiles) in moses_tasks(seed, novel).items():
                 test = graphs_of(normal + novel_smiles, folder, "test")
                 y = np.r_[np.zeros(len(normal), dtype=int), np.ones(len(test) - len(normal), dtype=int)]
                 run = {"task": task, "seed": seed, "fit_seconds": seconds, "graphs": len(test)}

@@ -45,6 +45,14 @@ def moses_rows(name: str, start: int, count: int) -> list[str]:
         return [line.split(",")[0].strip() for line in itertools.islice(src, start, start + count)]
 
 
+def moses_tasks(seed: int, novel: dict[str, list[str]]) -> dict[str, tuple[list[str], list[str]]]:
+    """The three novelty tasks of one seed, task -> (normal SMILES, novel SMILES): the one set every
+    check outside the 14 rows scores (``novel``: :func:`outside_smiles` of ``herg`` and ``tox21``)."""
+    other = moses_rows("train", OTHER_MOSES + TEST * seed, TEST)
+    return {"scaffold": (moses_rows("test", TEST * seed, TEST), moses_rows("test_scaffolds", TEST * seed, TEST)),
+            "herg": (other, novel["herg"]), "tox21": (other, novel["tox21"])}
+
+
 def candidate_views(extra: list[str]) -> tuple[list[str], list[str]]:
     """The candidate's components and reserve views: the default's components plus ``extra``, and
     the default's reserve views that ``extra`` does not promote."""
@@ -131,10 +139,7 @@ def main(argv: list[str] | None = None) -> dict:
             start = time.perf_counter()
             candidate = make_detector(components=components, reserve_views=reserve, seed=seed).fit(train)
             seconds = round(time.perf_counter() - start, 1)
-            other = moses_rows("train", OTHER_MOSES + TEST * seed, TEST)
-            tasks = {"scaffold": (moses_rows("test", TEST * seed, TEST), moses_rows("test_scaffolds", TEST * seed, TEST)),
-                     "herg": (other, novel["herg"]), "tox21": (other, novel["tox21"])}
-            for task, (normal, outside) in tasks.items():
+            for task, (normal, outside) in moses_tasks(seed, novel).items():
                 test = graphs_of(normal + outside, folder, "test")
                 y = np.r_[np.zeros(len(normal), dtype=int), np.ones(len(test) - len(normal), dtype=int)]
                 run = {"task": task, "seed": seed, "fit_seconds": seconds, "graphs": len(test), **arms(candidate, test, y)}
