@@ -200,8 +200,9 @@ def test_an_evaluation_with_known_anomalies_reports_both_arms_and_the_calibratio
 
     rng = np.random.default_rng(1)
     sizes = rng.integers(6, 10, size=100)
-    graphs = [(int(n), ring(int(n)), 0) for n in sizes[:80]] + [(int(n), [*ring(int(n)), (0, 2)], 1)
-                                                               for n in sizes[80:]]
+    # anomalies: rings with a chord, each chord its own (known anomalies count distinct graphs)
+    graphs = [(int(n), ring(int(n)), 0) for n in sizes[:80]] + [(int(n), [*ring(int(n)), (0, 2 + k % 3)], 1)
+                                                               for k, n in enumerate(sizes[80:])]
     result = evaluate(write_tu(tmp_path, "CHORDS", graphs), folds=2, method="consensus", known_anomalies=5,
                       model_params={"components": ["wl-lesinn", "size"], "reserve_views": [],
                                     "component_params": {"wl-lesinn": {"ensemble_size": 16}}})
