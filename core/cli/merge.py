@@ -23,8 +23,11 @@ def run(args: argparse.Namespace) -> None:
     Args:
         args: the parsed command line.
     """
-    from core.screening.merge import merge_reports
+    from core.screening.merge import cut_summary, merge_reports
 
     rows = merge_reports(args.reports, args.output)
-    print(f"{counted(rows, 'row')} from {counted(len(args.reports), 'report')} merged into {args.output}",
+    cut = cut_summary(args.output)  # a shard kept only its best rows (--top): the merge keeps as many
+    kept = (f" (the best {cut['kept']:,} of {cut['scored']:,} scored rows: a shard kept only its best "
+            f"{cut['kept']:,}, so the merge keeps no more; the others count in its q-values)") if cut else ""
+    print(f"{counted(rows, 'row')} from {counted(len(args.reports), 'report')} merged into {args.output}{kept}",
           file=sys.stderr)

@@ -109,7 +109,9 @@ def test_shards_screened_with_top_merge_into_the_whole_librarys_top(calibrated, 
                      "--workers", "1"]) == 0
     assert main(["screen", str(calibrated), str(herg_path), "-o", str(tmp_path / "one.csv"), "--top", "40",
                  "--workers", "1"]) == 0
+    capsys.readouterr()
     assert main(["merge-reports", *map(str, shards), "-o", str(tmp_path / "all.csv")]) == 0
+    assert "(the best 40 of 655 scored rows: a shard kept only its best 40" in capsys.readouterr().err  # not only "40 rows"
     merged = _rows(tmp_path / "all.csv")
     assert merged == _rows(tmp_path / "one.csv") and len(merged) == 40  # the smaller cut: past it rows are missing
     summary = json.loads((tmp_path / "all.csv.summary.json").read_text())
