@@ -29,7 +29,9 @@ def _rows(data, fields: tuple[str, ...], count: int) -> list[bytes]:
     for name in fields:
         value = getattr(data, name, None)
         if value is not None:
-            array = np.ascontiguousarray(value.detach().cpu().numpy()).reshape(count, -1)
+            array = np.ascontiguousarray(value.detach().cpu().numpy())
+            # (no edges: a single atom's edge labels are an empty array, which reshape(0, -1) refused)
+            array = array.reshape(count, -1) if count else array.reshape(0, 0)
             parts.append(array.astype(np.float64, copy=False))
     if not parts:
         return [b""] * count

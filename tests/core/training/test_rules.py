@@ -322,3 +322,23 @@ def test_a_feature_recipe_the_data_cannot_give_is_said_by_its_own_name(tmp_path,
     labelled = write_tu(tmp_path, "L", [(5, ring(5), 0), (6, ring(6), 0)])  # node labels, no attributes
     with pytest.raises(DataError, match=lacks):
         FeatureSchema.fit(load(labelled), mode)
+
+
+def test_known_anomalies_with_a_graph_without_edges_are_checked_not_a_traceback(tmp_path):
+    """A TU molecule without bonds (a salt's ion: edge labels of length 0) made the known-anomaly
+    checks fail with numpy's bare "cannot reshape array of size 0" (Tox21 p53 holds 11 of them)."""
+    from core.data.graph_identity import graph_key
+    from tests.conftest import write_tu
+
+    def collection(name, graphs):
+        folder = write_tu(tmp_path / name, name, graphs)
+        edges = sum(2 * len(e) for _, e, _ in graphs)
+        (folder / f"{name}_edge_labels.txt").write_text("".join("0\n" for _ in range(edges)))
+        return load(folder)
+
+    normal = collection("T_training", [(n, [(j, (j + 1) % n) for j in range(n)], 0) for n in [5, 6, 7, 8] * 20])
+    known = collection("T_testing", [(1, [], 1), (2, [], 1), (3, [(0, 1)], 1), (4, [(0, 1), (1, 2)], 1)])
+    assert known.graphs[0].edge_label.shape == (0,)
+    assert graph_key(known.graphs[0]) != graph_key(known.graphs[1])
+    plan = plan_training(normal, TrainSpec(known_anomalies=known))
+    assert plan.known_in_data == 0
