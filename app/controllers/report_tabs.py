@@ -150,8 +150,11 @@ class ReportTabs(QObject):
         view = self.add(report, f"{name} scored with the current model{stopped}. ")
         if place > 0:
             self.tabs.tabBar().moveTab(self.tabs.indexOf(view), place)
-        self.unsaved.add(view, f"the results of {name} (scored), not exported")
-        self.tabs.setTabText(self.tabs.indexOf(view), f"{name} (scored)")
+        taken = {self.tabs.tabText(self.tabs.indexOf(v)) for v in self.views if v is not view}
+        title = next(t for k in range(1, len(taken) + 2)  # a file scored again (another model): its own title
+                     if (t := f"{name} (scored{'' if k == 1 else f' {k}'})") not in taken)
+        self.unsaved.add(view, f"the results of {title}, not exported")
+        self.tabs.setTabText(self.tabs.indexOf(view), title)
         if carried:
             self.marks_carried.emit(view, marks_on(report.ids, carried, report.smiles))
         return view

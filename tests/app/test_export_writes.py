@@ -266,3 +266,23 @@ def test_a_scored_tu_collections_tab_writes_its_html_report(qtbot, window, aids_
     text = listed.read_text(encoding="utf-8")
     assert "<td class='mol'><svg" not in text and text.count("<td class='mol'></td>") == 25
     assert str(view.report.ids[0]) in text
+
+
+def test_a_file_scored_twice_gets_a_tab_of_its_own_name(qtbot, window, tmp_path):
+    """Scoring a file again (after training another model) opened a second tab of the same title,
+    and nothing told the two apart."""
+    from core import make_detector
+    from tests.app.test_main_window import _idle
+
+    w = window
+    qtbot.waitUntil(lambda: w.opening.ready, timeout=60000)
+    library = tmp_path / "lib.smi"
+    library.write_text("CCO a\nCCN b\nc1ccccc1 c\nCCCl d\n")
+    graphs = load(library)
+    w.state.set_data(str(library), graphs, "")
+    w.state.set_trained(make_detector("size").fit(graphs), None, len(graphs), None, None, None)
+    for _ in range(2):
+        w.score_file(str(library))
+        qtbot.waitUntil(lambda n=len(w.report_views) + 1: _idle(w) and len(w.report_views) == n, timeout=60000)
+    titles = [w.results_tabs.tabText(w.results_tabs.indexOf(v)) for v in w.report_views]
+    assert titles == ["lib.smi (scored)", "lib.smi (scored 2)"]
