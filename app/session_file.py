@@ -153,8 +153,9 @@ def check_document(doc: dict) -> None:
             need(isinstance(doc[name], kinds) and not isinstance(doc[name], bool), name)
     data = doc.get("data")
     if data:
-        need(isinstance(data.get("path"), str) and data["path"].strip() != "" and _loader_options(data.get("options") or {})
-             and isinstance(data.get("digest") or "", str) and isinstance(data.get("graphs") or "", str), "data")
+        need(isinstance(data.get("path"), str) and data["path"].strip() != ""
+             and _loader_options(data.get("options") or {}) and isinstance(data.get("digest") or "", str)
+             and isinstance(data.get("graphs") or "", str), "data")
     for entry in doc.get("reports", []):
         need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
              and isinstance(entry.get("review") or [], list), "a report entry")

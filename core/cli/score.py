@@ -6,8 +6,8 @@ import sys
 
 from core.wording import counted
 from core.cli.options import (add_data_options, add_extra_column_options, add_fdr_option, add_resume_option,
-                              add_standardise_option, add_threads_option, apply_model_standardising, check_fdr, check_fdr_model, data_columns,
-                              non_negative, report_flagged, summary)
+                              add_standardise_option, add_threads_option, apply_model_standardising, check_fdr,
+                              check_fdr_model, data_columns, non_negative, report_flagged, summary)
 
 
 def add_parser(sub) -> None:
