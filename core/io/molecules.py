@@ -202,7 +202,9 @@ def prepare_molecules(graphs: GraphSet, standardise: bool) -> GraphSet:
 def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
     """Stream the rows of a SMILES list: one ``SMILES [name ...]`` per line.
 
-    A first line ``smiles ...`` is a header; blank and ``#`` comment lines are skipped. A CXSMILES
+    A first line ``smiles ...`` is a header; blank and ``#`` comment lines are skipped. A line of
+    one word after a space that is no molecule (`` mol20``) is a name without its SMILES, rejected
+    as such. A CXSMILES
     extension after the SMILES (``C[C@H](N)C(=O)O |&1:1| name``) stays with the SMILES, as it
     does in a table's SMILES column.
 
@@ -220,6 +222,12 @@ def smiles_rows(path: str | Path) -> Iterator[SourceRow]:
             first = False
             continue
         first = False
+        if len(parts) == 1 and line[:1].isspace() and parse_smiles(parts[0])[0] is None:
+            # " mol20": the SMILES field is empty and the name stands alone; read as a SMILES, the
+            # reject would name the name "invalid SMILES syntax"
+            yield SourceRow(number, parts[0], parts[0], line.strip(), None,
+                            f"no SMILES before the name {parts[0]!r} (the line begins with a space)")
+            continue
         smiles, rest = parts[0], parts[1].strip() if len(parts) > 1 else ""
         if rest.startswith("|") and "|" in rest[1:]:  # a CXSMILES extension belongs to the SMILES
             end = rest.index("|", 1) + 1

@@ -35,6 +35,16 @@ def test_score_and_screen_write_the_same_report(model_file, tmp_path, capsys):
     assert "'=cmd" in text  # spreadsheet-safe
 
 
+def test_score_and_screen_reject_a_name_without_its_smiles_as_load_does(model_file, tmp_path, capsys):
+    data = tmp_path / "gap.smi"
+    data.write_text("CCO a\n mol20\nCCN b\n")
+    for command in ("score", "screen"):
+        assert main([command, str(model_file), str(data), "-o", str(tmp_path / f"{command}.csv"),
+                     "--device", "cpu"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "score.csv").read_bytes() == (tmp_path / "screen.csv").read_bytes()
+    assert "rejected: line 2: no SMILES before the name 'mol20'" in (tmp_path / "screen.csv").read_text()
+
+
 def test_screen_reads_rows_as_load_does(tmp_path):
     from core import load
     from core.screening.pipeline import iter_smiles_rows

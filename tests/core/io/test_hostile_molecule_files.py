@@ -116,6 +116,18 @@ def test_a_cxsmiles_extension_in_a_smiles_list_stays_with_its_smiles(tmp_path):
     assert _read(smi)[0][0] == ("ALA-rac", "C[C@H](N)C(=O)O |&1:1|")
 
 
+def test_a_name_without_its_smiles_is_rejected_as_such_not_as_a_broken_smiles(tmp_path):
+    """`` mol20`` (the SMILES missing before its name) was rejected as "invalid SMILES syntax:
+    mol20"; indented molecules, alone or named, still read."""
+    smi = tmp_path / "gap.smi"
+    smi.write_text("CCO a\n mol20\n  CCN b\n c1ccccc1\nxyz q\n")
+    graphs = load(smi)
+    assert [(m.id, m.smiles) for m in graphs.meta] == [("a", "CCO"), ("b", "CCN"), ("4", "c1ccccc1")]
+    assert [(r.line, r.id, r.reason) for r in graphs.rejects] == [
+        (2, "mol20", "no SMILES before the name 'mol20' (the line begins with a space)"),
+        (5, "q", "invalid SMILES syntax: xyz")]
+
+
 def test_a_zipped_molecule_file_is_called_one_not_a_broken_graph_collection(tmp_path):
     """``lib.csv.zip`` was answered with "no DS_A.txt file found: a TU collection needs ...";
     a chemist who zipped a CSV is told what it holds and what to open instead."""
