@@ -51,6 +51,7 @@ class ReportTabs(QObject):
         self.unsaved, self.confirm, self.images = unsaved, confirm, images
         self.views: list[ReportView] = []  # ranked reports open as tabs beside the results
         tabs.tabCloseRequested.connect(self.close)
+        state.model_changed.connect(self._model_changed)
         tabs.currentChanged.connect(lambda _index: self.changed.emit())
 
     def active(self) -> ReportView | None:
@@ -124,6 +125,11 @@ class ReportTabs(QObject):
         """Show the tabs (not the welcome page)."""
         self.stack.setCurrentIndex(1)
 
+    def _model_changed(self, _model) -> None:
+        """Another model is open: each tab says again whether it scored its rows."""
+        for view in list(self.views):
+            view.model_changed()
+
     @Slot(int)
     def _show_training_graph(self, graph_index: int) -> None:
         """Show the training data's tab with ``graph_index`` selected (a similar training molecule)."""
@@ -147,7 +153,7 @@ class ReportTabs(QObject):
         carried = [m for v in replaced for m in marks_with_ids(v.report.ids, v.book.marks, v.report.smiles)]
         for old in replaced:  # its rows are the new tab's first rows, its marks go on them: nothing is lost
             self._remove(old)
-        view = self.add(report, f"{name} scored with the current model{stopped}. ")
+        view = self.add(report, f"{name} scored{stopped}. ")
         if place > 0:
             self.tabs.tabBar().moveTab(self.tabs.indexOf(view), place)
         taken = {self.tabs.tabText(self.tabs.indexOf(v)) for v in self.views if v is not view}

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWid
 from core import counted
 
 from .. import tasks
-from ..review_book import MAX_REPORT_ROWS, ReviewBook, reads_view_scores
+from ..review_book import MAX_REPORT_ROWS, ReviewBook, model_fingerprint, reads_view_scores
 from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
@@ -126,7 +126,7 @@ class ReportView(QWidget):
         where = "" if note else f" · {report.source}"  # a scored file's report is a scratch file: no path
         stopped = f" · stopped after line {report.stopped_after:,}" if report.stopped_after is not None else ""
         self._status_text = f"{note}{counted(len(report), 'scored row')}{stopped}{rejected}{where}"
-        self.status.setText(self._status_text)
+        self._say()
         self._update_count()
         if len(report):
             self.table.selectRow(0)
@@ -153,7 +153,30 @@ class ReportView(QWidget):
         self.table.setColumnHidden(COLUMNS.index("Review"), not self.book.marks)
         if self.book.reranked is not None and self._review_note != (note := self.review_note()):
             self._review_note = note  # another model may read the report's scores no longer: said again
-            self.status.setText(self._status_text + note)
+            self._say()
+
+    def model_changed(self) -> None:
+        """Another model is open (trained, loaded or weighed): the status line says again whose
+        scores these are, and the row shown is drawn again (its atoms rescored by the new model)."""
+        self._say()
+        if 0 <= self._shown < len(self.report):
+            self.show_row(self._shown)
+
+    def _say(self) -> None:
+        """The status line: the report's rows, which model scored them and the review's note."""
+        self.status.setText(self._status_text + self.scored_by() + self._review_note)
+
+    def scored_by(self) -> str:
+        """Whether the open model scored these rows, by the fingerprint the report keeps ("" when it
+        keeps none or no model is open): a scored file's tab is never said to be the open model's
+        once another model was trained or loaded."""
+        fingerprint = getattr(self.report, "model_fingerprint", "")
+        model = self._model_getter()
+        if not fingerprint or model is None:
+            return ""
+        if model_fingerprint(model) == fingerprint:
+            return " · scored by the open model"
+        return " · scored by another model than the one open now (a row's atoms are rescored by the open one)"
 
     def review_note(self) -> str:
         """What the status line says about the review.

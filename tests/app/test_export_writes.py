@@ -286,3 +286,30 @@ def test_a_file_scored_twice_gets_a_tab_of_its_own_name(qtbot, window, tmp_path)
         qtbot.waitUntil(lambda tabs=tabs: _idle(w) and len(w.report_views) == tabs, timeout=60000)
     titles = [w.results_tabs.tabText(w.results_tabs.indexOf(v)) for v in w.report_views]
     assert titles == ["lib.smi (scored)", "lib.smi (scored 2)"]
+
+
+def test_a_scored_tab_never_says_the_open_model_scored_it_once_another_is_open(qtbot, window, tmp_path):
+    """A scored file's tab said "scored with the current model" for good, also after another model
+    was trained or loaded: the status line now follows the model open, by the report's fingerprint."""
+    from core import make_detector
+    from tests.app.test_main_window import _idle
+
+    w = window
+    qtbot.waitUntil(lambda: w.opening.ready, timeout=60000)
+    library = tmp_path / "lib.smi"
+    library.write_text("CCO a\nCCN b\nc1ccccc1 c\nCCCl d\nCCCCO e\n")
+    graphs = load(library)
+    first = make_detector("size").fit(graphs)
+    w.state.set_data(str(library), graphs, "")
+    w.state.set_trained(first, None, len(graphs), None, None, None)
+    w.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=60000)
+    view = w.report_views[0]
+    assert "scored by the open model" in view.status.text()
+    other = make_detector("size").fit(graphs.subset([0, 1, 2]))
+    assert other.fingerprint() != first.fingerprint()
+    w.state.set_trained(other, None, 3, None, None, None)
+    assert "scored by another model than the one open now" in view.status.text()
+    assert "scored by the open model" not in view.status.text()
+    w.state.set_trained(first, None, len(graphs), None, None, None)  # the model that scored it, opened again
+    assert "scored by the open model" in view.status.text()
