@@ -8,6 +8,7 @@ those also in the training data are left out of its normal graphs
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 
 from typing import TYPE_CHECKING
@@ -39,8 +40,20 @@ def _rows(data, fields: tuple[str, ...], count: int) -> list[bytes]:
     return [row.tobytes() for row in table]
 
 
+@functools.lru_cache(maxsize=65536)  # a data set's nodes and edges take few distinct feature rows
+def _row_colour(row: bytes) -> int:
+    """A node's (or edge's) first colour: a hash of its features' bytes that every process gives
+    alike (Python's ``hash`` of bytes is salted per process; of ints and tuples of ints it is not,
+    so the colour refinement's later rounds are the same in every process too)."""
+    return int.from_bytes(hashlib.blake2b(row, digest_size=8).digest(), "little", signed=True)
+
+
 def graph_key(data) -> int:
-    """A key that two copies of one graph share in this process (not stable across processes).
+    """A key that two copies of one graph share, in this process and in any other.
+
+    Session files keep it as the identity of a graph without a SMILES (a TU collection's review
+    marks): a key salted per process, as Python's ``hash`` of bytes is, lost every such mark once
+    the session was opened again in another run of the app.
 
     Weisfeiler-Lehman colour refinement over the node features, with each edge's features on
     its neighbour's colour, for :data:`WL_ROUNDS` rounds; the key is the hash of the node and
@@ -55,8 +68,8 @@ def graph_key(data) -> int:
     """
     n = int(data.num_nodes)
     edges = data.edge_index.detach().cpu().numpy()
-    colour = [hash(row) for row in _rows(data, _NODE_FIELDS, n)]
-    edge_colour = [hash(row) for row in _rows(data, _EDGE_FIELDS, edges.shape[1])]
+    colour = [_row_colour(row) for row in _rows(data, _NODE_FIELDS, n)]
+    edge_colour = [_row_colour(row) for row in _rows(data, _EDGE_FIELDS, edges.shape[1])]
     neighbours: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     for (source, target), e in zip(edges.T.tolist(), edge_colour):
         neighbours[target].append((source, e))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -121,6 +122,33 @@ def test_review_marks_find_their_graphs_again_by_id():
     assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=changed)), old) == {3: False}
     gone = [SimpleNamespace(id="x", smiles="C")]
     assert _marks_on(SimpleNamespace(graphs=SimpleNamespace(meta=gone)), saved) == {}
+
+
+def test_a_graph_collections_review_marks_come_back_in_another_run_of_the_app(aids_zip):
+    """A TU graph has no SMILES: a session knows its marked graphs by their structure's key. The
+    key was salted per process, so every mark was lost once the session was opened in another
+    run of the app, while a test that saved and reopened in one process passed."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from app.controllers.sessions import _marks_on, _marks_with_ids
+    from core import load
+
+    graphs = load(aids_zip).subset(range(30))
+    saved = _marks_with_ids(SimpleNamespace(graphs=graphs, review_marks={4: True, 17: False}))
+    assert all(entry["smiles"].startswith("graph:") for entry in saved)
+    script = ("import json, sys\nfrom types import SimpleNamespace\nfrom app.controllers.sessions import _marks_on\n"
+              f"from core import load\ngraphs = load({str(aids_zip)!r}).subset(range(30))\n"
+              "marks = _marks_on(SimpleNamespace(graphs=graphs), json.loads(sys.stdin.read()))\n"
+              "print(json.dumps(sorted(marks.items())))")
+    for salt in ("1", "2"):  # two other runs, each hashing bytes its own way
+        run = subprocess.run([sys.executable, "-c", script], input=json.dumps(saved), capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": salt}, cwd=Path(__file__).parents[2], check=True)
+        assert json.loads(run.stdout) == [[4, True], [17, False]]
+    assert _marks_on(SimpleNamespace(graphs=graphs), saved) == {4: True, 17: False}
 
 
 def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tmp_path, herg_path,
