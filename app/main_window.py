@@ -150,7 +150,7 @@ class MainWindow(QMainWindow):
             self.similarity, self.report_tabs, self.reviewing, self._unsaved,
             lambda: self.guard.confirm(None, "opening a session"), self))
         self.nearest = NearestController(st, self.nearest_panel, self.structures, self)
-        self.clipboard = ClipboardController(lambda: self.report_tabs.active_table((self.table, self.model_table)),
+        self.clipboard = ClipboardController(lambda: self.report_tabs.active_table(self.results.shown_table()),
                                              self.structures, self)
 
     def _wire(self) -> None:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QTableView
 from core import counted
 
 from ..structures import StructureImages
+from ..widgets.scaffolds import ScaffoldView
 from ..widgets.table import COLUMNS, ResultsModel, selected_rows
 
 GRID_LIMIT = 48  # molecules in a copied picture (more would not be legible)
@@ -58,7 +59,8 @@ class ClipboardController(QObject):
     """Copies the active table's selected rows to the clipboard.
 
     Args:
-        active: returns the active tab's (table, model).
+        active: returns the active tab's (table, model), or (the scaffold groups' table, their
+            :class:`ScaffoldView`) while the training tab shows those.
         images: the window's drawing process (the grid picture is drawn there, off the GUI thread).
         parent: the owning QObject.
 
@@ -70,7 +72,7 @@ class ClipboardController(QObject):
     status = Signal(str, int)
     copied = Signal(str)
 
-    def __init__(self, active: Callable[[], tuple[QTableView, ResultsModel]], images: StructureImages,
+    def __init__(self, active: Callable[[], tuple[QTableView, ResultsModel | ScaffoldView]], images: StructureImages,
                  parent: QObject | None = None):
         super().__init__(parent)
         self.active = active
@@ -78,43 +80,59 @@ class ClipboardController(QObject):
         self._request = 0
 
     def copy_rows(self) -> None:
-        """The selected rows as text with a header (tab-separated)."""
+        """The selected rows (or scaffold groups) as text with a header (tab-separated)."""
         table, model = self.active()
         rows = selected_rows(table)
         if not rows:
             self.status.emit("Select rows to copy.", 5000)
             return
         mime = QMimeData()
-        mime.setText(rows_as_text(table, model, rows))
+        mime.setText(model.groups_as_text(rows) if isinstance(model, ScaffoldView) else rows_as_text(table, model, rows))
         QGuiApplication.clipboard().setMimeData(mime)
         self.status.emit(f"Copied {counted(len(rows), 'row')} (tab-separated, with a header).", 5000)
         self.copied.emit("text")
 
     def copy_image(self) -> None:
-        """The selected rows' structures as one picture, each with its ID and score."""
+        """The selected rows' structures as one picture, each with its ID and score (of scaffold
+        groups, their scaffolds, each with its count and best molecule)."""
         table, model = self.active()
         rows = selected_rows(table)
+        if isinstance(model, ScaffoldView):  # scaffold groups: their scaffolds
+            if rows:
+                scaffolds = model.scaffolds(rows)
+                self._draw(scaffolds, len(scaffolds), "scaffold")
+            else:
+                self.status.emit("Select groups to copy.", 5000)
+            return
         if not model.has_smiles():
             self.status.emit("These graphs are not molecules: there are no structures to copy.", 6000)
             return
         if not rows:
             self.status.emit("Select rows to copy.", 5000)
             return
-        cut = rows[:GRID_LIMIT]
-        smiles = [str(model.smiles()[model.graph_index(r)]) for r in cut]
         score = COLUMNS.index("Score")
-        legends = []
-        for r in cut:
+        pictures = []
+        for r in rows[:GRID_LIMIT]:
             ident = str(model.index(r, COLUMNS.index("ID")).data())
             value = model.index(r, score).data()
-            legends.append(f"{ident}  score {value}" if value else ident)
+            pictures.append((str(model.smiles()[model.graph_index(r)]), f"{ident}  score {value}" if value else ident))
+        self._draw(pictures, len(rows), "row")
+
+    def _draw(self, pictures: list[tuple[str, str]], total: int, what: str) -> None:
+        """Draw the first :data:`GRID_LIMIT` of ``pictures`` (SMILES, legend) as one grid, off the GUI
+        thread; ``total``: how many ``what`` (rows or scaffolds) were selected."""
+        if not pictures:
+            self.status.emit("The selected groups are acyclic: there is no scaffold to draw.", 6000)
+            return
+        cut = pictures[:GRID_LIMIT]
         self._request += 1
         request = self._request
         self.status.emit(f"Drawing {len(cut)} structures…", 0)
-        self.images.submit(grid_job, (smiles, legends), lambda result: self._drawn(request, result, len(rows)))
+        self.images.submit(grid_job, ([s for s, _ in cut], [legend for _, legend in cut]),
+                           lambda result: self._drawn(request, result, total, what))
 
     @Slot()
-    def _drawn(self, request: int, result, total: int) -> None:
+    def _drawn(self, request: int, result, total: int, what: str = "row") -> None:
         if request != self._request:  # copied again since
             return
         if isinstance(result, BaseException) or not result:
@@ -123,5 +141,5 @@ class ClipboardController(QObject):
         image = QImage.fromData(result, "PNG")
         QGuiApplication.clipboard().setImage(image)
         more = f" (the first {GRID_LIMIT} of {total:,} selected)" if total > GRID_LIMIT else ""
-        self.status.emit(f"Copied the structures of {counted(min(total, GRID_LIMIT), 'row')} as a picture{more}.", 6000)
+        self.status.emit(f"Copied the structures of {counted(min(total, GRID_LIMIT), what)} as a picture{more}.", 6000)
         self.copied.emit("image")

@@ -309,6 +309,11 @@ class ResultsController(QObject):
         """Whether the training tab shows scaffold groups instead of its rows."""
         return self.table_stack.currentWidget() is self.scaffold_view
 
+    def shown_table(self) -> tuple:
+        """What the training tab shows, for Copy: (its table, its model), or (the scaffold groups'
+        table, their view) while it shows those (a copy of the rows behind them copied rows not in sight)."""
+        return (self.scaffold_view.table, self.scaffold_view) if self.showing_groups() else (self.table, self.model_table)
+
     @Slot(bool)
     def _group_toggled(self, on: bool) -> None:
         """Show the visible rows grouped by scaffold (the scaffolds found in the background, once per

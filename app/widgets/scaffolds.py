@@ -95,5 +95,41 @@ class ScaffoldView(QWidget):
         for c, width in enumerate((75, 85, 65, 85, 170)):
             self.table.setColumnWidth(c, width)
 
+    def groups_as_text(self, rows: list[int]) -> str:
+        """Table rows ``rows`` of the groups as tab-separated text with the header, as shown.
+
+        Args:
+            rows: the groups' table rows (as sorted now).
+
+        Returns:
+            The text, ending with a line break.
+        """
+        from core import safe_cell
+
+        lines = ["\t".join(HEADERS)]
+        for r in rows:
+            cells = (self.table.item(r, c).text() if self.table.item(r, c) else "" for c in range(len(HEADERS)))
+            lines.append("\t".join(safe_cell(" ".join(cell.split())) for cell in cells))
+        return "\n".join(lines) + "\n"
+
+    def scaffolds(self, rows: list[int]) -> list[tuple[str, str]]:
+        """The scaffolds of table rows ``rows`` (acyclic groups have none), each with its picture's
+        legend: how many molecules hold it and the best-ranked one's ID.
+
+        Args:
+            rows: the groups' table rows (as sorted now).
+
+        Returns:
+            (scaffold SMILES, legend) per group with a scaffold.
+        """
+        out = []
+        for r in rows:
+            item = self.table.item(r, SCAFFOLD)
+            scaffold = item.data(Qt.ItemDataRole.UserRole) if item is not None else ""
+            if scaffold:
+                count, best = self.table.item(r, 1).text(), self.table.item(r, 4).text()
+                out.append((scaffold, f"{count} molecules · best {best}"))
+        return out
+
     def _chosen(self, row: int, _column: int) -> None:
         self.scaffold_chosen.emit(self.table.item(row, SCAFFOLD).data(Qt.ItemDataRole.UserRole) or "")

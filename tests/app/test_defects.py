@@ -276,6 +276,38 @@ def test_scaffold_groups_follow_the_filters_and_a_map_click_shows_a_hidden_molec
     assert w.state.selected == hidden and not w.filters.flagged_only.isChecked()
 
 
+def test_copy_while_grouped_by_scaffold_copies_the_groups_in_sight(qtbot, trained):
+    """Grouped, Edit ▸ Copy copied the selected rows of the molecule table hidden behind the
+    groups; it now copies the groups selected, and Copy as image draws their scaffolds."""
+    from PySide6.QtCore import QItemSelectionModel
+    from PySide6.QtWidgets import QApplication
+
+    from app.widgets.scaffolds import HEADERS, SCAFFOLD
+
+    w = trained
+    w.table.selectRow(0)  # a molecule row selected behind the groups
+    w.filters.group_scaffolds.setChecked(True)
+    view = w.scaffold_view
+    qtbot.waitUntil(lambda: len(view.groups) > 10, timeout=30000)
+    ringed = [r for r in range(view.table.rowCount()) if view.table.item(r, SCAFFOLD).text() != "(acyclic)"][:2]
+    view.table.clearSelection()
+    for r in ringed:
+        view.table.selectionModel().select(view.table.model().index(r, 0), QItemSelectionModel.SelectionFlag.Select
+                                           | QItemSelectionModel.SelectionFlag.Rows)
+    w.actions_by_name["copy"].trigger()
+    lines = QApplication.clipboard().text().splitlines()
+    assert lines[0].split("\t") == list(HEADERS)
+    assert [line.split("\t") for line in lines[1:]] == [
+        [view.table.item(r, c).text() for c in range(len(HEADERS))] for r in ringed]
+    QApplication.clipboard().clear()
+    w.actions_by_name["copy_image"].trigger()
+    qtbot.waitUntil(lambda: not QApplication.clipboard().image().isNull(), timeout=60000)
+    assert QApplication.clipboard().image().width() == 260 * len(ringed)
+    w.filters.group_scaffolds.setChecked(False)  # the molecule table again: Copy copies its rows
+    w.actions_by_name["copy"].trigger()
+    assert QApplication.clipboard().text().splitlines()[0].split("\t")[0] != HEADERS[0]
+
+
 def test_score_another_file_asks_a_tables_columns_as_opening_does(qtbot, trained, tmp_path, monkeypatch):
     """A table whose SMILES column has no common name: Score another file shows the column
     dialog (as File ▸ Open does) and scores the column picked; cancelling it scores nothing."""
