@@ -189,6 +189,8 @@ class ResultsModel(QAbstractTableModel):
                 continue
             values = np.asarray(values, dtype=np.float64)
             inside = np.isfinite(values)
+            if not inside.any():  # a column without values (a report's NaN p-values: a model without
+                continue          # calibration), as one that is None: it hid every row of a report's tab
             if low is not None:
                 inside &= values >= low
             if high is not None:

@@ -127,6 +127,18 @@ def test_a_scored_file_tab_shows_properties_even_from_an_older_report_and_filter
     assert shown == {k for k, v in heavy.items() if v >= 7}
 
 
+def test_a_range_on_a_column_without_values_filters_nothing_on_a_scored_files_tab(qtbot, window, herg):
+    """A report of a model without calibration has no p-values: a p-value range hid every row of
+    its tab (its NaN counted as outside), where the training tab's filtered nothing."""
+    view = open_report(qtbot, window, herg["report"])
+    assert not np.isfinite(view.report.p_value).any()
+    view.range_filter.edits["p-value"][1].setText("0.5")
+    view.range_filter.edits["Heavy atoms"][0].setText("7")  # a column with values still filters
+    qtbot.waitUntil(lambda: view.count.text() == "2 of 4 shown", timeout=5000)
+    view.range_filter.edits["Heavy atoms"][0].setText("")
+    qtbot.waitUntil(lambda: view.count.text() == "4 of 4 shown", timeout=5000)
+
+
 def test_csv_exports_carry_properties_and_alerts_and_read_back(herg, tmp_path):
     g = herg["graphs"]
     flagged = np.zeros(len(g), dtype=bool)
