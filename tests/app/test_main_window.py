@@ -497,6 +497,16 @@ def test_a_ranked_report_opens_in_its_own_window_and_is_rescored_with_the_open_m
                     and str(view.report.ids[third]) in view.heatmap.title.text(), timeout=10000)
     assert on_gui and not any(on_gui)
     assert view.heatmap.top.count() > 0
+    # another model trained: the row shown is rescored with it (the old model's errors stayed, said
+    # to be the open model's)
+    drawn = len(on_gui)
+    train_and_wait(qtbot, window, normal="1", epochs=SMALL["epochs"] + 1)
+    qtbot.waitUntil(lambda: len(on_gui) > drawn and "Rescored with the open model" in view.heatmap.title.text(),
+                    timeout=30000)
+    from core import row_graphs
+
+    _graphs, now = rescore_row(window.model, row_graphs(view.report, third), None)
+    assert np.allclose(view.heatmap._errors, now.node_errors_of(0))
     view.filter.setText(str(view.report.ids[5]))
     view._filter()
     assert 1 <= view.model_table.visible_count() < 655
