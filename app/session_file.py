@@ -53,8 +53,9 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
         path: the session file to write.
         doc: what the window holds (:meth:`SessionsController.capture`): JSON values.
         model: the trained model (None, or one without a model file: the session holds none).
-        reports: per open report tab, ``{"path", "embed", "review"}``: embedded reports are copied
-            into the file, the others referred to by path and digest; the marks on its rows are kept.
+        reports: per open report tab, ``{"path", "embed", "review", "view"}``: embedded reports are
+            copied into the file, the others referred to by path and digest; the marks on its rows
+            and how the tab showed them are kept.
         job: the runner's job handle (closing the window stops reading and scoring the data).
 
     Returns:
@@ -84,6 +85,8 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
                 entry["digest"] = file_digest(report["path"]) if Path(report["path"]).is_file() else ""
             if report.get("review"):
                 entry["review"] = report["review"]  # the marks on its rows, with their IDs
+            if report.get("view"):
+                entry["view"] = report["view"]  # how its tab showed them: filters, query and sort
             entries.append(entry)
         doc["reports"] = entries
         doc["format"], doc["version"] = FORMAT, VERSION
@@ -163,17 +166,33 @@ def check_document(doc: dict) -> None:
         scored = entry.get("input")
         need(scored is None or (isinstance(scored, dict) and isinstance(scored.get("path"), str)
                                 and _loader_options(scored.get("options"))), "a report entry's input")
+        need(_view_ok(entry.get("view") or {}), "a report entry's view")
     filters = doc.get("filters") or {}
-    number = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)))  # noqa: E731
-    ranges = filters.get("ranges", {})
-    need(all(isinstance(filters.get(k, ""), str) for k in ("text", "smarts"))
-         and all(number(filters.get(k)) for k in ("percentile", "rate"))
-         and all(isinstance(filters.get(k, False), bool) for k in ("grouped", "flagged_only"))
-         and isinstance(ranges, dict) and all(isinstance(v, list) and len(v) == 2 and all(map(number, v))
-                                               for v in ranges.values()), "filters")
+    need(_view_ok(filters) and isinstance(filters.get("smarts", ""), str)
+         and all(_number(filters.get(k)) for k in ("percentile", "rate"))
+         and all(isinstance(filters.get(k, False), bool) for k in ("grouped", "flagged_only")), "filters")
+    similarity = doc.get("similarity") or {}
+    need(isinstance(similarity.get("query", ""), str) and _number(similarity.get("minimum")), "similarity")
     training = doc.get("training") or {}
     need(isinstance(training.get("trained_on_shown", 0), int) and not isinstance(training.get("trained_on_shown"), bool)
          and all(isinstance(training.get(k), (str, type(None))) for k in ("normal_label", "known_label")), "training")
+
+
+def _number(value: object) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _view_ok(view: object) -> bool:
+    """Whether a tab's view (the training tab's filters, a report tab's ``view``) holds a text filter,
+    ranges of numbers, a similarity query and a sort of the kinds the window reads."""
+    if not isinstance(view, dict):
+        return False
+    ranges, similarity, sort = view.get("ranges", {}), view.get("similarity") or {}, view.get("sort")
+    return (isinstance(view.get("text", ""), str) and isinstance(ranges, dict)
+            and all(isinstance(v, list) and len(v) == 2 and all(map(_number, v)) for v in ranges.values())
+            and isinstance(similarity, dict) and isinstance(similarity.get("query", ""), str)
+            and _number(similarity.get("minimum"))
+            and (sort is None or (isinstance(sort, list) and len(sort) == 2 and all(isinstance(v, str) for v in sort))))
 
 
 def _bare_name(name: object) -> bool:

@@ -124,6 +124,12 @@ class AppState:
         self.review_book = ReviewBook()
 
     # ---------------------------------------------------------------- changes
+    def open_loaded(self, loaded) -> None:
+        """Open a data file as read (:class:`app.tasks.Loaded`), with everything reading it gave: the
+        one way the window opens data (File ▸ Open and a session), so that neither drops a part of it
+        (a session's data opened without its properties: no MW or cLogP column, no property range)."""
+        self.set_data(loaded.path, loaded.graphs, loaded.schema_text, loaded.properties, loaded.options, loaded.digest)
+
     def set_data(self, path: str, graphs: GraphSet, schema_text: str, properties: dict | None = None,
                  options: dict | None = None, digest: str = "") -> None:
         """Open ``graphs`` (read from ``path`` with the loader's ``options``) with their chemist's

@@ -210,7 +210,7 @@ class OpeningController(Controller):
             return
         self.idle.emit()
         graphs = result.graphs
-        self.state.set_data(result.path, graphs, result.schema_text, result.properties, result.options, result.digest)
+        self.state.open_loaded(result)
         rejected = f", {counted(len(graphs.rejects), 'row')} rejected" if graphs.rejects else ""
         self.said.emit(f"Loaded {counted(len(graphs), 'graph')}{rejected}.")  # not "Loading…" any more
         repeated = graphs.repeated_ids_note()  # every row is kept; the ID alone no longer says which is meant

@@ -86,12 +86,13 @@ class ReportTabs(QObject):
     def session_entries(self, scratch: str) -> list[dict]:
         """The report tabs in tab order, as a session keeps them: path, title, whether the report
         is embedded in the session file (a scored file's report lives in ``scratch``), the file it
-        was scored from (what Resume reads on from) and the review marks on its rows, each with the
-        row's ID and SMILES."""
+        was scored from (what Resume reads on from), the review marks on its rows, each with the
+        row's ID and SMILES, and how it shows them (filters, query, sort: :meth:`ReportView.view_values`)."""
         return [{"path": view.report.source, "title": self.tabs.tabText(self.tabs.indexOf(view)),
                  "embed": Path(scratch) in Path(view.report.source).resolve().parents,
                  "input": view.report.scored_input,
-                 "review": marks_with_ids(view.report.ids, view.book.marks, view.report.smiles)}
+                 "review": marks_with_ids(view.report.ids, view.book.marks, view.report.smiles),
+                 "view": view.view_values()}
                 for view in sorted(self.views, key=self.tabs.indexOf)]
 
     def close_all(self) -> None:

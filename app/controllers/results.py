@@ -19,7 +19,7 @@ from ..widgets.heatmap import HeatmapPanel
 from ..widgets.map_view import MapView
 from ..widgets.scaffolds import ScaffoldView
 from ..widgets.side_panel import SidePanel
-from ..widgets.table import COLUMNS, PROPERTY_HEADINGS, ResultsModel
+from ..widgets.table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, sort_values
 from ..workers import LatestJob
 from .smarts import SmartsController
 
@@ -423,11 +423,11 @@ class ResultsController(QObject):
 
     # ---------------------------------------------------------------- a session's view of the results
     def filter_values(self) -> dict:
-        """The filters and the flag rule's thresholds, as JSON values (a session keeps them)."""
+        """The filters, the flag rule's thresholds and the sort, as JSON values (a session keeps them)."""
         f = self.filters
         return {"text": f.text(), "smarts": f.smarts_edit.text(), "percentile": f.percentile(), "rate": f.rate(),
                 "grouped": f.is_grouped(), "flagged_only": f.is_flagged_only(),
-                "ranges": {k: list(v) for k, v in f.ranges().items()}}
+                "ranges": {k: list(v) for k, v in f.ranges().items()}, "sort": sort_values(self.table)}
 
     def set_filter_values(self, values: dict) -> None:
         """Put back :meth:`filter_values` (all but the grouping, :meth:`set_grouped`); the table

@@ -161,8 +161,7 @@ class SessionsController(Controller):
         train = doc.get("training") or {}
         if r.loaded is not None:
             st.forget_model()  # put back below, with its scores: opening the data must not score it again
-            st.set_data(r.loaded.path, r.loaded.graphs, r.loaded.schema_text,
-                        options=(doc.get("data") or {}).get("options") or {}, digest=r.loaded.digest)
+            st.open_loaded(r.loaded)
             self.data_opened.emit(r.loaded.path)
             self.report_tabs.show_results(r.loaded.path)
         if r.model is not None:
@@ -197,7 +196,7 @@ class SessionsController(Controller):
             problems.append(f"Its {len(saved)} review marks come back when you open {self._waiting['name']} where "
                             "it is now.")
         if st.graphs is not None:
-            self.similarity.set_query_values(doc.get("similarity") or {})
+            self.similarity.restore(doc.get("similarity") or {}, filters.get("sort"))
         for entry, report in r.reports:
             view = self.report_tabs.add(report, "Reopened from the session. " if entry.get("scored") else "",
                                         entry.get("title") or "")
@@ -205,6 +204,7 @@ class SessionsController(Controller):
             report_marks = marks_on(report.ids, report_saved, report.smiles)
             if report_marks:  # re-ranked by the session's model
                 self.reviewing.restore(report_marks, view)
+            view.set_view_values(entry.get("view") or {})
             problems += _marks_lost(len(report_saved) - len(report_marks), len(report_saved),
                                     Path(str(report.source)).name)
         self.results.set_grouped(bool(filters.get("grouped")))

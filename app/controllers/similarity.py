@@ -10,7 +10,7 @@ from core import counted
 
 from .. import tasks
 from ..widgets.query_bar import QueryBar
-from ..widgets.table import COLUMNS, ResultsModel
+from ..widgets.table import COLUMNS, ResultsModel, set_sort_values
 
 
 class SimilarityController(QObject):
@@ -39,6 +39,7 @@ class SimilarityController(QObject):
         self._pending: str | None = None  # a query typed while another is computed
         self._asked: tuple[str, object] = ("", None)  # the running query and the rows it was asked on
         self._similarity = None  # the last result, kept to re-apply the minimum
+        self._sorted_for = ""  # the query whose first result sorted the rows by similarity
         bar.query_changed.connect(self.search)
         bar.use_selected.connect(self.use_selected)
         bar.minimum_changed.connect(self._minimum_changed)
@@ -81,6 +82,14 @@ class SimilarityController(QObject):
         if query != self.bar.query():
             self.bar.set_query(query)
 
+    def restore(self, values: dict, sort) -> None:
+        """Put back a session's query (:meth:`set_query_values`) and the table's sort
+        (:func:`app.widgets.table.sort_values`), which the query's result keeps (it sorts by
+        similarity only for a query that is new)."""
+        self._sorted_for = str(values.get("query") or "").strip()
+        self.set_query_values(values)
+        set_sort_values(self.table, sort)
+
     @Slot()
     def use_selected(self) -> None:
         """Query with the selected row's molecule."""
@@ -109,7 +118,9 @@ class SimilarityController(QObject):
             return
         self._similarity = result.similarities
         self._show()
-        self.table.sortByColumn(COLUMNS.index("Similarity"), Qt.SortOrder.DescendingOrder)
+        if result.query != self._sorted_for:  # a new query: most similar first; the same query computed
+            self._sorted_for = result.query   # again for new rows keeps the sort the user chose since
+            self.table.sortByColumn(COLUMNS.index("Similarity"), Qt.SortOrder.DescendingOrder)
         if self.model_table.rowCount():
             self.table.scrollToTop()
 
@@ -131,6 +142,7 @@ class SimilarityController(QObject):
 
     def _clear(self, keep_note: bool = False) -> None:
         self._similarity = None
+        self._sorted_for = ""
         had = not self.table.isColumnHidden(COLUMNS.index("Similarity"))
         self.model_table.set_similarity(None)
         self.table.setColumnHidden(COLUMNS.index("Similarity"), True)

@@ -24,7 +24,8 @@ from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
 from .nearest import NearestPanel
-from .table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view, selected_rows
+from .table import (COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view, selected_rows,
+                    sort_values)
 
 
 class ReportView(QWidget):
@@ -130,6 +131,23 @@ class ReportView(QWidget):
         self._update_count()
         if len(report):
             self.table.selectRow(0)
+
+    def view_values(self) -> dict:
+        """How the tab shows its rows, as JSON values a session keeps: the text filter, the ranges,
+        the similarity query and the sort."""
+        return {"text": self.filter.text(), "ranges": {k: list(v) for k, v in self.range_filter.ranges().items()},
+                "similarity": self.similarity.query_values(), "sort": sort_values(self.table)}
+
+    def set_view_values(self, values: dict) -> None:
+        """Put back :meth:`view_values` (a session's): the rows are filtered and sorted at once, or
+        once the similarity query is computed."""
+        self.filter.blockSignals(True)  # applied below, not after the typing pause
+        self.filter.setText(str(values.get("text") or ""))
+        self.filter.blockSignals(False)
+        ranges = values.get("ranges") or {}
+        self.range_filter.set_ranges({k: tuple(v) for k, v in ranges.items() if isinstance(v, list) and len(v) == 2})
+        self._filter()
+        self.similarity.restore(values.get("similarity") or {}, values.get("sort"))
 
     def export_table(self):
         """The rows this tab shows, for File ▸ Export (:class:`app.export_tables.ExportTable`)."""

@@ -122,13 +122,15 @@ class ScaffoldView(QWidget):
         Returns:
             (scaffold SMILES, legend) per group with a scaffold.
         """
+        from core import counted
+
         out = []
         for r in rows:
             item = self.table.item(r, SCAFFOLD)
             scaffold = item.data(Qt.ItemDataRole.UserRole) if item is not None else ""
             if scaffold:
-                count, best = self.table.item(r, 1).text(), self.table.item(r, 4).text()
-                out.append((scaffold, f"{count} molecules · best {best}"))
+                count, best = int(self.table.item(r, 1).text()), self.table.item(r, 4).text()
+                out.append((scaffold, f"{counted(count, 'molecule')} · best {best}"))
         return out
 
     def _chosen(self, row: int, _column: int) -> None:

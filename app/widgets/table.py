@@ -682,6 +682,37 @@ def selected_rows(table: QTableView) -> list[int]:
     return rows
 
 
+SORT_ORDERS = {"ascending": Qt.SortOrder.AscendingOrder, "descending": Qt.SortOrder.DescendingOrder}
+
+
+def sort_values(table: QTableView) -> list[str] | None:
+    """The column (its heading) and order a results table is sorted by, as a session keeps them.
+
+    Args:
+        table: a results table (:func:`results_view`).
+
+    Returns:
+        ``[heading, "ascending" | "descending"]``, or None in file order.
+    """
+    column = table.model().sort_column()
+    if column < 0:
+        return None
+    order = table.horizontalHeader().sortIndicatorOrder()
+    return [COLUMNS[column], next(k for k, v in SORT_ORDERS.items() if v == order)]
+
+
+def set_sort_values(table: QTableView, values) -> None:
+    """Sort a results table as :func:`sort_values` said; anything else (None, an unknown column)
+    leaves it as it is.
+
+    Args:
+        table: a results table.
+        values: what :func:`sort_values` gave.
+    """
+    if isinstance(values, list) and len(values) == 2 and values[0] in COLUMNS and values[1] in SORT_ORDERS:
+        table.sortByColumn(COLUMNS.index(values[0]), SORT_ORDERS[values[1]])
+
+
 def results_view(model: ResultsModel) -> QTableView:
     """A table view over ``model`` as both windows show it: one row per line (no wrapping), sortable,
     whole-row selection of one row or several (Shift, Ctrl), columns sized for ids, SMILES and

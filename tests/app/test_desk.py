@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox
 from app import tasks
 from app.main_window import MainWindow
 from app.plain_words import COLUMN_TIPS, HEATMAP_LEGEND, TABLE_LEGEND, p_value_text, q_value_text
-from app.widgets.table import COLUMNS
+from app.widgets.table import COLUMNS, sort_values
 from tests.app.test_main_window import SMALL, _idle, open_and_wait, train_and_wait
 
 LIBRARY = "smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nCCCCN a5\n"
@@ -96,7 +96,10 @@ def _state_of(w) -> dict:
             "current": w.results_tabs.currentIndex(), "epochs": w.form.epochs.value(),
             "flagged_only": w.filters.is_flagged_only(), "ranges": w.filters.ranges(),
             "query": w.query_bar.query(), "minimum": round(w.query_bar.minimum.value(), 3),
-            "fingerprint": st.model.fingerprint() if st.model is not None else None}
+            "fingerprint": st.model.fingerprint() if st.model is not None else None, "sort": sort_values(w.table),
+            "headings": _visible_headings(w),  # the properties' columns too (a reopened session lost them)
+            "reports": [(v.view_values(), [str(v.report.ids[v.model_table.graph_index(r)])
+                                           for r in range(v.model_table.rowCount())]) for v in w.report_views]}
 
 
 def _visible_headings(w) -> list[str]:
@@ -174,9 +177,17 @@ def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tm
     w.query_bar.minimum.setValue(0.05)
     w.query_bar.set_query("c1ccccc1")
     qtbot.waitUntil(lambda: "Similarity" in _visible_headings(w), timeout=60000)
+    w.table.sortByColumn(COLUMNS.index("MW"), Qt.SortOrder.DescendingOrder)  # sorted by another column than the query's
     w.results.select_graph(int(w.model_table.graph_index(3)))  # a shown row (the filters stay as they are)
+    view = w.report_views[0]  # the scored file's tab: filtered, a range, sorted (a session dropped all three)
+    view.filter.setText("a")
+    view.range_filter.edits["Heavy atoms"][0].setText("6")
+    view._filter()
+    view.table.sortByColumn(COLUMNS.index("cLogP"), Qt.SortOrder.AscendingOrder)
     before = _state_of(w)
     assert before["ranges"] == {first: (None, 1e9)} and before["query"] == "c1ccccc1"
+    assert before["sort"] == ["MW", "descending"] and before["reports"][0][0]["sort"] == ["cLogP", "ascending"]
+    assert len(before["reports"][0][1]) == 2  # phenol (7 heavy atoms) and paracetamol (11)
     assert before["selected"] is not None and before["text"] == "C" and before["rule"] == "p"
     path = str(tmp_path / "work")
     w.sessions.save(path)
