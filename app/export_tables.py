@@ -23,7 +23,8 @@ class ExportTable:
     Attributes:
         stem: the file name's stem offered in the Save dialog (e.g. ``herg`` -> ``herg_ranked.csv``).
         total: how many scored rows the tab holds.
-        visible: the row indices its filters show, in table order.
+        visible: the row indices its filters show (written in rank order, the table's ranks, whatever
+            column the table is sorted by: a file is a ranked report, which opens again as one).
         has_molecules: whether SDF can be written (the rows have SMILES or molecules).
         write_csv: ``(path, rows or None, should_stop) -> rows written``; None writes all rows and the
             rejected ones; ``should_stop`` (or None) is polled between rows: True raises
