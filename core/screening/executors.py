@@ -253,8 +253,8 @@ class LocalExecutor:
     def next_result(self) -> ChunkResult:
         """Take the oldest chunk's features and score it in this process.
 
-        A chunk whose worker died is parsed again alone, then halved until the row that kills a
-        worker is found; that row is rejected (``WORKER_DIED``).
+        A chunk whose worker died or ran out of memory is parsed again alone, then halved until
+        the row that kills a worker is found; that row is rejected (``WORKER_DIED``).
 
         Returns:
             The chunk's result (:func:`finish_chunk`).
@@ -268,7 +268,9 @@ class LocalExecutor:
                 parts = [future.result() for future in item.futures]
                 self.waited += time.perf_counter() - waiting
                 chunk = join_parts(parts, item.starts)
-            except BrokenProcessPool:  # a worker died: every chunk in flight is lost with the pool
+            # a worker died, or ran out of memory (its ceiling: core.runtime.memory) outside the
+            # per-row guard, e.g. featurizing a batch: every chunk in flight is lost with the pool
+            except (BrokenProcessPool, MemoryError):
                 lost = [item.job] + [p.job for p in self.pending]
                 self.pending.clear()
                 self.pool.restart()

@@ -18,14 +18,18 @@ from core.runtime.allocator import release_freed_memory
 from core.runtime.workers import init_parsing_worker
 
 FEATURIZE_BATCH = 1024  # molecules featurized at once: RDKit molecules and index lists stay small
+# atoms featurized at once: 1,024 molecules of 10,000 atoms (each within the per-row limits) held
+# 10 million atoms' RDKit molecules in one worker, past its memory ceiling; MOSES's 1,024 take 22,000
+FEATURIZE_ATOMS = 65_536
 
 
 def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: dict | None = None) -> dict:
     """Parse and featurize a chunk into compact arrays (runs in a worker process).
 
     The molecules are parsed one by one, their features made ``FEATURIZE_BATCH`` at a time
-    (:func:`core.data.atom_batch.featurize_molecules`), so that a worker holds no more than
-    that many RDKit molecules. The model's views that score molecules from these arrays alone
+    (:func:`core.data.atom_batch.featurize_molecules`), or sooner once they hold
+    ``FEATURIZE_ATOMS`` atoms, so that a worker holds no more than that many RDKit molecules
+    and atoms. The model's views that score molecules from these arrays alone
     (``views``, :func:`worker_views`: a consensus's WL and size views) score them here too, so
     that the scoring process only runs the network and combines.
 
@@ -55,12 +59,15 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
     inputs: list[str] = []
     lines, ids, names, smiles, labels, rejects, mols, parts = [], [], [], [], [], [], [], []
     positions = []  # each scored row's place in the chunk: ties in the report keep input order
+    atoms = 0  # in ``mols``
 
     def featurize() -> None:
+        nonlocal atoms
         arrays, cells = _featurize_batch(mols, smiles[len(smiles) - len(mols):], extra_cells)
         parts.append(arrays)
         extra.extend(cells)
         mols.clear()
+        atoms = 0
 
     for k, row in enumerate(rows):
         mol, text, reason, original = read_row(row, standardise)
@@ -76,7 +83,8 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
         names.append(row.name)
         labels.append(row.label)
         smiles.append(text)
-        if len(mols) == FEATURIZE_BATCH:
+        atoms += mol.GetNumAtoms()
+        if len(mols) == FEATURIZE_BATCH or atoms >= FEATURIZE_ATOMS:
             featurize()
     if mols or not parts:
         featurize()

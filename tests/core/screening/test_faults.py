@@ -98,6 +98,56 @@ def test_a_row_that_kills_its_worker_is_rejected_alone(library, model, tmp_path,
     assert rows[-1]["id"] == "killer" and rows[-1]["status"] == f"rejected: line 51: {executors.WORKER_DIED}"
 
 
+def test_a_batch_that_runs_out_of_memory_costs_its_one_row_not_the_run(library, model, tmp_path, monkeypatch,
+                                                                        workers):
+    """A MemoryError past the per-row guard (featurizing a batch of huge molecules, within every
+    per-row limit) came back from the worker and ended the run with a traceback and no report."""
+    from core.screening import featurize
+
+    batch = featurize._featurize_batch
+
+    def out_of_memory(mols, smiles, cells):  # as a worker past its memory ceiling, on one molecule
+        if "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCO" in smiles:
+            raise MemoryError
+        return batch(mols, smiles, cells)
+
+    monkeypatch.setattr(featurize, "_featurize_batch", out_of_memory)  # the forked workers inherit it
+    data = tmp_path / "lib.smi"
+    lines = library.read_text().splitlines()
+    lines[50] = "C" * 40 + "O hungry"
+    data.write_text("\n".join(lines) + "\n")
+    summary = _in_thread(lambda: screen(model, data, tmp_path / "r.csv", chunk_size=16, workers=workers))
+    assert (summary.rows, summary.scored, summary.rejected) == (120, 118, 2)
+    with open(tmp_path / "r.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))[:-1]
+    assert rows[-1]["id"] == "hungry" and rows[-1]["status"] == f"rejected: line 51: {executors.WORKER_DIED}"
+
+
+def test_a_batch_is_featurized_in_parts_of_at_most_so_many_atoms(library, monkeypatch):
+    """1,024 molecules of 10,000 atoms were featurized at once, past a worker's memory ceiling: a
+    batch now ends at FEATURIZE_ATOMS atoms too, and gives the same arrays."""
+    import numpy as np
+
+    from core.io.molecules import smiles_rows
+    from core.screening import featurize
+
+    rows = list(smiles_rows(library))
+    whole = featurize.featurize_chunk(rows)
+    sizes = []
+    batch = featurize._featurize_batch
+
+    def counted(mols, smiles, cells):
+        sizes.append(sum(m.GetNumAtoms() for m in mols))
+        return batch(mols, smiles, cells)
+
+    monkeypatch.setattr(featurize, "_featurize_batch", counted)
+    monkeypatch.setattr(featurize, "FEATURIZE_ATOMS", 100)
+    parted = featurize.featurize_chunk(rows)
+    assert len(sizes) > 10 and max(sizes) < 100 + 60  # each batch ends at the molecule that passes 100 atoms
+    for key, value in whole.items():
+        assert np.array_equal(value, parted[key]) if isinstance(value, np.ndarray) else value == parted[key], key
+
+
 def test_fields_past_csvs_default_limit_keep_the_run(model, tmp_path):
     """A 200,000-character id (or quoted cell) is read, screened, merged and merged again; a SMILES
     past the per-row limit is rejected with its reason."""
