@@ -6,6 +6,7 @@ line (or record) number and the reason. Blank lines and ``#`` comment lines are 
 from __future__ import annotations
 
 import csv
+import hashlib
 import itertools
 import re
 from collections import deque
@@ -113,6 +114,29 @@ class SourceRow(NamedTuple):
     problem: str | None = None
     molblock: str | None = None  # an SDF record's molblock (then ``smiles`` is empty)
     record: int = 0  # an SDF record's number
+
+
+ROWS_HASH_MASK = (1 << 64) - 1
+
+
+def rows_hash(rows: Iterable[SourceRow]) -> int:
+    """A hash of rows as read: every field of each, its line included, summed mod 2**64 so that
+    the rows' hashes add up whatever chunks they were read in. A stopped screen's end row keeps it,
+    and its resumed run compares the rows it skips with it (ids alone matched any file of as many
+    rows without ids, whose ids are line numbers).
+
+    Args:
+        rows: rows as a reader streamed them.
+
+    Returns:
+        The hash, from 0 to 2**64 - 1.
+    """
+    total = 0
+    for row in rows:
+        text = "\x1f".join((str(row.line), row.id, row.name, row.smiles, row.label or "", row.problem or "",
+                            row.molblock or ""))
+        total += int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+    return total & ROWS_HASH_MASK
 
 
 def parse_row(row: SourceRow) -> tuple[Chem.Mol | None, str, str]:

@@ -190,6 +190,8 @@ class EndRow(NamedTuple):
     stopped_after: int | None = None
     cut_from: int | None = None  # the rows scored, of which the report keeps the best (--top); None: every one
     read_as: str = ""  # a stopped run's reading settings (:func:`reading_key`); "" where not recorded
+    rows_read: str = ""  # a stopped run's hash of its rows as read (:func:`core.io.molecules.rows_hash`, 16 hex
+    # digits); "" where not recorded
 
 
 def reading_key(smiles_column: str | None, id_column: str | None, label_column: str | None, top_k: int) -> str:
@@ -211,7 +213,7 @@ def reading_key(smiles_column: str | None, id_column: str | None, label_column: 
 
 
 def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopped_after: int | None = None,
-            cut_from: int | None = None, read_as: str = "") -> list[str]:
+            cut_from: int | None = None, read_as: str = "", rows_read: str = "") -> list[str]:
     """The report's last row, which says the report is complete, or where its run was stopped.
 
     A report without it was cut short; merging checks it (same model, no shard twice, no row
@@ -227,6 +229,7 @@ def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopp
             the report itself says (a merge of it without its summary took it for whole, and gave
             q-values over the rows kept only); None when it keeps every scored row.
         read_as: a stopped run's :func:`reading_key`, written with ``stopped_after`` ("": none).
+        rows_read: a stopped run's hash of the rows it read, written with ``stopped_after`` ("": none).
 
     Returns:
         The row's cells, all empty but ``status``.
@@ -236,13 +239,15 @@ def end_row(rows: int, model: str, digest: str, width: int = len(COLUMNS), stopp
     if cut_from is not None:
         row[STATUS] += f"; {CUT_PREFIX}{cut_from}"
     if stopped_after is not None:
-        row[STATUS] += (f"; {READ_PREFIX}{read_as}" if read_as else "") + f"; {STOPPED_PREFIX}{stopped_after}"
+        row[STATUS] += (f"; {READ_PREFIX}{read_as}" if read_as else "") + \
+            (f"; {ROWS_READ_PREFIX}{rows_read}" if rows_read else "") + f"; {STOPPED_PREFIX}{stopped_after}"
     return row
 
 
 STOPPED_PREFIX = "stopped after input line "
 CUT_PREFIX = "the best rows of scored rows: "
 READ_PREFIX = "read as "
+ROWS_READ_PREFIX = "rows read "
 
 
 NOT_READ = re.compile(r"not scored: the run was stopped after input line ([\d,]+); ")
@@ -289,12 +294,16 @@ def parse_end_row(row: list[str]) -> EndRow | None:
     parts = row[STATUS][len(END_PREFIX):].split("; ")
     try:
         stopped = int(parts.pop().removeprefix(STOPPED_PREFIX)) if parts[-1].startswith(STOPPED_PREFIX) else None
+        rows_read = parts.pop().removeprefix(ROWS_READ_PREFIX) \
+            if stopped is not None and parts[-1].startswith(ROWS_READ_PREFIX) else ""
+        if rows_read:
+            int(rows_read, 16)  # 16 hex digits, else no end row
         read_as = parts.pop().removeprefix(READ_PREFIX) if stopped is not None and parts[-1].startswith(READ_PREFIX) \
             else ""
         cut_from = int(parts.pop().removeprefix(CUT_PREFIX)) if parts[-1].startswith(CUT_PREFIX) else None
         count, model, digest = parts
         return EndRow(int(count.removesuffix(" rows")), model.removeprefix("model "), digest.removeprefix("digest "),
-                      stopped, cut_from, read_as)
+                      stopped, cut_from, read_as, rows_read)
     except ValueError:
         return None
 

@@ -156,7 +156,7 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
                   check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = (),
                   deferred: tuple[str, ...] = (), workers: int = 1, stopped_after: int | None = None,
-                  scored: int | None = None, read_as: str = "") -> int:
+                  scored: int | None = None, read_as: str = "", rows_read: str = "") -> int:
     """Write the ranked report from sorted chunk files and the rejected rows.
 
     The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
@@ -184,6 +184,8 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
             report says it is cut, whether or not its summary stays beside it).
         read_as: a stopped run's reading settings (:func:`core.io.report.reading_key`), recorded
             with ``stopped_after`` so that a resumed run reads its library as the stopped one did.
+        rows_read: a stopped run's hash of the rows it read (:func:`core.io.molecules.rows_hash`),
+            recorded with ``stopped_after`` so that a resumed run knows the rows it skips for them.
 
     Returns:
         The rows written before the end row (its count).
@@ -202,7 +204,7 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
             shutil.copyfileobj(rej, stream)
         cut_from = scored if limit is not None and scored is not None and kept < scored else None
         csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
-                                        len(COLUMNS) + len(extras), stopped_after, cut_from, read_as))
+                                        len(COLUMNS) + len(extras), stopped_after, cut_from, read_as, rows_read))
     return kept + rejected
 
 

@@ -24,7 +24,7 @@ from core.data.pvalues import bh_q_table
 from core.errors import DataError, GLocalKDError, ParameterError, SchemaMismatchError, SlowPrecisionWarning
 from core.runtime.values import is_count
 from core.io.load import molecule_rows
-from core.io.molecules import SourceRow, nothing_read
+from core.io.molecules import ROWS_HASH_MASK, SourceRow, nothing_read
 from core.io.report import (STANDARDISED, VIEW_PREFIX, check_report_output, check_top_k, extra_columns,
                             reading_key, safe_cell)
 from core.runtime.allocator import release_freed_memory
@@ -149,6 +149,15 @@ def write_summary(summary: ScreenSummary, report: str | Path, **extra) -> Path:
             "seconds": round(summary.seconds, 3), "stopped": summary.stopped,
             **({"p_counts": dict(summary.p_counts)} if summary.p_counts else {}), **extra}
     return write_summary_file(report, data)
+
+
+def _rows_read_text(rows_read: int, stopped_run) -> str:
+    """What a stopped run's end row records of the rows it read (:func:`core.io.molecules.rows_hash`):
+    a resumed run's rows and those it skipped, the stopped run's; "" when the rows it skipped are
+    not known (stopped again before it read past them, from a report that does not record them)."""
+    skipped = 0 if stopped_run is None else stopped_run.skipped if stopped_run.skipped is not None \
+        else stopped_run.rows_read
+    return "" if skipped is None else f"{(rows_read + skipped) & ROWS_HASH_MASK:016x}"
 
 
 def _jobs(sources: list[tuple[str, Iterator[SourceRow]]], chunk_size: int, first: int = 0) -> Iterator[ChunkJob]:
@@ -329,7 +338,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     rejects_file = tmp / "rejects.csv"
     chunk_files: list[Path] = []
     p_counts: Counter = Counter()  # p-value text -> rows: the q-values need the whole report
-    rows = scored_rows = rejected = last_line = nodes = 0
+    rows = scored_rows = rejected = last_line = nodes = rows_read = 0
+    stopped_run = None
     first_rejects: list[tuple[int, str]] = []
     stopped = interrupted = written = False
     resumed = (None, 0)  # the line a resumed run read on after, and the rows read before it
@@ -343,6 +353,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                 chunk_files.append(stopped_run.part.file)
                 p_counts.update(stopped_run.p_counts)
                 rows, scored_rows, rejected = stopped_run.rows, stopped_run.scored, stopped_run.part.rejected
+                nodes = stopped_run.nodes  # the summary counts every run's nodes, as an unstopped run's does
                 resumed, last_line, first = (stopped_run.after, rows), stopped_run.after, stopped_run.part.rows
                 sources = [(label, rows_after(source, stopped_run, where)) for label, source in sources]
             jobs = _jobs(sources, chunk_size, first)
@@ -391,6 +402,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                     rows += result.rows
                     scored_rows += result.scored
                     nodes += result.nodes
+                    rows_read += result.rows_read
                     rejected += len(result.rejects)
                     last_line = max(last_line, result.last_line)
                     result = None
@@ -415,7 +427,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                 write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
                              extras=extras, deferred=deferred,
                              workers=min(getattr(executor, "workers", usable_cpus()), max(1, batches)),
-                             stopped_after=last_line if stopped else None, scored=scored_rows, read_as=read_as)
+                             stopped_after=last_line if stopped else None, scored=scored_rows, read_as=read_as,
+                             rows_read=_rows_read_text(rows_read, stopped_run))
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,

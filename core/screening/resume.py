@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import DataError
-from core.io.molecules import SourceRow
+from core.io.molecules import ROWS_HASH_MASK, SourceRow, rows_hash
 from core.io.report import COLUMNS, STANDARDISED, not_read_line, unsafe_cell
 from core.screening.merge import KEY_COLUMNS, ReportPart, cut_summary, read_report_part, whole_run_counts
 
@@ -42,6 +42,12 @@ class StoppedRun:
         ids: the multiset hash of the ids of its report's rows (every row it read, unless cut).
         cut_ids: for a report that keeps its best rows only (``--top``), its rows' id hashes, each
             to be found among the rows it read; None otherwise.
+        nodes: the nodes of the rows it scored (its summary's for a ``--top`` report).
+        rows_read: the hash of the rows it read, as its end row records it (None: not recorded,
+            written by an older version).
+        skipped: the hash of the rows the resumed run skipped (:func:`rows_after`), once they are
+            all read (None before): the resumed run's end row, if it is stopped again, records it
+            plus its own rows'.
     """
 
     part: ReportPart
@@ -51,6 +57,9 @@ class StoppedRun:
     p_counts: Counter
     ids: int
     cut_ids: Counter | None = None
+    nodes: int = 0
+    rows_read: int | None = None
+    skipped: int | None = None
 
 
 def report_extras(report: str | Path) -> tuple[str, ...]:
@@ -123,10 +132,15 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
 
     fixed = len(COLUMNS) - 1 + KEY_COLUMNS  # the chunk row's cells before the optional ones
     smiles_at = KEY_COLUMNS + COLUMNS.index("smiles") - 1
+    nodes_at = KEY_COLUMNS + COLUMNS.index("num_nodes") - 1
     standardised_at = fixed + extras.index(STANDARDISED) if STANDARDISED in extras else None
 
+    nodes = 0
+
     def scored_row(row: list[str]) -> list[str]:
+        nonlocal nodes
         seen(row[KEY_COLUMNS + _ID - 1])
+        nodes += int(row[nodes_at])
         if not deferred:
             return row
         scored_smiles = row[standardised_at] if standardised_at is not None else row[smiles_at]
@@ -147,13 +161,17 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     if cut is not None and (keep is None or keep > cut["kept"]):  # its rows past them are gone
         raise DataError(f"it keeps its best {cut['kept']:,} of {cut['scored']:,} scored rows (--top), so the "
                         f"resumed report can keep at most as many: resume with --top {cut['kept']} (or fewer)", report)
+    if cut is not None:  # the rows it did not keep counted their nodes in its summary
+        nodes = cut["nodes"] if isinstance(cut.get("nodes"), int) else nodes
+    rows_read = int(part.end.rows_read, 16) if part.end.rows_read else None
     return StoppedRun(part, after, scored + part.rejected, scored, p_counts, ids & _MASK,
-                      None if cut is None else kept)
+                      None if cut is None else kept, nodes, rows_read)
 
 
 def rows_after(rows: Iterator[SourceRow], run: StoppedRun, where: str | Path) -> Iterator[SourceRow]:
     """The library's rows after the line where the stopped run stopped, once its rows up to that
-    line are found to be the ones the stopped run read (their count and their ids).
+    line are found to be the ones the stopped run read (their count, their ids, and where its end
+    row records it, the hash of every field as read: :func:`core.io.molecules.rows_hash`).
 
     Args:
         rows: the library's rows, in input order.
@@ -167,7 +185,7 @@ def rows_after(rows: Iterator[SourceRow], run: StoppedRun, where: str | Path) ->
         DataError: the library's rows up to that line are not the stopped run's (another file, or
             the file was changed since).
     """
-    count, ids = 0, 0
+    count, ids, read = 0, 0, 0
     checked = False
     unseen = None if run.cut_ids is None else Counter(run.cut_ids)
     for row in rows:
@@ -175,23 +193,29 @@ def rows_after(rows: Iterator[SourceRow], run: StoppedRun, where: str | Path) ->
             count += 1
             hashed = _row_hash(row.id)
             ids += hashed
+            read += rows_hash((row,))
             if unseen is not None and unseen.get(hashed):
                 unseen[hashed] -= 1
             continue
         if not checked:
-            _check_read(count, ids, unseen, run, where)
+            _check_read(count, ids, read & ROWS_HASH_MASK, unseen, run, where)
             checked = True
         yield row
     if not checked:
-        _check_read(count, ids, unseen, run, where)
+        _check_read(count, ids, read & ROWS_HASH_MASK, unseen, run, where)
 
 
-def _check_read(count: int, ids: int, unseen: Counter | None, run: StoppedRun, where: str | Path) -> None:
+def _check_read(count: int, ids: int, read: int, unseen: Counter | None, run: StoppedRun, where: str | Path) -> None:
     """Refuse a library whose rows up to the stopped run's line are not the ones it read: their
-    count, and their ids (all of them, or for a ``--top`` report the ones it kept)."""
+    count, their ids (all of them, or for a ``--top`` report the ones it kept), and the hash of
+    the rows as read where the end row records it (a file without ids has line numbers for ids:
+    any file of as many rows passed); then keep that hash as :attr:`StoppedRun.skipped`."""
     other_ids = any(unseen.values()) if unseen is not None else ids & _MASK != run.ids
-    if count != run.rows or other_ids:
+    other_rows = run.rows_read is not None and read != run.rows_read
+    if count != run.rows or other_ids or other_rows:
         why = f"{count:,} rows where its report holds {run.rows:,}" if count != run.rows else \
-            f"as many rows, {count:,}, with other ids"
+            f"as many rows, {count:,}, with other ids" if other_ids else \
+            f"as many rows, {count:,}, with other contents (SMILES, names or labels)"
         raise DataError(f"its rows up to line {run.after:,} are not the ones the stopped run read ({why}): another "
                         "file, or one changed since; resume with the library the run began on", where)
+    run.skipped = read

@@ -214,7 +214,7 @@ def test_a_sigterm_keeps_the_same_rows_on_every_executor(client, model_file, lib
     whole, stopped = ((tmp_path / "head.csv").read_bytes().splitlines(keepends=True),
                       reports["local"].splitlines(keepends=True))
     assert stopped[:-1] == whole[:-1]  # and its end row says where the run stopped, which the whole run's does not
-    assert re.fullmatch(re.escape(whole[-1][:-4]) + rb"; read as [0-9a-f]{12}; stopped after input line 29,,\r\n",
+    assert re.fullmatch(re.escape(whole[-1][:-4]) + rb"; read as [0-9a-f]{12}; rows read [0-9a-f]{16}; stopped after input line 29,,\r\n",
                         stopped[-1])
 
 

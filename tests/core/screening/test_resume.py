@@ -5,6 +5,7 @@ cannot continue (another model, another or changed library, a whole run's, other
 shards) is refused and left as it was."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -50,9 +51,11 @@ def test_a_run_stopped_twice_and_resumed_writes_the_unstopped_runs_report(librar
     assert (third.rows, third.scored, third.rejected) == (whole.rows, whole.scored, whole.rejected) == (300, 297, 3)
     assert third.p_counts == whole.p_counts
     assert report.read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    assert third.nodes == whole.nodes  # a resumed run counted the nodes of its own rows only
     if "top" in options:
         summary, expected = (p.with_name(p.name + ".summary.json").read_text() for p in (report, tmp_path / "whole.csv"))
         assert '"scored": 297' in summary and summary.count("p_counts") == expected.count("p_counts") == 1
+        assert json.loads(summary)["nodes"] == json.loads(expected)["nodes"] == whole.nodes
 
 
 def test_a_report_it_cannot_continue_is_refused_and_left_as_it_was(library, model, tmp_path):
@@ -171,4 +174,27 @@ def test_a_resume_that_would_read_the_library_otherwise_is_refused(library, mode
     assert older != stopped
     report.write_bytes(older)
     screen(model, table, report, chunk_size=40, workers=1, resume=True, smiles_column="smiles")
+    assert report.read_bytes() == (tmp_path / "whole.csv").read_bytes()
+
+
+def test_a_file_without_ids_is_resumed_only_on_the_rows_it_read(library, model, tmp_path):
+    """A file without ids has line numbers for ids: a resume onto another file of as many rows
+    passed the check of counts and ids and wrote one intact-looking report of two libraries. The
+    stopped run's end row keeps a hash of every row as read, and the resume compares it."""
+    smiles = [line.split()[0] for line in library.read_text().splitlines()[1:]]
+    first, other = tmp_path / "a.smi", tmp_path / "b.smi"
+    first.write_text("".join(f"{s}\n" for s in smiles))
+    other.write_text("".join(f"{s}\n" for s in smiles[150:] + smiles[:150]))  # as many rows, other molecules
+    report = tmp_path / "r.csv"
+    assert screen(model, first, report, chunk_size=40, workers=1, **stopped_after(2)).stopped
+    stopped = report.read_bytes()
+    assert re.search(rb"; rows read [0-9a-f]{16}; stopped after input line ", stopped)
+    with pytest.raises(DataError, match="with other contents"):
+        screen(model, other, report, chunk_size=40, workers=1, resume=True)
+    assert report.read_bytes() == stopped
+    screen(model, first, tmp_path / "whole.csv", chunk_size=40, workers=1)
+    screen(model, first, report, chunk_size=40, workers=1, resume=True)
+    assert report.read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    report.write_bytes(re.sub(rb"; rows read [0-9a-f]{16}", b"", stopped))  # from before the record: ids checked
+    screen(model, first, report, chunk_size=40, workers=1, resume=True)
     assert report.read_bytes() == (tmp_path / "whole.csv").read_bytes()

@@ -182,7 +182,7 @@ def test_a_report_written_in_memory_carries_the_view_columns_too(model, library,
     body, last = text[:text.rstrip(b"\r\n").rfind(b"\n") + 1], _table(tmp_path / "named.csv")[-1]
     assert body == (tmp_path / "m.csv").read_bytes()
     assert parse_end_row(last) == (len(graphs) + len(graphs.rejects), model.fingerprint(),
-                                   hashlib.sha256(body).hexdigest()[:16], None, None, "")
+                                   hashlib.sha256(body).hexdigest()[:16], None, None, "", "")
 
 
 def test_top_and_the_shard_merge_keep_the_view_columns(model, library, tmp_path):
