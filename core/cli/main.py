@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with stop_signals_interrupt():  # SIGTERM and SIGHUP stop every command as Ctrl+C does: cleaned up, 130
                 status = COMMANDS[args.command].run(args)
         except GLocalKDError as exc:
-            print(f"glocalkd: error: {error_text(exc)}", file=sys.stderr)
+            print(f"glocalkd: error: {error_text(exc, args.command)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(_interrupted_text(before, _outputs_now(args)), file=sys.stderr)

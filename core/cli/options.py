@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 # The options whose name is not their parameter's (``--hidden`` sets ``hidden_dim``); every other
 # option is its parameter with dashes: ``--normal-label`` sets ``normal_label``.
 RENAMED = {"hidden": "hidden_dim", "layers": "num_layers"}
+# options one command names otherwise: ``evaluate --method`` chooses the detector that ``train
+# --detector`` does (a message of evaluate's once named --detector, which evaluate does not have)
+COMMAND_RENAMED = {"evaluate": {"method": "detector"}}
 
 
 def parameter_of(dest: str) -> str:
@@ -43,30 +46,35 @@ class DetectorDefaultsHelp(argparse.HelpFormatter):
         return text
 
 
-def option_name(param: str) -> str:
+def option_name(param: str, command: str = "") -> str:
     """The option that sets a parameter, the inverse of :func:`parameter_of`.
 
     Args:
         param: the parameter's name.
+        command: the subcommand whose option it is ("": any; one may name it otherwise,
+            :data:`COMMAND_RENAMED`).
 
     Returns:
-        The option: ``normal_label`` gives ``--normal-label``, ``hidden_dim`` gives ``--hidden``.
+        The option: ``normal_label`` gives ``--normal-label``, ``hidden_dim`` gives ``--hidden``,
+        ``detector`` gives ``--method`` for ``evaluate``.
     """
-    dest = next((d for d, p in RENAMED.items() if p == param), param)
+    renamed = {**RENAMED, **COMMAND_RENAMED.get(command, {})}
+    dest = next((d for d, p in renamed.items() if p == param), param)
     return "--" + dest.replace("_", "-")
 
 
-def error_text(error: Exception) -> str:
+def error_text(error: Exception, command: str = "") -> str:
     """Word an error in the command line's terms.
 
     Args:
         error: the error; a :class:`core.errors.GLocalKDError` may name parameters (``params``).
+        command: the subcommand that met it (its own names for options, :func:`option_name`).
 
     Returns:
         Its message with each parameter it names written as its option (``--smiles-column``).
     """
     params = getattr(error, "params", ())
-    return error.worded({p: option_name(p) for p in params}) if params else str(error)
+    return error.worded({p: option_name(p, command) for p in params}) if params else str(error)
 
 
 def add_data_options(p: argparse.ArgumentParser) -> None:

@@ -79,3 +79,28 @@ def test_a_bad_detector_setting_is_worded_as_its_option(name, setting):
     key = next(iter(setting))
     assert failure.value.params == (key,)
     assert error_text(failure.value).startswith(f"invalid setting: --{key.replace('_', '-')} must be ")
+
+
+def test_evaluate_names_its_own_option_for_the_detector(tmp_path, capsys):
+    """``evaluate`` chooses the detector with --method; a message of its named --detector, which it
+    does not have."""
+    from core.cli.main import main
+    from core.cli.options import error_text, option_name
+
+    assert option_name("detector") == "--detector" and option_name("detector", "evaluate") == "--method"
+    error = ParameterError("choose another detector with {detector}", "detector")
+    assert error_text(error, "evaluate") == "choose another detector with --method"
+    folder = tmp_path / "TINY"
+    folder.mkdir()
+    rings = [4, 5, 6, 4, 5, 6]  # six ring graphs: too few for a consensus to hold out a calibration share
+    edges, indicator, start = [], [], 1
+    for g, n in enumerate(rings, start=1):
+        indicator += [g] * n
+        edges += [(start + i, start + (i + 1) % n) for i in range(n)] + [(start + (i + 1) % n, start + i) for i in range(n)]
+        start += n
+    (folder / "TINY_A.txt").write_text("".join(f"{a}, {b}\n" for a, b in edges))
+    (folder / "TINY_graph_indicator.txt").write_text("".join(f"{g}\n" for g in indicator))
+    (folder / "TINY_graph_labels.txt").write_text("".join(f"{g % 2}\n" for g in range(len(rings))))
+    assert main(["evaluate", str(folder), "--method", "consensus", "--folds", "2", "--epochs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--method" in err and "--detector" not in err, err
