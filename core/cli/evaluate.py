@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
-from core.cli.options import (add_data_options, add_readout_options, add_standardise_option, add_threads_option,
+from core.cli.options import (add_device_option, add_data_options, add_readout_options, add_standardise_option, add_threads_option,
                               data_columns, positive_count, seed_value)
 from core.data.feature_modes import MODES
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS
@@ -74,7 +74,7 @@ def add_parser(sub) -> None:
     add_standardise_option(e, training=True)  # the molecules' standardising, as train's
     add_threads_option(e)
     add_data_options(e)
-    e.add_argument("--device", default="auto")
+    add_device_option(e)
     e.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT",
                    help="run the folds (split: seed runs) as tasks on a Dask cluster (docs/scaling.md)")
     e.add_argument("--json", help="write the full results as JSON (updated after every fold)")

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import add_readout_options, add_threads_option, positive_count, seed_value, summary
+from core.cli.options import add_device_option, add_readout_options, add_threads_option, positive_count, seed_value, summary
 from core.detectors.registry import DEFAULT_DETECTOR
 from core.errors import GLocalKDError
 
@@ -39,7 +39,7 @@ def add_parser(sub) -> None:
                    help="atom-rings: add the sizes of each atom's rings to the atom features")
     add_readout_options(x)
     x.add_argument("--seed", type=seed_value, default=0)
-    x.add_argument("--device", default="auto")
+    add_device_option(x)
     add_threads_option(x)
     x.add_argument("--json", help="write the results as JSON here")
 

@@ -77,6 +77,38 @@ def error_text(error: Exception, command: str = "") -> str:
     return error.worded({p: option_name(p, command) for p in params}) if params else str(error)
 
 
+def device_name(text: str) -> str:
+    """An argparse ``type``: a device name (:func:`core.runtime.values.is_device_name`), checked as
+    the command line is read, for every detector (only GLocalKD's and OCGCN's settings checked it,
+    so ``train --detector size --device gpu`` ran).
+
+    Args:
+        text: the option's value.
+
+    Returns:
+        The name.
+
+    Raises:
+        argparse.ArgumentTypeError: it names no device.
+    """
+    from core.runtime.values import DEVICE_NAMES, is_device_name
+
+    if not is_device_name(text):
+        raise argparse.ArgumentTypeError(f"must be {DEVICE_NAMES}, not {text!r}")
+    return text
+
+
+def add_device_option(p: argparse.ArgumentParser, what: str = "") -> None:
+    """Add --device (where the model runs), the same for every command.
+
+    Args:
+        p: the subcommand's parser.
+        what: what runs there, said in the help ("": the model).
+    """
+    p.add_argument("--device", default="auto", type=device_name,
+                   help=f"where {what or 'the model'} runs: auto (CUDA when torch sees a GPU), cpu, cuda or cuda:N")
+
+
 def add_data_options(p: argparse.ArgumentParser) -> None:
     """Add --smiles-column, --id-column and --label-column (of a table or SDF file).
 

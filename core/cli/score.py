@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import (add_data_options, add_extra_column_options, add_fdr_option, add_resume_option,
+from core.cli.options import (add_device_option, add_data_options, add_extra_column_options, add_fdr_option, add_resume_option,
                               add_standardise_option, add_threads_option, apply_model_standardising, check_fdr,
                               check_fdr_model, data_columns, non_negative, report_flagged, summary)
 
@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
     s.add_argument("data")
     s.add_argument("-o", "--output", required=True, help="report CSV to write")
     s.add_argument("--top-nodes", type=non_negative, default=5, help="nodes listed per graph in top_nodes")
-    s.add_argument("--device", default="auto")
+    add_device_option(s)
     add_fdr_option(s)
     add_standardise_option(s, training=False)
     add_extra_column_options(s)

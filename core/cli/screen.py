@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import (add_cluster_options, add_data_options, add_extra_column_options, add_fdr_option,
+from core.cli.options import (add_device_option, add_cluster_options, add_data_options, add_extra_column_options, add_fdr_option,
                               add_resume_option, add_standardise_option, add_threads_option, apply_model_standardising,
                               check_fdr, check_fdr_model, data_columns, non_negative, rejects_listed, report_flagged)
 
@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
     s.add_argument("--chunk-size", type=int, default=20000, help="molecules per chunk")
     s.add_argument("--workers", type=int, help="parsing processes (default: one per CPU core)")
     s.add_argument("--top-nodes", type=non_negative, default=5)
-    s.add_argument("--device", default="auto", help="auto (CUDA when torch sees a GPU), cpu or cuda")
+    add_device_option(s)
     s.add_argument("--batch-graphs", type=int, default=256,
                    help="molecules per forward pass (CPU: 256 keeps tensors in cache; a GPU wants 4096 or more)")
     s.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",

@@ -8,7 +8,7 @@ import sys
 import time
 
 from core.wording import counted
-from core.cli.options import (DetectorDefaultsHelp, add_data_options, add_readout_options, add_standardise_option,
+from core.cli.options import (add_device_option, DetectorDefaultsHelp, add_data_options, add_readout_options, add_standardise_option,
                               add_threads_option, load_graphs, parameter_of, seed_value)
 from core.data.feature_modes import MODES
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
@@ -61,7 +61,7 @@ def add_parser(sub) -> None:
                         "without --normal-label, the model trains on the other graphs")
     t.add_argument("--seed", type=seed_value, default=0, help="random seed: weights, batches, calibration split "
                    "(default: %(default)s)")
-    t.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    add_device_option(t)
     add_standardise_option(t, training=True)
     add_threads_option(t)
     add_data_options(t)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_data_options, add_threads_option, load_graphs
+from core.cli.options import add_device_option, add_data_options, add_threads_option, load_graphs
 from core.errors import GLocalKDError
 
 
@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
     w.add_argument("data", help="the known anomalies: a file or folder in any format 'glocalkd train' reads")
     w.add_argument("-o", "--output", required=True, help="model file to write (the weighed model)")
     w.add_argument("--label", help="only the graphs of DATA with this label are known anomalies")
-    w.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    add_device_option(w)
     add_threads_option(w)
     add_data_options(w)
 

@@ -3,28 +3,11 @@ from __future__ import annotations
 
 import torch
 
-import re
-
 from core.errors import GLocalKDError, ParameterError
+from core.runtime.values import DEVICE_NAMES, is_device_name
 from core.wording import counted
 
 PRECISIONS = ("float32", "bfloat16")
-
-
-DEVICE_NAMES = "'auto', 'cpu', 'cuda' or 'cuda:N'"
-
-
-def is_device_name(device: object) -> bool:
-    """Tell whether a setting names a device this package can use (whether it is there is
-    :func:`resolve_device`'s question).
-
-    Args:
-        device: the setting.
-
-    Returns:
-        True for ``auto``, ``cpu``, ``cuda`` and ``cuda:N``.
-    """
-    return isinstance(device, str) and re.fullmatch(r"auto|cpu|cuda(:\d+)?", device) is not None
 
 
 def resolve_device(device: str) -> torch.device:

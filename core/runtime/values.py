@@ -3,6 +3,8 @@ which every detector, the screening run and the report writer check the settings
 (``chunk_size=2.5`` once passed a ``< 1`` check and failed deep inside with a bare TypeError)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from core.runtime.seeds import SEED_MAX
@@ -50,3 +52,19 @@ def is_number(value, low: float = 0.0, above: bool = False) -> bool:
     """
     return isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and \
         bool(np.isfinite(value)) and (value > low if above else value >= low)
+
+
+DEVICE_NAMES = "'auto', 'cpu', 'cuda' or 'cuda:N'"
+
+
+def is_device_name(device: object) -> bool:
+    """Tell whether a setting names a device this package can use (whether it is there is
+    :func:`resolve_device`'s question).
+
+    Args:
+        device: the setting.
+
+    Returns:
+        True for ``auto``, ``cpu``, ``cuda`` and ``cuda:N``.
+    """
+    return isinstance(device, str) and re.fullmatch(r"auto|cpu|cuda(:\d+)?", device) is not None

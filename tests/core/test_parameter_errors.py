@@ -2,6 +2,7 @@
 the text by patterns."""
 from __future__ import annotations
 
+import argparse
 import ast
 from pathlib import Path
 
@@ -104,3 +105,21 @@ def test_evaluate_names_its_own_option_for_the_detector(tmp_path, capsys):
     assert main(["evaluate", str(folder), "--method", "consensus", "--folds", "2", "--epochs", "1"]) == 2
     err = capsys.readouterr().err
     assert "--method" in err and "--detector" not in err, err
+
+
+def test_every_command_reads_its_device_as_one_option_that_checks_the_name():
+    """``--device`` was declared six times; only GLocalKD's and OCGCN's settings checked it, so
+    ``train --detector size --device gpu`` and ``evaluate --device banana`` ran."""
+    from core.cli.main import build_parser
+    from core.cli.options import device_name
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    with_device = {name: next(a for a in parser._actions if "--device" in a.option_strings)
+                   for name, parser in sub.choices.items() if any("--device" in a.option_strings for a in parser._actions)}
+    assert {"train", "score", "screen", "evaluate", "weigh", "evaluate-explanations"} <= set(with_device)
+    assert all(action.type is device_name for action in with_device.values())
+    for name in ("auto", "cpu", "cuda", "cuda:1"):
+        assert device_name(name) == name
+    for name in ("gpu", "banana", "cuda:", "CPU"):
+        with pytest.raises(argparse.ArgumentTypeError, match="must be 'auto', 'cpu', 'cuda' or 'cuda:N'"):
+            device_name(name)

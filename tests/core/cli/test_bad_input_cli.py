@@ -3,6 +3,8 @@ import gzip
 
 import torch
 
+import pytest
+
 from core.cli.main import main
 from core.runtime.model_files import write_model_file
 from tests.conftest import ring, write_tu
@@ -89,8 +91,13 @@ def test_bad_settings_and_outputs(tmp_path, capsys, model_file):
                                   *TRAIN]), "no graphs have label '0'")
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--epochs", "0"]),
                     "invalid setting: --epochs must be a whole number of at least 1, not 0")
-    _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--device", "tpu"]),
-                    "--device must be 'auto', 'cpu', 'cuda' or 'cuda:N', not 'tpu'")
+    for detector in ("glocalkd", "size"):  # read as the command line is, for every detector
+        with pytest.raises(SystemExit) as stop:
+            main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN, "--device", "tpu", "--detector", detector])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and "Traceback" not in err
+        assert err.strip().splitlines()[-1] == ("glocalkd train: error: argument --device: must be 'auto', 'cpu', "
+                                                "'cuda' or 'cuda:N', not 'tpu'")
     _one_line_error(capsys, main(["train", str(data), "-o", str(tmp_path / "m.pt"), *TRAIN,
                                   "--features", "labels"]), "features 'labels' asked for")
     _one_line_error(capsys, main(["score", str(model_file), str(data), "-o", str(tmp_path / "no" / "r.csv")]),
