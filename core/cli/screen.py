@@ -4,10 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli.options import (add_cluster_options, add_data_options, add_device_option, add_extra_column_options,
+                              add_fdr_option, add_resume_option, add_standardise_option, add_threads_option,
+                              apply_model_standardising, check_fdr, check_fdr_model, data_columns, non_negative,
+                              positive_count, rejects_listed, report_flagged)
+from core.errors import ParameterError
 from core.wording import counted
-from core.cli.options import (add_device_option, add_cluster_options, add_data_options, add_extra_column_options, add_fdr_option,
-                              add_resume_option, add_standardise_option, add_threads_option, apply_model_standardising,
-                              check_fdr, check_fdr_model, data_columns, non_negative, rejects_listed, report_flagged)
 
 
 def add_parser(sub) -> None:
@@ -22,7 +24,8 @@ def add_parser(sub) -> None:
                    "with --scheduler, several files or glob patterns (shards)")
     s.add_argument("-o", "--output", required=True, help="ranked report CSV to write")
     s.add_argument("--chunk-size", type=int, default=20000, help="molecules per chunk")
-    s.add_argument("--workers", type=int, help="parsing processes (default: one per CPU core)")
+    s.add_argument("--workers", type=positive_count, help="parsing processes on this machine (default: one per CPU "
+                   "core; with --scheduler, local:N or the cluster's own workers)")
     s.add_argument("--top-nodes", type=non_negative, default=5)
     add_device_option(s)
     s.add_argument("--batch-graphs", type=int, default=256,
@@ -60,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.scheduler and args.workers is not None:  # it was silently not used
+        raise ParameterError("{workers} sets the parsing processes of a run on this machine; with {scheduler}, the "
+                             "cluster's workers do the parsing (local:N starts N of them)", "workers", "scheduler")
     if args.scheduler:
         from core.detectors.model_file import load_detector
         from core.screening.cluster import screen_on_cluster

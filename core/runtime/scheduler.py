@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 
 from core.errors import GLocalKDError
+from core.runtime.threads import PER_CORE_LIMIT, most_per_machine
 
 _LOCAL = re.compile(r"^local(?::(\d+))?$")
 
@@ -31,7 +32,8 @@ def parse_scheduler(spec: str) -> tuple[str, int | None]:
         CPU count), else ``(spec, None)`` with surrounding space removed.
 
     Raises:
-        GLocalKDError: ``local:0``, or a string that is none of these.
+        GLocalKDError: ``local:0``, more local workers than ``--workers`` allows
+            (:func:`core.runtime.threads.most_per_machine`), or a string that is none of these.
     """
     spec = spec.strip()
     m = _LOCAL.match(spec)
@@ -39,6 +41,9 @@ def parse_scheduler(spec: str) -> tuple[str, int | None]:
         n = int(m.group(1)) if m.group(1) else None
         if n is not None and n < 1:
             raise GLocalKDError(f"--scheduler {spec}: a local cluster needs at least 1 worker")
+        if n is not None and n > most_per_machine():  # each a process, as --workers (which refuses as many)
+            raise GLocalKDError(f"--scheduler {spec}: a local cluster's workers must be from 1 to "
+                                f"{most_per_machine()} ({PER_CORE_LIMIT} per CPU core), not {n}")
         return "local", n
     if spec.endswith(".json"):  # a scheduler file (dask scheduler --scheduler-file, SLURM batch scripts)
         return spec, None

@@ -355,6 +355,11 @@ def test_scheduler_strings():
     assert parse_scheduler("/shared/scheduler.json") == ("/shared/scheduler.json", None)
     with pytest.raises(GLocalKDError):
         parse_scheduler("local:0")
+    from core.runtime.threads import most_per_machine
+
+    assert parse_scheduler(f"local:{most_per_machine()}") == ("local", most_per_machine())
+    with pytest.raises(GLocalKDError, match="4 per CPU core"):  # as --workers: each a process
+        parse_scheduler(f"local:{most_per_machine() + 1}")
     with pytest.raises(GLocalKDError):
         parse_scheduler("somewhere")
     with pytest.raises(GLocalKDError):
@@ -430,3 +435,14 @@ def test_properties_and_alerts_come_out_the_same_on_every_executor(kind, client,
     # with --top the merge computes them for the kept rows: the same cells
     run(kind, client, model_file, library, tmp_path / "top.csv", properties=True, alerts=True, top=40)
     assert _rows(tmp_path / "top.csv") == rows[:40] + rows[598:]
+
+
+def test_workers_are_not_silently_left_unused_with_a_scheduler(model_file, library, tmp_path, capsys):
+    """--workers with --scheduler was accepted and not used (0 too): the cluster's workers parse."""
+    code = main(["screen", str(model_file), str(library), "-o", str(tmp_path / "r.csv"), "--scheduler", "local:2",
+                 "--workers", "3"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--workers sets the parsing processes of a run on this machine" in err
+    assert not (tmp_path / "r.csv").exists()
+    with pytest.raises(SystemExit):
+        main(["screen", str(model_file), str(library), "-o", str(tmp_path / "r.csv"), "--workers", "0"])
