@@ -524,7 +524,7 @@ class Detector(abc.ABC):
             detector = cls(**params)
             if detector.name != state["detector"]:
                 raise ModelFileError(f"{source}: holds a {state['detector']} model, not a {detector.name} one")
-            detector.validate_params()
+            detector.check_params()  # as fit checks them: kinds too (normalize="yes" loaded as True)
             detector.restore_fitted_state(decode_state(state["state"]), device)
             reference_scores(detector.train_scores_, "training scores")  # kept as the detector keeps them
             if "calibration_scores" in state:

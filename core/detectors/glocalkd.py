@@ -484,7 +484,7 @@ class GLocalKD(Detector):
             params = dict(state["params"])
             params["device"] = device
             model = cls(**params)
-            model.validate_params()
+            model.check_params()  # as fit checks them: kinds too (normalize="yes" loaded as True)
             model.device_ = model_device
             model.schema_ = FeatureSchema.from_dict(state["schema"])
             if model.schema_.mode not in MODES[1:] or model.schema_.dim < 1:

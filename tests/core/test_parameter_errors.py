@@ -123,3 +123,41 @@ def test_every_command_reads_its_device_as_one_option_that_checks_the_name():
     for name in ("gpu", "banana", "cuda:", "CPU"):
         with pytest.raises(argparse.ArgumentTypeError, match="must be 'auto', 'cpu', 'cuda' or 'cuda:N'"):
             device_name(name)
+
+
+@pytest.mark.parametrize("name, edit", [("glocalkd", {"normalize": "yes"}), ("glocalkd", {"seed": -1}),
+                                        ("wl-lesinn", {"seed": -1}), ("size", {"seed": 1.5})])
+def test_a_model_file_is_held_to_the_settings_rules_that_fit_applies(tmp_path, tu_folder, name, edit):
+    """Loading checked only each detector's own rules, not the kinds every fit checks first: a
+    GLocalKD file saying normalize="yes" loaded and normalised (a score moved from 2.492 to 2.292)."""
+    from core import ModelFileError, load, load_detector, make_detector, save_detector
+    from core.runtime.model_files import read_model_file, write_model_file
+
+    model = make_detector(name, **({"epochs": 1, "hidden_dim": 8, "out_dim": 4} if name == "glocalkd" else {}))
+    model.fit(load(tu_folder))
+    path = tmp_path / "m.pt"
+    save_detector(model, path)
+    load_detector(path)  # as written: it loads
+    state = read_model_file(path)
+    state["params"] = {**state["params"], **edit}
+    write_model_file(path, state)  # edited, with a digest that matches
+    with pytest.raises(ModelFileError, match=f"{next(iter(edit))}"):
+        load_detector(path)
+
+
+def test_only_check_params_calls_the_detectors_own_rules():
+    """Fit checked the settings' kinds and then the detector's rules (check_params); two loaders
+    called the rules alone (validate_params). Every caller goes through check_params."""
+    root = Path(__file__).resolve().parents[2]
+    calls, allowed = [], 0
+    for path in [*(root / "core").rglob("*.py"), *(root / "app").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        inside = [(f.lineno, f.end_lineno) for f in ast.walk(tree)
+                  if isinstance(f, ast.FunctionDef) and f.name == "check_params"]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "validate_params":
+                if any(a <= node.lineno <= b for a, b in inside):
+                    allowed += 1
+                else:
+                    calls.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert allowed == 1 and calls == [], calls
