@@ -79,8 +79,8 @@ class Scores:
         if len(bad):
             raise NonFiniteScoreError(
                 f"scoring gave {len(bad):,} of {len(score):,} graphs a non-finite score ({score[bad[0]]}, "
-                f"first at graph {int(bad[0]) + 1} of the batch): the model overflows on them (a damaged "
-                "or edited model file?); no score was written")
+                f"first at graph {int(bad[0]) + 1} of the batch): the model overflows on them (features far "
+                "outside its training graphs', or a damaged or edited model file); no score was written")
 
     def component_scores(self) -> dict[str, np.ndarray]:
         """Each component's own score of a consensus.

@@ -8,11 +8,13 @@ detector scores the set in one call, as screening scores such a file whole.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from core.data.graphset import GraphSet
-from core.data.scores import Scores
+
+from core.data.graphset import GraphSet, Reject
+from core.data.scores import NonFiniteScoreError, Scores
 from core.errors import SchemaMismatchError, raise_if_stopped
 
 SCORE_CHUNK = 2048  # graphs scored between two polls (a second or two of a consensus on one core)
@@ -62,3 +64,53 @@ def _score_graphs(model, graphs: GraphSet, should_stop, on_progress, chunk: int 
         if on_progress is not None:
             on_progress(min(lo + chunk, total), total)
     return Scores.concat(parts)
+
+
+OVERFLOW = ("the model's score of it overflows (not a finite number): its features lie far outside the "
+            "training graphs' (node attributes of 1e30, say)")
+
+
+def score_finite(model, graphs: GraphSet, on_progress: Callable[[int, int], None] | None = None,
+                 ) -> tuple[GraphSet, Scores]:
+    """Score a file's graphs as :func:`score_graphs` does, rejecting the graphs the model
+    overflows on instead of refusing the whole set.
+
+    Two graphs of finite but huge node attributes (1e30) ended ``glocalkd score`` of 30 graphs
+    with no report, and the message blamed the model file. A graph's score does not depend on its
+    batch (:func:`core.detectors.registry.scores_alone`), so the graphs at fault are found by
+    scoring each alone; when every graph overflows, the model is at fault and the error stands.
+
+    Args:
+        model: the fitted detector.
+        graphs: the graphs to score, as read.
+        on_progress: as for :func:`score_graphs`.
+
+    Returns:
+        (the graphs scored, with those the model overflows on among their rejects, in input
+        order; their scores).
+
+    Raises:
+        NonFiniteScoreError: every graph overflows the model, or it scores batches as a whole.
+        SchemaMismatchError: as :func:`score_graphs`.
+    """
+    from core.detectors.registry import scores_alone
+
+    try:
+        return graphs, score_graphs(model, graphs, on_progress=on_progress)
+    except NonFiniteScoreError:
+        if not scores_alone(model):
+            raise
+        bad = set()
+        for i in range(len(graphs)):
+            try:
+                model.score(graphs.subset([i]))
+            except NonFiniteScoreError:
+                bad.add(i)
+        if len(bad) == len(graphs):
+            raise
+    keep = [i for i in range(len(graphs)) if i not in bad]
+    rejects = [*graphs.rejects, *(Reject(graphs.meta[i].line, graphs.meta[i].id, OVERFLOW, graphs.meta[i].smiles)
+                                  for i in sorted(bad))]
+    rejects.sort(key=lambda r: (r.line is None, r.line or 0))
+    kept = dataclasses.replace(graphs.subset(keep), rejects=rejects)
+    return kept, score_graphs(model, kept, on_progress=on_progress)

@@ -18,7 +18,7 @@ import numpy as np
 from core.data.graphset import GraphSet
 from core.errors import ParameterError
 from core.detectors.conformal import model_p_values
-from core.detectors.stoppable_scoring import score_graphs
+from core.detectors.stoppable_scoring import score_finite
 from core.io.load import is_molecule_list, load
 from core.io.report import check_report_output, write_report
 from core.screening.pipeline import ScreenSummary, screen
@@ -111,7 +111,7 @@ def score_file(model, path: str | Path, report: str | Path, smiles_column: str |
     graphs = load(path, smiles_column=smiles_column, id_column=id_column, label_column=label_column,
                   standardise=bool(getattr(model, "standardises", False)))
     progress = None if on_progress is None else (lambda done, total: on_progress(done, done))
-    scores = score_graphs(model, graphs, on_progress=progress)  # a mismatch is named there, as for the app
+    graphs, scores = score_finite(model, graphs, on_progress=progress)  # a mismatch is named there, as for the app
     p_values = model_p_values(model, scores.score)
     molecules = graphs.is_molecular  # graphs that are not molecules have no structures: no empty columns
     write_report(report, graphs, scores, top_k=top_k, p_values=p_values, properties=properties and molecules,

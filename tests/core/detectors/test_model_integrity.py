@@ -226,3 +226,30 @@ def test_a_model_file_with_an_empty_calibration_is_refused_by_its_name(herg, tmp
     write_model_file(tmp_path / "empty.pt", state)
     with pytest.raises(ModelFileError, match=r"empty\.pt"):
         load_detector(tmp_path / "empty.pt")
+
+
+def test_graphs_a_model_overflows_on_are_rejected_and_the_others_scored(tmp_path, capsys):
+    """Two TU graphs of finite but huge node attributes (1e30) ended `score` of 30 graphs with no
+    report, and the message blamed the model file: they are now rejected with the reason, the
+    others scored; a model that overflows on every graph still writes nothing."""
+    from core import GLocalKD, load, save_detector
+    from core.detectors.stoppable_scoring import OVERFLOW
+    from tests.conftest import ring, write_tu
+
+    rng = np.random.default_rng(0)
+    graphs = [(int(n), ring(int(n)), int(k % 5 > 0)) for k, n in enumerate(rng.integers(4, 10, size=30))]
+    normal = write_tu(tmp_path / "n" / "ATT", "ATT", graphs, attributes=True)
+    odd = write_tu(tmp_path / "o" / "ATT", "ATT", graphs, attributes=True)
+    values = (odd / "ATT_node_attributes.txt").read_text().splitlines()
+    first, third = int(graphs[0][0]), sum(g[0] for g in graphs[:2])  # the first nodes of graphs 2 and 3
+    values[first] = "1e30, " + values[first].split(",", 1)[1]  # two attributes a node: the first made huge
+    values[third] = "-3e38, " + values[third].split(",", 1)[1]
+    (odd / "ATT_node_attributes.txt").write_text("\n".join(values) + "\n")
+    model = GLocalKD(epochs=2, hidden_dim=8, out_dim=4, device="cpu").fit(load(normal))
+    save_detector(model, tmp_path / "m.pt")
+    out = tmp_path / "r.csv"
+    assert main(["score", str(tmp_path / "m.pt"), str(odd), "-o", str(out)]) == 0, capsys.readouterr().err
+    rows = out.read_text().splitlines()
+    assert sum(",ok," in r for r in rows) == 28
+    assert [r.split(",")[1] for r in rows if "rejected" in r] == ["2", "3"]
+    assert all(OVERFLOW in r for r in rows if "rejected" in r)
