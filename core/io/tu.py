@@ -144,7 +144,8 @@ class _Files:
             if allow_empty:
                 return np.zeros((0, columns or 1), dtype=np.int64 if dtype is int else np.float32)
             raise DataError("file is empty", self.display(name))
-        return np.asarray(rows, dtype=np.int64 if dtype is int else np.float32)
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, as in _fast_table
+            return np.asarray(rows, dtype=np.int64 if dtype is int else np.float32)
 
     def label_names(self) -> tuple[dict[int, str] | None, dict[int, str] | None]:
         """Node- and edge-label names from a readme's 'converted to integer values' maps."""
@@ -177,7 +178,8 @@ def _fast_table(lines: list[str], dtype: type, columns: int | None) -> np.ndarra
                 or np.any(np.abs(values) >= _MAX_INT):
             return None
         return values.astype(np.int64).reshape(len(lines), width)
-    return values.astype(np.float32).reshape(len(lines), width)
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, which rejects its graph naming the line
+        return values.astype(np.float32).reshape(len(lines), width)
 
 
 _MAX_INT = 2.0 ** 53
@@ -295,7 +297,8 @@ def load_tu(path: str | Path) -> GraphSet:
             continue
         if g in bad_attr:
             rejects.append(Reject(line=g + 1, id=str(g + 1), reason=f"graph {g + 1} has a NaN or infinite "
-                                  f"node attribute ({ds}_node_attributes.txt line {bad_attr[g]})"))
+                                  "node attribute, or one beyond ±3.4e38, the largest float32 "
+                                  f"({ds}_node_attributes.txt line {bad_attr[g]})"))
             continue
         e_lo, e_hi = edge_ptr[g], edge_ptr[g + 1]
         data = Data(edge_index=torch.from_numpy(edges[e_lo:e_hi].T - lo).contiguous(), num_nodes=int(hi - lo))

@@ -1,4 +1,5 @@
 """Broken TU collections: a DataError naming the file and line, or (for one bad graph) a reject."""
+import warnings
 import zipfile
 
 import pytest
@@ -120,6 +121,11 @@ def test_nan_or_infinite_attributes_reject_their_graph(toy):
     assert "NaN or infinite node attribute" in graphs.rejects[1].reason
     model = GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(graphs)  # trains on the good one
     assert len(model.score(graphs)) == 1
+    _write(toy, "node_attributes.txt", "1,1\n1,1\n1,1\n1,1e39\n1,1\n1,1\n1,1\n1,1\n")  # finite, past float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no stray "overflow encountered in cast"
+        graphs = load(toy)
+    assert [r.line for r in graphs.rejects] == [2] and "beyond ±3.4e38" in graphs.rejects[0].reason
     _write(toy, "node_attributes.txt", "nan,1\n" * 8)
     with pytest.raises(DataError, match="no graph could be read: all 3 graphs were rejected"):
         load(toy)
