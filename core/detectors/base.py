@@ -137,8 +137,10 @@ def not_this_kind(source: object, state: object, wanted: str) -> str:
         return f"{source}: not a GLocalKD Studio model file"
     return f"{source}: a model of the {name} detector, not a {wanted} one (load it with load_detector)"
 
-# The failures of numerical code that ``fit`` reports as "training failed (...)".
-NUMERICAL_ERRORS = (RuntimeError, MemoryError, ValueError, IndexError)
+# The failures of numerical code that ``fit`` reports as "training failed (...)" (ArithmeticError:
+# a division by zero or an overflow in a detector's own arithmetic, a custom one's too). A TypeError
+# or an AttributeError is a mistake in the code, passed on as it is.
+NUMERICAL_ERRORS = (RuntimeError, MemoryError, ValueError, IndexError, ArithmeticError)
 
 
 def _without_runtime(value):
@@ -303,8 +305,9 @@ class Detector(abc.ABC):
         """Train on ``graphs``, taken as normal; the one error-handling path of every detector's training.
 
         Anything that goes wrong while training (a loss that becomes NaN, torch running out of memory,
-        an internal error) raises :class:`GLocalKDError` and leaves the detector untrained; an exception
-        raised by ``on_epoch`` or ``should_stop`` themselves is passed on unchanged.
+        a numerical error: :data:`NUMERICAL_ERRORS`) raises :class:`GLocalKDError` and leaves the
+        detector untrained; a mistake in the code (a TypeError, say) and an exception raised by
+        ``on_epoch`` or ``should_stop`` themselves are passed on unchanged, the detector untrained.
 
         Args:
             graphs: the training graphs.

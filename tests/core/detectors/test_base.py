@@ -109,6 +109,26 @@ def test_a_failed_fit_is_one_error_and_leaves_nothing_fitted(tmp_path):
         detector.score(graphs)
 
 
+def test_a_custom_detectors_arithmetic_error_is_a_failed_fit_and_a_code_mistake_passes_as_it_is(tmp_path,
+                                                                                                  monkeypatch):
+    """A custom detector's ZeroDivisionError reached the caller raw, though fit promises one
+    GLocalKDError for a numerical failure; a TypeError (a mistake in the code) still passes."""
+    from core import load
+
+    graphs = load(write_tu(tmp_path, "T", [(4, ring(4), 0), (5, ring(5), 0)]))
+    for error, expected in ((ZeroDivisionError("division by zero"), GLocalKDError),
+                            (OverflowError("math range error"), GLocalKDError), (TypeError("oops"), TypeError)):
+        def failing(self, graphs, on_epoch, should_stop, error=error):
+            self.half_ = 1
+            raise error
+
+        monkeypatch.setattr(_Exploding, "_fit", failing)
+        detector = _Exploding()
+        with pytest.raises(expected):
+            detector.fit(graphs)
+        assert not hasattr(detector, "half_")
+
+
 def test_a_callback_error_reaches_the_caller_unchanged(tmp_path):
     from core import load
 
