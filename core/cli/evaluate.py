@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
-from core.cli.options import (add_device_option, add_data_options, add_readout_options, add_standardise_option, add_threads_option,
-                              data_columns, positive_count, seed_value)
+from core.cli.options import (add_data_options, add_device_option, add_readout_options, add_standardise_option,
+                              add_threads_option, data_columns, positive_count, seed_value)
 from core.data.feature_modes import MODES
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS
 from core.errors import GLocalKDError

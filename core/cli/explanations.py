@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import add_device_option, add_readout_options, add_threads_option, positive_count, seed_value, summary
+from core.cli.options import (add_device_option, add_readout_options, add_threads_option, positive_count, seed_value,
+                              summary)
 from core.detectors.registry import DEFAULT_DETECTOR
 from core.errors import GLocalKDError
 

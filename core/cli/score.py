@@ -5,11 +5,10 @@ import argparse
 import sys
 
 from core.wording import counted
-from core.cli.options import (add_device_option, add_data_options, add_extra_column_options, add_fdr_option, add_resume_option,
-                              add_standardise_option, add_threads_option, apply_model_standardising, check_fdr,
-                              check_fdr_model, data_columns, non_negative, report_flagged, summary)
-
-
+from core.cli.options import (add_data_options, add_device_option, add_extra_column_options, add_fdr_option,
+                              add_resume_option, add_standardise_option, add_threads_option,
+                              apply_model_standardising, check_fdr, check_fdr_model, data_columns, non_negative,
+                              report_flagged, summary)
 def add_parser(sub) -> None:
     """Add ``score``: score a file with a saved model and write the ranked report.
 

@@ -8,8 +8,8 @@ import sys
 import time
 
 from core.wording import counted
-from core.cli.options import (add_device_option, DetectorDefaultsHelp, add_data_options, add_readout_options, add_standardise_option,
-                              add_threads_option, load_graphs, parameter_of, seed_value)
+from core.cli.options import (DetectorDefaultsHelp, add_data_options, add_device_option, add_readout_options,
+                              add_standardise_option, add_threads_option, load_graphs, parameter_of, seed_value)
 from core.data.feature_modes import MODES
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, detector_info

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.options import add_device_option, add_data_options, add_threads_option, load_graphs
+from core.cli.options import add_data_options, add_device_option, add_threads_option, load_graphs
 from core.errors import GLocalKDError
 
 

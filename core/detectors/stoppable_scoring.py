@@ -12,7 +12,6 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-
 from core.data.graphset import GraphSet, Reject
 from core.data.scores import NonFiniteScoreError, Scores
 from core.errors import SchemaMismatchError, raise_if_stopped
