@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from core.errors import ParameterError
-from core.io.molecules import SourceRow, read_row
+from core.io.molecules import ROWS_HASH_MASK, SourceRow, read_row, rows_hash
 from core.io.report import ALERTS_COLUMN, STANDARDISED, property_cells
 from core.runtime.allocator import release_freed_memory
 from core.runtime.workers import init_parsing_worker
@@ -47,7 +47,8 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
         ``names``, ``labels``, ``smiles``, ``atomic_numbers`` (uint8), ``counts`` (atoms per
         molecule), ``edge_counts``, ``x`` (0/1 uint8 features), ``edges`` (bond pairs within each
         molecule), ``rejects``: (line, id, text, reason) per row that could not be read, and
-        ``extra``: each parsed row's cells of ``extras`` (empty without them), and with ``views``
+        ``extra``: each parsed row's cells of ``extras`` (empty without them), ``rows_read``: the
+        rows' hash as read (:func:`core.io.molecules.rows_hash`), and with ``views``
         ``view_scores``: view name -> its scores of the parsed molecules.
     """
     from core.data.atom_batch import concatenate
@@ -94,6 +95,7 @@ def featurize_chunk(rows: list[SourceRow], extras: tuple[str, ...] = (), views: 
         "smiles": smiles, "atomic_numbers": arrays.atomic_numbers.astype(np.uint8),  # 0-118
         "counts": arrays.atom_counts, "edge_counts": arrays.bond_counts, "x": arrays.x, "edges": arrays.bonds,
         "rejects": rejects, "extra": extra, **({"inputs": inputs} if standardise else {}),
+        "rows_read": rows_hash(rows),  # here, in the worker: the scoring process has the least time to spare
     }
     if views and len(arrays.atom_counts):  # one score per molecule and view: what the scoring process would compute
         with shared_transforms():  # the WL views and the classifier read the same WL features
@@ -124,6 +126,8 @@ def join_parts(parts: list[dict], starts: list[int]) -> dict:
     for key, value in first.items():
         if key == "positions":
             chunk[key] = np.concatenate([part[key] + start for part, start in zip(parts, starts)])
+        elif key == "rows_read":  # the hash of the rows of each part, summed as rows_hash sums them
+            chunk[key] = sum(part[key] for part in parts) & ROWS_HASH_MASK
         elif key != "view_scores":
             chunk[key] = (np.concatenate([part[key] for part in parts]) if isinstance(value, np.ndarray)
                           else [item for part in parts for item in part[key]])
@@ -288,4 +292,5 @@ def lost_chunk(rows: list[SourceRow], reason: str) -> dict:
     """
     chunk = featurize_chunk([])
     chunk["rejects"] = [(row.line, row.id, row.smiles, reason) for row in rows]
+    chunk["rows_read"] = rows_hash(rows)
     return chunk

@@ -18,7 +18,7 @@ from core.data.chem import element_symbols
 from core.detectors.conformal import model_p_values
 from core.data.graphset import GraphMeta, GraphSet, normalize_label
 from core.data.scores import score_text, written_scores
-from core.io.molecules import SourceRow, rows_hash
+from core.io.molecules import SourceRow
 from core.io.report import format_p, format_term, format_view_score
 from core.runtime.files import atomic_output
 
@@ -249,7 +249,7 @@ def finish_chunk(model, job: ChunkJob, chunk: dict, settings: ChunkSettings,
     """
     result = ChunkResult(rows=len(job.rows), scored=len(chunk["counts"]), nodes=int(chunk["counts"].sum()),
                          last_line=job.rows[-1].line if job.rows else 0, file=None,
-                         rejects=list(chunk["rejects"]), p_counts={}, source=job.source, rows_read=rows_hash(job.rows))
+                         rejects=list(chunk["rejects"]), p_counts={}, source=job.source, rows_read=chunk["rows_read"])
     if result.scored:
         scored = score_chunk(model, chunk, settings.batch_graphs, settings.precision, threads, settings.views)
         p = model_p_values(model, scored[0])
