@@ -279,13 +279,13 @@ def marks_on(ids, saved, smiles=None) -> dict[int, bool]:
 
     marks: dict[int, bool] = {}
     for entry in saved:
-        if not isinstance(entry, dict) or "anomaly" not in entry:
-            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("anomaly"), bool):
+            continue  # a verdict is True or False: "not anomaly", "false" or null read as an anomaly
         i = entry.get("index")
         if not (isinstance(i, int) and 0 <= i < len(ids) and same(i, entry) and i not in marks):
             key = str(entry.get("smiles") or "")
             candidates = rows_with.get(key, []) if key.startswith(GRAPH_KEY) else rows_of.get(str(entry.get("id")), [])
             i = next((j for j in candidates if same(j, entry) and j not in marks), None)
         if i is not None:
-            marks[i] = bool(entry["anomaly"])
+            marks[i] = entry["anomaly"]
     return marks

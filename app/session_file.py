@@ -159,9 +159,11 @@ def check_document(doc: dict) -> None:
         need(isinstance(data.get("path"), str) and data["path"].strip() != ""
              and _loader_options(data.get("options") or {}) and isinstance(data.get("digest") or "", str)
              and isinstance(data.get("graphs") or "", str), "data")
+    need(_marks_ok(doc.get("review") or []), "review")
     for entry in doc.get("reports", []):
         need(isinstance(entry, dict) and any(isinstance(entry.get(k), str) and entry[k] for k in ("embedded", "path"))
              and isinstance(entry.get("review") or [], list), "a report entry")
+        need(_marks_ok(entry.get("review") or []), "a report entry's review")
         need(entry.get("name") is None or _bare_name(entry["name"]), "a report entry's name")
         scored = entry.get("input")
         need(scored is None or (isinstance(scored, dict) and isinstance(scored.get("path"), str)
@@ -176,6 +178,17 @@ def check_document(doc: dict) -> None:
     training = doc.get("training") or {}
     need(isinstance(training.get("trained_on_shown", 0), int) and not isinstance(training.get("trained_on_shown"), bool)
          and all(isinstance(training.get(k), (str, type(None))) for k in ("normal_label", "known_label")), "training")
+
+
+def _marks_ok(marks: object) -> bool:
+    """Whether review marks are as :func:`app.review_book.marks_with_ids` writes them: each a row's
+    index, ID and SMILES and a verdict of True or False (a hand-edited "not anomaly", "false" or
+    null once came back as an anomaly, or as "not anomaly")."""
+    return isinstance(marks, list) and all(
+        isinstance(m, dict) and isinstance(m.get("anomaly"), bool) and isinstance(m.get("id", ""), str)
+        and isinstance(m.get("smiles", ""), str)
+        and (m.get("index") is None or (isinstance(m["index"], int) and not isinstance(m["index"], bool)))
+        for m in marks)
 
 
 def _number(value: object) -> bool:

@@ -232,7 +232,12 @@ class ReviewController(Controller):
             return
         book.reranked = reranked
         anomalies = sum(marks.values())
-        learnt = ("the views weighed by the marked anomalies" if reranked.known_auc is not None else
+        # the marks weigh the views only when some view ranks them above the calibration graphs:
+        # known_auc is there from 3 anomalies on, weighed or not
+        weighed = reranked.known_auc is not None and reranked.weights != review.weights_before
+        learnt = ("the views weighed by the marked anomalies" if weighed else
+                  "the marked anomalies rank no higher than the normal graphs under any view: the views weigh as "
+                  "before" if reranked.known_auc is not None else
                   "graphs marked normal in the calibration" if len(marks) > anomalies else
                   "the views weigh as before until 3 anomalies are marked")
         self.status.emit(f"{len(marks):,} reviewed ({counted(anomalies, 'anomaly', 'anomalies')}): the other rows "

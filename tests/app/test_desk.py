@@ -108,6 +108,17 @@ def _visible_headings(w) -> list[str]:
             if not w.table.isColumnHidden(c)]
 
 
+def test_a_mark_whose_verdict_is_not_true_or_false_finds_no_row():
+    """marks_on took bool(entry["anomaly"]): "not anomaly" and "false" came back as anomalies."""
+    from app.review_book import marks_on
+
+    saved = [{"index": 0, "id": "a1", "smiles": "CCO", "anomaly": "not anomaly"},
+             {"index": 1, "id": "a2", "smiles": "CCN", "anomaly": "false"},
+             {"index": 2, "id": "a3", "smiles": "CCC", "anomaly": None},
+             {"index": 3, "id": "a4", "smiles": "CCCC", "anomaly": False}]
+    assert marks_on(["a1", "a2", "a3", "a4"], saved, ["CCO", "CCN", "CCC", "CCCC"]) == {3: False}
+
+
 def test_review_marks_find_their_graphs_again_by_id():
     from types import SimpleNamespace
 
@@ -369,7 +380,13 @@ def _reopen_then_open(qtbot, w, session, data, marks_back: bool) -> None:
 
 @pytest.mark.parametrize("damage, field", [({"data": {"options": {}}}, "data"), ({"data": "herg.tab"}, "data"),
                                            ({"reports": [{"title": "x"}]}, "a report entry"),
-                                           ({"current_tab": "1"}, "current_tab"), ({"review": {"0": True}}, "review")])
+                                           ({"current_tab": "1"}, "current_tab"), ({"review": {"0": True}}, "review"),
+                                           # hand-edited verdicts came back as anomalies ("not anomaly", "false")
+                                           ({"review": [{"index": 0, "id": "a", "anomaly": "not anomaly"}]}, "review"),
+                                           ({"review": [{"index": 0, "id": "a", "anomaly": None}]}, "review"),
+                                           ({"reports": [{"path": "r.csv", "review": [{"id": "a", "anomaly": "false"}]}]},
+                                            "a report entry's review"),
+                                           ({"filters": {"sort": "MW"}}, "filters")])
 def test_a_damaged_session_document_is_refused_as_damaged_by_the_field(tmp_path, damage, field):
     """A session.json that parses but holds a field of the wrong kind is refused before anything is
     restored, as a truncated file is, naming the field; never a KeyError or a half-restored window."""

@@ -568,3 +568,27 @@ def test_marks_follow_their_rows_when_standardising_rejects_one(qtbot, window, h
     assert len(after) < len(meta)
     assert {(after[i].line, after[i].id) for i in w.state.review_marks} == kept
     assert any("1 review mark was on rows the standardisation rejected: dropped." in m for m in messages)
+
+
+def test_the_status_says_the_views_weigh_as_before_when_the_marked_anomalies_weigh_nothing(qtbot, window,
+                                                                                           herg_path):
+    """Three anomalies marked at the bottom of the ranking rank no higher than the normal graphs
+    under any view: the weights stay as they were, and the status line said the views were weighed."""
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    said = []
+    w.reviewing.status.connect(lambda text, _ms: said.append(text))
+    last = w.model_table.rowCount() - 1
+    _select(w, [last - 2, last - 1, last])  # the three lowest-ranked rows
+    w.act_mark_anomaly.trigger()
+    qtbot.waitUntil(lambda: w.state.reranked is not None and _idle(w) and len(w.state.review_marks) == 3,
+                    timeout=60000)
+    assert w.state.reranked.weights == w.state.review.weights_before
+    assert "the views weigh as before" in said[-1] and "weighed by the marked anomalies" not in said[-1]
+    _select(w, [3, 4, 5])  # three of the top unreviewed rows: now some view ranks anomalies high
+    w.act_mark_anomaly.trigger()
+    qtbot.waitUntil(lambda: w.state.reranked is not None and _idle(w) and len(w.state.review_marks) == 6,
+                    timeout=60000)
+    assert w.state.reranked.weights != w.state.review.weights_before
+    assert "weighed by the marked anomalies" in said[-1]
