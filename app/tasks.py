@@ -200,6 +200,7 @@ class Weighed:
     n_known: int
     n_rejected: int  # rows of that file that could not be read as graphs
     graphs: Any = None  # the open graphs as scored (standardised when the model standardises)
+    n_seen: int = 0  # graphs of that file the model was trained or calibrated on as normal: left out
 
 
 def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
@@ -215,10 +216,12 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
     known = load(path, **options, standardise=standardise,  # a file with no readable row, or too few, raises naming it
                  should_stop=job.stopped)
     weighed = copy.deepcopy(model)
-    weigh_known_anomalies(weighed, known, data=graphs)  # refuses the open data file and a file of two labels
+    read = known
+    # refuses the open data file and a file of two labels; leaves out graphs the model was trained on
+    known = weigh_known_anomalies(weighed, known, data=graphs)
     graphs = prepared(graphs, standardise)
     scores = score_graphs(weighed, graphs, should_stop=job.stopped) if graphs is not None and len(graphs) else None
-    return Weighed(weighed, scores, path, len(known), len(known.rejects), graphs)
+    return Weighed(weighed, scores, path, len(known), len(read.rejects), graphs, len(read) - len(known))
 
 
 def score(model, graphs, normal_label: str | None, size_model, job):

@@ -195,7 +195,9 @@ class ScreeningController(Controller):
         self.state.set_weighed(result.model, result.scores)
         rejected = (f" ({counted(result.n_rejected, 'row')} rejected)"
                     if result.n_rejected else "")
-        text = f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}. " \
+        seen = (f"; {counted(result.n_seen, 'graph')} left out: the model was trained or calibrated on "
+                f"{'it' if result.n_seen == 1 else 'them'} as normal" if result.n_seen else "")
+        text = f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}{seen}. " \
                f"{view_weights_text(result.model)}"
         self.said.emit(text)
         self.status.emit(text.split(". ")[0] + ".", 15000)

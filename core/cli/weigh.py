@@ -7,6 +7,7 @@ import sys
 
 from core.cli.options import add_data_options, add_device_option, add_threads_option, load_graphs
 from core.errors import GLocalKDError
+from core.wording import counted
 
 
 def add_parser(sub) -> None:
@@ -52,6 +53,10 @@ def run(args: argparse.Namespace) -> None:
         listed = ", ".join(f"{label}: {n:,}" for label, n in labels.items())
         raise GLocalKDError(f"{args.data} holds graphs of {len(labels)} labels ({listed}): name the anomalous one "
                             "with --label LABEL (the other graphs are left out)")
-    weigh_known_anomalies(model, known)
+    given = len(known)
+    known = weigh_known_anomalies(model, known)  # less any the model was trained or calibrated on
     model.save(args.output)
-    print(f"{weights_summary(model, len(known))}\nmodel written to {args.output}", file=sys.stderr)
+    left_out = given - len(known)
+    note = (f"\n{counted(left_out, 'known anomaly', 'known anomalies')} left out: the model was trained or "
+            "calibrated on them as normal (the same graphs to the model)" if left_out else "")
+    print(f"{weights_summary(model, len(known))}{note}\nmodel written to {args.output}", file=sys.stderr)

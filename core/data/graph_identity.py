@@ -80,6 +80,18 @@ def graph_key(data) -> int:
     return hash((n, edges.shape[1], tuple(seen)))
 
 
+def graph_keys(graphs: GraphSet) -> np.ndarray:
+    """Every graph's :func:`graph_key`, as a model file keeps them.
+
+    Args:
+        graphs: the graphs.
+
+    Returns:
+        One int64 key per graph, in order.
+    """
+    return np.fromiter((graph_key(g) for g in graphs.graphs), dtype=np.int64, count=len(graphs))
+
+
 def shared_graphs(graphs: GraphSet, others: GraphSet) -> list[int]:
     """The positions of the graphs of ``graphs`` that are also in ``others`` (:func:`graph_key`).
 

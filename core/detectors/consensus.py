@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from core.data.graph_identity import graph_keys
 from core.data.graphset import GraphSet
 from core.data.scores import COMPONENT_PREFIX, WEIGHED_VIEWS_PART, Scores
 from core.detectors.base import Detector, EpochInfo
@@ -203,13 +204,16 @@ class Consensus(Detector):
     the ROC-AUC of the known anomalies of :meth:`weigh_views`, or None), ``calibration_features_``
     (the calibration graphs' WL features and squared norms, or None) and ``known_classifier_`` (the
     :class:`core.detectors.known_classifier.KnownClassifier` the known anomalies trained, or None)
-    with ``weighed_calibration_`` (the calibration graphs' statistics before it joins).
+    with ``weighed_calibration_`` (the calibration graphs' statistics before it joins), and
+    ``fit_keys_`` and ``calibration_keys_`` (each fit and calibration graph's
+    :func:`core.data.graph_identity.graph_key`, None from an older model file): known anomalies
+    among them are graphs the views have seen (:meth:`seen_graphs`).
     """
 
     name = "consensus"
     FITTED = ("components_", "component_calibration_", "component_train_", "calibration_scores_", "train_scores_",
               "loss_history_", "stopped_early_", "view_weights_", "known_anomaly_auc_", "calibration_features_",
-              "known_classifier_", "weighed_calibration_")
+              "known_classifier_", "weighed_calibration_", "fit_keys_", "calibration_keys_")
 
     def __init__(self, components: Sequence[str] = DEFAULT_COMPONENTS, rule: str = "fisher",
                  calibration: float = DEFAULT_CALIBRATION_FRACTION, component_params: dict | None = None,
@@ -334,6 +338,9 @@ class Consensus(Detector):
                                 "GLocalKD, which trains on every graph, or give more graphs")
         fit_idx, cal_idx = calibration_split(len(graphs), self.calibration, self.seed, calibration_groups(graphs))
         fit_graphs, cal_graphs = graphs.subset(fit_idx), graphs.subset(cal_idx)
+        # which graphs the views were fitted and calibrated on (graph_key, the same in every process):
+        # known anomalies among them have in-sample scores, or are in the calibration
+        self.fit_keys_, self.calibration_keys_ = graph_keys(fit_graphs), graph_keys(cal_graphs)
         self.components_, self.component_calibration_ = {}, {}
         self.stopped_early_ = False
         for name in self.views:
@@ -431,7 +438,7 @@ class Consensus(Detector):
         the weights and the classifier.
 
         Args:
-            known: graphs known to be anomalous, never trained on; at least
+            known: graphs known to be anomalous, never trained or calibrated on; at least
                 :data:`MIN_KNOWN_ANOMALIES`.
 
         Returns:
@@ -440,7 +447,8 @@ class Consensus(Detector):
         Raises:
             GLocalKDError: not fitted, a rule that cannot weigh (``minp``), or a model file written
                 before views could be weighed.
-            DataError: fewer than :data:`MIN_KNOWN_ANOMALIES` known anomalies.
+            DataError: fewer than :data:`MIN_KNOWN_ANOMALIES` known anomalies, or some that the views
+                were fitted or calibrated on (:meth:`seen_graphs`).
         """
         self._check_fitted()
         if self.rule not in WEIGHABLE_RULES:
@@ -450,6 +458,11 @@ class Consensus(Detector):
         if len(known) < MIN_KNOWN_ANOMALIES:
             raise DataError(f"weighing the views needs at least {MIN_KNOWN_ANOMALIES} known anomalies, "
                             f"not {len(known)}", known.source)
+        seen = self.seen_graphs(known)
+        if len(seen):  # their scores are in-sample: 10 fit graphs weighed WL-LESINN at an AUC of 0.09
+            raise DataError(f"{len(seen):,} of the {len(known):,} known anomalies (the first: {known.meta[seen[0]].id}) "
+                            "are graphs this model was trained or calibrated on as normal, so their scores say "
+                            "nothing of how the views rank anomalies: give anomalies it has not seen", known.source)
         scores = self._component_scores(known, views=self.views)
         auc = {name: separation_auc(self.component_calibration_[name], scores[name].score) for name in self.views}
         self.known_anomaly_auc_ = auc
@@ -460,6 +473,21 @@ class Consensus(Detector):
             self.known_classifier_ = KnownClassifier(kernel).fit(*kernel.kernel_.transform(kernel.labelled(known)))
         self._combine_reference_scores()
         return dict(auc)
+
+    def seen_graphs(self, graphs: GraphSet) -> np.ndarray:
+        """Which of ``graphs`` the views were fitted or calibrated on (by :func:`graph_key`).
+
+        Args:
+            graphs: the graphs asked about.
+
+        Returns:
+            Their positions, in order; none for a model file written before the graphs' keys were kept.
+        """
+        self._check_fitted()
+        if self.fit_keys_ is None or self.calibration_keys_ is None or not len(graphs):
+            return np.zeros(0, dtype=np.int64)
+        keys = graph_keys(graphs)
+        return np.flatnonzero(np.isin(keys, self.fit_keys_) | np.isin(keys, self.calibration_keys_))
 
     def molecule_views(self) -> dict[str, Detector]:
         """Give the scored views that score molecules from their atoms, bonds and counts alone.
@@ -630,7 +658,8 @@ class Consensus(Detector):
         Returns:
             ``{"components", "component_calibration", "calibration", "component_train",
             "train_scores", "loss_history", "stopped_early", "view_weights", "known_anomaly_auc",
-            "calibration_features", "known_classifier", "weighed_calibration"}``.
+            "calibration_features", "known_classifier", "weighed_calibration", "fit_keys",
+            "calibration_keys"}``.
 
         Raises:
             GLocalKDError: not fitted, or a view that cannot be saved.
@@ -645,7 +674,8 @@ class Consensus(Detector):
                 "view_weights": self.view_weights_, "known_anomaly_auc": self.known_anomaly_auc_,
                 "calibration_features": _csr_state(self.calibration_features_),
                 "known_classifier": None if self.known_classifier_ is None else self.known_classifier_.fitted_state(),
-                "weighed_calibration": self.weighed_calibration_}
+                "weighed_calibration": self.weighed_calibration_,
+                "fit_keys": self.fit_keys_, "calibration_keys": self.calibration_keys_}
 
     def restore_fitted_state(self, state: dict, device: str = "auto") -> None:
         """Rebuild every view from :meth:`fitted_state`'s values.
@@ -709,6 +739,15 @@ class Consensus(Detector):
             self.known_classifier_.restore_fitted_state(classifier)
         weighed = state.get("weighed_calibration")
         self.weighed_calibration_ = None if weighed is None else np.asarray(weighed, dtype=np.float64)
+        # model files written before the graphs' keys were kept have none: their graphs are not known
+        self.fit_keys_, self.calibration_keys_ = None, None
+        fit_keys, calibration_keys = state.get("fit_keys"), state.get("calibration_keys")
+        if fit_keys is not None and calibration_keys is not None:
+            self.fit_keys_ = np.asarray(fit_keys, dtype=np.int64).reshape(-1)
+            self.calibration_keys_ = np.asarray(calibration_keys, dtype=np.int64).reshape(-1)
+            if len(self.calibration_keys_) != len(self.calibration_scores_) or \
+                    len(self.fit_keys_) != len(self.train_scores_):
+                raise ValueError("the graphs' keys are not one per fit and calibration graph")
 
     def _check_reference_lengths(self) -> None:
         """Each view holds one score per calibration graph and one per fit graph, as many as the

@@ -366,8 +366,9 @@ def _training_set(graphs: GraphSet, is_anom: np.ndarray, train_idx: np.ndarray, 
                   say: ProgressFn) -> tuple[GraphSet, int, GraphSet | None]:
     """The graphs a fold trains on: its normal graphs (``train_fraction`` of them), plus anomalies
     from its training part up to ``contamination``; how many of those anomalies there are; and
-    ``known_anomalies`` other anomalies of the training part, drawn with ``known_rng`` (a generator
-    of their own, so that the other draws do not change with the count; None when 0)."""
+    ``known_anomalies`` other anomalies of the training part that are no copy of a graph trained
+    on, drawn with ``known_rng`` (a generator of their own, so that the other draws do not change
+    with the count; None when 0)."""
     normal_idx = train_idx[~is_anom[train_idx]]
     if train_fraction < 1.0:
         n_keep = max(1, int(round(train_fraction * len(normal_idx))))
@@ -381,7 +382,12 @@ def _training_set(graphs: GraphSet, is_anom: np.ndarray, train_idx: np.ndarray, 
         anom_idx = np.sort(rng.choice(pool, min(want, len(pool)), replace=False))
     known = None
     if known_anomalies:
+        from core.data.graph_identity import graph_key
+
         pool = np.setdiff1d(train_idx[is_anom[train_idx]], anom_idx)
+        # never a copy of a graph trained on (the product's rule: weigh_known_anomalies leaves them out)
+        trained = {graph_key(graphs.graphs[i]) for i in np.concatenate([normal_idx, anom_idx]).tolist()}
+        pool = np.array([i for i in pool.tolist() if graph_key(graphs.graphs[i]) not in trained], dtype=np.int64)
         if len(pool) < known_anomalies:
             say(f"  only {len(pool)} anomalies in the training part to serve as {known_anomalies} known anomalies; "
                 "using all")

@@ -7,9 +7,10 @@ The rules, for every front end (the command line, the app, the evaluation harnes
    the known anomalies of ``known_label``. A label no graph has is an error.
 2. **Known anomalies** come as graphs (``known_anomalies``) or as a label of the data
    (``known_label``), not both; that label cannot be the normal one, and is never trained on.
-   Known anomalies given as graphs are never trained on either: the data's graphs that are the
-   same graphs (:func:`core.data.graph_identity.graph_key`; stereoisomers are one graph to the
-   model) are left out of the normal graphs (:attr:`TrainingPlan.known_in_data` counts them).
+   Known anomalies are never trained on, given either way: the normal graphs that are the same
+   graphs (:func:`core.data.graph_identity.graph_key`; stereoisomers are one graph to the
+   model), such as a molecule listed twice with each label, are left out of the normal graphs
+   (:attr:`TrainingPlan.known_in_data` counts them).
    They weigh the views of a detector that has several (registry: ``weighable``); for any other
    they are an error.
 3. **Detector.** The one named, or, when none is, the default (the consensus) if it can hold out
@@ -67,8 +68,8 @@ class TrainingPlan:
         calibrated: whether a held-out share of ``normal`` calibrates the model (by the detector
             itself, or from outside).
         fell_back: no detector was named and the default could not calibrate, so GLocalKD trains.
-        known_in_data: graphs of the data that are known anomalies given as graphs, left out of
-            ``normal`` (rule 2; they were trained on as normal, and weighed the views wrongly).
+        known_in_data: graphs of the data that are known anomalies too (the same graphs), left out of
+            ``normal`` (rule 2).
     """
 
     detector: DetectorInfo
@@ -97,8 +98,8 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
     known = _known_anomalies(graphs, spec)
     normal = _normal_graphs(graphs, spec, known)
     known_in_data = 0
-    if spec.known_anomalies is not None and known is not None:  # never trained on (rule 2)
-        shared = set(shared_graphs(normal, known))
+    if known is not None:  # never trained on (rule 2), a label's too: a molecule listed twice, with
+        shared = set(shared_graphs(normal, known))  # each label, was trained on as normal and weighed as anomalous
         if shared:
             known_in_data = len(shared)
             normal = normal.subset(i for i in range(len(normal)) if i not in shared)

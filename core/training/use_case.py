@@ -2,14 +2,16 @@
 calibrate, weigh by known anomalies. The one place a detector is fitted for a front end."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from collections.abc import Callable
 
-from core.data.graphset import GraphSet
+from core.data.graphset import GraphSet, Reject
 from core.detectors.base import EpochInfo
 from core.detectors.conformal import drawn_by_scaffold, fit_calibrated
+from core.detectors.consensus import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import detector_info, make_detector
-from core.errors import GLocalKDError, SchemaMismatchError
+from core.errors import DataError, GLocalKDError, SchemaMismatchError
 from core.training.plan import TrainingPlan, check_known_anomalies, plan_training
 from core.training.spec import TrainSpec
 
@@ -78,8 +80,14 @@ def train_model(graphs: GraphSet, spec: TrainSpec, on_epoch: Callable[[EpochInfo
     return TrainedModel(model, plan)
 
 
-def weigh_known_anomalies(model, known: GraphSet, data: GraphSet | None = None) -> dict[str, float]:
+def weigh_known_anomalies(model, known: GraphSet, data: GraphSet | None = None) -> GraphSet:
     """Weigh a fitted model's views by ``known`` (graphs known to be anomalous, never trained on).
+
+    The one way every front end weighs (``train`` with known anomalies, ``weigh``, the app, the
+    evaluation): known anomalies that the views were fitted or calibrated on as normal
+    (:meth:`core.detectors.consensus.Consensus.seen_graphs`: a molecule listed twice, once with
+    each label) are left out, as training leaves them out of the normal graphs; their scores are
+    in-sample (10 such graphs weighed WL-LESINN at an AUC of 0.09).
 
     Args:
         model: a fitted detector whose registry entry is ``weighable`` (the consensus).
@@ -88,18 +96,34 @@ def weigh_known_anomalies(model, known: GraphSet, data: GraphSet | None = None) 
             read from (:func:`core.training.plan.check_known_anomalies`); None: none.
 
     Returns:
-        Each view's ROC-AUC of the known anomalies against the held-out normal graphs.
+        The known anomalies that weighed the views (``known``, less those left out; its
+        ``rejects`` list them with the reason, after ``known``'s own).
 
     Raises:
         GLocalKDError: ``known`` carry two or more labels or come from the data file, the model
-            has a single view, or ``known`` are too few.
+            has a single view, or ``known`` are too few (once those it has seen are left out).
         SchemaMismatchError: the model cannot score graphs of ``known``'s kind (naming its file).
     """
     check_known_anomalies(known, data)
     if not detector_info(model.name).weighable:
         raise GLocalKDError(f"a {model.name} model has a single view: known anomalies weigh the views of a consensus")
     try:
-        return model.weigh_views(known)
+        seen = set(model.seen_graphs(known).tolist())
+        if seen:
+            left_out = [Reject(known.meta[i].line, known.meta[i].id, SEEN_AS_NORMAL, known.meta[i].smiles)
+                        for i in sorted(seen)]
+            kept = known.subset(i for i in range(len(known)) if i not in seen)
+            if len(kept) < MIN_KNOWN_ANOMALIES:
+                raise DataError(f"{len(seen):,} of the {len(known):,} known anomalies (the first: "
+                                f"{known.meta[min(seen)].id}) are graphs the model was trained or calibrated on as "
+                                f"normal, which leaves {len(kept)}: weighing the views needs at least "
+                                f"{MIN_KNOWN_ANOMALIES} it has not seen", known.source)
+            known = dataclasses.replace(kept, rejects=[*known.rejects, *left_out])
+        model.weigh_views(known)
     except SchemaMismatchError as exc:  # say which file, as scoring one does
         raise SchemaMismatchError(f"{known.source}: these known anomalies cannot weigh this model's views: {exc}") \
             from exc
+    return known
+
+
+SEEN_AS_NORMAL = "left out of the known anomalies: the model was trained or calibrated on this graph as normal"

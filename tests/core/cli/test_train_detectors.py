@@ -93,7 +93,10 @@ def test_known_anomalies_weigh_the_consensus_and_are_never_trained_on(herg_path,
     n_known = sum(label == "0" for label in herg.labels)
     assert f"views weighed by {n_known} known anomalies" in err
     assert "a classifier of their WL substructures joins the weighed views" in err
-    assert len(model.calibration_scores_) + len(model.train_scores_) == len(herg) - n_known
+    # 7 label-1 molecules are label-0 ones to the model (listed twice): a label's known anomalies are
+    # never trained on either (they were, and weighed the views by in-sample scores)
+    assert "7 graphs of the data are known anomalies too" in err
+    assert len(model.calibration_scores_) + len(model.train_scores_) == len(herg) - n_known - 7
     assert set(model.known_anomaly_auc_) == {"glocalkd", "wl-lesinn", "size", "wl-count-lesinn"}
     assert model.view_weights_ is None or sum(model.view_weights_.values()) == pytest.approx(4.0)
 
@@ -127,11 +130,29 @@ def test_known_anomalies_need_the_consensus_and_one_source(herg_path, tmp_path, 
 
 
 def test_weigh_gives_a_trained_consensus_the_weights_training_with_known_anomalies_gives(herg_path, tmp_path, capsys):
+    from core import load
+    from core.data.graph_identity import shared_graphs
+
     plain, weighed, direct = tmp_path / "plain.pt", tmp_path / "weighed.pt", tmp_path / "direct.pt"
     assert main(["train", str(herg_path), "-o", str(plain), "--normal-label", "1", *TINY]) == 0
+    # 7 molecules are listed with both labels: trained on as normal, they are left out, as training
+    # leaves them out of the normal graphs (their in-sample scores would weigh the views)
     assert main(["weigh", str(plain), str(herg_path), "--label", "0", "-o", str(weighed)]) == 0
-    assert "views weighed by 204 known anomalies" in capsys.readouterr().err
-    assert main(["train", str(herg_path), "-o", str(direct), "--normal-label", "1", "--known-label", "0", *TINY]) == 0
+    err = capsys.readouterr().err
+    assert "views weighed by 197 known anomalies" in err
+    assert "7 known anomalies left out: the model was trained or calibrated on them as normal" in err
+    by_label = load_detector(weighed, device="cpu").known_anomaly_auc_
+    herg = load(herg_path)
+    zero = herg.with_label("0")
+    twice = set(shared_graphs(zero, herg.with_label("1")))
+    known = tmp_path / "known.smi"
+    known.write_text("".join(f"{m.smiles} k{i}\n" for i, m in enumerate(zero.meta) if i not in twice))
+    assert main(["weigh", str(plain), str(known), "-o", str(weighed)]) == 0
+    err = capsys.readouterr().err
+    assert "views weighed by 197 known anomalies" in err and "left out" not in err
+    assert load_detector(weighed, device="cpu").known_anomaly_auc_ == by_label  # the same 197
+    assert main(["train", str(herg_path), "-o", str(direct), "--normal-label", "1", "--known-anomalies", str(known),
+                 *TINY]) == 0
     a, b = load_detector(weighed, device="cpu"), load_detector(direct, device="cpu")
     assert a.view_weights_ == b.view_weights_ and a.known_anomaly_auc_ == b.known_anomaly_auc_
     # the reserve view is weighed too, and the known anomalies' classifier view joins, the same both ways

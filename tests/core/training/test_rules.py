@@ -56,11 +56,17 @@ def test_the_calibration_share_is_from_0_to_one_half(herg, share):
 
 
 def test_a_known_label_without_a_normal_label_trains_on_every_other_graph(herg):
+    """Every other graph but those that are known anomalies too: hERG lists 7 molecules with both
+    labels (the same graphs to the model), which were trained on as normal and weighed the views
+    as anomalous."""
+    from core.data.graph_identity import graph_key
+
     plan = plan_training(herg, TrainSpec(known_label="0"))
-    assert len(plan.known) == 204 and len(plan.normal) == 451
+    assert len(plan.known) == 204 and len(plan.normal) == 451 - 7 and plan.known_in_data == 7
     assert set(plan.normal.labels) == {"1"} and set(plan.known.labels) == {"0"}
+    assert not {graph_key(g) for g in plan.normal.graphs} & {graph_key(g) for g in plan.known.graphs}
     with_normal = plan_training(herg, TrainSpec(normal_label="1", known_label="0"))
-    assert len(with_normal.normal) == 451 and len(with_normal.known) == 204
+    assert len(with_normal.normal) == 451 - 7 and len(with_normal.known) == 204
 
 
 @pytest.mark.parametrize("spec, params", [
@@ -342,3 +348,26 @@ def test_known_anomalies_with_a_graph_without_edges_are_checked_not_a_traceback(
     assert graph_key(known.graphs[0]) != graph_key(known.graphs[1])
     plan = plan_training(normal, TrainSpec(known_anomalies=known))
     assert plan.known_in_data == 0
+
+
+def test_weighing_leaves_out_known_anomalies_the_model_was_trained_on(herg, tmp_path):
+    """Known anomalies are never trained on: weighing a trained consensus by graphs it was fitted or
+    calibrated on as normal (their scores in-sample) leaves them out, listed with the reason; too
+    few left is refused."""
+    from core import make_detector
+    from core.errors import DataError
+    from core.training import weigh_known_anomalies
+    from core.training.use_case import SEEN_AS_NORMAL
+
+    normal, anomalies = herg.with_label("1"), herg.with_label("0")
+    model = make_detector("consensus", components=["wl-lesinn", "size"]).fit(normal)
+    rows = [*anomalies.meta[:10], *normal.meta[:4]]  # ten anomalies, four graphs it was trained on
+    (tmp_path / "k.smi").write_text("".join(f"{m.smiles} {m.id}\n" for m in rows))
+    known = load(tmp_path / "k.smi")
+    seen = model.seen_graphs(known)
+    assert {10, 11, 12, 13} <= set(seen.tolist())
+    used = weigh_known_anomalies(model, known)
+    assert len(used) == len(known) - len(seen)
+    assert [r.id for r in used.rejects if r.reason == SEEN_AS_NORMAL] == [known.meta[i].id for i in seen]
+    with pytest.raises(DataError, match="are graphs the model was trained or calibrated on as normal, which leaves"):
+        weigh_known_anomalies(model, normal.subset(range(5)))
