@@ -192,7 +192,11 @@ class AppState:
 
     def set_model(self, model, normal_label: str | None = None) -> None:
         """A model loaded from a file: its scores of the open data come later (:meth:`set_scores`);
-        its graph-size baseline is fitted again on the graphs of ``normal_label``. Sends ``model_changed``."""
+        its graph-size baseline is fitted again on the graphs of ``normal_label``. Sends
+        ``model_changed``, and ``scores_changed`` when the open graphs had scores: they are gone
+        (the table, the map and the evaluation showed the previous model's as current when the
+        new model could not score the graphs, or its scoring was stopped)."""
+        had_scores = self.scores is not None
         self.model = model
         self.normal_label = normal_label
         self.scores = self.size_scores = self.size_model = None
@@ -201,6 +205,8 @@ class AppState:
         self._forget_similarity()
         self.forget_review()
         self.model_changed.emit(model)
+        if had_scores:
+            self.scores_changed.emit()
 
     def set_weighed(self, model, scores: Scores | None) -> None:
         """The consensus with its views weighed by known anomalies from a file, and the open graphs'

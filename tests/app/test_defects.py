@@ -19,6 +19,25 @@ def trained(qtbot, window, herg_path):
     return window
 
 
+def test_a_loaded_model_that_cannot_score_the_data_leaves_no_old_results_shown_as_current(qtbot, trained, tmp_path,
+                                                                                           tu_folder):
+    """Loading a model that could not score the open molecules (a TU collection's) left the previous
+    model's ranks, scores, map and ROC-AUC on screen while the summary named the new model."""
+    from core import GLocalKD, load, save_detector
+
+    w = trained
+    w.compute_map("predictor", "pca")
+    qtbot.waitUntil(lambda: w.map_view.map is not None and _idle(w), timeout=60000)
+    assert w.model_table.scores is not None and w.evaluation.auc_label.text()
+    save_detector(GLocalKD(epochs=1, hidden_dim=8, out_dim=4, device="cpu").fit(load(tu_folder)), tmp_path / "tu.pt")
+    w.load_model(str(tmp_path / "tu.pt"))
+    qtbot.waitUntil(lambda: _idle(w) and bool(w.feedback.last_warning), timeout=60000)
+    assert "cannot be scored with this model" in w.feedback.last_warning
+    assert w.state.scores is None and w.model_table.scores is None  # no old score in the table
+    assert w.model_table.index(0, COLUMNS.index("Score")).data() in ("", None)
+    assert w.map_view.map is None and "ROC" not in w.evaluation.auc_label.text()
+
+
 # 1 ---------------------------------------------------------------- the map stays still under a tooltip
 def test_hovering_the_map_does_not_move_the_points(qtbot, trained):
     w = trained

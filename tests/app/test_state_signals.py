@@ -53,10 +53,19 @@ def test_a_loaded_model_clears_the_scores_which_follow_later(heard):
     loaded = SimpleNamespace(name="loaded")
     log.clear()
     state.set_model(loaded, normal_label="0")
-    assert _names(log) == ["model_changed"] and state.scores is None and state.normal_label == "0"
+    # the scores are gone, and said so: the table, map and evaluation showed the old model's as
+    # current when the loaded model could not score the graphs, or its scoring was stopped
+    assert _names(log) == ["model_changed", "scores_changed"] and log[1][4] is None
+    assert state.scores is None and state.normal_label == "0"
     new_scores = SimpleNamespace()
     state.set_scores(new_scores)
-    assert _names(log) == ["model_changed", "scores_changed"] and log[1][4] is new_scores
+    assert _names(log) == ["model_changed", "scores_changed", "scores_changed"] and log[2][4] is new_scores
+    log.clear()
+    state.set_model(SimpleNamespace(name="again"))  # scores were there: they are gone, said again
+    assert _names(log) == ["model_changed", "scores_changed"]
+    log.clear()
+    state.set_model(SimpleNamespace(name="third"))  # none were there: nothing more to say
+    assert _names(log) == ["model_changed"]
 
 
 def test_weighing_sends_the_new_model_and_the_scores_under_it(heard):
