@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWid
 from core import counted
 
 from .. import tasks
-from ..review_book import MAX_REPORT_ROWS, ReviewBook, model_fingerprint, reads_view_scores
+from ..review_book import MAX_REPORT_ROWS, ReviewBook, model_fingerprint, reads_view_scores, report_unavailable
 from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
@@ -175,7 +175,11 @@ class ReportView(QWidget):
 
     def model_changed(self) -> None:
         """Another model is open (trained, loaded or weighed): the status line says again whose
-        scores these are, and the row shown is drawn again (its atoms rescored by the new model)."""
+        scores these are and how the marks re-rank the rows (nothing, once the open model cannot
+        review them: it said the old model's way on), and the row shown is drawn again (its atoms
+        rescored by the new model)."""
+        reviewable = bool(self.book.marks) and not report_unavailable(self._model_getter(), self.report)
+        self._review_note = self.review_note() if reviewable else ""
         self._say()
         if 0 <= self._shown < len(self.report):
             self.show_row(self._shown)

@@ -592,3 +592,23 @@ def test_the_status_says_the_views_weigh_as_before_when_the_marked_anomalies_wei
                     timeout=60000)
     assert w.state.reranked.weights != w.state.review.weights_before
     assert "weighed by the marked anomalies" in said[-1]
+
+
+def test_a_scored_tabs_status_drops_its_review_note_once_the_open_model_cannot_review(qtbot, window, herg_path,
+                                                                                      tmp_path):
+    """Trained again with GLocalKD (a single view), a scored tab's status line still said how the
+    consensus's views re-rank its marked rows, while its review was off."""
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    library = tmp_path / "lib.smi"
+    library.write_text("CCO a\nc1ccccc1O b\nCC(=O)Nc1ccc(O)cc1 c\nCCCCN d\nCCCl e\n")
+    w.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=60000)
+    view = w.report_views[0]
+    _select_in(view, [0])
+    w.act_mark_anomaly.trigger()
+    _reviewed(qtbot, w, view, 1)
+    assert "Reviewed rows re-rank the others" in view.status.text()
+    train_and_wait(qtbot, w, detector="glocalkd", **TINY)
+    assert view.book.marks and "Reviewed rows re-rank" not in view.status.text()
