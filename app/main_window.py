@@ -255,8 +255,6 @@ class MainWindow(QMainWindow):
         if by_epoch:
             self.tabs.setCurrentWidget(self.loss_plot)
             self.side.count_to(self.form.epochs.value(), "epoch")  # GLocalKD's epochs, also in a consensus
-        self.side.stop_button.setEnabled(by_epoch)
-        self.act_stop.setEnabled(by_epoch)
 
     def stop(self) -> None:  # the long jobs (STOPPABLE), and a tab's rows scored again for its review
         stopping = [self.runner.stop(name) or name for name in STOPPABLE if self.runner.busy(name)]
@@ -357,7 +355,7 @@ class MainWindow(QMainWindow):
         None: ask the runner)."""
         scoring = self.reviewing.scoring_jobs()  # a tab's rows scored again: long, so busy and stoppable (a re-ranking: not)
         busy = any(not n.startswith("review") or n in scoring for n in self.runner.running()) if busy is None else busy
-        stoppable = any(self.runner.busy(name) for name in STOPPABLE) or bool(scoring)
+        stoppable = any(self.runner.busy(n) for n in STOPPABLE if n != "train" or self.training.stoppable) or bool(scoring)
         report = getattr(self.report_tabs.active(), "report", None)
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, report,
                                                       self.results.showing_groups(), self.screening.can_resume(report)))

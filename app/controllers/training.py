@@ -37,6 +37,7 @@ class TrainingController(Controller):
         self.state = state
         self.losses: list[float] = []
         self._started = 0.0
+        self.stoppable = False  # the running training polls Stop (one by epochs; a one-step fit does not)
 
     def train(self, form: TrainSettings) -> None:
         """Start training the detector ``form`` names, with its settings, on the state's normal graphs."""
@@ -53,6 +54,7 @@ class TrainingController(Controller):
         self.losses_changed.emit([])
         self._started = time.perf_counter()
         by_epoch = info.trains_by_epoch  # a kernel and a shallow detector: one step, no epochs to count
+        self.stoppable = by_epoch  # the window's Stop follows (it was enabled, and did nothing, for a one-step fit)
         self.busy.emit(f"Training {info.label}…" if by_epoch else f"Fitting {info.label}…", not by_epoch)
         self.started.emit(info.label, by_epoch)
         job = functools.partial(tasks.train, self.state.graphs, info.name, params, form.normal_label(),
@@ -75,6 +77,7 @@ class TrainingController(Controller):
             return
         self.idle.emit()
         if isinstance(result, tasks.NotTrained):  # the model and scores shown stay as they were
+            self._kept_losses()
             kept = "the model is as it was" if self.state.model is not None else "no model was made"
             text = f"Training stopped before its first epoch ended: nothing was learnt; {kept}."
             self.said.emit(text)
@@ -96,3 +99,16 @@ class TrainingController(Controller):
                 f"{marks_dropped_text(dropped)}")
         self.trained.emit(result, text)
         self.status.emit(text, 12000)
+
+    @Slot(str)
+    def _failed(self, message: str) -> None:
+        """A failed training leaves the model as it was: its loss curve is drawn again (training
+        began by clearing it), then the failure is passed on."""
+        self._kept_losses()
+        super()._failed(message)
+
+    def _kept_losses(self) -> None:
+        """Draw the loss curve of the model kept (none: empty), after a training that made none."""
+        model = self.state.model
+        self.losses = list(getattr(model, "loss_history_", []) or []) if model is not None else []
+        self.losses_changed.emit(self.losses)

@@ -564,3 +564,48 @@ def test_opening_graphs_the_open_model_cannot_read_names_them_and_says_what_to_d
     qtbot.waitUntil(lambda: _idle(window) and bool(window.feedback.last_warning), timeout=60000)
     said = window.feedback.last_warning
     assert said.startswith("TOY cannot be scored with this model") and "train on this one" in said
+
+
+def test_stop_is_offered_only_while_a_training_polls_it_and_a_failed_one_keeps_the_loss_curve(qtbot, trained,
+                                                                                              monkeypatch):
+    """Stop was enabled while a one-step detector fitted (it polls no Stop) and did nothing; and a
+    training that failed or stopped before its first epoch blanked the kept model's loss curve."""
+    import threading
+
+    from app import tasks
+    from core import GLocalKDError
+
+    w = trained
+    kept = list(w.state.model.loss_history_)
+    assert kept
+    gate, real = threading.Event(), tasks.train
+
+    def held(*args, **kwargs):
+        gate.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "train", held)
+    w.form.detector.setCurrentIndex(w.form.detector.findData("size"))
+    w.train()
+    qtbot.waitUntil(lambda: w.runner.busy("train"), timeout=10000)
+    assert not w.act_stop.isEnabled() and not w.side.stop_button.isEnabled()
+    gate.set()
+    qtbot.waitUntil(lambda: _idle(w) and w.state.model.name == "size", timeout=60000)
+    gate.clear()
+    w.form.detector.setCurrentIndex(w.form.detector.findData("consensus"))
+    w.train()
+    qtbot.waitUntil(lambda: w.runner.busy("train"), timeout=10000)
+    assert w.act_stop.isEnabled() and w.side.stop_button.isEnabled()  # a training by epochs polls it
+    gate.set()
+    qtbot.waitUntil(lambda: _idle(w) and w.state.model.name == "consensus", timeout=120000)
+    kept = list(w.state.model.loss_history_)
+    drawn = []
+    w.training.losses_changed.connect(lambda losses: drawn.append(list(losses)))
+
+    def failing(*args, **kwargs):
+        raise GLocalKDError("training failed (a test)")
+
+    monkeypatch.setattr(tasks, "train", failing)
+    w.train()
+    qtbot.waitUntil(lambda: _idle(w) and bool(w.feedback.last_warning), timeout=30000)
+    assert drawn[0] == [] and drawn[-1] == kept  # cleared as training began, the kept model's again after
