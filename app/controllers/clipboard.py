@@ -87,9 +87,11 @@ class ClipboardController(QObject):
             self.status.emit("Select rows to copy.", 5000)
             return
         mime = QMimeData()
-        mime.setText(model.groups_as_text(rows) if isinstance(model, ScaffoldView) else rows_as_text(table, model, rows))
+        groups = isinstance(model, ScaffoldView)
+        mime.setText(model.groups_as_text(rows) if groups else rows_as_text(table, model, rows))
         QGuiApplication.clipboard().setMimeData(mime)
-        self.status.emit(f"Copied {counted(len(rows), 'row')} (tab-separated, with a header).", 5000)
+        self.status.emit(f"Copied {counted(len(rows), 'scaffold group' if groups else 'row')} (tab-separated, with a "
+                         "header).", 5000)
         self.copied.emit("text")
 
     def copy_image(self) -> None:

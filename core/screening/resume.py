@@ -21,7 +21,6 @@ from core.io.report import COLUMNS, STANDARDISED, not_read_line, unsafe_cell
 from core.screening.merge import KEY_COLUMNS, ReportPart, cut_summary, read_report_part, whole_run_counts
 
 _ID = 1  # a report row's id cell
-_MASK = (1 << 64) - 1
 
 
 def _row_hash(ident: str) -> int:
@@ -164,7 +163,7 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     if cut is not None:  # the rows it did not keep counted their nodes in its summary
         nodes = cut["nodes"] if isinstance(cut.get("nodes"), int) else nodes
     rows_read = int(part.end.rows_read, 16) if part.end.rows_read else None
-    return StoppedRun(part, after, scored + part.rejected, scored, p_counts, ids & _MASK,
+    return StoppedRun(part, after, scored + part.rejected, scored, p_counts, ids & ROWS_HASH_MASK,
                       None if cut is None else kept, nodes, rows_read)
 
 
@@ -210,7 +209,7 @@ def _check_read(count: int, ids: int, read: int, unseen: Counter | None, run: St
     count, their ids (all of them, or for a ``--top`` report the ones it kept), and the hash of
     the rows as read where the end row records it (a file without ids has line numbers for ids:
     any file of as many rows passed); then keep that hash as :attr:`StoppedRun.skipped`."""
-    other_ids = any(unseen.values()) if unseen is not None else ids & _MASK != run.ids
+    other_ids = any(unseen.values()) if unseen is not None else ids & ROWS_HASH_MASK != run.ids
     other_rows = run.rows_read is not None and read != run.rows_read
     if count != run.rows or other_ids or other_rows:
         why = f"{count:,} rows where its report holds {run.rows:,}" if count != run.rows else \
