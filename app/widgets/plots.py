@@ -87,8 +87,9 @@ class Canvas(QStackedWidget):
             self._canvas.mpl_connect(name, handler)
 
     def draw_idle(self) -> None:
+        """Redraw the figure and show it (in place of a message shown since it was last drawn)."""
         if self._canvas is not None:
-            self._canvas.draw_idle()
+            self.canvas.draw_idle()
 
     def show_message(self, text: str) -> None:
         """Show ``text`` in place of the figure (no matplotlib needed)."""

@@ -609,3 +609,15 @@ def test_stop_is_offered_only_while_a_training_polls_it_and_a_failed_one_keeps_t
     w.train()
     qtbot.waitUntil(lambda: _idle(w) and bool(w.feedback.last_warning), timeout=30000)
     assert drawn[0] == [] and drawn[-1] == kept  # cleared as training began, the kept model's again after
+
+
+def test_every_training_shows_its_loss_curve_not_only_the_first(qtbot, trained):
+    """A training clears the loss curve (its placeholder shows) and then draws its epochs on the
+    figure the first training made: the figure was drawn but never shown again, so from the second
+    training on the tab said "Train a model to see its loss curve"."""
+    w = trained
+    plot = w.loss_plot
+    assert plot.currentWidget() is not plot.placeholder
+    train_and_wait(qtbot, w, epochs=2)
+    assert plot.currentWidget() is not plot.placeholder
+    assert len(plot.ax.lines[0].get_xdata()) == 2  # the new training's epochs, drawn and in sight
