@@ -295,8 +295,7 @@ class MainWindow(QMainWindow):
 
     def export_table(self):
         """The active tab's rows to export (:class:`app.export_tables.ExportTable`); None when it has no scores."""
-        view = self.report_tabs.active()
-        if view is not None:
+        if (view := self.report_tabs.active()) is not None:
             return view.export_table()
         return training_table(self.state, self.model_table.visible_graphs(), self.evaluation.anomalous_label(),
                               self.heatmap.fixed_vmax, self.model_table.ranks())
@@ -381,7 +380,10 @@ class MainWindow(QMainWindow):
         self.exporter.export_dialog(self, all_rows=True)
 
     def closeEvent(self, event) -> None:
-        """Ask about unsaved work, stop background work, remember the layout and settings, then close."""
+        """Stop what Stop stops, keeping what it did (asked about as unsaved work), then close."""
+        if working := [name for name in STOPPABLE if self.runner.busy(name)]:
+            self.stop()  # and wait: a model trained after the question below was lost unasked
+            self.runner.wait(working)
         if not self.guard.confirm(None, "quitting"):
             event.ignore()
             return

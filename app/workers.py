@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import traceback
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, Signal, Slot
 
@@ -203,12 +203,15 @@ class Runner(QObject):
         for thread, _task, _relay in [*self._running.values(), *self._ending]:
             thread.wait(wait_ms)
 
-    def wait(self) -> None:
-        """Wait until no job runs, the GUI's events going on meanwhile (a local event loop, as a
-        modal dialog runs): for a save that must end before the window goes on, e.g. to close."""
+    def wait(self, names: Iterable[str]) -> None:
+        """Wait until none of the jobs ``names`` runs, the GUI's events going on
+        meanwhile (a local event loop, as a modal dialog runs): for a save that must end before the
+        window goes on, e.g. to close. Name the jobs waited for: a save waited for every job, a
+        training of minutes included, and the window went on after it with the training's model unsaved."""
+        names = tuple(names)
         loop = QEventLoop()
         self.changed.connect(loop.quit)
-        while self._running:
+        while any(n in self._running for n in names):
             loop.exec()
         self.changed.disconnect(loop.quit)
 

@@ -88,6 +88,7 @@ class UnsavedWorkGuard(QObject):
         without a file); the file is written before the window goes on (e.g. closes)."""
         if key == MODEL and self.state.model is not None and self.state.model.can_save:
             self._save_model()
+            self.runner.wait(["save_model"])
         else:  # the marks go with the training tab's rows
             self._export_work(MODEL if key == REVIEW else key)
-        self.runner.wait()
+            self.runner.wait(["export"])

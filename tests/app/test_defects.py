@@ -621,3 +621,26 @@ def test_every_training_shows_its_loss_curve_not_only_the_first(qtbot, trained):
     train_and_wait(qtbot, w, epochs=2)
     assert plot.currentWidget() is not plot.placeholder
     assert len(plot.ax.lines[0].get_xdata()) == 2  # the new training's epochs, drawn and in sight
+
+
+def test_quitting_while_a_training_runs_stops_it_and_asks_about_the_model_it_trained(qtbot, trained, tmp_path,
+                                                                                  monkeypatch):
+    """Quit asked about the model in the window while a training ran on: Save saved that older model,
+    waited for the whole training, then left the new model unsaved and the window open without a
+    word. Quitting now stops the training first (as Stop does, keeping its epochs), asks about the
+    model it trained, saves that one and closes."""
+    from app.widgets import dialogs
+    from core import load_detector
+
+    w = trained
+    w.form.epochs.setValue(100000)
+    w.train()
+    qtbot.waitUntil(lambda: len(w.training.losses) >= 2, timeout=60000)
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda _parent, pending, doing: asked.append(pending) or "save")
+    monkeypatch.setattr(w.files, "ask_save", lambda *a, **k: (str(tmp_path / "quit.pt"), ""))
+    assert w.close()
+    assert not w.runner.busy("train") and not w.isVisible()
+    saved = load_detector(tmp_path / "quit.pt")
+    assert saved.stopped_early_ and len(saved.loss_history_) >= 2  # the training stopped by quitting, not the first
+    assert any("model" in text for text in asked[0])
