@@ -75,7 +75,7 @@ def graphs_table(stem: str, graphs, scores, visible: np.ndarray, flagged: np.nda
 
     def write_csv(path: str, rows: np.ndarray | None, should_stop: StopCheck = None) -> int:
         return tasks.export_csv(path, graphs, scores, rows, flagged, p_values, review=review, properties=properties,
-                                rank=rank, should_stop=should_stop)
+                                rank=rank, should_stop=should_stop, model=html["model"])
 
     def write_sdf(path: str, rows: np.ndarray | None, should_stop: StopCheck = None) -> int:
         return tasks.export_sdf(path, graphs, scores, rows, flagged, p_values, review=review, rank=rank,

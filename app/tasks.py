@@ -8,7 +8,6 @@ window runs them in a worker thread (:mod:`app.workers`); tests call them direct
 """
 from __future__ import annotations
 
-import csv
 import threading
 import time
 from dataclasses import dataclass, field
@@ -507,30 +506,29 @@ def molecule_columns(properties: dict | None,
 def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
                p_values: np.ndarray | None = None, job=None, review: dict[int, str] | None = None,
                properties: dict | None = None, rank: np.ndarray | None = None,
-               should_stop: Callable[[], bool] | None = None) -> int:
+               should_stop: Callable[[], bool] | None = None, model=None) -> int:
     """Write the ranked report of ``rows`` (graph indices; None: all rows, and the rejected rows at
     the end) with a ``flagged`` column (1 above the flag threshold). Ranks are the ranks among all
-    graphs, ``rank``'s when given (the table's, e.g. a review's), and rows follow them; ``p_values`` (one per graph) fill ``p_value`` and their q-values ``q_value``, as the
-    table shows them; ``review`` (graph index -> "anomaly" or "not anomaly"), when it holds marks,
-    fills a ``review`` column. Molecules with ``properties`` (:func:`core.molecular_properties`)
-    get them and their structural alerts (``alerts``, searched here: about 10-20 ms a molecule)
-    before ``flagged``. ``should_stop``: polled before each row; True raises :class:`core.Stopped`
-    and nothing is written. Written atomically; returns the number of data rows."""
-    from core import (REPORT_COLUMNS, alerts_text, atomic_output, graph_alerts, raise_if_stopped, ranking_of,
-                      report_rows, safe_cell)
+    graphs, ``rank``'s when given (the table's, e.g. a review's), and rows follow them; ``p_values``
+    (one per graph) fill ``p_value`` and their q-values ``q_value``, as the table shows them;
+    ``review`` (graph index -> "anomaly" or "not anomaly"), when it holds marks, fills a ``review``
+    column. Molecules with ``properties`` (:func:`core.molecular_properties`) get them and their
+    structural alerts (``alerts``, searched here: about 10-20 ms a molecule) before ``flagged``.
+    ``should_stop``: polled before each row; True raises :class:`core.Stopped` and nothing is
+    written. ``model``: the detector that scored the rows, which the end row names. Written by
+    core's one report writer (:func:`core.report_output`); returns the number of data rows."""
+    from core import REPORT_COLUMNS, alerts_text, graph_alerts, raise_if_stopped, ranking_of, report_output, \
+        report_rows
 
     keep = None if rows is None else set(int(i) for i in rows)
     ranking = ranking_of(scores, rank)
     names, cells = molecule_columns(properties, lambda i: alerts_text(graph_alerts(graphs, i)))
     extra = (*EXPORT_COLUMNS_EXTRA, "review") if review else EXPORT_COLUMNS_EXTRA
-    written = 0
     standardised = ("standardised_smiles",) if graphs.standardised else ()  # what was scored
     base = len(REPORT_COLUMNS)
-    with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        # a ranked report's columns in its order (properties, alerts, standardised_smiles), then the
-        # app's (core.io.report.APP_COLUMNS): the file opens again as a ranked report, marks and all
-        writer.writerow([*REPORT_COLUMNS, *names, *standardised, *extra])
+    # a ranked report's columns in its order (properties, alerts, standardised_smiles), then the
+    # app's (core.io.report.APP_COLUMNS): the file opens again as a ranked report, marks and all
+    with report_output(path, [*REPORT_COLUMNS, *names, *standardised, *extra], model) as out:
         for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised, rank=rank)):
             raise_if_stopped(should_stop, path)
             if k < len(ranking):
@@ -543,9 +541,8 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
                 continue  # rejected rows belong to "all rows"
             else:
                 row = [*row[:base], *[""] * len(names), *row[base:], *[""] * len(extra)]
-            writer.writerow([safe_cell(cell) for cell in row])
-            written += 1
-    return written
+            out.row(row)
+    return out.rows
 
 
 def export_sdf(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.ndarray,
@@ -628,12 +625,14 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     """Write the rows ``rows`` (row indices of a ranked report, e.g. a scored file's; None: all,
     its rejected rows at the end, and a row that says where a stopped run stopped reading) as a
     ranked report, in rank order, with the chemist's properties and the structural alerts when the
-    report has properties (alerts searched here unless the report holds them), and a ``review`` column when ``review`` (row -> "anomaly" or
-    "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the report's
-    order), which the rows follow; ``should_stop`` as for :func:`export_csv`. Written atomically;
-    returns the number of data rows."""
-    from core import REPORT_COLUMNS, alerts_text, atomic_output, checked_rank, not_read_status, raise_if_stopped, \
-        safe_cell, structural_alerts
+    report has properties (alerts searched here unless the report holds them), its views' scores
+    (``view:`` columns) when it has them, and a ``review`` column when ``review`` (row -> "anomaly"
+    or "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the
+    report's order), which the rows follow; ``should_stop`` as for :func:`export_csv`. Written by
+    core's one report writer (:func:`core.report_output`), its end row naming the model that scored
+    the report (its view scores then review it again without scoring); returns the number of data rows."""
+    from core import REPORT_COLUMNS, alerts_text, checked_rank, not_read_status, raise_if_stopped, report_output, \
+        structural_alerts, view_columns
 
     rank = checked_rank(len(report), rank)
     chosen = np.arange(len(report)) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -648,33 +647,29 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
         return alerts_text(structural_alerts(report.scored_smiles(i))) if report.smiles[i] else ""
 
     names, cells = molecule_columns(report.properties, report_alerts)
+    views, view_cells = view_columns(report.view_scores)  # dropped, a reopened export had to be scored again
     # what was scored, as the training tab's export and the report itself keep it (read back, it is the
     # molecule the top atoms number)
     standardised = ["standardised_smiles"] if report.standardised_smiles is not None else []
-    written = 0
-    with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        marked = ["review"] if review else []
-        writer.writerow([*REPORT_COLUMNS, *names, *standardised, *marked])
+    marked = ["review"] if review else []
+    header = [*REPORT_COLUMNS, *names, *views, *standardised, *marked]
+    with report_output(path, header, report.model_fingerprint, stopped_after=report.stopped_after) as out:
         for i in chosen.tolist():
             raise_if_stopped(should_stop, path)
-            row = [str(rank[i]), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
-                   number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
-                   report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]), number(report.q_value[i]),
-                   *cells(i), *([str(report.standardised_smiles[i])] if standardised else []),
-                   *([review.get(i, "")] if review else [])]
-            writer.writerow([safe_cell(str(cell)) for cell in row])
-            written += 1
+            out.row([str(rank[i]), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),
+                     number(report.graph_score[i]), number(report.node_score[i]), str(int(report.num_nodes[i])),
+                     report.labels[i], report.top_nodes[i], "ok", number(report.p_value[i]),
+                     number(report.q_value[i]), *cells(i), *view_cells(i),
+                     *([str(report.standardised_smiles[i])] if standardised else []),
+                     *([review.get(i, "")] if review else [])])
         if rows is None:
-            blank = [""] * (len(names) + len(standardised) + len(marked))
+            blank = [""] * (len(header) - len(REPORT_COLUMNS))
             for reject in report.rejects:
-                writer.writerow(["", safe_cell(reject.id), "", safe_cell(reject.text), "", "", "", "", "", "",
-                                 reject.status, "", "", *blank])
-                written += 1
+                out.row(["", reject.id, "", reject.text, "", "", "", "", "", "", reject.status, "", "", *blank])
             if report.stopped_after is not None:  # the rows never read are listed too, as one row that says so
-                writer.writerow(["", "", "", "", "", "", "", "", "", "", not_read_status(report.stopped_after), "", "",
-                                 *blank])
-    return written
+                out.note(["", "", "", "", "", "", "", "", "", "", not_read_status(report.stopped_after), "", "",
+                          *blank])
+    return out.rows
 
 
 def export_report_sdf(path: str, report, rows: np.ndarray | None, job=None,

@@ -39,7 +39,7 @@ _PUBLIC = {
     "PROPERTY_FUNCTIONS": "data.properties", "property_text": "data.properties",
     # io
     "load": "io.load", "is_table": "io.columns", "table_columns": "io.columns", "smiles_column_reads": "io.columns",
-    "REPORT_COLUMNS": "io.report", "report_columns": "io.report", "node_names": "io.report", "write_report": "io.report",
+    "REPORT_COLUMNS": "io.report", "report_columns": "io.report", "node_names": "io.report", "write_report": "io.report", "report_output": "io.report", "view_columns": "io.report",
     "report_rows": "io.report", "safe_cell": "io.report", "not_read_status": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
     "row_graphs": "io.ranked_report", "report_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
     "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise", "tu_folder_of": "io.tu_folder",
@@ -92,7 +92,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.io.load import load
     from core.io.columns import is_table, smiles_column_reads, table_columns
     from core.io.report import (COLUMNS as REPORT_COLUMNS, node_names, not_read_status, write_report, report_rows,
-                                safe_cell, report_columns)
+                                safe_cell, report_columns, report_output, view_columns)
     from core.io.ranked_report import RankedReport, is_report, read_report, report_graphs, row_graphs
     from core.io.report_sdf import write_report_sdf
     from core.io.molecules import prepare_molecules

@@ -11,8 +11,9 @@ import csv
 import json
 import re
 import hashlib
+from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -115,6 +116,20 @@ def view_names(extras: tuple[str, ...] | list[str]) -> tuple[str, ...]:
         The view names (``view:glocalkd`` gives ``glocalkd``), in column order.
     """
     return tuple(c[len(VIEW_PREFIX):] for c in extras if c.startswith(VIEW_PREFIX))
+
+
+def view_columns(view_scores: dict[str, np.ndarray] | None) -> tuple[list[str], Callable[[int], list[str]]]:
+    """A report's ``view:`` columns, for the app's exports of a report that holds them.
+
+    Args:
+        view_scores: view name -> each row's raw score (None: no views).
+
+    Returns:
+        The column names, in the dictionary's order, and ``cells(i)`` giving row i's (as
+        :func:`format_view_score` writes them).
+    """
+    views = list((view_scores or {}).values())
+    return [VIEW_PREFIX + name for name in view_scores or {}], lambda i: [format_view_score(v[i]) for v in views]
 
 
 def format_view_score(value: float) -> str:
@@ -499,6 +514,93 @@ class DigestingStream:
         return self.stream.write(text)
 
 
+class ReportOutput:
+    """A ranked report being written (:func:`report_output`): its rows go through :meth:`row` (or,
+    already formatted, straight to :attr:`stream`, counted in :attr:`rows`), and its end row is
+    written when the ``with`` block ends.
+
+    Attributes:
+        stream: the file, as a stream that keeps the digest of what is written.
+        rows: the data rows written (scored and rejected), which the end row counts.
+        model, stopped_after, cut_from, read_as, rows_read: what the end row says (:func:`end_row`);
+            set while writing when only known then (e.g. ``cut_from`` after a merge).
+    """
+
+    def __init__(self, fh, header: Sequence[str], model: str, stopped_after: int | None, cut_from: int | None,
+                 read_as: str, rows_read: str) -> None:
+        self._fh, self.width = fh, len(header)
+        self.stream = DigestingStream(fh)
+        self._writer = csv.writer(self.stream)
+        self._writer.writerow(header)
+        self.rows = 0
+        self.model, self.stopped_after, self.cut_from = model, stopped_after, cut_from
+        self.read_as, self.rows_read = read_as, rows_read
+
+    def row(self, cells: Sequence[object]) -> None:
+        """Write one data row, each cell made spreadsheet-safe (:func:`safe_cell`).
+
+        Args:
+            cells: the row's cells, one per column.
+        """
+        self._writer.writerow([safe_cell(str(cell)) for cell in cells])
+        self.rows += 1
+
+    def note(self, cells: Sequence[object]) -> None:
+        """Write a row that is not a data row (e.g. the lines a stopped run never read): not counted.
+
+        Args:
+            cells: the row's cells, one per column.
+        """
+        self._writer.writerow([safe_cell(str(cell)) for cell in cells])
+
+    def end(self) -> None:
+        """Write the end row (past the digest: it is not part of what it digests)."""
+        csv.writer(self._fh).writerow(end_row(self.rows, self.model, self.stream.hash.hexdigest()[:16], self.width,
+                                              self.stopped_after, self.cut_from, self.read_as, self.rows_read))
+
+
+def model_fingerprint(model: object) -> str:
+    """The fingerprint an end row names.
+
+    Args:
+        model: a detector, its fingerprint, or None (not known: a merge refuses such a report).
+
+    Returns:
+        The detector's own fingerprint, ``model`` when it is one already, or "" for None.
+    """
+    if model is None:
+        return ""
+    return model if isinstance(model, str) else str(model.fingerprint())
+
+
+@contextmanager
+def report_output(path: str | Path, header: Sequence[str], model: object, stopped_after: int | None = None,
+                  cut_from: int | None = None, read_as: str = "", rows_read: str = "") -> Iterator[ReportOutput]:
+    """Write a ranked report to ``path``: the one way every report file is written (a screened or
+    merged library, ``write_report``, the app's exports), so that each ends with its end row.
+
+    The file is written atomically: nothing replaces ``path`` unless the ``with`` block ends
+    without an exception. Reports written beside this (the app's exports) had no end row, so a
+    merge refused them as cut short, and a reopened export lost its model's fingerprint.
+
+    Args:
+        path: the CSV file to write.
+        header: its columns (:data:`COLUMNS`, then the optional ones).
+        model: the detector that scored the rows, or its fingerprint (None or "": not known).
+        stopped_after: the last input line a stopped run read (:func:`end_row`; None: every line).
+        cut_from: the rows scored, of which the report keeps the best (None: it keeps every one).
+        read_as: a stopped run's reading settings ("": none).
+        rows_read: a stopped run's hash of the rows it read ("": none).
+
+    Yields:
+        The :class:`ReportOutput` to write rows to.
+    """
+    with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
+        out = ReportOutput(fh, header, model_fingerprint(model), stopped_after, cut_from, read_as, rows_read)
+        yield out
+        out.end()
+
+
 def check_top_k(top_k: object) -> None:
     """Refuse a ``top_k`` (atoms listed per row in ``top_nodes``) that is not a whole number of at
     least 0: -1 listed every atom but the last, 2.5 failed on a slice with a bare TypeError.
@@ -516,7 +618,7 @@ def check_top_k(top_k: object) -> None:
 
 def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int = 5,
                  p_values: np.ndarray | None = None, properties: bool = False, alerts: bool = False,
-                 view_scores: dict[str, np.ndarray] | None = None, model: str | None = None) -> int:
+                 view_scores: dict[str, np.ndarray] | None = None, model: object = None) -> int:
     """Write the ranked report to ``path`` atomically, spreadsheet-safe.
 
     Args:
@@ -531,8 +633,9 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
         view_scores: view name -> each graph's raw score under that view (a consensus's
             :meth:`~core.detectors.consensus.Consensus.view_scores`), written as ``view:<name>``
             columns in this order (None: none).
-        model: the fingerprint of the model that scored them: the report then ends with the end
-            row (:func:`end_row`), as a screened report does, which names the model (None: no end row).
+        model: the detector that scored them, or its fingerprint, which the end row names
+            (:func:`end_row`); a merge of reports checks that one model scored them all, and refuses a
+            report that does not name it (None: not named).
 
     Returns:
         The number of data rows written (scored and rejected, not the header nor the end row).
@@ -547,16 +650,9 @@ def write_report(path: str | Path, graphs: GraphSet, scores: Scores, top_k: int 
     check_top_k(top_k)
     check_report_output(path, [graphs.source] if graphs.source else [])
     extras = extra_columns(properties, alerts, graphs.standardised, tuple(view_scores or ()))
-    rows = 0
-    with atomic_output(path, "w", newline="", encoding="utf-8") as fh:
-        stream = DigestingStream(fh)
-        writer = csv.writer(stream)
-        writer.writerow((*COLUMNS, *extras))
+    with report_output(path, (*COLUMNS, *extras), model) as out:
         for row in report_rows(graphs, scores, top_k, p_values, extras, view_scores):
-            writer.writerow([safe_cell(cell) for cell in row])
-            rows += 1
-        if model is not None:
-            csv.writer(fh).writerow(end_row(rows, model, stream.hash.hexdigest()[:16], len(COLUMNS) + len(extras)))
-    return rows
+            out.row(row)
+    return out.rows
 
 

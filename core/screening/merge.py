@@ -24,8 +24,8 @@ from pathlib import Path
 
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, one_line
-from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, DigestingStream, EndRow, check_report_output,
-                            end_row, header_extras, parse_end_row, safe_cell, unsafe_cell)
+from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, EndRow, check_report_output, header_extras,
+                            parse_end_row, report_output, safe_cell, unsafe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.files import atomic_output, check_outputs
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -192,19 +192,16 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
     """
     q_values = bh_q_table(p_counts) if p_counts else None
     fill = _DeferredCells(deferred, KEY_COLUMNS + len(COLUMNS) - 1, workers) if deferred else None
-    with atomic_output(out, "w", newline="", encoding="utf-8") as fh:
-        stream = DigestingStream(fh)
-        csv.writer(stream).writerow((*COLUMNS, *extras))
+    with report_output(out, (*COLUMNS, *extras), model, stopped_after, None, read_as, rows_read) as report:
         try:
-            kept = _merge(sorted_files, stream, tmp, q_values, limit, check, fill)
+            kept = _merge(sorted_files, report.stream, tmp, q_values, limit, check, fill)
         finally:
             if fill is not None:
                 fill.close()
         with open(rejects_file, newline="", encoding="utf-8") as rej:
-            shutil.copyfileobj(rej, stream)
-        cut_from = scored if limit is not None and scored is not None and kept < scored else None
-        csv.writer(fh).writerow(end_row(kept + rejected, model, stream.hash.hexdigest()[:16],
-                                        len(COLUMNS) + len(extras), stopped_after, cut_from, read_as, rows_read))
+            shutil.copyfileobj(rej, report.stream)
+        report.rows = kept + rejected  # written as formatted by the chunk files
+        report.cut_from = scored if limit is not None and scored is not None and kept < scored else None
     return kept + rejected
 
 
@@ -549,6 +546,10 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                     raise DataError(f"the run that wrote it was stopped after input line {stopped_after:,}, so the "
                                     "rows after it were never scored, and a stopped run's report is not merged: "
                                     "screen that shard again", report)
+                if not model:  # an API report written without its model (write_report's model=None)
+                    raise DataError("the report does not name the model that scored it, so a merge cannot check "
+                                    "that one model scored every shard: write it with write_report(..., "
+                                    "model=detector), or screen the shard", report)
                 if models and model not in models:
                     first = next(iter(models.values()))
                     raise DataError(f"scored with another model (fingerprint {model}) than {first} "

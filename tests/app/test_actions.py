@@ -21,7 +21,7 @@ from rdkit import Chem
 from app.main_window import MainWindow
 from app.widgets.report_view import ReportView
 from app.widgets.table import COLUMNS
-from core import PROPERTY_COLUMNS, REPORT_COLUMNS, save_detector, structural_alerts
+from core import PROPERTY_COLUMNS, REPORT_COLUMNS, merge_reports, read_report, save_detector, structural_alerts
 from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
 
 TINY = {"epochs": 2, "hidden_dim": 16, "out_dim": 8}
@@ -87,7 +87,16 @@ class Answers:
         return self.answer
 
 
-def check_csv(path, tab_rows: int, with_flag: bool, marks: dict | None = None) -> list[dict]:
+def check_csv(path, tab_rows: int, with_flag: bool, marks: dict | None = None, model: str = "",
+              views: tuple[str, ...] = ()) -> list[dict]:
+    """The checks of an exported CSV; ``model``: the fingerprint of the model that scored the tab,
+    ``views``: the views whose scores its report holds. The file is a whole ranked report: it reads
+    back intact, names that model, keeps the views' scores and merges as a shard (the exports had
+    no end row, so a merge refused them as cut short)."""
+    back = read_report(path)
+    assert back.intact and back.model_fingerprint == model and tuple(back.view_scores) == views
+    if not marks:  # rows in the review's order are not in the scores' order, which a merge requires
+        assert merge_reports([path], f"{path}.merged.csv") == tab_rows + len(back.rejects)
     with open(path, newline="", encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["status"] == "ok"]
         fh.seek(0)
@@ -134,7 +143,9 @@ def run_every_action(qtbot, window: MainWindow, answers: Answers, tmp_path, tag:
             qtbot.waitUntil(lambda: _idle(w), timeout=180000)  # written in the background (alerts are searched)
             marks = view.book.marks if on_report else w.state.review_marks
             if suffix == ".csv":
-                check_csv(answers.save_path, rows, with_flag=not on_report, marks=marks)
+                model = view.report.model_fingerprint if on_report else w.model.fingerprint()
+                views = tuple(view.report.view_scores) if on_report else ()
+                check_csv(answers.save_path, rows, with_flag=not on_report, marks=marks, model=model, views=views)
             else:
                 check_sdf(answers.save_path, rows, marks=marks)
         return run

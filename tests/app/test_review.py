@@ -411,6 +411,37 @@ def test_a_report_screened_with_view_scores_and_opened_is_reviewed_from_them(qtb
     assert "views' scores in this report" in view.status.text()
 
 
+def test_an_exported_report_keeps_its_views_scores_and_model_and_merges(qtbot, window, herg_path, tmp_path):
+    """A screened report with view scores, opened and exported: the export had neither the views'
+    scores nor an end row, so a merge refused it as cut short, and the export opened again could
+    not be reviewed without scoring its rows again. It is written by core's one report writer now."""
+    from app.review_book import reads_view_scores
+    from core import merge_reports, read_report
+    from core.cli.main import main
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    w.model.save(tmp_path / "model.pt")
+    library = tmp_path / "library.smi"
+    library.write_text(LIBRARY + "not_a_smiles bad\n")
+    out = tmp_path / "ranked.csv"
+    assert main(["screen", str(tmp_path / "model.pt"), str(library), "-o", str(out), "--view-scores",
+                 "--device", "cpu", "--workers", "1"]) == 0
+    w.open_path(str(out))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=60000)
+    exported = tmp_path / "exported.csv"
+    w.export_report(str(exported))
+    qtbot.waitUntil(lambda: _idle(w) and exported.exists(), timeout=120000)
+    original, back = read_report(out), read_report(exported)
+    assert back.intact and back.model_fingerprint == original.model_fingerprint == w.model.fingerprint()
+    assert list(back.view_scores) == list(original.view_scores)
+    for name, values in original.view_scores.items():
+        np.testing.assert_array_equal(back.view_scores[name], values)
+    assert reads_view_scores(w.model, back) and len(back.rejects) == 1
+    assert merge_reports([exported], tmp_path / "merged.csv") == len(original) + 1
+
+
 def _shown_ranks(view) -> list[tuple[str, int]]:
     """The tab's rows as the user reads them: (ID, Rank), in rank order."""
     m = view.model_table

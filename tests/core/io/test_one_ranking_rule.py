@@ -50,6 +50,6 @@ def test_an_in_memory_report_and_a_streamed_one_are_the_same_rows(tmp_path):
         with open(tmp_path / name, newline="") as fh:
             return [row[:2] + row[3:] for row in csv.reader(fh)]
 
-    memory, streamed = rows("memory.csv"), rows("streamed.csv")[:-1]  # less its end row
+    memory, streamed = rows("memory.csv")[:-1], rows("streamed.csv")[:-1]  # less their end rows
     assert len(memory) == len(streamed) == len(scored) + 1
     assert memory == streamed

@@ -10,8 +10,11 @@ from core.data.scores import Scores
 
 
 def _read(path):
+    """The report's rows, less its end row."""
     with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+        rows = list(csv.DictReader(fh))
+    assert rows[-1]["status"].startswith("end of report: ")
+    return rows[:-1]
 
 
 def test_report_is_ranked_with_rejects_last(smiles_file, tmp_path):

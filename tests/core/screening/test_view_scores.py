@@ -9,7 +9,7 @@ import gzip
 import numpy as np
 import pytest
 
-from core import Review, apply_marks, load, load_detector, make_detector, read_report, report_graphs, write_report
+from core import DataError, Review, apply_marks, load, load_detector, make_detector, read_report, report_graphs, write_report
 from core.cli.main import main
 from core.io.report import COLUMNS, extra_columns, header_extras
 from core.screening.merge import merge_reports
@@ -168,8 +168,9 @@ def test_a_report_written_in_memory_carries_the_view_columns_too(model, library,
     for name in VIEWS:
         np.testing.assert_array_equal(report.view_scores[name], model.components_[name].score(graphs).score[order])
     width = len(COLUMNS)
-    assert [r[:width] for r in _table(tmp_path / "m.csv")] == [r[:width] for r in _table(tmp_path / "plain.csv")]
-    assert report.model_fingerprint == ""  # no end row unless the model is named
+    # the same rows (the end rows differ: their digests are of other bytes)
+    assert [r[:width] for r in _table(tmp_path / "m.csv")[:-1]] == [r[:width] for r in _table(tmp_path / "plain.csv")[:-1]]
+    assert report.intact and report.model_fingerprint == ""  # an end row that names no model unless named
 
     # named, the report ends as a screened one does: the rows, the model, a digest of the bytes before
     import hashlib
@@ -180,7 +181,8 @@ def test_a_report_written_in_memory_carries_the_view_columns_too(model, library,
     assert read_report(tmp_path / "named.csv").model_fingerprint == model.fingerprint()
     text = (tmp_path / "named.csv").read_bytes()
     body, last = text[:text.rstrip(b"\r\n").rfind(b"\n") + 1], _table(tmp_path / "named.csv")[-1]
-    assert body == (tmp_path / "m.csv").read_bytes()
+    unnamed = (tmp_path / "m.csv").read_bytes()
+    assert body == unnamed[:unnamed.rstrip(b"\r\n").rfind(b"\n") + 1]
     assert parse_end_row(last) == (len(graphs) + len(graphs.rejects), model.fingerprint(),
                                    hashlib.sha256(body).hexdigest()[:16], None, None, "", "")
 
@@ -233,8 +235,17 @@ def test_a_report_is_intact_only_as_its_model_wrote_it(model, model_file, librar
     graphs = load(library)
     write_report(tmp_path / "m.csv", graphs, model.score(graphs), model=model.fingerprint())
     assert read_report(tmp_path / "m.csv").intact
+    write_report(tmp_path / "detector.csv", graphs, model.score(graphs), model=model)  # the detector names itself
+    assert read_report(tmp_path / "detector.csv").model_fingerprint == model.fingerprint()
+    # written without its model, a report still ends with its end row (it had none, and a merge called it
+    # cut short); its rows are vouched for, but it names no model: a merge refuses it, saying how to name it
     write_report(tmp_path / "unnamed.csv", graphs, model.score(graphs))
-    assert not read_report(tmp_path / "unnamed.csv").intact  # no end row
+    unnamed = read_report(tmp_path / "unnamed.csv")
+    assert unnamed.intact and unnamed.model_fingerprint == ""
+    with pytest.raises(DataError, match=r"does not name the model .* model=detector"):
+        merge_reports([tmp_path / "unnamed.csv"], tmp_path / "merged.csv")
+    merge_reports([tmp_path / "detector.csv"], tmp_path / "merged.csv")
+    assert read_report(tmp_path / "merged.csv").intact
 
     def written(name, table):
         with open(tmp_path / name, "w", newline="", encoding="utf-8") as fh:
