@@ -90,7 +90,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("score_file", "Score &another file…", "score_file_dialog", "&File",
                lambda f: f.has_model and not f.busy, "Ctrl+Shift+O",
                "Score another file with the trained model; its results open in a new tab", toolbar=True),
-    ActionSpec("resume_scoring", "&Resume stopped scoring", "report_tabs.resume_active", "&File",
+    ActionSpec("resume_scoring", "Res&ume stopped scoring", "report_tabs.resume_active", "&File",
                lambda f: f.resumable and not f.busy, tip="Score the rest of this tab's file, whose scoring was "
                "stopped: its rows are kept and the file is read on after the line where it stopped"),
     ActionSpec("export", "&Export…", "export_dialog", "&File", lambda f: f.has_rows and not f.busy,
@@ -124,7 +124,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 
 # each menu's layout: action names, "-" for a separator, "@name" for a submenu the window fills
 MENUS: dict[str, tuple[str, ...]] = {
-    "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "open_session", "@Recent sess&ions",
+    "&File": ("open", "open_folder", "@Open &demo data", "@Open &recent", "-", "open_session", "@Recent sessio&ns",
               "save_session", "-", "score_file", "resume_scoring", "export", "html", "-", "load_model", "save_model", "-", "quit"),
     "&Edit": ("copy", "copy_image"),
     "&Model": ("train", "stop", "-", "weigh"),

@@ -92,7 +92,7 @@ class MainWindow(QMainWindow):
         for name, path in DEMOS.items():
             self.demo_menu.addAction(name, lambda p=path: self.open_path(str(p)))
         self.recent_menu = submenus["Open &recent"]
-        self.sessions_menu = submenus["Recent sess&ions"]
+        self.sessions_menu = submenus["Recent sessio&ns"]
 
     def _build_ui(self) -> None:
         # --- left dock: data summary and training settings

@@ -452,3 +452,26 @@ def test_every_action_that_writes_a_file_names_a_missing_folder_by_the_users_pat
     assert not gone.exists() and not answers.hook_errors
     w.runner.stop_all()
     w.structures.shutdown()
+
+
+def test_every_menu_gives_each_of_its_items_a_mnemonic_of_its_own(window):
+    """Alt+F, I highlighted "Open session…" and did nothing: "Recent sessions" had the same letter,
+    and Qt cycles between items of one mnemonic; the next keys typed landed on other items (a
+    session's path typed after it saved a model named after it). Each menu bar item and each item
+    of a menu the window builds has a letter no other item of its menu has."""
+    import re
+
+    def letters(actions) -> list[str]:
+        found = []
+        for action in actions:
+            if not action.isSeparator():
+                match = re.search(r"&(?!&)(\w)", action.text())
+                assert match, f"{action.text()!r} has no mnemonic"
+                found.append(match.group(1).lower())
+        return found
+
+    menus = [("menu bar", window.menuBar().actions())]
+    menus += [(top.text(), top.menu().actions()) for top in window.menuBar().actions()]
+    for name, actions in menus:
+        taken = letters(actions)
+        assert len(taken) == len(set(taken)), f"{name}: {sorted(taken)}"
