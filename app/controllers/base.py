@@ -23,6 +23,26 @@ class Controller(QObject):
     warning = Signal(str, str)
     failed = Signal(str)
 
+    def refused_while_busy(self, doing: str) -> bool:
+        """When a job runs (on the controller's ``runner``), say that ``doing`` waits for it, and
+        offer Stop only when a running job is one Stop stops (the map's "or press Stop" pointed at a
+        Stop that was off); True when refused.
+
+        Args:
+            doing: what waits, as the message ends it (e.g. "computing the map").
+
+        Returns:
+            Whether a job runs (``doing`` is then refused).
+        """
+        from ..actions import STOPPABLE
+
+        runner = self.runner
+        if not runner.busy():
+            return False
+        stop = " (or press Stop)" if any(runner.busy(name) for name in STOPPABLE) else ""
+        self.warning.emit("Busy", f"Wait for the current work to finish{stop} before {doing}.")
+        return True
+
     @Slot(str)
     def _failed(self, message: str) -> None:
         """A job's failure, passed on (a slot of this object: it runs on the GUI thread)."""

@@ -43,8 +43,7 @@ class MapController(Controller):
         if key in self._cache:
             self.ready.emit(self._cache[key])
             return
-        if self.runner.busy():  # a click during training did nothing, and said nothing
-            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before computing the map.")
+        if self.refused_while_busy("computing the map"):  # a click during training did nothing, and said nothing
             return
         self.busy.emit(f"Computing the {space} map ({method})…", True)
         job = functools.partial(tasks.compute_map, st.model, st.graphs, space, method, seed)

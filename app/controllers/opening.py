@@ -163,8 +163,7 @@ class OpeningController(Controller):
             from core import tu_folder_of
 
             path = str(tu_folder_of(path) or path)
-        if self.runner.busy():
-            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before opening a file.")
+        if self.refused_while_busy("opening a file"):
             return
         kind = file_kind(path) if options is None else "data"
         if kind == "session":

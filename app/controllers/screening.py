@@ -92,8 +92,7 @@ class ScreeningController(Controller):
         """Score ``path`` with the state's model into a ranked report, streamed in chunks (molecule
         files), with a count, rate and ETA. ``options`` are the loader's (a table's columns); when
         None, ``ask_columns`` gives them as it does when a file is opened (None: cancelled)."""
-        if self.runner.busy():
-            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before scoring a file.")
+        if self.refused_while_busy("scoring a file"):
             return
         if options is None and ask_columns is not None:
             options = ask_columns(path)
@@ -116,8 +115,7 @@ class ScreeningController(Controller):
         are kept and the file is read on after the line where it stopped; the tab is replaced by
         the whole file's (:meth:`ReportTabs.add_scored`). Another model than the one that began it
         is refused, saying so."""
-        if self.runner.busy():
-            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before resuming.")
+        if self.refused_while_busy("resuming"):
             return
         path = report.scored_input["path"]
         self._start(path, report.scored_input["options"], str(report.source), f"Resuming the scoring of "
@@ -172,8 +170,7 @@ class ScreeningController(Controller):
         """Weigh the consensus's views by the known anomalies in ``path`` (never trained on; no
         training), in the background; the open graphs are then scored with the weighed model.
         ``ask_columns`` gives the loader's options when ``options`` is None (None: cancelled)."""
-        if self.runner.busy():
-            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before weighing the views.")
+        if self.refused_while_busy("weighing the views"):
             return
         if options is None:
             options = ask_columns(path)

@@ -118,8 +118,7 @@ class SessionsController(Controller):
 
     def save(self, path: str) -> None:
         """Write the window's session to ``path`` (``.glocalkd-session`` added) in the background."""
-        if self.runner.busy():
-            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before saving the session.")
+        if self.refused_while_busy("saving the session"):
             return
         path = session_file.with_suffix(path)
         doc, reports = self.capture()
@@ -139,8 +138,7 @@ class SessionsController(Controller):
     def open(self, path: str) -> None:
         """Read the session ``path`` in the background (its model, data, scores and reports), then
         put it back in the window."""
-        if self.runner.busy():
-            self.warning.emit("Busy", "Wait for the current work to finish (or press Stop) before opening a session.")
+        if self.refused_while_busy("opening a session"):
             return
         if not Path(path).is_file():
             self.warning.emit("No such session", f"{path} is not there any more (moved or deleted).")

@@ -644,3 +644,21 @@ def test_quitting_while_a_training_runs_stops_it_and_asks_about_the_model_it_tra
     saved = load_detector(tmp_path / "quit.pt")
     assert saved.stopped_early_ and len(saved.loss_history_) >= 2  # the training stopped by quitting, not the first
     assert any("model" in text for text in asked[0])
+
+
+def test_busy_offers_stop_only_while_a_job_that_stop_stops_runs(qtbot, trained):
+    """Compute map clicked while a map was computed said "or press Stop", with Stop off (a map runs
+    to its end). Each use case refused while busy says it through one controller method now."""
+    w = trained
+    w.compute_map("predictor", "tsne")
+    assert w.runner.busy("map") and not w.act_stop.isEnabled()
+    w.compute_map("predictor", "pca")
+    assert w.feedback.last_warning.startswith("Wait for the current work to finish before computing the map")
+    qtbot.waitUntil(lambda: _idle(w), timeout=120000)
+    w.form.epochs.setValue(100000)
+    w.train()
+    qtbot.waitUntil(lambda: len(w.training.losses) >= 1, timeout=60000)
+    w.compute_map("predictor", "pca")
+    assert "(or press Stop) before computing the map" in w.feedback.last_warning and w.act_stop.isEnabled()
+    w.stop()
+    qtbot.waitUntil(lambda: _idle(w), timeout=60000)
