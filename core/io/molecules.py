@@ -1,7 +1,9 @@
 """Molecule files: SMILES lists (.smi), delimited tables (.csv/.tsv/.tab/.txt) and SDF, gzipped or not.
 
 Every data row ends up either as a graph or as a :class:`~core.data.graphset.Reject` with its
-line (or record) number and the reason. Blank lines and ``#`` comment lines are not data.
+line (or record) number and the reason. Blank lines and ``#`` comment lines are not data; in a
+table, past its header, a line that starts with ``#`` and holds the table's delimiter is a row
+(``#1,CCO,0``: an id that starts with ``#``), not a comment.
 """
 from __future__ import annotations
 
@@ -343,7 +345,8 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     ``.csv``): every line is a row, SMILES first and the id second (:func:`headerless`), as in a
     ``.smi`` file, so that its first molecule is neither taken for a column nor lost. A quoted field
     may span lines. A row that does not split into enough fields (another delimiter, a stray
-    quote) comes with its problem, to be rejected with its line number.
+    quote) comes with its problem, to be rejected with its line number. ``#`` comment lines are
+    skipped before the header; past it, one that holds the delimiter is a row (``#1,CCO,0``).
 
     Args:
         path: the table (optionally gzipped).
@@ -368,7 +371,8 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
             return smiles_rows(path), ""
         if first == "table":  # the first line is a row: SMILES, then the id, in every line
             columns = ["SMILES", "id"] + [f"column {k}" for k in range(3, len(header) + 1)]
-            return _table_rows(read_lines_and_endings(path), delimiter, columns[:max(len(header), 1)], 0,
+            body = itertools.dropwhile(lambda item: not _is_data(item[1]), read_lines_and_endings(path))
+            return _table_rows(body, delimiter, columns[:max(len(header), 1)], 0,
                                1 if len(header) > 1 else None, None), ""
     if s_col is None:
         _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
@@ -556,11 +560,19 @@ def _is_data(line: str) -> bool:
     return bool(stripped) and not stripped.startswith("#")
 
 
+def _is_row(line: str, delimiter: str) -> bool:
+    """A line of a table's body that is a row: not blank, and not a ``#`` comment, which is a line
+    that starts with ``#`` and does not hold the delimiter. A ``#`` line split into fields is a row
+    (``#1,CCO,0``: its id starts with ``#``), read or rejected with its line, never dropped unseen."""
+    return _is_data(line) or (bool(line.strip()) and delimiter in line)
+
+
 def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
               ) -> Iterator[tuple[int, list[str], str | None, str | None]]:
     """csv-parse (line number, line, ending) triples, joining a quoted field that spans lines with
     the lines' own endings, so the cell is kept byte for byte: a line inside it that is blank or
-    starts with ``#`` is part of the cell, not a comment. Yields (first line number, fields,
+    starts with ``#`` is part of the cell, not a comment. Between rows, a line is skipped when it is
+    blank or a ``#`` comment without the delimiter (:func:`_is_row`). Yields (first line number, fields,
     problem or None, the line as written for a stray quote's problem row, else None: its fields
     joined again read ``f,"CC"O`` as ``f,CCO"``).
 
@@ -584,7 +596,7 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
             if not pending:
                 return
             stray = True  # the file ends inside a quoted field
-        elif not pending and not _is_data(item[1]):
+        elif not pending and not _is_row(item[1], delimiter):
             continue  # a blank or comment line between rows
         else:
             pending.append(item)

@@ -262,3 +262,22 @@ def test_labels_that_differ_only_in_case_are_said_to_be_apart(tmp_path, capsys):
     assert "Labels that differ only in case" in capsys.readouterr().out
     path.write_text("id,smiles,activity\nx1,CCO,inactive\nx2,CCN,active\n")
     assert load(path).labels_case_note() == ""
+
+
+def test_a_row_whose_id_starts_with_a_hash_is_read_not_dropped(tmp_path):
+    """``#1,CCO,0`` after the header was taken for a comment: the row was neither scored nor listed
+    as rejected, by loading and streamed scoring alike. Past the header a ``#`` line that holds the
+    delimiter is a row; before it, and without the delimiter, a ``#`` line is still a comment."""
+    from core.io.load import molecule_rows
+
+    path = tmp_path / "hashid.csv"
+    path.write_text("# made, by hand\nid,smiles,label\n#1,CCO,0\n# a note\n#2,CCC,1\n3,CCN,0\n#4,C1CC,1\n")
+    graphs = load(path)
+    assert [(m.id, m.line) for m in graphs.meta] == [("#1", 3), ("#2", 5), ("3", 6)]
+    assert [(r.id, r.line) for r in graphs.rejects] == [("#4", 7)]
+    rows, _ = molecule_rows(path)
+    assert [row.line for row in rows] == [3, 5, 6, 7]
+    headerless = tmp_path / "list.csv"  # no header: a comment before the first row is still one
+    headerless.write_text("# made, by hand\nCCO,a\nCCC,b\n#c,CCN\n")
+    graphs = load(headerless)
+    assert [m.id for m in graphs.meta] == ["a", "b"] and [r.line for r in graphs.rejects] == [4]
