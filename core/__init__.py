@@ -42,7 +42,7 @@ _PUBLIC = {
     "REPORT_COLUMNS": "io.report", "report_columns": "io.report", "node_names": "io.report", "write_report": "io.report", "report_output": "io.report", "view_columns": "io.report",
     "report_rows": "io.report", "safe_cell": "io.report", "not_read_status": "io.report", "RankedReport": "io.ranked_report", "is_report": "io.ranked_report", "read_report": "io.ranked_report",
     "row_graphs": "io.ranked_report", "report_graphs": "io.ranked_report", "write_report_sdf": "io.report_sdf",
-    "prepare_molecules": "io.molecules", "standardise_smiles": "data.standardise", "tu_folder_of": "io.tu_folder",
+    "prepare_molecules": "io.molecules", "NO_COLUMN": "io.molecules", "standardise_smiles": "data.standardise", "tu_folder_of": "io.tu_folder",
     "count_line_ends": "io.text",
     # detectors
     "Detector": "detectors.base", "EpochInfo": "detectors.base", "SEED_MAX": "runtime.seeds", "GLocalKD": "detectors.glocalkd",
@@ -95,7 +95,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
                                 safe_cell, report_columns, report_output, view_columns)
     from core.io.ranked_report import RankedReport, is_report, read_report, report_graphs, row_graphs
     from core.io.report_sdf import write_report_sdf
-    from core.io.molecules import prepare_molecules
+    from core.io.molecules import NO_COLUMN, prepare_molecules
     from core.io.tu_folder import tu_folder_of
     from core.io.text import count_line_ends
     from core.data.standardise import standardise_smiles

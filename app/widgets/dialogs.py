@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 
 from typing import TYPE_CHECKING
 
-from core import counted
+from core import NO_COLUMN, counted
 
 if TYPE_CHECKING:
     from core import Reject
@@ -72,7 +72,8 @@ class ColumnDialog(QDialog):
         form.addRow(buttons)
 
     def options(self) -> dict:
-        pick = lambda box: None if box.currentText() == NONE else box.currentText()  # noqa: E731
+        """The loader's column options; "(none)" is ``NO_COLUMN`` (no such column), not None (found by name)."""
+        pick = lambda box: NO_COLUMN if box.currentText() == NONE else box.currentText()  # noqa: E731
         return {"smiles_column": self.smiles.currentText(), "id_column": pick(self.ident),
                 "label_column": pick(self.label)}
 

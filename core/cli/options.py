@@ -116,8 +116,8 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
         p: the subcommand's parser.
     """
     p.add_argument("--smiles-column", help="SMILES column of a CSV/TSV file (found by name if omitted)")
-    p.add_argument("--id-column", help="id column of a CSV/TSV file, or SDF data field")
-    p.add_argument("--label-column", help="label column of a CSV/TSV file, or SDF data field")
+    p.add_argument("--id-column", help="id column of a CSV/TSV file, or SDF data field ('': none, line numbers)")
+    p.add_argument("--label-column", help="label column of a CSV/TSV file, or SDF data field ('': none, unlabelled)")
 
 
 def data_columns(args: argparse.Namespace) -> dict[str, str | None]:

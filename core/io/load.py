@@ -29,8 +29,10 @@ def load(path: str | Path, smiles_column: str | None = None, id_column: str | No
     Args:
         path: the file or folder.
         smiles_column: a table's SMILES column (None: found by its common names).
-        id_column: a table's id column, or an SDF data field (None: found, else row numbers).
-        label_column: a table's label column, or an SDF data field (None: found, else unlabelled).
+        id_column: a table's id column, or an SDF data field (None: found, else row numbers;
+            ``NO_COLUMN``, "": none, row numbers).
+        label_column: a table's label column, or an SDF data field (None: found, else unlabelled;
+            ``NO_COLUMN``, "": none, unlabelled).
         standardise: standardise each molecule as it is read (:mod:`core.data.standardise`:
             largest fragment, neutralised, canonical tautomer); a molecule it fails on is rejected.
         should_stop: polled before each row of a molecule file; True stops the reading (a TU
@@ -111,8 +113,8 @@ def molecule_rows(path: str | Path, smiles_column: str | None = None, id_column:
     Args:
         path: the file (optionally gzipped).
         smiles_column: a table's SMILES column (None: found by its common names).
-        id_column: a table's id column, or an SDF data field.
-        label_column: a table's label column, or an SDF data field.
+        id_column: a table's id column, or an SDF data field (None: found; ``NO_COLUMN``, "": none).
+        label_column: a table's label column, or an SDF data field (None: found; ``NO_COLUMN``, "": none).
 
     Returns:
         (the rows, as they are read; the hint to add when no row holds a molecule, "" if none,

@@ -32,6 +32,10 @@ SMILES_COLUMNS = ("smiles", "canonical_smiles", "isomeric_smiles", "isosmiles", 
 ID_COLUMNS = ("id", "drug_id", "compound_id", "mol_id", "molecule_id", "cid", "chembl_id", "molecule_chembl_id",
               "zinc_id", "identifier", "name", "title", "compound", "compound_name")
 LABEL_COLUMNS = ("label", "y", "class", "activity", "active", "outcome", "is_active")
+# An ``id_column`` or ``label_column`` that names no column: the file has none, so none is found by its
+# common names (None finds one). A column chooser's "(none)" passes it: None there read ids from a
+# ``name`` column and labels from an ``activity`` column the user had said were neither.
+NO_COLUMN = ""
 
 
 # rows read between two reports to a reader's ``on_progress`` (about a tenth of a second of parsing)
@@ -351,8 +355,10 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     Args:
         path: the table (optionally gzipped).
         smiles_column: the SMILES column's name (None: found by common names).
-        id_column: the id column's name (None: found, else the line number is the id).
-        label_column: the label column's name (None: found, else unlabelled).
+        id_column: the id column's name (None: found, else the line number is the id;
+            ``NO_COLUMN``, "": none, the line number is the id).
+        label_column: the label column's name (None: found, else unlabelled; ``NO_COLUMN``, "":
+            none, unlabelled).
 
     Returns:
         (the rows; the hint to add when no row holds a molecule, naming the parameter as
@@ -365,21 +371,23 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     path = Path(path)
     lines = read_lines_and_endings(path)
     header_no, delimiter, header, s_col = _read_header(path, lines, smiles_column)
-    if s_col is None and smiles_column is None and id_column is None and label_column is None:
+    if s_col is None and smiles_column is None and id_column in (None, NO_COLUMN) and label_column in (None, NO_COLUMN):
         first = _first_cell_molecules(path, delimiter)
         if first == "list":  # a SMILES list under a table's name: "SMILES [name]" per line
+            if id_column == NO_COLUMN:  # no id: the names are not ids, the line numbers are
+                return (row._replace(id=str(row.line), name="") for row in smiles_rows(path)), ""
             return smiles_rows(path), ""
         if first == "table":  # the first line is a row: SMILES, then the id, in every line
             columns = ["SMILES", "id"] + [f"column {k}" for k in range(3, len(header) + 1)]
             body = itertools.dropwhile(lambda item: not _is_data(item[1]), read_lines_and_endings(path))
             return _table_rows(body, delimiter, columns[:max(len(header), 1)], 0,
-                               1 if len(header) > 1 else None, None), ""
+                               1 if len(header) > 1 and id_column is None else None, None), ""
     if s_col is None:
         _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
         raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with {{smiles_column}}",
                         path, header_no, params=("smiles_column",))
-    i_col = _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
-    l_col = _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
+    i_col = None if id_column == NO_COLUMN else _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
+    l_col = None if label_column == NO_COLUMN else _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
     hint = f"; is {header[s_col]!r} the SMILES column? (name it with {{smiles_column}})"
     return _table_rows(lines, delimiter, header, s_col, i_col, l_col), hint
 
@@ -524,8 +532,10 @@ def load_table(path: str | Path, smiles_column: str | None = None, id_column: st
     Args:
         path: the table (optionally gzipped).
         smiles_column: the SMILES column's name (None: found by common names).
-        id_column: the id column's name (None: found, else line numbers).
-        label_column: the label column's name (None: found, else unlabelled).
+        id_column: the id column's name (None: found, else line numbers; ``NO_COLUMN``, "":
+            none, line numbers).
+        label_column: the label column's name (None: found, else unlabelled; ``NO_COLUMN``, "":
+            none, unlabelled).
         standardise: standardise each molecule first (:mod:`core.data.standardise`); a molecule it
             fails on is rejected with the reason.
         should_stop: polled before each row; True stops the reading.
@@ -654,8 +664,9 @@ def sdf_rows(path: str | Path, id_field: str | None = None, label_field: str | N
     Args:
         path: the file (optionally gzipped).
         id_field: the data field holding the id (None: a field with a common id name, else the
-            title line, else "record N").
-        label_field: the data field holding the label (None: a field with a common label name).
+            title line, else "record N"; ``NO_COLUMN``, "": no field, the title line, else "record N").
+        label_field: the data field holding the label (None: a field with a common label name;
+            ``NO_COLUMN``, "": none, unlabelled).
 
     Yields:
         One row per non-empty record; a record without ``M  END`` comes with its problem.
@@ -746,8 +757,10 @@ def load_sdf(path: str | Path, id_field: str | None = None, label_field: str | N
 
     Args:
         path: the file (optionally gzipped); records end with ``$$$$``.
-        id_field: the data field holding the id (None: found, else the title line).
-        label_field: the data field holding the label (None: found, else unlabelled).
+        id_field: the data field holding the id (None: found, else the title line; ``NO_COLUMN``,
+            "": no field, the title line).
+        label_field: the data field holding the label (None: found, else unlabelled; ``NO_COLUMN``,
+            "": none, unlabelled).
         standardise: standardise each molecule first (:mod:`core.data.standardise`); a molecule it
             fails on is rejected with the reason.
         should_stop: polled before each record; True stops the reading.
@@ -777,10 +790,16 @@ def _sdf_row(lines: list[str], start: int, index: int, id_field: str | None, lab
     else:
         fields = _sdf_fields(lines[end + 1:])
     lowered = {k.lower(): v for k, v in fields.items()}
-    ident = (_field(fields, id_field) or "") if id_field else next((lowered[c] for c in ID_COLUMNS if c in lowered), "")
+    if id_field == NO_COLUMN:
+        ident = ""
+    else:
+        ident = (_field(fields, id_field) or "") if id_field else next((lowered[c] for c in ID_COLUMNS if c in lowered), "")
     ident = ident or title or f"record {index}"
-    label = _field(fields, label_field) if label_field else next(
-        (lowered[c] for c in LABEL_COLUMNS if c in lowered), None)
+    if label_field == NO_COLUMN:
+        label = None
+    else:
+        label = _field(fields, label_field) if label_field else next(
+            (lowered[c] for c in LABEL_COLUMNS if c in lowered), None)
     if end is None:
         return SourceRow(start, ident, title, "", label, f"record {index} has no 'M  END' line", record=index)
     return SourceRow(start, ident, title, "", label, molblock="\n".join(lines[: end + 1]), record=index)

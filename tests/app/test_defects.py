@@ -662,3 +662,28 @@ def test_busy_offers_stop_only_while_a_job_that_stop_stops_runs(qtbot, trained):
     assert "(or press Stop) before computing the map" in w.feedback.last_warning and w.act_stop.isEnabled()
     w.stop()
     qtbot.waitUntil(lambda: _idle(w), timeout=60000)
+
+
+def test_the_column_dialogs_none_reads_no_id_and_no_label(qtbot, tmp_path, monkeypatch):
+    """Choosing "(none)" for the ID and Label columns gave the loader None, "find one by its name":
+    ids came from ``name`` and labels from ``activity``, the columns the user had said were neither."""
+    from core import load
+    from app.widgets import dialogs
+
+    table = tmp_path / "nolabel.csv"
+    table.write_text("SMILES_CANONICAL,activity,name\nCCO,1,a\nCCC,0,b\nCCN,1,c\n")
+    offered = []
+
+    def accept(dialog):
+        offered.append((dialog.ident.currentText(), dialog.label.currentText()))
+        dialog.smiles.setCurrentText("SMILES_CANONICAL")
+        dialog.ident.setCurrentText(dialogs.NONE)
+        dialog.label.setCurrentText(dialogs.NONE)
+        return dialogs.ColumnDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(dialogs.ColumnDialog, "exec", accept)
+    options = dialogs.ask_load_options(None, str(table), lambda *a: pytest.fail(f"warned: {a}"))
+    assert offered == [("name", "activity")]  # what the dialog found by name, before the user's choice
+    graphs = load(table, **options)
+    assert [(m.id, m.label) for m in graphs.meta] == [("2", None), ("3", None), ("4", None)]
+    assert graphs.label_counts() == {}

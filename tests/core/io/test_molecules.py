@@ -281,3 +281,24 @@ def test_a_row_whose_id_starts_with_a_hash_is_read_not_dropped(tmp_path):
     headerless.write_text("# made, by hand\nCCO,a\nCCC,b\n#c,CCN\n")
     graphs = load(headerless)
     assert [m.id for m in graphs.meta] == ["a", "b"] and [r.line for r in graphs.rejects] == [4]
+
+
+def test_no_column_means_none_not_found_by_name(tmp_path):
+    """The app's "(none)" for the id and label columns came to the loader as None, "find one by its
+    common name": ids were read from ``name`` and labels from ``activity``. ``NO_COLUMN`` ("")
+    names no column, in a table, a SMILES list under a table's name and an SDF file alike."""
+    from core import NO_COLUMN
+
+    path = tmp_path / "nolabel.csv"
+    path.write_text("SMILES_CANONICAL,activity,name\nCCO,1,a\nCCC,0,b\nCCN,1,c\n")
+    found = load(path, smiles_column="SMILES_CANONICAL")
+    assert [m.id for m in found.meta] == ["a", "b", "c"] and found.label_counts() == {"0": 1, "1": 2}
+    graphs = load(path, smiles_column="SMILES_CANONICAL", id_column=NO_COLUMN, label_column=NO_COLUMN)
+    assert [(m.id, m.name, m.label) for m in graphs.meta] == [("2", "", None), ("3", "", None), ("4", "", None)]
+    listed = tmp_path / "list.txt"
+    listed.write_text("CCO ethanol\nCCC propane\n")
+    assert [m.id for m in load(listed, id_column=NO_COLUMN).meta] == ["1", "2"]
+    sdf = tmp_path / "m.sdf"
+    sdf.write_text(sdf_ethanol(title="eth", field="activity", value="1"))
+    assert [(m.id, m.label) for m in load(sdf).meta] == [("eth", "1")]
+    assert [(m.id, m.label) for m in load(sdf, id_column=NO_COLUMN, label_column=NO_COLUMN).meta] == [("eth", None)]
