@@ -365,8 +365,8 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
         ``{smiles_column}``, see :class:`core.errors.DataError`).
 
     Raises:
-        DataError: the file is empty, the header cannot be read, a named column is missing, or
-            no SMILES column is found.
+        DataError: the file is empty, the header cannot be read or names a column twice, a named
+            column is missing, or no SMILES column is found.
     """
     path = Path(path)
     lines = read_lines_and_endings(path)
@@ -382,6 +382,7 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
             body = itertools.dropwhile(lambda item: not _is_data(item[1]), read_lines_and_endings(path))
             return _table_rows(body, delimiter, columns[:max(len(header), 1)], 0,
                                1 if len(header) > 1 and id_column is None else None, None), ""
+    _refuse_duplicates(header, path, header_no)
     if s_col is None:
         _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
         raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with {{smiles_column}}",
@@ -448,11 +449,28 @@ def table_header(path: str | Path) -> tuple[list[str], str]:
         (the column names, the delimiter).
 
     Raises:
-        DataError: the file is empty, or its header cannot be read.
+        DataError: the file is empty, or its header cannot be read or names a column twice.
     """
     path = Path(path)
-    _, delimiter, header, _ = _read_header(path, read_lines_and_endings(path), None)
+    header_no, delimiter, header, s_col = _read_header(path, read_lines_and_endings(path), None)
+    if s_col is not None or _first_cell_molecules(path, delimiter) is None:  # a header row, not a first row
+        _refuse_duplicates(header, path, header_no)
     return header, delimiter
+
+
+def _refuse_duplicates(header: list[str], path: Path, line: int) -> None:
+    """Refuse a header that names a column twice (blank names aside): a column is picked by its
+    name, and the first of two so named was read whichever was meant (``smiles,id,smiles``). The
+    names are compared as columns are found by name (:func:`find_column`)."""
+    seen: dict[str, int] = {}
+    for k, name in enumerate(header):
+        key = re.sub(r"[\s-]+", "_", name.strip().lower())
+        if not key:
+            continue
+        if key in seen:
+            raise DataError(f"the header names the column {name.strip()!r} twice (columns {seen[key] + 1} and "
+                            f"{k + 1}): rename one, so that the column read is the one meant", path, line)
+        seen[key] = k
 
 
 def _read_header(path: Path, lines: Iterator[tuple[int, str, str]], smiles_column: str | None,

@@ -302,3 +302,26 @@ def test_no_column_means_none_not_found_by_name(tmp_path):
     sdf.write_text(sdf_ethanol(title="eth", field="activity", value="1"))
     assert [(m.id, m.label) for m in load(sdf).meta] == [("eth", "1")]
     assert [(m.id, m.label) for m in load(sdf, id_column=NO_COLUMN, label_column=NO_COLUMN).meta] == [("eth", None)]
+
+
+def test_a_header_that_names_a_column_twice_is_refused_naming_it(tmp_path):
+    """``smiles,id,smiles``: naming (or choosing in the app) the second 'smiles' read the first, an
+    empty one, and every row was rejected. Loading, streamed scoring and the column chooser refuse
+    the header, naming the file, the line and the name; blank names (trailing delimiters) and a
+    headerless table's first row are not a header's names."""
+    from core.io.columns import table_columns
+    from core.io.load import molecule_rows
+
+    path = tmp_path / "dup.csv"
+    path.write_text("# made by hand\nsmiles,id,SMILES\n,a,CCO\n,b,CCC\n")
+    said = r"dup.csv:2: the header names the column 'SMILES' twice \(columns 1 and 3\): rename one"
+    for read in (lambda: load(path), lambda: load(path, smiles_column="smiles"), lambda: molecule_rows(path),
+                 lambda: table_columns(path)):
+        with pytest.raises(DataError, match=said):
+            read()
+    blanks = tmp_path / "blanks.csv"
+    blanks.write_text("smiles,id,,\nCCO,a,,\nCCC,b,,\n")
+    assert [m.id for m in load(blanks).meta] == ["a", "b"] and table_columns(blanks).header == ["smiles", "id", "", ""]
+    first_row = tmp_path / "list.csv"
+    first_row.write_text("CCO,1,1\nCCC,2,2\n")
+    assert [m.id for m in load(first_row).meta] == ["1", "2"] and table_columns(first_row).headerless
