@@ -347,7 +347,8 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     column is not found that way, the header is tried with each other delimiter. A file whose
     first two lines begin with a molecule has no header (a SMILES list saved as ``.txt`` or
     ``.csv``): every line is a row, SMILES first and the id second (:func:`headerless`), as in a
-    ``.smi`` file, so that its first molecule is neither taken for a column nor lost. A quoted field
+    ``.smi`` file, so that its first molecule is neither taken for a column nor lost; so is one whose
+    first line is RDKit's SmilesWriter header ``SMILES Name`` (space separated). A quoted field
     may span lines. A row that does not split into enough fields (another delimiter, a stray
     quote) comes with its problem, to be rejected with its line number. ``#`` comment lines are
     skipped before the header; past it, one that holds the delimiter is a row (``#1,CCO,0``).
@@ -395,7 +396,8 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
 
 def headerless(path: str | Path) -> bool:
     """Whether a table is a list of molecules without a header row: its header names no SMILES
-    column and the first cell of its first two lines (one, if it has one) is a molecule.
+    column and the first cell of its first two lines (one, if it has one) is a molecule; or a
+    SMILES list under RDKit's SmilesWriter header ``SMILES Name``. No column is there to choose.
 
     Args:
         path: the table (optionally gzipped).
@@ -415,8 +417,24 @@ def _first_cell_molecules(path: Path, delimiter: str) -> str | None:
     """"list" when the first two data lines (one, if there is one) each begin with a molecule
     followed by a space or nothing ("SMILES [name]", as a .smi file; a name may hold the
     ``delimiter``: ``CCO ethanol, absolute``), "table" when they split by it with a molecule first,
-    else None (a header row, or not molecules)."""
-    lines = [line for _, line in itertools.islice(data_lines(path), 2)]
+    else None (a header row, or not molecules). A first line ``SMILES Name`` (RDKit's SmilesWriter
+    header: ``smiles`` and one word, without the delimiter) is the header of a list, read as
+    :func:`smiles_rows` reads it: "list" when the two lines after it are list lines."""
+    lines = [line for _, line in itertools.islice(data_lines(path), 3)]
+    if lines and _list_header(lines[0], delimiter):
+        lines = lines[1:]
+        return "list" if lines and _first_cell_molecules_of(lines, delimiter) == "list" else None
+    return _first_cell_molecules_of(lines[:2], delimiter)
+
+
+def _list_header(line: str, delimiter: str) -> bool:
+    """Whether a line is a SMILES list's header as RDKit's SmilesWriter writes it: ``SMILES Name``."""
+    words = line.split()
+    return len(words) == 2 and words[0].lower() in {"smiles", "smi"} and delimiter not in line
+
+
+def _first_cell_molecules_of(lines: list[str], delimiter: str) -> str | None:
+    """:func:`_first_cell_molecules` of these lines."""
     if not lines:
         return None
     kinds = set()

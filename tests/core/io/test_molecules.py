@@ -191,6 +191,9 @@ def test_the_column_chooser_offers_the_columns_loading_reads(tmp_path, text, col
     # a name holding a comma: the line was split as a table's, "CCO ethanol" no molecule, and the file refused
     ("names.txt", "CCO ethanol, absolute\nc1ccccc1 benzene\nCCN\n", ["ethanol, absolute", "benzene", "3"]),
     ("names.csv", "CCO ethanol, absolute\nc1ccccc1 benzene, pure\n", ["ethanol, absolute", "benzene, pure"]),
+    # RDKit's SmilesWriter: "no SMILES column found (columns: SMILES Name)", while as .smi it read
+    ("rdkit.txt", "SMILES Name\nCCO ethanol\nc1ccccc1 benzene\nCCN\n", ["ethanol", "benzene", "4"]),
+    ("rdkit.csv", "SMILES Name\nCCO ethanol\nc1ccccc1 benzene\n", ["ethanol", "benzene"]),
 ])
 def test_a_smiles_list_under_a_tables_name_loses_no_molecule(tmp_path, capsys, name, text, ids):
     """``list.txt`` of bare SMILES failed with "no SMILES column found (columns: CCO); name it
