@@ -88,3 +88,33 @@ def test_not_a_collection(tmp_path):
     shutil.rmtree(tmp_path / "empty")
     with pytest.raises(DataError, match="no such file"):
         load(tmp_path / "nothing.zip")
+
+
+def test_a_collection_that_lists_each_edge_once_reads_as_the_undirected_graphs_it_describes(tu_folder, tmp_path):
+    """A DS_A.txt that lists each edge one way only was read as directed graphs, and scored otherwise
+    than the same collection listing both ways. The reverse edges are added (with their edge
+    labels), and a warning names the file once."""
+    import numpy as np
+
+    from core import GLocalKD
+
+    lines = (tu_folder / "TOY_A.txt").read_text().splitlines()
+    (tu_folder / "TOY_edge_labels.txt").write_text("".join(f"{min(map(int, line.split(','))) % 4}\n" for line in lines))
+    one_way = tmp_path / "ONE"
+    shutil.copytree(tu_folder, one_way)
+    kept = [k for k, line in enumerate(lines) if int(line.split(",")[0]) < int(line.split(",")[1])]
+    (one_way / "TOY_A.txt").write_text("".join(lines[k] + "\n" for k in kept))
+    labels = (tu_folder / "TOY_edge_labels.txt").read_text().splitlines()
+    (one_way / "TOY_edge_labels.txt").write_text("".join(labels[k] + "\n" for k in kept))
+    both = load(tu_folder)
+    with pytest.warns(UserWarning, match=r"ONE/TOY_A.txt: 63 edges listed one way only") as said:
+        once = load(one_way)
+    assert len(said) == 1
+
+    def edges(g):
+        return sorted(zip(g.edge_index[0].tolist(), g.edge_index[1].tolist(), g.edge_label.tolist()))
+
+    assert [edges(g) for g in once.graphs] == [edges(g) for g in both.graphs]
+    model = GLocalKD(epochs=2, hidden_dim=8, out_dim=4, seed=0, device="cpu").fit(both)
+    a, b = model.score(once), model.score(both)
+    assert np.array_equal(a.score, b.score) and np.array_equal(a.node_errors, b.node_errors)
