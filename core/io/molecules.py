@@ -367,7 +367,8 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
 
     Raises:
         DataError: the file is empty, the header cannot be read or names a column twice, a named
-            column is missing, or no SMILES column is found.
+            column is missing, no SMILES column is found, or the SMILES column's name is a molecule
+            (the first line is a row: the file has no header row).
     """
     path = Path(path)
     lines = read_lines_and_endings(path)
@@ -388,6 +389,10 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
         _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
         raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with {{smiles_column}}",
                         path, header_no, params=("smiles_column",))
+    if parse_smiles(header[s_col].strip())[0] is not None:  # a first row taken for the header: lost unseen
+        raise DataError(f"the SMILES column named, {header[s_col].strip()!r}, is a molecule in line {header_no}: the "
+                        "file seems to have no header row, and that first row would be lost as one; add a header "
+                        "row naming the columns", path, header_no)
     i_col = None if id_column == NO_COLUMN else _pick(header, id_column, ID_COLUMNS, path, "id", header_no)
     l_col = None if label_column == NO_COLUMN else _pick(header, label_column, LABEL_COLUMNS, path, "label", header_no)
     hint = f"; is {header[s_col]!r} the SMILES column? (name it with {{smiles_column}})"

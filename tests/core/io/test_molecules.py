@@ -328,3 +328,20 @@ def test_a_header_that_names_a_column_twice_is_refused_naming_it(tmp_path):
     first_row = tmp_path / "list.csv"
     first_row.write_text("CCO,1,1\nCCC,2,2\n")
     assert [m.id for m in load(first_row).meta] == ["1", "2"] and table_columns(first_row).headerless
+
+
+def test_a_smiles_column_named_by_a_molecule_of_line_1_is_refused_not_read_as_a_header(tmp_path):
+    """``m1<TAB>CCO`` first, no header row, and ``--smiles-column CCO`` (the name the error before
+    it offered): line 1 was taken for the header and its molecule lost without a word. The
+    SMILES column's name being a molecule says the file has no header row: it is refused."""
+    from core.io.load import molecule_rows
+
+    path = tmp_path / "idfirst.tsv"
+    path.write_text("m1\tCCO\nm2\tCCC\nm3\tCCN\n")
+    said = r"idfirst.tsv:1: the SMILES column named, 'CCO', is a molecule in line 1: the file seems to have no header"
+    with pytest.raises(DataError, match=said):
+        load(path, smiles_column="CCO")
+    with pytest.raises(DataError, match=said):
+        molecule_rows(path, smiles_column="CCO")
+    path.write_text("name\tstruct\nm1\tCCO\nm2\tCCC\n")
+    assert [m.id for m in load(path, smiles_column="struct", id_column="name").meta] == ["m1", "m2"]
