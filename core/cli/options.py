@@ -402,8 +402,36 @@ def check_outputs(args: argparse.Namespace) -> None:
         from core.errors import ParameterError
 
         raise ParameterError(f"{{{option}}} {exc.filename}: {exc.strerror}", option) from None
+    check_report_summary(args, inputs)
     check_output_name(args)  # after the inputs: "-o" naming the data itself is said as such
     check_scratch(args)
+
+
+def check_report_summary(args: argparse.Namespace, inputs: list[str]) -> None:
+    """Check the second file a report command may write, ``REPORT.summary.json`` beside its
+    report (with ``--top``, or merging shards cut to their best rows), with the check its writers
+    make (:func:`core.screening.merge.check_summary_output`), before the model loads or a cluster starts.
+
+    Args:
+        args: the parsed command line.
+        inputs: the files and folders the command reads.
+
+    Raises:
+        ParameterError: the summary cannot be written (worded with ``--output``; the message names the summary).
+    """
+    output = getattr(args, "output", None)
+    command = getattr(args, "command", None)
+    if command not in REPORT_COMMANDS or not isinstance(output, str):
+        return
+    from core.screening.merge import check_summary_output, has_cut_shard
+
+    cut = getattr(args, "top", None) is not None or (command == "merge-reports" and has_cut_shard(args.reports))
+    try:
+        check_summary_output(output, inputs, cut)
+    except OSError as exc:
+        from core.errors import ParameterError
+
+        raise ParameterError(f"{{output}} {output}: {exc.strerror}", "output") from None
 
 
 def check_scratch(args: argparse.Namespace) -> None:

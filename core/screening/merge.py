@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import bisect
 import csv
+import errno
 import hashlib
 import heapq
 import itertools
 import json
 import math
+import os
 import re
 import shutil
+import stat
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -156,7 +159,8 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
                   p_counts: dict[str, int] | None = None, limit: int | None = None,
                   check: Callable[[list[str]], None] | None = None, extras: tuple[str, ...] = (),
                   deferred: tuple[str, ...] = (), workers: int = 1, stopped_after: int | None = None,
-                  scored: int | None = None, read_as: str = "", rows_read: str = "") -> int:
+                  scored: int | None = None, read_as: str = "", rows_read: str = "",
+                  before_replace: Callable[[], object] | None = None) -> int:
     """Write the ranked report from sorted chunk files and the rejected rows.
 
     The report is the header, the k-way merge of the sorted chunk files with ranks, the rejected
@@ -186,6 +190,9 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
             with ``stopped_after`` so that a resumed run reads its library as the stopped one did.
         rows_read: a stopped run's hash of the rows it read (:func:`core.io.molecules.rows_hash`),
             recorded with ``stopped_after`` so that a resumed run knows the rows it skips for them.
+        before_replace: called once the report is complete, before it replaces the file at ``out``:
+            the summary beside a report cut to its best rows is written there, so that a summary
+            that cannot be written leaves the old report as it was.
 
     Returns:
         The rows written before the end row (its count).
@@ -202,6 +209,8 @@ def write_ranked(sorted_files: list[Path], rejects_file: Path, out: Path, tmp: P
             shutil.copyfileobj(rej, report.stream)
         report.rows = kept + rejected  # written as formatted by the chunk files
         report.cut_from = scored if limit is not None and scored is not None and kept < scored else None
+        if before_replace is not None:  # its rows complete; the end row follows, then the file replaces ``out``
+            before_replace()
     return kept + rejected
 
 
@@ -267,14 +276,64 @@ def summary_path(report: str | Path) -> Path:
     return Path(str(report) + ".summary.json")
 
 
+def check_summary_output(report: str | Path, inputs: Sequence[str | Path], cut: bool) -> None:
+    """Check, before any work, the summary a report cut to its best rows gets beside it
+    (:func:`summary_path`), as the report itself is checked: the one check of :func:`merge_reports`,
+    :func:`core.screening.pipeline.screen` and the command line. Unchecked, a folder of that name
+    (or a name too long) failed the run after its report had replaced the old one.
+
+    Args:
+        report: the report to write.
+        inputs: the files and folders the writer reads.
+        cut: whether the report keeps its best rows only (``top``, or merged from such shards);
+            a report of every row writes no summary.
+
+    Raises:
+        GLocalKDError: the summary is, or lies inside, one of ``inputs``.
+        OSError: the summary cannot be written there, naming it and its report.
+    """
+    if not cut:
+        return
+    path = summary_path(report)
+    try:
+        check_outputs([path], [str(p) for p in inputs if p])
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror}: cannot write the summary {path} that a report keeping its best "
+                      "rows only gets beside it", str(path)) from None
+
+
+def has_cut_shard(reports: Sequence[str | Path]) -> bool:
+    """Whether a merge of ``reports`` may keep their best rows only: some shard has a summary
+    beside it, as every shard cut to its best rows has (one without is refused).
+
+    Args:
+        reports: the shards' reports.
+
+    Returns:
+        True when some shard's summary file exists.
+    """
+    return any(summary_path(r).is_file() for r in reports)
+
+
 def remove_summary(report: str | Path) -> None:
     """Remove the summary beside a report that keeps every row: one left by an earlier run of
     that name (with ``--top``) described another report, and refused every later merge.
 
+    Only a file is removed: a folder of that name is no summary of ours, and a name too long for
+    the file system holds none, so neither fails the run after its report was written.
+
     Args:
         report: the report just written whole.
     """
-    summary_path(report).unlink(missing_ok=True)
+    path = summary_path(report)
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
 
 
 def write_summary_file(report: str | Path, data: dict) -> Path:
@@ -513,6 +572,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
             (:func:`core.io.report.check_report_output`).
     """
     check_report_output(out, list(reports))  # never over a shard, nor under another format's name
+    check_summary_output(out, list(reports), has_cut_shard(reports))
     allow_large_csv_fields()
     out = Path(out)
     tmp = make_scratch(".glocalkd-merge-", out.parent)
@@ -565,15 +625,15 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                 if cut is not None:
                     tops.append(cut["kept"])
         limit = min(tops) if tops else None  # past it, some shard's rows are missing
+        summary = None if limit is None else {
+            "rows": scored_total + rejected, "scored": scored_total, "rejected": rejected,
+            "kept": min(limit, scored_total), "top": limit, **({"p_counts": dict(p_counts)} if p_counts else {}),
+            "merged_from": [str(r) for r in reports]}
         written = write_ranked(sorted_files, rejects_file, out, tmp, rejected, next(iter(models), ""), p_counts,
-                               limit=limit, check=overlap, extras=extras or (), scored=scored_total)
-        if limit is None:
+                               limit=limit, check=overlap, extras=extras or (), scored=scored_total,
+                               before_replace=None if summary is None else lambda: write_summary_file(out, summary))
+        if summary is None:
             remove_summary(out)
-        else:
-            write_summary_file(out, {"rows": scored_total + rejected, "scored": scored_total,
-                                     "rejected": rejected, "kept": min(limit, scored_total), "top": limit,
-                                     **({"p_counts": dict(p_counts)} if p_counts else {}),
-                                     "merged_from": [str(r) for r in reports]})
         return written
     finally:
         remove_scratch(tmp)

@@ -34,7 +34,8 @@ from core.runtime.signals import deferred_stops, stop_received, stop_signals_int
 from core.runtime.threads import PER_CORE_LIMIT, most_per_machine, usable_cpus
 from core.screening.executors import ChunkExecutor, LocalExecutor
 from core.screening.featurize import report_views
-from core.screening.merge import DEFERRED_BATCH, remove_summary, write_ranked, write_summary_file
+from core.screening.merge import (DEFERRED_BATCH, check_summary_output, remove_summary, write_ranked,
+                                  write_summary_file)
 from core.screening.resume import read_stopped_run, rows_after
 from core.screening.scoring import ChunkJob, ChunkSettings, molecule_schema
 
@@ -318,6 +319,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
     if not paths:
         raise GLocalKDError("no library file given")
     check_report_output(report, paths)  # never over a library file, nor under another format's name
+    check_summary_output(report, paths, top is not None)  # --top writes REPORT.summary.json beside it
     _refuse_repeated_files(paths)
     if resume and len(paths) > 1:  # a stopped run's end row names a line, not which shard it was in
         raise ParameterError("{resume} continues a run of one library file; a run of several shards is merged from "
@@ -424,20 +426,25 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
         if rows:  # a run stopped before its first row leaves an existing report as it was
             with deferred_stops() as held:  # a Ctrl+C now would lose every row scored
                 batches = -(-min(keep or 0, scored_rows) // DEFERRED_BATCH)  # of deferred cells: a worker each at most
-                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
-                             extras=extras, deferred=deferred,
-                             workers=min(getattr(executor, "workers", usable_cpus()), max(1, batches)),
-                             stopped_after=last_line if stopped else None, scored=scored_rows, read_as=read_as,
-                             rows_read=_rows_read_text(rows_read, stopped_run))
                 summary = ScreenSummary(rows=rows, scored=scored_rows, rejected=rejected,
                                         seconds=time.perf_counter() - start, report=str(report), stopped=stopped,
                                         last_line=last_line, nodes=nodes, interrupted=interrupted, written=True,
                                         first_rejects=first_rejects, p_counts=dict(p_counts),
                                         calibration=calibration, resumed_after=resumed[0], resumed_rows=resumed[1])
-                if top is not None:
+
+                def write_cut_summary() -> None:
+                    """The summary of a report cut to its best rows, before that report replaces the old one."""
+                    summary.seconds = time.perf_counter() - start
                     write_summary(summary, report, top=top, libraries=[str(p) for p in paths],
                                   **(summary_extra or {}))
-                else:
+
+                write_ranked(chunk_files, rejects_file, report, tmp, rejected, model_id, p_counts, limit=keep,
+                             extras=extras, deferred=deferred,
+                             workers=min(getattr(executor, "workers", usable_cpus()), max(1, batches)),
+                             stopped_after=last_line if stopped else None, scored=scored_rows, read_as=read_as,
+                             rows_read=_rows_read_text(rows_read, stopped_run),
+                             before_replace=write_cut_summary if top is not None else None)
+                if top is None:
                     remove_summary(report)
             summary.seconds = time.perf_counter() - start
             if held:

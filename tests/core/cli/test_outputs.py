@@ -235,3 +235,20 @@ def test_the_results_writers_keep_their_own_name_rule(tmp_path):
 def test_options_that_would_do_nothing_are_refused_or_used(tu, tmp_path, capsys, no_work):
     """``evaluate --protocol cv --seeds 3`` ran one seed and recorded seeds [0] without a word."""
     _error(capsys, main(["evaluate", str(tu), "--seeds", "3", *TINY]), "--seeds is the split protocol's")
+
+
+def test_screen_top_and_its_merge_refuse_an_unwritable_summary_before_any_work(tmp_path, capsys, model_file):
+    """``screen --top`` writes REPORT.summary.json beside its report, and so does merge-reports of
+    such shards: a folder of that name failed the command (exit 2) after the report was replaced."""
+    library = tmp_path / "lib.smi"
+    library.write_text("CCO a\nCCN b\nc1ccccc1 c\n")
+    shard = tmp_path / "shard.csv"
+    assert main(["screen", str(model_file), str(library), "-o", str(shard), "--top", "2", "--workers", "1"]) == 0
+    report = tmp_path / "r.csv"
+    report.write_text("old\n")
+    (tmp_path / "r.csv.summary.json").mkdir()
+    capsys.readouterr()
+    _error(capsys, main(["screen", str(model_file), str(library), "-o", str(report), "--top", "2", "--workers", "1"]),
+           "cannot write the summary")
+    _error(capsys, main(["merge-reports", str(shard), "-o", str(report)]), "r.csv.summary.json")
+    assert report.read_text() == "old\n"

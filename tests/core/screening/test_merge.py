@@ -158,3 +158,41 @@ def test_a_formula_guarded_cell_is_guarded_once_in_the_merged_report(tmp_path):
     shard, merged = _lines(tmp_path / "r.csv"), _lines(tmp_path / "m.csv")
     assert merged[:-1] == shard[:-1]
     assert sorted(read_report(tmp_path / "m.csv").ids) == sorted(["=cmd", "@x", "+1a", "'-b"])
+
+
+def _no_work(*args, **kwargs):
+    raise AssertionError("the work began before every output was checked")
+
+
+def test_a_top_run_refuses_an_unwritable_summary_before_any_work_and_keeps_the_old_report(shards, tmp_path,
+                                                                                         monkeypatch):
+    """``screen(top=...)`` and a merge of cut shards write REPORT.summary.json too: a folder of that
+    name failed the run after the report had replaced the old one. It is checked with the report."""
+    from core.screening import merge, pipeline
+
+    model = GLocalKD(epochs=1, hidden_dim=16, out_dim=8, device="cpu", seed=0).fit(load(shards / "a.csv"))
+    cut = [tmp_path / "a.top.csv", tmp_path / "b.top.csv"]
+    for data, report in zip((shards / "a.csv", shards / "b.csv"), cut):
+        screen(model, data, report, workers=1, top=1)
+    report = tmp_path / "r.csv"
+    report.write_text("old\n")
+    (tmp_path / "r.csv.summary.json").mkdir()
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "_source_rows", _no_work)
+        m.setattr(merge, "read_report_part", _no_work)
+        with pytest.raises(IsADirectoryError, match="cannot write the summary .*r.csv.summary.json"):
+            screen(model, shards / "a.csv", report, workers=1, top=1)
+        with pytest.raises(IsADirectoryError, match="cannot write the summary .*r.csv.summary.json"):
+            merge_reports(cut, report)
+    assert report.read_text() == "old\n"
+    # the summary is written before the report replaces the old one: past the check, a failure keeps it too
+    monkeypatch.setattr(pipeline, "check_summary_output", lambda *args: None)
+    monkeypatch.setattr(merge, "check_summary_output", lambda *args: None)
+    with pytest.raises(IsADirectoryError):
+        screen(model, shards / "a.csv", report, workers=1, top=1)
+    with pytest.raises(IsADirectoryError):
+        merge_reports(cut, report)
+    assert report.read_text() == "old\n"
+    monkeypatch.undo()
+    screen(model, shards / "a.csv", report, workers=1)  # a report of every row writes no summary: the folder stays
+    assert len(read_report(report)) == 2 and (tmp_path / "r.csv.summary.json").is_dir()
