@@ -60,9 +60,15 @@ def write_session(path: str, doc: dict, model, reports: list[dict], job=None) ->
 
     Returns:
         The path written.
-    """
-    from core import atomic_output, scratch_folder
 
+    Raises:
+        GLocalKDError: ``path`` is one of the reports it keeps.
+        OSError: ``path`` cannot be written (a folder of that name, no such folder), naming it;
+            checked before the model and reports are gathered.
+    """
+    from core import atomic_output, check_outputs, scratch_folder
+
+    check_outputs([path], [r["path"] for r in reports if r.get("path")])  # as every command checks its outputs
     doc = json.loads(json.dumps(doc))  # a copy, and a check that it is plain JSON (the data's digest is its graphs')
     with scratch_folder("glocalkd-session-") as tmp:
         model_bytes = None

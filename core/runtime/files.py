@@ -51,7 +51,9 @@ def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
         replace_output(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        if exc.filename is None:  # a write that failed names no file: it was this one
+        # a write that names no file, or the temporary file (the rename names it first), failed
+        # for ``path``: say so by the name the user gave, never the hidden temporary one
+        if exc.filename is None or str(exc.filename) == tmp:
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
         raise
     except BaseException:

@@ -156,16 +156,18 @@ def write_model_file(path: str | Path, state: dict) -> None:
     Raises:
         GLocalKDError: the name promises another format (:func:`model_name_problem`).
         TypeError: ``state`` holds a value that cannot go into a model file.
-        OSError: the file cannot be written (a full disk, a file-size limit), naming ``path``.
+        OSError: the file cannot be written (a folder of that name, no such folder, a full disk, a
+            file-size limit), naming ``path``.
     """
     import torch
 
     from core.errors import GLocalKDError
-    from core.runtime.files import atomic_output
+    from core.runtime.files import atomic_output, check_outputs
 
     problem = model_name_problem(path)
     if problem is not None:
         raise GLocalKDError(f"{path}: {problem}")
+    check_outputs([path], [])  # before the state is encoded, as every command checks its outputs
     state = {**state, DIGEST_KEY: state_digest(state)}
     with atomic_output(path) as fh:
         try:

@@ -204,3 +204,21 @@ def test_every_byte_of_a_damaged_deflate_stream_is_refused_as_damage(tmp_path):
         except GLocalKDError:
             refused += 1
     assert refused == info.compress_size
+
+
+def test_a_session_that_cannot_be_written_is_refused_first_naming_its_file(tmp_path):
+    """Saving a session over a folder said ".../.d2.glocalkd-session.1k5ye6_i.tmp: Is a directory":
+    the file is checked before the model and reports are gathered, and the error names it."""
+    from app.session_file import write_session
+
+    class Model:
+        can_save = True
+
+        def save(self, path):
+            raise AssertionError("the model was saved before the session file was checked")
+
+    path = tmp_path / "d2.glocalkd-session"
+    path.mkdir()
+    with pytest.raises(IsADirectoryError) as caught:
+        write_session(str(path), {"data": None}, Model(), [])
+    assert caught.value.filename == str(path) and ".tmp" not in str(caught.value)

@@ -67,6 +67,38 @@ def test_a_file_that_cannot_be_made_is_named_never_the_temporary_file(tmp_path, 
     assert str(folder) in caught.value.strerror  # which folder is missing, or is a file
 
 
+def test_a_rename_that_fails_names_the_file_never_the_temporary_file(tmp_path):
+    """A folder at the name fails the rename, whose error named the hidden temporary file first
+    ("'.d.pt.1bx5_qfb.tmp' -> 'd.pt'"); an error of another file the writer reads passes unchanged."""
+    import errno
+
+    target = tmp_path / "d.csv"
+    target.mkdir()
+    with pytest.raises(IsADirectoryError) as caught, atomic_output(target, "w") as fh:
+        fh.write("never")
+    assert caught.value.filename == str(target) and caught.value.filename2 is None
+    assert caught.value.errno == errno.EISDIR and ".tmp" not in str(caught.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["d.csv"]
+    with pytest.raises(FileNotFoundError) as caught, atomic_output(tmp_path / "r.csv", "w"):
+        open(tmp_path / "missing.csv")
+    assert caught.value.filename == str(tmp_path / "missing.csv")
+
+
+def test_the_model_writer_checks_its_file_first_and_names_it(tmp_path, monkeypatch):
+    """``save_detector`` to a folder's name said the temporary file's name; it is checked before
+    the model's state is encoded, as every command checks its outputs."""
+    from core.runtime import model_files
+
+    def refuse(state):
+        raise AssertionError("the state was encoded before the file was checked")
+
+    monkeypatch.setattr(model_files, "state_digest", refuse)
+    (tmp_path / "d.pt").mkdir()
+    with pytest.raises(IsADirectoryError) as caught:
+        model_files.write_model_file(tmp_path / "d.pt", {"w": 1})
+    assert caught.value.filename == str(tmp_path / "d.pt") and ".tmp" not in str(caught.value)
+
+
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
     target = tmp_path / "r.csv"
     target.write_text("old\n")
