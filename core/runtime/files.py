@@ -41,7 +41,7 @@ def atomic_output(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
     """
     path = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=_folder(path))
+        fd, tmp = tempfile.mkstemp(prefix=_hidden_prefix(path), suffix=".tmp", dir=_folder(path))
     except OSError as exc:  # name the file asked for and why, never the temporary file's name
         check_writable(path)
         raise OSError(exc.errno, exc.strerror, str(path)) from None
@@ -135,6 +135,17 @@ def _umask() -> int:
     return mask
 
 
+# of the target's name, the part its temporary and probe files beside it begin with: a name of up to
+# 255 bytes (NAME_MAX) is legal, and ".NAME." plus the random part and ".tmp" went past it
+_NAME_PART = 40
+
+
+def _hidden_prefix(path: Path) -> str:
+    """The start of a temporary (or probe) file's name beside ``path``: hidden, and recognisable by
+    a prefix of the target's name short enough to leave a legal name for any legal target's."""
+    return f".{path.name[:_NAME_PART]}."
+
+
 def _folder(path: Path) -> str:
     return str(path.parent) if str(path.parent) else "."
 
@@ -172,7 +183,7 @@ def check_writable(path: str | Path, make_folder: bool = False) -> None:
             raise PermissionError(errno.EROFS, f"Read-only file system (cannot write in {folder})", str(path))
         raise PermissionError(errno.EACCES, f"Permission denied (cannot write in {folder})", str(path))
     try:  # what the writer will do: create a file there (finds read-only and special file systems too)
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
+        fd, probe = tempfile.mkstemp(prefix=_hidden_prefix(path), suffix=".probe", dir=folder)
     except OSError as exc:
         raise PermissionError(exc.errno or errno.EACCES, f"{exc.strerror or 'Permission denied'} (cannot write in "
                               f"{folder})", str(path)) from None

@@ -252,3 +252,14 @@ def test_screen_top_and_its_merge_refuse_an_unwritable_summary_before_any_work(t
            "cannot write the summary")
     _error(capsys, main(["merge-reports", str(shard), "-o", str(report)]), "r.csv.summary.json")
     assert report.read_text() == "old\n"
+
+
+@pytest.mark.parametrize("command", ["score", "screen"])
+def test_a_legal_output_name_of_250_characters_is_written(tmp_path, capsys, model_file, command):
+    """Names of 240 to 255 characters are legal, and were refused as "File name too long" by the
+    temporary files written beside them."""
+    library = tmp_path / "lib.smi"
+    library.write_text("CCO a\nCCN b\nc1ccccc1 c\n")
+    out = tmp_path / ("b" * 246 + ".csv")
+    assert main([command, str(model_file), str(library), "-o", str(out)]) == 0, capsys.readouterr().err
+    assert out.read_text().startswith("rank,")

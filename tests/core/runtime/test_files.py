@@ -99,6 +99,16 @@ def test_the_model_writer_checks_its_file_first_and_names_it(tmp_path, monkeypat
     assert caught.value.filename == str(tmp_path / "d.pt") and ".tmp" not in str(caught.value)
 
 
+def test_a_legal_name_of_250_characters_is_checked_and_written(tmp_path):
+    """The temporary and probe files beside a file were named ".NAME." plus a random part, past
+    the 255 bytes a name may have: a legal name of 240 to 255 was refused as "File name too long"."""
+    target = tmp_path / ("b" * 246 + ".csv")
+    check_outputs([target], [])
+    with atomic_output(target, "w") as fh:
+        fh.write("report\n")
+    assert target.read_text() == "report\n" and [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
     target = tmp_path / "r.csv"
     target.write_text("old\n")
