@@ -41,11 +41,6 @@ def file_digest(path: str | Path) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def with_suffix(path: str) -> str:
-    """``path`` ending in ``.glocalkd-session`` (added when the name has another ending)."""
-    return path if path.endswith(SUFFIX) else path + SUFFIX
-
-
 def write_session(path: str, doc: dict, model, reports: list[dict], job=None) -> str:
     """Write a session file (a background job).
 
@@ -327,5 +322,5 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
     return out
 
 
-__all__ = ["SUFFIX", "FORMAT", "VERSION", "FILTER", "file_digest", "with_suffix", "write_session", "read_session",
+__all__ = ["SUFFIX", "FORMAT", "VERSION", "FILTER", "file_digest", "write_session", "read_session",
            "Reopened"]

@@ -553,8 +553,9 @@ def nearest_training(graphs, train: np.ndarray, index, query: int | str,
 
 
 def with_suffix(path: str, suffix: str = MODEL_SUFFIX) -> str:
-    """``path`` with ``suffix`` added when it has none of its own (a model saved as ``herg_model``
-    becomes ``herg_model.pt``, which the Load dialog's filter then shows)."""
+    """``path`` with ``suffix`` added when it has none of its own, in any case (a model saved as
+    ``herg_model`` becomes ``herg_model.pt``, which the Load dialog's filter then shows; ``S.PT``
+    stays): the one rule of every file the app names, models, sessions and pages alike."""
     return path if path.lower().endswith(suffix.lower()) else path + suffix
 
 

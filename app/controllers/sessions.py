@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu
 
 from .. import session_file
 from ..review_book import GRAPH_KEY, marks_on, marks_with_ids
+from ..state import with_suffix
 from ..view_choices import restore_choices, save_choices
 from .base import Controller
 
@@ -120,7 +121,7 @@ class SessionsController(Controller):
         """Write the window's session to ``path`` (``.glocalkd-session`` added) in the background."""
         if self.refused_while_busy("saving the session"):
             return
-        path = session_file.with_suffix(path)
+        path = with_suffix(path, session_file.SUFFIX)  # the models' rule: any case of the suffix is kept
         doc, reports = self.capture()
         self.busy.emit(f"Saving the session to {Path(path).name}…", True)
         job = functools.partial(session_file.write_session, path, doc, self.state.model, reports)

@@ -305,3 +305,18 @@ def test_the_smarts_job_matches_in_chunks_and_stops_between_them(monkeypatch):
     monkeypatch.setattr("core.smarts_matches", lambda chunk, pattern: seen.append(len(chunk)) or smarts_matches(chunk, pattern))
     assert tasks.match_smarts(smiles, "c1ccccc1Cl", job) == tasks.SmartsMatch(None, stopped=True)
     assert seen == [100, 100]  # two chunks matched, then it stopped
+
+
+def test_a_session_named_with_its_suffix_in_capitals_keeps_its_name(qtbot, window, tmp_path):
+    """The session's own suffix rule was case-sensitive, unlike the models': ``S.GLOCALKD-SESSION``
+    was saved as ``S.GLOCALKD-SESSION.glocalkd-session``. Both use app.state.with_suffix."""
+    from app.session_file import SUFFIX
+
+    assert with_suffix("/x/S.GLOCALKD-SESSION", SUFFIX) == "/x/S.GLOCALKD-SESSION"
+    assert with_suffix("/x/work", SUFFIX) == "/x/work.glocalkd-session"
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / "S.GLOCALKD-SESSION"
+    window.sessions.save(str(path))
+    qtbot.waitUntil(lambda: not window.runner.busy(), timeout=60000)  # the save runs in the background
+    assert [p.name for p in folder.iterdir()] == ["S.GLOCALKD-SESSION"]
