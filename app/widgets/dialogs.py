@@ -153,3 +153,46 @@ def ask_load_options(parent, path: str, warn) -> dict | None:
     if dialog.exec() != ColumnDialog.DialogCode.Accepted:
         return None
     return dialog.options()
+
+
+PICTURE_FILTERS = "PNG image (*.png);;SVG image (*.svg)"
+
+
+def save_picture(parent, title: str, name: str, folder: str, inputs, write) -> str | None:
+    """Ask where to save a picture and write it: the one way the heatmap and the map save theirs.
+
+    Each wrote straight to the path chosen: over the open data file (which every export refuses),
+    without a suffix for a name typed without one, and a folder that could not be written ended the
+    click in a traceback on stderr, the user told nothing.
+
+    Args:
+        parent: the dialog's parent.
+        title: the dialog's title.
+        name: the file name offered.
+        folder: the folder offered.
+        inputs: the files the picture's data came from, which it may not replace.
+        write: writes the picture to the path it is given (PNG, or SVG by the suffix).
+
+    Returns:
+        The path written, or None (cancelled, or refused with a message).
+    """
+    from PySide6.QtWidgets import QFileDialog
+
+    from core import GLocalKDError, check_outputs
+
+    path, chosen = QFileDialog.getSaveFileName(parent, title, str(Path(folder) / name), PICTURE_FILTERS)
+    if not path:
+        return None
+    if Path(path).suffix.lower() not in (".png", ".svg"):
+        path += ".svg" if "svg" in chosen.lower() else ".png"
+    try:
+        check_outputs([path], [p for p in inputs if p])
+        write(path)
+    except GLocalKDError as exc:
+        QMessageBox.warning(parent, "Cannot save picture", str(exc))
+        return None
+    except OSError as exc:
+        QMessageBox.warning(parent, "Cannot save picture", f"{path}: {exc.strerror or exc}")
+        return None
+    return path
+

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCursor
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
+from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
                                QPushButton, QScrollArea, QToolButton, QToolTip, QVBoxLayout, QWidget)
 
 from ..plain_words import HEATMAP_LEGEND
 from .alerts import AlertList
+from . import dialogs
 from .plots import Canvas
 
 SCALES = {"fixed": "Colours shared by all molecules", "robust": "Per molecule (robust, 90th percentile)",
@@ -418,11 +419,10 @@ class HeatmapPanel(QWidget):
         self._side.setStretch(6, 1 if empty else 0)
 
     def save_picture(self) -> None:
-        default = str(Path(self._last_dir()) / "heatmap.png")
-        path, _ = QFileDialog.getSaveFileName(self, "Save picture", default, "PNG image (*.png);;SVG image (*.svg)")
+        inputs = [self._current[0].source] if self._current is not None else []
+        path = dialogs.save_picture(self, "Save picture", "heatmap.png", self._last_dir(), inputs, self.save_to)
         if path:
             self.last_dir_used.emit(str(Path(path).parent))
-            self.save_to(path)
 
     def save_to(self, path: str) -> None:
         """Save the drawing with its id and score in the picture (as PNG, or SVG by extension)."""

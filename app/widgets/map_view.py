@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
+from . import dialogs
 from .plots import Canvas
 
 SPACE_LABELS = {"predictor": "Predictor space", "target": "Random target space", "difference": "Error vectors"}
@@ -184,9 +185,8 @@ class MapView(QWidget):
             self.graph_clicked.emit(i)
 
     def save_picture(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save map", "map.png", "PNG image (*.png);;SVG image (*.svg)")
-        if path:
-            self.canvas.save_to(path)
+        inputs = [self.graphs.source] if self.graphs is not None else []
+        dialogs.save_picture(self, "Save map", "map.png", "", inputs, self.canvas.save_to)
 
 
 def score_percentiles(scores: np.ndarray) -> np.ndarray:

@@ -687,3 +687,38 @@ def test_the_column_dialogs_none_reads_no_id_and_no_label(qtbot, tmp_path, monke
     graphs = load(table, **options)
     assert [(m.id, m.label) for m in graphs.meta] == [("2", None), ("3", None), ("4", None)]
     assert graphs.label_counts() == {}
+
+
+def test_a_saved_picture_never_replaces_the_data_gets_its_suffix_and_says_why_it_cannot_be_written(
+        qtbot, window, herg_path, tmp_path, monkeypatch):
+    """The heatmap's and the map's Save picture wrote straight to the path chosen: over the open
+    data file (which every export refuses), without a suffix for a name typed without one, and a
+    folder that could not be written ended the click in a traceback, the user told nothing."""
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    import shutil
+
+    w = window
+    shutil.copy(herg_path, tmp_path / "herg.tab")  # the picture is offered its name: never the repository's file
+    open_and_wait(qtbot, w, tmp_path / "herg.tab")
+    train_and_wait(qtbot, w)
+    w.compute_map("predictor", "pca")
+    qtbot.waitUntil(lambda: w.map_view.map is not None and _idle(w), timeout=60000)
+    w.table.selectRow(0)
+    qtbot.waitUntil(lambda: w.heatmap.save_button.isEnabled() and w.map_view.save_button.isEnabled(), timeout=30000)
+    data = w.state.data_path
+    before = open(data, "rb").read()
+    warned = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, title, text, *a: warned.append((title, text)))
+    for widget in (w.heatmap, w.map_view):
+        for chosen in (data, str(tmp_path / "missing" / "p.png"), str(tmp_path / f"{id(widget)}")):
+            monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, c=chosen, **k: (c, "PNG image (*.png)"))
+            warned.clear()
+            widget.save_button.click()
+            if chosen == data:  # the picture gets its suffix: written beside the data, never over it
+                assert open(data, "rb").read() == before and not warned
+                assert open(f"{data}.png", "rb").read(4) == b"\x89PNG"
+            elif "missing" in chosen:
+                assert warned and chosen in warned[0][1]  # named, not a traceback
+            else:
+                assert not warned and open(f"{chosen}.png", "rb").read(4) == b"\x89PNG"
