@@ -76,8 +76,9 @@ class ReportTabs(QObject):
         view = ReportView(report, lambda: self.state.model, note, images=self.images, state=self.state)
         view.heatmap.fixed_vmax_getter = lambda: self.heatmap.fixed_vmax  # colours as on the training tab
         view.heatmap.neighbour_clicked.connect(self._show_training_graph)
+        view.title = title or view.title  # the tab's name, wherever the window names it (the unsaved work's question)
         self.views.append(view)
-        self.tabs.addTab(view, title or view.title)
+        self.tabs.addTab(view, view.title)
         self.tabs.setCurrentWidget(view)
         self.tabs.setTabToolTip(self.tabs.indexOf(view), report.source)
         self.stack.setCurrentIndex(1)
@@ -160,6 +161,7 @@ class ReportTabs(QObject):
         taken = {self.tabs.tabText(self.tabs.indexOf(v)) for v in self.views if v is not view}
         title = next(t for k in range(1, len(taken) + 2)  # a file scored again (another model): its own title
                      if (t := f"{name} (scored{'' if k == 1 else f' {k}'})") not in taken)
+        view.title = title
         self.unsaved.add(view, f"the results of {title}, not exported")
         self.tabs.setTabText(self.tabs.indexOf(view), title)
         if carried:

@@ -49,9 +49,8 @@ class UnsavedWorkGuard(QObject):
         """The user changed review marks: the training tab's are unsaved work (``REVIEW``) until a
         session holds them or its rows are exported; a report tab's join its results' key."""
         if view is not None:
-            self.unsaved.add(view, f"the results of {Path(str(view.report.source)).name} and their review marks, "
-                             "not exported")
-            return
+            self.unsaved.add(view, f"the results of {view.title} and their review marks, not exported")  # as the
+            return  # tab is named: a scored file's report is a scratch file the user never saw
         count = len(self.state.review_marks)
         if count:
             self.unsaved.add(REVIEW, f"{counted(count, 'review mark')} on "

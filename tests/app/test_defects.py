@@ -722,3 +722,22 @@ def test_a_saved_picture_never_replaces_the_data_gets_its_suffix_and_says_why_it
                 assert warned and chosen in warned[0][1]  # named, not a traceback
             else:
                 assert not warned and open(f"{chosen}.png", "rb").read(4) == b"\x89PNG"
+
+
+def test_the_question_about_a_scored_files_marks_names_its_tab(qtbot, trained, smiles_file):
+    """Marks on a scored file's tab made the unsaved work "the results of mols_ranked.csv": the
+    report's scratch file, a name the user never saw, while the tab says "mols.smi (scored)"."""
+    from tests.app.test_review import _select_in
+
+    w = trained
+    w.score_file(str(smiles_file))
+    qtbot.waitUntil(lambda: _idle(w) and bool(w.report_views), timeout=60000)
+    view = w.report_views[-1]
+    title = w.results_tabs.tabText(w.results_tabs.indexOf(view))
+    assert title == "mols.smi (scored)"
+    _select_in(view, [0])
+    w.act_mark_anomaly.trigger()
+    qtbot.waitUntil(lambda: _idle(w) and bool(view.book.marks), timeout=60000)
+    pending = w._unsaved.pending()
+    assert f"the results of {title} and their review marks, not exported" in pending
+    assert not any("_ranked" in text or "glocalkd" in text for text in pending), pending
