@@ -28,8 +28,12 @@ OUT = ROOT / "docs" / "results.md"
 
 
 def command(r: EvaluationResult) -> str:
-    """The run's recorded command, with the folder of the data sets written as ``DATASETS``."""
-    return re.sub(r"(?<!\S)\S*/datasets/", "DATASETS/", r.command)
+    """The run's recorded command, with the folder of the data sets written as ``DATASETS``, as it
+    runs today: runs recorded when ``evaluate`` defaulted to GLocalKD name it (``--method glocalkd``)."""
+    text = re.sub(r"(?<!\S)\S*/datasets/", "DATASETS/", r.command)
+    if "--method" not in text:
+        text = re.sub(r"^(glocalkd evaluate \S+)", rf"\1 --method {r.method}", text)
+    return text
 
 
 def pm(r: EvaluationResult, key: str = "auc") -> str:

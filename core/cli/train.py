@@ -44,7 +44,7 @@ def add_parser(sub) -> None:
     t.add_argument("--detector", default=None, type=str.lower, choices=SAVABLE,
                    help=f"what to train: the consensus of GLocalKD, WL-LESINN and graph size (the default, "
                         f"{DEFAULT_DETECTOR}: the best mean ranking over the paper's benchmarks, docs/consensus.md), "
-                        "GLocalKD (the paper's method, about 1.6 times as fast to screen), or one competitor; the GCN "
+                        "GLocalKD (the paper's method, 1.06-1.25 times as fast to screen on CPUs), or one competitor; the GCN "
                         "options apply to GLocalKD, also inside the consensus. Without --detector, --calibration 0 "
                         "or too few graphs to calibrate train GLocalKD")
     t.add_argument("--calibration", type=float, default=DEFAULT_CALIBRATION_FRACTION, metavar="SHARE",
