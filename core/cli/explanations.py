@@ -141,9 +141,10 @@ def run_alerts(args: argparse.Namespace) -> None:
     for title, rows in (("all molecules", result.all_molecules),
                         ("without molecules whose alert is a rare element alone", result.without_rare)):
         print(f"\n{title}\n{'group':<48} {'mols':>5} {'top1':>6} {'top3':>6} {'chance':>6} {'rar1':>6} {'rar3':>6}  claim")
-        for r in rows:
-            print(f"{r.group[:48]:<48} {r.molecules:>5} {r.top1:>6.3f} {r.top3:>6.3f} {r.chance:>6.3f} "
-                  f"{r.rarity_top1:>6.3f} {r.rarity_top3:>6.3f}  {'yes' if r.claim else 'no'}")
+        for r in rows:  # a group left without molecules (all its alerts on rare elements) has no figures: "-"
+            figures = " ".join(f"{v:>6.3f}" if r.molecules else f"{'-':>6}"
+                               for v in (r.top1, r.top3, r.chance, r.rarity_top1, r.rarity_top3))
+            print(f"{r.group[:48]:<48} {r.molecules:>5} {figures}  {'yes' if r.claim else 'no'}")
     if args.json:
         _write_json(args.json, {"command": "glocalkd evaluate-explanations " + " ".join(args.argv[1:]),
                                 "detector": args.detector, "train": len(train), "seconds_train": seconds,

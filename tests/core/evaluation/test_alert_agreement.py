@@ -75,6 +75,10 @@ def test_cli_alerts_writes_json_through_the_atomic_writer_into_a_new_folder(tmp_
                  "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "without molecules whose alert is a rare element alone" in printed and "family PAINS_A" in printed
+    # the iodine alert has no molecule left without its rare element: a row of "-", never of "nan"
+    assert "nan" not in printed
+    assert any(line.startswith("alert Brenk: iodine") and line.split()[3:9] == ["0", "-", "-", "-", "-", "-"]
+               for line in printed.splitlines())
     saved = json.loads(out.read_text())
     assert saved["train"] == 60 and saved["scored"] == 4 and saved["with_alerts"] == 3
     assert saved["all_molecules"][0]["group"] == "all alerts" and "rarity_top1" in saved["without_rare"][0]
