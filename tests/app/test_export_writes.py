@@ -102,13 +102,17 @@ def test_a_stopped_scored_files_export_lists_the_rows_never_read(tmp_path):
     tasks.export_report_csv(str(tmp_path / "tab.csv"), report, None)
     rows = list(csv.DictReader((tmp_path / "tab.csv").open(encoding="utf-8")))
     assert sum(r["status"] == "ok" for r in rows) == len(report)
-    assert rows[-1]["status"] == (f"not scored: the run was stopped after input line {summary.last_line:,}; the rows "
+    assert rows[-2]["status"] == (f"not scored: the run was stopped after input line {summary.last_line:,}; the rows "
                                   "after it were not read")
+    # then the end row, which says so too: a merge refuses the export as it refuses the stopped run's report
+    assert rows[-1]["status"].startswith("end of report: ") and rows[-1]["status"].endswith(
+        f"stopped after input line {summary.last_line}")
     # read back, that row says where the run stopped, and is exported again as it was ("rejected: not scored")
     again = read_report(tmp_path / "tab.csv")
     assert again.stopped_after == summary.last_line and not again.rejects
     tasks.export_report_csv(str(tmp_path / "again.csv"), again, None)
-    assert list(csv.DictReader((tmp_path / "again.csv").open(encoding="utf-8")))[-1]["status"] == rows[-1]["status"]
+    assert list(csv.DictReader((tmp_path / "again.csv").open(encoding="utf-8")))[-2]["status"] == rows[-2]["status"]
+    assert again.intact
 
 
 def test_a_report_tabs_html_is_of_its_own_rows_whatever_became_of_its_file(qtbot, window, tmp_path):
