@@ -515,7 +515,8 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     column. Molecules with ``properties`` (:func:`core.molecular_properties`) get them and their
     structural alerts (``alerts``, searched here: about 10-20 ms a molecule) before ``flagged``.
     ``should_stop``: polled before each row; True raises :class:`core.Stopped` and nothing is
-    written. ``model``: the detector that scored the rows, which the end row names. Written by
+    written. ``model``: the detector that scored the rows, which the end row of an export of every row
+    names. Written by
     core's one report writer (:func:`core.report_output`); returns the number of data rows."""
     from core import REPORT_COLUMNS, alerts_text, graph_alerts, raise_if_stopped, ranking_of, report_output, \
         report_rows
@@ -528,7 +529,8 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     base = len(REPORT_COLUMNS)
     # a ranked report's columns in its order (properties, alerts, standardised_smiles), then the
     # app's (core.io.report.APP_COLUMNS): the file opens again as a ranked report, marks and all
-    with report_output(path, [*REPORT_COLUMNS, *names, *standardised, *extra], model) as out:
+    # only every row is the model's report: a part of it names no model, so no merge takes it for whole
+    with report_output(path, [*REPORT_COLUMNS, *names, *standardised, *extra], model if rows is None else None) as out:
         for k, row in enumerate(report_rows(graphs, scores, p_values=p_values, extras=standardised, rank=rank)):
             raise_if_stopped(should_stop, path)
             if k < len(ranking):
@@ -630,7 +632,8 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     or "not anomaly") holds marks; ``rank``: each row's rank as the table shows it (None: the
     report's order), which the rows follow; ``should_stop`` as for :func:`export_csv`. Written by
     core's one report writer (:func:`core.report_output`), its end row naming the model that scored
-    the report (its view scores then review it again without scoring); returns the number of data rows."""
+    the report when it writes every row of an intact report (its view scores then review it again
+    without scoring); returns the number of data rows."""
     from core import REPORT_COLUMNS, alerts_text, checked_rank, not_read_status, raise_if_stopped, report_output, \
         structural_alerts, view_columns
 
@@ -653,7 +656,10 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     standardised = ["standardised_smiles"] if report.standardised_smiles is not None else []
     marked = ["review"] if review else []
     header = [*REPORT_COLUMNS, *names, *views, *standardised, *marked]
-    with report_output(path, header, report.model_fingerprint, stopped_after=report.stopped_after) as out:
+    # the model is named for every row of a report as its model wrote it: a part of it, or a report edited
+    # since (not intact), exported with its name, was merged as whole and its view scores trusted for review
+    vouched = report.model_fingerprint if rows is None and report.intact else ""
+    with report_output(path, header, vouched, stopped_after=report.stopped_after) as out:
         for i in chosen.tolist():
             raise_if_stopped(should_stop, path)
             out.row([str(rank[i]), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),

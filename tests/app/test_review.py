@@ -440,6 +440,24 @@ def test_an_exported_report_keeps_its_views_scores_and_model_and_merges(qtbot, w
         np.testing.assert_array_equal(back.view_scores[name], values)
     assert reads_view_scores(w.model, back) and len(back.rejects) == 1
     assert merge_reports([exported], tmp_path / "merged.csv") == len(original) + 1
+    # a part of the report, or a report edited since, exported: named by no model, so no merge takes it
+    # for whole and no review trusts its views' scores
+    from app import tasks
+    from core import DataError
+
+    tasks.export_report_csv(str(tmp_path / "part.csv"), original, np.arange(3))
+    edited = tmp_path / "edited.csv"
+    text = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    cells = text[1].split(",")
+    cells[-2] = "999"  # a view's score (the last columns are the views') changed by hand
+    edited.write_text("".join([text[0], ",".join(cells), *text[2:]]), encoding="utf-8")
+    assert not read_report(edited).intact
+    tasks.export_report_csv(str(tmp_path / "edited_export.csv"), read_report(edited), None)
+    for name in ("part.csv", "edited_export.csv"):
+        back = read_report(tmp_path / name)
+        assert back.intact and back.model_fingerprint == "" and not reads_view_scores(w.model, back)
+        with pytest.raises(DataError, match="does not name the model"):
+            merge_reports([tmp_path / name], tmp_path / "merged.csv")
 
 
 def _shown_ranks(view) -> list[tuple[str, int]]:
