@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 
 from typing import TYPE_CHECKING
 
-from core import NO_COLUMN, counted
+from core import counted
 
 if TYPE_CHECKING:
     from core import Reject
@@ -73,6 +73,8 @@ class ColumnDialog(QDialog):
 
     def options(self) -> dict:
         """The loader's column options; "(none)" is ``NO_COLUMN`` (no such column), not None (found by name)."""
+        from core import NO_COLUMN  # here: core.io loads torch, which the window's import must not
+
         pick = lambda box: NO_COLUMN if box.currentText() == NONE else box.currentText()  # noqa: E731
         return {"smiles_column": self.smiles.currentText(), "id_column": pick(self.ident),
                 "label_column": pick(self.label)}
