@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, Slot
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
 
-from .actions import STOPPABLE, build_actions, facts_of, install_menus, update_actions
+from .actions import build_actions, facts_of, install_menus, update_actions
 from .controllers.export import ExportController
 from .controllers.clipboard import ClipboardController
 from .controllers.mapping import MapController
@@ -256,8 +256,8 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentWidget(self.loss_plot)
             self.side.count_to(self.form.epochs.value(), "epoch")  # GLocalKD's epochs, also in a consensus
 
-    def stop(self) -> None:  # the long jobs (STOPPABLE), and a tab's rows scored again for its review
-        stopping = [self.runner.stop(name) or name for name in STOPPABLE if self.runner.busy(name)]
+    def stop(self) -> None:  # the jobs that poll Stop (Runner.stoppable), a tab's rows scored again among them
+        stopping = [self.runner.stop(name) or name for name in self.runner.stoppable()]
         if self.reviewing.stop_scoring() or stopping:
             self.side.say("Stopping…")
 
@@ -327,9 +327,7 @@ class MainWindow(QMainWindow):
             RejectsDialog(g.rejects, g.source, self).exec()
 
     def about(self) -> None:
-        QMessageBox.about(self, "About GLocalKD Studio",
-                          "<b>GLocalKD Studio</b><br>Graph-level anomaly detection by glocal knowledge "
-                          "distillation (Ma, Pang, Chen, van den Hengel, WSDM 2022).")
+        dialogs.about(self)
 
     # ================================================================ the state, as before
     @property
@@ -354,7 +352,7 @@ class MainWindow(QMainWindow):
         None: ask the runner)."""
         scoring = self.reviewing.scoring_jobs()  # a tab's rows scored again: long, so busy and stoppable (a re-ranking: not)
         busy = any(not n.startswith("review") or n in scoring for n in self.runner.running()) if busy is None else busy
-        stoppable = any(self.runner.busy(n) for n in STOPPABLE if n != "train" or self.training.stoppable) or bool(scoring)
+        stoppable = bool(self.runner.stoppable())
         report = getattr(self.report_tabs.active(), "report", None)
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, report,
                                                       self.results.showing_groups(), self.screening.can_resume(report)))
@@ -381,8 +379,10 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         """Stop what Stop stops, keeping what it did (asked about as unsaved work), then close."""
-        if working := [name for name in STOPPABLE if self.runner.busy(name)]:
-            self.stop()  # and wait: a model trained after the question below was lost unasked
+        if working := self.runner.stoppable():  # stopped, then asked about: a model trained after the question
+            if not dialogs.ask_stop_to_quit(self, working):  # was lost unasked
+                return event.ignore()
+            self.stop()
             self.runner.wait(working)
         if not self.guard.confirm(None, "quitting"):
             event.ignore()

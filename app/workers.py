@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, Signal, Slot
 
+from .actions import STOPPABLE
 from .state import app_wording
 from .tasks import Job
 
@@ -118,6 +119,7 @@ class Runner(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._running: dict[str, tuple[QThread, Task, _Relay]] = {}
+        self._stoppable: set[str] = set()  # the running jobs that poll Stop (:meth:`stoppable`)
         self._ending: list[tuple[QThread, Task, _Relay]] = []  # ended jobs whose threads still exit
 
     def busy(self, name: str | None = None) -> bool:
@@ -127,8 +129,14 @@ class Runner(QObject):
         """The names of the tasks running now."""
         return list(self._running)
 
+    def stoppable(self) -> list[str]:
+        """The names of the running tasks that Stop stops (a training by epochs, a file scored, ...;
+        not a one-step fit nor a map, which run to their end)."""
+        return [name for name in self._running if name in self._stoppable]
+
     def start(self, name: str, fn: Callable[[Task], Any], on_done: Callable[[object], None],
-              on_fail: Callable[[str], None], on_progress: Callable[[object], None] | None = None) -> Task:
+              on_fail: Callable[[str], None], on_progress: Callable[[object], None] | None = None,
+              stoppable: bool | None = None) -> Task:
         """Run ``fn(job=task)`` on a new thread under ``name``.
 
         Args:
@@ -137,6 +145,8 @@ class Runner(QObject):
             on_done: called with its result, on this (the GUI) thread.
             on_fail: called with its failure, in the app's words, on this thread.
             on_progress: called with each progress report, on this thread.
+            stoppable: whether the job polls Stop (None: by its name, :data:`app.actions.STOPPABLE`);
+                the one rule the Stop button, the "Busy" message and quitting follow.
 
         Returns:
             The task (its ``stop`` asks the job to stop).
@@ -160,6 +170,10 @@ class Runner(QObject):
         task.failed.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.finished.connect(self._thread_finished)
         self._running[name] = (thread, task, relay)
+        if stoppable if stoppable is not None else name in STOPPABLE:
+            self._stoppable.add(name)
+        else:
+            self._stoppable.discard(name)
         _ALIVE[thread] = task
         thread.start()
         self.changed.emit()

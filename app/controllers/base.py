@@ -34,12 +34,9 @@ class Controller(QObject):
         Returns:
             Whether a job runs (``doing`` is then refused).
         """
-        from ..actions import STOPPABLE
-
-        runner = self.runner
-        if not runner.busy():
+        if not self.runner.busy():
             return False
-        stop = " (or press Stop)" if any(runner.busy(name) for name in STOPPABLE) else ""
+        stop = " (or press Stop)" if self.runner.stoppable() else ""
         self.warning.emit("Busy", f"Wait for the current work to finish{stop} before {doing}.")
         return True
 

@@ -204,7 +204,7 @@ class ReviewController(Controller):
                              "of the open model…", 0)
         job = functools.partial(tasks.rerank, book.review, st.model, graphs, dict(book.marks), report=report)
         self.runner.start(name, job, functools.partial(self._done, view), functools.partial(self._not_done, view),
-                          self._progress)
+                          self._progress, stoppable=view in self._preparing)  # rows scored again: long
 
     def _progress(self, p: tasks.ScreenProgress) -> None:
         """Scoring a report's rows again for its review: how far it got."""

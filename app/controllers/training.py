@@ -37,7 +37,6 @@ class TrainingController(Controller):
         self.state = state
         self.losses: list[float] = []
         self._started = 0.0
-        self.stoppable = False  # the running training polls Stop (one by epochs; a one-step fit does not)
 
     def train(self, form: TrainSettings) -> None:
         """Start training the detector ``form`` names, with its settings, on the state's normal graphs."""
@@ -54,12 +53,12 @@ class TrainingController(Controller):
         self.losses_changed.emit([])
         self._started = time.perf_counter()
         by_epoch = info.trains_by_epoch  # a kernel and a shallow detector: one step, no epochs to count
-        self.stoppable = by_epoch  # the window's Stop follows (it was enabled, and did nothing, for a one-step fit)
         self.busy.emit(f"Training {info.label}…" if by_epoch else f"Fitting {info.label}…", not by_epoch)
         self.started.emit(info.label, by_epoch)
         job = functools.partial(tasks.train, self.state.graphs, info.name, params, form.normal_label(),
                                 known_label=form.known_label(), standardise=form.standardises())
-        self.runner.start("train", job, self._trained, self._failed, self._epoch)
+        self.runner.start("train", job, self._trained, self._failed, self._epoch,
+                          stoppable=by_epoch)  # a one-step fit does not poll Stop: Stop, Busy and Quit say so
 
     @Slot(object)
     def _epoch(self, info) -> None:

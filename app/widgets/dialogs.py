@@ -198,3 +198,34 @@ def save_picture(parent, title: str, name: str, folder: str, inputs, write) -> s
         return None
     return path
 
+
+def about(parent) -> None:
+    """The About box."""
+    QMessageBox.about(parent, "About GLocalKD Studio", "<b>GLocalKD Studio</b><br>Graph-level anomaly detection by "
+                      "glocal knowledge distillation (Ma, Pang, Chen, van den Hengel, WSDM 2022).")
+
+
+JOB_WORDS = {"train": "A training", "score_file": "The scoring of a file", "export": "An export",
+             "load": "The reading of a data file", "weigh": "The weighing of the views",
+             "score": "The scoring of the open graphs"}  # else: a tab's rows scored again for its review
+
+
+def ask_stop_to_quit(parent, jobs: list[str]) -> bool:
+    """Before quitting while jobs that Stop stops run: stop them and quit, or go on working.
+
+    Args:
+        parent: the question's parent.
+        jobs: the running jobs' names (:meth:`app.workers.Runner.stoppable`).
+
+    Returns:
+        True to stop them (what they did is kept, and asked about as unsaved work) and quit.
+    """
+    doing = [JOB_WORDS.get(name, "The scoring of a tab's rows for its review") for name in jobs]
+    box = QMessageBox(QMessageBox.Icon.Question, "Quit", f"{' and '.join(doing)} {'is' if len(doing) == 1 else 'are'} "
+                      "still running. Quitting stops it; what it has done so far is kept, and you are asked "
+                      "about it if it is not saved.", QMessageBox.StandardButton.Cancel, parent)
+    stop = box.addButton("Stop and quit", QMessageBox.ButtonRole.AcceptRole)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    return box.clickedButton() is stop
+

@@ -627,8 +627,9 @@ def test_quitting_while_a_training_runs_stops_it_and_asks_about_the_model_it_tra
                                                                                   monkeypatch):
     """Quit asked about the model in the window while a training ran on: Save saved that older model,
     waited for the whole training, then left the new model unsaved and the window open without a
-    word. Quitting now stops the training first (as Stop does, keeping its epochs), asks about the
-    model it trained, saves that one and closes."""
+    word. Quitting now asks whether to stop the training; Stop and quit stops it (as Stop does,
+    keeping its epochs), asks about the model it trained, saves that one and closes; Cancel touches
+    nothing."""
     from app.widgets import dialogs
     from core import load_detector
 
@@ -636,9 +637,14 @@ def test_quitting_while_a_training_runs_stops_it_and_asks_about_the_model_it_tra
     w.form.epochs.setValue(100000)
     w.train()
     qtbot.waitUntil(lambda: len(w.training.losses) >= 2, timeout=60000)
-    asked = []
+    asked, stop_asked = [], []
     monkeypatch.setattr(dialogs, "ask_unsaved", lambda _parent, pending, doing: asked.append(pending) or "save")
     monkeypatch.setattr(w.files, "ask_save", lambda *a, **k: (str(tmp_path / "quit.pt"), ""))
+    # first asked whether to stop it: Cancel goes on training, the window open
+    monkeypatch.setattr(dialogs, "ask_stop_to_quit", lambda _parent, jobs: stop_asked.append(jobs) or False)
+    assert not w.close()
+    assert stop_asked == [["train"]] and not asked and w.isVisible() and w.runner.busy("train")
+    monkeypatch.setattr(dialogs, "ask_stop_to_quit", lambda _parent, jobs: True)
     assert w.close()
     assert not w.runner.busy("train") and not w.isVisible()
     saved = load_detector(tmp_path / "quit.pt")
@@ -646,7 +652,7 @@ def test_quitting_while_a_training_runs_stops_it_and_asks_about_the_model_it_tra
     assert any("model" in text for text in asked[0])
 
 
-def test_busy_offers_stop_only_while_a_job_that_stop_stops_runs(qtbot, trained):
+def test_busy_offers_stop_only_while_a_job_that_stop_stops_runs(qtbot, trained, monkeypatch):
     """Compute map clicked while a map was computed said "or press Stop", with Stop off (a map runs
     to its end). Each use case refused while busy says it through one controller method now."""
     w = trained
@@ -661,6 +667,21 @@ def test_busy_offers_stop_only_while_a_job_that_stop_stops_runs(qtbot, trained):
     w.compute_map("predictor", "pca")
     assert "(or press Stop) before computing the map" in w.feedback.last_warning and w.act_stop.isEnabled()
     w.stop()
+    qtbot.waitUntil(lambda: _idle(w), timeout=60000)
+    # a one-step fit does not poll Stop: Stop stays off, Busy does not offer it, quitting asks nothing of it
+    import time
+
+    from app import tasks
+    from app.widgets import dialogs
+
+    fit = tasks.train
+    monkeypatch.setattr(tasks, "train", lambda *a, **k: time.sleep(2) or fit(*a, **k))
+    w.form.detector.setCurrentIndex(w.form.detector.findData("size"))
+    w.train()
+    assert w.runner.busy("train") and not w.act_stop.isEnabled() and not w.runner.stoppable()
+    w.compute_map("predictor", "pca")
+    assert w.feedback.last_warning.startswith("Wait for the current work to finish before computing the map")
+    monkeypatch.setattr(dialogs, "ask_stop_to_quit", lambda *a: pytest.fail("asked to stop a fit Stop cannot stop"))
     qtbot.waitUntil(lambda: _idle(w), timeout=60000)
 
 
