@@ -55,7 +55,9 @@ class SidePanel(QScrollArea):
         layout.addStretch(1)
         self.setWidget(content)
         self.setWidgetResizable(True)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # every line wraps: scroll down only
+        # lines wrap, but the buttons and settings boxes do not: a dock narrower than them (a 1024-pixel
+        # screen) scrolls sideways too; with no scroll bar it cut off Stop and the detector box
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
 
     def say(self, text: str) -> None:
         """The line under the progress bar: what is going on, or what just happened."""

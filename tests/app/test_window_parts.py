@@ -199,3 +199,18 @@ def test_the_app_keeps_qt_from_painting_on_helper_threads(setting):
     assert out.returncode == 0, out.stderr
     threads = int(out.stdout.strip().splitlines()[-1])
     assert threads == 1 if setting == "app" else threads > 1
+
+
+def test_a_small_window_keeps_the_side_panels_buttons_and_boxes_within_reach(qtbot, window):
+    """At 1024 x 600 the dock was narrower than its content, which could not scroll sideways: Stop and
+    the detector box were cut off on the right, out of reach. The window still fits the screen."""
+    window.resize(1024, 600)
+    qtbot.waitUntil(lambda: window.width() <= 1024, timeout=5000)
+    qtbot.wait(100)
+    side = window.side
+    bar = side.horizontalScrollBar()
+    assert side.viewport().width() < side.widget().minimumSizeHint().width() and bar.isVisible()
+    for widget in (side.stop_button, side.form.detector):
+        side.ensureWidgetVisible(widget)
+        right = widget.mapTo(side.viewport(), widget.rect().topRight()).x()
+        assert 0 <= right < side.viewport().width(), widget
