@@ -28,7 +28,7 @@ from pathlib import Path
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, one_line
 from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, EndRow, check_report_output, header_extras,
-                            parse_end_row, report_output, safe_cell, unsafe_cell)
+                            not_read_line, parse_end_row, report_output, safe_cell, unsafe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.files import atomic_output, check_outputs
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -442,7 +442,9 @@ def read_report_part(report: str | Path, target: Path, rejects, position: int,
                      rejected_row: Callable[[list[str]], list[str] | None] | None = None,
                      scored_row: Callable[[list[str]], list[str]] | None = None) -> ReportPart:
     """Read a ranked report back into the merge's form: its scored rows as a sorted chunk file, its
-    rejected rows to ``rejects``. The one reader of ``merge-reports`` and of a resumed screen.
+    rejected rows to ``rejects``. The one reader of ``merge-reports`` and of a resumed screen. An
+    export's row for the lines a stopped run never read (:func:`core.io.report.not_read_line`) is no
+    data row: skipped, as :func:`core.io.ranked_report.read_report` skips it, and not counted.
 
     Args:
         report: the ranked report.
@@ -483,8 +485,8 @@ def read_report_part(report: str | Path, target: Path, rejects, position: int,
             if len(row) != width:
                 raise DataError(f"{len(row)} fields where a report row has {width}", report, n)
             end = parse_end_row(row)
-            if end is not None:
-                continue
+            if end is not None or not_read_line(row[STATUS]) is not None:
+                continue  # an export's row for the lines a stopped run never read is no data row, as read_report has it
             count += 1
             if row[STATUS] != "ok":
                 passed = row if rejected_row is None else rejected_row(row)

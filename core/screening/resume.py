@@ -17,7 +17,7 @@ from pathlib import Path
 
 from core.errors import DataError
 from core.io.molecules import ROWS_HASH_MASK, SourceRow, rows_hash
-from core.io.report import COLUMNS, STANDARDISED, not_read_line, unsafe_cell
+from core.io.report import COLUMNS, STANDARDISED, unsafe_cell
 from core.screening.merge import KEY_COLUMNS, ReportPart, cut_summary, read_report_part, whole_run_counts
 
 _ID = 1  # a report row's id cell
@@ -123,9 +123,7 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         if kept is not None:
             kept[hashed] += 1
 
-    def rejected_row(row: list[str]) -> list[str] | None:
-        if not_read_line(row[COLUMNS.index("status")]) is not None:  # an export's row for the rows never read
-            return None
+    def rejected_row(row: list[str]) -> list[str]:
         seen(unsafe_cell(row[_ID]))
         return row
 

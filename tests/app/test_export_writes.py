@@ -115,6 +115,29 @@ def test_a_stopped_scored_files_export_lists_the_rows_never_read(tmp_path):
     assert again.intact
 
 
+def test_a_stopped_runs_export_is_merged_and_resumed_as_the_stopped_runs_report(tmp_path):
+    """The export's row for the lines never read is not counted by its end row: merge-reports and a
+    resumed screen counted it ("7 rows where the end-of-report row says 6: the report was cut or
+    edited"), so the export was neither refused as a stopped run's nor resumed. Both readers skip
+    that row, as read_report does."""
+    from core import DataError, make_detector, merge_reports, read_report, screen
+    from tests.conftest import moses_library
+
+    library = moses_library(tmp_path / "lib.smi", 200, {10: "C1CC"})
+    model = make_detector("size").fit(load(str(library)).subset(range(100)))
+    calls = []
+    screen(model, library, tmp_path / "s.csv", chunk_size=50, workers=1,
+           on_progress=lambda read, scored: calls.append(read), should_stop=lambda: len(calls) >= 2)
+    export = tmp_path / "tab.csv"
+    tasks.export_report_csv(str(export), read_report(tmp_path / "s.csv"), None)
+    with pytest.raises(DataError, match="a stopped run's report is not merged"):
+        merge_reports([export], tmp_path / "m.csv")
+    resumed = screen(model, library, export, chunk_size=50, workers=1, resume=True)
+    assert not resumed.stopped and (resumed.rows, resumed.scored, resumed.rejected) == (200, 199, 1)
+    screen(model, library, tmp_path / "whole.csv", chunk_size=50, workers=1)
+    assert export.read_bytes() == (tmp_path / "whole.csv").read_bytes()
+
+
 def test_a_report_tabs_html_is_of_its_own_rows_whatever_became_of_its_file(qtbot, window, tmp_path):
     """The HTML export of a report tab read the report file again (as a molecule table): a file
     deleted since failed, a row rejected for its id but with a parsable SMILES made "3 molecules
