@@ -276,6 +276,26 @@ def summary_path(report: str | Path) -> Path:
     return Path(str(report) + ".summary.json")
 
 
+def _summary_file(report: str | Path) -> Path | None:
+    """The summary beside ``report`` when there is one, the one lookup of a report's summary: a name
+    too long for the file system (``REPORT.summary.json`` of a legal report name of 240-255
+    characters) holds none, and was raised as a bare "File name too long" by every merge.
+
+    Args:
+        report: the ranked report.
+
+    Returns:
+        The summary's path when it is a file, else None.
+    """
+    path = summary_path(report)
+    try:
+        return path if path.is_file() else None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return None
+        raise
+
+
 def check_summary_output(report: str | Path, inputs: Sequence[str | Path], cut: bool) -> None:
     """Check, before any work, the summary a report cut to its best rows gets beside it
     (:func:`summary_path`), as the report itself is checked: the one check of :func:`merge_reports`,
@@ -312,7 +332,7 @@ def has_cut_shard(reports: Sequence[str | Path]) -> bool:
     Returns:
         True when some shard's summary file exists.
     """
-    return any(summary_path(r).is_file() for r in reports)
+    return any(_summary_file(r) is not None for r in reports)
 
 
 def remove_summary(report: str | Path) -> None:
@@ -367,8 +387,8 @@ def cut_summary(report: str | Path) -> dict | None:
     Raises:
         DataError: the summary cannot be read, or lacks whole counts ``kept`` and ``scored``.
     """
-    path = summary_path(report)
-    if not path.is_file():
+    path = _summary_file(report)
+    if path is None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

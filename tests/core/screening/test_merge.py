@@ -196,3 +196,13 @@ def test_a_top_run_refuses_an_unwritable_summary_before_any_work_and_keeps_the_o
     monkeypatch.undo()
     screen(model, shards / "a.csv", report, workers=1)  # a report of every row writes no summary: the folder stays
     assert len(read_report(report)) == 2 and (tmp_path / "r.csv.summary.json").is_dir()
+
+
+def test_a_report_of_a_legal_long_name_merges(shards, tmp_path):
+    """REPORT.summary.json of a legal report name of 246 characters and .csv is too long for the file
+    system: looking it up raised "[Errno 36] File name too long" and no such report merged. A summary
+    name too long to exist means no summary."""
+    long = tmp_path / ("x" * 246 + ".csv")
+    long.write_bytes((shards / "a.report.csv").read_bytes())
+    assert merge_reports([long, shards / "b.report.csv"], tmp_path / "m.csv") == 5
+    assert merge_reports([shards / "b.report.csv", long], tmp_path / "m.csv") == 5
