@@ -318,8 +318,8 @@ def check_summary_output(report: str | Path, inputs: Sequence[str | Path], cut: 
     try:
         check_outputs([path], [str(p) for p in inputs if p])
     except OSError as exc:
-        raise OSError(exc.errno, f"{exc.strerror}: cannot write the summary {path} that a report keeping its best "
-                      "rows only gets beside it", str(path)) from None
+        raise OSError(exc.errno, f"cannot write the summary {path} that a report keeping its best rows only gets "
+                      f"beside it: {exc.strerror}", str(path)) from None  # the summary first: the reason is its
 
 
 def has_cut_shard(reports: Sequence[str | Path]) -> bool:
