@@ -628,10 +628,11 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                     raise DataError(f"the run that wrote it was stopped after input line {stopped_after:,}, so the "
                                     "rows after it were never scored, and a stopped run's report is not merged: "
                                     "screen that shard again", report)
-                if not model:  # an API report written without its model (write_report's model=None)
-                    raise DataError("the report does not name the model that scored it, so a merge cannot check "
-                                    "that one model scored every shard: write it with write_report(..., "
-                                    "model=detector), or screen the shard", report)
+                if not model:  # write_report's model=None, or an app export of a report that named none
+                    raise DataError("the report does not name the model that scored it (a report written by "
+                                    "write_report without model=, or a part of a report exported from the app), so "
+                                    "a merge cannot check that one model scored every shard: screen the shard (from "
+                                    "the API, write_report(..., model=detector) names it)", report)
                 if models and model not in models:
                     first = next(iter(models.values()))
                     raise DataError(f"scored with another model (fingerprint {model}) than {first} "
