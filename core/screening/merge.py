@@ -484,7 +484,7 @@ def read_report_part(report: str | Path, target: Path, rejects, position: int,
             score that is not a finite number, rows out of rank order, rows after the end row, no
             end row, or other rows than the end row counts (cut or edited).
     """
-    from core.io.ranked_report import check_report, csv_records
+    from core.io.ranked_report import REVIEW, check_report, csv_records
 
     check_report(report)  # unreadable or not a report: refused, saying which and why
     check_outputs([target], [report])
@@ -521,6 +521,10 @@ def read_report_part(report: str | Path, target: Path, rejects, position: int,
             if not math.isfinite(score):
                 raise DataError(f"the score {row[4]!r} is not a finite number", report, n)
             if score > last:
+                if REVIEW in found:  # the app exports a marked tab's rows in its review's rank order
+                    raise DataError("its rows follow the ranks of an analyst's review (its review column), not the "
+                                    "scores', so it cannot be merged: export it before marking rows, or merge the "
+                                    "reports the review was made on", report, n)
                 raise DataError("rows are not in rank order (was the report edited?)", report, n)
             last = score
             if row[P_VALUE]:

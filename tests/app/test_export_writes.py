@@ -138,6 +138,30 @@ def test_a_stopped_runs_export_is_merged_and_resumed_as_the_stopped_runs_report(
     assert export.read_bytes() == (tmp_path / "whole.csv").read_bytes()
 
 
+def test_an_export_in_a_reviews_rank_order_is_refused_by_merge_as_such(tmp_path):
+    """A tab with marked rows exports them in its review's rank order, with a review column: a merge
+    of that file said "rows are not in rank order (was the report edited?)". It says the rows follow
+    a review's ranks, and what to merge instead."""
+    from core import DataError, make_detector, merge_reports, read_report, screen
+    from tests.conftest import moses_library
+
+    library = moses_library(tmp_path / "lib.smi", 30, {})
+    model = make_detector("size").fit(load(str(library)))
+    screen(model, library, tmp_path / "s.csv", workers=1)
+    report = read_report(tmp_path / "s.csv")
+    assert report.score[0] > report.score[-1]
+    rank = np.arange(1, len(report) + 1)
+    rank[[0, -1]] = rank[[-1, 0]]  # the analyst put the last row first
+    export = tmp_path / "tab.csv"
+    tasks.export_report_csv(str(export), report, None, review={len(report) - 1: "anomaly"}, rank=rank)
+    with pytest.raises(DataError, match="tab.csv:3: its rows follow the ranks of an analyst's review .*not the "
+                       "scores', so it cannot be merged: export it before marking rows, or merge the reports"):
+        merge_reports([export], tmp_path / "m.csv")
+    tasks.export_report_csv(str(export), report, None, rank=rank)  # no review column: as edited
+    with pytest.raises(DataError, match="rows are not in rank order"):
+        merge_reports([export], tmp_path / "m.csv")
+
+
 def test_a_report_tabs_html_is_of_its_own_rows_whatever_became_of_its_file(qtbot, window, tmp_path):
     """The HTML export of a report tab read the report file again (as a molecule table): a file
     deleted since failed, a row rejected for its id but with a parsable SMILES made "3 molecules
