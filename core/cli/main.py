@@ -22,14 +22,26 @@ COMMANDS = {"train": train, "score": score, "info": info, "evaluate": evaluate, 
             "merge-reports": merge, "evaluate-explanations": explanations, "weigh": weigh}
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser that takes no abbreviated option: ``score --top 5`` was taken as
+    ``--top-nodes 5`` and wrote every row. The subcommands' parsers are made of this class too
+    (``add_subparsers`` makes them of its parser's class), so no ``glocalkd`` command takes one."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``glocalkd`` parser with every subcommand (each module's ``add_parser``).
+
+    Options are taken by their whole names only (:class:`_Parser`).
 
     Returns:
         The parser; ``--version`` and ``--help`` answer without loading torch.
     """
-    parser = argparse.ArgumentParser(prog="glocalkd", description="Graph-level anomaly detection by "
-                                     "glocal knowledge distillation (GLocalKD, WSDM 2022).")
+    parser = _Parser(prog="glocalkd", description="Graph-level anomaly detection by "
+                     "glocal knowledge distillation (GLocalKD, WSDM 2022).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMANDS.values():

@@ -91,3 +91,38 @@ def test_every_command_that_runs_a_model_takes_threads():
                  ["screen", "m.pt", "d.smi", "-o", "r.csv"], ["weigh", "m.pt", "k.smi", "-o", "w.pt"],
                  ["evaluate", "d.smi"], ["evaluate-explanations", "d.smi"]):
         assert parser.parse_args([*argv, "--threads", "1"]).threads == 1, argv[0]
+
+
+def test_no_command_takes_an_abbreviated_option(capsys):
+    """``glocalkd score MODEL in.csv -o r.csv --top 5`` exited 0 and wrote every row: argparse took
+    ``--top`` as short for ``--top-nodes``. Options are taken by their whole names only, in every
+    command; ``--top`` is screen's (and ``score --top`` is refused as unknown)."""
+    import argparse
+
+    import pytest
+
+    from core.cli.main import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(commands) == {"train", "score", "info", "evaluate", "screen", "merge-reports",
+                             "evaluate-explanations", "weigh"}
+    for name, command in commands.items():  # each option's name less its last letter, after what is required
+        required = [value for action in command._actions if action.required or not action.option_strings
+                    for value in (*action.option_strings[:1], "1")]
+        options = {o for action in command._actions for o in action.option_strings}
+        for option in sorted(options):
+            if option.startswith("--") and len(option) > 3 and option[:-1] not in options:  # --seeds: --seed is one
+                with pytest.raises(SystemExit) as exited:
+                    command.parse_args([*required, option[:-1]])
+                assert exited.value.code == 2, (name, option)
+                assert f"unrecognized arguments: {option[:-1]}" in capsys.readouterr().err, (name, option)
+    with pytest.raises(SystemExit) as exited:  # not --version
+        parser.parse_args(["--vers", "info", "d.smi"])
+    assert exited.value.code == 2 and "unrecognized arguments: --vers" in capsys.readouterr().err
+    for argv in (["score", "m.pt", "in.csv", "-o", "r.csv", "--top", "5"],
+                 ["screen", "m.pt", "in.csv", "-o", "r.csv", "--top-n", "5"]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2 and f"unrecognized arguments: {argv[-2]} 5" in capsys.readouterr().err
+    assert parser.parse_args(["screen", "m.pt", "in.csv", "-o", "r.csv", "--top", "5"]).top == 5
