@@ -1,9 +1,11 @@
 """Molecule files: SMILES lists (.smi), delimited tables (.csv/.tsv/.tab/.txt) and SDF, gzipped or not.
 
 Every data row ends up either as a graph or as a :class:`~core.data.graphset.Reject` with its
-line (or record) number and the reason. Blank lines and ``#`` comment lines are not data; in a
-table, past its header, a line that starts with ``#`` and holds the table's delimiter is a row
-(``#1,CCO,0``: an id that starts with ``#``), not a comment.
+line (or record) number and the reason. Blank lines and ``#`` comment lines are not data. In a
+table's body (past its header, or past the comments before a headerless table's first row), a line
+that starts with ``#`` (unquoted) and holds the table's delimiter is a commented-out row: it is not
+scored, and not dropped either, but listed among the rejected rows with its line and how to read it
+as data (quote its first cell: ``"#1",CCO,0``); a ``#`` line without the delimiter is a comment.
 """
 from __future__ import annotations
 
@@ -351,7 +353,8 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     first line is RDKit's SmilesWriter header ``SMILES Name`` (space separated). A quoted field
     may span lines. A row that does not split into enough fields (another delimiter, a stray
     quote) comes with its problem, to be rejected with its line number. ``#`` comment lines are
-    skipped before the header; past it, one that holds the delimiter is a row (``#1,CCO,0``).
+    skipped before the header; past it, one that holds the delimiter is a commented-out row, which
+    comes with its problem too (:func:`_csv_rows`): not scored, and not lost unseen.
 
     Args:
         path: the table (optionally gzipped).
@@ -611,19 +614,29 @@ def _is_data(line: str) -> bool:
     return bool(stripped) and not stripped.startswith("#")
 
 
-def _is_row(line: str, delimiter: str) -> bool:
-    """A line of a table's body that is a row: not blank, and not a ``#`` comment, which is a line
-    that starts with ``#`` and does not hold the delimiter. A ``#`` line split into fields is a row
-    (``#1,CCO,0``: its id starts with ``#``), read or rejected with its line, never dropped unseen."""
-    return _is_data(line) or (bool(line.strip()) and delimiter in line)
+def _commented_out(line: str, delimiter: str) -> tuple[list[str], str] | None:
+    """A table body's line that starts with ``#`` and holds the delimiter: a row the user commented
+    out, to be listed (not scored) with its fields and why; None for any other line.
+
+    Read as a row, ``#m2,CCN,1`` trained on a molecule the user had excluded, label and all;
+    skipped as a comment, ``#1,CCO,0`` (an id that starts with ``#``) was lost without a word.
+    Listed among the rejected rows, neither happens, and the reason says how to read it as data.
+    """
+    if _is_data(line) or delimiter not in line:
+        return None
+    fields, _ = _parse_row(line, delimiter)
+    first = fields[0].strip() if fields else ""
+    return fields, (f"starts with '#': read as a commented-out row, not scored (quote its first cell, "
+                    f"\"{first}\", to read it as data)")
 
 
 def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
               ) -> Iterator[tuple[int, list[str], str | None, str | None]]:
     """csv-parse (line number, line, ending) triples, joining a quoted field that spans lines with
     the lines' own endings, so the cell is kept byte for byte: a line inside it that is blank or
-    starts with ``#`` is part of the cell, not a comment. Between rows, a line is skipped when it is
-    blank or a ``#`` comment without the delimiter (:func:`_is_row`). Yields (first line number, fields,
+    starts with ``#`` is part of the cell, not a comment. Between rows, a blank line and a ``#``
+    comment are skipped; a ``#`` line that holds the delimiter is a commented-out row, yielded with
+    its problem (:func:`_commented_out`) and the line as written. Yields (first line number, fields,
     problem or None, the line as written for a stray quote's problem row, else None: its fields
     joined again read ``f,"CC"O`` as ``f,CCO"``).
 
@@ -647,8 +660,11 @@ def _csv_rows(lines: Iterator[tuple[int, str, str]], delimiter: str
             if not pending:
                 return
             stray = True  # the file ends inside a quoted field
-        elif not pending and not _is_row(item[1], delimiter):
-            continue  # a blank or comment line between rows
+        elif not pending and not _is_data(item[1]):  # a blank or comment line between rows
+            commented = _commented_out(item[1], delimiter)
+            if commented is not None:  # a row commented out: listed, not scored
+                yield item[0], commented[0], commented[1], item[1]
+            continue
         else:
             pending.append(item)
             open_quote = _quote_open_after(item[1], delimiter, open_quote)
