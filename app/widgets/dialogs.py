@@ -144,13 +144,18 @@ def ask_load_options(parent, path: str, warn) -> dict | None:
         return {}
     try:
         cols = table_columns(path)
-        if cols.headerless or (cols.smiles is not None and smiles_column_reads(path, cols.smiles)):
+        if cols.headerless or (not cols.repeated and cols.smiles is not None
+                               and smiles_column_reads(path, cols.smiles)):
             return {}
     except GLocalKDError as exc:
         warn("Cannot open file", app_wording(exc))
         return None
-    note = "" if cols.smiles is None else (f"The column {cols.smiles!r} holds no molecule in its first rows: "
-                                           "choose the column with the SMILES.")
+    if cols.repeated:  # a column found by its name is not the only one so named: loading would refuse it
+        note = (f"More than one column is named {' or '.join(repr(n) for n in cols.repeated)}: choose the one to "
+                "read (two names spelt the same cannot be told apart: rename one in the file).")
+    else:
+        note = "" if cols.smiles is None else (f"The column {cols.smiles!r} holds no molecule in its first rows: "
+                                               "choose the column with the SMILES.")
     dialog = ColumnDialog(cols.header, cols.smiles, cols.id, cols.label, Path(path).name, parent, note)
     if dialog.exec() != ColumnDialog.DialogCode.Accepted:
         return None

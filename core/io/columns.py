@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import DataError
-from core.io.molecules import (ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, find_column, headerless, read_row,
-                               table_header, table_rows)
+from core.io.molecules import (ID_COLUMNS, LABEL_COLUMNS, SMILES_COLUMNS, column_namesakes, find_column, headerless,
+                               read_row, table_header, table_rows)
 from core.io.text import strip_compression
 
 
@@ -20,6 +20,7 @@ class TableColumns:
     id: str | None
     label: str | None
     headerless: bool = False  # the first line is a molecule: every line is read as a row, no column to choose
+    repeated: list[str] = field(default_factory=list)  # names found by a common name that name two columns
 
 
 def table_columns(path: str | Path) -> TableColumns:
@@ -32,21 +33,27 @@ def table_columns(path: str | Path) -> TableColumns:
     Returns:
         The header and the columns whose names are common for SMILES, ids and labels
         (:func:`core.io.molecules.find_column`, as loading finds them), None where no name
-        matched; ``headerless`` when the file has no header row
-        (:func:`core.io.molecules.headerless`: loading reads every line as a row).
+        matched or it matched two columns (loading refuses to pick either: the user chooses one by
+        its exact name, and ``repeated`` lists the name); ``headerless`` when the file has no header
+        row (:func:`core.io.molecules.headerless`: loading reads every line as a row).
 
     Raises:
         DataError: the file has no header row, or it cannot be read.
     """
     header, _ = table_header(path)  # split as loading splits it
 
+    repeated: list[str] = []
+
     def find(candidates: tuple[str, ...]) -> str | None:
         k = find_column(header, candidates)
+        if k is not None and len(column_namesakes(header, k)) > 1:  # loading would refuse to pick one
+            repeated.append(header[k].strip())
+            return None
         return None if k is None else header[k]
 
     smiles = find(SMILES_COLUMNS)
     return TableColumns(header=header, smiles=smiles, id=find(ID_COLUMNS), label=find(LABEL_COLUMNS),
-                        headerless=smiles is None and headerless(path))
+                        headerless=smiles is None and headerless(path), repeated=repeated)
 
 
 def smiles_column_reads(path: str | Path, column: str, rows: int = 20) -> bool:

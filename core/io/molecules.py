@@ -294,14 +294,47 @@ def load_smiles(path: str | Path, standardise: bool = False, should_stop: Callab
 
 def _pick(header: list[str], wanted: str | None, candidates: Iterable[str], path: Path, what: str,
           line: int = 1) -> int | None:
-    lowered = [h.strip().lower() for h in header]
+    """The column ``wanted`` names (its exact name, else in any case), or with None the one found by
+    a common name (:func:`find_column`); None when none is found by name.
+
+    A column so picked that two columns match is refused, naming them: the first of them was read
+    whichever was meant (``smiles,id,smiles``: an empty column). An exact, case-sensitive name that
+    singles one out picks it (``SMILES,id,smiles`` named ``smiles``); columns never picked may share
+    a name (``note,note``).
+
+    Raises:
+        DataError: ``wanted`` names no column, or the column picked is not the only one so named.
+    """
     if wanted is not None:
-        if wanted in header:
-            return header.index(wanted)
-        if wanted.lower() in lowered:
-            return lowered.index(wanted.lower())
-        raise DataError(f"no {what} column named {wanted!r} (columns: {_show(header)})", path, line)
-    return find_column(header, candidates)
+        exact = [k for k, h in enumerate(header) if h.strip() == wanted.strip()]
+        same = exact or [k for k, h in enumerate(header) if h.strip().lower() == wanted.strip().lower()]
+        if not same:
+            raise DataError(f"no {what} column named {wanted!r} (columns: {_show(header)})", path, line)
+        if len(same) > 1:
+            raise DataError((f"the header names the {what} column {wanted!r} twice ({_positions(same)}): rename one, "
+                             "so that the column read is the one meant") if exact else
+                            (f"the {what} column named {wanted!r} is {_positions(same)} in any case "
+                             f"({_show([header[k].strip() for k in same])}): name it by its exact name, or rename "
+                             "one"), path, line)
+        return same[0]
+    k = find_column(header, candidates)
+    same = [] if k is None else column_namesakes(header, k)
+    if len(same) > 1:
+        names = [header[j].strip() for j in same]
+        if len(set(names)) == 1:
+            raise DataError(f"the header names the {what} column {names[0]!r} twice ({_positions(same)}): rename one, "
+                            "so that the column read is the one meant", path, line)
+        param = f"{what.lower()}_column"
+        raise DataError(f"the header has {len(same)} {what} columns by their names, {_show(names)} "
+                        f"({_positions(same)}): name the one to read, by its exact name, with {{{param}}}, or rename one",
+                        path, line, params=(param,))
+    return k
+
+
+def _positions(columns: list[int]) -> str:
+    """``columns 1 and 3`` (positions from 1) for a message."""
+    shown = [str(k + 1) for k in columns]
+    return "columns " + (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0])
 
 
 def find_column(header: list[str], candidates: Iterable[str]) -> int | None:
@@ -316,8 +349,28 @@ def find_column(header: list[str], candidates: Iterable[str]) -> int | None:
     Returns:
         The column's position, or None when no name matches.
     """
-    names = [re.sub(r"[\s-]+", "_", h.strip().lower()) for h in header]
+    names = [_column_key(h) for h in header]
     return next((names.index(c) for c in candidates if c in names), None)
+
+
+def column_namesakes(header: list[str], k: int) -> list[int]:
+    """The columns whose names :func:`find_column` cannot tell from column ``k``'s (itself among them).
+
+    Args:
+        header: the column names.
+        k: a column's position.
+
+    Returns:
+        Their positions, in order: more than one when a column found by a common name is not the
+        only one so named (loading refuses to pick it, the column chooser offers no guess).
+    """
+    key = _column_key(header[k])
+    return [j for j, h in enumerate(header) if _column_key(h) == key]
+
+
+def _column_key(name: str) -> str:
+    """A column's name as columns are found by name: lower case, spaces and hyphens as underscores."""
+    return re.sub(r"[\s-]+", "_", name.strip().lower())
 
 
 # A quoted field may span lines, but not more than this many: past it the opening quote is
@@ -369,8 +422,8 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
         ``{smiles_column}``, see :class:`core.errors.DataError`).
 
     Raises:
-        DataError: the file is empty, the header cannot be read or names a column twice, a named
-            column is missing, no SMILES column is found, or the SMILES column's name is a molecule
+        DataError: the file is empty, the header cannot be read, a named column is missing, a
+            column picked (named, or found by its common name) is not the only one so named, no SMILES column is found, or the SMILES column's name is a molecule
             (the first line is a row: the file has no header row).
     """
     path = Path(path)
@@ -387,7 +440,6 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
             body = itertools.dropwhile(lambda item: not _is_data(item[1]), read_lines_and_endings(path))
             return _table_rows(body, delimiter, columns[:max(len(header), 1)], 0,
                                1 if len(header) > 1 and id_column is None else None, None), ""
-    _refuse_duplicates(header, path, header_no)
     if s_col is None:
         _pick(header, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)  # raises when it was named
         raise DataError(f"no SMILES column found (columns: {_show(header)}); name it with {{smiles_column}}",
@@ -475,28 +527,11 @@ def table_header(path: str | Path) -> tuple[list[str], str]:
         (the column names, the delimiter).
 
     Raises:
-        DataError: the file is empty, or its header cannot be read or names a column twice.
+        DataError: the file is empty, or its header cannot be read.
     """
     path = Path(path)
-    header_no, delimiter, header, s_col = _read_header(path, read_lines_and_endings(path), None)
-    if s_col is not None or _first_cell_molecules(path, delimiter) is None:  # a header row, not a first row
-        _refuse_duplicates(header, path, header_no)
+    _, delimiter, header, _ = _read_header(path, read_lines_and_endings(path), None)
     return header, delimiter
-
-
-def _refuse_duplicates(header: list[str], path: Path, line: int) -> None:
-    """Refuse a header that names a column twice (blank names aside): a column is picked by its
-    name, and the first of two so named was read whichever was meant (``smiles,id,smiles``). The
-    names are compared as columns are found by name (:func:`find_column`)."""
-    seen: dict[str, int] = {}
-    for k, name in enumerate(header):
-        key = re.sub(r"[\s-]+", "_", name.strip().lower())
-        if not key:
-            continue
-        if key in seen:
-            raise DataError(f"the header names the column {name.strip()!r} twice (columns {seen[key] + 1} and "
-                            f"{k + 1}): rename one, so that the column read is the one meant", path, line)
-        seen[key] = k
 
 
 def _read_header(path: Path, lines: Iterator[tuple[int, str, str]], smiles_column: str | None,

@@ -377,6 +377,39 @@ def test_the_column_dialog_asks_when_the_column_named_smiles_holds_none(qtbot, t
     assert dialogs.ask_load_options(None, str(good), lambda *a: None) == {} and len(shown) == 1
 
 
+def test_the_column_dialog_opens_a_table_whose_columns_share_a_name(qtbot, tmp_path, monkeypatch):
+    """A header that named a column twice was refused as the file opened, even when neither column
+    was read (``note,note``). Such a file opens as it did; one whose SMILES or id column, found by
+    its name, is two columns asks which to read, saying why, and the exact name chosen is read."""
+    from PySide6.QtWidgets import QLabel
+
+    from app.widgets import dialogs
+    from core import load
+
+    notes = tmp_path / "notes.csv"
+    notes.write_text("smiles,id,note,note\nCCO,a,x,y\nCCN,b,x,y\n")
+    monkeypatch.setattr(dialogs.ColumnDialog, "exec", lambda dialog: pytest.fail("asked"))
+    assert dialogs.ask_load_options(None, str(notes), lambda *a: pytest.fail(f"warned: {a}")) == {}
+    shown = []
+
+    def accept(dialog):
+        shown.append([label.text() for label in dialog.findChildren(QLabel)])
+        dialog.smiles.setCurrentText("smiles")
+        return dialogs.ColumnDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(dialogs.ColumnDialog, "exec", accept)
+    cased = tmp_path / "cased.csv"
+    cased.write_text("SMILES,id,smiles\nCCO,a,OCC\nCCN,b,NCC\n")
+    options = dialogs.ask_load_options(None, str(cased), lambda *a: pytest.fail(f"warned: {a}"))
+    assert any("More than one column is named 'SMILES': choose the one to read" in text for text in shown[0])
+    assert [m.smiles for m in load(cased, **options).meta] == ["OCC", "NCC"]
+    ids = tmp_path / "ids.csv"
+    ids.write_text("smiles,id,id\nCCO,a,b\nCCN,c,d\n")
+    options = dialogs.ask_load_options(None, str(ids), lambda *a: pytest.fail(f"warned: {a}"))
+    assert any("More than one column is named 'id'" in text for text in shown[1])
+    assert options["id_column"] == dialogs.NO_COLUMN and len(load(ids, **options)) == 2
+
+
 def test_stop_right_after_score_another_file_says_nothing_was_scored(qtbot, trained, tmp_path):
     """Stop pressed before the first row of a scored file is scored: a plain note, no tab, no error
     naming the scratch report that was never written; the window is ready for the next job."""

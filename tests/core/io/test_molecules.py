@@ -317,29 +317,56 @@ def test_no_column_means_none_not_found_by_name(tmp_path):
     assert [(m.id, m.label) for m in load(sdf, id_column=NO_COLUMN, label_column=NO_COLUMN).meta] == [("eth", None)]
 
 
-def test_a_header_that_names_a_column_twice_is_refused_naming_it(tmp_path):
-    """``smiles,id,smiles``: naming (or choosing in the app) the second 'smiles' read the first, an
-    empty one, and every row was rejected. Loading, streamed scoring and the column chooser refuse
-    the header, naming the file, the line and the name; blank names (trailing delimiters) and a
-    headerless table's first row are not a header's names."""
+def test_a_column_picked_by_a_name_two_columns_share_is_refused_others_may_share_one(tmp_path):
+    """``smiles,id,smiles``: naming the second 'smiles' read the first, an empty one, and every row
+    was rejected. Loading, streamed scoring and the column chooser's check refuse a column they pick
+    (named, or found by its common name) that two columns match, naming it, unless an exact name
+    singles one out; columns never picked may share a name (``note,note`` refused the whole file),
+    and the column chooser still opens such a file, offering no guess for the shared name."""
+    from core import NO_COLUMN
     from core.io.columns import table_columns
     from core.io.load import molecule_rows
 
+    notes = tmp_path / "notes.csv"  # neither 'note' is read: the file reads as it did
+    notes.write_text("smiles,id,note,note\nCCO,a,x,y\nCCN,b,x,y\n")
+    assert [m.id for m in load(notes).meta] == ["a", "b"]
+    cols = table_columns(notes)
+    assert (cols.smiles, cols.id, cols.repeated) == ("smiles", "id", [])
+
     path = tmp_path / "dup.csv"
-    path.write_text("# made by hand\nsmiles,id,SMILES\n,a,CCO\n,b,CCC\n")
-    said = r"dup.csv:2: the header names the column 'SMILES' twice \(columns 1 and 3\): rename one"
+    path.write_text("# made by hand\nsmiles,id,smiles\n,a,CCO\n,b,CCC\n,c,CCN\n")
+    said = r"dup.csv:2: the header names the SMILES column 'smiles' twice \(columns 1 and 3\): rename one"
     for read in (lambda: load(path), lambda: load(path, smiles_column="smiles"), lambda: molecule_rows(path),
-                 lambda: table_columns(path)):
+                 lambda: molecule_rows(path, smiles_column="smiles")):
         with pytest.raises(DataError, match=said):
             read()
+    cols = table_columns(path)
+    assert cols.header == ["smiles", "id", "smiles"] and cols.smiles is None and cols.repeated == ["smiles"]
+
+    cased = tmp_path / "cased.csv"  # an exact name picks its column; found by its common name, neither is
+    cased.write_text("SMILES,id,smiles\nCCO,a,OCC\nCCN,b,NCC\n")
+    assert [m.smiles for m in load(cased, smiles_column="smiles").meta] == ["OCC", "NCC"]
+    assert [m.smiles for m in load(cased, smiles_column="SMILES").meta] == ["CCO", "CCN"]
+    with pytest.raises(DataError, match=r"cased.csv:1: the header has 2 SMILES columns by their names, SMILES, "
+                                        r"smiles \(columns 1 and 3\): name the one to read, by its exact name, with smiles_column"):
+        load(cased)
+    with pytest.raises(DataError, match=r"the SMILES column named 'Smiles' is columns 1 and 3 in any case"):
+        load(cased, smiles_column="Smiles")
+    assert table_columns(cased).smiles is None
+
+    ids = tmp_path / "ids.csv"  # an id column found by its name, twice: refused unless no id column is read
+    ids.write_text("smiles,id,id\nCCO,a,b\nCCN,c,d\n")
+    with pytest.raises(DataError, match=r"the header names the id column 'id' twice \(columns 2 and 3\)"):
+        load(ids)
+    assert [m.id for m in load(ids, id_column=NO_COLUMN).meta] == ["2", "3"]
+    assert table_columns(ids).repeated == ["id"]
+
     blanks = tmp_path / "blanks.csv"
     blanks.write_text("smiles,id,,\nCCO,a,,\nCCC,b,,\n")
     assert [m.id for m in load(blanks).meta] == ["a", "b"] and table_columns(blanks).header == ["smiles", "id", "", ""]
     first_row = tmp_path / "list.csv"
     first_row.write_text("CCO,1,1\nCCC,2,2\n")
     assert [m.id for m in load(first_row).meta] == ["1", "2"] and table_columns(first_row).headerless
-
-
 def test_a_smiles_column_named_by_a_molecule_of_line_1_is_refused_not_read_as_a_header(tmp_path):
     """``m1<TAB>CCO`` first, no header row, and ``--smiles-column CCO`` (the name the error before
     it offered): line 1 was taken for the header and its molecule lost without a word. The
