@@ -8,6 +8,7 @@ about them (threshold, flags, evaluation).
 """
 from __future__ import annotations
 
+import html
 import os
 
 import threading
@@ -459,6 +460,7 @@ class AppState:
         repeated = g.repeated_ids()
         if repeated:
             lines.append(f"Repeated IDs: {len(repeated):,} (every row is kept)")
+        lines += [f"Note: {html.escape(note)}" for note in g.notes]  # what the reader changed (one-way TU edges)
         if self.model is not None:
             lines.append(f"Model: {describe_model(self.model)}")
             weighed = view_weights_text(self.model, compact=True)

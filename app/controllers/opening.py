@@ -214,10 +214,14 @@ class OpeningController(Controller):
         self.said.emit(f"Loaded {counted(len(graphs), 'graph')}{rejected}.")  # not "Loading…" any more
         repeated = graphs.repeated_ids_note()  # every row is kept; the ID alone no longer says which is meant
         measured = graphs.labels_note() or graphs.labels_case_note()
-        self.status.emit(f"Loaded {counted(len(graphs), 'graph')} from {result.path}"
-                         + (f"; {counted(len(graphs.rejects), 'row')} rejected" if graphs.rejects else "")
-                         + (f". {repeated} (every row is kept)." if repeated else "")
-                         + (f". Note: {measured}." if measured else ""), 15000 if repeated or measured else 8000)
+        said = [f"Loaded {counted(len(graphs), 'graph')} from {result.path}"
+                + (f"; {counted(len(graphs.rejects), 'row')} rejected" if graphs.rejects else "")]
+        if repeated:
+            said.append(f"{repeated} (every row is kept)")
+        if measured:
+            said.append(f"Note: {measured}")
+        said += [f"Note: {note}" for note in graphs.notes]  # what the reader changed (one-way TU edges)
+        self.status.emit(". ".join(said) + ("." if len(said) > 1 else ""), 15000 if len(said) > 1 else 8000)
         self.loaded.emit(result)
         if len(graphs) == 0:
             self.warning.emit("Nothing to score", f"{result.path}: no row could be read as a graph. "

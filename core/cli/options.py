@@ -528,7 +528,8 @@ def summary(graphs: GraphSet, more: str = "each is listed in the report 'glocalk
             write no report: they said "all listed in the report").
 
     Returns:
-        One line of graphs, nodes and label counts, the IDs that name more than one row, then the
+        One line of graphs, nodes and label counts, the notes on the labels and the reader's
+        (``GraphSet.notes``), the IDs that name more than one row, then the
         first five rejected rows with their reasons (and how many more).
     """
     labels = graphs.label_counts()
@@ -540,6 +541,8 @@ def summary(graphs: GraphSet, more: str = "each is listed in the report 'glocalk
     for note in (measured, graphs.labels_case_note()):
         if note:
             text += f"\n  {note[0].upper()}{note[1:]}"
+    for note in graphs.notes:  # what the reader changed (a TU collection's one-way edges made both ways)
+        text += f"\n  Note: {note}"
     repeated = graphs.repeated_ids_note()
     if repeated:
         text += f"\n  {repeated} (every row is kept)"

@@ -62,6 +62,9 @@ class GraphSet:
     node_label_names: dict[int, str] | None = None
     edge_label_names: dict[int, str] | None = None
     collection: str = ""  # a TU collection's name (DS of its DS_A.txt): what its unnamed node labels number
+    # what the reader changed in reading the file, for a person (a TU collection's one-way edges made
+    # both ways): said wherever the file is loaded, by the CLI's summary and the app's status bar
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if len(self.graphs) != len(self.meta):

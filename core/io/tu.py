@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 import zipfile
 from pathlib import Path
 
@@ -215,7 +214,8 @@ def load_tu(path: str | Path) -> GraphSet:
 
     Graphs without nodes, or with a NaN or infinite node attribute, are rejected with their
     reason; the others keep their raw ``node_label``, ``node_attr`` and ``edge_label``. An edge
-    ``DS_A.txt`` lists one way only gets its reverse (the graphs are undirected), with a warning.
+    ``DS_A.txt`` lists one way only gets its reverse (the graphs are undirected), and the set's
+    ``notes`` say so (the CLI and the app say its notes as the file loads).
 
     Args:
         path: the collection's folder or .zip archive.
@@ -278,7 +278,7 @@ def load_tu(path: str | Path) -> GraphSet:
     if files.has("edge_labels.txt"):
         edge_labels = files.table("edge_labels.txt", int)[:, 0]
         _check_count(files, "edge_labels.txt", len(edge_labels), len(edges), "edges")
-    edges, edge_labels = _both_ways(edges, edge_labels, n, files.display(f"{ds}_A.txt"))
+    edges, edge_labels, both_ways = _both_ways(edges, edge_labels, n, files.display(f"{ds}_A.txt"))
 
     # Slice nodes and edges per graph without a Python loop over nodes.
     counts = np.bincount(indicator - 1, minlength=num_graphs)
@@ -321,27 +321,32 @@ def load_tu(path: str | Path) -> GraphSet:
                         f"(first: {rejects[0].reason})", path)
     node_names, edge_names = files.label_names()
     return GraphSet(graphs=graphs, meta=meta, rejects=rejects, source=str(path), format="tu", kind="graph",
-                    node_label_names=node_names, edge_label_names=edge_names, collection=ds)
+                    node_label_names=node_names, edge_label_names=edge_names, collection=ds,
+                    notes=[both_ways] if both_ways else [])
 
 
 def _both_ways(edges: np.ndarray, edge_labels: np.ndarray | None, n: int,
-               where: str) -> tuple[np.ndarray, np.ndarray | None]:
+               where: str) -> tuple[np.ndarray, np.ndarray | None, str]:
     """Add the reverse of each edge that ``DS_A.txt`` lists one way only (with its edge label).
 
     TU collections are undirected graphs whose ``DS_A.txt`` lists each edge both ways; a file that
     lists some once was read as directed graphs, and scored otherwise than the graphs it describes.
-    Warns once, naming the file, when it adds any.
+
+    Returns:
+        (the edges, their labels, the note that says so, naming the file: "" when none was added).
+        The note goes into the GraphSet's ``notes``: a warning reached the CLI's stderr only, never
+        the app, whose loading runs in a worker thread.
     """
     keys = edges[:, 0] * n + edges[:, 1]
     one_way = ~np.isin(edges[:, 1] * n + edges[:, 0], keys)
     if not one_way.any():
-        return edges, edge_labels
-    warnings.warn(f"{where}: {counted(int(one_way.sum()), 'edge')} listed one way only (a TU collection lists "
-                  "each edge both ways): read as undirected, with the reverse added", stacklevel=3)
+        return edges, edge_labels, ""
+    note = (f"{where}: {counted(int(one_way.sum()), 'edge')} listed one way only (a TU collection lists each edge "
+            "both ways): read as undirected, with the reverse added")
     edges = np.concatenate([edges, edges[one_way][:, ::-1]])
     if edge_labels is not None:
         edge_labels = np.concatenate([edge_labels, edge_labels[one_way]])
-    return edges, edge_labels
+    return edges, edge_labels, note
 
 
 def _check_count(files: _Files, suffix: str, found: int, expected: int, what: str) -> None:

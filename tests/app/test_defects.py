@@ -571,6 +571,24 @@ def test_opening_a_file_whose_ids_repeat_keeps_every_row_and_says_which_repeat(q
     assert "1 ID names more than one row: A (lines 2, 4)" in w.statusBar().currentMessage()
 
 
+def test_opening_a_collection_that_lists_each_edge_once_says_its_edges_were_made_both_ways(qtbot, window, tmp_path):
+    """A TU collection whose DS_A.txt lists each edge one way is read as undirected graphs, the
+    reverse edges added: the CLI warned of it, but the app said nothing (the warning went to stderr
+    from the loading thread). The note the set carries is said in the status bar and the summary."""
+    from tests.conftest import ring, write_tu
+
+    folder = write_tu(tmp_path / "ONE", "ONE", [(5, ring(5), 1), (6, ring(6), 0)])
+    edges = (folder / "ONE_A.txt").read_text().splitlines()
+    (folder / "ONE_A.txt").write_text("".join(f"{e}\n" for e in edges if int(e.split(",")[0]) < int(e.split(",")[1])))
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    open_and_wait(qtbot, window, folder)
+    said = "ONE_A.txt: 11 edges listed one way only (a TU collection lists each edge both ways): read as undirected"
+    assert len(window.graphs) == 2 and window.graphs.graphs[0].edge_index.shape == (2, 10)
+    assert any("Note: " in m and said in m for m in messages)
+    assert any(said in line for line in window.state.summary_lines())
+
+
 def test_a_label_with_too_few_graphs_is_shown_but_cannot_be_chosen_as_known_anomalies(qtbot, window, tmp_path):
     """The form offered "Label 0 (1 graphs)", and the training failed only after it had run."""
     from core import MIN_KNOWN_ANOMALIES
