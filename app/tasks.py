@@ -659,7 +659,12 @@ def export_report_csv(path: str, report, rows: np.ndarray | None, job=None,
     # the model is named for every row of a report as its model wrote it: a part of it, or a report edited
     # since (not intact), exported with its name, was merged as whole and its view scores trusted for review
     vouched = report.model_fingerprint if rows is None and report.intact else ""
-    with report_output(path, header, vouched, stopped_after=report.stopped_after) as out:
+    # every row exported: the report's cut (--top: a merge then needs its summary) and a stopped run's
+    # reading checks go with it (without them a resume took another file's rows for the stopped run's)
+    end = report.end if rows is None else None
+    with report_output(path, header, vouched, stopped_after=report.stopped_after,
+                       cut_from=end.cut_from if end else None, read_as=end.read_as if end else "",
+                       rows_read=end.rows_read if end else "") as out:
         for i in chosen.tolist():
             raise_if_stopped(should_stop, path)
             out.row([str(rank[i]), report.ids[i], report.names[i], report.smiles[i], number(report.score[i]),

@@ -18,7 +18,7 @@ import numpy as np
 from core.errors import DataError, raise_if_stopped
 from core.data.graphset import GraphMeta, GraphSet
 from core.data.properties import PROPERTY_COLUMNS
-from core.io.report import (ALERTS_COLUMN, APP_COLUMNS, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED,
+from core.io.report import (ALERTS_COLUMN, APP_COLUMNS, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED, EndRow,
                             VIEW_PREFIX, header_extras, not_read_line, parse_end_row, unsafe_cell, view_names)
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
@@ -73,6 +73,9 @@ class RankedReport:
     # the last input line of a run that was stopped (its end row says so): the rows after it were
     # never read; None for a run that read its whole input
     stopped_after: int | None = None
+    # the end row as read (None: the report has none): what an export of every row writes again, so
+    # that a report cut to its best rows (--top) or a stopped run's keeps its checks in the export
+    end: EndRow | None = None
     # the file its rows were read from and the loader's options, ``{"path", "options"}``, where the
     # caller that scored it records them (the app, and a session that holds its report): what a
     # stopped scoring resumes from; None for a report read from a file alone
@@ -216,7 +219,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
     lines = digest.lines(read_lines_and_endings(path))  # a quoted cell comes back as it was written
     header = None
     count = 0
-    intact, ended, stopped_after = False, -1, None
+    intact, ended, stopped_after, end_row_read = False, -1, None, None
     for line_no, row in csv_records(lines):
         if header is None:
             found = header_extras(row)
@@ -232,7 +235,7 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             raise DataError(f"{len(row)} fields where a report row has {width}", str(path), line_no)
         status = row[10]
         if status.startswith(END_PREFIX) and (end := parse_end_row(row)) is not None:
-            fingerprint, stopped_after = end.model, end.stopped_after
+            fingerprint, stopped_after, end_row_read = end.model, end.stopped_after, end
             intact = end.rows == count + len(rejects) and end.digest == digest.before_latest()
             ended = count + len(rejects)
             continue
@@ -297,7 +300,8 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
         standardised_smiles=text(STANDARDISED) if STANDARDISED in extras else None,
         review=text(REVIEW) if REVIEW in extras else None,
         view_scores={name: _float32(columns[VIEW_PREFIX + name]) for name in view_names(extras)},
-        model_fingerprint=fingerprint, intact=intact and ended == count + len(rejects), stopped_after=stopped_after)
+        model_fingerprint=fingerprint, intact=intact and ended == count + len(rejects), stopped_after=stopped_after,
+        end=end_row_read)
 
 
 def _float32(values: list[float]) -> np.ndarray:

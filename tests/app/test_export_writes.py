@@ -364,3 +364,34 @@ def test_a_scored_tab_never_says_the_open_model_scored_it_once_another_is_open(q
     assert "scored by the open model" not in view.status.text()
     w.state.set_trained(first, None, len(graphs), None, None, None)  # the model that scored it, opened again
     assert "scored by the open model" in view.status.text()
+
+
+def test_an_export_of_every_row_keeps_the_reports_cut_and_a_stopped_runs_reading_checks(tmp_path):
+    """The export's end row dropped what the report's said beyond its model: a --top report's export
+    merged as a whole library (q-values over its 10 rows), and a stopped run's export resumed over a
+    library changed since, mixing its rows with the stopped run's."""
+    import shutil
+
+    from core import DataError, make_detector, merge_reports, read_report, screen
+    from tests.conftest import moses_library
+
+    library = moses_library(tmp_path / "lib.smi", 200, {})
+    model = make_detector("size").fit(load(str(library)).subset(range(100)))
+    screen(model, library, tmp_path / "top.csv", workers=1, top=10)
+    top = read_report(tmp_path / "top.csv")
+    tasks.export_report_csv(str(tmp_path / "top_export.csv"), top, None)
+    assert read_report(tmp_path / "top_export.csv").end.cut_from == top.end.cut_from == 200
+    with pytest.raises(DataError, match="summary"):  # its rows are the best of 200: the summary counts the rest
+        merge_reports([tmp_path / "top_export.csv"], tmp_path / "m.csv")
+
+    changed = tmp_path / "changed.smi"
+    shutil.copy(library, changed)
+    calls = []
+    screen(model, changed, tmp_path / "s.csv", chunk_size=50, workers=1,
+           on_progress=lambda read, scored: calls.append(read), should_stop=lambda: len(calls) >= 2)
+    export = tmp_path / "tab.csv"
+    tasks.export_report_csv(str(export), read_report(tmp_path / "s.csv"), None)
+    lines = changed.read_text().splitlines(keepends=True)
+    changed.write_text("".join(["CCO x\n"] * 20 + lines[20:]))  # the rows the stopped run read, replaced
+    with pytest.raises(DataError, match="not the ones the stopped run read"):
+        screen(model, changed, export, chunk_size=50, workers=1, resume=True)
