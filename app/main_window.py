@@ -378,12 +378,12 @@ class MainWindow(QMainWindow):
         self.exporter.export_dialog(self, all_rows=True)
 
     def closeEvent(self, event) -> None:
-        """Stop what Stop stops, keeping what it did (asked about as unsaved work), then close."""
-        if working := self.runner.stoppable():  # stopped, then asked about: a model trained after the question
-            if not dialogs.ask_stop_to_quit(self, working):  # was lost unasked
-                return event.ignore()
-            self.stop()
-            self.runner.wait(working)
+        """Stop what Stop stops (asked first) and wait for a fit that cannot stop, keeping what they
+        did for the question about unsaved work (a model trained after it was lost unasked); close."""
+        if (working := self.runner.stoppable()) and not dialogs.ask_stop_to_quit(self, working):
+            return event.ignore()
+        self.stop()
+        self.runner.wait([*working, "train"])
         if not self.guard.confirm(None, "quitting"):
             event.ignore()
             return

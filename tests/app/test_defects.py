@@ -732,8 +732,13 @@ def test_busy_offers_stop_only_while_a_job_that_stop_stops_runs(qtbot, trained, 
     assert w.runner.busy("train") and not w.act_stop.isEnabled() and not w.runner.stoppable()
     w.compute_map("predictor", "pca")
     assert w.feedback.last_warning.startswith("Wait for the current work to finish before computing the map")
+    # quitting asks nothing of the fit: it waits for it, then asks about the model it fitted (Cancel: kept)
     monkeypatch.setattr(dialogs, "ask_stop_to_quit", lambda *a: pytest.fail("asked to stop a fit Stop cannot stop"))
-    qtbot.waitUntil(lambda: _idle(w), timeout=60000)
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda _parent, pending, doing: asked.append(pending) or "cancel")
+    assert not w.close()
+    assert _idle(w) and w.isVisible() and w.state.model.name == "size"
+    assert any("Graph size" in text for text in asked[0]), asked
 
 
 def test_the_column_dialogs_none_reads_no_id_and_no_label(qtbot, tmp_path, monkeypatch):
