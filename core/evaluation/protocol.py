@@ -185,6 +185,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     digest = graphs_digest(graphs, test_graphs)  # the data as read: a resume on other data is refused
     rejected = 0
     for read in (graphs, test_graphs):  # every row scored or said: a rejected row was dropped without a word
+        for note in read.notes if read is not None else ():  # what the reader changed (one-way TU edges)
+            say(f"{read.source}: note: {note}")
         if read is not None and read.rejects:
             rejected += len(read.rejects)
             first = "; ".join(f"line {r.line}: {one_line(r.reason)}" for r in read.rejects[:3])

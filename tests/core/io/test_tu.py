@@ -119,6 +119,10 @@ def test_a_collection_that_lists_each_edge_once_reads_as_the_undirected_graphs_i
     assert once.notes == [said] and both.notes == []
     assert main(["info", str(one_way)]) == 0
     assert f"\n  Note: {said}" in capsys.readouterr().out
+    # evaluate reads the collection through its own protocol: it says the note too (it said nothing)
+    assert main(["evaluate", str(one_way), "--method", "size", "--folds", "2", "--threads", "1"]) == 0
+    printed = capsys.readouterr()
+    assert f"note: {said}" in printed.out + printed.err
 
     def edges(g):
         return sorted(zip(g.edge_index[0].tolist(), g.edge_index[1].tolist(), g.edge_label.tolist()))
