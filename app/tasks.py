@@ -200,6 +200,7 @@ class Weighed:
     n_rejected: int  # rows of that file that could not be read as graphs
     graphs: Any = None  # the open graphs as scored (standardised when the model standardises)
     n_seen: int = 0  # graphs of that file the model was trained or calibrated on as normal: left out
+    notes: list = field(default_factory=list)  # what the reader changed in that file (GraphSet.notes)
 
 
 def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
@@ -220,7 +221,8 @@ def weigh(model, path: str, options: dict, graphs, job) -> Weighed:
     known = weigh_known_anomalies(weighed, known, data=graphs)
     graphs = prepared(graphs, standardise)
     scores = score_graphs(weighed, graphs, should_stop=job.stopped) if graphs is not None and len(graphs) else None
-    return Weighed(weighed, scores, path, len(known), len(read.rejects), graphs, len(read) - len(known))
+    return Weighed(weighed, scores, path, len(known), len(read.rejects), graphs, len(read) - len(known),
+                   list(read.notes))
 
 
 def score(model, graphs, normal_label: str | None, size_model, job):
@@ -432,6 +434,7 @@ def screen_file(model, path: str, report_path: str, job, workers: int | None = N
         return None, summary
     report = read(report_path)
     report.scored_input = {"path": str(path), "options": dict(options or {})}  # what Resume reads on from
+    report.notes = list(scored.graphs.notes) if scored.graphs is not None else []  # what the reader changed
     add_report_properties(report)
     return report, summary
 

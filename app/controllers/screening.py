@@ -151,7 +151,8 @@ class ScreeningController(Controller):
         resumed = getattr(summary, "resumed_after", None)
         took = f"in {duration(seconds)}" if resumed is None else \
             f"({counted(summary.rows - summary.resumed_rows, 'row')} read after line {resumed:,} in {duration(seconds)})"
-        text = f"Scored {counted(len(report), 'molecule')} of {name} {took}{rejected}{stopped}."
+        text = f"Scored {counted(len(report), 'molecule')} of {name} {took}{rejected}{stopped}." + \
+            "".join(f" Note: {note}" for note in report.notes)  # what the reader changed (one-way TU edges)
         self.file_scored.emit(report, self._path, stopped, text)
         self.said.emit(text)
         self.status.emit(text, 15000)
@@ -194,7 +195,8 @@ class ScreeningController(Controller):
                     if result.n_rejected else "")
         seen = (f"; {counted(result.n_seen, 'graph')} left out: the model was trained or calibrated on "
                 f"{'it' if result.n_seen == 1 else 'them'} as normal" if result.n_seen else "")
-        text = f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}{seen}. " \
+        notes = "".join(f" Note: {note}" for note in result.notes)  # what the reader changed (one-way TU edges)
+        text = f"{result.n_known:,} known anomalies read from {Path(result.path).name}{rejected}{seen}.{notes} " \
                f"{view_weights_text(result.model)}"
         self.said.emit(text)
         self.status.emit(text.split(". ")[0] + ".", 15000)

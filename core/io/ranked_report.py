@@ -80,6 +80,9 @@ class RankedReport:
     # caller that scored it records them (the app, and a session that holds its report): what a
     # stopped scoring resumes from; None for a report read from a file alone
     scored_input: dict | None = None
+    # what the reader changed in that file as it scored it (``GraphSet.notes``: a TU collection's
+    # one-way edges made both ways), said with its results; empty for a report read from a file
+    notes: list[str] = field(default_factory=list)
 
     def scored_smiles(self, i: int) -> str:
         """The SMILES row i was scored as: its standardised form, or the SMILES as read.

@@ -587,6 +587,16 @@ def test_opening_a_collection_that_lists_each_edge_once_says_its_edges_were_made
     assert len(window.graphs) == 2 and window.graphs.graphs[0].edge_index.shape == (2, 10)
     assert any("Note: " in m and said in m for m in messages)
     assert any(said in line for line in window.state.summary_lines())
+    # scored as another file with a model of the both-ways collection, it is said with the results
+    both = write_tu(tmp_path / "both" / "ONE", "ONE", [(5, ring(5), 1), (6, ring(6), 0), (7, ring(7), 1)])
+    open_and_wait(qtbot, window, both)
+    train_and_wait(qtbot, window, detector="size")
+    messages.clear()
+    window.score_file(str(folder))
+    qtbot.waitUntil(lambda: _idle(window) and (bool(window.report_views) or bool(window.feedback.last_warning)),
+                    timeout=60000)
+    assert not window.feedback.last_warning
+    assert any(m.startswith("Scored 2 ") and said in m for m in messages), messages
 
 
 def test_a_label_with_too_few_graphs_is_shown_but_cannot_be_chosen_as_known_anomalies(qtbot, window, tmp_path):
