@@ -1,6 +1,7 @@
 """Offscreen, no modal question may wait for a click: a question no test answers is answered
-Discard (e.g. "Save the trained model before quitting?" when a test's window closes). The patch
-has a MonkeyPatch of its own, so that a test's ``monkeypatch.undo()`` leaves it in place."""
+Discard (e.g. "Save the trained model before quitting?" when a test's window closes), and the
+question before quitting while work runs, Stop and quit. The patch has a MonkeyPatch of its own,
+so that a test's ``monkeypatch.undo()`` leaves it in place."""
 import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
@@ -10,6 +11,9 @@ from PySide6.QtWidgets import QMessageBox
 def answer_questions_discard():
     patch = pytest.MonkeyPatch()
     patch.setattr(QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Discard)
+    from app.widgets import dialogs
+
+    patch.setattr(dialogs, "ask_stop_to_quit", lambda *args: True)  # its own box: a Stop and quit button
     yield
     patch.undo()
 
