@@ -326,8 +326,8 @@ def _pick(header: list[str], wanted: str | None, candidates: Iterable[str], path
                             "so that the column read is the one meant", path, line)
         param = f"{what.lower()}_column"
         raise DataError(f"the header has {len(same)} {what} columns by their names, {_show(names)} "
-                        f"({_positions(same)}): name the one to read, by its exact name, with {{{param}}}, or rename one",
-                        path, line, params=(param,))
+                        f"({_positions(same)}): name the one to read, by its exact name, with {{{param}}}, "
+                        "or rename one", path, line, params=(param,))
     return k
 
 
@@ -423,8 +423,9 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
 
     Raises:
         DataError: the file is empty, the header cannot be read, a named column is missing, a
-            column picked (named, or found by its common name) is not the only one so named, no SMILES column is found, or the SMILES column's name is a molecule
-            (the first line is a row: the file has no header row).
+            column picked (named, or found by its common name) is not the only one so named, no
+            SMILES column is found, or the SMILES column's name is a molecule (the first line is a
+            row: the file has no header row).
     """
     path = Path(path)
     lines = read_lines_and_endings(path)
