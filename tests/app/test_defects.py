@@ -384,7 +384,7 @@ def test_the_column_dialog_opens_a_table_whose_columns_share_a_name(qtbot, tmp_p
     from PySide6.QtWidgets import QLabel
 
     from app.widgets import dialogs
-    from core import load
+    from core import NO_COLUMN, load
 
     notes = tmp_path / "notes.csv"
     notes.write_text("smiles,id,note,note\nCCO,a,x,y\nCCN,b,x,y\n")
@@ -407,7 +407,7 @@ def test_the_column_dialog_opens_a_table_whose_columns_share_a_name(qtbot, tmp_p
     ids.write_text("smiles,id,id\nCCO,a,b\nCCN,c,d\n")
     options = dialogs.ask_load_options(None, str(ids), lambda *a: pytest.fail(f"warned: {a}"))
     assert any("More than one column is named 'id'" in text for text in shown[1])
-    assert options["id_column"] == dialogs.NO_COLUMN and len(load(ids, **options)) == 2
+    assert options["id_column"] == NO_COLUMN and len(load(ids, **options)) == 2
 
 
 def test_stop_right_after_score_another_file_says_nothing_was_scored(qtbot, trained, tmp_path):
