@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.main_window import MainWindow
 from tests.app.test_main_window import _idle, open_and_wait
 
-WATCHED = ("smarts_matches", "atomic_output", "write_sdf", "save_detector", "load_detector",
+WATCHED = ("smarts_matches", "report_output", "write_sdf", "save_detector", "load_detector",
            "SimilarityIndex", "scaffolds", "roc_auc", "roc_points")
 
 
