@@ -518,9 +518,9 @@ def export_csv(path: str, graphs, scores, rows: np.ndarray | None, flagged: np.n
     column. Molecules with ``properties`` (:func:`core.molecular_properties`) get them and their
     structural alerts (``alerts``, searched here: about 10-20 ms a molecule) before ``flagged``.
     ``should_stop``: polled before each row; True raises :class:`core.Stopped` and nothing is
-    written. ``model``: the detector that scored the rows, which the end row of an export of every row
-    names. Written by
-    core's one report writer (:func:`core.report_output`); returns the number of data rows."""
+    written. ``model``: the detector that scored the rows, which the end row of an export of every
+    row names. Written by core's one report writer (:func:`core.report_output`); returns the number
+    of data rows."""
     from core import REPORT_COLUMNS, alerts_text, graph_alerts, raise_if_stopped, ranking_of, report_output, \
         report_rows
 

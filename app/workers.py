@@ -170,10 +170,8 @@ class Runner(QObject):
         task.failed.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.finished.connect(self._thread_finished)
         self._running[name] = (thread, task, relay)
-        if stoppable if stoppable is not None else name in STOPPABLE:
-            self._stoppable.add(name)
-        else:
-            self._stoppable.discard(name)
+        polls_stop = name in STOPPABLE if stoppable is None else stoppable
+        (self._stoppable.add if polls_stop else self._stoppable.discard)(name)
         _ALIVE[thread] = task
         thread.start()
         self.changed.emit()

@@ -542,7 +542,7 @@ class ReportOutput:
         Args:
             cells: the row's cells, one per column.
         """
-        self._writer.writerow([safe_cell(str(cell)) for cell in cells])
+        self.note(cells)
         self.rows += 1
 
     def note(self, cells: Sequence[object]) -> None:
