@@ -429,7 +429,7 @@ def table_rows(path: str | Path, smiles_column: str | None = None, id_column: st
     """
     path = Path(path)
     lines = read_lines_and_endings(path)
-    header_no, delimiter, header, s_col = _read_header(path, lines, smiles_column)
+    header_no, delimiter, header, s_col, lines = _read_header(path, lines, smiles_column)
     if s_col is None and smiles_column is None and id_column in (None, NO_COLUMN) and label_column in (None, NO_COLUMN):
         first = _first_cell_molecules(path, delimiter)
         if first == "list":  # a SMILES list under a table's name: "SMILES [name]" per line
@@ -470,7 +470,7 @@ def headerless(path: str | Path) -> bool:
         DataError: the file is empty, or its first line cannot be read.
     """
     path = Path(path)
-    _, delimiter, _, s_col = _read_header(path, read_lines_and_endings(path), None)
+    _, delimiter, _, s_col, _ = _read_header(path, read_lines_and_endings(path), None)
     return s_col is None and _first_cell_molecules(path, delimiter) is not None
 
 
@@ -531,34 +531,56 @@ def table_header(path: str | Path) -> tuple[list[str], str]:
         DataError: the file is empty, or its header cannot be read.
     """
     path = Path(path)
-    _, delimiter, header, _ = _read_header(path, read_lines_and_endings(path), None)
+    _, delimiter, header, _, _ = _read_header(path, read_lines_and_endings(path), None)
     return header, delimiter
 
 
 def _read_header(path: Path, lines: Iterator[tuple[int, str, str]], smiles_column: str | None,
-                 ) -> tuple[int, str, list[str], int | None]:
-    """Read the header row from ``lines`` (left at the first data row): (its line number, the
-    delimiter, the columns, the SMILES column's position or None). The delimiter is the one the
-    header uses most (``,`` tab ``;`` ``|``), unless another one splits out the SMILES column
-    (named, or found by its common names) where that one does not."""
+                 ) -> tuple[int, str, list[str], int | None, Iterator[tuple[int, str, str]]]:
+    """Read the header row from ``lines``: (its line number, the delimiter, the columns, the SMILES
+    column's position or None, the lines after it). The delimiter is the one the header uses most
+    (``,`` tab ``;`` ``|``), unless another one splits out the SMILES column (named, or found by
+    its common names) where that one does not.
+
+    Where the first data line names no SMILES column, a ``#`` comment line before it that does is
+    the header (``#smiles,id,label``, as several tools write it): skipped as a comment, the file was
+    read as one without a header, and its ids and labels as ``column 3``, lost without a word."""
     allow_large_csv_fields()
     suffix = Path(strip_compression(path.name)).suffix.lower()
-    header_no, header_line = next(((n, line) for n, line, _ in lines if _is_data(line)), (None, None))
-    if header_line is None:
-        raise DataError("file is empty (no header row and no data)", path)
+    commented = None
+    for number, line, ending in lines:
+        if _is_data(line):
+            delimiter, header, s_col = _split_header_named(line, suffix, smiles_column, path, number)
+            if s_col is None and commented is not None:
+                return (*commented, itertools.chain([(number, line, ending)], lines))
+            return number, delimiter, header, s_col, lines
+        text = line.strip()[1:] if line.strip().startswith("#") else ""
+        if commented is None and text.strip():
+            named = _split_header_named(text, suffix, smiles_column, path, number)
+            commented = (number, *named) if named[2] is not None else None
+    if commented is not None:
+        return (*commented, lines)
+    raise DataError("file is empty (no header row and no data)", path)
+
+
+def _split_header_named(header_line: str, suffix: str, smiles_column: str | None, path: Path, number: int,
+                        ) -> tuple[str, list[str], int | None]:
+    """(The delimiter, the columns, the SMILES column's position or None) of a header line: split by
+    the delimiter it uses most, unless another one splits out the SMILES column where that one does
+    not."""
     sniffed = sniff_delimiter(header_line, suffix)
     delimiter, header, s_col = sniffed, [], None
     for candidate in (sniffed,) + tuple(d for d in DELIMITERS if d != sniffed):
-        columns = _split_header(header_line, candidate, path, header_no)
+        columns = _split_header(header_line, candidate, path, number)
         try:
-            found = _pick(columns, smiles_column, SMILES_COLUMNS, path, "SMILES", header_no)
+            found = _pick(columns, smiles_column, SMILES_COLUMNS, path, "SMILES", number)
         except DataError:
             found = None
         if found is not None or candidate == sniffed:
             delimiter, header, s_col = candidate, columns, found
         if found is not None:
             break
-    return header_no, delimiter, header, s_col
+    return delimiter, header, s_col
 
 
 def _report_status(header: list[str]) -> int | None:

@@ -296,6 +296,34 @@ def test_a_commented_out_row_is_listed_not_scored_nor_dropped(tmp_path):
     assert [(r.line, r.reason) for r in graphs.rejects] == [(4, said.format("#c"))]
 
 
+def test_a_commented_header_is_the_header(tmp_path):
+    """Several tools write a table's header as a comment, ``#smiles,id,label``. Skipped as one, the
+    file read as a list without a header: ids and labels became ``column 3``, lost without a word.
+    A ``#`` line before the first data line that names the SMILES column is the header, for
+    loading, streamed scoring and the app's column chooser alike, unless the first data line is a
+    header itself; other comments stay comments."""
+    from core.io.load import molecule_rows
+    from core.io.molecules import headerless, table_header
+
+    path = tmp_path / "hashed.csv"
+    path.write_text("# exported, by hand\n#smiles,id,label\nCCO,a,0\nc1ccccc1,b,1\nCCN,c,0\n")
+    graphs = load(path)
+    assert [(m.id, m.line, m.label) for m in graphs.meta] == [("a", 3, "0"), ("b", 4, "1"), ("c", 5, "0")]
+    assert not graphs.rejects and graphs.label_counts() == {"0": 2, "1": 1}
+    assert table_header(path) == (["smiles", "id", "label"], ",") and not headerless(path)
+    rows, _ = molecule_rows(path)
+    assert [(row.line, row.id) for row in rows] == [(3, "a"), (4, "b"), (5, "c")]
+    tabbed = tmp_path / "hashed.tsv"
+    tabbed.write_text("# SMILES\tName\tactivity\nCCO\tethanol\t1\nCCC\tpropane\t0\n")
+    assert [(m.id, m.label) for m in load(tabbed).meta] == [("ethanol", "1"), ("propane", "0")]
+    named = tmp_path / "named.csv"  # a named SMILES column is found in a commented header too
+    named.write_text("#structure,id\nCCO,a\nCCN,b\n")
+    assert [m.id for m in load(named, smiles_column="structure").meta] == ["a", "b"]
+    noted = tmp_path / "noted.csv"  # a header row of its own wins over a comment that names a column
+    noted.write_text("# smiles\nsmiles,id\nCCO,a\nCCN,b\n")
+    assert [(m.id, m.line) for m in load(noted).meta] == [("a", 3), ("b", 4)]
+
+
 def test_no_column_means_none_not_found_by_name(tmp_path):
     """The app's "(none)" for the id and label columns came to the loader as None, "find one by its
     common name": ids were read from ``name`` and labels from ``activity``. ``NO_COLUMN`` ("")
