@@ -1,7 +1,7 @@
 """GraphSet: the graphs a loader read, their metadata, and the rows it had to reject."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from collections.abc import Iterable
 
@@ -176,7 +176,8 @@ class GraphSet:
         return f"{len(repeated):,} ID{'s name' if several else ' names'} more than one row: {named}{more}"
 
     def subset(self, indices: Iterable[int]) -> GraphSet:
-        """The graphs at ``indices``, with their metadata and the set's source, format and kind.
+        """The graphs at ``indices``, with their metadata and all the set says of its file (source, format,
+        kind, label names, notes).
 
         Args:
             indices: positions in this set, in the order wanted (repeats allowed).
@@ -202,18 +203,9 @@ class GraphSet:
             bad = [i for i in idx if not -n <= i < n][:1]
         if bad:
             raise IndexError(f"position {bad[0]} is not one of this set's {n:,} graphs")
-        return GraphSet(
-            graphs=[self.graphs[i] for i in idx],
-            meta=[self.meta[i] for i in idx],
-            rejects=[],
-            source=self.source,
-            format=self.format,
-            kind=self.kind,
-            standardised=self.standardised,
-            node_label_names=self.node_label_names,
-            edge_label_names=self.edge_label_names,
-            collection=self.collection,
-        )
+        # everything said of the file (its source, label names, notes) holds for a part of it too
+        return replace(self, graphs=[self.graphs[i] for i in idx], meta=[self.meta[i] for i in idx], rejects=[],
+                       as_read=None, notes=list(self.notes))
 
     def with_label(self, label: str) -> GraphSet:
         """The graphs of one label.

@@ -10,6 +10,7 @@ as data (quote its first cell: ``"#1",CCO,0``); a ``#`` line without the delimit
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import itertools
 import re
@@ -227,8 +228,9 @@ def prepare_molecules(graphs: GraphSet, standardise: bool) -> GraphSet:
     for row in rows:
         out.add_row(row)
     rejects = sorted([*graphs.rejects, *out.rejects], key=lambda r: (r.line is None, r.line or 0))
-    return GraphSet(out.graphs, out.meta, rejects, source=graphs.source, format=graphs.format, kind="molecule",
-                    standardised=standardise, as_read=graphs if standardise else None)
+    return dataclasses.replace(graphs, graphs=out.graphs, meta=out.meta, rejects=rejects, kind="molecule",
+                               standardised=standardise, as_read=graphs if standardise else None,
+                               notes=list(graphs.notes))
 
 
 def smiles_rows(path: str | Path) -> Iterator[SourceRow]:

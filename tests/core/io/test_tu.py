@@ -117,6 +117,8 @@ def test_a_collection_that_lists_each_edge_once_reads_as_the_undirected_graphs_i
     said = f"{one_way / 'TOY_A.txt'}: 63 edges listed one way only (a TU collection lists each edge both ways): " \
            "read as undirected, with the reverse added"
     assert once.notes == [said] and both.notes == []
+    part = once.with_label(once.meta[0].label)  # what is said of the file holds for each part of it
+    assert part.notes == [said] and part.notes is not once.notes and part.node_label_names == once.node_label_names
     assert main(["info", str(one_way)]) == 0
     assert f"\n  Note: {said}" in capsys.readouterr().out
     # evaluate reads the collection through its own protocol: it says the note too (it said nothing)
