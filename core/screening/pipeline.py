@@ -413,6 +413,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                         on_progress(rows, scored_rows)
                     if stop_now():
                         stopped = True
+                # a Stop once the last chunk was sent takes every row in flight: a whole run, not a stopped one
+                stopped = stopped and not exhausted
             except KeyboardInterrupt:  # Ctrl+C, SIGTERM, SIGHUP: keep every chunk already taken
                 stopped = interrupted = True
             finally:

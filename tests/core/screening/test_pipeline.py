@@ -297,6 +297,21 @@ def test_a_stopped_runs_report_says_where_it_stopped_and_is_never_merged_as_whol
     assert not (tmp_path / "m.csv").exists()
 
 
+def test_a_stop_once_the_last_chunk_is_sent_leaves_a_whole_run(library, model, tmp_path):
+    """A Stop that came while the last chunks were in flight took them all, yet marked the run
+    stopped: its end row said "stopped after input line 301" of a 300-line library, the app offered
+    to resume a run that had nothing left, and merge-reports refused the report as cut short."""
+    from core import merge_reports, read_report
+
+    seen = []
+    summary = screen(model, library, tmp_path / "s.csv", chunk_size=100, workers=2,
+                     on_progress=lambda read, scored: seen.append(read), should_stop=lambda: seen[-1:] >= [200])
+    assert seen[-1] == summary.rows == 300 and any(r >= 200 for r in seen[:-1])  # asked before the last chunk came
+    assert not summary.stopped and read_report(tmp_path / "s.csv").stopped_after is None
+    merge_reports([tmp_path / "s.csv"], tmp_path / "m.csv")  # a whole run merges
+    assert len(_rows(tmp_path / "m.csv")) == 300
+
+
 def test_chunks_start_small_then_keep_their_size():
     rows = [(k, str(k), "C") for k in range(1, 101)]
     chunks = list(pipeline.chunks(iter(rows), 16))
