@@ -5,7 +5,8 @@ model's, stored in its file, so scoring and screening prepare molecules as train
 
 1. keep the largest fragment (salts, counter-ions and solvents go);
 2. neutralise charges where a neutral form exists (``Uncharger``);
-3. the canonical tautomer (``TautomerEnumerator.Canonicalize``), its enumeration capped at
+3. the canonical tautomer (``TautomerEnumerator.Canonicalize``), stereocentres and double-bond
+   stereo kept (so a tautomer that would erase them is not chosen), its enumeration capped at
    :data:`MAX_TAUTOMERS` tautomers and :data:`MAX_TRANSFORMS` transforms: RDKit's defaults
    (1,000 each) took 9.2 ms a molecule on the hERG demo, the caps 5.7 ms (a quiet machine),
    with the same canonical tautomer for every one of its 655 molecules (docs/app.md).
@@ -31,6 +32,11 @@ def _tools():
         enumerator = rdMolStandardize.TautomerEnumerator()
         enumerator.SetMaxTautomers(MAX_TAUTOMERS)
         enumerator.SetMaxTransforms(MAX_TRANSFORMS)
+        # RDKit's defaults drop the stereo of atoms and bonds next to a tautomeric site: L-alanine
+        # became CC(N)C(=O)O, one molecule with its enantiomer, and 97 of the hERG demo's molecules lost
+        # stereocentres that the report, the SDF export and the drawing then lacked
+        enumerator.SetRemoveSp3Stereo(False)
+        enumerator.SetRemoveBondStereo(False)
         _TOOLS = (rdMolStandardize.LargestFragmentChooser(), rdMolStandardize.Uncharger(), enumerator)
     return _TOOLS
 
@@ -48,6 +54,9 @@ def standardise_mol(mol: Chem.Mol) -> tuple[Chem.Mol | None, str]:
     try:
         out = chooser.choose(mol)
         out = uncharger.uncharge(out)
+        # parse_smiles sanitises by hand, which leaves double bonds without their E/Z flags: the
+        # tautomer step reads those flags, so it would drop the stereo that the SMILES wrote
+        Chem.AssignStereochemistry(out, cleanIt=True, force=True)
         out = enumerator.Canonicalize(out)
     except Exception as exc:  # RDKit raises its own types (ValueError, RuntimeError, MolSanitizeException)
         return None, f"standardisation failed ({type(exc).__name__}: {str(exc).strip() or 'no detail'})"

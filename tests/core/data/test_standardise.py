@@ -19,6 +19,16 @@ def test_the_three_steps():
     assert standardise_smiles("C1=CC(")[0] is None
 
 
+def test_standardising_keeps_stereochemistry():
+    """RDKit's tautomer defaults erased the stereo next to a tautomeric site: L-alanine came out as
+    ``CC(N)C(=O)O``, one molecule with D-alanine, and an E-enone lost its E, in the report, the SDF
+    export and the drawing. Both are kept."""
+    assert standardise_smiles("C[C@H](N)C(=O)O") == ("C[C@H](N)C(=O)O", "")
+    assert standardise_smiles("C[C@@H](N)C(=O)O") == ("C[C@@H](N)C(=O)O", "")
+    assert standardise_smiles("C/C=C/C(=O)C") == ("C/C=C/C(C)=O", "")
+    assert standardise_smiles("C[C@H](N)C(=O)[O-].[Na+]") == ("C[C@H](N)C(=O)O", "")  # salt and charge still go
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("std")
