@@ -144,11 +144,12 @@ NUMERICAL_ERRORS = (RuntimeError, MemoryError, ValueError, IndexError, Arithmeti
 
 
 def _without_runtime(value):
-    """``value`` with the runtime settings (:attr:`Detector.RUNTIME_PARAMS`) left out of every
-    ``params`` dict inside it (a consensus's state holds its components' settings)."""
+    """``value`` with the runtime settings (:attr:`Detector.RUNTIME_PARAMS`: where a model runs, not
+    what it scores) left out of every dict inside it, at any depth: the one rule of the fingerprint
+    for settings and state alike (a consensus's ``component_params`` and its state hold its views'
+    ``device``, which gave models trained on ``cpu`` and ``auto`` two fingerprints)."""
     if isinstance(value, dict):
-        return {k: ({n: _without_runtime(x) for n, x in v.items() if n not in Detector.RUNTIME_PARAMS}
-                    if k == "params" and isinstance(v, dict) else _without_runtime(v)) for k, v in value.items()}
+        return {k: _without_runtime(v) for k, v in value.items() if k not in Detector.RUNTIME_PARAMS}
     if type(value) in (list, tuple):
         return type(value)(_without_runtime(v) for v in value)
     return value
@@ -408,9 +409,10 @@ class Detector(abc.ABC):
         """Give the parameters that decide the scores, for the fingerprint.
 
         Returns:
-            :meth:`get_params` less :attr:`RUNTIME_PARAMS` (the device).
+            :meth:`get_params` less :attr:`RUNTIME_PARAMS` (the device), at any depth (a
+            consensus's ``component_params``).
         """
-        return {k: v for k, v in self.get_params().items() if k not in self.RUNTIME_PARAMS}
+        return _without_runtime(self.get_params())
 
     def fingerprint(self) -> str:
         """Hash what decides the fitted detector's scores (settings and state, not the device), for reports.

@@ -206,3 +206,24 @@ def test_a_report_of_a_legal_long_name_merges(shards, tmp_path):
     long.write_bytes((shards / "a.report.csv").read_bytes())
     assert merge_reports([long, shards / "b.report.csv"], tmp_path / "m.csv") == 5
     assert merge_reports([shards / "b.report.csv", long], tmp_path / "m.csv") == 5
+
+
+def test_shards_of_models_trained_on_cpu_and_on_auto_merge(tmp_path):
+    """The device is where a model ran, not what it scores: a consensus trained with ``device="cpu"``
+    and one trained with the command's ``auto`` held the device in their GLocalKD view's settings,
+    so their fingerprints differed and merge-reports refused shards of identical rows."""
+    from core import TrainSpec, train_model
+    from tests.conftest import moses_library
+
+    data = load(moses_library(tmp_path / "train.csv", 60, {}))
+    params = {"epochs": 1, "hidden_dim": 16, "out_dim": 8, "component_params": {"wl-lesinn": {"ensemble_size": 8}}}
+    cpu, auto = (train_model(data, TrainSpec(detector="consensus", params=params, device=device)).model
+                 for device in ("cpu", "auto"))
+    assert cpu.component_params["glocalkd"]["device"] == "cpu" and auto.component_params["glocalkd"]["device"] == "auto"
+    assert cpu.fingerprint() == auto.fingerprint()
+    shards = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    shards[0].write_text("id,smiles\na,CCO\nb,CCN\n")
+    shards[1].write_text("id,smiles\nc,c1ccccc1\n")
+    screen(cpu, shards[0], tmp_path / "a.report.csv", workers=1)
+    screen(auto, shards[1], tmp_path / "b.report.csv", workers=1)
+    assert merge_reports([tmp_path / "a.report.csv", tmp_path / "b.report.csv"], tmp_path / "m.csv") == 3
