@@ -49,7 +49,7 @@ _PUBLIC = {
     "DEFAULT_DETECTOR": "detectors.registry", "DETECTORS": "detectors.registry", "accepted_params": "detectors.registry", "detector_info": "detectors.registry", "view_label": "detectors.registry",
     "make_detector": "detectors.registry", "load_detector": "detectors.model_file",
     "save_detector": "detectors.model_file", "fit_with_calibration": "detectors.conformal", "model_p_values": "detectors.conformal",
-    "score_graphs": "detectors.stoppable_scoring",
+    "score_graphs": "detectors.stoppable_scoring", "as_model_reads": "detectors.base",
     "benjamini_hochberg": "data.pvalues", "report_q_values": "data.pvalues", "written_scores": "data.scores", "fdr_unreached_note": "data.pvalues", "detector_defaults": "detectors.registry",
     # training: the one use case of the command line, the app and the evaluation harness
     "TrainSpec": "training.spec", "TrainedModel": "training.use_case", "train_model": "training.use_case", "plan_notes": "training.plan",
@@ -99,7 +99,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.io.tu_folder import tu_folder_of
     from core.io.text import count_line_ends
     from core.data.standardise import standardise_smiles
-    from core.detectors.base import Detector, EpochInfo
+    from core.detectors.base import Detector, EpochInfo, as_model_reads
     from core.runtime.seeds import SEED_MAX
     from core.detectors.glocalkd import GLocalKD
     from core.detectors.registry import (DEFAULT_DETECTOR, DETECTORS, accepted_params, detector_info, make_detector,

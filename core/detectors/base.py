@@ -4,6 +4,7 @@ attributes, and runs every detector's training through one error-handling path."
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 import math
 from dataclasses import dataclass
@@ -155,6 +156,59 @@ def _without_runtime(value):
     return value
 
 
+def as_model_reads(model: Detector, graphs: GraphSet, whole: bool = True) -> GraphSet:
+    """``graphs`` as ``model`` reads molecules: standardised when it was trained on standardised
+    ones (its ``standardises``), as read when not. The one rule of every scoring and weighing entry
+    point (``Detector.score``, :func:`core.score_graphs`, :func:`core.weigh_known_anomalies`), so
+    that ``model.score(load(path))`` scores what ``glocalkd score`` scores (a salt scored unstandardised
+    by a standardising model got another score, with no warning).
+
+    Args:
+        model: the fitted detector.
+        graphs: the graphs to score or weigh with.
+        whole: the caller needs a score for every graph given (``score``): a molecule that cannot
+            be standardised is then an error instead of a rejected row.
+
+    Returns:
+        ``graphs`` itself when they are already read as the model reads them; else the molecules
+        standardised (those that cannot be are among the rejects, unless ``whole``), or the set
+        as it was read before it was standardised in memory.
+
+    Raises:
+        DataError: standardised molecules (``load(..., standardise=True)``) for a model trained on
+            molecules as read, graphs that are not molecules for a model that standardises, or
+            with ``whole`` a molecule that cannot be standardised; naming the file and line.
+    """
+    from core.io.molecules import prepare_molecules
+
+    wanted = bool(getattr(model, "standardises", False))
+    if bool(getattr(graphs, "standardised", False)) == wanted:
+        return graphs
+    if not wanted:
+        if graphs.as_read is not None:  # standardised in memory: the molecules as read are at hand
+            return graphs.as_read
+        raise DataError("these molecules were standardised as they were read, but the model was trained on molecules "
+                        "as read: its scores of them would not compare with its training. Read them without "
+                        "standardising (load(path) without standardise=True)", graphs.source)
+    ready = prepare_molecules(graphs, True)  # DataError for graphs that are not molecules
+    if whole and len(ready) != len(graphs):
+        failed = next(r for r in ready.rejects if r not in graphs.rejects)
+        raise DataError(f"{failed.id}: {failed.reason}; the model standardises its molecules (it was trained with "
+                        "standardise): read the file with load(path, standardise=True), which lists such molecules "
+                        "among the rejected rows", graphs.source, failed.line)
+    return ready
+
+
+def _reads_as_trained(score: Callable) -> Callable:
+    """``score`` with its graphs first read as the model reads them (:func:`as_model_reads`)."""
+    @functools.wraps(score)
+    def reading_score(self, graphs, *args, **kwargs):
+        return score(self, as_model_reads(self, graphs), *args, **kwargs)
+
+    reading_score.reads_as_trained = True
+    return reading_score
+
+
 def _same_value(old, new) -> bool:
     """Whether a setting is set to what it already is (same type and equal; arrays and odd
     objects that do not compare plainly count as a change)."""
@@ -185,6 +239,15 @@ class Detector(abc.ABC):
     # that a caller who needs them (the consensus) takes them instead of scoring again; False where
     # they are leave-one-out scores (LESINN, ECFP) or of another precision (graph size)
     TRAIN_SCORES_ARE_SCORES: bool = False
+
+    def __init_subclass__(cls, **kwargs):
+        """Make every detector's ``score`` read its graphs as the model reads molecules
+        (:func:`as_model_reads`): one path for the API, the command line and the app."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("score")
+        if callable(own) and not getattr(own, "__isabstractmethod__", False) \
+                and not getattr(own, "reads_as_trained", False):
+            cls.score = _reads_as_trained(own)
 
     # ------------------------------------------------------------------ parameters
     @classmethod

@@ -230,6 +230,24 @@ class Consensus(Detector):
         self.known_classifier = known_classifier
 
     @property
+    def standardises(self) -> bool:
+        """Whether it reads molecules standardised (as it was trained); its views read them so too."""
+        return self.__dict__.get("standardises", False)
+
+    @standardises.setter
+    def standardises(self, value: bool) -> None:
+        """Set it for the consensus and its views: a view read back from a model file knows nothing
+        of it, and scores the graphs its consensus hands it (:func:`core.detectors.base.as_model_reads`).
+
+        Args:
+            value: whether the molecules are read standardised.
+        """
+        self.__dict__["standardises"] = value
+        for view in (*getattr(self, "components_", {}).values(), getattr(self, "known_classifier_", None)):
+            if isinstance(view, Detector):
+                view.standardises = value
+
+    @property
     def has_node_scores(self) -> bool:  # the GLocalKD component's node errors
         """Whether its scores carry node errors: those of a GLocalKD component, when it has one."""
         return "glocalkd" in self.components

@@ -31,13 +31,18 @@ def score_graphs(model, graphs: GraphSet, should_stop: Callable[[], bool] | None
         chunk: graphs per chunk (None: SCORE_CHUNK).
 
     Returns:
-        The scores, equal to ``model.score(graphs)``'s.
+        The scores, equal to ``model.score(graphs)``'s: of the graphs as the model reads them
+        (:func:`core.detectors.base.as_model_reads`).
 
     Raises:
+        DataError: graphs the model cannot read as it was trained (``as_model_reads``).
         SchemaMismatchError: the model cannot read graphs of this kind, naming their file and
             what to do.
         Stopped: ``should_stop`` returned True.
     """
+    from core.detectors.base import as_model_reads
+
+    graphs = as_model_reads(model, graphs)  # once, not chunk by chunk
     try:
         return _score_graphs(model, graphs, should_stop, on_progress, chunk)
     except SchemaMismatchError as exc:  # say which file, and what to do
@@ -81,7 +86,8 @@ def score_finite(model, graphs: GraphSet, on_progress: Callable[[int, int], None
 
     Args:
         model: the fitted detector.
-        graphs: the graphs to score, as read.
+        graphs: the graphs to score, as read (then as the model reads them:
+            :func:`core.detectors.base.as_model_reads`).
         on_progress: as for :func:`score_graphs`.
 
     Returns:
@@ -92,8 +98,10 @@ def score_finite(model, graphs: GraphSet, on_progress: Callable[[int, int], None
         NonFiniteScoreError: every graph overflows the model, or it scores batches as a whole.
         SchemaMismatchError: as :func:`score_graphs`.
     """
+    from core.detectors.base import as_model_reads
     from core.detectors.registry import scores_alone
 
+    graphs = as_model_reads(model, graphs, whole=False)  # a molecule it cannot standardise: a rejected row
     try:
         return graphs, score_graphs(model, graphs, on_progress=on_progress)
     except NonFiniteScoreError:

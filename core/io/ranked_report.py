@@ -386,4 +386,6 @@ def _rows_graphs(report: RankedReport, rows: Iterable[int]) -> GraphSet:
         graphs.append(mol_to_graph(mol))
         metas.append(GraphMeta(id=str(report.ids[i]), name=str(report.names[i]), smiles=smiles,
                                label=str(report.labels[i]) or None))
-    return GraphSet(graphs, metas, source=report.source, format="report", kind="molecule")
+    # the molecules as scored: standardised when the model standardised them (it reads them so again)
+    return GraphSet(graphs, metas, source=report.source, format="report", kind="molecule",
+                    standardised=report.standardised_smiles is not None)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from core.data.graphset import GraphSet, Reject
-from core.detectors.base import EpochInfo
+from core.detectors.base import EpochInfo, as_model_reads
 from core.detectors.conformal import drawn_by_scaffold, fit_calibrated
 from core.detectors.consensus import MIN_KNOWN_ANOMALIES
 from core.detectors.registry import detector_info, make_detector
@@ -107,6 +107,7 @@ def weigh_known_anomalies(model, known: GraphSet, data: GraphSet | None = None) 
     check_known_anomalies(known, data)
     if not detector_info(model.name).weighable:
         raise GLocalKDError(f"a {model.name} model has a single view: known anomalies weigh the views of a consensus")
+    known = as_model_reads(model, known, whole=False)  # before they are compared with the graphs it has seen
     try:
         seen = set(model.seen_graphs(known).tolist())
         if seen:

@@ -124,3 +124,37 @@ def test_train_standardise_writes_a_standardising_model(files, tmp_path):
     assert main(["train", str(files / "lib.csv"), "-o", str(tmp_path / "m.pt"), "--standardise", "--epochs", "1",
                  "--detector", "glocalkd", "--calibration", "0"]) in (0, None)
     assert load_detector(tmp_path / "m.pt").standardises
+
+
+def test_the_library_scores_a_standardising_model_as_the_command_does(files, tmp_path):
+    """``load_detector("std.pt").score(load("lib.csv"))`` scored the molecules as read (a salt got
+    another score than ``glocalkd score`` gave it, with no warning): every scoring entry point reads
+    the graphs as the model reads them, and refuses standardised molecules for a model trained on
+    molecules as read."""
+    from core import DataError, score_graphs
+
+    model = load_detector(files / "std.pt", device="cpu")
+    assert main(["score", str(files / "std.pt"), str(files / "lib.csv"), "-o", str(tmp_path / "s.csv")]) == 0
+    report = read_report(tmp_path / "s.csv")
+    by_cli = dict(zip(report.ids, report.score.tolist()))
+    plain = load(files / "lib.csv")
+    for scores in (model.score(plain).score, score_graphs(model, plain).score):
+        assert dict(zip([m.id for m in plain.meta], scores.tolist())) == pytest.approx(by_cli, rel=1e-5)
+    with pytest.raises(DataError, match="trained on molecules as read") as refused:
+        load_detector(files / "plain.pt", device="cpu").score(load(files / "lib.csv", standardise=True))
+    assert str(files / "lib.csv") in str(refused.value)
+
+
+def test_a_standardising_consensus_read_back_from_its_file_scores_as_it_did(tmp_path):
+    """The views of a consensus read from its model file read the graphs their consensus hands them."""
+    from core import make_detector
+    from tests.conftest import moses_library
+
+    path = moses_library(tmp_path / "train.csv", 40, {0: "CC(=O)[O-].[Na+]"})
+    model = make_detector("consensus", components=("size",), reserve_views=(), seed=0).fit(load(path, standardise=True))
+    model.save(tmp_path / "c.pt")
+    again = load_detector(tmp_path / "c.pt", device="cpu")
+    assert again.standardises and again.components_["size"].standardises
+    expected = model.score(load(path, standardise=True)).score
+    assert again.score(load(path, standardise=True)).score.tolist() == expected.tolist()
+    assert again.score(load(path)).score.tolist() == expected.tolist()
