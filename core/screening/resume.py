@@ -157,7 +157,8 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     cut, scored, p_counts = whole_run_counts(report, part, "screen the library again")
     if cut is not None and (keep is None or keep > cut["kept"]):  # its rows past them are gone
         raise DataError(f"it keeps its best {cut['kept']:,} of {cut['scored']:,} scored rows (--top), so the "
-                        f"resumed report can keep at most as many: resume with --top {cut['kept']} (or fewer)", report)
+                        f"resumed report can keep at most as many: resume it with glocalkd screen ... --resume --top "
+                        f"{cut['kept']} (or fewer; core.screen(..., resume=True, top={cut['kept']}))", report)
     if cut is not None:  # the rows it did not keep counted their nodes in its summary
         nodes = cut["nodes"] if isinstance(cut.get("nodes"), int) else nodes
     rows_read = int(part.end.rows_read, 16) if part.end.rows_read else None

@@ -83,7 +83,7 @@ def test_a_report_it_cannot_continue_is_refused_and_left_as_it_was(library, mode
     with pytest.raises(DataError, match="with other ids"):  # a --top report's kept rows are looked for
         screen(model, tmp_path / "renamed_best.smi", cut, chunk_size=40, workers=1, resume=True, top=5)
     for more in (None, 6):  # its rows past the best 5 are gone: a report of more would miss some
-        with pytest.raises(DataError, match="resume with --top 5"):
+        with pytest.raises(DataError, match="glocalkd screen ... --resume --top 5"):
             screen(model, library, cut, chunk_size=40, workers=1, resume=True, top=more)
     resumed = screen(model, library, cut, chunk_size=40, workers=1, resume=True, top=3)  # fewer: the best 3 of all
     best = screen(model, library, tmp_path / "best.csv", chunk_size=40, workers=1, top=3)
@@ -198,3 +198,16 @@ def test_a_file_without_ids_is_resumed_only_on_the_rows_it_read(library, model, 
     report.write_bytes(re.sub(rb"; rows read [0-9a-f]{16}", b"", stopped))  # from before the record: ids checked
     screen(model, first, report, chunk_size=40, workers=1, resume=True)
     assert report.read_bytes() == (tmp_path / "whole.csv").read_bytes()
+
+
+def test_score_resuming_a_stopped_top_run_names_the_command_that_can(library, model, tmp_path, capsys):
+    """``glocalkd score --resume`` of a stopped ``screen --top 50`` run said "resume with --top 50",
+    an option ``score`` does not have: the message names ``glocalkd screen``."""
+    from core import save_detector
+    from core.cli.main import main
+
+    save_detector(model, tmp_path / "m.pt")
+    screen(model, library, tmp_path / "r.csv", chunk_size=40, workers=1, top=5, **stopped_after(2))
+    capsys.readouterr()
+    assert main(["score", str(tmp_path / "m.pt"), str(library), "-o", str(tmp_path / "r.csv"), "--resume"]) != 0
+    assert "resume it with glocalkd screen ... --resume --top 5 (or fewer" in capsys.readouterr().err
