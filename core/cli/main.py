@@ -90,13 +90,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     retain_freed_memory()  # this process is ours: see core/runtime/allocator.py
     wait_passively()  # before torch loads: OpenMP's threads sleep while they wait (core/runtime/threads.py)
-    set_threads(args)
     with warnings.catch_warnings():  # restores Python's own display when main returns
         warnings.showwarning = _show_warning
         before = _outputs_now(args)
         try:
             check_outputs(args)  # before any work: a bad output path must not cost a training run
             with stop_signals_interrupt():  # SIGTERM and SIGHUP stop every command as Ctrl+C does: cleaned up, 130
+                set_threads(args)  # in here: it loads torch (a second or more), a stop meanwhile is a stop too
                 status = COMMANDS[args.command].run(args)
         except GLocalKDError as exc:
             print(f"glocalkd: error: {error_text(exc, args.command)}", file=sys.stderr)
