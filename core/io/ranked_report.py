@@ -18,8 +18,9 @@ import numpy as np
 from core.errors import DataError, raise_if_stopped
 from core.data.graphset import GraphMeta, GraphSet
 from core.data.properties import PROPERTY_COLUMNS
-from core.io.report import (ALERTS_COLUMN, APP_COLUMNS, COLUMNS, END_PREFIX, EXTRA_COLUMNS, STANDARDISED, EndRow,
-                            VIEW_PREFIX, header_extras, not_read_line, parse_end_row, unsafe_cell, view_names)
+from core.io.report import (ALERTS_COLUMN, APP_COLUMNS, COLUMNS, END_PREFIX, EXTRA_COLUMNS, NOT_READ_ROW, REJECTED,
+                            STANDARDISED, EndRow, VIEW_PREFIX, header_extras, not_read_line, parse_end_row, row_kind,
+                            unsafe_cell, view_names)
 from core.io.text import allow_large_csv_fields, read_lines, read_lines_and_endings
 
 REVIEW = APP_COLUMNS[1]  # the app's review-mark column
@@ -242,10 +243,11 @@ def read_report(path: str | Path, on_progress: Callable[[int], None] | None = No
             intact = end.rows == count + len(rejects) and end.digest == digest.before_latest()
             ended = count + len(rejects)
             continue
-        if (not_read := not_read_line(status)) is not None:  # an export's row for the lines a stopped run never read
-            stopped_after = not_read
+        kind = row_kind(row, path, line_no)  # an edited status is refused, as merge-reports refuses it
+        if kind == NOT_READ_ROW:  # an export's row for the lines a stopped run never read
+            stopped_after = not_read_line(status)
             continue
-        if status != "ok":
+        if kind == REJECTED:
             rejects.append(ReportReject(line_no, unsafe_cell(row[1]), unsafe_cell(row[3]),
                                         status.removeprefix("rejected: ")))
             continue

@@ -22,7 +22,7 @@ from core.data.graphset import GraphSet, element_symbols
 from core.data.properties import PROPERTY_COLUMNS, molecular_properties, property_text
 from core.data.pvalues import format_p, report_q_values
 from core.data.scores import Scores, ranking_of, score_text
-from core.errors import GLocalKDError, ParameterError
+from core.errors import DataError, GLocalKDError, ParameterError
 from core.runtime.files import atomic_output
 from core.runtime.values import is_count
 
@@ -279,6 +279,41 @@ def not_read_line(status: str) -> int | None:
     """
     found = NOT_READ.match(status)
     return int(found[1].replace(",", "")) if found else None
+
+
+SCORED, REJECTED, NOT_READ_ROW = "scored", "rejected", "not read"  # the kinds of a report's data rows
+
+
+def row_kind(row: list[str], report: str | Path, line: int) -> str:
+    """Say what a report's data row (not its end row) is, by its status: the one rule of every
+    reader (:func:`core.io.ranked_report.read_report`, ``merge-reports`` and a resumed run).
+
+    A status edited by hand (``OK``, ``ok ``) was taken for a rejected row: the scored row went
+    among the rejects keeping its rank and p-value, and the BH counts dropped.
+
+    Args:
+        row: the row's cells.
+        report: the report, for the message.
+        line: the row's line, for the message.
+
+    Returns:
+        :data:`SCORED` (status ``ok``), :data:`REJECTED` (a ``rejected: ...`` status, with no
+        rank and no score) or :data:`NOT_READ_ROW` (an export's row for the lines a stopped run
+        never read: :func:`not_read_status`).
+
+    Raises:
+        DataError: any other status, or a rejected row with a rank or a score, naming the report
+            and the line.
+    """
+    status = row[STATUS]
+    if status == "ok":
+        return SCORED
+    if status.startswith("rejected: ") and not row[0] and not row[4]:
+        return REJECTED
+    if not_read_line(status) is not None:
+        return NOT_READ_ROW
+    raise DataError(f"the status {status!r} is neither ok nor a rejection with no rank or score (was the report "
+                    "edited?)", str(report), line)
 
 
 def not_read_status(stopped_after: int) -> str:

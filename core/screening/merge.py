@@ -27,8 +27,8 @@ from pathlib import Path
 
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, one_line
-from core.io.report import (COLUMNS, P_VALUE, Q_VALUE, STATUS, EndRow, check_report_output, header_extras,
-                            not_read_line, parse_end_row, report_output, safe_cell, unsafe_cell)
+from core.io.report import (COLUMNS, NOT_READ_ROW, P_VALUE, Q_VALUE, REJECTED, STATUS, EndRow, check_report_output,
+                            header_extras, parse_end_row, report_output, row_kind, safe_cell, unsafe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.files import atomic_output, check_outputs
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -505,10 +505,13 @@ def read_report_part(report: str | Path, target: Path, rejects, position: int,
             if len(row) != width:
                 raise DataError(f"{len(row)} fields where a report row has {width}", report, n)
             end = parse_end_row(row)
-            if end is not None or not_read_line(row[STATUS]) is not None:
+            if end is not None:
+                continue
+            kind = row_kind(row, report, n)  # an edited status is refused, as read_report refuses it
+            if kind == NOT_READ_ROW:
                 continue  # an export's row for the lines a stopped run never read is no data row, as read_report has it
             count += 1
-            if row[STATUS] != "ok":
+            if kind == REJECTED:
                 passed = row if rejected_row is None else rejected_row(row)
                 if passed is not None:
                     rejects.writerow(passed)

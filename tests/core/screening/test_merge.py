@@ -227,3 +227,19 @@ def test_shards_of_models_trained_on_cpu_and_on_auto_merge(tmp_path):
     screen(cpu, shards[0], tmp_path / "a.report.csv", workers=1)
     screen(auto, shards[1], tmp_path / "b.report.csv", workers=1)
     assert merge_reports([tmp_path / "a.report.csv", tmp_path / "b.report.csv"], tmp_path / "m.csv") == 3
+
+
+@pytest.mark.parametrize("edit", [(",ok,", ",OK,"), (",ok,", ",ok ,"), ('\n,x,,', '\n3,x,,')],
+                         ids=["OK", "ok and a space", "a rejection with a rank"])
+def test_a_row_whose_status_was_edited_is_refused_by_every_reader(shards, tmp_path, edit):
+    """A scored row whose status was edited (``OK``) was taken for a rejected row by merge-reports and
+    --resume: it went among the rejects keeping its rank and p-value, and the BH counts dropped."""
+    text = (shards / "a.report.csv").read_text(encoding="utf-8")
+    assert edit[0] in text
+    edited = tmp_path / "edited.csv"
+    edited.write_text(text.replace(edit[0], edit[1], 1), encoding="utf-8")
+    for read in (lambda: merge_reports([edited, shards / "b.report.csv"], tmp_path / "m.csv"), lambda: read_report(edited)):
+        with pytest.raises(DataError, match="was the report edited") as refused:
+            read()
+        assert refused.value.path == str(edited) and refused.value.line is not None
+    assert not (tmp_path / "m.csv").exists()
