@@ -594,6 +594,45 @@ class ReportOutput:
                                               self.stopped_after, self.cut_from, self.read_as, self.rows_read))
 
 
+PRECISION_MARK = "+"  # joins a fingerprint and the precision its scores were computed in, when not float32
+
+
+def scored_as(fingerprint: str, precision: str = "float32") -> str:
+    """What an end row names as its model: the fingerprint, with the precision the scores were
+    computed in when it is not float32 (``4dd46242d0b5335c+bfloat16``). Scores in bfloat16 differ
+    from float32's (by up to 0.46, 21 ranks of 123 rows), yet both named one model: a resumed run
+    mixed them, and merge-reports merged a shard of each without a word.
+
+    Args:
+        fingerprint: the model's fingerprint.
+        precision: ``float32`` or ``bfloat16``.
+
+    Returns:
+        The name: the fingerprint alone for float32, so that reports written before keep theirs.
+    """
+    return fingerprint if precision == "float32" else f"{fingerprint}{PRECISION_MARK}{precision}"
+
+
+def other_model(found: str, wanted: str) -> str:
+    """Why a report's model is not the one wanted, for a refusal: another precision of the same
+    model (:func:`scored_as`), or another model.
+
+    Args:
+        found: the model the report's end row names.
+        wanted: the model it should name.
+
+    Returns:
+        The reason, starting "scored ...".
+    """
+    def precision(name: str) -> str:
+        return name.partition(PRECISION_MARK)[2] or "float32"
+
+    if found.partition(PRECISION_MARK)[0] == wanted.partition(PRECISION_MARK)[0]:
+        return (f"scored in {precision(found)} precision, not {precision(wanted)} (--precision): scores of two "
+                "precisions differ, and are not ranked together")
+    return f"scored with another model (fingerprint {found}) than {wanted}"
+
+
 def model_fingerprint(model: object) -> str:
     """The fingerprint an end row names.
 

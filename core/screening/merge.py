@@ -28,7 +28,8 @@ from pathlib import Path
 from core.data.pvalues import bh_q_table
 from core.errors import DataError, one_line
 from core.io.report import (COLUMNS, NOT_READ_ROW, P_VALUE, Q_VALUE, REJECTED, STATUS, EndRow, check_report_output,
-                            header_extras, parse_end_row, report_output, row_kind, safe_cell, unsafe_cell)
+                            header_extras, other_model, parse_end_row, report_output, row_kind, safe_cell,
+                            unsafe_cell)
 from core.io.text import allow_large_csv_fields, read_lines
 from core.runtime.files import atomic_output, check_outputs
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -642,8 +643,7 @@ def merge_reports(reports: list[str | Path], out: str | Path) -> int:
                                     "the API, write_report(..., model=detector) names it)", report)
                 if models and model not in models:
                     first = next(iter(models.values()))
-                    raise DataError(f"scored with another model (fingerprint {model}) than {first} "
-                                    f"({next(iter(models))})", report)
+                    raise DataError(f"{other_model(model, next(iter(models)))}, as {first} is", report)
                 if digest in digests:
                     raise DataError(f"the same report as {digests[digest]}: a shard given twice", report)
                 models.setdefault(model, str(report))

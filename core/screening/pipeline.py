@@ -26,7 +26,7 @@ from core.runtime.values import is_count
 from core.io.load import molecule_rows
 from core.io.molecules import ROWS_HASH_MASK, SourceRow, nothing_read
 from core.io.report import (STANDARDISED, VIEW_PREFIX, check_report_output, check_top_k, extra_columns,
-                            reading_key, safe_cell)
+                            reading_key, safe_cell, scored_as)
 from core.runtime.allocator import release_freed_memory
 from core.runtime.files import atomic_output
 from core.runtime.scratch import make_scratch, remove_scratch
@@ -326,7 +326,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                              "one report per shard (merge-reports): resume each shard's own run", "resume")
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
     sources, hint = _source_rows(paths, smiles_column, id_column, label_column)  # a bad header fails here
-    model_id = model.fingerprint()
+    model_id = scored_as(model.fingerprint(), precision)  # bfloat16's scores are not float32's
     calibration = len(model.calibration_scores_) if getattr(model, "is_calibrated", False) else 0
     keep = None if top is None else min(top, sys.maxsize)  # more than any count: every row
     executor = executor if executor is not None else LocalExecutor(model, workers)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from core.errors import DataError
 from core.io.molecules import ROWS_HASH_MASK, SourceRow, rows_hash
-from core.io.report import COLUMNS, STANDARDISED, unsafe_cell
+from core.io.report import COLUMNS, STANDARDISED, other_model, unsafe_cell
 from core.screening.merge import KEY_COLUMNS, ReportPart, cut_summary, read_report_part, whole_run_counts
 
 _ID = 1  # a report row's id cell
@@ -149,8 +149,8 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         raise DataError("its run read the whole library (its end row names no line where it stopped): there is "
                         "nothing to resume", report)
     if model_of != model:
-        raise DataError(f"scored with another model (fingerprint {model_of}) than this one ({model}): resume "
-                        "with the model that began it", report)
+        raise DataError(f"{other_model(model_of, model)}, this run's: resume with the model and the --precision "
+                        "that began it", report)
     if part.end.read_as and read_as and part.end.read_as != read_as:  # its rows came from another column, once
         raise DataError("its run read the library with other settings: resume with the stopped run's "
                         "--smiles-column, --id-column, --label-column and --top-nodes", report)

@@ -243,3 +243,35 @@ def test_a_row_whose_status_was_edited_is_refused_by_every_reader(shards, tmp_pa
             read()
         assert refused.value.path == str(edited) and refused.value.line is not None
     assert not (tmp_path / "m.csv").exists()
+
+
+def test_scores_of_two_precisions_are_neither_merged_nor_resumed_together(shards, tmp_path):
+    """``--precision`` was recorded nowhere: a float32 shard and a bfloat16 shard merged without a
+    word, and a float32 run resumed in bfloat16 mixed the two (their scores differ by up to 0.46).
+    The end row names the precision with the model, so both are refused, saying which is which."""
+    import warnings
+
+    from core import read_report
+    from tests.conftest import moses_library
+
+    model = GLocalKD(epochs=1, hidden_dim=16, out_dim=8, device="cpu", seed=0).fit(load(shards / "a.csv"))
+    half = tmp_path / "b16.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bfloat16 is slow on a CPU without its instructions: said, not refused
+        screen(model, shards / "b.csv", half, workers=1, precision="bfloat16")
+    fingerprint = model.fingerprint()
+    assert read_report(half).model_fingerprint == f"{fingerprint}+bfloat16"
+    assert read_report(shards / "a.report.csv").model_fingerprint == fingerprint  # float32 names the model alone
+    with pytest.raises(DataError, match="b16.csv: scored in bfloat16 precision, not float32 .--precision."):
+        merge_reports([shards / "a.report.csv", half], tmp_path / "m.csv")
+    library = moses_library(tmp_path / "lib.smi", 120, {})
+    report = tmp_path / "r.csv"
+    done = []
+    first = screen(model, library, report, chunk_size=20, workers=1, on_progress=lambda read, scored: done.append(read),
+                   should_stop=lambda: len(done) >= 2)
+    assert first.stopped
+    before = report.read_bytes()
+    with warnings.catch_warnings(), pytest.raises(DataError, match="r.csv: scored in float32 precision, not bfloat16"):
+        warnings.simplefilter("ignore")
+        screen(model, library, report, chunk_size=20, workers=1, resume=True, precision="bfloat16")
+    assert report.read_bytes() == before
