@@ -13,7 +13,7 @@ GRAPH_DATA = "*.smi *.smiles *.csv *.tsv *.tab *.txt *.sdf *.gz *.zip"  # the fi
 FILE_FILTER = (f"Graph data ({GRAPH_DATA});;"
                "SMILES (*.smi *.smiles);;Tables (*.csv *.tsv *.tab *.txt *.gz);;SDF (*.sdf *.sdf.gz);;"
                "TU collection (*.zip);;All files (*)")
-# File > Open also opens the app's own files (a session, a model: see app.controllers.opening.file_kind)
+# File > Open also opens the app's own files (a session, a model: see core.file_kind)
 OPEN_FILTER = (f"Graph data, sessions and models ({GRAPH_DATA} *.glocalkd-session *.pt);;"
                f"GLocalKD Studio session (*.glocalkd-session);;GLocalKD model (*.pt);;{FILE_FILTER}")
 

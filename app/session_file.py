@@ -19,7 +19,8 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-SUFFIX = ".glocalkd-session"
+from core import SESSION_SUFFIX as SUFFIX
+
 FORMAT = "glocalkd-session"
 VERSION = 1
 FILTER = f"GLocalKD Studio session (*{SUFFIX})"
@@ -244,12 +245,15 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
         The reopened session.
 
     Raises:
-        GLocalKDError: the file is not a session file, or is damaged.
+        GLocalKDError: the file is not a session file (a model file is said to be one), or is damaged.
     """
-    from core import ZIP_ERRORS, GLocalKDError, atomic_output, load_detector, make_scratch, read_report
+    from core import ZIP_ERRORS, GLocalKDError, atomic_output, file_kind, load_detector, make_scratch, read_report
 
     from . import tasks
 
+    if file_kind(path) == "model":  # a model file, whatever its name: not a damaged session
+        raise GLocalKDError(f"{path}: a GLocalKD Studio model file, not a session file: open it with File ▸ Open, "
+                            "which loads the model")
     try:
         with zipfile.ZipFile(path) as zf:
             doc = json.loads(zf.read("session.json"))

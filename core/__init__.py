@@ -24,6 +24,7 @@ _PUBLIC = {
     "resolve_device": "runtime.device",
     "atomic_output": "runtime.files", "check_outputs": "runtime.files", "graph_key": "data.graph_identity", "graphs_digest": "data.graph_identity", "make_scratch": "runtime.scratch", "remove_scratch": "runtime.scratch",
     "scratch_folder": "runtime.scratch", "counted": "wording",
+    "file_kind": "runtime.file_kind", "SESSION_SUFFIX": "runtime.file_kind",
     # errors
     "DataError": "errors", "GLocalKDError": "errors", "ModelFileError": "errors", "SchemaMismatchError": "errors",
     "ParameterError": "errors", "Stopped": "errors", "raise_if_stopped": "errors", "ZIP_ERRORS": "errors",
@@ -81,6 +82,7 @@ if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__
     from core.runtime.device import resolve_device
     from core.runtime.files import atomic_output, check_outputs
     from core.runtime.scratch import make_scratch, remove_scratch, scratch_folder
+    from core.runtime.file_kind import SESSION_SUFFIX, file_kind
     from core.errors import (DataError, GLocalKDError, ModelFileError, SchemaMismatchError, ParameterError,
         NotApplicableError, Stopped, ZIP_ERRORS, raise_if_stopped)
     from core.data.graphset import GraphMeta, GraphSet, Reject, normalize_label

@@ -5,48 +5,17 @@ the command line, the recent files) comes here, so each knows every kind of file
 from __future__ import annotations
 
 import functools
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from core import ZIP_ERRORS, counted
+from core import counted, file_kind
 
 from .. import tasks
-from ..session_file import SUFFIX as SESSION_SUFFIX
 from ..state import AppState
 from ..workers import Runner
 from .base import Controller
-
-
-def file_kind(path: str) -> str:
-    """What opening ``path`` means, from its name and first bytes (nothing is loaded).
-
-    Args:
-        path: a file or folder.
-
-    Returns:
-        ``"session"`` (a ``.glocalkd-session`` file, or a zip holding ``session.json``), ``"model"``
-        (a ``.pt`` file, or torch's zip format: an entry ``*/data.pkl``), else ``"data"`` (graph data
-        or a ranked report: :meth:`OpeningController.open` tells them apart).
-    """
-    p = Path(path)
-    if p.name.endswith(SESSION_SUFFIX):
-        return "session"
-    if p.suffix.lower() == ".pt":
-        return "model"
-    try:
-        if p.is_file() and zipfile.is_zipfile(p):
-            with zipfile.ZipFile(p) as zf:
-                names = zf.namelist()
-            if "session.json" in names:
-                return "session"
-            if any(n.endswith("/data.pkl") for n in names):
-                return "model"
-    except ZIP_ERRORS:  # unreadable: the loader says why
-        pass
-    return "data"
 
 
 class OpeningController(Controller):
@@ -152,7 +121,8 @@ class OpeningController(Controller):
         self.open(chosen[0])
 
     def open(self, path: str, options: dict | None = None) -> None:
-        """Open ``path``: a session file or a model file by their controllers (:func:`file_kind`), a
+        """Open ``path``: a session file or a model file by their controllers (:func:`core.file_kind`:
+        what the file holds, whatever its name), a
         ranked report in a tab of its own, else graph data into the state (asking for columns when a
         table's SMILES column is not obvious, unless ``options`` are given). One of a TU collection's
         files opens the collection (:func:`core.tu_folder_of`)."""

@@ -182,10 +182,10 @@ def write_model_file(path: str | Path, state: dict) -> None:
 def read_model_file(path: str | Path) -> Any:
     """The contents of a model file, read with torch's ``weights_only`` loader and checked.
 
-    A missing, unreadable or foreign file, contents that do not match their digest, and a NaN
-    or infinite number anywhere in the file are a :class:`~core.errors.ModelFileError` naming
-    the file. A file without a digest (written before it existed) is read as it is, after the
-    same check of its numbers.
+    A missing, unreadable or foreign file (a session file is said to be one), contents that do
+    not match their digest, and a NaN or infinite number anywhere in the file are a
+    :class:`~core.errors.ModelFileError` naming the file. A file without a digest (written before
+    it existed) is read as it is, after the same check of its numbers.
 
     Args:
         path: the model file.
@@ -196,6 +196,7 @@ def read_model_file(path: str | Path) -> Any:
     import torch
 
     from core.errors import ModelFileError
+    from core.runtime.file_kind import file_kind
 
     path = Path(path)
     if not path.is_file():
@@ -207,6 +208,9 @@ def read_model_file(path: str | Path) -> Any:
     except PermissionError:
         raise ModelFileError(f"{path}: cannot read the model file (permission denied)") from None
     except Exception as exc:
+        if file_kind(path) == "session":  # torch's reader said only "RuntimeError" of it
+            raise ModelFileError(f"{path}: a GLocalKD Studio session file, not a model file: open it in GLocalKD "
+                                 "Studio (File ▸ Open), which opens the session with its model") from None
         raise ModelFileError(f"{path}: not a GLocalKD Studio model file, or damaged ({type(exc).__name__})") from None
     if not isinstance(state, dict):
         return state  # the detector's reader says what it is not

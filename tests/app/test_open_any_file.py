@@ -1,7 +1,7 @@
 """Every way of opening a path (the command line, a drop on the window, File > Open, the recent
 files) opens every kind of file the app writes: a session file opens the session, a model file
 loads the model, whatever its name. They all go through one dispatch
-(:func:`app.controllers.opening.file_kind`): a way that bypassed it fails here."""
+(:func:`core.file_kind`, the file's contents before its name): a way that bypassed it fails here."""
 import shutil
 import zipfile
 
@@ -10,10 +10,10 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
-from app.controllers.opening import file_kind
+from app import session_file
 from app.main import open_at_start
 from app.main_window import MainWindow
-from core import save_detector
+from core import file_kind, load, make_detector, save_detector
 
 from .test_main_window import _idle, open_and_wait, train_and_wait
 
@@ -104,7 +104,7 @@ def test_every_way_of_opening_opens_sessions_and_models(qtbot, settings, written
         w.close()
 
 
-def test_file_kind_reads_names_then_contents(tmp_path, written):
+def test_file_kind_reads_contents_then_names(tmp_path, written):
     smiles = tmp_path / "a.smi"
     smiles.write_text("CCO\n")
     tu = tmp_path / "TINY.zip"  # a TU collection in a zip is graph data
@@ -116,6 +116,39 @@ def test_file_kind_reads_names_then_contents(tmp_path, written):
     assert [file_kind(str(p)) for p in (smiles, tu, broken, tmp_path, tmp_path / "missing.csv")] == ["data"] * 5
     assert file_kind(written["session"]) == file_kind(written["renamed session"]) == "session"
     assert file_kind(written["model"]) == file_kind(written["renamed model"]) == "model"
+
+
+@pytest.mark.parametrize("name, kind", [("model.glocalkd-session", "model"), ("work.pt", "session")])
+def test_file_open_opens_a_model_or_session_whatever_its_name(qtbot, settings, herg_path, tmp_path, monkeypatch,
+                                                              name, kind):
+    """A model saved as ``x.glocalkd-session`` was refused as a damaged session ("There is no item
+    named 'session.json'"), and a session renamed ``work.pt`` as a damaged model ("RuntimeError"):
+    File > Open went by the name before looking inside."""
+    model = make_detector("size").fit(load(herg_path).subset(range(60)))
+    path = tmp_path / name
+    if kind == "model":
+        save_detector(model, tmp_path / "m.pt")
+        shutil.copy(tmp_path / "m.pt", path)
+    else:
+        session_file.write_session(str(tmp_path / "s.glocalkd-session"), {}, model, [])
+        shutil.copy(tmp_path / "s.glocalkd-session", path)
+    assert file_kind(str(path)) == kind
+    w, warning = _opened(qtbot, settings, "File > Open", str(path), monkeypatch)
+    assert not warning and type(w.model).__name__ == type(model).__name__
+    assert w.model.score(load(herg_path).subset(range(5))).score.tolist() == \
+        model.score(load(herg_path).subset(range(5))).score.tolist()
+    w.runner.stop_all()
+    w.structures.shutdown()
+
+
+def test_opening_a_model_as_a_session_says_it_is_a_model(qtbot, window, herg_path, tmp_path):
+    """Open session… (or a recent session) given a model file says what it is, not "damaged"."""
+    save_detector(make_detector("size").fit(load(herg_path).subset(range(60))), tmp_path / "m.pt")
+    shutil.copy(tmp_path / "m.pt", tmp_path / "m.glocalkd-session")
+    _ready(qtbot, window)
+    window.sessions.open(str(tmp_path / "m.glocalkd-session"))
+    qtbot.waitUntil(lambda: bool(window.feedback.last_warning), timeout=60000)
+    assert "m.glocalkd-session: a GLocalKD Studio model file, not a session file" in window.feedback.last_warning
 
 
 def test_file_open_reads_a_smiles_list_saved_as_txt_without_asking_for_columns(qtbot, settings, tmp_path,

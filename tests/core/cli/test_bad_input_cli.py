@@ -84,6 +84,32 @@ def test_bad_model_files(tmp_path, capsys, model_file):
                     "trained on molecules")
 
 
+def test_a_session_file_given_as_a_model_is_said_to_be_a_session(tmp_path, capsys, model_file):
+    """``glocalkd score SESSION data`` said "not a GLocalKD Studio model file, or damaged
+    (RuntimeError)", under any name; a model named like a session scores (what a file is comes from
+    its contents: :func:`core.file_kind`)."""
+    import shutil
+    import zipfile
+
+    from core import file_kind
+
+    data = tmp_path / "x.smi"
+    data.write_text("CCO a\nCCN b\n")
+    session = tmp_path / "work.glocalkd-session"
+    with zipfile.ZipFile(session, "w") as zf:  # what a session file holds: its document and its model
+        zf.writestr("session.json", '{"format": "glocalkd-session", "version": 1}')
+        zf.write(model_file, "model.pt")
+    shutil.copy(session, tmp_path / "work.pt")
+    for path in (session, tmp_path / "work.pt"):
+        assert file_kind(path) == "session"
+        _one_line_error(capsys, main(["score", str(path), str(data), "-o", str(tmp_path / "r.csv")]),
+                        f"{path.name}: a GLocalKD Studio session file, not a model file", "open it in GLocalKD Studio")
+    renamed = tmp_path / "model.glocalkd-session"
+    shutil.copy(model_file, renamed)
+    assert file_kind(renamed) == "model"
+    assert main(["score", str(renamed), str(data), "-o", str(tmp_path / "r.csv")]) == 0
+
+
 def test_bad_settings_and_outputs(tmp_path, capsys, model_file):
     data = tmp_path / "x.csv"
     data.write_text("id,smiles,label\nA,CCO,1\nB,CCN,1\n")
