@@ -174,7 +174,8 @@ def check_document(doc: dict) -> None:
     filters = doc.get("filters") or {}
     need(_view_ok(filters) and isinstance(filters.get("smarts", ""), str)
          and all(_number(filters.get(k)) for k in ("percentile", "rate"))
-         and all(isinstance(filters.get(k, False), bool) for k in ("grouped", "flagged_only")), "filters")
+         and all(isinstance(filters.get(k, False), bool) for k in ("grouped", "flagged_only"))
+         and isinstance(filters.get("group"), (str, type(None))), "filters")
     similarity = doc.get("similarity") or {}
     need(isinstance(similarity.get("query", ""), str) and _number(similarity.get("minimum")), "similarity")
     training = doc.get("training") or {}

@@ -53,6 +53,8 @@ class ResultsController(QObject):
         self.evaluation_jobs = LatestJob("evaluation", self)
         self._scaffolds: tuple | None = None  # (graphs, each graph's scaffold SMILES)
         self._group_open: str | None = None  # the scaffold whose group the table shows (None: no group)
+        self._group_wanted: str | None = None  # a group to open once its scaffolds are found (a session's)
+        self._restored_group: str | None = None  # the group a session's filters hold (set_filter_values)
         state.data_changed.connect(self.show_data)
         state.scores_changed.connect(self.show_data)
         state.model_changed.connect(self._model_changed)
@@ -127,8 +129,9 @@ class ResultsController(QObject):
     def apply_smarts(self) -> None:
         """Filter by the SMARTS typed, matched in the background (the table follows when it is)."""
         self.filters.clear_note()
-        if self._group_open is not None and self.filters.smarts() != self._group_open:
-            self._leave_group()  # the substructure typed replaces the group opened
+        group = self._group_open if self._group_open is not None else self._group_wanted
+        if group is not None and self.filters.smarts() != group:
+            self._leave_group()  # the substructure typed replaces the group opened, or about to be
         self.smarts.match(self.filters.smarts())
 
     @Slot(object)
@@ -185,6 +188,8 @@ class ResultsController(QObject):
         text = f"{self.model_table.visible_count():,} of {len(st.graphs):,} shown"
         if self._group_open is not None:
             text += f" · the group of {self._group_open or 'acyclic molecules'}"
+        elif self._group_wanted is not None:
+            text += f" · opening the group of {self._group_wanted or 'acyclic molecules'}…"
         if st.threshold() is not None:
             text += f" · {int(st.flagged().sum()):,} flagged"
         self.filters.set_count(text)
@@ -343,8 +348,34 @@ class ResultsController(QObject):
         if scaffold_of is None:
             return  # stopped
         self._scaffolds = (graphs, scaffold_of)
-        if self.filters.is_grouped() and graphs is self.state.graphs and self.state.scores is not None:
+        if graphs is not self.state.graphs or self.state.scores is None:
+            return
+        if self._group_wanted is not None and not self.filters.is_grouped():
+            self._scaffold_chosen(self._group_wanted)
+        elif self.filters.is_grouped():
             self._show_groups()
+
+    def open_group(self, scaffold_smiles: str) -> None:
+        """Open the group of ``scaffold_smiles`` ("" for the acyclic molecules) as a double-click on
+        it does (:meth:`_scaffold_chosen`), once the open graphs' scaffolds are found (a session's
+        group: it came back as a substructure filter, 562 rows for benzene's group of 32)."""
+        st = self.state
+        if st.graphs is None or st.scores is None or not st.has_smiles():
+            return
+        if self._scaffolds is not None and self._scaffolds[0] is st.graphs:
+            self._scaffold_chosen(scaffold_smiles)
+            return
+        self._group_wanted = scaffold_smiles
+        self.update_counts()  # "opening the group of …" until it is
+        graphs = st.graphs
+        self.scaffold_jobs.request(functools.partial(tasks.scaffold_smiles, graphs),
+                                   lambda found: self._scaffolds_found(graphs, found), self._group_failed)
+
+    def _group_failed(self, message: str) -> None:
+        self._group_wanted = None
+        self.scaffold_view.say(message)
+        self.side.say(f"The scaffold group could not be opened again: {message}")
+        self.update_counts()
 
     def _show_groups(self) -> None:
         st = self.state
@@ -358,6 +389,7 @@ class ResultsController(QObject):
         of 32); its SMILES goes in the substructure box, where it is highlighted, and typing there
         (or grouping again) leaves the group."""
         self.filters.ungroup()
+        self._group_wanted = None
         if self._scaffolds is None or self._scaffolds[0] is not self.state.graphs:
             return
         self._group_open = scaffold_smiles
@@ -367,6 +399,7 @@ class ResultsController(QObject):
         self.update_counts()
 
     def _leave_group(self) -> None:
+        self._group_wanted = None  # a group still to open is left as well
         if self._group_open is not None:
             self._group_open = None
             self.model_table.set_mask("scaffold", None)
@@ -423,16 +456,20 @@ class ResultsController(QObject):
 
     # ---------------------------------------------------------------- a session's view of the results
     def filter_values(self) -> dict:
-        """The filters, the flag rule's thresholds and the sort, as JSON values (a session keeps them)."""
+        """The filters, the flag rule's thresholds and the sort, as JSON values (a session keeps them);
+        ``group`` is the scaffold whose group is open ("" the acyclic molecules', None none)."""
         f = self.filters
+        group = self._group_open if self._group_open is not None else self._group_wanted
         return {"text": f.text(), "smarts": f.smarts_edit.text(), "percentile": f.percentile(), "rate": f.rate(),
-                "grouped": f.is_grouped(), "flagged_only": f.is_flagged_only(),
+                "grouped": f.is_grouped(), "group": group, "flagged_only": f.is_flagged_only(),
                 "ranges": {k: list(v) for k, v in f.ranges().items()}, "sort": sort_values(self.table)}
 
     def set_filter_values(self, values: dict) -> None:
         """Put back :meth:`filter_values` (all but the grouping, :meth:`set_grouped`); the table
-        follows with :meth:`show_restored`."""
+        follows with :meth:`show_restored`, which opens the scaffold group again."""
         f = self.filters
+        group = values.get("group")
+        self._restored_group = group if isinstance(group, str) else None
         for key, setter in (("percentile", f.set_percentile), ("rate", f.set_rate)):
             if isinstance(values.get(key), (int, float)):
                 setter(float(values[key]))
@@ -444,11 +481,15 @@ class ResultsController(QObject):
         f.smarts_edit.setText(values.get("smarts", ""))
 
     def show_restored(self) -> None:
-        """Show the state's data and scores with the filters set (:meth:`set_filter_values`)."""
+        """Show the state's data and scores with the filters set (:meth:`set_filter_values`), the
+        scaffold group they hold opened again."""
+        group, self._restored_group = self._restored_group, None
         if self.state.graphs is not None:
             self.show_data()
             self.apply_text_filter()
             self.apply_smarts()
+            if group is not None:
+                self.open_group(group)
         self.update_summary()
 
     def set_grouped(self, grouped: bool) -> None:

@@ -224,6 +224,41 @@ def test_a_session_reopens_the_whole_window_without_training(qtbot, settings, tm
     again.runner.stop_all()
 
 
+@pytest.mark.parametrize("scaffold", ["c1ccccc1", ""])
+def test_a_session_keeps_the_scaffold_group_open(qtbot, settings, tmp_path, herg_path, no_hang, scaffold):
+    """Saved with benzene's group open (32 of 655 rows), a session reopened with a substructure
+    filter on benzene (562 rows); the acyclic molecules' group (18 rows) came back as all 655."""
+    data = tmp_path / "herg.tab"
+    shutil.copy(herg_path, data)
+    w = _window(qtbot, settings)
+    open_and_wait(qtbot, w, data)
+    train_and_wait(qtbot, w, detector="size")
+    from app.widgets.scaffolds import SCAFFOLD
+
+    w.filters.group_scaffolds.setChecked(True)
+    view = w.scaffold_view
+    qtbot.waitUntil(lambda: len(view.groups) > 10, timeout=60000)
+    row = next(r for r in range(view.table.rowCount()) if view.table.item(r, SCAFFOLD).data(Qt.ItemDataRole.UserRole)
+               == scaffold)
+    view.table.cellDoubleClicked.emit(row, 0)  # the group opened, as a double-click does
+    qtbot.waitUntil(lambda: _idle(w) and not w.smarts.is_matching(), timeout=30000)
+    shown = sorted(w.model_table.visible_graphs())
+    count = w.filters.count.text()
+    assert 0 < len(shown) < 100 and f"the group of {scaffold or 'acyclic molecules'}" in count
+    w.sessions.save(str(tmp_path / "g.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(w) and (tmp_path / "g.glocalkd-session").is_file(), timeout=60000)
+    w.runner.stop_all()
+
+    again = _window(qtbot, settings)
+    qtbot.waitUntil(lambda: again.opening.ready and _idle(again), timeout=60000)
+    again.open_session(str(tmp_path / "g.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(again) and again.scores is not None and not again.smarts.is_matching()
+                    and "opening the group" not in again.filters.count.text(), timeout=120000)
+    assert sorted(again.model_table.visible_graphs()) == shown
+    assert again.filters.count.text() == count and not again.filters.is_grouped() and not _warnings(again)
+    again.runner.stop_all()
+
+
 def test_a_session_without_a_similarity_query_clears_the_windows_query(qtbot, settings, tmp_path,
                                                                        herg_path, no_hang):
     """A session puts back what it saved: no query saved is no query (the window's own query used to

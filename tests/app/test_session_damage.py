@@ -78,7 +78,8 @@ def test_a_malformed_training_entry_is_refused_and_the_window_stays_as_it_was(qt
 
 
 @pytest.mark.parametrize("key, value", [("smarts", 5), ("text", 7), ("ranges", {"MW": ["a", 1]}),
-                                        ("ranges", {"MW": [1]}), ("percentile", "95"), ("flagged_only", "yes")])
+                                        ("ranges", {"MW": [1]}), ("percentile", "95"), ("flagged_only", "yes"),
+                                        ("group", 5)])
 def test_a_filter_of_the_wrong_kind_is_refused_and_the_window_stays_as_it_was(qtbot, window, saved, tmp_path,
                                                                                key, value):
     """``"smarts": 5`` raised TypeError in a slot half way through putting the session back: the
