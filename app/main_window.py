@@ -245,7 +245,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _report_read(self, report) -> None:
         self._add_recent(report.source)
-        self.reviewing.restore(report.review_marks(), self.report_tabs.add(report))  # an exported tab's marks
+        self.reviewing.restore(self.sessions.report_marks(report), self.report_tabs.add(report))  # or a session's
 
     def train(self) -> None:
         self.training.train(self.form)

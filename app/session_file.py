@@ -132,6 +132,37 @@ class Reopened:
     scored: tuple | None = None  # app.tasks.score's (scores, size model, size scores, graphs)
     reports: list[tuple[dict, Any]] = field(default_factory=list)  # (entry, RankedReport)
     problems: list[str] = field(default_factory=list)  # each: what happened and what the user can do
+    # the review marks on each file the session names that is not opened (moved, replaced): they wait
+    # for it (:func:`kept_marks`), each {"kind": "data" or "report", "path", "name", "digest", "graphs", "marks"}
+    waiting: list[dict] = field(default_factory=list)
+
+
+def kept_marks(out: Reopened, kind: str, path: str, marks: object, digest: str | None = None,
+               graphs: str | None = None) -> str:
+    """Keep the review marks on a file the session names but could not open (its data file or a
+    report, moved or replaced) waiting for that file, and say so: a report's marks were dropped
+    with its entry, for good, while the data file's came back once it was opened where it is now.
+
+    Args:
+        out: the session being read; the marks go in its :attr:`Reopened.waiting`.
+        kind: ``"data"`` or ``"report"``.
+        path: the file as the session names it.
+        marks: its saved marks (:func:`app.review_book.marks_with_ids`).
+        digest: its bytes' digest when saved (:func:`file_digest`), if known.
+        graphs: the data's graphs' digest when saved (:func:`core.graphs_digest`), if known.
+
+    Returns:
+        The sentence that says the marks come back, to follow the problem; "" without marks.
+    """
+    from core import counted
+
+    if not isinstance(marks, list) or not marks:
+        return ""
+    name = Path(path).name
+    out.waiting.append({"kind": kind, "path": path, "name": name, "digest": digest, "graphs": graphs,
+                        "marks": marks})
+    return (f" Its {counted(len(marks), 'review mark')} {'comes' if len(marks) == 1 else 'come'} back when you "
+            f"open {name} where it is now.")
 
 
 _FIELDS = {"model": (str, type(None)), "model_note": (str,), "data": (dict, type(None)), "reports": (list,),
@@ -280,16 +311,18 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
     data = doc.get("data")
     if data:
         source = data["path"]
+        keep = functools.partial(kept_marks, out, "data", source, doc.get("review"), data.get("digest"),
+                                 data.get("graphs"))
         if not Path(source).is_file() and not Path(source).is_dir():
             out.problems.append(f"The data file {source} is not there any more (moved, renamed or deleted). The "
                                 "session's model is loaded: open the data file where it is now (File ▸ Open) and "
-                                "it is scored with that model, without training.")
+                                "it is scored with that model, without training." + keep())
         else:
             try:
                 out.loaded = tasks.load_data(source, data.get("options") or {}, job)
             except GLocalKDError as exc:
                 out.problems.append(f"The data file {source} could not be read now ({exc}). The session's model "
-                                    "is loaded: open the data file again (File ▸ Open) once it reads.")
+                                    "is loaded: open the data file again (File ▸ Open) once it reads." + keep())
             if out.loaded is not None and _changed(data, source, out.loaded.digest):
                 out.problems.append(f"The data file {source} has changed since the session was saved. It is read "
                                     "and scored as it is now with the session's model (not trained again); rows, "
@@ -312,13 +345,16 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
         elif not Path(entry["path"]).is_file():
             gone = "is a folder now" if Path(entry["path"]).is_dir() else "is not there any more"
             out.problems.append(f"The report {entry['path']} {gone}: its tab is not opened. Open it "
-                                "where it is now (File ▸ Open).")
+                                "where it is now (File ▸ Open)."
+                                + kept_marks(out, "report", entry["path"], entry.get("review"), entry.get("digest")))
         else:
             try:
                 report = read_report(entry["path"])
             except GLocalKDError as exc:  # replaced by something else: that tab only is left out, as a data file is
                 out.problems.append(f"The report {entry['path']} could not be read now ({exc}): its tab is not "
-                                    "opened. Open it again (File ▸ Open) once it reads.")
+                                    "opened. Open it again (File ▸ Open) once it reads."
+                                    + kept_marks(out, "report", entry["path"], entry.get("review"),
+                                                 entry.get("digest")))
                 continue
             if entry.get("digest") and file_digest(entry["path"]) != entry["digest"]:
                 out.problems.append(f"The report {entry['path']} has changed since the session was saved; it is "
@@ -328,4 +364,4 @@ def read_session(path: str, scratch: str, device: str, job=None) -> Reopened:
 
 
 __all__ = ["SUFFIX", "FORMAT", "VERSION", "FILTER", "file_digest", "write_session", "read_session",
-           "Reopened"]
+           "Reopened", "kept_marks"]

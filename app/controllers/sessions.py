@@ -11,6 +11,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QMenu
 
+from core import counted
+
 from .. import session_file
 from ..review_book import GRAPH_KEY, marks_on, marks_with_ids
 from ..state import with_suffix
@@ -67,7 +69,9 @@ class SessionsController(Controller):
         self.form, self.choices, self.results, self.similarity = form, choices, results, similarity
         self.report_tabs, self.reviewing, self.unsaved, self._confirm = report_tabs, reviewing, unsaved, confirm
         self.menu: QMenu | None = None
-        self._waiting: dict | None = None  # marks of a session whose data file was not there (see _opened)
+        # the review marks on files a session names that were not there (its data file, its reports):
+        # each waits for its file to be opened (session_file.kept_marks; scored, waiting_marks)
+        self._waiting: list[dict] = []
 
     # ---------------------------------------------------------------- saving
     def capture(self) -> tuple[dict, list[dict]]:
@@ -181,19 +185,13 @@ class SessionsController(Controller):
         if isinstance(selected, dict) and isinstance(selected.get("index"), int):
             self.results.select_saved(selected["index"], selected.get("id"))
         problems = list(r.problems)
-        saved, data = doc.get("review"), doc.get("data")
+        saved = doc.get("review")
         marks = _marks_on(st, saved or []) if r.loaded is not None else {}  # only on the session's own data
         if marks:
             self.reviewing.restore(marks)
         if r.loaded is not None and isinstance(saved, list):
             problems += _marks_lost(len(saved) - len(marks), len(saved), Path(r.loaded.path).name)
-        self._waiting = None
-        if r.loaded is None and isinstance(saved, list) and saved and isinstance(data, dict):
-            # the data file has moved: its marks wait for it, and come back once it is open and scored
-            self._waiting = {"digest": data.get("digest"), "graphs": data.get("graphs"),
-                             "name": Path(str(data.get("path", ""))).name, "marks": saved}
-            problems.append(f"Its {len(saved)} review marks come back when you open {self._waiting['name']} where "
-                            "it is now.")
+        self._waiting = list(r.waiting)  # files not opened (moved): their marks come back when they are
         if st.graphs is not None:
             self.similarity.restore(doc.get("similarity") or {}, filters.get("sort"))
         for entry, report in r.reports:
@@ -224,7 +222,8 @@ class SessionsController(Controller):
         """The open graphs were scored: a session's marks that waited for its moved data file go back
         on them when the file is that data (the same digest), by each graph's ID; another file's
         graphs leave them waiting (until that file is scored, or another session opens)."""
-        waiting, st = self._waiting, self.state
+        st = self.state
+        waiting = next((w for w in self._waiting if w["kind"] == "data"), None)
         if waiting is None or st.graphs is None or st.scores is None:
             return
         source = Path(str(st.graphs.source))
@@ -237,11 +236,40 @@ class SessionsController(Controller):
             self.said.emit(f"The session's review marks belong to {waiting['name']}: not put on {source.name}; "
                            f"they come back when you open {waiting['name']}.")
             return
-        self._waiting = None
+        self._waiting.remove(waiting)
         marks = _marks_on(st, waiting["marks"])
         if marks:
             self.reviewing.restore(marks)
-        self.said.emit(f"{len(marks)} of the session's {len(waiting['marks'])} review marks put back on {source.name}.")
+        self._said_back(len(marks), waiting, source.name)
+
+    def report_marks(self, report) -> dict[int, bool]:
+        """The review marks a ranked report read from disk opens with: a session's, when it names that
+        report's file and could not open it (moved, or replaced then), found by the file's name or its
+        bytes' digest and put on its rows by ID and SMILES as a session's report tab's are; else
+        those its file holds (an exported tab's ``review`` column).
+
+        Args:
+            report: the ranked report read (:class:`core.RankedReport`).
+
+        Returns:
+            Row -> True (anomaly) or False (not anomaly).
+        """
+        source = Path(str(report.source))
+        reports = [w for w in self._waiting if w["kind"] == "report"]
+        waiting = next((w for w in reports if w["name"] == source.name), None)
+        if waiting is None and any(w.get("digest") for w in reports) and source.is_file():
+            digest = session_file.file_digest(source)  # renamed as well as moved
+            waiting = next((w for w in reports if w.get("digest") == digest), None)
+        if waiting is None:
+            return report.review_marks()
+        self._waiting.remove(waiting)
+        marks = marks_on(report.ids, waiting["marks"], report.smiles)
+        self._said_back(len(marks), waiting, source.name)
+        return marks
+
+    def _said_back(self, back: int, waiting: dict, name: str) -> None:
+        self.said.emit(f"{back:,} of the session's {counted(len(waiting['marks']), 'review mark')} put back on "
+                       f"{name}.")
 
     # ---------------------------------------------------------------- recent sessions
     def recent(self) -> list[str]:

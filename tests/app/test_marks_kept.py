@@ -216,3 +216,54 @@ def test_a_session_says_a_data_file_changed_after_it_was_read_and_keeps_its_whol
                                    lambda d: monkeypatch.chdir(elsewhere))
     assert "has changed since the session was saved" in said and "not there any more" not in said
     assert w.state.data_path == str(data) and len(w.state.graphs) == 654
+
+
+@pytest.mark.parametrize("moved_name", ["ranked.csv", "renamed.csv"])
+def test_a_moved_reports_marks_wait_for_it_and_come_back_when_it_is_opened(qtbot, window, settings, herg_path,
+                                                                            tmp_path, moved_name):
+    """A report tab opened from disk, marked, saved in a session: once the report moved, the session
+    said only that its tab was not opened, and the report opened where it is now came back without
+    its marks (the data file's marks waited for it). Renamed as well, its bytes find it."""
+    from app.main_window import MainWindow
+    from core.cli.main import main
+
+    library = tmp_path / "library.smi"
+    library.write_text("smiles id\nCCO a1\nc1ccccc1O a2\nCC(=O)Nc1ccc(O)cc1 a3\nCCCCN a5\nCCCl a6\n")
+    assert main(["train", str(herg_path), "-o", str(tmp_path / "m.pt"), "--epochs", "1", "--hidden", "8",
+                 "--out-dim", "4", "--device", "cpu"]) == 0  # the consensus: its marks re-rank
+    report = tmp_path / "ranked.csv"
+    assert main(["score", str(tmp_path / "m.pt"), str(library), "-o", str(report)]) == 0
+    w = window
+    qtbot.waitUntil(lambda: w.opening.ready and _idle(w), timeout=60000)
+    w.load_model(str(tmp_path / "m.pt"))
+    qtbot.waitUntil(lambda: _idle(w) and w.model is not None, timeout=60000)
+    w.open_path(str(report))
+    qtbot.waitUntil(lambda: _idle(w) and len(w.report_views) == 1, timeout=60000)
+    view = w.report_views[0]
+    w.reviewing.mark([0, 2], True, view)
+    qtbot.waitUntil(lambda: _idle(w) and len(view.book.marks) == 2, timeout=60000)
+    w.reviewing.mark([1], False, view)
+    qtbot.waitUntil(lambda: _idle(w) and len(view.book.marks) == 3, timeout=60000)
+    marks = {str(view.report.ids[i]): mark for i, mark in view.book.marks.items()}
+    w.sessions.save(str(tmp_path / "s.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(w) and (tmp_path / "s.glocalkd-session").exists(), timeout=60000)
+    (tmp_path / "moved").mkdir()
+    moved = shutil.move(report, tmp_path / "moved" / moved_name)
+
+    again = MainWindow(settings)
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitUntil(lambda: again.opening.ready and _idle(again), timeout=60000)
+    again.sessions.open(str(tmp_path / "s.glocalkd-session"))
+    qtbot.waitUntil(lambda: _idle(again) and again.model is not None and bool(again.feedback.last_warning),
+                    timeout=60000)
+    assert not again.report_views
+    assert "ranked.csv is not there any more" in again.feedback.last_warning
+    assert "Its 3 review marks come back when you open ranked.csv where it is now" in again.feedback.last_warning
+    again.open_path(str(moved))
+    qtbot.waitUntil(lambda: _idle(again) and len(again.report_views) == 1, timeout=60000)
+    back = again.report_views[0]
+    qtbot.waitUntil(lambda: _idle(again) and len(back.book.marks) == 3, timeout=60000)
+    assert {str(back.report.ids[i]): mark for i, mark in back.book.marks.items()} == marks
+    again.runner.stop_all()
+    again.structures.shutdown()
