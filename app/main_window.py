@@ -132,7 +132,9 @@ class MainWindow(QMainWindow):
         self.opening = attach(OpeningController(self.runner, st, lambda: self.guard.confirm([MODEL, REVIEW],
                                                 "opening another file"), self._ask_columns, self))
         self.training = attach(TrainingController(self.runner, st, self))
-        self.screening = attach(ScreeningController(self.runner, st, self.files, self._scratch, self))
+        self.report_tabs = ReportTabs(self.results_tabs, self.stack, st, self.heatmap, self._unsaved,
+                                      self.guard.confirm, self.structures, self)
+        self.screening = attach(ScreeningController(self.runner, st, self.files, self._scratch, self.report_tabs, self))
         self.exporter = attach(ExportController(self.runner, self.files, self.export_table, self))
         self.model_files = attach(ModelFilesController(self.runner, st, self.files, self))
         self.maps = attach(MapController(self.runner, st, self))
@@ -140,8 +142,6 @@ class MainWindow(QMainWindow):
         self.results = ResultsController(st, self.side, self.filters, self.model_table, self.table,
                                          self.table_stack, self.scaffold_view, self.map_view, self.heatmap,
                                          self.evaluation, self.tabs, self.smarts, self)
-        self.report_tabs = ReportTabs(self.results_tabs, self.stack, st, self.heatmap, self._unsaved,
-                                      self.guard.confirm, self.structures, self)
         self.report_views = self.report_tabs.views  # the open reports' tabs (read by tests and the screenshots)
         self.reviewing = attach(ReviewController(self.runner, st, self.results.selected_graphs, self.report_tabs, self))
         self.similarity = SimilarityController(self.model_table, self.table, self.query_bar, self)
@@ -190,7 +190,6 @@ class MainWindow(QMainWindow):
         self.training.trained.connect(self.guard.trained)
         self.screening.progress.connect(self.side.count_rows)
         self.screening.file_scored.connect(self.report_tabs.add_scored)
-        self.report_tabs.resume_asked.connect(self.screening.resume_file)
         self.screening.weighed.connect(self.guard.weighed)
         self.screening.weighed.connect(lambda text: self.feedback.warn("Views weighed", text, QMessageBox.Icon.Information))
         self.exporter.exported.connect(self.guard.exported)

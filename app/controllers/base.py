@@ -1,6 +1,9 @@
 """The signals every controller reports through."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from PySide6.QtCore import QObject, Signal, Slot
 
 
@@ -22,6 +25,63 @@ class Controller(QObject):
     status = Signal(str, int)
     warning = Signal(str, str)
     failed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._serving: dict[str, object] = {}  # a running job's name -> the report tab it serves
+        self._orphaned: set[str] = set()  # of those, the jobs whose tab was closed: their results are dropped
+
+    def start_job(self, name: str, fn: Callable[..., Any], on_done: Callable[[object], None],
+                  on_fail: Callable[[str], None], on_progress: Callable[[object], None] | None = None,
+                  tab: object = None, stoppable: bool | None = None) -> None:
+        """Start ``fn`` on the controller's ``runner`` (:meth:`app.workers.Runner.start`), for the report
+        tab ``tab`` when given: the one rule every job serving a tab follows, that a tab's jobs end when
+        it closes (:meth:`tab_closed`) and what they return, result, failure or progress, is then
+        dropped (:meth:`job_dropped` is told instead). A resumed scoring whose tab was closed came
+        back as a new tab when it ended.
+
+        Args:
+            name: the job's name (one per name runs at a time).
+            fn: the job (a plain function of :mod:`app.tasks`, its inputs bound).
+            on_done: called with its result (not when its tab was closed meanwhile).
+            on_fail: called with its failure (same rule).
+            on_progress: called with each progress report (same rule).
+            tab: the report tab (view) the job serves; None: none.
+            stoppable: as :meth:`app.workers.Runner.start`.
+        """
+        if tab is None:
+            self._serving.pop(name, None)
+        else:
+            self._serving[name] = tab
+        self._orphaned.discard(name)
+
+        def ended(callback: Callable[[object], None], value: object) -> None:
+            tab_of = self._serving.pop(name, None)
+            if name in self._orphaned:
+                self._orphaned.discard(name)
+                self.job_dropped(name, tab_of)
+            else:
+                callback(value)
+
+        def progressed(value: object) -> None:
+            if name not in self._orphaned:
+                on_progress(value)
+
+        self.runner.start(name, fn, lambda result: ended(on_done, result), lambda message: ended(on_fail, message),
+                          progressed if on_progress is not None else None, stoppable=stoppable)
+
+    @Slot(object)
+    def tab_closed(self, tab: object) -> None:
+        """A report tab was closed (:attr:`app.controllers.report_tabs.ReportTabs.closed`): each running
+        job of this controller that serves it is stopped, and its result dropped when it ends."""
+        for name, served in list(self._serving.items()):
+            if served is tab and self.runner.busy(name):
+                self._orphaned.add(name)
+                self.runner.stop(name)
+
+    def job_dropped(self, name: str, tab: object) -> None:
+        """The job ``name`` ended after its tab ``tab`` was closed: nothing of it is shown. A controller
+        ends here what the job began (its busy bar, its status line)."""
 
     def refused_while_busy(self, doing: str) -> bool:
         """When a job runs (on the controller's ``runner``), say that ``doing`` waits for it, and

@@ -32,7 +32,7 @@ class ReportTabs(QObject):
         closed: a report's tab was closed (its view), e.g. so that a job for it stops.
         training_graph_chosen: a report's similar training molecule was double-clicked: the
             training data's tab is shown, and that graph is to be selected (its index).
-        resume_asked: Resume was chosen on a stopped scoring's tab (its report).
+        resume_asked: Resume was chosen on a stopped scoring's tab (its view).
         marks_carried: a resumed scoring's tab replaced the stopped one: its view, and the stopped
             tab's review marks put on its rows (row index -> mark), to re-rank by.
     """
@@ -40,7 +40,7 @@ class ReportTabs(QObject):
     changed = Signal()
     closed = Signal(object)
     training_graph_chosen = Signal(int)
-    resume_asked = Signal(object)  # the active tab's stopped scoring is to be resumed (its report)
+    resume_asked = Signal(object)  # the active tab's stopped scoring is to be resumed (its view)
     marks_carried = Signal(object, object)  # a tab that replaced another, and the other's review marks on its rows
 
     def __init__(self, tabs: QTabWidget, stack: QStackedWidget, state: AppState, heatmap: HeatmapPanel,
@@ -142,7 +142,7 @@ class ReportTabs(QObject):
         """Ask for the active tab's stopped scoring to be resumed (``resume_asked``)."""
         view = self.active()
         if view is not None:
-            self.resume_asked.emit(view.report)
+            self.resume_asked.emit(view)
 
     @Slot(object, str, str, str)
     def add_scored(self, report, path: str, stopped: str, _text: str = "") -> ReportView:

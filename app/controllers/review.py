@@ -162,11 +162,15 @@ class ReviewController(Controller):
 
     @Slot(object)
     def _closed(self, view) -> None:
-        """A report tab was closed: a job scoring its rows again has no one to serve any more."""
+        """A report tab was closed: a job scoring its rows again has no one to serve any more (it ends,
+        as every tab's job does: :meth:`Controller.tab_closed`)."""
         self._again.discard(view)
-        if self.runner.busy(self._job_name(view)):
-            self._stopped.add(view)
-            self.runner.stop(self._job_name(view))
+        self.tab_closed(view)
+
+    def job_dropped(self, name: str, tab) -> None:
+        """The job of a closed tab ended: its "Preparing the review" status ends with it."""
+        self._prepared(tab)
+        self._for.pop(tab, None)
 
     def _prepared(self, view) -> bool:
         """The job of ``view`` ended: end its "Preparing the review" status (saying it stopped, unless
@@ -203,8 +207,8 @@ class ReviewController(Controller):
             self.status.emit(f"Preparing the review: scoring {counted(len(view.report), 'row')} with each view "
                              "of the open model…", 0)
         job = functools.partial(tasks.rerank, book.review, st.model, graphs, dict(book.marks), report=report)
-        self.runner.start(name, job, functools.partial(self._done, view), functools.partial(self._not_done, view),
-                          self._progress, stoppable=view in self._preparing)  # rows scored again: long
+        self.start_job(name, job, functools.partial(self._done, view), functools.partial(self._not_done, view),
+                       self._progress, tab=view, stoppable=view in self._preparing)  # rows scored again: long
 
     def _progress(self, p: tasks.ScreenProgress) -> None:
         """Scoring a report's rows again for its review: how far it got."""

@@ -27,6 +27,8 @@ class ScreeningController(Controller):
         state: the open data and model.
         files: the dialogs' folder.
         scratch: the folder that scored files' reports are written under.
+        reports: the report tabs (:class:`app.controllers.report_tabs.ReportTabs`): Resume on a tab
+            resumes its scoring, and closing a tab ends the scoring that serves it; None: no tabs.
 
     Signals:
         progress: rows of a scored file done, and its total (0 when not known yet).
@@ -40,13 +42,16 @@ class ScreeningController(Controller):
     file_scored = Signal(object, str, str, str)
     weighed = Signal(str)
 
-    def __init__(self, runner: Runner, state: AppState, files: FileMemory, scratch: str,
+    def __init__(self, runner: Runner, state: AppState, files: FileMemory, scratch: str, reports=None,
                  parent: QObject | None = None):
         super().__init__(parent)
         self.runner = runner
         self.state = state
         self.files = files
         self.scratch = scratch
+        if reports is not None:
+            reports.resume_asked.connect(self.resume_file)
+            reports.closed.connect(self.tab_closed)  # a tab's jobs end with it, as its review's do
         self._started = 0.0
         self._path = ""
         self._scoring = 0  # the graphs being scored with the model
@@ -110,24 +115,35 @@ class ScreeningController(Controller):
                 and Path(scored["path"]).is_file())
 
     @Slot(object)
-    def resume_file(self, report) -> None:
-        """Score the rest of a file whose scoring was stopped (``report``, its tab's): the rows it holds
+    def resume_file(self, view) -> None:
+        """Score the rest of a file whose scoring was stopped (``view``, its tab): the rows it holds
         are kept and the file is read on after the line where it stopped; the tab is replaced by
-        the whole file's (:meth:`ReportTabs.add_scored`). Another model than the one that began it
-        is refused, saying so."""
+        the whole file's (:meth:`ReportTabs.add_scored`). The job serves that tab: closing it ends
+        the job, whose result is then dropped (:meth:`Controller.tab_closed`). Another model than
+        the one that began it is refused, saying so."""
         if self.refused_while_busy("resuming"):
             return
+        report = view.report
         path = report.scored_input["path"]
         self._start(path, report.scored_input["options"], str(report.source), f"Resuming the scoring of "
-                    f"{Path(path).name} after line {report.stopped_after:,}…", len(report) + len(report.rejects))
+                    f"{Path(path).name} after line {report.stopped_after:,}…", len(report) + len(report.rejects),
+                    tab=view)
 
-    def _start(self, path: str, options: dict, report_path: str, message: str, resume: int | None = None) -> None:
+    def _start(self, path: str, options: dict, report_path: str, message: str, resume: int | None = None,
+               tab=None) -> None:
         self.busy.emit(message, True)
         self._started = time.perf_counter()
         self._path = path
-        self.runner.start("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path,
-                                                          options=options, resume=resume),
-                          self._file_scored, self._failed, self._progress)
+        self.start_job("score_file", functools.partial(tasks.screen_file, self.state.model, path, report_path,
+                                                       options=options, resume=resume),
+                       self._file_scored, self._failed, self._progress, tab=tab)
+
+    def job_dropped(self, name: str, tab) -> None:
+        """A resumed scoring whose tab was closed has ended: no tab comes back, the bar stops."""
+        self.idle.emit()
+        text = f"Stopped: the tab of {getattr(tab, 'title', Path(self._path).name)} was closed."
+        self.said.emit(text)
+        self.status.emit(text, 8000)
 
     @Slot(object)
     def _progress(self, p: tasks.ScreenProgress) -> None:

@@ -110,3 +110,38 @@ def test_a_stopped_scoring_saved_in_a_session_resumes_after_the_session_is_opene
 def test_the_resume_rule_reads_the_facts_it_is_given(window):
     assert facts_of(window.state, False, False, resumable=True).resumable
     assert not facts_of(window.state, False, False).resumable
+
+
+def test_closing_a_tab_while_its_scoring_resumes_ends_the_job_and_no_tab_comes_back(qtbot, window, herg_path,
+                                                                                    tmp_path):
+    """Closing a stopped scoring's tab (answering Discard) while its Resume ran left the job running;
+    when it ended, the whole file's tab came back, with it the unsaved work. A tab's jobs end with it
+    (the rule the review's scoring followed), and what such a job returns is dropped."""
+    library = tmp_path / "library.smi"
+    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
+        rows = [line.strip() for line in fh][1:] * 4
+    library.write_text("smiles id\n" + "".join(f"{s} m{k}\n" for k, s in enumerate(rows)))
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window, epochs=1)
+    window.screening.progress.connect(window.stop)  # Stop as soon as the first rows are scored
+    window.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1, timeout=60000)
+    window.screening.progress.disconnect(window.stop)
+    (stopped,) = window.report_views
+    assert stopped.report.stopped_after is not None
+    closed = []
+
+    def close_its_tab(_rows, _total):  # the user closes the tab while the resumed job reads on
+        if not closed:
+            closed.append(True)
+            window.results_tabs.tabCloseRequested.emit(window.results_tabs.indexOf(stopped))
+
+    window.screening.progress.connect(close_its_tab)
+    window.results_tabs.setCurrentWidget(stopped)
+    window.actions_by_name["resume_scoring"].trigger()
+    qtbot.waitUntil(lambda: bool(closed) and _idle(window), timeout=120000)
+    qtbot.wait(200)  # anything the ended job would still add has arrived
+    assert window.report_views == [] and window.results_tabs.count() == 1
+    assert not [text for text in window._unsaved.pending() if "library.smi" in text]
+    assert "was closed" in window.side.progress_label.text()
+

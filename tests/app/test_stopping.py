@@ -15,10 +15,11 @@ APP = Path(__file__).resolve().parents[2] / "app"
 
 
 def started_job_names() -> dict[str, list[str]]:
-    """Each job name the app's code starts on a runner (``runner.start("name", ...)``), with where."""
+    """Each job name the app's code starts on a runner (``runner.start("name", ...)`` or a controller's
+    ``start_job("name", ...)``), with where."""
     found: dict[str, list[str]] = {}
     for path in sorted(APP.rglob("*.py")):
-        for match in re.finditer(r"runner\.start\(\s*\"([^\"]+)\"", path.read_text()):
+        for match in re.finditer(r"(?:runner\.start|start_job)\(\s*\"([^\"]+)\"", path.read_text()):
             found.setdefault(match.group(1), []).append(str(path.relative_to(APP.parent)))
     return found
 
