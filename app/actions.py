@@ -41,6 +41,7 @@ class Facts:
     savable: bool  # the model can be saved to a file
     reviewable: bool = False  # the active tab's rows (training graphs or a scored file's) can learn from marks
     resumable: bool = False  # the active tab is a file's scoring that was stopped, which can go on
+    resume_note: str = ""  # why a stopped scoring's tab cannot go on now (another model open, ...)
     review_note: str = ""  # why the review actions are off, when they are
 
 
@@ -192,7 +193,8 @@ GROUPED_NOTE = ("The rows are grouped by scaffold: open a group (double-click it
                 "or untick Group by scaffold")
 
 
-def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = False, resumable: bool = False) -> Facts:
+def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = False, resumable: bool = False,
+             resume_note: str = "") -> Facts:
     """The facts the rules read, from the window's state.
 
     Args:
@@ -204,6 +206,7 @@ def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = Fa
         grouped: the training tab shows scaffold groups, not molecules: a mark would go to a row
             of the table behind them (the review actions are off).
         resumable: the active tab is a file's scoring that was stopped and can be resumed.
+        resume_note: why the active tab's stopped scoring cannot be resumed now ("" when it can).
 
     Returns:
         The facts.
@@ -215,7 +218,7 @@ def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = Fa
     return Facts(busy=busy, has_data=state.graphs is not None and len(state.graphs) > 0, has_model=model is not None,
                  stoppable=stoppable, weighable=state.weighable(), savable=model is not None and model.can_save,
                  has_rows=state.scores is not None or report is not None, reviewable=not busy and not review_note,
-                 review_note=review_note, resumable=resumable)
+                 review_note=review_note, resumable=resumable, resume_note=resume_note)
 
 
 def update_actions(actions: dict[str, QAction], facts: Facts) -> None:
@@ -229,6 +232,9 @@ def update_actions(actions: dict[str, QAction], facts: Facts) -> None:
         actions[spec.name].setEnabled(spec.enabled_when(facts))
     actions["save_model"].setToolTip(SAVE_MODEL_TIPS[0] if facts.savable or not facts.has_model
                                      else SAVE_MODEL_TIPS[1])
+    resume = next(spec for spec in ACTIONS if spec.name == "resume_scoring")
+    actions["resume_scoring"].setToolTip(facts.resume_note or resume.tip)  # why it is off, as the review's notes
+    actions["resume_scoring"].setStatusTip(facts.resume_note or resume.tip)
     for name, tip in zip(("mark_anomaly", "mark_normal", "clear_mark"), REVIEW_TIPS):
         shown = tip if facts.reviewable or not facts.review_note else facts.review_note
         actions[name].setToolTip(shown)

@@ -352,9 +352,10 @@ class MainWindow(QMainWindow):
         scoring = self.reviewing.scoring_jobs()  # a tab's rows scored again: long, so busy and stoppable (a re-ranking: not)
         busy = any(not n.startswith("review") or n in scoring for n in self.runner.running()) if busy is None else busy
         stoppable = bool(self.runner.stoppable())
-        report = getattr(self.report_tabs.active(), "report", None)
+        report = getattr(active := self.report_tabs.active(), "report", None)
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, report,
-                                                      self.results.showing_groups(), self.screening.can_resume(report)))
+                                                      self.results.showing_groups(), self.screening.can_resume(active),
+                                                      self.screening.resume_unavailable(active)))
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
         self.sessions_menu.setEnabled(not busy and bool(self.sessions.recent()))

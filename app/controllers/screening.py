@@ -14,6 +14,7 @@ from core import make_scratch, counted
 
 from .. import tasks
 from ..file_memory import FILE_FILTER, FileMemory
+from ..review_book import model_fingerprint
 from ..state import AppState, duration, marks_dropped_text, view_weights_text
 from ..workers import Runner
 from .base import Controller
@@ -106,13 +107,34 @@ class ScreeningController(Controller):
         report_path = str(make_scratch("scored-", self.scratch) / f"{Path(path).stem}_ranked.csv")
         self._start(path, options or {}, report_path, f"Scoring {Path(path).name} with the current model…")
 
-    def can_resume(self, report) -> bool:
-        """Whether ``report`` (a tab's) is a file's scoring that was stopped, which :meth:`resume_file`
-        continues: the window scored it (now, or in the session that holds its report), and the file
-        and a model are there."""
-        scored = getattr(report, "scored_input", None)
-        return (scored is not None and report.stopped_after is not None and self.state.model is not None
-                and Path(scored["path"]).is_file())
+    def can_resume(self, view) -> bool:
+        """Whether the tab ``view`` (None: the training tab) is a file's scoring that was stopped, which
+        :meth:`resume_file` continues now (:meth:`resume_unavailable` says why not, when it cannot)."""
+        return self._stopped_scoring(view) and not self.resume_unavailable(view)
+
+    @staticmethod
+    def _stopped_scoring(view) -> bool:
+        """Whether ``view`` is a stopped scoring the window knows the file of (now, or in the session that
+        holds its report)."""
+        report = getattr(view, "report", None)
+        return getattr(report, "scored_input", None) is not None and report.stopped_after is not None
+
+    def resume_unavailable(self, view) -> str:
+        """Why the stopped scoring of the tab ``view`` cannot go on now, naming the tab ("" when it can, or
+        when ``view`` is no stopped scoring): no model, another model than the one that scored its rows
+        (core refuses to mix two models' scores; it was offered, then refused naming a scratch file), or
+        its file is gone. Resume is greyed out with this as its tooltip."""
+        if not self._stopped_scoring(view):
+            return ""
+        report, model = view.report, self.state.model
+        if model is None:
+            return f"{view.title} was scored with a model: train or load that model to resume it."
+        if not report.model_fingerprint or report.model_fingerprint != model_fingerprint(model):
+            return (f"{view.title} was scored with another model than the open one: resuming would mix two "
+                    "models' scores. Load the model that scored it to resume, or score the file again.")
+        if not Path(report.scored_input["path"]).is_file():
+            return f"{view.title} cannot resume: its file {report.scored_input['path']} is no longer there."
+        return ""
 
     @Slot(object)
     def resume_file(self, view) -> None:
@@ -120,8 +142,11 @@ class ScreeningController(Controller):
         are kept and the file is read on after the line where it stopped; the tab is replaced by
         the whole file's (:meth:`ReportTabs.add_scored`). The job serves that tab: closing it ends
         the job, whose result is then dropped (:meth:`Controller.tab_closed`). Another model than
-        the one that began it is refused, saying so."""
+        the one that began it is refused, saying so (:meth:`resume_unavailable`)."""
         if self.refused_while_busy("resuming"):
+            return
+        if why := self.resume_unavailable(view):
+            self.warning.emit("Cannot resume", why)
             return
         report = view.report
         path = report.scored_input["path"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 
-from app.actions import facts_of
+from app.actions import ACTIONS, facts_of
 from core import read_report, score_file
 from tests.app.test_main_window import _idle, open_and_wait, train_and_wait
 from tests.conftest import RESOURCES
@@ -145,3 +145,32 @@ def test_closing_a_tab_while_its_scoring_resumes_ends_the_job_and_no_tab_comes_b
     assert not [text for text in window._unsaved.pending() if "library.smi" in text]
     assert "was closed" in window.side.progress_label.text()
 
+
+def test_resume_is_off_with_its_reason_when_another_model_is_open(qtbot, window, herg_path, tmp_path):
+    """Resume was offered on a stopped scoring's tab with another model open (trained since), then
+    failed naming a scratch file: core refuses to mix two models' scores. It is now off, its
+    tooltip saying why and naming the tab, and asking anyway says so without a scratch path."""
+    library = tmp_path / "library.smi"
+    with gzip.open(RESOURCES / "moses_sample.csv.gz", "rt") as fh:
+        rows = [line.strip() for line in fh][1:] * 2
+    library.write_text("smiles id\n" + "".join(f"{s} m{k}\n" for k, s in enumerate(rows)))
+    open_and_wait(qtbot, window, herg_path)
+    train_and_wait(qtbot, window, epochs=1)
+    window.screening.progress.connect(window.stop)
+    window.score_file(str(library))
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1, timeout=60000)
+    window.screening.progress.disconnect(window.stop)
+    (stopped,) = window.report_views
+    resume = window.actions_by_name["resume_scoring"]
+    window.results_tabs.setCurrentWidget(stopped)
+    assert resume.isEnabled() and resume.toolTip() == next(s.tip for s in ACTIONS if s.name == "resume_scoring")
+
+    train_and_wait(qtbot, window, epochs=2)  # another model: its fingerprint is not the report's
+    window.results_tabs.setCurrentWidget(stopped)
+    assert not resume.isEnabled()
+    assert "another model" in resume.toolTip() and stopped.title in resume.toolTip()
+    window.feedback.last_warning = ""
+    window.report_tabs.resume_active()  # asked anyway (not through the greyed action)
+    assert "another model" in window.feedback.last_warning and stopped.title in window.feedback.last_warning
+    assert "_ranked.csv" not in window.feedback.last_warning and not window.runner.busy("score_file")
+    assert stopped in window.report_views
