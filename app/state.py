@@ -372,12 +372,8 @@ class AppState:
         return self.graphs is not None and any(m.smiles for m in self.graphs.meta)
 
     def default_anomaly_label(self) -> str | None:
-        """The minority class (core's rule, as ``glocalkd evaluate`` uses), if there are two classes."""
-        if self.graphs is None or len(self.graphs.label_counts()) < 2:
-            return None
-        from core import choose_anomaly_label
-
-        return choose_anomaly_label(self.graphs, "minority")
+        """The open graphs' anomalous class (:func:`default_anomaly_label`)."""
+        return default_anomaly_label(self.graphs)
 
     def evaluation(self, anomaly_label: str | None) -> Evaluation | None:
         """ROC and score distributions with ``anomaly_label`` as the anomalous class; None without
@@ -470,6 +466,24 @@ class AppState:
 
 
 # -------------------------------------------------------------------- small helpers
+def default_anomaly_label(graphs) -> str | None:
+    """The anomalous class of labelled graphs: the minority class (core's rule, as ``glocalkd evaluate``
+    uses), if there are two classes. The one rule of the Evaluation tab's default class and of every
+    tab's HTML report's ROC curve (the training tab's and a scored file's).
+
+    Args:
+        graphs: a :class:`core.GraphSet`, or None.
+
+    Returns:
+        The label, or None without graphs or without two classes.
+    """
+    if graphs is None or len(graphs.label_counts()) < 2:
+        return None
+    from core import choose_anomaly_label
+
+    return choose_anomaly_label(graphs, "minority")
+
+
 def evaluation_of(graphs, scores, anomaly_label: str | None, size_scores: np.ndarray | None = None,
                   model_name: str = "", trained_on_shown: int = 0, known_label: str | None = None) -> Evaluation | None:
     """ROC and score distributions with ``anomaly_label`` as the anomalous class (runs in a job:

@@ -713,13 +713,15 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
     ``source``: the file the rows were scored from, which the page names (a scored file's report is
     a scratch file; the page named it, and said "0 rows rejected" whatever the report's rejects).
     A TU collection's rows (no SMILES) are drawn from the file they were scored from when the tab
-    knows it (:func:`scored_graphs`), else listed without drawings (:func:`report_rows`).
+    knows it (:func:`scored_graphs`), else listed without drawings (:func:`report_rows`). Rows
+    labelled with two classes or more get the ROC curve, the anomalous class chosen as the training
+    tab's (:func:`app.state.default_anomaly_label`).
     Returns the number of molecules drawn."""
     import dataclasses
 
     from core import Reject, Scores, html_report, report_graphs
 
-    from .state import describe_model
+    from .state import default_anomaly_label, describe_model
 
     graphs = report_graphs(report) if not len(report) or any(report.smiles) else scored_graphs(report)
     real = graphs is not None  # else a TU collection's rows, its file not at hand: listed and ranked, not drawn
@@ -735,7 +737,7 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
     p_values = report.p_value if np.isfinite(report.p_value).any() else None
     settings = {"detector": describe_model(model)} if same_model else {"report": Path(report.source).name}
     return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values, review=review or None,
-                       rank=rank, vmax=vmax)
+                       rank=rank, vmax=vmax, anomaly_label=default_anomaly_label(graphs))
 
 
 def scored_graphs(report):

@@ -395,3 +395,22 @@ def test_an_export_of_every_row_keeps_the_reports_cut_and_a_stopped_runs_reading
     changed.write_text("".join(["CCO x\n"] * 20 + lines[20:]))  # the rows the stopped run read, replaced
     with pytest.raises(DataError, match="not the ones the stopped run read"):
         screen(model, changed, export, chunk_size=50, workers=1, resume=True)
+
+
+def test_a_labelled_report_tabs_html_has_the_roc_of_the_training_tabs_anomalous_class(tmp_path):
+    """A labelled scored file's HTML report had no ROC curve (the training tab's had one): the tab's
+    export never passed an anomalous class. It now takes the class the training tab's rule picks
+    (the minority class, :func:`app.state.default_anomaly_label`)."""
+    from core import read_report, roc_auc, score_file
+
+    lib = tmp_path / "lib.csv"
+    rows = [("CCO", 0), ("CCN", 0), ("c1ccccc1", 1), ("CC(=O)O", 0), ("CCCl", 0), ("CCCCO", 0), ("c1ccncc1", 1),
+            ("CCOC", 0)]
+    lib.write_text("smiles,id,label\n" + "".join(f"{s},m{k},{lab}\n" for k, (s, lab) in enumerate(rows)))
+    model = GLocalKD(epochs=2, hidden_dim=16, out_dim=8, seed=0, device="cpu").fit(load(lib))
+    scored = score_file(model, lib, tmp_path / "rep.csv", label_column="label")
+    report = read_report(scored.report)
+    out = tmp_path / "r.html"
+    tasks.export_report_html(str(out), report, model)
+    auc = roc_auc(np.array([lab == "1" for lab in report.labels]), report.score)
+    assert f"ROC-AUC {auc:.3f}" in out.read_text(encoding="utf-8")
