@@ -19,7 +19,7 @@ from ..widgets.heatmap import HeatmapPanel
 from ..widgets.map_view import MapView
 from ..widgets.scaffolds import ScaffoldView
 from ..widgets.side_panel import SidePanel
-from ..widgets.table import COLUMNS, PROPERTY_HEADINGS, ResultsModel, sort_values
+from ..widgets.table import COLUMNS, ResultsModel, show_data_columns, sort_values
 from ..workers import LatestJob
 from .smarts import SmartsController
 
@@ -86,10 +86,7 @@ class ResultsController(QObject):
         self.model_table.set_p_values(st.p_values() if st.scores is not None else None,
                                       st.q_values() if st.scores is not None else None)
         self.model_table.set_properties(st.properties)
-        for heading in PROPERTY_HEADINGS:  # graphs without SMILES (a TU collection) have none
-            self.table.setColumnHidden(COLUMNS.index(heading), not st.properties)
-        self.table.setColumnHidden(COLUMNS.index("SMILES"), not st.has_smiles())
-        self.table.setColumnHidden(COLUMNS.index("Name"), not any(m.name and m.name != m.id for m in g.meta))
+        show_data_columns(self.table, self.model_table)  # no empty Name, SMILES, Label or properties (as a report tab)
         self.filters.set_available(smiles=st.has_smiles(), scores=st.scores is not None)
         self.heatmap.clear()
         self.heatmap.fixed_vmax = None

@@ -24,7 +24,7 @@ from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
 from .nearest import NearestPanel
-from .table import (COLUMNS, PROPERTY_HEADINGS, ResultsModel, legend_label, results_view, selected_rows,
+from .table import (COLUMNS, ResultsModel, legend_label, results_view, selected_rows, show_data_columns,
                     sort_values)
 
 
@@ -59,14 +59,11 @@ class ReportView(QWidget):
         self.table = results_view(self.model_table)
         self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         hidden = ["Flag"] + ([] if self.model_table.scores.has_node_scores else ["Graph term", "Node term"])
-        hidden += [name for name, values in (("Name", report.names), ("Label", report.labels)) if not any(values)]
-        if "Name" not in hidden and all(n == i or not n for n, i in zip(report.names, report.ids)):
-            hidden.append("Name")  # it would repeat the ID
         hidden += [name for name, values in (("p-value", report.p_value), ("q-value", report.q_value))
                    if not np.isfinite(values).any()]  # a model without calibration gives none
-        hidden += [] if report.properties else list(PROPERTY_HEADINGS)  # a report without SMILES has none
-        for column in hidden:  # no flag threshold without training scores; empty columns say nothing
+        for column in hidden:  # no flag threshold without training scores
             self.table.setColumnHidden(COLUMNS.index(column), True)
+        show_data_columns(self.table, self.model_table)  # empty columns say nothing (the training tab's rule)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         if images is not None:  # the window's structure pictures, at the size chosen on the training tab
             from ..structures import show_structures

@@ -169,6 +169,15 @@ class ResultsModel(QAbstractTableModel):
     def has_properties(self) -> bool:
         return bool(self._properties)
 
+    def empty_columns(self) -> list[str]:
+        """The data columns that say nothing for these rows: Name when no row has a name other than its
+        ID, SMILES and Label when no row has one, the chemist's properties when there are none (a TU
+        collection's rows have neither SMILES nor properties)."""
+        empty = [] if any(n and n != i for n, i in zip(self._names, self._ids)) else ["Name"]
+        empty += [] if self.has_smiles() else ["SMILES"]
+        empty += [] if any(bool(label) for label in self._labels) else ["Label"]
+        return empty + ([] if self._properties else list(PROPERTY_HEADINGS))
+
     def values(self, heading: str) -> np.ndarray | None:
         """One number per row of a numeric column (``Score``, ``p-value``, ``q-value`` or a property's
         heading), None when the table has no such values."""
@@ -746,6 +755,20 @@ def results_view(model: ResultsModel) -> QTableView:
     table.setColumnWidth(COLUMNS.index("Review"), 100)
     table.setColumnHidden(COLUMNS.index("Review"), True)
     return table
+
+
+def show_data_columns(table: QTableView, model: ResultsModel) -> None:
+    """Hide the data columns that say nothing for ``model``'s rows (:meth:`ResultsModel.empty_columns`)
+    and show the others: the one rule of the training tab and of every report tab, so that neither
+    shows, nor copies (Ctrl+C copies the shown columns), an empty column.
+
+    Args:
+        table: the tab's table.
+        model: its rows (their data and properties set).
+    """
+    empty = set(model.empty_columns())
+    for heading in ("Name", "SMILES", "Label", *PROPERTY_HEADINGS):
+        table.setColumnHidden(COLUMNS.index(heading), heading in empty)
 
 
 def legend_label():

@@ -308,3 +308,30 @@ def test_train_on_the_command_line_explains_its_options_and_reports_progress_whe
     assert run.returncode == 0, run.stderr
     assert "Consensus(" not in run.stderr and "GLocalKD(" not in run.stderr
     assert "epoch 4/4" in run.stderr  # progress, though stderr is a pipe
+
+
+def test_a_scored_tu_collections_tab_shows_and_copies_the_columns_its_training_tab_does(qtbot, window,
+                                                                                        tu_folder):
+    """A scored TU collection's tab showed, and Ctrl+C copied, an empty SMILES column; its training
+    tab had none: the report tab hid empty Name and Label columns by a rule of its own, without
+    SMILES. Both tabs now follow one rule (:func:`app.widgets.table.show_data_columns`)."""
+    from app.widgets.table import PROPERTY_HEADINGS
+
+    data = ("Name", "SMILES", "Label", *PROPERTY_HEADINGS)
+
+    def shown(table):
+        return [h for h in data if not table.isColumnHidden(COLUMNS.index(h))]
+
+    open_and_wait(qtbot, window, tu_folder)
+    window.form.detector.setCurrentIndex(window.form.detector.findData("size"))
+    window.train()
+    qtbot.waitUntil(lambda: _idle(window) and window.scores is not None, timeout=120000)
+    window.screening.score_file(str(tu_folder), {})
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1, timeout=120000)
+    (view,) = window.report_views
+    assert shown(view.table) == shown(window.table) == ["Name", "Label"]  # no SMILES, no properties
+    window.results_tabs.setCurrentWidget(view)
+    view.table.selectRow(0)
+    window.actions_by_name["copy"].trigger()
+    header = QApplication.clipboard().text().splitlines()[0].split("\t")
+    assert "SMILES" not in header and "Label" in header
