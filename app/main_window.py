@@ -349,8 +349,7 @@ class MainWindow(QMainWindow):
     def _update_state(self, busy: bool | None = None) -> None:
         """Enable the actions, buttons and menus for the state now (``busy``: whether a job runs;
         None: ask the runner)."""
-        scoring = self.reviewing.scoring_jobs()  # a tab's rows scored again: long, so busy and stoppable (a re-ranking: not)
-        busy = any(not n.startswith("review") or n in scoring for n in self.runner.running()) if busy is None else busy
+        busy = bool(self.runner.blocking()) if busy is None else busy  # a re-ranking by marks holds nothing up
         stoppable = bool(self.runner.stoppable())
         report = getattr(active := self.report_tabs.active(), "report", None)
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, report,

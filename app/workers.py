@@ -120,6 +120,7 @@ class Runner(QObject):
         super().__init__(parent)
         self._running: dict[str, tuple[QThread, Task, _Relay]] = {}
         self._stoppable: set[str] = set()  # the running jobs that poll Stop (:meth:`stoppable`)
+        self._background: set[str] = set()  # the running jobs that hold nothing up (:meth:`blocking`)
         self._ending: list[tuple[QThread, Task, _Relay]] = []  # ended jobs whose threads still exit
 
     def busy(self, name: str | None = None) -> bool:
@@ -129,6 +130,14 @@ class Runner(QObject):
         """The names of the tasks running now."""
         return list(self._running)
 
+    def blocking(self) -> list[str]:
+        """The names of the running jobs that other work waits for: the one meaning of "busy" that the
+        window's actions are enabled by and that a controller refuses work by
+        (:meth:`app.controllers.base.Controller.refused_while_busy`). A background job (a re-ranking
+        by review marks, a moment) is not one: the actions looked enabled while one ran, then
+        answered "Busy"."""
+        return [name for name in self._running if name not in self._background]
+
     def stoppable(self) -> list[str]:
         """The names of the running tasks that Stop stops (a training by epochs, a file scored, ...;
         not a one-step fit nor a map, which run to their end)."""
@@ -136,7 +145,7 @@ class Runner(QObject):
 
     def start(self, name: str, fn: Callable[[Task], Any], on_done: Callable[[object], None],
               on_fail: Callable[[str], None], on_progress: Callable[[object], None] | None = None,
-              stoppable: bool | None = None) -> Task:
+              stoppable: bool | None = None, background: bool = False) -> Task:
         """Run ``fn(job=task)`` on a new thread under ``name``.
 
         Args:
@@ -147,6 +156,7 @@ class Runner(QObject):
             on_progress: called with each progress report, on this thread.
             stoppable: whether the job polls Stop (None: by its name, :data:`app.actions.STOPPABLE`);
                 the one rule the Stop button, the "Busy" message and quitting follow.
+            background: a job of a moment that holds no other work up (:meth:`blocking` leaves it out).
 
         Returns:
             The task (its ``stop`` asks the job to stop).
@@ -172,6 +182,7 @@ class Runner(QObject):
         self._running[name] = (thread, task, relay)
         polls_stop = name in STOPPABLE if stoppable is None else stoppable
         (self._stoppable.add if polls_stop else self._stoppable.discard)(name)
+        (self._background.add if background else self._background.discard)(name)
         _ALIVE[thread] = task
         thread.start()
         self.changed.emit()

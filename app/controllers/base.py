@@ -33,7 +33,7 @@ class Controller(QObject):
 
     def start_job(self, name: str, fn: Callable[..., Any], on_done: Callable[[object], None],
                   on_fail: Callable[[str], None], on_progress: Callable[[object], None] | None = None,
-                  tab: object = None, stoppable: bool | None = None) -> None:
+                  tab: object = None, stoppable: bool | None = None, background: bool = False) -> None:
         """Start ``fn`` on the controller's ``runner`` (:meth:`app.workers.Runner.start`), for the report
         tab ``tab`` when given: the one rule every job serving a tab follows, that a tab's jobs end when
         it closes (:meth:`tab_closed`) and what they return, result, failure or progress, is then
@@ -47,7 +47,7 @@ class Controller(QObject):
             on_fail: called with its failure (same rule).
             on_progress: called with each progress report (same rule).
             tab: the report tab (view) the job serves; None: none.
-            stoppable: as :meth:`app.workers.Runner.start`.
+            stoppable, background: as :meth:`app.workers.Runner.start`.
         """
         if tab is None:
             self._serving.pop(name, None)
@@ -68,7 +68,7 @@ class Controller(QObject):
                 on_progress(value)
 
         self.runner.start(name, fn, lambda result: ended(on_done, result), lambda message: ended(on_fail, message),
-                          progressed if on_progress is not None else None, stoppable=stoppable)
+                          progressed if on_progress is not None else None, stoppable=stoppable, background=background)
 
     @Slot(object)
     def tab_closed(self, tab: object) -> None:
@@ -84,9 +84,10 @@ class Controller(QObject):
         ends here what the job began (its busy bar, its status line)."""
 
     def refused_while_busy(self, doing: str) -> bool:
-        """When a job runs (on the controller's ``runner``), say that ``doing`` waits for it, and
-        offer Stop only when a running job is one Stop stops (the map's "or press Stop" pointed at a
-        Stop that was off); True when refused.
+        """When a job that other work waits for runs (:meth:`app.workers.Runner.blocking`, the rule the
+        window's actions are enabled by), say that ``doing`` waits for it, and offer Stop only when a
+        running job is one Stop stops (the map's "or press Stop" pointed at a Stop that was off); True
+        when refused.
 
         Args:
             doing: what waits, as the message ends it (e.g. "computing the map").
@@ -94,7 +95,7 @@ class Controller(QObject):
         Returns:
             Whether a job runs (``doing`` is then refused).
         """
-        if not self.runner.busy():
+        if not self.runner.blocking():  # the window's own "busy" (MainWindow._update_state): one meaning
             return False
         stop = " (or press Stop)" if self.runner.stoppable() else ""
         self.warning.emit("Busy", f"Wait for the current work to finish{stop} before {doing}.")

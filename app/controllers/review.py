@@ -208,7 +208,8 @@ class ReviewController(Controller):
                              "of the open model…", 0)
         job = functools.partial(tasks.rerank, book.review, st.model, graphs, dict(book.marks), report=report)
         self.start_job(name, job, functools.partial(self._done, view), functools.partial(self._not_done, view),
-                       self._progress, tab=view, stoppable=view in self._preparing)  # rows scored again: long
+                       self._progress, tab=view, stoppable=view in self._preparing,  # rows scored again: long
+                       background=view not in self._preparing)  # a re-ranking alone: a moment, it holds nothing up
 
     def _progress(self, p: tasks.ScreenProgress) -> None:
         """Scoring a report's rows again for its review: how far it got."""

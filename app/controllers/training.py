@@ -45,7 +45,7 @@ class TrainingController(Controller):
         if self.state.graphs is None or len(self.state.graphs) == 0:
             self.warning.emit("No data", "Open a data file first.")
             return
-        if self.runner.busy():
+        if self.runner.blocking():  # Train is enabled by the same rule
             return
         info = detector_info(form.detector_name())
         params = form.detector_params()

@@ -661,3 +661,38 @@ def test_a_scored_tabs_status_drops_its_review_note_once_the_open_model_cannot_r
     assert "Reviewed rows re-rank the others" in view.status.text()
     train_and_wait(qtbot, w, detector="glocalkd", **TINY)
     assert view.book.marks and "Reviewed rows re-rank" not in view.status.text()
+
+
+def test_while_marks_re_rank_the_actions_that_look_enabled_are_not_refused_as_busy(qtbot, window, herg_path,
+                                                                                  monkeypatch):
+    """For a moment after a mark, Open and Score another file looked enabled (the window left the
+    re-ranking out of "busy") but answered "Busy: wait for the current work..." with no Stop (the
+    controllers counted it). One meaning of busy (:meth:`app.workers.Runner.blocking`) serves both."""
+    import threading
+
+    from app import tasks
+
+    w = window
+    open_and_wait(qtbot, w, herg_path)
+    train_and_wait(qtbot, w, **TINY)
+    release, rerank = threading.Event(), tasks.rerank
+
+    def held_rerank(*args, **kwargs):  # the re-ranking, held while the window is looked at
+        release.wait(60)
+        return rerank(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "rerank", held_rerank)
+    try:
+        _select(w, [3])
+        w.act_mark_anomaly.trigger()
+        assert w.runner.running() == ["review"]
+        w._update_state()
+        for action, controller, doing in ((w.act_open, w.opening, "opening a file"),
+                                          (w.act_score_file, w.screening, "scoring a file"),
+                                          (w.act_train, w.training, "training")):
+            w.feedback.last_warning = ""
+            assert action.isEnabled() and not controller.refused_while_busy(doing), doing
+            assert not w.feedback.last_warning
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: w.state.reranked is not None and _idle(w), timeout=60000)
