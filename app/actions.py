@@ -42,6 +42,7 @@ class Facts:
     reviewable: bool = False  # the active tab's rows (training graphs or a scored file's) can learn from marks
     resumable: bool = False  # the active tab is a file's scoring that was stopped, which can go on
     resume_note: str = ""  # why a stopped scoring's tab cannot go on now (another model open, ...)
+    has_reports: bool = False  # report tabs are open (a session keeps them, with or without data or model)
     review_note: str = ""  # why the review actions are off, when they are
 
 
@@ -105,7 +106,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("open_session", "Open sess&ion…", "sessions.open_dialog", "&File", lambda f: not f.busy,
                tip="Open a saved session: data, model, settings, filters, selection and tabs, without training"),
     ActionSpec("save_session", "Sa&ve session…", "sessions.save_dialog", "&File",
-               lambda f: (f.has_data or f.has_model) and not f.busy,
+               lambda f: (f.has_data or f.has_model or f.has_reports) and not f.busy,
                tip="Save everything in the window to one file: data file paths, the trained model, settings, "
                    "filters, flag rule, selection and tabs"),
     ActionSpec("quit", "&Quit", "close", "&File", _always, QKeySequence.StandardKey.Quit),
@@ -194,7 +195,7 @@ GROUPED_NOTE = ("The rows are grouped by scaffold: open a group (double-click it
 
 
 def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = False, resumable: bool = False,
-             resume_note: str = "") -> Facts:
+             resume_note: str = "", has_reports: bool = False) -> Facts:
     """The facts the rules read, from the window's state.
 
     Args:
@@ -207,6 +208,7 @@ def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = Fa
             of the table behind them (the review actions are off).
         resumable: the active tab is a file's scoring that was stopped and can be resumed.
         resume_note: why the active tab's stopped scoring cannot be resumed now ("" when it can).
+        has_reports: report tabs are open (any tab, active or not).
 
     Returns:
         The facts.
@@ -218,7 +220,7 @@ def facts_of(state, busy: bool, stoppable: bool, report=None, grouped: bool = Fa
     return Facts(busy=busy, has_data=state.graphs is not None and len(state.graphs) > 0, has_model=model is not None,
                  stoppable=stoppable, weighable=state.weighable(), savable=model is not None and model.can_save,
                  has_rows=state.scores is not None or report is not None, reviewable=not busy and not review_note,
-                 review_note=review_note, resumable=resumable, resume_note=resume_note)
+                 review_note=review_note, resumable=resumable, resume_note=resume_note, has_reports=has_reports)
 
 
 def update_actions(actions: dict[str, QAction], facts: Facts) -> None:

@@ -354,7 +354,8 @@ class MainWindow(QMainWindow):
         report = getattr(active := self.report_tabs.active(), "report", None)
         update_actions(self.actions_by_name, facts_of(self.state, busy, stoppable, report,
                                                       self.results.showing_groups(), self.screening.can_resume(active),
-                                                      self.screening.resume_unavailable(active)))
+                                                      self.screening.resume_unavailable(active),
+                                                      bool(self.report_tabs.views)))
         self.demo_menu.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy and bool(self.files.recent()))
         self.sessions_menu.setEnabled(not busy and bool(self.sessions.recent()))

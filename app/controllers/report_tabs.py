@@ -109,6 +109,7 @@ class ReportTabs(QObject):
         view.stop_jobs()
         self.closed.emit(view)
         view.deleteLater()
+        self.changed.emit()  # the tab bar's own signal came while the tab was still one of the views
 
     def stop_jobs(self) -> None:
         """Wait for every report tab's background jobs to end (the window is closing)."""

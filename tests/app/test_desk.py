@@ -456,3 +456,36 @@ def test_a_session_puts_back_the_known_anomalies_label_in_the_form(qtbot, settin
     again.open_session(str(tmp_path / "k.glocalkd-session"))
     qtbot.waitUntil(lambda: _idle(again) and again.scores is not None, timeout=120000)
     assert again.form.normal_label() == "1" and again.form.known_label() == "0"
+
+
+def test_a_window_of_report_tabs_only_saves_its_session_and_reopens_it(qtbot, window, tmp_path, monkeypatch):
+    """File ▸ Save session ("Save everything in the window") was off while only report tabs were
+    open (no data, no model): it is on as soon as any tab is, and the session brings the tabs back
+    with their filters."""
+    from core import REPORT_COLUMNS
+
+    report = tmp_path / "ranked.csv"
+    rows = [("a1", "c1ccccc1CCO", 0.9), ("b1", "CCCCCC", 0.8), ("a2", "c1ccccc1CCN", 0.7), ("b2", "OC(=O)CC", 0.6)]
+    report.write_text(",".join(REPORT_COLUMNS) + "\n" + "".join(
+        f"{k},{ident},,{smiles},{score},,,3,,,ok,,\n" for k, (ident, smiles, score) in enumerate(rows, start=1)))
+    save = window.actions_by_name["save_session"]
+    assert not save.isEnabled()  # nothing open: nothing to save
+    window.open_path(str(report))
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1, timeout=60000)
+    assert window.graphs is None and window.model is None
+    assert save.isEnabled()
+    window.report_views[0].filter.setText("a")
+    window.report_views[0]._filter()
+    assert window.report_views[0].count.text() == "2 of 4 shown"
+    session = tmp_path / "reports.glocalkd-session"
+    monkeypatch.setattr(window.files, "ask_save", lambda *a, **k: (str(session), ""))
+    save.trigger()  # as the user's click
+    qtbot.waitUntil(lambda: _idle(window) and session.is_file(), timeout=60000)
+
+    window.report_tabs.close_all()
+    assert not save.isEnabled()
+    window.open_session(str(session))
+    qtbot.waitUntil(lambda: _idle(window) and len(window.report_views) == 1, timeout=60000)
+    (view,) = window.report_views
+    assert view.filter.text() == "a" and view.count.text() == "2 of 4 shown"
+    assert list(view.report.ids) == [ident for ident, _s, _v in rows]
