@@ -12,6 +12,7 @@ pure function of the model file and the chunk: the same code shards across machi
 from __future__ import annotations
 
 import csv
+import itertools
 import sys
 import time
 import warnings
@@ -364,11 +365,16 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             def stop_now() -> bool:
                 """Whether a Stop asked for ends the run short: not when the library had no row left
                 and no chunk is in flight (a Stop after the last chunk leaves a whole run)."""
-                nonlocal exhausted
+                nonlocal exhausted, jobs
                 if should_stop is None or not should_stop():
                     return False
-                if not exhausted and next(jobs, None) is None:  # reads the next chunk's lines, if any
-                    exhausted = True
+                if not exhausted:  # reads the next chunk's lines, if any, and keeps them: a chunk
+                    # thrown away here was lost from a report that then looked whole
+                    job = next(jobs, None)
+                    if job is None:
+                        exhausted = True
+                    else:
+                        jobs = itertools.chain([job], jobs)
                 return not exhausted or executor.busy()
 
             try:

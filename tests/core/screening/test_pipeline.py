@@ -310,6 +310,13 @@ def test_a_stop_once_the_last_chunk_is_sent_leaves_a_whole_run(library, model, t
     assert not summary.stopped and read_report(tmp_path / "s.csv").stopped_after is None
     merge_reports([tmp_path / "s.csv"], tmp_path / "m.csv")  # a whole run merges
     assert len(_rows(tmp_path / "m.csv")) == 300
+    for at in (6, 18, 42, 90, 100):  # a Stop with chunks still unsent is a stop, and loses no row it read
+        seen.clear()
+        summary = screen(model, library, tmp_path / "t.csv", chunk_size=100, workers=2,
+                         on_progress=lambda read, scored: seen.append(read), should_stop=lambda: seen[-1:] >= [at])
+        report = read_report(tmp_path / "t.csv")
+        assert summary.stopped == (summary.rows < 300) and len(report) + len(report.rejects) == summary.rows
+        assert report.stopped_after == (summary.last_line if summary.stopped else None)
 
 
 def test_chunks_start_small_then_keep_their_size():
