@@ -544,16 +544,17 @@ def _read_header(path: Path, lines: Iterator[tuple[int, str, str]], smiles_colum
     (``,`` tab ``;`` ``|``), unless another one splits out the SMILES column (named, or found by
     its common names) where that one does not.
 
-    Where the first data line names no SMILES column, a ``#`` comment line before it that does is
-    the header (``#smiles,id,label``, as several tools write it): skipped as a comment, the file was
-    read as one without a header, and its ids and labels as ``column 3``, lost without a word."""
+    Where the first data line names no SMILES column, a ``#`` comment line before it that does, and
+    heads it (:func:`_heads`), is the header (``#smiles,id,label``, as several tools write it):
+    skipped as a comment, the file was read as one without a header, and its ids and labels as
+    ``column 3``, lost without a word."""
     allow_large_csv_fields()
     suffix = Path(strip_compression(path.name)).suffix.lower()
     commented = None
     for number, line, ending in lines:
         if _is_data(line):
             delimiter, header, s_col = _split_header_named(line, suffix, smiles_column, path, number)
-            if s_col is None and commented is not None:
+            if s_col is None and commented is not None and _heads(commented, line):
                 return (*commented, itertools.chain([(number, line, ending)], lines))
             return number, delimiter, header, s_col, lines
         text = line.strip()[1:] if line.strip().startswith("#") else ""
@@ -563,6 +564,19 @@ def _read_header(path: Path, lines: Iterator[tuple[int, str, str]], smiles_colum
     if commented is not None:
         return (*commented, lines)
     raise DataError("file is empty (no header row and no data)", path)
+
+
+def _heads(commented: tuple[int, str, list[str], int], line: str) -> bool:
+    """Whether a commented header (its line, delimiter, columns, SMILES column) heads the first data
+    line: as many fields, a molecule in its SMILES column. A ``# smiles`` note above a list, or above
+    a table whose header names its SMILES column otherwise, is a comment: read as the header, it
+    rejected every row, and the column dialog offered its one column."""
+    _, delimiter, header, s_col = commented
+    try:
+        cells = next(csv.reader([line], delimiter=delimiter))
+    except (csv.Error, StopIteration):
+        return False
+    return len(cells) == len(header) and parse_smiles(cells[s_col].strip())[0] is not None
 
 
 def _split_header_named(header_line: str, suffix: str, smiles_column: str | None, path: Path, number: int,

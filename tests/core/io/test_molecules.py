@@ -300,8 +300,8 @@ def test_a_commented_header_is_the_header(tmp_path):
     """Several tools write a table's header as a comment, ``#smiles,id,label``. Skipped as one, the
     file read as a list without a header: ids and labels became ``column 3``, lost without a word.
     A ``#`` line before the first data line that names the SMILES column is the header, for
-    loading, streamed scoring and the app's column chooser alike, unless the first data line is a
-    header itself; other comments stay comments."""
+    loading, streamed scoring and the app's column chooser alike, when it heads the first data line
+    (as many fields, a molecule in its SMILES column); other comments stay comments."""
     from core.io.load import molecule_rows
     from core.io.molecules import headerless, table_header
 
@@ -322,6 +322,11 @@ def test_a_commented_header_is_the_header(tmp_path):
     noted = tmp_path / "noted.csv"  # a header row of its own wins over a comment that names a column
     noted.write_text("# smiles\nsmiles,id\nCCO,a\nCCN,b\n")
     assert [(m.id, m.line) for m in load(noted).meta] == [("a", 3), ("b", 4)]
+    noted.write_text("# smiles\nCCO,a,1\nc1ccccc1,b,0\n")  # a note above a list: it heads no row
+    assert [(m.id, m.line) for m in load(noted).meta] == [("a", 2), ("b", 3)]
+    noted.write_text("# smiles\nID,Ligand,pIC50\nx,CCO,5\ny,CCN,6\n")  # nor a table's own header
+    assert table_header(noted) == (["ID", "Ligand", "pIC50"], ",")
+    assert [m.id for m in load(noted, smiles_column="Ligand").meta] == ["x", "y"]
 
 
 def test_no_column_means_none_not_found_by_name(tmp_path):
