@@ -313,7 +313,7 @@ def test_a_stop_once_the_last_chunk_is_sent_leaves_a_whole_run(library, model, t
     for at in (6, 18, 42, 90, 100):  # a Stop with chunks still unsent is a stop, and loses no row it read
         seen.clear()
         summary = screen(model, library, tmp_path / "t.csv", chunk_size=100, workers=2,
-                         on_progress=lambda read, scored: seen.append(read), should_stop=lambda: seen[-1:] >= [at])
+                         on_progress=lambda read, scored: seen.append(read), should_stop=lambda at=at: seen[-1:] >= [at])
         report = read_report(tmp_path / "t.csv")
         assert summary.stopped == (summary.rows < 300) and len(report) + len(report.rejects) == summary.rows
         assert report.stopped_after == (summary.last_line if summary.stopped else None)
