@@ -280,7 +280,10 @@ class Review:
     """
 
     def __init__(self, model, graphs: GraphSet, similarity: bool = False, classifier: bool = False):
+        from core.detectors.base import as_model_reads
+
         self._start(model)
+        graphs = as_model_reads(model, graphs)  # once, not once per view
         with shared_transforms():  # the WL views, the classifier and the marks' kernel read the same WL features
             self.scores = {v: model.components_[v].score(graphs).score.astype(np.float64) for v in self.weights_before}
             features = similarity_kernel(model, graphs) if similarity or classifier else None
