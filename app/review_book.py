@@ -28,20 +28,47 @@ def model_fingerprint(model) -> str:
     Returns:
         Its 16 hexadecimal digits ("" when it has none).
     """
+    return next(iter(model_fingerprints(model)), "")
+
+
+def model_fingerprints(model) -> tuple[str, ...]:
+    """The fingerprints a report the open model wrote may name (:meth:`core.Detector.fingerprints`:
+    an earlier version's too), computed once per model.
+
+    Args:
+        model: a fitted detector.
+
+    Returns:
+        The current fingerprint first (none when it has none).
+    """
     try:
         known = _FINGERPRINTS.get(model)
     except TypeError:  # not hashable: computed each time
         known = None
     if known is None:
         try:
-            known = model.fingerprint()
+            known = tuple(model.fingerprints())
         except Exception:  # noqa: BLE001 (a detector that cannot say: its reports never match)
-            known = ""
+            known = ()
         try:
             _FINGERPRINTS[model] = known
         except TypeError:
             pass
     return known
+
+
+def scored_by(report, model) -> bool:
+    """Whether ``model`` scored the report's rows, by the fingerprint its end row names.
+
+    Args:
+        report: a ranked report (its ``model_fingerprint``; "" when it names none).
+        model: the open detector (None: none).
+
+    Returns:
+        True when the report names one of the model's fingerprints.
+    """
+    fingerprint = getattr(report, "model_fingerprint", "")
+    return bool(fingerprint) and model is not None and fingerprint in model_fingerprints(model)
 
 
 def reads_view_scores(model, report) -> bool:
@@ -63,9 +90,8 @@ def reads_view_scores(model, report) -> bool:
     views = model.reported_views() if hasattr(model, "reported_views") else ()
     if sorted(scores) != sorted(views) or any(np.isnan(v).any() for v in scores.values()):
         return False
-    fingerprint = getattr(report, "model_fingerprint", "")
     # an edited report (its end row's digest no longer matches) may hold edited scores: scored again
-    return bool(fingerprint) and getattr(report, "intact", False) and fingerprint == model_fingerprint(model)
+    return getattr(report, "intact", False) and scored_by(report, model)
 
 
 def model_unavailable(model) -> str:

@@ -721,14 +721,14 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
 
     from core import Reject, Scores, html_report, report_graphs
 
+    from .review_book import scored_by
     from .state import default_anomaly_label, describe_model
 
     graphs = report_graphs(report) if not len(report) or any(report.smiles) else scored_graphs(report)
     real = graphs is not None  # else a TU collection's rows, its file not at hand: listed and ranked, not drawn
     graphs = dataclasses.replace(graphs if real else report_rows(report), source=source or report.source,
                                  rejects=[Reject(None, r.id, r.reason, r.text) for r in report.rejects])
-    same_model = (model is not None and bool(report.model_fingerprint)
-                  and model.fingerprint() == report.model_fingerprint)
+    same_model = scored_by(report, model)
     if same_model and model.has_node_scores and real:  # the heatmaps of the model that wrote the report
         scores = model.score(graphs)
     else:  # another model's (trained since) would print its scores beside the report's ranks

@@ -14,7 +14,7 @@ from core import make_scratch, counted
 
 from .. import tasks
 from ..file_memory import FILE_FILTER, FileMemory
-from ..review_book import model_fingerprint
+from ..review_book import scored_by
 from ..state import AppState, duration, marks_dropped_text, view_weights_text
 from ..workers import Runner
 from .base import Controller
@@ -129,7 +129,7 @@ class ScreeningController(Controller):
         report, model = view.report, self.state.model
         if model is None:
             return f"{view.title} was scored with a model: train or load that model to resume it."
-        if not report.model_fingerprint or report.model_fingerprint != model_fingerprint(model):
+        if not scored_by(report, model):
             return (f"{view.title} was scored with another model than the open one: resuming would mix two "
                     "models' scores. Load the model that scored it to resume, or score the file again.")
         if not Path(report.scored_input["path"]).is_file():

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWid
 from core import counted
 
 from .. import tasks
-from ..review_book import MAX_REPORT_ROWS, ReviewBook, model_fingerprint, reads_view_scores, report_unavailable
+from ..review_book import MAX_REPORT_ROWS, ReviewBook, reads_view_scores, report_unavailable, scored_by
 from ..workers import LatestJob
 from .heatmap import HeatmapPanel
 from .filter_bar import RangeFilter
@@ -193,7 +193,7 @@ class ReportView(QWidget):
         model = self._model_getter()
         if not fingerprint or model is None:
             return ""
-        if model_fingerprint(model) == fingerprint:
+        if scored_by(self.report, model):
             return " · scored by the open model"
         return " · scored by another model than the one open now (a row's atoms are rescored by the open one)"
 

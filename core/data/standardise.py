@@ -11,7 +11,10 @@ model's, stored in its file, so scoring and screening prepare molecules as train
    (1,000 each) took 9.2 ms a molecule on the hERG demo, the caps 5.7 ms (a quiet machine),
    with the same canonical tautomer for every one of its 655 molecules (docs/app.md).
 
-A molecule the steps fail on is rejected with the reason, never dropped in silence.
+A molecule the steps fail on is rejected with the reason, never dropped in silence. The rules'
+version, :data:`RULES`, is part of a standardising model's fingerprint: a report scored by the
+rules before (RDKit's defaults, which dropped stereo at tautomeric sites and so could choose
+another tautomer) is not taken for one of this model's, so a resume or a merge never mixes them.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from rdkit import Chem
 STEPS = "largest fragment, neutralised, canonical tautomer"
 MAX_TAUTOMERS = 100
 MAX_TRANSFORMS = 100
+RULES = 2  # the standardising rules' version: 2 keeps stereocentres and double-bond stereo (1 dropped them)
 
 _TOOLS = None  # built once per process (workers of the screening pipeline build their own)
 
@@ -83,7 +87,7 @@ def standardise_smiles(smiles: str) -> tuple[str | None, str]:
     return (Chem.MolToSmiles(out), "") if out is not None else (None, reason)
 
 
-__all__ = ["STEPS", "MAX_TAUTOMERS", "MAX_TRANSFORMS", "standardise_mol", "standardise_smiles"]
+__all__ = ["STEPS", "MAX_TAUTOMERS", "MAX_TRANSFORMS", "RULES", "standardise_mol", "standardise_smiles"]
 
 
 def check_standardise_request(requested: bool, model) -> None:

@@ -491,10 +491,43 @@ class Detector(abc.ABC):
         """
         from core.data.serialization import encode_state, state_digest
 
+        from core.data.standardise import RULES
+
         self._check_fitted()
         described = {"params": self.scoring_params(), "state": _without_runtime(self.fitted_state())}
-        if self.standardises:  # a model that standardises scores other molecules: its own fingerprint
-            described["standardise"] = True
+        if self.standardises:  # a model that standardises scores other molecules: its own fingerprint,
+            described["standardise"] = RULES  # by the rules it standardises with now
+        return state_digest(encode_state(described)).hexdigest()[:16]
+
+    def fingerprints(self) -> tuple[str, ...]:
+        """The fingerprints this model's reports may name: :meth:`fingerprint`, then the one earlier
+        versions gave the same model where it differs and the scores do not (a consensus's held its
+        views' device; a report it wrote then still resumes, reviews and exports as its own).
+
+        Returns:
+            The current fingerprint first.
+        """
+        now, before = self.fingerprint(), self._fingerprint_before()
+        return (now,) if before in (None, now) else (now, before)
+
+    def _fingerprint_before(self) -> str | None:
+        """The fingerprint before runtime settings were left out at every depth, or None where the
+        scores changed since (a standardising model's rules)."""
+        from core.data.serialization import encode_state, state_digest
+
+        if self.standardises:
+            return None
+
+        def old_rule(value):
+            if isinstance(value, dict):
+                return {k: ({n: old_rule(x) for n, x in v.items() if n not in self.RUNTIME_PARAMS}
+                            if k == "params" and isinstance(v, dict) else old_rule(v)) for k, v in value.items()}
+            if type(value) in (list, tuple):
+                return type(value)(old_rule(v) for v in value)
+            return value
+
+        params = {k: v for k, v in self.get_params().items() if k not in self.RUNTIME_PARAMS}
+        described = {"params": params, "state": old_rule(self.fitted_state())}
         return state_digest(encode_state(described)).hexdigest()[:16]
 
     def file_state(self) -> dict:

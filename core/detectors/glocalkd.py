@@ -351,13 +351,22 @@ class GLocalKD(Detector):
         import json
 
         self._check_fitted()
-        described = [self.scoring_params(), self.schema_.to_dict()] + (["standardise"] if self.standardises else [])
+        from core.data.standardise import RULES
+
+        # a standardising model names the rules it standardises with: rules 2 keep stereo and may
+        # choose another tautomer, so its scores are not those of rules 1 ("standardise")
+        standardise = [] if not self.standardises else ["standardise"] if RULES == 1 else [f"standardise {RULES}"]
+        described = [self.scoring_params(), self.schema_.to_dict()] + standardise
         h = hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode())
         for net in (self.target_, self.predictor_):
             for name, tensor in sorted(net.state_dict().items()):
                 h.update(name.encode())
                 h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
         return h.hexdigest()[:16]
+
+    def _fingerprint_before(self) -> str | None:
+        """None: the networks' fingerprint has not changed for a model whose scores did not."""
+        return None
 
     # ------------------------------------------------------------------ persistence
     can_save = True  # its own format: state_dict()

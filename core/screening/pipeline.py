@@ -327,7 +327,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
                              "one report per shard (merge-reports): resume each shard's own run", "resume")
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
     sources, hint = _source_rows(paths, smiles_column, id_column, label_column)  # a bad header fails here
-    model_id = scored_as(model.fingerprint(), precision)  # bfloat16's scores are not float32's
+    model_id, *also = (scored_as(name, precision) for name in model.fingerprints())  # bfloat16's are not float32's
     calibration = len(model.calibration_scores_) if getattr(model, "is_calibrated", False) else 0
     keep = None if top is None else min(top, sys.maxsize)  # more than any count: every row
     executor = executor if executor is not None else LocalExecutor(model, workers)
@@ -352,7 +352,7 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             first = 0
             if resume:  # the stopped run's rows: one more sorted chunk, its rejects first
                 stopped_run = read_stopped_run(report, model_id, extras, deferred, keep, tmp / "resumed.csv",
-                                               rej_writer, read_as)
+                                               rej_writer, read_as, tuple(also))
                 chunk_files.append(stopped_run.part.file)
                 p_counts.update(stopped_run.p_counts)
                 rows, scored_rows, rejected = stopped_run.rows, stopped_run.scored, stopped_run.part.rejected

@@ -82,12 +82,14 @@ def report_extras(report: str | Path) -> tuple[str, ...]:
 
 
 def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], deferred: tuple[str, ...],
-                     keep: int | None, target: Path, rejects, read_as: str = "") -> StoppedRun:
+                     keep: int | None, target: Path, rejects, read_as: str = "",
+                     also: tuple[str, ...] = ()) -> StoppedRun:
     """Read a stopped run's report back for its resumed run, refusing one it cannot continue.
 
     Args:
         report: the stopped run's ranked report.
         model: the fingerprint of the model resuming it.
+        also: the other names of that model a report it wrote may give (:meth:`core.Detector.fingerprints`).
         extras: the optional columns the resumed run writes.
         deferred: the first of ``extras`` that the final merge computes for the rows kept (its
             rows get their scored SMILES in their place, as the chunk files do).
@@ -148,7 +150,7 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     if after is None:
         raise DataError("its run read the whole library (its end row names no line where it stopped): there is "
                         "nothing to resume", report)
-    if model_of != model:
+    if model_of != model and model_of not in also:
         raise DataError(f"{other_model(model_of, model)}, this run's: resume with the model and the --precision "
                         "that began it", report)
     if part.end.read_as and read_as and part.end.read_as != read_as:  # its rows came from another column, once

@@ -364,7 +364,7 @@ def test_a_report_tab_says_what_its_review_lacks():
     assert f"{MAX_REPORT_ROWS + 1:,} rows" in big and "SMILES" not in big
     # a report holding the open model's views' scores is scored again never: no SMILES, no row limit needed
     scored = SimpleNamespace(name="consensus", rule="fisher", views=["glocalkd", "size"],
-                             reported_views=lambda: ["glocalkd", "size"], fingerprint=lambda: "f1")
+                             reported_views=lambda: ["glocalkd", "size"], fingerprints=lambda: ("f1",))
     views = {"glocalkd": np.zeros(3), "size": np.ones(3)}
     assert report_unavailable(scored, Rows(n=3, smiles=[""] * 3, view_scores=views, model_fingerprint="f1",
                                            intact=True)) == ""

@@ -158,3 +158,15 @@ def test_a_standardising_consensus_read_back_from_its_file_scores_as_it_did(tmp_
     expected = model.score(load(path, standardise=True)).score
     assert again.score(load(path, standardise=True)).score.tolist() == expected.tolist()
     assert again.score(load(path)).score.tolist() == expected.tolist()
+
+
+def test_a_standardising_models_fingerprint_names_its_rules(files, monkeypatch):
+    """The rules changed (stereo kept, so another tautomer may be chosen): a report scored by the
+    rules before must not pass for one of this model's, or a resume or a merge would mix them."""
+    from core import make_detector
+
+    models = [load_detector(files / "std.pt"), make_detector("size").fit(load(files / "lib.csv", standardise=True))]
+    now = [m.fingerprint() for m in models]
+    assert [m.fingerprints() for m in models] == [(f,) for f in now]  # no earlier name of the same scores
+    monkeypatch.setattr(standardise_module, "RULES", 1)
+    assert all(m.fingerprint() != f for m, f in zip(models, now))

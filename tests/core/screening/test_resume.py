@@ -211,3 +211,31 @@ def test_score_resuming_a_stopped_top_run_names_the_command_that_can(library, mo
     capsys.readouterr()
     assert main(["score", str(tmp_path / "m.pt"), str(library), "-o", str(tmp_path / "r.csv"), "--resume"]) != 0
     assert "resume it with glocalkd screen ... --resume --top 5 (or fewer" in capsys.readouterr().err
+
+
+def test_a_report_that_names_the_models_earlier_fingerprint_resumes(tmp_path):
+    """Leaving a consensus's views' device out of its fingerprint changed every consensus's
+    fingerprint: a run stopped before the change could no longer be resumed with its own model file
+    ("scored with another model"). A report naming the fingerprint an earlier version gave the model
+    resumes; a standardising model, whose scores changed with its rules, has no earlier one."""
+    from core import TrainSpec, read_report, train_model
+
+    data = load(moses_library(tmp_path / "train.csv", 60, {}))
+    params = {"epochs": 1, "hidden_dim": 16, "out_dim": 8, "component_params": {"wl-lesinn": {"ensemble_size": 8}}}
+    model = train_model(data, TrainSpec(detector="consensus", params=params, device="cpu")).model
+    now, before = model.fingerprints()
+    assert now == model.fingerprint() != before
+    library = moses_library(tmp_path / "lib.smi", 120, {})
+    whole = tmp_path / "whole.csv"
+    screen(model, library, whole, chunk_size=20, workers=1)
+    report = tmp_path / "r.csv"
+    assert screen(model, library, report, chunk_size=20, workers=1, **stopped_after(2)).stopped
+    text = report.read_text(encoding="utf-8")
+    assert f"model {now};" in text
+    report.write_text(text.replace(f"model {now};", f"model {before};"), encoding="utf-8")  # as written before
+    assert read_report(report).model_fingerprint == before
+    assert not screen(model, library, report, chunk_size=20, workers=1, resume=True).stopped
+    assert report.read_bytes() == whole.read_bytes()
+    standardising = train_model(load(tmp_path / "train.csv", standardise=True),
+                                TrainSpec(detector="consensus", params=params, device="cpu")).model
+    assert standardising.fingerprints() == (standardising.fingerprint(),)
