@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from core.evaluation.protocol import evaluate
+from core.evaluation.protocol import evaluate, fold_line
 from core.evaluation.results import EvaluationResult, merge_results
 
 
@@ -105,7 +105,7 @@ def evaluate_on_cluster(scheduler, data, protocol: str = "cv", folds: int = 5, s
                         partials.append(part)
                         fr = part.folds[0]
                         say(f"{'fold' if protocol == 'cv' else 'seed run'} {k}/{n_runs} (model seed {fr.seed}): "
-                            f"AUC {fr.auc:.4f}, AP {fr.ap:.4f}; train {fr.train_seconds:.1f} s, "
+                            f"{fold_line(fr, settings.get('score', 'both'))}; train {fr.train_seconds:.1f} s, "
                             f"score {fr.score_seconds:.2f} s")
                         if on_fold is not None:
                             on_fold(merge_results(earlier + partials))

@@ -10,9 +10,10 @@ Which class is anomalous is chosen by a rule: ``minority`` (the paper's text; ti
 label that appears first), ``first-label`` (the authors' loader: the label of the first labelled
 graph in file order) or an explicit label value. The rule and the class are recorded and printed.
 
-Every fold records ROC-AUC of the full score and of its two terms alone (the paper's ablation:
-``graph_term`` = w/o L_node, ``node_term`` = w/o L_graph), average precision, FPR at 95 % TPR
-and the wall time of training and of scoring. Options cover the paper's other experiments:
+Every fold records ROC-AUC, average precision and FPR at 95 % TPR of the primary score (``score``:
+both terms, or one term alone), the ROC-AUC of the full score and of its two terms alone (the
+paper's ablation: ``graph_term`` = w/o L_node, ``node_term`` = w/o L_graph), and the wall time of
+training and of scoring. Options cover the paper's other experiments:
 anomaly contamination of the training set, fraction of training data, embedding width and depth.
 
 Nothing here imports Qt; ``evaluate`` takes ``on_progress`` / ``should_stop`` callbacks for a GUI.
@@ -113,8 +114,10 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         contamination: the share of anomalies in the training set (0-0.16 in the paper), taken
             from the training part's anomalies; from 0 to below 1.
         train_fraction: the share of the normal training graphs kept, above 0 up to 1.
-        score: the primary metric: ``both`` terms, ``graph`` term or ``node`` term (all three
-            AUCs are always recorded; not ``both`` needs a detector with two score terms).
+        score: the primary score: ``both`` terms, ``graph`` term or ``node`` term; it gives each
+            fold's ``auc``, ``ap`` and ``fpr95`` (the AUCs of all three are always recorded, as
+            ``auc_both``, ``auc_graph`` and ``auc_node``; not ``both`` needs a detector with two
+            score terms).
         ensemble: above 1, average the scores of that many models with independent random
             targets (each member's scores divided by its mean training score).
         zscore_attributes: z-score TU node attributes with the training graphs' mean and std
@@ -242,7 +245,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             f"({int(fold_anom.sum())} anomalous)" + (f"; {len(known)} known anomalies" if known is not None else ""))
         try:
             fr = _run_fold(k, seed, train_set, n_anomalies, fold_test, fold_anom, method, params, ensemble,
-                           full_params.get("lam", 1.0), on_epoch, should_stop, known)
+                           full_params.get("lam", 1.0), on_epoch, should_stop, known, score)
         except NotApplicableError as exc:  # the detector cannot read this kind of data: no fold can run
             say(f"  n/a: {exc}")
             result.not_applicable, result.folds, result.complete = str(exc), [], True
@@ -252,8 +255,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             break
         result.folds.append(fr)
         result.wall_seconds = earlier + time.perf_counter() - start_wall
-        terms = f" (graph term {fr.auc_graph:.4f}, node term {fr.auc_node:.4f})" if math.isfinite(fr.auc_graph) else ""
-        say(f"  AUC {fr.auc:.4f}{terms}, AP {fr.ap:.4f}; train {fr.train_seconds:.1f} s, score {fr.score_seconds:.2f} s")
+        say(f"  {fold_line(fr, score)}; train {fr.train_seconds:.1f} s, score {fr.score_seconds:.2f} s")
         if on_fold is not None:
             on_fold(result)
     result.folds.sort(key=lambda f: f.fold)
@@ -424,9 +426,10 @@ def member_spec(method: str, params: Mapping, seed: int):
 
 def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: GraphSet, anomalous: np.ndarray,
               method: str, params: dict, ensemble: int, lam: float, on_epoch: Callable | None,
-              should_stop: Callable[[], bool] | None, known: GraphSet | None = None) -> FoldResult:
+              should_stop: Callable[[], bool] | None, known: GraphSet | None = None, score: str = "both") -> FoldResult:
     """Train ``ensemble`` detectors on ``train_set``, score ``test`` and measure. An ensemble's
     members have independent seeds; each member's scores are divided by its mean training score.
+    The ``score`` term (both, graph or node) gives the fold's AUC, AP and FPR at 95 % TPR.
     Training follows the product's rules (:func:`core.training.train_model`), with the paper's
     protocol: a single detector trains on every graph (no calibration share); a detector that
     calibrates itself holds out its ``calibration`` share (its default unless ``params`` sets one)."""
@@ -461,15 +464,33 @@ def _run_fold(k: int, seed: int, train_set: GraphSet, n_anomalies: int, test: Gr
         epochs_run = len(model.loss_history_)
         if model.stopped_early_:
             break
+    primary = {"both": total, "graph": graph_t, "node": node_t}[score]
     return FoldResult(fold=k, seed=seed, n_train=len(train_set), n_train_anomalies=n_anomalies,
                       n_test=len(test), n_test_anomalies=int(anomalous.sum()),
-                      auc=roc_auc(anomalous, total),
+                      auc=roc_auc(anomalous, primary), auc_both=roc_auc(anomalous, total),
                       auc_graph=roc_auc(anomalous, graph_t) if s.has_node_scores else math.nan,
                       auc_node=roc_auc(anomalous, node_t) if s.has_node_scores else math.nan,
-                      ap=average_precision(anomalous, total),
-                      fpr95=fpr_at_tpr(anomalous, total), train_seconds=train_s, score_seconds=score_s,
+                      ap=average_precision(anomalous, primary),
+                      fpr95=fpr_at_tpr(anomalous, primary), train_seconds=train_s, score_seconds=score_s,
                       final_loss=float(np.mean(losses)), epochs_run=epochs_run,
                       auc_readouts=_readout_aucs(anomalous, parts, lam), normals_flagged=flagged)
+
+
+def fold_line(fold: FoldResult, score: str = "both") -> str:
+    """One fold's metrics in words, as the progress lines of a local or a cluster run say them.
+
+    Args:
+        fold: the fold.
+        score: the primary score (``both``, ``graph`` or ``node``), which its AUC and AP are of.
+
+    Returns:
+        ``AUC 0.8123 (graph term 0.8, node term 0.7), AP 0.6``, the primary score named when one
+        term alone.
+    """
+    what = "" if score == "both" else f" of the {score} term"
+    terms = (f" (both terms {fold.auc_both:.4f}, graph term {fold.auc_graph:.4f}, node term {fold.auc_node:.4f})"
+             if math.isfinite(fold.auc_graph) else "")
+    return f"AUC{what} {fold.auc:.4f}{terms}, AP {fold.ap:.4f}"
 
 
 def _readout_aucs(anomalous: np.ndarray, parts: dict[str, np.ndarray], lam: float) -> dict[str, float]:

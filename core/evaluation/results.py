@@ -20,7 +20,12 @@ from core.evaluation.paper import PAPER_TABLE2, paper_value
 
 @dataclass
 class FoldResult:
-    """One fold (``cv``) or one seed (``split``): sizes, metrics and wall times."""
+    """One fold (``cv``) or one seed (``split``): sizes, metrics and wall times.
+
+    ``auc``, ``ap`` and ``fpr95`` are of the evaluation's primary score (its ``score`` option:
+    both terms, or one term alone); ``auc_both``, ``auc_graph`` and ``auc_node`` are the AUCs of
+    each, whichever is primary.
+    """
 
     fold: int
     seed: int
@@ -41,6 +46,8 @@ class FoldResult:
     auc_readouts: dict = field(default_factory=dict)
     # share of the test part's normal graphs with p < 0.05, for a detector with p-values (calibration: about 0.05)
     normals_flagged: float = math.nan
+    # ROC-AUC of the full score (both terms); ``auc`` is this one when both terms are the primary score
+    auc_both: float = math.nan
 
 
 @dataclass
@@ -107,9 +114,15 @@ class EvaluationResult:
         return float(np.nanstd(v)) if len(v) and not np.isnan(v).all() else math.nan
 
     @property
-    def primary_key(self) -> str:
-        """The metric the ``score`` option made primary: ``auc``, ``auc_graph`` or ``auc_node``."""
-        return {"both": "auc", "graph": "auc_graph", "node": "auc_node"}[self.options.get("score", "both")]
+    def primary_score(self) -> str:
+        """The score the ``score`` option made primary (``both``, ``graph`` or ``node``): each fold's
+        ``auc``, ``ap`` and ``fpr95`` are of it."""
+        return self.options.get("score", "both")
+
+    @property
+    def _of_primary(self) -> str:
+        """`` (graph term only)`` after a metric of one term alone; "" for both terms."""
+        return "" if self.primary_score == "both" else f" ({self.primary_score} term only)"
 
     @property
     def paper(self) -> dict | None:
@@ -130,9 +143,13 @@ class EvaluationResult:
                  f"normal {', '.join(self.normal_labels)}"]
         if self.not_applicable:
             return "\n".join([*lines, f"  ROC-AUC: n/a ({self.not_applicable})"])
-        for key, name in (("auc", "ROC-AUC"), ("auc_graph", "ROC-AUC graph term only"),
-                          ("auc_node", "ROC-AUC node term only"), ("ap", "average precision"),
-                          ("fpr95", "FPR at 95% TPR")):
+        of = self._of_primary
+        rows = (("auc", f"ROC-AUC{of}"), ("auc_both", "ROC-AUC both terms"), ("auc_graph", "ROC-AUC graph term only"),
+                ("auc_node", "ROC-AUC node term only"), ("ap", f"average precision{of}"), ("fpr95", f"FPR at 95% TPR{of}"))
+        for key, name in rows:
+            if key != "auc" and key == {"both": "auc_both", "graph": "auc_graph", "node": "auc_node"}[
+                    self.primary_score]:
+                continue  # the headline line already
             if len(self.folds) and np.isnan(self.values(key)).all():
                 continue  # a detector without score terms
             lines.append(f"  {name}: {self.mean(key):.4f} ± {self.std(key):.4f}  "
@@ -164,11 +181,12 @@ class EvaluationResult:
 
         Returns:
             The fields by name, non-finite numbers as None, plus ``summary`` (mean and std of each
-            metric) and ``paper`` (:attr:`paper`).
+            metric; ``auc``, ``ap`` and ``fpr95`` of the primary score) and ``paper`` (:attr:`paper`).
         """
         d = asdict(self)
         d["summary"] = {k: {"mean": _num(self.mean(k)), "std": _num(self.std(k))}
-                        for k in ("auc", "auc_graph", "auc_node", "ap", "fpr95", "train_seconds", "score_seconds")}
+                        for k in ("auc", "auc_both", "auc_graph", "auc_node", "ap", "fpr95", "train_seconds",
+                                  "score_seconds")}
         d["paper"] = self.paper
         d["folds"] = [{k: ({n: _num(a) for n, a in v.items()} if isinstance(v, dict) else _num(v))
                        for k, v in asdict(f).items()} for f in self.folds]
@@ -196,14 +214,15 @@ class EvaluationResult:
                 return {n: (math.nan if a is None else a) for n, a in v.items()}
             return math.nan if v is None else v
 
-        folds = [FoldResult(**{k: value(v) for k, v in f.items()}) for f in d.pop("folds", [])]
+        # a fold written before auc_both was recorded measured both terms (check_result_dict): its auc is that one
+        folds = [FoldResult(**{k: value(v) for k, v in {"auc_both": f["auc"], **f}.items()}) for f in d.pop("folds", [])]
         d.pop("summary", None)
         d.pop("paper", None)
         return cls(folds=folds, **d)
 
 
 # The checks of a result file's values: what each field must hold (None is a metric that had no value).
-_RATES = ("auc", "auc_graph", "auc_node", "ap", "fpr95")  # from 0 to 1, or None
+_RATES = ("auc", "auc_both", "auc_graph", "auc_node", "ap", "fpr95")  # from 0 to 1, or None (auc_both: or absent)
 _COUNTS = ("fold", "seed", "n_train", "n_train_anomalies", "n_test", "n_test_anomalies", "epochs_run")
 _SECONDS = ("train_seconds", "score_seconds")
 
@@ -261,7 +280,10 @@ def check_result_dict(d: Mapping) -> Mapping:
             for key in _COUNTS:
                 _count(key, fold.get(key))
             for key in _RATES:
-                _rate(key, fold.get(key), missing=key not in fold)
+                _rate(key, fold.get(key), missing=key not in fold and key != "auc_both")
+            if "auc_both" not in fold and (d.get("options") or {}).get("score", "both") != "both":
+                raise ValueError(f"written before --score {d['options']['score']} decided the AUC, AP and FPR at "
+                                 "95% TPR (they were of both terms): run the evaluation again")
             for key in _SECONDS:
                 _seconds(key, fold.get(key))
             loss = fold.get("final_loss")
@@ -544,7 +566,7 @@ def markdown_table(results: Sequence[EvaluationResult], pending: Sequence[str] =
         state = "" if r.complete else f" (INCOMPLETE: {n} {unit})"
         cmd = f"`{r.command}`" if r.command else "—"
         rows.append(f"| {r.dataset} | {r.protocol}, {n} {unit} | {r.anomaly_label} ({r.anomaly_rule}) | "
-                    f"{_pm(r.mean(r.primary_key), r.std(r.primary_key))}{state} | "
+                    f"{_pm(r.mean('auc'), r.std('auc'))}{r._of_primary}{state} | "
                     f"{_pm(r.mean('auc_graph'), r.std('auc_graph'))} | {_pm(r.mean('auc_node'), r.std('auc_node'))} | "
                     f"{p} | {b} | {_duration(r.wall_seconds)} | {cmd} |")
     for name in pending:

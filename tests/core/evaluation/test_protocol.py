@@ -12,7 +12,7 @@ from core.cli.main import main
 from core.errors import DataError, GLocalKDError
 from core.evaluation import (EvaluationResult, choose_anomaly_label, dataset_name, evaluate, markdown_table,
                            paper_settings, read_json, write_json, write_markdown)
-from tests.conftest import ring, write_tu
+from tests.conftest import path, ring, write_tu
 
 TINY = dict(epochs=2, hidden_dim=8, out_dim=4, num_layers=2, device="cpu")
 
@@ -32,6 +32,20 @@ def easy_tu(tmp_path: Path) -> Path:
     folder = write_tu(tmp_path / "EASY", "EASY", graphs)
     labels = [9] * (9 * 6) + [j % 3 for n, _, _ in graphs[9:] for j in range(n)]
     _label_file(folder, "EASY", labels)
+    return folder
+
+
+@pytest.fixture
+def noisy_tu(tmp_path: Path) -> Path:
+    """30 rings and paths of 4-8 nodes with random node labels, every third graph anomalous: the
+    full score and its two terms rank them differently (on easy_tu all three AUCs are 1)."""
+    import random
+
+    rng = random.Random(3)
+    graphs = [(n, ring(n) if i % 2 else path(n), int(i % 3 == 0))
+              for i, n in enumerate(rng.randint(4, 8) for _ in range(30))]
+    folder = write_tu(tmp_path / "NOISY", "NOISY", graphs)
+    _label_file(folder, "NOISY", [rng.randint(0, 3) for n, _, _ in graphs for _ in range(n)])
     return folder
 
 
@@ -126,9 +140,51 @@ def test_molecule_file_cv_with_explicit_anomaly_class(herg_path):
 def test_ablation_score_ensemble_and_standardize_options(easy_tu):
     graph = evaluate(easy_tu, folds=3, score="graph", ensemble=2, zscore_attributes=True,
                      model_params=dict(TINY, epochs=1))
-    assert graph.primary_key == "auc_graph"
+    assert graph.primary_score == "graph"
     assert graph.options["ensemble"] == 2 and graph.options["standardize"]
     assert "graph term only" in markdown_table([graph])
+
+
+def test_the_primary_score_gives_the_auc_ap_and_fpr95_everywhere(noisy_tu, tmp_path, monkeypatch):
+    """--score node: each fold's AUC, AP and FPR95 are of the node term, and the printed summary,
+    the JSON summary and the Markdown table give the same AUC (the JSON and the printed lines gave
+    both terms' AUC, the Markdown the term's, and AP and FPR95 were always of both terms)."""
+    import core.evaluation.protocol as protocol
+    from core.evaluation.metrics import average_precision, fpr_at_tpr, roc_auc
+
+    ap_of, fpr_of = [], []  # the AUC of the scores that AP and FPR95 were measured on
+    monkeypatch.setattr(protocol, "average_precision", lambda y, s: ap_of.append(roc_auc(y, s)) or
+                        average_precision(y, s))
+    monkeypatch.setattr(protocol, "fpr_at_tpr", lambda y, s: fpr_of.append(roc_auc(y, s)) or fpr_at_tpr(y, s))
+    result = evaluate(noisy_tu, folds=3, score="node", model_params=dict(TINY, epochs=1))
+    both = evaluate(noisy_tu, folds=3, model_params=dict(TINY, epochs=1))
+    assert ap_of[:3] == fpr_of[:3] == [f.auc_node for f in result.folds]
+    for f, b in zip(result.folds, both.folds):
+        assert f.auc == f.auc_node and f.auc_both == b.auc == b.auc_both and f.auc_node == b.auc_node
+    assert result.mean() == pytest.approx(result.mean("auc_node"))
+    write_json(result, tmp_path / "r.json")
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["summary"]["auc"]["mean"] == pytest.approx(result.mean("auc_node"))
+    assert data["summary"]["auc_both"]["mean"] == pytest.approx(both.mean())
+    assert f"ROC-AUC (node term only): {result.mean('auc_node'):.4f}" in result.summary()
+    assert f"ROC-AUC both terms: {both.mean():.4f}" in result.summary()
+    assert f"{result.mean('auc_node'):.3f} ± {result.std('auc_node'):.3f} (node term only)" in markdown_table([result])
+
+
+def test_a_result_file_from_before_auc_both_reads_or_is_refused_clearly(easy_tu, tmp_path):
+    """Written before the primary score decided AUC, AP and FPR95: with both terms primary it
+    reads (its AUC is both terms'); with one term its AP and FPR95 are of the wrong score: refused."""
+    result = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=1))
+    data = result.to_dict()
+    for fold in data["folds"]:
+        del fold["auc_both"]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    back = read_json(tmp_path / "old.json")
+    assert [f.auc_both for f in back.folds] == [f.auc for f in result.folds]
+    data["options"]["score"] = "graph"
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    with pytest.raises(DataError, match="before --score graph decided the AUC, AP .*run the evaluation again"):
+        read_json(tmp_path / "old.json")
 
 
 def test_json_round_trip_and_markdown_with_paper_values(tu_folder, tmp_path):
