@@ -135,8 +135,9 @@ def _reproducing_argv(argv: Sequence[str]) -> list[str]:
 def run(args: argparse.Namespace) -> EvaluationResult:
     """Evaluate as the arguments say; print the summary and write the JSON and Markdown asked for.
 
-    With ``--method glocalkd`` the paper's learning rate and batch size for the data set apply
-    unless given; with ``--scheduler`` the folds run on a Dask cluster. The JSON is rewritten
+    The options given go to :func:`core.evaluation.protocol.evaluate`, which chooses the rest
+    (the paper's learning rate and batch size among them); with ``--scheduler`` the folds run on
+    a Dask cluster. The JSON is rewritten
     after every fold; the recorded command leaves out how the run was split or resumed.
 
     Args:
@@ -150,7 +151,6 @@ def run(args: argparse.Namespace) -> EvaluationResult:
             :func:`core.evaluation.protocol.evaluate`.
     """
     from core.detectors.registry import accepted_params
-    from core.evaluation.paper import dataset_name, paper_settings
     from core.evaluation.protocol import evaluate
     from core.evaluation.results import read_json, write_json, write_markdown
     from core.io.load import is_molecule_list
@@ -169,17 +169,11 @@ def run(args: argparse.Namespace) -> EvaluationResult:
         from core.evaluation.cluster import evaluate_on_cluster
         evaluate = partial(evaluate_on_cluster, args.scheduler)  # noqa: F811
 
-    name = dataset_name(args.data)
-    paper = paper_settings(name)
-    lr = args.lr if args.lr is not None else paper["lr"]
-    batch = args.batch_size if args.batch_size is not None else paper["batch_size"]
     method = getattr(args, "method", DEFAULT_DETECTOR)
     accepted = accepted_params(method)
-    if "lr" in accepted and (args.lr is None or args.batch_size is None):
-        print(f"{name}: using the paper's settings lr={lr:g}, batch size={batch}", file=sys.stderr)
-    params = dict(epochs=args.epochs, lr=lr, batch_size=batch, hidden_dim=args.hidden, out_dim=args.out_dim,
-                  num_layers=args.layers, lam=args.lam, normalize=args.normalize, features=args.features,
-                  device=args.device, node_max=args.node_max, size_term=args.size_term)
+    params = dict(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, hidden_dim=args.hidden,
+                  out_dim=args.out_dim, num_layers=args.layers, lam=args.lam, normalize=args.normalize,
+                  features=args.features, device=args.device, node_max=args.node_max, size_term=args.size_term)
     if "component_params" in accepted:  # the consensus: the GCN options given go to its GLocalKD component
         params = {"device": args.device, "component_params": consensus_gcn_options(args)}
     else:  # given ones only (the others: the detector's defaults), and those it takes (WL-iForest has no epochs)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 # The paper's Table 2 (mean ± std ROC-AUC) and the best of the seven competitors in the same table.
@@ -89,6 +90,29 @@ def dataset_name(path: str | Path) -> str:
     if name.lower() == "herg":
         return "hERG"
     return name
+
+
+def with_paper_settings(method: str, params: Mapping, name: str) -> tuple[dict, dict]:
+    """A detector's settings with the paper's learning rate and batch size for a benchmark where
+    they are not given: the one rule of ``glocalkd evaluate``, :func:`core.evaluation.evaluate` and
+    a cluster's evaluation (each chose for itself, so the API and the command line trained
+    the same data at different learning rates).
+
+    Args:
+        method: the detector's registry name; only a detector that takes both ``lr`` and
+            ``batch_size`` (GLocalKD, OCGCN) takes them; the consensus's GLocalKD keeps its own.
+        params: its settings as given.
+        name: the benchmark name (:func:`dataset_name`).
+
+    Returns:
+        (the settings with the paper's values added, the values added by name; empty when none).
+    """
+    from core.detectors.registry import accepted_params
+
+    if not {"lr", "batch_size"} <= set(accepted_params(method)):
+        return dict(params), {}
+    added = {k: v for k, v in paper_settings(name).items() if params.get(k) is None}
+    return {**params, **added}, added
 
 
 def paper_settings(name: str) -> dict:

@@ -34,7 +34,8 @@ from core.data.scaling import usable_spread
 from core.detectors.base import SEED, is_seed
 from core.detectors.conformal import model_p_values
 from core.data.graphset import GraphSet, normalize_label
-from core.evaluation.paper import dataset_name
+from core.detectors.registry import DEFAULT_DETECTOR
+from core.evaluation.paper import dataset_name, with_paper_settings
 from core.evaluation.results import (EvaluationResult, FoldResult, environment, merge_results, same_data,
                                      settings_key)
 from core.data.graph_identity import graphs_digest
@@ -91,7 +92,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
              anomaly: str = "minority", folds: int = 5, cv_seed: int = 1, seeds: Sequence[int] = (0, 1, 2, 3, 4),
              model_params: Mapping | None = None, contamination: float = 0.0, train_fraction: float = 1.0,
              score: str = "both", ensemble: int = 1, zscore_attributes: bool = False, standardise: bool = False,
-             method: str = "glocalkd",
+             method: str = DEFAULT_DETECTOR,
              known_anomalies: int = 0, resume: EvaluationResult | Sequence[EvaluationResult] | None = None,
              only: Sequence[int] | None = None, on_progress: ProgressFn | None = None, on_epoch: Callable | None = None,
              on_fold: Callable[[EvaluationResult], None] | None = None,
@@ -127,7 +128,10 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         columns: a table's ``smiles_column``, ``id_column`` and ``label_column`` (None: found by
             name), for the data and the testing file alike.
         method: the detector's registry name (:mod:`core.detectors.registry`: ``glocalkd``,
-            ``ocgcn``, ``wl-iforest``, ...).
+            ``ocgcn``, ``wl-iforest``, ...; default: the product's, the consensus). A detector
+            with a learning rate and a batch size (GLocalKD, OCGCN) takes the paper's for the data
+            set where ``model_params`` does not give them (:func:`with_paper_settings`): the one
+            choice of the API, ``glocalkd evaluate`` and a cluster's evaluation.
         known_anomalies: above 0 (the consensus only), draw that many anomalies from each fold's
             training part (never from its test part, never trained on) and weigh the consensus's
             views by them (:meth:`core.detectors.consensus.Consensus.weigh_views`); the fold
@@ -201,13 +205,16 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     anomaly_label = choose_anomaly_label(graphs, anomaly)
     labels = np.array(graphs.labels, dtype=object)
     is_anom = labels == anomaly_label
-    params = dict(model_params or {})
     method = detector_info(method).name
+    name = dataset_name(data_path)
+    params, paper = with_paper_settings(method, model_params or {}, name)
+    if paper:
+        say(f"{name}: using the paper's settings lr={params['lr']:g}, batch size={params['batch_size']}")
     full_params = make_detector(method, **params).get_params()
     if score != "both" and not detector_info(method).has_node_scores:
         raise GLocalKDError(f"--score {score} needs a detector with two score terms (glocalkd), not {method}")
     result = EvaluationResult(
-        dataset=dataset_name(data_path), data_path=data_path, protocol=protocol, method=method,
+        dataset=name, data_path=data_path, protocol=protocol, method=method,
         anomaly_rule=anomaly if anomaly in ("minority", "first-label") else "explicit",
         anomaly_label=str(anomaly_label), normal_labels=[str(v) for v in sorted(set(labels[~is_anom].tolist()))],
         params=full_params,

@@ -51,7 +51,7 @@ def test_the_apps_training_job_trains_through_the_use_case(fits, tu_folder):
 def test_the_evaluation_harness_trains_through_the_use_case(fits, tu_folder):
     from core.evaluation.protocol import evaluate
 
-    evaluate(str(tu_folder), folds=2, model_params={**TINY, "device": "cpu"})
+    evaluate(str(tu_folder), folds=2, method="glocalkd", model_params={**TINY, "device": "cpu"})
     assert len(fits) == 2 and all(fits)
 
 

@@ -43,9 +43,9 @@ def _same(a, b) -> None:
 
 
 def test_cv_folds_as_tasks_give_the_single_process_result(client, easy):
-    local = evaluate(easy, protocol="cv", folds=3, model_params=TINY)
+    local = evaluate(easy, protocol="cv", folds=3, method="glocalkd", model_params=TINY)
     partial_seen = []
-    remote = evaluate_on_cluster(client, easy, protocol="cv", folds=3, model_params=TINY,
+    remote = evaluate_on_cluster(client, easy, protocol="cv", folds=3, method="glocalkd", model_params=TINY,
                                  on_fold=lambda r: partial_seen.append(len(r.folds)))
     assert remote.complete and [f.fold for f in remote.folds] == [1, 2, 3]
     assert sorted(partial_seen) == [1, 2, 3]
@@ -53,12 +53,12 @@ def test_cv_folds_as_tasks_give_the_single_process_result(client, easy):
 
 
 def test_split_seed_runs_as_tasks_and_resume(client, easy):
-    local = evaluate(easy, protocol="split", test=easy, seeds=[0, 1, 2], model_params=TINY)
-    first = evaluate_on_cluster(client, easy, protocol="split", test=easy, seeds=[0, 1, 2], model_params=TINY,
-                                only=[2])
+    local = evaluate(easy, protocol="split", test=easy, seeds=[0, 1, 2], method="glocalkd", model_params=TINY)
+    first = evaluate_on_cluster(client, easy, protocol="split", test=easy, seeds=[0, 1, 2], method="glocalkd",
+                                model_params=TINY, only=[2])
     assert not first.complete and [f.fold for f in first.folds] == [2]
-    rest = evaluate_on_cluster(client, easy, protocol="split", test=easy, seeds=[0, 1, 2], model_params=TINY,
-                               resume=first)
+    rest = evaluate_on_cluster(client, easy, protocol="split", test=easy, seeds=[0, 1, 2], method="glocalkd",
+                               model_params=TINY, resume=first)
     assert rest.complete and [f.seed for f in rest.folds] == [0, 1, 2]
     _same(local, rest)
     assert not math.isnan(rest.mean("auc"))

@@ -68,7 +68,7 @@ def test_minority_ties_go_to_the_first_appearing_label(tmp_path):
 
 
 def test_cv_trains_on_normal_graphs_only_and_scores_every_held_out_graph(tu_folder):
-    result = evaluate(tu_folder, protocol="cv", folds=4, model_params=TINY)
+    result = evaluate(tu_folder, protocol="cv", folds=4, method="glocalkd", model_params=TINY)
     assert result.complete and len(result.folds) == 4
     assert (result.anomaly_rule, result.anomaly_label, result.normal_labels) == ("minority", "0", ["1"])
     assert sum(f.n_test for f in result.folds) == 12            # every graph is held out exactly once
@@ -83,35 +83,35 @@ def test_cv_trains_on_normal_graphs_only_and_scores_every_held_out_graph(tu_fold
 
 
 def test_cv_ranks_anomalies_with_unseen_node_labels_first(easy_tu):
-    result = evaluate(easy_tu, folds=3, model_params=dict(epochs=40, lr=1e-2, hidden_dim=16, out_dim=8,
-                                                          num_layers=2, device="cpu"))
+    result = evaluate(easy_tu, folds=3, method="glocalkd",
+                      model_params=dict(epochs=40, lr=1e-2, hidden_dim=16, out_dim=8, num_layers=2, device="cpu"))
     assert result.anomaly_label == "0"
     assert result.mean("auc") > 0.95
     assert result.mean("auc_node") > 0.95
 
 
 def test_same_seeds_give_the_same_aucs_and_folds_follow_cv_seed(easy_tu):
-    a = evaluate(easy_tu, folds=3, model_params=TINY)
-    b = evaluate(easy_tu, folds=3, model_params=TINY)
+    a = evaluate(easy_tu, folds=3, method="glocalkd", model_params=TINY)
+    b = evaluate(easy_tu, folds=3, method="glocalkd", model_params=TINY)
     assert [f.auc for f in a.folds] == [f.auc for f in b.folds]
     assert a.options["cv_seed"] == 1
 
 
 def test_first_label_rule_makes_the_other_class_normal(tu_folder):
-    result = evaluate(tu_folder, folds=4, anomaly="first-label", model_params=TINY)
+    result = evaluate(tu_folder, folds=4, anomaly="first-label", method="glocalkd", model_params=TINY)
     assert (result.anomaly_rule, result.anomaly_label) == ("first-label", "1")
     assert sum(f.n_test_anomalies for f in result.folds) == 8
     assert all(f.n_train == 4 - (f.n_test - f.n_test_anomalies) for f in result.folds)
 
 
 def test_contamination_and_train_fraction_shape_the_training_set(easy_tu):
-    clean = evaluate(easy_tu, folds=3, model_params=TINY)
-    dirty = evaluate(easy_tu, folds=3, contamination=0.1, model_params=TINY)
+    clean = evaluate(easy_tu, folds=3, method="glocalkd", model_params=TINY)
+    dirty = evaluate(easy_tu, folds=3, contamination=0.1, method="glocalkd", model_params=TINY)
     for c, d in zip(clean.folds, dirty.folds):
         assert d.n_train_anomalies == round(0.1 / 0.9 * c.n_train) > 0
         assert d.n_train == c.n_train + d.n_train_anomalies
         assert d.n_test == c.n_test                                # the held-out fold is unchanged
-    half = evaluate(easy_tu, folds=3, train_fraction=0.5, model_params=TINY)
+    half = evaluate(easy_tu, folds=3, train_fraction=0.5, method="glocalkd", model_params=TINY)
     assert [f.n_train for f in half.folds] == [round(0.5 * c.n_train) for c in clean.folds]
 
 
@@ -119,18 +119,18 @@ def test_split_protocol_repeats_over_seeds_on_the_testing_file(tmp_path):
     train = write_tu(tmp_path / "Tox21_X_training", "Tox21_X_training",
                      [(5, ring(5), 0)] * 10 + [(4, ring(4), 1)] * 3)
     test = write_tu(tmp_path / "Tox21_X_testing", "Tox21_X_testing", [(5, ring(5), 0)] * 4 + [(4, ring(4), 1)] * 2)
-    result = evaluate(train, protocol="split", test=test, seeds=[0, 1, 2], model_params=TINY)
+    result = evaluate(train, protocol="split", test=test, seeds=[0, 1, 2], method="glocalkd", model_params=TINY)
     assert result.dataset == "Tox21 X" and result.anomaly_label == "1"
     assert [f.seed for f in result.folds] == [0, 1, 2]
     assert all((f.n_train, f.n_train_anomalies, f.n_test, f.n_test_anomalies) == (10, 0, 6, 2)
                for f in result.folds)
     assert len({f.auc for f in result.folds} | {f.final_loss for f in result.folds}) > 1  # seeds differ
     with pytest.raises(GLocalKDError, match="needs a testing file"):
-        evaluate(train, protocol="split", model_params=TINY)
+        evaluate(train, protocol="split", method="glocalkd", model_params=TINY)
 
 
 def test_molecule_file_cv_with_explicit_anomaly_class(herg_path):
-    result = evaluate(herg_path, folds=3, anomaly="0", model_params=dict(TINY, epochs=1))
+    result = evaluate(herg_path, folds=3, anomaly="0", method="glocalkd", model_params=dict(TINY, epochs=1))
     assert result.dataset == "hERG"
     assert (result.anomaly_rule, result.anomaly_label, result.normal_labels) == ("explicit", "0", ["1"])
     assert sum(f.n_test for f in result.folds) == 655
@@ -139,7 +139,7 @@ def test_molecule_file_cv_with_explicit_anomaly_class(herg_path):
 
 def test_ablation_score_ensemble_and_standardize_options(easy_tu):
     graph = evaluate(easy_tu, folds=3, score="graph", ensemble=2, zscore_attributes=True,
-                     model_params=dict(TINY, epochs=1))
+                     method="glocalkd", model_params=dict(TINY, epochs=1))
     assert graph.primary_score == "graph"
     assert graph.options["ensemble"] == 2 and graph.options["standardize"]
     assert "graph term only" in markdown_table([graph])
@@ -156,8 +156,8 @@ def test_the_primary_score_gives_the_auc_ap_and_fpr95_everywhere(noisy_tu, tmp_p
     monkeypatch.setattr(protocol, "average_precision", lambda y, s: ap_of.append(roc_auc(y, s)) or
                         average_precision(y, s))
     monkeypatch.setattr(protocol, "fpr_at_tpr", lambda y, s: fpr_of.append(roc_auc(y, s)) or fpr_at_tpr(y, s))
-    result = evaluate(noisy_tu, folds=3, score="node", model_params=dict(TINY, epochs=1))
-    both = evaluate(noisy_tu, folds=3, model_params=dict(TINY, epochs=1))
+    result = evaluate(noisy_tu, folds=3, score="node", method="glocalkd", model_params=dict(TINY, epochs=1))
+    both = evaluate(noisy_tu, folds=3, method="glocalkd", model_params=dict(TINY, epochs=1))
     assert ap_of[:3] == fpr_of[:3] == [f.auc_node for f in result.folds]
     for f, b in zip(result.folds, both.folds):
         assert f.auc == f.auc_node and f.auc_both == b.auc == b.auc_both and f.auc_node == b.auc_node
@@ -174,7 +174,7 @@ def test_the_primary_score_gives_the_auc_ap_and_fpr95_everywhere(noisy_tu, tmp_p
 def test_a_result_file_from_before_auc_both_reads_or_is_refused_clearly(easy_tu, tmp_path):
     """Written before the primary score decided AUC, AP and FPR95: with both terms primary it
     reads (its AUC is both terms'); with one term its AP and FPR95 are of the wrong score: refused."""
-    result = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=1))
+    result = evaluate(easy_tu, folds=3, method="glocalkd", model_params=dict(TINY, epochs=1))
     data = result.to_dict()
     for fold in data["folds"]:
         del fold["auc_both"]
@@ -188,7 +188,7 @@ def test_a_result_file_from_before_auc_both_reads_or_is_refused_clearly(easy_tu,
 
 
 def test_json_round_trip_and_markdown_with_paper_values(tu_folder, tmp_path):
-    result = evaluate(tu_folder, folds=4, model_params=TINY)
+    result = evaluate(tu_folder, folds=4, method="glocalkd", model_params=TINY)
     result.dataset = "AIDS"
     write_json(result, tmp_path / "r.json")
     data = json.loads((tmp_path / "r.json").read_text())
@@ -241,7 +241,29 @@ def test_cli_evaluate_defaults_to_the_products_default_detector(tu_folder, monke
     assert seen[0]["method"] == "consensus" and seen[0]["model_params"] == {"device": "auto", "component_params": None}
     assert seen[1]["model_params"]["component_params"] == {"glocalkd": {"epochs": 2, "hidden_dim": 16, "lr": 0.01}}
     assert seen[2]["method"] == "glocalkd" and seen[2]["model_params"]["epochs"] == 2
-    assert seen[2]["model_params"]["lr"] == 1e-4  # the paper's setting for a data set it does not list
+    assert "lr" not in seen[2]["model_params"]  # the paper's setting is evaluate's to choose, for CLI and API alike
+
+
+def test_the_api_the_cli_and_a_cluster_choose_the_same_method_and_paper_settings(tmp_path):
+    """core.evaluation.evaluate defaulted to GLocalKD at its own learning rate, `glocalkd evaluate`
+    to the consensus, and applied the paper's lr and batch size for --method glocalkd itself; a
+    cluster's evaluation did as the API. One function chooses now."""
+    from core.detectors.registry import DEFAULT_DETECTOR
+    from core.evaluation.cluster import evaluate_on_cluster
+
+    data = write_tu(tmp_path / "AIDS", "AIDS", [(5, ring(5), 1)] * 6 + [(4, path(4), 0)] * 3)
+    api, cluster = evaluate(data, folds=2, only=[]), evaluate_on_cluster("local:1", data, folds=2, only=[])
+    assert api.method == cluster.method == DEFAULT_DETECTOR and api.params == cluster.params
+    said = []
+    api = evaluate(data, folds=2, method="glocalkd", model_params=TINY, only=[], on_progress=said.append)
+    assert (api.params["lr"], api.params["batch_size"]) == (1e-5, 300)  # the paper's for AIDS
+    assert any("AIDS: using the paper's settings lr=1e-05" in line for line in said)
+    cluster = evaluate_on_cluster("local:1", data, folds=2, method="glocalkd", model_params=TINY, only=[])
+    assert cluster.params == api.params
+    out = tmp_path / "cli.json"
+    assert main(["evaluate", str(data), "--method", "glocalkd", "--folds", "2", "--only", "1", "--epochs", "2",
+                 "--hidden", "8", "--out-dim", "4", "--layers", "2", "--device", "cpu", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["params"] == api.params
 
 
 def test_cli_runs_folds_side_by_side_and_merges_them(tu_folder, tmp_path, capsys):
@@ -265,11 +287,12 @@ def test_cli_runs_folds_side_by_side_and_merges_them(tu_folder, tmp_path, capsys
 
 
 def test_every_readout_of_the_same_model_is_measured_and_kept_in_json(easy_tu, tmp_path):
-    result = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=5))
+    result = evaluate(easy_tu, folds=3, method="glocalkd", model_params=dict(TINY, epochs=5))
     for fold in result.folds:
         assert set(fold.auc_readouts) == {"paper", "node_max", "size", "node_max+size"}
         assert fold.auc_readouts["paper"] == pytest.approx(fold.auc)  # the model's own score is the paper's
-    both = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=5, node_max=True, size_term=True))
+    both = evaluate(easy_tu, folds=3, method="glocalkd",
+                    model_params=dict(TINY, epochs=5, node_max=True, size_term=True))
     assert [f.auc for f in both.folds] == pytest.approx([f.auc_readouts["node_max+size"] for f in result.folds])
     write_json(result, tmp_path / "r.json")
     back = read_json(tmp_path / "r.json")
@@ -291,12 +314,13 @@ def test_a_consensus_result_from_before_reserve_views_is_not_merged_with_one_tha
 
 
 def test_a_run_written_before_the_readout_settings_existed_can_be_resumed(easy_tu, tmp_path):
-    partial = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=2))
+    partial = evaluate(easy_tu, folds=3, method="glocalkd", model_params=dict(TINY, epochs=2))
     partial.folds = partial.folds[:1]
     for key in ("node_max", "size_term"):
         del partial.params[key]
     write_json(partial, tmp_path / "old.json")
-    resumed = evaluate(easy_tu, folds=3, model_params=dict(TINY, epochs=2), resume=read_json(tmp_path / "old.json"))
+    resumed = evaluate(easy_tu, folds=3, method="glocalkd", model_params=dict(TINY, epochs=2),
+                       resume=read_json(tmp_path / "old.json"))
     assert resumed.complete and len(resumed.folds) == 3
 
 
