@@ -4,6 +4,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.data.graphset import GraphSet
 
 # The paper's Table 2 (mean ± std ROC-AUC) and the best of the seven competitors in the same table.
 PAPER_TABLE2: dict[str, dict] = {
@@ -92,6 +96,21 @@ def dataset_name(path: str | Path) -> str:
     return name
 
 
+def benchmark_name(graphs: GraphSet) -> str:
+    """The benchmark name of data as read: a TU collection's own name (the DS of its DS_A.txt),
+    else its file's name (:func:`dataset_name`). A copy of AIDS in a folder ``aids_copy``, or a
+    zip renamed, is still AIDS: the folder's name took the paper's settings and values of no
+    benchmark, or of another.
+
+    Args:
+        graphs: the data, as :func:`core.io.load.load` read it.
+
+    Returns:
+        The name, e.g. ``AIDS``, ``Tox21 HSE`` (of ``Tox21_HSE_training``), ``hERG``.
+    """
+    return dataset_name(graphs.collection or graphs.source)
+
+
 def with_paper_settings(method: str, params: Mapping, name: str) -> tuple[dict, dict]:
     """A detector's settings with the paper's learning rate and batch size for a benchmark where
     they are not given: the one rule of ``glocalkd evaluate``, :func:`core.evaluation.evaluate` and
@@ -102,10 +121,11 @@ def with_paper_settings(method: str, params: Mapping, name: str) -> tuple[dict, 
         method: the detector's registry name; only a detector that takes both ``lr`` and
             ``batch_size`` (GLocalKD, OCGCN) takes them; the consensus's GLocalKD keeps its own.
         params: its settings as given.
-        name: the benchmark name (:func:`dataset_name`).
+        name: the benchmark name (:func:`benchmark_name`).
 
     Returns:
-        (the settings with the paper's values added, the values added by name; empty when none).
+        (the settings with the paper's values added, the values added by name: only those not
+        given, the ones to call the paper's; empty when none).
     """
     from core.detectors.registry import accepted_params
 

@@ -35,7 +35,7 @@ from core.detectors.base import SEED, is_seed
 from core.detectors.conformal import model_p_values
 from core.data.graphset import GraphSet, normalize_label
 from core.detectors.registry import DEFAULT_DETECTOR
-from core.evaluation.paper import dataset_name, with_paper_settings
+from core.evaluation.paper import benchmark_name, with_paper_settings
 from core.evaluation.results import (EvaluationResult, FoldResult, environment, merge_results, same_data,
                                      settings_key)
 from core.data.graph_identity import graphs_digest
@@ -206,10 +206,11 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     labels = np.array(graphs.labels, dtype=object)
     is_anom = labels == anomaly_label
     method = detector_info(method).name
-    name = dataset_name(data_path)
+    name = benchmark_name(graphs)  # the collection's own name, not its folder's
     params, paper = with_paper_settings(method, model_params or {}, name)
-    if paper:
-        say(f"{name}: using the paper's settings lr={params['lr']:g}, batch size={params['batch_size']}")
+    if paper:  # only the values not given are the paper's
+        values = ", ".join(f"{k.replace('_', ' ')}={v:g}" for k, v in paper.items())
+        say(f"{name}: using the paper's {values}")
     full_params = make_detector(method, **params).get_params()
     if score != "both" and not detector_info(method).has_node_scores:
         raise GLocalKDError(f"--score {score} needs a detector with two score terms (glocalkd), not {method}")

@@ -210,6 +210,19 @@ def test_dataset_names_and_paper_settings():
     assert paper_settings("PROTEINS_full")["lr"] == 1e-2 and paper_settings("NCI1")["lr"] == 1e-4
 
 
+def test_the_paper_settings_and_values_follow_the_collection_not_its_folder(tmp_path, capsys):
+    """AIDS copied to a folder aids_copy took the settings of no benchmark (lr 1e-4, not the paper's
+    1e-5 for AIDS) and no paper values; and --lr 0.5 was called "the paper's settings lr=0.5"."""
+    data = write_tu(tmp_path / "aids_copy", "AIDS", [(5, ring(5), 1)] * 6 + [(4, path(4), 0)] * 3)
+    result = evaluate(data, folds=2, method="glocalkd", model_params=TINY, only=[])
+    assert result.dataset == "AIDS" and result.params["lr"] == 1e-5 and result.paper["auc"] == 0.992
+    tiny = ["--epochs", "1", "--hidden", "8", "--out-dim", "4", "--layers", "2", "--device", "cpu"]
+    assert main(["evaluate", str(data), "--method", "glocalkd", "--folds", "2", "--only", "1", "--lr", "0.5",
+                 *tiny]) == 0
+    err = capsys.readouterr().err
+    assert "AIDS: using the paper's batch size=300" in err and "lr=0.5" not in err
+
+
 def test_cli_evaluate_prints_the_rule_and_writes_json(tu_folder, tmp_path, capsys):
     out = tmp_path / "res.json"
     assert main(["evaluate", str(tu_folder), "--method", "glocalkd", "--folds", "4", "--epochs", "2", "--hidden", "8",
@@ -257,7 +270,7 @@ def test_the_api_the_cli_and_a_cluster_choose_the_same_method_and_paper_settings
     said = []
     api = evaluate(data, folds=2, method="glocalkd", model_params=TINY, only=[], on_progress=said.append)
     assert (api.params["lr"], api.params["batch_size"]) == (1e-5, 300)  # the paper's for AIDS
-    assert any("AIDS: using the paper's settings lr=1e-05" in line for line in said)
+    assert any("AIDS: using the paper's lr=1e-05, batch size=300" in line for line in said)
     cluster = evaluate_on_cluster("local:1", data, folds=2, method="glocalkd", model_params=TINY, only=[])
     assert cluster.params == api.params
     out = tmp_path / "cli.json"
