@@ -324,7 +324,7 @@ def fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds
 
     Raises:
         DataError: a class has fewer graphs than ``folds`` (``cv``), or the testing data lacks
-            anomalous or normal graphs (``split``).
+            anomalous or normal graphs, or has a label the training data has not (``split``).
     """
     if protocol == "cv":
         values, sizes = np.unique(labels.astype(str), return_counts=True)
@@ -338,6 +338,15 @@ def fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds
         return runs, None, None
     t_labels = np.array(list(test_graphs.labels), dtype=object)
     keep = [i for i, lab in enumerate(t_labels) if lab is not None]
+    known = {str(lab) for lab in labels.tolist()}
+    unknown = [i for i in keep if t_labels[i] not in known]
+    if unknown:  # neither normal nor anomalous: counted as normal without a word
+        absent = sorted({str(t_labels[i]) for i in unknown})
+        first = test_graphs.meta[unknown[0]]
+        raise DataError(f"{counted(len(unknown), 'testing graph')} labelled {', '.join(absent)} (the first: "
+                        f"{first.name or first.id}), which no training graph is: their class is neither normal "
+                        f"nor anomalous (training labels: {', '.join(sorted(known))}); give a testing file with "
+                        "the training data's labels", test_graphs.source, line=first.line)
     test_set = test_graphs.subset(keep)
     test_anom = t_labels[keep] == anomaly_label
     if not test_anom.any() or test_anom.all():

@@ -129,6 +129,15 @@ def test_split_protocol_repeats_over_seeds_on_the_testing_file(tmp_path):
         evaluate(train, protocol="split", method="glocalkd", model_params=TINY)
 
 
+def test_split_refuses_testing_labels_the_training_data_has_not(tmp_path):
+    """Training labelled -1/1, testing 0/1: the graphs labelled 0 counted as normal, unsaid."""
+    train = write_tu(tmp_path / "train", "SET", [(5, ring(5), -1)] * 6 + [(4, ring(4), 1)] * 3)
+    test = write_tu(tmp_path / "test", "SET", [(4, ring(4), 1), (5, ring(5), 0), (5, ring(5), -1), (5, ring(5), 0)])
+    with pytest.raises(DataError, match=r"test:2: 2 testing graphs labelled 0 \(the first: SET #2\), which no "
+                                        r"training graph is.*training labels: -1, 1"):
+        evaluate(train, protocol="split", test=test, seeds=[0], method="glocalkd", model_params=TINY)
+
+
 def test_molecule_file_cv_with_explicit_anomaly_class(herg_path):
     result = evaluate(herg_path, folds=3, anomaly="0", method="glocalkd", model_params=dict(TINY, epochs=1))
     assert result.dataset == "hERG"
