@@ -176,8 +176,8 @@ def run(args: argparse.Namespace) -> EvaluationResult:
                   features=args.features, device=args.device, node_max=args.node_max, size_term=args.size_term)
     if "component_params" in accepted:  # the consensus: the GCN options given go to its GLocalKD component
         params = {"device": args.device, "component_params": consensus_gcn_options(args)}
-    else:  # given ones only (the others: the detector's defaults), and those it takes (WL-iForest has no epochs)
-        params = {k: v for k, v in params.items() if k in accepted and v is not None and v is not False}
+    else:  # given ones only (the others: the detector's defaults); evaluate says those the detector does not use
+        params = {k: v for k, v in params.items() if v is not None and v is not False}
     seeds = list(range(args.seed, args.seed + (args.seeds or 5))) if args.protocol == "split" else [args.seed]
     argv = _reproducing_argv(getattr(args, "argv", None) or [])
     command = "glocalkd " + " ".join(shlex.quote(a) for a in argv) if argv else None

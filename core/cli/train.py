@@ -9,7 +9,8 @@ import time
 
 from core.wording import counted
 from core.cli.options import (DetectorDefaultsHelp, add_data_options, add_device_option, add_readout_options,
-                              add_standardise_option, add_threads_option, load_graphs, parameter_of, seed_value)
+                              add_standardise_option, add_threads_option, load_graphs, option_name, parameter_of,
+                              seed_value)
 from core.data.feature_modes import MODES
 from core.detectors.conformal import DEFAULT_CALIBRATION_FRACTION
 from core.detectors.registry import DEFAULT_DETECTOR, DETECTORS, detector_info
@@ -138,7 +139,7 @@ def say_plan(plan, args: argparse.Namespace) -> None:
         print(f"training on the {counted(len(plan.normal), 'graph')} labelled {args.normal_label}", file=sys.stderr)
     if plan.known is not None:
         print(f"{len(plan.known)} known anomalies weigh the consensus's views", file=sys.stderr)
-    for note in plan_notes(plan, args.calibration, "--calibration 0"):
+    for note in plan_notes(plan, args.calibration, "--calibration 0", lambda key: option_name(key, "train")):
         print(note, file=sys.stderr)
 
 

@@ -111,7 +111,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         folds: the number of cross-validation folds.
         cv_seed: the seed of the fold split (1, as the paper).
         seeds: the model seeds.
-        model_params: constructor parameters of the detector (None: its defaults).
+        model_params: constructor parameters of the detector (None: its defaults); the settings
+            of another detector are ignored, and said (:func:`core.training.plan.unused_settings`).
         contamination: the share of anomalies in the training set (0-0.16 in the paper), taken
             from the training part's anomalies; from 0 to below 1.
         train_fraction: the share of the normal training graphs kept, above 0 up to 1.
@@ -159,8 +160,9 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         DataError: the data cannot be read, has fewer than two classes, or too few graphs of a
             class for the folds.
     """
-    from core.detectors.registry import detector_info, make_detector
+    from core.detectors.registry import accepted_params, detector_info, make_detector
     from core.io.load import load
+    from core.training.plan import OWN_FIELDS, unused_settings, unused_settings_note
 
     _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds, folds, cv_seed)
     if known_anomalies < 0:
@@ -211,6 +213,11 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     if paper:  # only the values not given are the paper's
         values = ", ".join(f"{k.replace('_', ' ')}={v:g}" for k, v in paper.items())
         say(f"{name}: using the paper's {values}")
+    ignored = unused_settings(method, params)
+    if ignored:  # the settings of another detector, as training's rule 5 ignores them: said, never dropped unsaid
+        say(f"{name}: {unused_settings_note(method, ignored)}")
+    accepted = accepted_params(method)  # the spec's own fields (device, ...) only where the detector takes them
+    params = {k: v for k, v in params.items() if k not in ignored and (k not in OWN_FIELDS or k in accepted)}
     full_params = make_detector(method, **params).get_params()
     if score != "both" and not detector_info(method).has_node_scores:
         raise GLocalKDError(f"--score {score} needs a detector with two score terms (glocalkd), not {method}")

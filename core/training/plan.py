@@ -28,13 +28,14 @@ The rules, for every front end (the command line, the app, the evaluation harnes
    the ``params`` it accepts, and a detector built on GLocalKD (registry: ``needs_glocalkd``)
    gives its GLocalKD component every GLocalKD setting (the ``params`` it does not take itself,
    GLocalKD's defaults for the others, ``seed`` and ``device``); the rest are ignored (the
-   settings of another detector), unless no detector takes them.
+   settings of another detector; :func:`plan_notes` names them), unless no detector takes them.
 
 Errors are :class:`core.errors.ParameterError` naming the parameter, for each front end to word.
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +71,7 @@ class TrainingPlan:
         fell_back: no detector was named and the default could not calibrate, so GLocalKD trains.
         known_in_data: graphs of the data that are known anomalies too (the same graphs), left out of
             ``normal`` (rule 2).
+        ignored: the settings given that the detector does not use (rule 5), in the order given.
     """
 
     detector: DetectorInfo
@@ -79,6 +81,7 @@ class TrainingPlan:
     calibrated: bool
     fell_back: bool
     known_in_data: int = 0
+    ignored: tuple[str, ...] = ()
 
 
 def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
@@ -122,7 +125,8 @@ def plan_training(graphs: GraphSet, spec: TrainSpec) -> TrainingPlan:
         calibrated = True
     else:
         calibrated = can_calibrate(len(normal), spec.calibration)
-    return TrainingPlan(info, _params(info, spec), normal, known, calibrated, fell_back, known_in_data)
+    return TrainingPlan(info, _params(info, spec), normal, known, calibrated, fell_back, known_in_data,
+                        tuple(unused_settings(info.name, spec.params)))
 
 
 def check_settings(spec: TrainSpec) -> None:
@@ -274,17 +278,56 @@ def _check_self_calibration(info: DetectorInfo, spec: TrainSpec, n_normal: int) 
                              "one), which trains on every graph when they are this few", "detector")
 
 
-def plan_notes(plan: TrainingPlan, calibration: float, no_calibration: str = "a calibration share of 0") -> list[str]:
+def unused_settings(detector: str, params: Mapping[str, Any]) -> list[str]:
+    """The settings given that a detector does not use under rule 5 (the settings of another
+    detector, e.g. ``epochs`` for WL-LESINN): ignored, so a front end must say so.
+
+    Args:
+        detector: the detector's registry name.
+        params: the settings given (only those a user gave: each is named).
+
+    Returns:
+        Their names, in the order given; not the spec's own fields (``seed``, ``device``,
+        ``calibration``), nor a name no detector takes (an error of the plan).
+    """
+    info = detector_info(detector)
+    used = accepted_params(info.name) | (accepted_params(GLOCALKD) if info.needs_glocalkd else set())
+    return [key for key in params if key not in OWN_FIELDS and key not in used
+            and any(key in accepted_params(name) for name in DETECTORS)]
+
+
+def unused_settings_note(detector: str, settings: Sequence[str],
+                         setting_name: Callable[[str], str] | None = None) -> str:
+    """Say which settings given a detector ignores, in the words of :func:`plan_notes`.
+
+    Args:
+        detector: the detector's registry name.
+        settings: the settings it does not use (:func:`unused_settings`).
+        setting_name: how the front end names a setting (``--node-max``); None: by its parameter name.
+
+    Returns:
+        The sentence; "" when there are none.
+    """
+    if not settings:
+        return ""
+    names = ", ".join((setting_name or str)(key) for key in settings)
+    return f"{detector_info(detector).label} does not use {names}: ignored"
+
+
+def plan_notes(plan: TrainingPlan, calibration: float, no_calibration: str = "a calibration share of 0",
+               setting_name: Callable[[str], str] | None = None) -> list[str]:
     """Say the choices the rules made that a user did not ask for, in the words every front end shows.
 
     Args:
         plan: the training plan.
         calibration: the calibration share asked for.
         no_calibration: how the front end names a share of 0 (``--calibration 0``).
+        setting_name: how the front end names a setting (``--node-max``); None: by its parameter name.
 
     Returns:
         One sentence for each: the data's copies of known anomalies left out, the default's
-        fall-back to GLocalKD, and a model that gives no p-values for want of graphs.
+        fall-back to GLocalKD, a model that gives no p-values for want of graphs, and the
+        settings given that the detector does not use.
     """
     n = len(plan.normal)
     too_few = f"{counted(n, 'graph')} {'is' if n == 1 else 'are'} too few"
@@ -298,6 +341,8 @@ def plan_notes(plan: TrainingPlan, calibration: float, no_calibration: str = "a 
     if calibration > 0 and not plan.calibrated:
         notes.append(f"{too_few} to hold out a calibration share: training on all of them, so the model gives no "
                      "p-values")
+    if plan.ignored:
+        notes.append(unused_settings_note(plan.detector.name, plan.ignored, setting_name))
     return notes
 
 

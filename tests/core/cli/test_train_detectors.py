@@ -20,6 +20,17 @@ def test_train_writes_a_calibrated_model_of_the_chosen_detector(herg_path, tmp_p
     assert "calibrated on 131 held out (whole scaffolds)" in capsys.readouterr().err
 
 
+def test_train_and_evaluate_say_the_settings_the_detector_does_not_use(tu_folder, tmp_path, capsys):
+    """The GCN options given to a detector without them were dropped without a word; those not
+    given are not named."""
+    assert main(["train", str(tu_folder), "-o", str(tmp_path / "m.pt"), "--detector", "wl-lesinn", "--epochs", "5",
+                 "--lr", "0.5", "--node-max", "--hidden", "8"]) == 0
+    assert "WL-LESINN does not use --epochs, --lr, --hidden, --node-max: ignored" in capsys.readouterr().err
+    assert main(["evaluate", str(tu_folder), "--method", "size", "--features", "attributes", "--folds", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "does not use features: ignored" in err and "epochs" not in err and "device" not in err
+
+
 def test_train_says_how_its_calibration_share_was_drawn(tu_folder, tmp_path, capsys):
     """Molecules are held out whole scaffolds at a time and the message says so (above); a TU
     collection's graphs one by one, and a set too small to hold a share out says it has no p-values."""

@@ -103,6 +103,20 @@ def test_gcn_settings_reach_the_glocalkd_of_a_consensus_and_other_detectors_sett
     assert kernel.params == {"seed": 4}
 
 
+def test_the_settings_a_detector_does_not_use_are_named_by_the_plan_notes(herg):
+    """`train --detector wl-lesinn --epochs 5 --lr 0.5 --node-max` dropped the GCN settings unsaid."""
+    from core import plan_notes
+
+    plan = plan_training(herg, TrainSpec(detector="wl-lesinn", params={"epochs": 5, "lr": 0.5, "node_max": True},
+                                         device="cpu"))
+    assert plan.ignored == ("epochs", "lr", "node_max") and plan.params == {"seed": 0}
+    assert plan_notes(plan, 0.2)[-1] == "WL-LESINN does not use epochs, lr, node_max: ignored"
+    assert plan_notes(plan, 0.2, setting_name=lambda key: "--" + key.replace("_", "-"))[-1] == (
+        "WL-LESINN does not use --epochs, --lr, --node-max: ignored")
+    used = plan_training(herg, TrainSpec(detector="consensus", params={"epochs": 5}, device="cpu"))
+    assert used.ignored == () and not any("does not use" in note for note in plan_notes(used, 0.2))
+
+
 def test_a_single_detector_is_calibrated_on_whole_scaffolds_drawn_with_the_spec_seed(herg):
     """Molecules are held out for calibration scaffold by scaffold (calibration_groups), with the
     spec's seed: the model's calibration scores are those of that share, not of a share drawn
