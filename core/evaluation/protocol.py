@@ -28,12 +28,14 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from core.errors import DataError, GLocalKDError, NotApplicableError, ParameterError, one_line
+from core.errors import (DataError, GLocalKDError, NotApplicableError, ParameterError, SchemaMismatchError,
+                         one_line)
 from core.wording import counted
 from core.data.scaling import usable_spread
 from core.detectors.base import SEED, is_seed
 from core.detectors.conformal import model_p_values
 from core.data.graphset import GraphSet, normalize_label
+from core.data.label_coding import check_label_coding, label_coding
 from core.detectors.registry import DEFAULT_DETECTOR
 from core.evaluation.paper import benchmark_name, with_paper_settings
 from core.evaluation.results import (EvaluationResult, FoldResult, environment, merge_results, same_data,
@@ -159,6 +161,8 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
             settings, or an ``only`` number does not exist.
         DataError: the data cannot be read, has fewer than two classes, or too few graphs of a
             class for the folds.
+        SchemaMismatchError: the testing file's node labels mean something else than the data's
+            (:func:`core.data.label_coding.check_label_coding`), found before any training.
     """
     from core.detectors.registry import accepted_params, detector_info, make_detector
     from core.io.load import load
@@ -190,6 +194,12 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         raise DataError(f"the testing file holds {test_graphs.kind_words} and the data {graphs.kind_words}: a "
                         "model trained on one cannot score the other",
                         test_graphs.source)
+    if test_graphs is not None:  # node labels that mean something else: refused by the scoring after seed run 1
+        try:
+            check_label_coding(label_coding(graphs), label_coding(test_graphs))
+        except SchemaMismatchError as exc:
+            raise SchemaMismatchError(f"{test_graphs.source}: a model trained on the data cannot score the testing "
+                                      f"file: {exc}") from None
 
     digest = graphs_digest(graphs, test_graphs)  # the data as read: a resume on other data is refused
     rejected = 0

@@ -357,6 +357,21 @@ def test_a_testing_file_of_another_kind_is_refused_before_any_training(herg_path
         evaluate(str(herg_path), protocol="split", test=str(tu_folder), seeds=[0])
 
 
+def test_a_testing_file_whose_node_labels_mean_something_else_is_refused_before_any_training(tmp_path,
+                                                                                             monkeypatch):
+    """Two collections' unnamed node labels: the split protocol trained seed run 1, then scoring
+    refused the testing file (SchemaMismatchError) without naming it."""
+    from core.errors import SchemaMismatchError
+    import core.evaluation.protocol as protocol
+
+    train = write_tu(tmp_path / "train", "ONE", [(5, ring(5), 0)] * 6 + [(4, ring(4), 1)] * 3)
+    test = write_tu(tmp_path / "test", "TWO", [(5, ring(5), 0)] * 2 + [(4, ring(4), 1)] * 2)
+    monkeypatch.setattr(protocol, "_run_fold", lambda *a, **k: pytest.fail("trained before the check"))
+    with pytest.raises(SchemaMismatchError, match=f"{test}: a model trained on the data cannot score the testing "
+                                                  "file: .*ONE's TU node labels.*TWO's TU node labels"):
+        evaluate(train, protocol="split", test=test, seeds=[0], method="glocalkd", model_params=TINY)
+
+
 def test_evaluate_standardises_molecules_as_train_does(tmp_path, capsys):
     """``evaluate --standardize`` z-scored TU node attributes while ``train --standardize`` (an
     alias of ``--standardise``) standardises molecules: on molecules the flag changed nothing but
