@@ -40,6 +40,15 @@ def _listed(names: list[str], shown: int = 3) -> str:
     return ", ".join(names[:shown]) + more
 
 
+def _collections_below(folder: Path) -> list[str]:
+    """The DS_A.txt files one folder down (``BZR/BZR_A.txt``), for a folder that holds none itself."""
+    try:
+        return sorted(f"{sub.name}/{a.name}" for sub in folder.iterdir() if sub.is_dir()
+                      for a in sub.iterdir() if a.is_file() and a.name.endswith("_A.txt") and not a.name.startswith("._"))
+    except OSError:
+        return []
+
+
 class _Files:
     """Text files of one collection, read from a folder or a zip archive."""
 
@@ -71,6 +80,11 @@ class _Files:
             if molecule_files:  # a zipped (or foldered) molecule file, not a graph collection
                 raise DataError(f"holds {_listed(molecule_files)}, not a TU graph collection (no DS_A.txt): open the "
                                 "molecule file itself (gzip reads directly: name.csv.gz, name.sdf.gz)", path)
+            below = _collections_below(path) if self._zip is None else []
+            if below:  # a folder holding the collection's folder (BZR/BZR_A.txt): point at it
+                give = (f"that folder, {path / below[0].split('/')[0]}" if len(below) == 1
+                        else "the folder of one of them")
+                raise DataError(f"no DS_A.txt file here, but found {_listed(below)}: give {give}", path)
             raise DataError("no DS_A.txt file found: a TU collection needs DS_A.txt and "
                             "DS_graph_indicator.txt", path)
         if len(a_files) > 1:  # reading one of them would drop the others without a word

@@ -90,6 +90,17 @@ def test_not_a_collection(tmp_path):
         load(tmp_path / "nothing.zip")
 
 
+def test_a_folder_holding_a_collection_one_level_down_points_at_it(tmp_path):
+    """A download unpacked into data/BZR/ and opened as data/ said only "no DS_A.txt file found"."""
+    write_tu(tmp_path / "data" / "BZR", "BZR", [(3, ring(3), 1), (4, path(4), 0)])
+    with pytest.raises(DataError, match=f"no DS_A.txt file here, but found BZR/BZR_A.txt: give that folder, "
+                                        f"{tmp_path / 'data' / 'BZR'}"):
+        load(tmp_path / "data")
+    write_tu(tmp_path / "data" / "COX2", "COX2", [(3, ring(3), 1), (4, path(4), 0)])
+    with pytest.raises(DataError, match="found BZR/BZR_A.txt, COX2/COX2_A.txt: give the folder of one of them"):
+        load(tmp_path / "data")
+
+
 def test_a_collection_that_lists_each_edge_once_reads_as_the_undirected_graphs_it_describes(tu_folder, tmp_path,
                                                                                             capsys):
     """A DS_A.txt that lists each edge one way only was read as directed graphs, and scored otherwise
