@@ -68,3 +68,18 @@ def test_the_check_finds_a_missing_file_and_a_missing_heading(tmp_path):
 def test_the_first_pages_stay_short(name, limit):
     lines = (ROOT / name).read_text(encoding="utf-8").count("\n")
     assert lines <= limit, f"{name} has {lines} lines; at most {limit}: move records to research/ or benchmarks/"
+
+
+def test_the_results_page_is_what_its_builder_writes(tmp_path):
+    """docs/results.md is built from the evaluation JSON files and the prose beside its builder; it
+    had been edited by hand, so a rebuild (even ``--help``, which the builder did not read) replaced
+    970 of its lines, the ranking study's included. Edit the prose in
+    benchmarks/evaluation/results_md/, then rebuild."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "results.md"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "evaluation" / "build_results_md.py"),
+                           "--output", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text(encoding="utf-8") == (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
