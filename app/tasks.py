@@ -719,12 +719,12 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
     Returns the number of molecules drawn."""
     import dataclasses
 
-    from core import Reject, Scores, html_report, report_graphs
+    from core import Reject, Scores, html_report
 
     from .review_book import scored_by
     from .state import default_anomaly_label, describe_model
 
-    graphs = report_graphs(report) if not len(report) or any(report.smiles) else scored_graphs(report)
+    graphs = tab_graphs(report)
     real = graphs is not None  # else a TU collection's rows, its file not at hand: listed and ranked, not drawn
     graphs = dataclasses.replace(graphs if real else report_rows(report), source=source or report.source,
                                  rejects=[Reject(None, r.id, r.reason, r.text) for r in report.rejects])
@@ -738,6 +738,50 @@ def export_report_html(path: str, report, model, top_n: int = 25, job=None,
     settings = {"detector": describe_model(model)} if same_model else {"report": Path(report.source).name}
     return html_report(path, graphs, scores, settings, top_n=top_n, p_values=p_values, review=review or None,
                        rank=rank, vmax=vmax, anomaly_label=default_anomaly_label(graphs))
+
+
+_SCORED_GRAPHS: dict[int, object] = {}  # id(report) -> its rows' graphs, read once per tab (the file can be large)
+
+
+def tab_graphs(report):
+    """A report tab's rows as graphs, graph i being row i: the one rule of the row panel and the
+    HTML report. Rows with SMILES are the molecules scored (:func:`core.report_graphs`); a TU
+    collection's rows, the graphs of the file they were scored from (:func:`scored_graphs`, read
+    once per report): the panel refused them ("empty SMILES", naming a scratch file) while the HTML
+    report drew them. None when neither is at hand.
+
+    Raises:
+        DataError: a row's SMILES cannot be parsed.
+    """
+    import weakref
+
+    from core import report_graphs
+
+    if not len(report) or any(report.smiles):
+        return report_graphs(report)
+    key = id(report)
+    if key not in _SCORED_GRAPHS:
+        _SCORED_GRAPHS[key] = scored_graphs(report)
+        weakref.finalize(report, _SCORED_GRAPHS.pop, key, None)
+    return _SCORED_GRAPHS[key]
+
+
+def tab_row(report, i: int, job=None):
+    """Row ``i`` of a report tab as a one-graph set (:func:`tab_graphs`), for the row panel.
+
+    Raises:
+        DataError: the row cannot be drawn: its SMILES does not parse, or a graph collection's row
+            whose file is no longer at hand (said without the report's scratch path).
+    """
+    from core import DataError, row_graphs
+
+    if any(report.smiles):
+        return row_graphs(report, i)
+    graphs = tab_graphs(report)
+    if graphs is None:
+        raise DataError(f"row {i + 1} ({report.ids[i]}) is a graph of a collection, drawn from the file it was "
+                        "scored from, which is not at hand (moved, changed, or the report was opened from disk)")
+    return graphs.subset([i])
 
 
 def scored_graphs(report):

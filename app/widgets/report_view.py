@@ -227,17 +227,35 @@ class ReportView(QWidget):
     def show_row(self, i: int) -> None:
         """Draw row i at once, plain with the report's top atoms; with a GLocalKD model open, it is
         then rescored atom by atom in the background (the newest row selected wins)."""
-        from core import GLocalKDError, Scores, molecule_schema, row_graphs
+        from core import GLocalKDError
 
         report = self.report
         self._shown = i
         self.nearest.show(i, str(report.ids[i]), report.scored_smiles(i), float(report.score[i]))
-        try:
-            graphs = row_graphs(report, i)
-        except GLocalKDError as exc:
-            self._rescoring.cancel()
-            self.heatmap.clear(f"Row {i + 1} cannot be drawn: {exc}")
+        if not any(report.smiles):  # a graph collection's row: its file is read off the GUI thread (once)
+            self.heatmap.clear(f"Reading row {i + 1}'s graph from the file it was scored from…")
+            self._rescoring.request(functools.partial(tasks.tab_row, report, i), functools.partial(self._drawn, i),
+                                    lambda message: self._not_drawn(i, message))
             return
+        try:
+            graphs = tasks.tab_row(report, i)
+        except GLocalKDError as exc:
+            self._not_drawn(i, str(exc))
+            return
+        self._drawn(i, graphs)
+
+    def _not_drawn(self, i: int, message: str) -> None:
+        if i == self._shown:
+            self._rescoring.cancel()
+            self.heatmap.clear(f"Row {i + 1} cannot be drawn: {message}")
+
+    def _drawn(self, i: int, graphs) -> None:
+        """Draw row i (its graph arrived), then rescore its atoms with the open GLocalKD model."""
+        from core import Scores, molecule_schema
+
+        if i != self._shown:
+            return
+        report = self.report
         model = self._model_getter()
         rescore = (model is not None and model.has_node_scores
                    and getattr(molecule_schema(model), "mode", "") == "atom")

@@ -4,6 +4,7 @@ heatmap colours, FDR, known anomalies, and the smaller ones."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
 import subprocess
 import sys
@@ -335,3 +336,13 @@ def test_a_scored_tu_collections_tab_shows_and_copies_the_columns_its_training_t
     window.actions_by_name["copy"].trigger()
     header = QApplication.clipboard().text().splitlines()[0].split("\t")
     assert "SMILES" not in header and "Label" in header
+    # its rows are drawn from the file they were scored from, as the HTML report draws them: the panel
+    # said "Row 1 cannot be drawn: <a scratch file>: row 1 (...): empty SMILES"
+    qtbot.waitUntil(lambda: "score" in view.heatmap.title.text() and "Reading" not in view.heatmap.title.text(),
+                    timeout=60000)
+    assert "cannot be drawn" not in view.heatmap.title.text()
+    assert view.heatmap.title.text().startswith(f"<b>{view.report.ids[0]}</b>")
+    view.report = dataclasses.replace(view.report, scored_input=None)  # its file not at hand: said, no scratch path
+    view.show_row(1)
+    qtbot.waitUntil(lambda: "cannot be drawn" in view.heatmap.title.text(), timeout=60000)
+    assert "not at hand" in view.heatmap.title.text() and "glocalkd-studio-" not in view.heatmap.title.text()
