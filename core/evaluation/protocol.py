@@ -39,7 +39,7 @@ from core.data.label_coding import check_label_coding, label_coding
 from core.detectors.registry import DEFAULT_DETECTOR
 from core.evaluation.paper import benchmark_name, with_paper_settings
 from core.evaluation.results import (EvaluationResult, FoldResult, environment, merge_results, same_data,
-                                     settings_key)
+                                     same_settings)
 from core.data.graph_identity import graphs_digest
 from core.evaluation.metrics import average_precision, fpr_at_tpr, roc_auc
 from core.data.scores import READOUT_PARTS, READOUTS, WEIGHED_VIEWS_PART, combine_readouts
@@ -166,7 +166,7 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
     """
     from core.detectors.registry import accepted_params, detector_info, make_detector
     from core.io.load import load
-    from core.training.plan import OWN_FIELDS, unused_settings, unused_settings_note
+    from core.training.plan import GLOCALKD, OWN_FIELDS, split_settings, unused_settings, unused_settings_note
 
     _check_options(protocol, test, score, contamination, train_fraction, ensemble, seeds, folds, cv_seed)
     if known_anomalies < 0:
@@ -228,6 +228,10 @@ def evaluate(data: GraphSet | str | Path, protocol: str = "cv", test: GraphSet |
         say(f"{name}: {unused_settings_note(method, ignored)}")
     accepted = accepted_params(method)  # the spec's own fields (device, ...) only where the detector takes them
     params = {k: v for k, v in params.items() if k not in ignored and (k not in OWN_FIELDS or k in accepted)}
+    params, routed = split_settings(method, params)  # a consensus's GLocalKD settings go to its view, as in training
+    if routed:
+        given = dict(params.get("component_params") or {})
+        params["component_params"] = {**given, GLOCALKD: {**routed, **given.get(GLOCALKD, {})}}
     full_params = make_detector(method, **params).get_params()
     if score != "both" and not detector_info(method).has_node_scores:
         raise GLocalKDError(f"--score {score} needs a detector with two score terms (glocalkd), not {method}")
@@ -356,7 +360,7 @@ def fold_runs(protocol: str, labels: np.ndarray, folds: int, cv_seed: int, seeds
     t_labels = np.array(list(test_graphs.labels), dtype=object)
     keep = [i for i, lab in enumerate(t_labels) if lab is not None]
     known = {str(lab) for lab in labels.tolist()}
-    unknown = [i for i in keep if t_labels[i] not in known]
+    unknown = [i for i in keep if str(t_labels[i]) not in known]  # as the labels of the training graphs, text
     if unknown:  # neither normal nor anomalous: counted as normal without a word
         absent = sorted({str(t_labels[i]) for i in unknown})
         first = test_graphs.meta[unknown[0]]
@@ -386,7 +390,7 @@ def _resume(result: EvaluationResult, resume, runs: list, only: Sequence[int] | 
         resume = merge_results(resume) if len(resume) else None
     if resume is None:
         return set(), 0.0
-    if settings_key(result) != settings_key(resume):
+    if not same_settings(result, resume):
         raise GLocalKDError("cannot resume: the earlier result was made with other settings "
                             "(data set, protocol, method, anomaly class, model parameters or options)")
     if not same_data(result, resume):

@@ -364,7 +364,7 @@ def merge_results(results: Sequence[EvaluationResult]) -> EvaluationResult:
     first = results[0]
     folds: dict[int, FoldResult] = {}
     for r in results:
-        if settings_key(r) != settings_key(first):
+        if not same_settings(r, first):
             raise GLocalKDError("cannot merge results made with other settings "
                                 "(data set, protocol, method, anomaly class, model parameters or options)")
         if not same_data(r, first):
@@ -402,6 +402,24 @@ def same_data(a: EvaluationResult, b: EvaluationResult) -> bool:
         before digests were recorded is taken at its data set's name).
     """
     return a.data_digest is None or b.data_digest is None or a.data_digest == b.data_digest
+
+
+def same_settings(a: EvaluationResult, b: EvaluationResult) -> bool:
+    """Whether two results are parts of one evaluation by their settings (:func:`settings_key`).
+    Where both record a digest of their graphs, the digest says which data it was
+    (:func:`same_data`), not the data set's name: results written when the name was the folder's
+    (``aids_copy``) resume under the collection's own (``AIDS``).
+
+    Args:
+        a: one result.
+        b: the other.
+
+    Returns:
+        True when the settings agree (the names too, unless both record digests).
+    """
+    digests = a.data_digest is not None and b.data_digest is not None
+    key_a, key_b = settings_key(a), settings_key(b)
+    return (digests or key_a[0] == key_b[0]) and key_a[1:] == key_b[1:]
 
 
 def settings_key(r: EvaluationResult) -> tuple:

@@ -346,21 +346,44 @@ def plan_notes(plan: TrainingPlan, calibration: float, no_calibration: str = "a 
     return notes
 
 
-def _params(info: DetectorInfo, spec: TrainSpec) -> dict[str, Any]:
-    """The detector's constructor parameters under rule 5."""
-    own = accepted_params(info.name)
+def split_settings(detector: str, settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Rule 5's split of settings given: (the detector's own, those of its GLocalKD view): the one
+    rule of training and evaluation (``evaluate(path, model_params={"epochs": 1})`` refused the
+    consensus's epochs, which training gives its GLocalKD view). Settings of other detectors are
+    in neither (:func:`unused_settings` names them); the spec's own fields stay with the own.
+
+    Args:
+        detector: the detector's registry name.
+        settings: the settings given.
+
+    Returns:
+        (its own settings, its GLocalKD view's settings; empty for a detector without that view).
+
+    Raises:
+        ParameterError: a setting no detector takes.
+    """
+    info = detector_info(detector)
+    own_names = accepted_params(info.name)
     component = accepted_params(GLOCALKD) - {"seed", "device"} if info.needs_glocalkd else set()
-    params: dict[str, Any] = {}
+    own: dict[str, Any] = {}
     routed: dict[str, Any] = {}
-    for key, value in spec.params.items():
-        if key in OWN_FIELDS:
-            raise ParameterError(f"{{{key}}} is a field of the training spec, not a detector setting", key)
-        if key in own:
-            params[key] = value
+    for key, value in settings.items():
+        if key in own_names or key in OWN_FIELDS:
+            own[key] = value
         elif key in component:
             routed[key] = value
         elif not any(key in accepted_params(name) for name in DETECTORS):
             raise ParameterError(f"no detector takes a setting {{{key}}}", key)
+    return own, routed
+
+
+def _params(info: DetectorInfo, spec: TrainSpec) -> dict[str, Any]:
+    """The detector's constructor parameters under rule 5."""
+    for key in spec.params:
+        if key in OWN_FIELDS:
+            raise ParameterError(f"{{{key}}} is a field of the training spec, not a detector setting", key)
+    params, routed = split_settings(info.name, spec.params)
+    own = accepted_params(info.name)
     if info.needs_glocalkd:  # its GLocalKD's every setting, as its model file records them
         given = dict(params.get("component_params") or {})
         gcn = {**detector_defaults(GLOCALKD), **routed, "seed": spec.seed, "device": spec.device}

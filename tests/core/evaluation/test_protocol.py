@@ -1,6 +1,7 @@
 """The evaluation harness: protocols, anomaly-class rules, training-set options, writers, CLI."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -230,6 +231,36 @@ def test_the_paper_settings_and_values_follow_the_collection_not_its_folder(tmp_
                  *tiny]) == 0
     err = capsys.readouterr().err
     assert "AIDS: using the paper's batch size=300" in err and "lr=0.5" not in err
+    # a result recorded under the folder's name (as before) resumes: its digest says which data it was
+    done = evaluate(data, folds=2, method="glocalkd", model_params=TINY, only=[1])
+    before = dataclasses.replace(done, dataset="aids_copy")
+    resumed = evaluate(data, folds=2, method="glocalkd", model_params=TINY, resume=before)
+    assert resumed.complete and resumed.folds[0] == done.folds[0]
+    with pytest.raises(GLocalKDError, match="other settings"):  # without digests, the names must agree
+        evaluate(data, folds=2, method="glocalkd", model_params=TINY,
+                 resume=dataclasses.replace(before, data_digest=None))
+
+
+def test_the_api_gives_the_consensus_view_the_glocalkd_settings(tmp_path):
+    """Since evaluate's default is the consensus, evaluate(path, model_params={"epochs": 1}) refused
+    "Consensus does not take epochs": training gives such settings to its GLocalKD view, and so
+    does evaluation now."""
+    data = write_tu(tmp_path / "set", "SET", [(5, ring(5), 1)] * 8 + [(4, path(4), 0)] * 4)
+    result = evaluate(data, folds=2, model_params=TINY, only=[])
+    assert result.method == "consensus"
+    view = result.params["component_params"]["glocalkd"]
+    assert all(view[k] == v for k, v in TINY.items() if k != "device")
+
+
+def test_split_reads_labels_as_text_in_memory_too(tmp_path):
+    """In-memory sets with whole-number labels: the split check compared 1 with "1" and refused
+    every testing graph as of a class the training data had not."""
+    train = load(write_tu(tmp_path / "train", "SET", [(5, ring(5), -1)] * 6 + [(4, ring(4), 1)] * 3))
+    test = load(write_tu(tmp_path / "test", "SET", [(4, ring(4), 1), (5, ring(5), -1), (5, ring(5), -1)]))
+    for graphs in (train, test):
+        graphs.meta = [dataclasses.replace(m, label=int(m.label)) for m in graphs.meta]
+    result = evaluate(train, protocol="split", test=test, seeds=[0], method="size")
+    assert len(result.folds) == 1 and result.folds[0].n_test == 3
 
 
 def test_cli_evaluate_prints_the_rule_and_writes_json(tu_folder, tmp_path, capsys):
