@@ -353,6 +353,8 @@ def screen(model, path: str | Path | list, report: str | Path, chunk_size: int =
             if resume:  # the stopped run's rows: one more sorted chunk, its rejects first
                 stopped_run = read_stopped_run(report, model_id, extras, deferred, keep, tmp / "resumed.csv",
                                                rej_writer, read_as, tuple(also))
+                if stopped_run.part.end.model in also:  # begun under the name an earlier version gave the
+                    model_id = stopped_run.part.end.model  # model: kept, so its sibling shards still merge
                 chunk_files.append(stopped_run.part.file)
                 p_counts.update(stopped_run.p_counts)
                 rows, scored_rows, rejected = stopped_run.rows, stopped_run.scored, stopped_run.part.rejected
