@@ -89,7 +89,7 @@ class OpeningController(Controller):
     @Slot()
     def _open_pending(self) -> None:
         """Open the file asked for while torch was loading, once the warm-up job has ended."""
-        if self.ready and self._pending is not None and not self.runner.busy():
+        if self.ready and self._pending is not None and not self.runner.blocking():
             pending, self._pending = self._pending, None
             pending()
 

@@ -301,7 +301,7 @@ class SessionsController(Controller):
         self.menu.clear()
         for path in self.recent():
             self.menu.addAction(path, lambda p=path: self.open_asking(p))
-        self.menu.setEnabled(bool(self.recent()) and not self.runner.busy())
+        self.menu.setEnabled(bool(self.recent()) and not self.runner.blocking())
 
 
 def _data_digest(graphs) -> str:
