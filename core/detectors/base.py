@@ -490,7 +490,6 @@ class Detector(abc.ABC):
             GLocalKDError: the detector is not fitted, or cannot be saved.
         """
         from core.data.serialization import encode_state, state_digest
-
         from core.data.standardise import RULES
 
         self._check_fitted()

@@ -354,8 +354,8 @@ class GLocalKD(Detector):
         from core.data.standardise import RULES
 
         # a standardising model names the rules it standardises with: rules 2 keep stereo and may
-        # choose another tautomer, so its scores are not those of rules 1 ("standardise")
-        standardise = [] if not self.standardises else ["standardise"] if RULES == 1 else [f"standardise {RULES}"]
+        # choose another tautomer, so its scores are not those of the rules before
+        standardise = [f"standardise {RULES}"] if self.standardises else []
         described = [self.scoring_params(), self.schema_.to_dict()] + standardise
         h = hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode())
         for net in (self.target_, self.predictor_):

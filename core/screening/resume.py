@@ -89,7 +89,6 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     Args:
         report: the stopped run's ranked report.
         model: the fingerprint of the model resuming it.
-        also: the other names of that model a report it wrote may give (:meth:`core.Detector.fingerprints`).
         extras: the optional columns the resumed run writes.
         deferred: the first of ``extras`` that the final merge computes for the rows kept (its
             rows get their scored SMILES in their place, as the chunk files do).
@@ -98,6 +97,7 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
         rejects: a ``csv.writer`` of the resumed report's rejected rows (its rejects come first).
         read_as: the resumed run's reading settings (:func:`core.io.report.reading_key`); the
             stopped run's must be the same where its end row records them.
+        also: the other names of that model a report it wrote may give (:meth:`core.Detector.fingerprints`).
 
     Returns:
         The stopped run.
@@ -150,7 +150,7 @@ def read_stopped_run(report: str | Path, model: str, extras: tuple[str, ...], de
     if after is None:
         raise DataError("its run read the whole library (its end row names no line where it stopped): there is "
                         "nothing to resume", report)
-    if model_of != model and model_of not in also:
+    if model_of not in (model, *also):
         raise DataError(f"{other_model(model_of, model)}, this run's: resume with the model and the --precision "
                         "that began it", report)
     if part.end.read_as and read_as and part.end.read_as != read_as:  # its rows came from another column, once
